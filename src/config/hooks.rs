@@ -1,0 +1,1 @@
+//! Raw and resolved forms of `hooks.json` (owned by the hooks work).

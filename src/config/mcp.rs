@@ -1,0 +1,1 @@
+//! Raw and resolved forms of `mcp.json` (owned by the MCP work).

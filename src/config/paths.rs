@@ -1,0 +1,131 @@
+use std::path::{Path, PathBuf};
+
+/// Where Ling reads and writes: the project root and Ling's home (`LING_HOME`, else `~/.ling`).
+#[derive(Debug, Clone)]
+pub struct Paths {
+    pub project_root: PathBuf,
+    pub home: PathBuf,
+}
+
+impl Paths {
+    /// `project_root` must already be absolute (the CLI canonicalizes `-C`).
+    pub fn new(project_root: PathBuf) -> Self {
+        Self {
+            project_root,
+            home: ling_home(),
+        }
+    }
+
+    pub fn with_home(project_root: PathBuf, home: PathBuf) -> Self {
+        Self { project_root, home }
+    }
+
+    pub fn project_dir(&self) -> PathBuf {
+        self.project_root.join(".ling")
+    }
+
+    pub fn project_file(&self, name: &str) -> PathBuf {
+        self.project_dir().join(name)
+    }
+
+    pub fn user_file(&self, name: &str) -> PathBuf {
+        self.home.join(name)
+    }
+
+    pub fn logs_dir(&self) -> PathBuf {
+        self.home.join("logs")
+    }
+
+    pub fn history_file(&self) -> PathBuf {
+        self.home.join("history")
+    }
+
+    pub fn sessions_dir(&self) -> PathBuf {
+        self.home.join("sessions")
+    }
+
+    /// A path shown to the user: relative to the project root when inside it.
+    pub fn display<'a>(&self, path: &'a Path) -> std::borrow::Cow<'a, str> {
+        match path.strip_prefix(&self.project_root) {
+            Ok(rel) if !rel.as_os_str().is_empty() => {
+                std::borrow::Cow::Owned(rel.display().to_string())
+            }
+            _ => path.to_string_lossy(),
+        }
+    }
+}
+
+fn ling_home() -> PathBuf {
+    if let Some(home) = std::env::var_os("LING_HOME").filter(|v| !v.is_empty()) {
+        return PathBuf::from(home);
+    }
+    match std::env::var_os("HOME").filter(|v| !v.is_empty()) {
+        Some(home) => PathBuf::from(home).join(".ling"),
+        None => PathBuf::from(".ling"),
+    }
+}
+
+/// Expands `${VAR}` and `${VAR:-default}` from the process environment. An unset variable without
+/// a default is an error naming it. `$` not followed by `{` is kept as it is.
+pub fn expand_vars(input: &str) -> Result<String, String> {
+    expand_vars_with(input, |name| std::env::var(name).ok())
+}
+
+/// [`expand_vars`] with a custom lookup (tests, or a server's own `env` layered over the process).
+pub fn expand_vars_with(
+    input: &str,
+    lookup: impl Fn(&str) -> Option<String>,
+) -> Result<String, String> {
+    let mut out = String::with_capacity(input.len());
+    let mut rest = input;
+    while let Some(start) = rest.find("${") {
+        out.push_str(&rest[..start]);
+        let after = &rest[start + 2..];
+        let Some(end) = after.find('}') else {
+            return Err(format!("unclosed `${{` in {input:?}"));
+        };
+        let body = &after[..end];
+        let (name, default) = match body.split_once(":-") {
+            Some((name, default)) => (name, Some(default)),
+            None => (body, None),
+        };
+        if name.is_empty() {
+            return Err(format!("empty variable name in {input:?}"));
+        }
+        match (lookup(name).filter(|v| !v.is_empty() || default.is_none()), default) {
+            (Some(value), _) => out.push_str(&value),
+            (None, Some(default)) => out.push_str(default),
+            (None, None) => return Err(format!("environment variable {name} is not set")),
+        }
+        rest = &after[end + 1..];
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env(name: &str) -> Option<String> {
+        match name {
+            "SET" => Some("value".into()),
+            "EMPTY" => Some(String::new()),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn expands_set_unset_and_defaults() {
+        assert_eq!(expand_vars_with("a${SET}b", env), Ok("avalueb".into()));
+        assert_eq!(expand_vars_with("${NOPE:-dflt}", env), Ok("dflt".into()));
+        assert_eq!(expand_vars_with("${EMPTY:-dflt}", env), Ok("dflt".into()));
+        assert_eq!(expand_vars_with("${EMPTY}", env), Ok(String::new()));
+        assert_eq!(expand_vars_with("$HOME and $", env), Ok("$HOME and $".into()));
+        assert_eq!(
+            expand_vars_with("Bearer ${NOPE}", env),
+            Err("environment variable NOPE is not set".into())
+        );
+        assert!(expand_vars_with("${SET", env).is_err());
+    }
+}

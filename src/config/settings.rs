@@ -1,0 +1,299 @@
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use serde::Deserialize;
+
+use super::{ConfigError, Paths, read_json_file};
+
+pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
+pub const DEFAULT_MODEL: &str = "gpt-4o-mini";
+
+/// `settings.json` exactly as written. Unknown fields are ignored so that newer files still load.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RawSettings {
+    pub model: Option<String>,
+    pub base_url: Option<String>,
+    pub api_key_env: Option<String>,
+    #[serde(default)]
+    pub permissions: RawPermissions,
+    pub disable_all_hooks: Option<bool>,
+    pub max_turns: Option<u32>,
+    /// Characters of one tool result sent to the model before it is cut (head and tail kept).
+    pub tool_output_limit: Option<usize>,
+    pub connect_timeout_ms: Option<u64>,
+    pub first_byte_timeout_ms: Option<u64>,
+    pub idle_timeout_ms: Option<u64>,
+    pub max_retries: Option<u32>,
+    /// Allow MCP servers' `sampling/createMessage` in non-interactive runs.
+    pub allow_sampling: Option<bool>,
+    /// Answer to MCP elicitation in non-interactive runs: `decline` (default) or `accept-defaults`.
+    pub elicitation: Option<String>,
+    #[serde(flatten)]
+    pub other: BTreeMap<String, serde_json::Value>,
+}
+
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RawPermissions {
+    #[serde(default)]
+    pub allow: Vec<String>,
+    #[serde(default)]
+    pub deny: Vec<String>,
+    pub default_mode: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PermissionMode {
+    Default,
+    AcceptEdits,
+    Plan,
+    Bypass,
+}
+
+impl PermissionMode {
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "default" => Some(Self::Default),
+            "accept-edits" | "acceptEdits" => Some(Self::AcceptEdits),
+            "plan" => Some(Self::Plan),
+            "bypass" | "bypassPermissions" => Some(Self::Bypass),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Default => "default",
+            Self::AcceptEdits => "accept-edits",
+            Self::Plan => "plan",
+            Self::Bypass => "bypass",
+        }
+    }
+
+    /// The name hook scripts written for Claude Code expect in `permission_mode`.
+    pub fn hook_name(self) -> &'static str {
+        match self {
+            Self::Default => "default",
+            Self::AcceptEdits => "acceptEdits",
+            Self::Plan => "plan",
+            Self::Bypass => "bypassPermissions",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ElicitationPolicy {
+    Decline,
+    AcceptDefaults,
+}
+
+/// What the command line says; each field overrides the environment and the settings files.
+#[derive(Debug, Default, Clone)]
+pub struct SettingsOverrides {
+    pub model: Option<String>,
+    pub base_url: Option<String>,
+    pub permission_mode: Option<PermissionMode>,
+    pub allowed_tools: Vec<String>,
+    pub disallowed_tools: Vec<String>,
+    pub max_turns: Option<u32>,
+    pub no_hooks: bool,
+    pub allow_sampling: bool,
+}
+
+/// Resolved settings: flags over environment over `.ling/settings.json` over `~/.ling/settings.json`
+/// over defaults.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    pub model: String,
+    pub base_url: String,
+    pub api_key_env: String,
+    pub api_key: Option<String>,
+    pub permission_mode: PermissionMode,
+    pub allow_rules: Vec<String>,
+    pub deny_rules: Vec<String>,
+    pub hooks_disabled: bool,
+    pub max_turns: Option<u32>,
+    pub tool_output_limit: usize,
+    pub connect_timeout: Duration,
+    pub first_byte_timeout: Duration,
+    pub idle_timeout: Duration,
+    pub max_retries: u32,
+    pub allow_sampling: bool,
+    pub elicitation: ElicitationPolicy,
+    /// Unknown keys found in the settings files, for a warning.
+    pub warnings: Vec<String>,
+}
+
+impl Settings {
+    pub fn load(paths: &Paths, overrides: &SettingsOverrides) -> Result<Self, ConfigError> {
+        let user_path = paths.user_file("settings.json");
+        let project_path = paths.project_file("settings.json");
+        let user: RawSettings = read_json_file(&user_path)?.unwrap_or_default();
+        let project: RawSettings = read_json_file(&project_path)?.unwrap_or_default();
+        Self::resolve(&user, &project, overrides, &|name| std::env::var(name).ok())
+            .map_err(|message| ConfigError::Invalid {
+                path: project_path.clone(),
+                message,
+            })
+            .map(|mut settings| {
+                for (path, raw) in [(&user_path, &user), (&project_path, &project)] {
+                    for key in raw.other.keys() {
+                        settings
+                            .warnings
+                            .push(format!("{}: unknown setting `{key}` ignored", path.display()));
+                    }
+                }
+                settings
+            })
+    }
+
+    pub fn resolve(
+        user: &RawSettings,
+        project: &RawSettings,
+        overrides: &SettingsOverrides,
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<Self, String> {
+        fn pick<T: Clone>(
+            project: &RawSettings,
+            user: &RawSettings,
+            f: impl Fn(&RawSettings) -> Option<T>,
+        ) -> Option<T> {
+            f(project).or_else(|| f(user))
+        }
+        let non_empty = |name: &str| env(name).filter(|v| !v.is_empty());
+
+        let model = overrides
+            .model
+            .clone()
+            .or_else(|| non_empty("LING_MODEL"))
+            .or_else(|| pick(project, user, |s| s.model.clone()))
+            .unwrap_or_else(|| DEFAULT_MODEL.to_string());
+        let base_url = overrides
+            .base_url
+            .clone()
+            .or_else(|| non_empty("OPENAI_BASE_URL"))
+            .or_else(|| non_empty("LING_BASE_URL"))
+            .or_else(|| pick(project, user, |s| s.base_url.clone()))
+            .unwrap_or_else(|| DEFAULT_BASE_URL.to_string());
+        let base_url = base_url.trim_end_matches('/').to_string();
+        let api_key_env = pick(project, user, |s| s.api_key_env.clone())
+            .unwrap_or_else(|| "OPENAI_API_KEY".to_string());
+        let api_key = non_empty(&api_key_env);
+
+        let permission_mode = match overrides.permission_mode {
+            Some(mode) => mode,
+            None => match pick(project, user, |s| s.permissions.default_mode.clone()) {
+                Some(name) => PermissionMode::parse(&name).ok_or_else(|| {
+                    format!(
+                        "permissions.defaultMode {name:?} is not one of default, accept-edits, plan, bypass"
+                    )
+                })?,
+                None => PermissionMode::Default,
+            },
+        };
+        let mut allow_rules = overrides.allowed_tools.clone();
+        allow_rules.extend(project.permissions.allow.iter().cloned());
+        allow_rules.extend(user.permissions.allow.iter().cloned());
+        let mut deny_rules = overrides.disallowed_tools.clone();
+        deny_rules.extend(project.permissions.deny.iter().cloned());
+        deny_rules.extend(user.permissions.deny.iter().cloned());
+
+        let elicitation = match pick(project, user, |s| s.elicitation.clone()).as_deref() {
+            None | Some("decline") => ElicitationPolicy::Decline,
+            Some("accept-defaults") => ElicitationPolicy::AcceptDefaults,
+            Some(other) => {
+                return Err(format!(
+                    "elicitation {other:?} is not one of decline, accept-defaults"
+                ));
+            }
+        };
+        let ms = |v: Option<u64>, default: u64| Duration::from_millis(v.unwrap_or(default));
+
+        Ok(Self {
+            model,
+            base_url,
+            api_key_env,
+            api_key,
+            permission_mode,
+            allow_rules,
+            deny_rules,
+            hooks_disabled: overrides.no_hooks
+                || pick(project, user, |s| s.disable_all_hooks).unwrap_or(false),
+            max_turns: overrides
+                .max_turns
+                .or_else(|| pick(project, user, |s| s.max_turns)),
+            tool_output_limit: pick(project, user, |s| s.tool_output_limit).unwrap_or(30_000),
+            connect_timeout: ms(pick(project, user, |s| s.connect_timeout_ms), 10_000),
+            first_byte_timeout: ms(pick(project, user, |s| s.first_byte_timeout_ms), 120_000),
+            idle_timeout: ms(pick(project, user, |s| s.idle_timeout_ms), 90_000),
+            max_retries: pick(project, user, |s| s.max_retries).unwrap_or(4),
+            allow_sampling: overrides.allow_sampling
+                || pick(project, user, |s| s.allow_sampling).unwrap_or(false),
+            elicitation,
+            warnings: Vec::new(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn raw(json: &str) -> RawSettings {
+        serde_json::from_str(json).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    #[test]
+    fn flags_beat_env_beat_project_beat_user() {
+        let user = raw(r#"{"model":"user-model","baseUrl":"http://user/v1","maxTurns":3}"#);
+        let project = raw(r#"{"model":"project-model"}"#);
+        let none = |_: &str| None;
+        let s = Settings::resolve(&user, &project, &SettingsOverrides::default(), &none)
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(s.model, "project-model");
+        assert_eq!(s.base_url, "http://user/v1");
+        assert_eq!(s.max_turns, Some(3));
+
+        let env = |name: &str| (name == "LING_MODEL").then(|| "env-model".to_string());
+        let s = Settings::resolve(&user, &project, &SettingsOverrides::default(), &env)
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(s.model, "env-model");
+
+        let flags = SettingsOverrides {
+            model: Some("flag-model".into()),
+            ..Default::default()
+        };
+        let s = Settings::resolve(&user, &project, &flags, &env).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(s.model, "flag-model");
+    }
+
+    #[test]
+    fn api_key_comes_from_the_named_variable() {
+        let project = raw(r#"{"apiKeyEnv":"DEEPSEEK_API_KEY"}"#);
+        let env = |name: &str| (name == "DEEPSEEK_API_KEY").then(|| "sk-1".to_string());
+        let s = Settings::resolve(
+            &RawSettings::default(),
+            &project,
+            &SettingsOverrides::default(),
+            &env,
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(s.api_key.as_deref(), Some("sk-1"));
+        assert_eq!(s.api_key_env, "DEEPSEEK_API_KEY");
+    }
+
+    #[test]
+    fn a_bad_mode_says_which_values_work() {
+        let project = raw(r#"{"permissions":{"defaultMode":"yolo"}}"#);
+        let err = Settings::resolve(
+            &RawSettings::default(),
+            &project,
+            &SettingsOverrides::default(),
+            &|_| None,
+        )
+        .err()
+        .unwrap_or_default();
+        assert!(err.contains("default, accept-edits, plan, bypass"), "{err}");
+    }
+}

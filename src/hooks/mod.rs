@@ -1,0 +1,1 @@
+//! The hook engine of `spec/hooks.md` (owned by the hooks work).

@@ -1,0 +1,1 @@
+//! MCP transports behind one trait.

@@ -1,0 +1,158 @@
+//! The `Tool` trait every tool implements (builtin and MCP alike), the registry the agent
+//! dispatches through, and the six builtin tools of `spec/tools.md`.
+//!
+//! Tools know nothing of the agent: they get typed arguments and a [`ToolContext`], and return a
+//! [`ToolOutput`] or a [`ToolError`] the model reads.
+
+use std::collections::HashSet;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use async_trait::async_trait;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+/// What a tool does, which decides the permission column of `spec/tools.md` it falls in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ToolKind {
+    /// Reads only: always allowed; may run concurrently with other reads of one response.
+    Read,
+    /// Changes files: asks in `default`, allowed in `accept-edits`.
+    Edit,
+    /// Runs something (bash, MCP tools): asks in `default` and `accept-edits`.
+    Execute,
+}
+
+/// Everything a tool may use while it runs.
+#[derive(Clone)]
+pub struct ToolContext {
+    /// The project root: relative paths resolve against it, and file tools stay inside it.
+    pub root: PathBuf,
+    /// False in `bypass` mode: file tools may then leave the project root.
+    pub confine_to_root: bool,
+    /// Cancelled when the user interrupts the turn.
+    pub cancel: CancellationToken,
+    /// Files the session has read (or written), so `write_file` can refuse blind overwrites.
+    pub read_files: Arc<Mutex<HashSet<PathBuf>>>,
+    /// Receives progress messages from long-running tools (MCP progress notifications).
+    pub progress: Option<Arc<dyn Fn(String) + Send + Sync>>,
+}
+
+impl ToolContext {
+    pub fn new(root: PathBuf) -> Self {
+        Self {
+            root,
+            confine_to_root: true,
+            cancel: CancellationToken::new(),
+            read_files: Arc::default(),
+            progress: None,
+        }
+    }
+}
+
+/// A successful tool result.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ToolOutput {
+    /// What the model reads.
+    pub content: String,
+    /// What the user sees beside the one-line summary, when it differs (an edit's diff).
+    pub display: Option<String>,
+}
+
+impl ToolOutput {
+    pub fn text(content: impl Into<String>) -> Self {
+        Self {
+            content: content.into(),
+            display: None,
+        }
+    }
+}
+
+/// A failed tool call. The message is what the model reads, so it says what to do differently.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ToolError {
+    #[error("{0}")]
+    Failed(String),
+    #[error("interrupted by the user")]
+    Interrupted,
+}
+
+impl ToolError {
+    pub fn failed(message: impl Into<String>) -> Self {
+        Self::Failed(message.into())
+    }
+}
+
+#[async_trait]
+pub trait Tool: Send + Sync {
+    /// The name the model calls.
+    fn name(&self) -> &str;
+    fn description(&self) -> &str;
+    /// JSON Schema of the arguments (an object with `properties`).
+    fn input_schema(&self) -> Value;
+    fn kind(&self) -> ToolKind;
+    /// An MCP tool whose server annotated it `readOnlyHint` (allowed in `plan` mode).
+    fn read_only_hint(&self) -> bool {
+        self.kind() == ToolKind::Read
+    }
+    /// True for file tools that take a `path` argument which must stay inside the project root.
+    fn takes_path(&self) -> bool {
+        false
+    }
+    async fn call(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError>;
+}
+
+/// Parses a tool's JSON arguments into its typed struct; a mismatch is a tool error that names the
+/// problem, so the model can fix its call.
+pub fn parse_args<T: DeserializeOwned>(tool: &str, input: Value) -> Result<T, ToolError> {
+    serde_json::from_value(input)
+        .map_err(|e| ToolError::Failed(format!("invalid arguments for {tool}: {e}")))
+}
+
+/// All tools the model can call, by name: the builtins plus whatever MCP servers offer.
+#[derive(Clone, Default)]
+pub struct ToolRegistry {
+    tools: Vec<Arc<dyn Tool>>,
+}
+
+impl ToolRegistry {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The six builtin tools of `spec/tools.md`.
+    pub fn builtins() -> Self {
+        let mut registry = Self::new();
+        builtin::register_all(&mut registry);
+        registry
+    }
+
+    /// Adds a tool; one with the same name is replaced.
+    pub fn register(&mut self, tool: Arc<dyn Tool>) {
+        self.tools.retain(|t| t.name() != tool.name());
+        self.tools.push(tool);
+    }
+
+    pub fn get(&self, name: &str) -> Option<&Arc<dyn Tool>> {
+        self.tools.iter().find(|t| t.name() == name)
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &Arc<dyn Tool>> {
+        self.tools.iter()
+    }
+
+    pub fn names(&self) -> Vec<String> {
+        self.tools.iter().map(|t| t.name().to_string()).collect()
+    }
+
+    pub fn len(&self) -> usize {
+        self.tools.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.tools.is_empty()
+    }
+}
+
+mod builtin;
