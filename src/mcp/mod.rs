@@ -1,3 +1,5 @@
-//! The MCP host of `spec/mcp.md` (owned by the MCP work): JSON-RPC, transports, clients and the
-//! manager. It knows nothing of the agent or the model.
+//! The MCP host of `spec/mcp.md`: JSON-RPC, transports, clients and the manager. It knows nothing
+//! of the agent or the model.
+
+pub mod jsonrpc;
 pub mod transport;

@@ -1,1 +1,43 @@
-//! MCP transports behind one trait.
+//! MCP transports behind one trait: stdio child processes, Streamable HTTP, and the legacy
+//! HTTP+SSE transport. A transport moves [`Message`]s; the client on top matches responses to
+//! requests, so transports know nothing of ids or methods beyond what their wire needs.
+
+use async_trait::async_trait;
+use tokio::sync::mpsc;
+
+use super::jsonrpc::Message;
+
+/// What a transport delivers to the client.
+#[derive(Debug)]
+pub enum TransportEvent {
+    Message(Message),
+    /// The connection is gone for good (child exited, session lost). `reason` says why, with the
+    /// tail of a stdio server's stderr when there is one.
+    Closed { reason: String },
+}
+
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum TransportError {
+    #[error("{0}")]
+    Closed(String),
+    #[error("{0}")]
+    Io(String),
+    #[error("{0}")]
+    Http(String),
+}
+
+#[async_trait]
+pub trait Transport: Send + Sync {
+    /// Sends one message. For HTTP, replies to a request arrive later as [`TransportEvent`]s.
+    async fn send(&self, message: Message) -> Result<(), TransportError>;
+    /// Called once the protocol version is negotiated (HTTP sends it as a header).
+    fn set_protocol_version(&self, _version: &str) {}
+    /// Shuts the connection down (stdio: close stdin, wait, SIGTERM, SIGKILL; HTTP: DELETE).
+    async fn close(&self);
+}
+
+/// A started transport: the sending half and the stream of what arrives.
+pub struct Connection {
+    pub transport: std::sync::Arc<dyn Transport>,
+    pub events: mpsc::Receiver<TransportEvent>,
+}

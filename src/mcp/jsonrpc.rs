@@ -1,0 +1,223 @@
+//! JSON-RPC 2.0 messages as MCP uses them: requests, notifications, results and errors, with ids
+//! that are numbers or strings. No batches (removed in 2025-06-18).
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+pub const PARSE_ERROR: i64 = -32700;
+pub const INVALID_REQUEST: i64 = -32600;
+pub const METHOD_NOT_FOUND: i64 = -32601;
+pub const INVALID_PARAMS: i64 = -32602;
+pub const INTERNAL_ERROR: i64 = -32603;
+
+/// A request id. `0` is a valid id (the TypeScript SDK uses it for `initialize`).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum RequestId {
+    Number(i64),
+    String(String),
+}
+
+impl std::fmt::Display for RequestId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Number(n) => write!(f, "{n}"),
+            Self::String(s) => write!(f, "{s:?}"),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ErrorObject {
+    pub code: i64,
+    pub message: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data: Option<Value>,
+}
+
+/// One JSON-RPC message.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Message {
+    Request {
+        id: RequestId,
+        method: String,
+        params: Option<Value>,
+    },
+    Notification {
+        method: String,
+        params: Option<Value>,
+    },
+    Response {
+        id: RequestId,
+        result: Value,
+    },
+    Error {
+        /// Missing on parse errors.
+        id: Option<RequestId>,
+        error: ErrorObject,
+    },
+}
+
+/// The wire shape, used only to (de)serialize [`Message`].
+#[derive(Serialize, Deserialize)]
+struct Wire {
+    jsonrpc: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    id: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    method: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    params: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    result: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    error: Option<ErrorObject>,
+}
+
+impl Message {
+    pub fn request(id: RequestId, method: impl Into<String>, params: Option<Value>) -> Self {
+        Self::Request {
+            id,
+            method: method.into(),
+            params,
+        }
+    }
+
+    pub fn notification(method: impl Into<String>, params: Option<Value>) -> Self {
+        Self::Notification {
+            method: method.into(),
+            params,
+        }
+    }
+
+    pub fn error(id: Option<RequestId>, code: i64, message: impl Into<String>) -> Self {
+        Self::Error {
+            id,
+            error: ErrorObject {
+                code,
+                message: message.into(),
+                data: None,
+            },
+        }
+    }
+
+    /// Parses one message. Anything that is not a JSON-RPC 2.0 object is an error describing it.
+    pub fn parse(text: &str) -> Result<Self, String> {
+        let value: Value = serde_json::from_str(text).map_err(|e| format!("not JSON: {e}"))?;
+        Self::from_value(value)
+    }
+
+    pub fn from_value(value: Value) -> Result<Self, String> {
+        if value.is_array() {
+            return Err("JSON-RPC batches are not supported".into());
+        }
+        let wire: Wire =
+            serde_json::from_value(value).map_err(|e| format!("not a JSON-RPC message: {e}"))?;
+        if wire.jsonrpc != "2.0" {
+            return Err(format!("unsupported jsonrpc version {:?}", wire.jsonrpc));
+        }
+        let id = match wire.id {
+            None => None,
+            Some(Value::Number(n)) => Some(RequestId::Number(
+                n.as_i64().ok_or_else(|| format!("id {n} is not an integer"))?,
+            )),
+            Some(Value::String(s)) => Some(RequestId::String(s)),
+            Some(Value::Null) => None,
+            Some(other) => return Err(format!("invalid id {other}")),
+        };
+        match (wire.method, id, wire.result, wire.error) {
+            (Some(method), Some(id), None, None) => Ok(Self::Request {
+                id,
+                method,
+                params: wire.params,
+            }),
+            (Some(method), None, None, None) => Ok(Self::Notification {
+                method,
+                params: wire.params,
+            }),
+            (None, Some(id), Some(result), None) => Ok(Self::Response { id, result }),
+            (None, id, None, Some(error)) => Ok(Self::Error { id, error }),
+            _ => Err("message is neither a request, a notification nor a response".into()),
+        }
+    }
+
+    pub fn to_value(&self) -> Value {
+        let wire = match self.clone() {
+            Self::Request { id, method, params } => Wire {
+                jsonrpc: "2.0".into(),
+                id: Some(id_value(id)),
+                method: Some(method),
+                params,
+                result: None,
+                error: None,
+            },
+            Self::Notification { method, params } => Wire {
+                jsonrpc: "2.0".into(),
+                id: None,
+                method: Some(method),
+                params,
+                result: None,
+                error: None,
+            },
+            Self::Response { id, result } => Wire {
+                jsonrpc: "2.0".into(),
+                id: Some(id_value(id)),
+                method: None,
+                params: None,
+                result: Some(result),
+                error: None,
+            },
+            Self::Error { id, error } => Wire {
+                jsonrpc: "2.0".into(),
+                id: Some(id.map(id_value).unwrap_or(Value::Null)),
+                method: None,
+                params: None,
+                result: None,
+                error: Some(error),
+            },
+        };
+        serde_json::to_value(wire).unwrap_or(Value::Null)
+    }
+
+    /// Compact JSON on one line (no embedded newlines), as stdio requires.
+    pub fn to_line(&self) -> String {
+        self.to_value().to_string()
+    }
+}
+
+fn id_value(id: RequestId) -> Value {
+    match id {
+        RequestId::Number(n) => Value::from(n),
+        RequestId::String(s) => Value::from(s),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn round_trips_each_kind() {
+        for text in [
+            r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}"#,
+            r#"{"jsonrpc":"2.0","id":"a","method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+            r#"{"jsonrpc":"2.0","id":7,"result":{"tools":[]}}"#,
+            r#"{"jsonrpc":"2.0","id":7,"error":{"code":-32601,"message":"nope"}}"#,
+        ] {
+            let msg = Message::parse(text).unwrap_or_else(|e| panic!("{text}: {e}"));
+            let back: Value = serde_json::from_str(&msg.to_line()).unwrap_or_default();
+            let orig: Value = serde_json::from_str(text).unwrap_or_default();
+            assert_eq!(back, orig);
+        }
+    }
+
+    #[test]
+    fn rejects_what_is_not_json_rpc() {
+        assert!(Message::parse("hello").is_err());
+        assert!(Message::parse("[]").is_err());
+        assert!(Message::parse(r#"{"jsonrpc":"1.0","method":"x"}"#).is_err());
+        assert!(Message::from_value(json!({"jsonrpc":"2.0","id":1})).is_err());
+    }
+}
