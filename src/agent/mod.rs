@@ -1,1 +1,293 @@
-//! The agent loop.
+//! The agent loop: the user's prompt goes to the model with the tools; the tool calls it makes are
+//! dispatched through one registry (hooks and permissions at the one dispatch point) and their
+//! results sent back, until the model answers without tool calls or `--max-turns` is reached.
+//! Everything the loop does is reported as [`AgentEvent`]s.
+
+mod approval;
+mod dispatch;
+mod events;
+mod prompt;
+mod session;
+mod truncate;
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use tokio_util::sync::CancellationToken;
+
+use crate::config::PermissionMode;
+use crate::llm::{
+    Completion, FinishReason, LlmClient, LlmError, Message, StreamEvent, ToolSpec, Usage,
+};
+use crate::permissions::Permissions;
+use crate::tools::ToolRegistry;
+
+pub use approval::{Approval, ApprovalRequest, Approver, NonInteractive};
+pub use events::{AgentEvent, EventSink, HookNotice};
+pub use prompt::{PromptOptions, build_system_prompt};
+pub use session::Session;
+pub use truncate::cap_middle;
+
+/// Limits and choices fixed for the life of an agent.
+#[derive(Debug, Clone)]
+pub struct AgentOptions {
+    pub root: PathBuf,
+    /// Model requests allowed in one run; `None` is unlimited.
+    pub max_turns: Option<u32>,
+    /// Characters of one tool result the model gets; the middle of longer output is cut.
+    pub tool_output_limit: usize,
+    pub prompt: PromptOptions,
+}
+
+/// How a run ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RunEnd {
+    /// The model answered without asking for more tools.
+    Completed,
+    /// `--max-turns` model requests were made and the model still wanted tools.
+    MaxTurns,
+    /// The user pressed Ctrl-C.
+    Interrupted,
+    /// A hook said `continue: false`; the reason is shown to the user.
+    Stopped(String),
+    /// A hook blocked the prompt itself (UserPromptSubmit); the reason is shown to the user.
+    PromptBlocked(String),
+}
+
+#[derive(Debug, Clone)]
+pub struct RunResult {
+    pub end: RunEnd,
+    /// The last visible text of the model.
+    pub text: String,
+    /// Model requests made in this run.
+    pub num_turns: u32,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum AgentError {
+    #[error(transparent)]
+    Llm(#[from] LlmError),
+}
+
+pub struct Agent {
+    llm: LlmClient,
+    tools: ToolRegistry,
+    permissions: Mutex<Permissions>,
+    options: AgentOptions,
+    system_prompt: String,
+    history: Vec<Message>,
+    session: Session,
+    read_files: Arc<Mutex<HashSet<PathBuf>>>,
+    usage: Usage,
+    total_turns: u32,
+}
+
+impl Agent {
+    pub fn new(
+        llm: LlmClient,
+        tools: ToolRegistry,
+        permissions: Permissions,
+        options: AgentOptions,
+        session: Session,
+    ) -> Self {
+        let system_prompt =
+            build_system_prompt(&options.root, &llm.config().model, &options.prompt);
+        Self {
+            llm,
+            tools,
+            permissions: Mutex::new(permissions),
+            options,
+            system_prompt,
+            history: Vec::new(),
+            session,
+            read_files: Arc::default(),
+            usage: Usage::default(),
+            total_turns: 0,
+        }
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.options.root
+    }
+
+    pub fn session(&self) -> &Session {
+        &self.session
+    }
+
+    pub fn model(&self) -> &str {
+        &self.llm.config().model
+    }
+
+    pub fn set_model(&mut self, model: String) {
+        self.llm.set_model(model);
+        self.system_prompt = build_system_prompt(
+            &self.options.root,
+            &self.llm.config().model,
+            &self.options.prompt,
+        );
+    }
+
+    pub fn tools(&self) -> &ToolRegistry {
+        &self.tools
+    }
+
+    pub fn tools_mut(&mut self) -> &mut ToolRegistry {
+        &mut self.tools
+    }
+
+    pub fn usage(&self) -> Usage {
+        self.usage
+    }
+
+    pub fn total_turns(&self) -> u32 {
+        self.total_turns
+    }
+
+    pub fn history(&self) -> &[Message] {
+        &self.history
+    }
+
+    pub fn permission_mode(&self) -> PermissionMode {
+        self.lock_permissions().mode()
+    }
+
+    /// Forgets the conversation (REPL `/clear`) and starts a new session.
+    pub fn clear(&mut self, session: Session) {
+        self.history.clear();
+        self.session = session;
+        if let Ok(mut files) = self.read_files.lock() {
+            files.clear();
+        }
+    }
+
+    fn lock_permissions(&self) -> std::sync::MutexGuard<'_, Permissions> {
+        // A panic while holding the lock cannot leave the rules half-changed; keep using them.
+        self.permissions
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn tool_specs(&self) -> Vec<ToolSpec> {
+        self.tools
+            .iter()
+            .map(|tool| ToolSpec {
+                name: tool.name().to_string(),
+                description: tool.description().to_string(),
+                parameters: tool.input_schema(),
+            })
+            .collect()
+    }
+
+    fn push(&mut self, message: Message) {
+        self.session.record(&message);
+        self.history.push(message);
+    }
+
+    /// Runs the loop for one user prompt until the model is done, the turn limit is reached, or
+    /// `cancel` fires. The history stays valid for the API whatever happens: every tool call of
+    /// an assistant message gets its tool message.
+    pub async fn run(
+        &mut self,
+        prompt: &str,
+        sink: &dyn EventSink,
+        approver: &dyn Approver,
+        cancel: &CancellationToken,
+    ) -> Result<RunResult, AgentError> {
+        self.push(Message::user(prompt));
+        let mut num_turns = 0;
+        let mut last_text = String::new();
+        let finish = |end: RunEnd, text: String, num_turns: u32, usage: Usage| {
+            sink.emit(AgentEvent::TurnFinished { usage, num_turns });
+            Ok(RunResult {
+                end,
+                text,
+                num_turns,
+            })
+        };
+        loop {
+            if self.options.max_turns.is_some_and(|max| num_turns >= max) {
+                return finish(RunEnd::MaxTurns, last_text, num_turns, self.usage);
+            }
+            num_turns += 1;
+            self.total_turns += 1;
+            sink.emit(AgentEvent::RequestStarted { turn: num_turns });
+            let completion = match self.request(sink, cancel).await {
+                Ok(Some(completion)) => completion,
+                Ok(None) => return finish(RunEnd::Interrupted, last_text, num_turns, self.usage),
+                Err(e) => {
+                    sink.emit(AgentEvent::TurnFinished {
+                        usage: self.usage,
+                        num_turns,
+                    });
+                    return Err(e);
+                }
+            };
+            if let Some(usage) = completion.usage {
+                self.usage += usage;
+            }
+            if !completion.content.is_empty() || completion.tool_calls.is_empty() {
+                last_text = completion.content.clone();
+            }
+            sink.emit(AgentEvent::AssistantMessage {
+                text: completion.content.clone(),
+            });
+            match completion.finish_reason {
+                FinishReason::Length if completion.tool_calls.is_empty() => {
+                    sink.emit(AgentEvent::Warning(
+                        "the model stopped because it reached its output token limit; the answer may be cut short".into(),
+                    ));
+                }
+                FinishReason::ContentFilter => sink.emit(AgentEvent::Warning(
+                    "the model's provider stopped the answer with its content filter".into(),
+                )),
+                _ => {}
+            }
+            let calls = completion.tool_calls.clone();
+            self.push(Message::Assistant {
+                content: (!completion.content.is_empty()).then(|| completion.content.clone()),
+                tool_calls: calls.clone(),
+            });
+            if calls.is_empty() {
+                return finish(RunEnd::Completed, last_text, num_turns, self.usage);
+            }
+            let results = self.dispatch_all(&calls, sink, approver, cancel).await;
+            for message in results {
+                self.push(message);
+            }
+            if cancel.is_cancelled() {
+                return finish(RunEnd::Interrupted, last_text, num_turns, self.usage);
+            }
+        }
+    }
+
+    /// One model request, streamed. `Ok(None)` when the user interrupted it.
+    async fn request(
+        &self,
+        sink: &dyn EventSink,
+        cancel: &CancellationToken,
+    ) -> Result<Option<Completion>, AgentError> {
+        let mut messages = Vec::with_capacity(self.history.len() + 1);
+        messages.push(Message::system(self.system_prompt.clone()));
+        messages.extend(self.history.iter().cloned());
+        let specs = self.tool_specs();
+        let mut on_event = |event: StreamEvent| match event {
+            StreamEvent::TextDelta(text) => sink.emit(AgentEvent::TextDelta(text)),
+            StreamEvent::ReasoningDelta(text) => sink.emit(AgentEvent::ReasoningDelta(text)),
+            StreamEvent::Retrying {
+                attempt,
+                delay_ms,
+                reason,
+            } => sink.emit(AgentEvent::Retrying {
+                attempt,
+                delay_ms,
+                reason,
+            }),
+            StreamEvent::ToolCallStarted { .. } => {}
+        };
+        tokio::select! {
+            result = self.llm.stream_chat(&messages, &specs, &mut on_event) => Ok(Some(result?)),
+            () = cancel.cancelled() => Ok(None),
+        }
+    }
+}

@@ -1,4 +1,19 @@
-//! Command-line entry: argument parsing and the exit code mapping.
+//! The command-line entry: parses the arguments, builds what a run needs, and hands it to the
+//! REPL, the one-shot runner or a subcommand. Every failure is a [`CliError`], which maps to the
+//! exit codes of `spec/cli.md` in [`CliError::exit`].
+
+mod args;
+mod print;
+mod setup;
+
+use std::io::IsTerminal;
+
+use clap::Parser;
+
+pub use args::{Cli, Command, HooksCommand, McpCommand, OutputFormat, RunArgs};
+pub use setup::Setup;
+
+use crate::config::ConfigError;
 
 /// Exit codes of `spec/cli.md`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -9,6 +24,86 @@ pub enum Exit {
     Interrupted = 130,
 }
 
-pub fn run() -> Exit {
-    Exit::Success
+impl From<Exit> for std::process::ExitCode {
+    fn from(exit: Exit) -> Self {
+        Self::from(exit as u8)
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum CliError {
+    /// A bad flag or argument: exit 2.
+    #[error("{0}")]
+    Usage(String),
+    /// An unreadable or invalid configuration file: exit 2.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// The run failed (API error after retries, a tool loop aborted): exit 1.
+    #[error("{0}")]
+    Failed(String),
+}
+
+impl CliError {
+    pub fn exit(&self) -> Exit {
+        match self {
+            Self::Usage(_) | Self::Config(_) => Exit::Usage,
+            Self::Failed(_) => Exit::Failure,
+        }
+    }
+}
+
+/// Runs Ling with the process arguments. Printing of `--help`, `--version` and argument errors is
+/// clap's; everything else goes through the `ui` module.
+pub fn run() -> Result<Exit, CliError> {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let code = if e.use_stderr() {
+                Exit::Usage
+            } else {
+                Exit::Success
+            };
+            let _ = e.print();
+            return Ok(code);
+        }
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| CliError::Failed(format!("cannot start the async runtime: {e}")))?;
+    runtime.block_on(dispatch(cli))
+}
+
+async fn dispatch(cli: Cli) -> Result<Exit, CliError> {
+    match cli.command {
+        Some(Command::Mcp { command }) => {
+            let _ = command;
+            Err(CliError::Usage(
+                "ling mcp is not available in this build".into(),
+            ))
+        }
+        Some(Command::Hooks { command, cwd }) => {
+            let _ = (command, cwd);
+            Err(CliError::Usage(
+                "ling hooks is not available in this build".into(),
+            ))
+        }
+        None => run_agent(cli.run).await,
+    }
+}
+
+async fn run_agent(args: RunArgs) -> Result<Exit, CliError> {
+    let interactive = !args.print && std::io::stdin().is_terminal();
+    if !interactive {
+        let prompt = print::read_prompt(args.prompt.as_deref())?;
+        let setup = Setup::prepare(&args, false).await?;
+        return print::run(setup, &args, prompt).await;
+    }
+    if args.output_format != OutputFormat::Text {
+        return Err(CliError::Usage(
+            "--output-format applies to -p runs; add -p \"PROMPT\"".into(),
+        ));
+    }
+    let setup = Setup::prepare(&args, true).await?;
+    crate::ui::repl::run(setup, args.prompt.clone()).await
 }

@@ -1,0 +1,38 @@
+//! Asking the user before a risky tool call. The REPL asks on the terminal; a non-interactive
+//! run has nobody to ask, so every question is a denial that says which flag would allow it.
+
+use async_trait::async_trait;
+use serde_json::Value;
+
+#[derive(Debug, Clone)]
+pub struct ApprovalRequest {
+    pub tool: String,
+    pub input: Value,
+    /// The rule "always for this session" would add, e.g. `bash(git status*)`.
+    pub session_rule: String,
+    /// Why we ask (a hook's `ask` reason), when there is one.
+    pub reason: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Approval {
+    Once,
+    Always,
+    Deny,
+}
+
+#[async_trait]
+pub trait Approver: Send + Sync {
+    /// None means nobody can be asked (non-interactive): the agent denies with a hint.
+    async fn approve(&self, request: &ApprovalRequest) -> Option<Approval>;
+}
+
+/// The approver of `-p` runs: nobody to ask.
+pub struct NonInteractive;
+
+#[async_trait]
+impl Approver for NonInteractive {
+    async fn approve(&self, _request: &ApprovalRequest) -> Option<Approval> {
+        None
+    }
+}

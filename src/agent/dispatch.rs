@@ -1,0 +1,261 @@
+//! The one dispatch point every tool call goes through, builtin or MCP: parse the arguments,
+//! PreToolUse hooks, the permission check, the tool, PostToolUse hooks, the output cap. Each step
+//! is a named helper; a failure at any step becomes the tool result the model reads.
+
+use futures::future::join_all;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use super::{Agent, AgentEvent, Approval, ApprovalRequest, Approver, EventSink, cap_middle};
+use crate::llm::{Message, ToolCall};
+use crate::permissions::{Check, session_rule_for};
+use crate::tools::{Tool, ToolContext, ToolError, ToolKind, ToolOutput};
+
+/// The result of one call, as the model and the user will see it.
+struct CallResult {
+    content: String,
+    is_error: bool,
+    display: Option<String>,
+}
+
+impl CallResult {
+    fn error(message: impl Into<String>) -> Self {
+        Self {
+            content: message.into(),
+            is_error: true,
+            display: None,
+        }
+    }
+}
+
+impl Agent {
+    /// Runs the calls of one model response and returns their tool messages in call order.
+    /// Consecutive read-only calls run concurrently; everything else runs one at a time.
+    pub(super) async fn dispatch_all(
+        &self,
+        calls: &[ToolCall],
+        sink: &dyn EventSink,
+        approver: &dyn Approver,
+        cancel: &CancellationToken,
+    ) -> Vec<Message> {
+        let mut messages = Vec::with_capacity(calls.len());
+        let mut i = 0;
+        while i < calls.len() {
+            let mut end = i + 1;
+            if self.is_read_call(&calls[i]) {
+                while end < calls.len() && self.is_read_call(&calls[end]) {
+                    end += 1;
+                }
+            }
+            let batch = &calls[i..end];
+            let results = join_all(
+                batch
+                    .iter()
+                    .map(|call| self.dispatch(call, sink, approver, cancel)),
+            )
+            .await;
+            for (call, content) in batch.iter().zip(results) {
+                messages.push(Message::tool(call.id.clone(), content));
+            }
+            i = end;
+        }
+        messages
+    }
+
+    fn is_read_call(&self, call: &ToolCall) -> bool {
+        self.tools
+            .get(call.name())
+            .is_some_and(|tool| tool.kind() == ToolKind::Read)
+    }
+
+    /// One call through every step; returns what the model reads.
+    async fn dispatch(
+        &self,
+        call: &ToolCall,
+        sink: &dyn EventSink,
+        approver: &dyn Approver,
+        cancel: &CancellationToken,
+    ) -> String {
+        let input = parse_arguments(call.arguments());
+        sink.emit(AgentEvent::ToolCallBegin {
+            id: call.id.clone(),
+            name: call.name().to_string(),
+            input: input
+                .clone()
+                .unwrap_or_else(|_| Value::String(call.arguments().to_string())),
+        });
+        let result = if cancel.is_cancelled() {
+            CallResult::error(ToolError::Interrupted.to_string())
+        } else {
+            match input {
+                Ok(input) => self.run_call(call, input, sink, approver, cancel).await,
+                Err(message) => CallResult::error(message),
+            }
+        };
+        let content = cap_middle(&result.content, self.options.tool_output_limit);
+        sink.emit(AgentEvent::ToolCallEnd {
+            id: call.id.clone(),
+            name: call.name().to_string(),
+            content: content.clone(),
+            is_error: result.is_error,
+            display: result.display,
+        });
+        if result.is_error {
+            format!("Error: {content}")
+        } else {
+            content
+        }
+    }
+
+    async fn run_call(
+        &self,
+        call: &ToolCall,
+        input: Value,
+        sink: &dyn EventSink,
+        approver: &dyn Approver,
+        cancel: &CancellationToken,
+    ) -> CallResult {
+        let Some(tool) = self.tools.get(call.name()).cloned() else {
+            return CallResult::error(format!(
+                "unknown tool {:?}; the available tools are: {}",
+                call.name(),
+                self.tools.names().join(", ")
+            ));
+        };
+        if let Err(message) = self.authorize(tool.as_ref(), &input, sink, approver).await {
+            return CallResult::error(message);
+        }
+        let ctx = self.tool_context(cancel);
+        match tool.call(input, &ctx).await {
+            Ok(ToolOutput { content, display }) => CallResult {
+                content,
+                is_error: false,
+                display,
+            },
+            Err(e) => CallResult::error(e.to_string()),
+        }
+    }
+
+    fn tool_context(&self, cancel: &CancellationToken) -> ToolContext {
+        ToolContext {
+            root: self.options.root.clone(),
+            confine_to_root: self.permission_mode() != crate::config::PermissionMode::Bypass,
+            cancel: cancel.clone(),
+            read_files: self.read_files.clone(),
+            progress: None,
+        }
+    }
+
+    /// The permission step: rules, then the mode; "ask" goes to the approver, and with nobody to
+    /// ask it is a denial that says which flag or rule would allow the call.
+    async fn authorize(
+        &self,
+        tool: &dyn Tool,
+        input: &Value,
+        sink: &dyn EventSink,
+        approver: &dyn Approver,
+    ) -> Result<(), String> {
+        let check = self.lock_permissions().check(tool, input);
+        match check {
+            Check::Allow => Ok(()),
+            Check::Deny { reason } => {
+                sink.emit(AgentEvent::PermissionDenied {
+                    tool: tool.name().to_string(),
+                    message: reason.clone(),
+                });
+                Err(format!("permission denied: {reason}"))
+            }
+            Check::Ask { suggestion } => {
+                let request = ApprovalRequest {
+                    tool: tool.name().to_string(),
+                    input: input.clone(),
+                    session_rule: session_rule_for(tool, input),
+                    reason: None,
+                };
+                match approver.approve(&request).await {
+                    Some(Approval::Once) => Ok(()),
+                    Some(Approval::Always) => {
+                        self.lock_permissions()
+                            .allow_for_session(request.session_rule.clone());
+                        Ok(())
+                    }
+                    Some(Approval::Deny) => Err(format!(
+                        "the user denied permission to run {}. Do not retry it unchanged; ask the user what they want instead.",
+                        tool.name()
+                    )),
+                    None => {
+                        let mut hint = format!("rerun with {}", suggestion.flag);
+                        if let Some(mode) = &suggestion.mode_hint {
+                            hint.push_str(&format!(" or {mode}"));
+                        }
+                        let message = format!(
+                            "{} needs approval, and this run is non-interactive, so it was denied; to allow it, {hint}",
+                            tool.name()
+                        );
+                        sink.emit(AgentEvent::PermissionDenied {
+                            tool: tool.name().to_string(),
+                            message: message.clone(),
+                        });
+                        Err(format!(
+                            "permission denied: {message}. Tell the user what you wanted to do instead of retrying."
+                        ))
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The model's argument text as a JSON object; anything else is an error it can fix.
+fn parse_arguments(arguments: &str) -> Result<Value, String> {
+    if arguments.trim().is_empty() {
+        return Ok(Value::Object(Default::default()));
+    }
+    match serde_json::from_str::<Value>(arguments) {
+        Ok(value @ Value::Object(_)) => Ok(value),
+        Ok(other) => Err(format!(
+            "tool arguments must be a JSON object, got {}",
+            json_kind(&other)
+        )),
+        Err(e) => {
+            let snippet: String = arguments.chars().take(200).collect();
+            Err(format!(
+                "the arguments are not valid JSON ({e}); they were: {snippet}"
+            ))
+        }
+    }
+}
+
+fn json_kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn arguments_must_be_a_json_object() {
+        assert_eq!(parse_arguments(""), Ok(serde_json::json!({})));
+        assert_eq!(
+            parse_arguments(r#"{"path":"a"}"#),
+            Ok(serde_json::json!({"path":"a"}))
+        );
+        assert!(
+            parse_arguments("[1]")
+                .err()
+                .unwrap_or_default()
+                .contains("an array")
+        );
+        let err = parse_arguments(r#"{"path": "a"#).err().unwrap_or_default();
+        assert!(err.starts_with("the arguments are not valid JSON"), "{err}");
+        assert!(err.contains(r#"{"path": "a"#), "{err}");
+    }
+}

@@ -1,0 +1,228 @@
+//! The command line of `spec/cli.md`, parsed by clap.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "ling",
+    version,
+    about = "A coding agent in your terminal, for any OpenAI-compatible model",
+    args_conflicts_with_subcommands = true,
+    after_help = "Run `ling` for the interactive REPL, or `ling -p \"PROMPT\"` for one task."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+
+    #[command(flatten)]
+    pub run: RunArgs,
+}
+
+#[derive(Debug, Args, Default)]
+pub struct RunArgs {
+    /// Run one task non-interactively, print the answer and exit
+    #[arg(short = 'p', long = "print")]
+    pub print: bool,
+
+    /// The prompt (with -p; without it, the REPL starts with this prompt)
+    pub prompt: Option<String>,
+
+    /// Model id sent to the API [env: LING_MODEL]
+    #[arg(long, value_name = "NAME")]
+    pub model: Option<String>,
+
+    /// OpenAI-compatible base URL, ending before /chat/completions [env: OPENAI_BASE_URL, LING_BASE_URL]
+    #[arg(long, value_name = "URL")]
+    pub base_url: Option<String>,
+
+    /// Output of -p runs
+    #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
+    pub output_format: OutputFormat,
+
+    /// Stop after N model requests in one run (exceeding it is an error)
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_turns: Option<u32>,
+
+    /// Permission mode
+    #[arg(long, value_enum)]
+    pub permission_mode: Option<ModeArg>,
+
+    /// Allow rules, comma-separated: a tool name, `mcp__server__*`, or `bash(PREFIX*)`
+    #[arg(long, value_name = "RULE,...", value_delimiter = ',')]
+    pub allowed_tools: Vec<String>,
+
+    /// Deny rules, comma-separated (deny wins over allow)
+    #[arg(long, value_name = "RULE,...", value_delimiter = ',')]
+    pub disallowed_tools: Vec<String>,
+
+    /// Project root (default: the current directory)
+    #[arg(short = 'C', long = "cwd", value_name = "DIR")]
+    pub cwd: Option<PathBuf>,
+
+    /// Extra MCP config file (repeatable)
+    #[arg(long, value_name = "FILE")]
+    pub mcp_config: Vec<PathBuf>,
+
+    /// Use only the --mcp-config files
+    #[arg(long)]
+    pub strict_mcp_config: bool,
+
+    /// Load no hooks at all
+    #[arg(long)]
+    pub no_hooks: bool,
+
+    /// Replace the built-in system prompt
+    #[arg(long, value_name = "TEXT")]
+    pub system_prompt: Option<String>,
+
+    /// Add to the built-in system prompt
+    #[arg(long, value_name = "TEXT")]
+    pub append_system_prompt: Option<String>,
+
+    /// Continue the latest session in this project
+    #[arg(long = "continue", conflicts_with = "resume")]
+    pub continue_session: bool,
+
+    /// Resume the session with this id
+    #[arg(long, value_name = "ID")]
+    pub resume: Option<String>,
+
+    /// Allow MCP servers' sampling requests in non-interactive runs
+    #[arg(long)]
+    pub allow_sampling: bool,
+
+    /// More detail on stderr
+    #[arg(long)]
+    pub verbose: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
+pub enum OutputFormat {
+    #[default]
+    Text,
+    Json,
+    StreamJson,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ModeArg {
+    Default,
+    AcceptEdits,
+    Plan,
+    Bypass,
+}
+
+impl From<ModeArg> for crate::config::PermissionMode {
+    fn from(mode: ModeArg) -> Self {
+        match mode {
+            ModeArg::Default => Self::Default,
+            ModeArg::AcceptEdits => Self::AcceptEdits,
+            ModeArg::Plan => Self::Plan,
+            ModeArg::Bypass => Self::Bypass,
+        }
+    }
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Manage and test MCP servers (.ling/mcp.json)
+    Mcp {
+        #[command(subcommand)]
+        command: McpCommand,
+    },
+    /// Inspect hooks (.ling/hooks.json) and test them without a model
+    Hooks {
+        #[command(subcommand)]
+        command: HooksCommand,
+        /// Project root (default: the current directory)
+        #[arg(short = 'C', long = "cwd", value_name = "DIR", global = true)]
+        cwd: Option<PathBuf>,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum McpCommand {
+    /// Every configured server: transport, status and tool count
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+    /// One server: its config (secrets masked), server info and tools
+    Get {
+        name: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Add a server to .ling/mcp.json: `NAME -- COMMAND [ARGS...]` or `--transport http NAME URL`
+    Add {
+        name: String,
+        /// The command and its arguments (stdio), or the URL (http, sse)
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, required = true)]
+        target: Vec<String>,
+        #[arg(long, value_enum, default_value_t = TransportArg::Stdio)]
+        transport: TransportArg,
+        /// Environment variable for the server, K=V (repeatable)
+        #[arg(short = 'e', long = "env", value_name = "K=V")]
+        env: Vec<String>,
+        /// HTTP header, 'K: V' (repeatable)
+        #[arg(short = 'H', long = "header", value_name = "K: V")]
+        header: Vec<String>,
+        #[arg(long, value_enum, default_value_t = ScopeArg::Project)]
+        scope: ScopeArg,
+    },
+    /// Remove a server from .ling/mcp.json (or ~/.ling/mcp.json with --scope user)
+    Remove {
+        name: String,
+        #[arg(long, value_enum, default_value_t = ScopeArg::Project)]
+        scope: ScopeArg,
+    },
+    /// Connect to a server, call one tool and print its result (exit 1 if it is an error)
+    Call {
+        /// Server name (omit with --url)
+        #[arg(required_unless_present = "url")]
+        name: Option<String>,
+        tool: Option<String>,
+        /// Arguments as a JSON object
+        args: Option<String>,
+        /// An ad-hoc Streamable HTTP server instead of a configured one
+        #[arg(long)]
+        url: Option<String>,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum TransportArg {
+    Stdio,
+    Http,
+    Sse,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ScopeArg {
+    Project,
+    User,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum HooksCommand {
+    /// The loaded hooks, each with its source file
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Run the matching hooks on a made-up event and print the combined outcome
+    Run {
+        /// Event name, e.g. PreToolUse
+        event: String,
+        /// Tool name for tool events
+        #[arg(long)]
+        tool: Option<String>,
+        /// Event input as JSON (for tool events: the tool input)
+        #[arg(long)]
+        input: Option<String>,
+        #[arg(long)]
+        json: bool,
+    },
+}

@@ -1,0 +1,136 @@
+//! `ling -p`: one run of the agent loop, its output in the chosen format, and the exit code.
+
+use std::io::{IsTerminal, Read};
+use std::time::Instant;
+
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+use super::{CliError, Exit, OutputFormat, RunArgs, Setup};
+use crate::agent::{EventSink, NonInteractive, RunEnd};
+use crate::ui::print::{JsonOutput, StreamJsonOutput, TextOutput, json_line};
+
+/// The prompt of a one-shot run: the argument, with piped stdin appended as context; or stdin
+/// alone when there is no argument.
+pub fn read_prompt(arg: Option<&str>) -> Result<String, CliError> {
+    let piped = if std::io::stdin().is_terminal() {
+        String::new()
+    } else {
+        let mut bytes = Vec::new();
+        std::io::stdin()
+            .read_to_end(&mut bytes)
+            .map_err(|e| CliError::Usage(format!("cannot read stdin: {e}")))?;
+        String::from_utf8_lossy(&bytes).into_owned()
+    };
+    let prompt = match (arg, piped.trim().is_empty()) {
+        (Some(arg), true) => arg.to_string(),
+        (Some(arg), false) => format!("{arg}\n\n<stdin>\n{}\n</stdin>", piped.trim_end()),
+        (None, false) => piped.trim_end().to_string(),
+        (None, true) => {
+            return Err(CliError::Usage(
+                "no prompt: give one as an argument (ling -p \"PROMPT\") or pipe it on stdin"
+                    .into(),
+            ));
+        }
+    };
+    if prompt.trim().is_empty() {
+        return Err(CliError::Usage("the prompt is empty".into()));
+    }
+    Ok(prompt)
+}
+
+enum Output {
+    Text(TextOutput),
+    Json(JsonOutput),
+    StreamJson(StreamJsonOutput),
+}
+
+impl Output {
+    fn sink(&self) -> &dyn EventSink {
+        match self {
+            Self::Text(o) => o,
+            Self::Json(o) => o,
+            Self::StreamJson(o) => o,
+        }
+    }
+}
+
+pub async fn run(mut setup: Setup, args: &RunArgs, prompt: String) -> Result<Exit, CliError> {
+    let started = Instant::now();
+    let output = match args.output_format {
+        OutputFormat::Text => Output::Text(TextOutput::new(args.verbose)),
+        OutputFormat::Json => Output::Json(JsonOutput::new(args.verbose)),
+        OutputFormat::StreamJson => Output::StreamJson(StreamJsonOutput::new(args.verbose)),
+    };
+    let agent = &mut setup.agent;
+    if let Output::StreamJson(_) = output {
+        json_line(&json!({
+            "type": "system",
+            "subtype": "init",
+            "session_id": agent.session().id,
+            "model": agent.model(),
+            "cwd": agent.root(),
+            "tools": agent.tools().names(),
+            "mcp_servers": Value::Array(Vec::new()),
+        }));
+    }
+
+    let cancel = CancellationToken::new();
+    let interrupt = cancel.clone();
+    let watcher = tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            interrupt.cancel();
+        }
+    });
+    let result = agent
+        .run(&prompt, output.sink(), &NonInteractive, &cancel)
+        .await;
+    watcher.abort();
+    if let Output::Text(text) = &output {
+        text.finish();
+    }
+
+    let (subtype, is_error, text, exit) = match &result {
+        Ok(run) => match &run.end {
+            RunEnd::Completed => ("success", false, run.text.clone(), Exit::Success),
+            RunEnd::MaxTurns => {
+                let message = format!(
+                    "stopped after {} model requests (--max-turns) before the model finished",
+                    run.num_turns
+                );
+                ("error_max_turns", true, message, Exit::Failure)
+            }
+            RunEnd::Interrupted => (
+                "error_during_execution",
+                true,
+                "interrupted".to_string(),
+                Exit::Interrupted,
+            ),
+            RunEnd::Stopped(reason) | RunEnd::PromptBlocked(reason) => (
+                "error_during_execution",
+                true,
+                reason.clone(),
+                Exit::Failure,
+            ),
+        },
+        Err(e) => ("error_during_execution", true, e.to_string(), Exit::Failure),
+    };
+    if is_error {
+        crate::ui::output::stderr_line(&format!("error: {text}"));
+    }
+    if let Output::Json(_) | Output::StreamJson(_) = output {
+        let usage = agent.usage();
+        json_line(&json!({
+            "type": "result",
+            "subtype": subtype,
+            "is_error": is_error,
+            "result": text,
+            "session_id": agent.session().id,
+            "num_turns": result.as_ref().map_or(agent.total_turns(), |r| r.num_turns),
+            "duration_ms": started.elapsed().as_millis() as u64,
+            "usage": {"prompt_tokens": usage.prompt_tokens, "completion_tokens": usage.completion_tokens},
+            "mcp_servers": Value::Array(Vec::new()),
+        }));
+    }
+    Ok(exit)
+}

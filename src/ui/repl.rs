@@ -1,0 +1,443 @@
+//! The interactive REPL: rustyline with persistent history and multi-line input (end a line with
+//! `\`), slash commands, streamed answers, one line per tool call, permission questions, and
+//! Ctrl-C that interrupts the running turn (a second Ctrl-C at an empty prompt, or Ctrl-D, exits).
+
+use std::borrow::Cow;
+use std::sync::{Arc, Mutex};
+
+use async_trait::async_trait;
+use rustyline::completion::Completer;
+use rustyline::error::ReadlineError;
+use rustyline::highlight::Highlighter;
+use rustyline::hint::Hinter;
+use rustyline::history::DefaultHistory;
+use rustyline::validate::{ValidationContext, ValidationResult, Validator};
+use rustyline::{Context, Editor, Helper};
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use super::render::{call_summary, tool_begin_line, tool_end_line};
+use super::spinner::Spinner;
+use super::style::Style;
+use crate::agent::{AgentEvent, Approval, ApprovalRequest, Approver, EventSink, RunEnd, Session};
+use crate::cli::{CliError, Exit, Setup};
+
+const COMMANDS: [(&str, &str); 6] = [
+    ("/help", "show this help"),
+    ("/tools", "list the tools the model can call"),
+    ("/clear", "forget the conversation and start a new session"),
+    ("/model", "show the model, or switch with /model NAME"),
+    ("/exit", "leave Ling (also Ctrl-D)"),
+    ("/quit", "same as /exit"),
+];
+
+type LineEditor = Editor<ReplHelper, DefaultHistory>;
+
+pub async fn run(mut setup: Setup, first_prompt: Option<String>) -> Result<Exit, CliError> {
+    let style = Style::for_stdout();
+    let history_path = setup.paths.history_file();
+    let mut editor = new_editor()?;
+    let _ = editor.load_history(&history_path);
+    print_banner(&setup, style);
+
+    let ui = Arc::new(ReplUi::new(style));
+    let mut pending = first_prompt;
+    let mut interrupted_once = false;
+    loop {
+        let line = match pending.take() {
+            Some(line) => line,
+            None => {
+                let (back, result) = read_line(editor, "› ").await?;
+                editor = back;
+                match result {
+                    Ok(line) => {
+                        interrupted_once = false;
+                        line
+                    }
+                    Err(ReadlineError::Interrupted) => {
+                        if interrupted_once {
+                            break;
+                        }
+                        interrupted_once = true;
+                        println!("{}", style.dim("(press Ctrl-C again or Ctrl-D to exit)"));
+                        continue;
+                    }
+                    Err(ReadlineError::Eof) => break,
+                    Err(e) => return Err(CliError::Failed(format!("cannot read input: {e}"))),
+                }
+            }
+        };
+        let line = line.trim().to_string();
+        if line.is_empty() {
+            continue;
+        }
+        let _ = editor.add_history_entry(line.as_str());
+        if let Some(parent) = history_path.parent() {
+            let _ = std::fs::create_dir_all(parent);
+        }
+        let _ = editor.save_history(&history_path);
+
+        if line.starts_with('/') {
+            match slash_command(&mut setup, &line, style) {
+                Flow::Continue => continue,
+                Flow::Exit => break,
+            }
+        }
+        run_turn(&mut setup, &ui, &line).await;
+    }
+    Ok(Exit::Success)
+}
+
+enum Flow {
+    Continue,
+    Exit,
+}
+
+fn slash_command(setup: &mut Setup, line: &str, style: Style) -> Flow {
+    let (command, rest) = line.split_once(' ').unwrap_or((line, ""));
+    let rest = rest.trim();
+    match command {
+        "/exit" | "/quit" => return Flow::Exit,
+        "/help" => {
+            println!("{}", style.bold("Commands"));
+            for (name, help) in COMMANDS {
+                println!("  {name:<10} {help}");
+            }
+            println!(
+                "\nEnd a line with \\ to continue on the next one. Ctrl-C interrupts a running turn."
+            );
+        }
+        "/tools" => {
+            for tool in setup.agent.tools().iter() {
+                let description = tool.description().lines().next().unwrap_or("");
+                println!(
+                    "  {:<24} {}",
+                    style.bold(tool.name()),
+                    style.dim(description)
+                );
+            }
+        }
+        "/clear" => {
+            setup.agent.clear(Session::new(&setup.paths.sessions_dir()));
+            println!("{}", style.dim("conversation cleared; new session started"));
+        }
+        "/model" => {
+            if rest.is_empty() {
+                println!("model: {}", setup.agent.model());
+            } else {
+                setup.agent.set_model(rest.to_string());
+                println!("model set to {rest}");
+            }
+        }
+        other => println!(
+            "{} unknown command {other}; /help lists the commands",
+            style.yellow("?")
+        ),
+    }
+    Flow::Continue
+}
+
+async fn run_turn(setup: &mut Setup, ui: &Arc<ReplUi>, prompt: &str) {
+    let cancel = CancellationToken::new();
+    ui.begin_turn(cancel.clone());
+    let interrupt = cancel.clone();
+    let watcher = tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            interrupt.cancel();
+        }
+    });
+    let result = setup
+        .agent
+        .run(prompt, ui.as_ref(), ui.as_ref(), &cancel)
+        .await;
+    watcher.abort();
+    ui.end_turn();
+    let style = ui.style;
+    match result {
+        Ok(run) => match run.end {
+            RunEnd::Completed => {}
+            RunEnd::Interrupted => println!("{}", style.yellow("⏹ interrupted")),
+            RunEnd::MaxTurns => println!(
+                "{}",
+                style.yellow(&format!(
+                    "stopped after {} model requests (--max-turns)",
+                    run.num_turns
+                ))
+            ),
+            RunEnd::Stopped(reason) => println!("{} {reason}", style.yellow("stopped by hook:")),
+            RunEnd::PromptBlocked(reason) => {
+                println!("{} {reason}", style.yellow("prompt blocked by hook:"))
+            }
+        },
+        Err(e) => println!("{} {e}", style.red("error:")),
+    }
+}
+
+fn print_banner(setup: &Setup, style: Style) {
+    println!(
+        "{} {} · model {} · {}",
+        style.bold("Ling"),
+        env!("CARGO_PKG_VERSION"),
+        style.cyan(setup.agent.model()),
+        style.dim(&setup.settings.base_url)
+    );
+    println!(
+        "{}",
+        style.dim(&format!(
+            "{} · /help for commands · Ctrl-D to exit",
+            setup.paths.project_root.display()
+        ))
+    );
+}
+
+fn new_editor() -> Result<LineEditor, CliError> {
+    let mut editor = LineEditor::new()
+        .map_err(|e| CliError::Failed(format!("cannot start the line editor: {e}")))?;
+    editor.set_helper(Some(ReplHelper));
+    Ok(editor)
+}
+
+/// Reads one line on a blocking thread (rustyline blocks), handing the editor back.
+async fn read_line(
+    mut editor: LineEditor,
+    prompt: &'static str,
+) -> Result<(LineEditor, rustyline::Result<String>), CliError> {
+    tokio::task::spawn_blocking(move || {
+        let result = editor.readline(prompt);
+        (editor, result)
+    })
+    .await
+    .map_err(|e| CliError::Failed(format!("the line editor stopped: {e}")))
+}
+
+/// Renders agent events in the terminal and asks the user for permissions.
+struct ReplUi {
+    style: Style,
+    state: Mutex<UiState>,
+}
+
+#[derive(Default)]
+struct UiState {
+    spinner: Option<Spinner>,
+    /// stdout has text not yet ended by a newline.
+    open_line: bool,
+    cancel: Option<CancellationToken>,
+}
+
+impl ReplUi {
+    fn new(style: Style) -> Self {
+        Self {
+            style,
+            state: Mutex::new(UiState::default()),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, UiState> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn begin_turn(&self, cancel: CancellationToken) {
+        self.lock().cancel = Some(cancel);
+    }
+
+    fn end_turn(&self) {
+        let mut state = self.lock();
+        state.spinner = None;
+        if state.open_line {
+            println!();
+            state.open_line = false;
+        }
+        state.cancel = None;
+    }
+
+    /// Stops the spinner and ends an open text line before something else is printed.
+    fn settle(state: &mut UiState) {
+        state.spinner = None;
+        if state.open_line {
+            println!();
+            state.open_line = false;
+        }
+    }
+}
+
+impl EventSink for ReplUi {
+    fn emit(&self, event: AgentEvent) {
+        use std::io::Write;
+        let style = self.style;
+        let mut state = self.lock();
+        match event {
+            AgentEvent::RequestStarted { .. } => {
+                Self::settle(&mut state);
+                state.spinner = Some(Spinner::start("thinking"));
+            }
+            AgentEvent::TextDelta(text) => {
+                state.spinner = None;
+                print!("{text}");
+                let _ = std::io::stdout().flush();
+                state.open_line = !text.ends_with('\n');
+            }
+            AgentEvent::ReasoningDelta(text) => {
+                state.spinner = None;
+                print!("{}", style.dim(&text));
+                let _ = std::io::stdout().flush();
+                state.open_line = !text.ends_with('\n');
+            }
+            AgentEvent::ToolCallBegin { name, input, .. } => {
+                Self::settle(&mut state);
+                println!("{}", tool_begin_line(style, &name, &input));
+            }
+            AgentEvent::ToolCallEnd {
+                content,
+                is_error,
+                display,
+                ..
+            } => {
+                Self::settle(&mut state);
+                println!("{}", tool_end_line(style, &content, is_error));
+                if let Some(display) = display {
+                    println!("{}", display.trim_end());
+                }
+            }
+            AgentEvent::PermissionDenied { tool, message } => {
+                Self::settle(&mut state);
+                println!("  {} {tool}: {message}", style.yellow("denied"));
+            }
+            AgentEvent::Hook(notice) => {
+                Self::settle(&mut state);
+                println!("  {}", super::print::hook_line(style, &notice));
+            }
+            AgentEvent::Retrying {
+                attempt, reason, ..
+            } => {
+                state.spinner = None;
+                println!(
+                    "{}",
+                    style.dim(&format!("retrying (attempt {attempt}): {reason}"))
+                );
+                state.spinner = Some(Spinner::start("thinking"));
+            }
+            AgentEvent::Warning(text) => {
+                Self::settle(&mut state);
+                println!("{} {text}", style.yellow("warning:"));
+            }
+            AgentEvent::McpStatus {
+                server,
+                status,
+                detail,
+            } => {
+                Self::settle(&mut state);
+                let detail = detail.map(|d| format!(": {d}")).unwrap_or_default();
+                println!("{}", style.dim(&format!("mcp {server}: {status}{detail}")));
+            }
+            AgentEvent::ToolProgress { message, .. } => {
+                Self::settle(&mut state);
+                println!("  {}", style.dim(&message));
+            }
+            AgentEvent::AssistantMessage { .. } | AgentEvent::TurnFinished { .. } => {
+                state.spinner = None;
+            }
+        }
+    }
+}
+
+#[async_trait]
+impl Approver for ReplUi {
+    async fn approve(&self, request: &ApprovalRequest) -> Option<Approval> {
+        let style = self.style;
+        let cancel = {
+            let mut state = self.lock();
+            Self::settle(&mut state);
+            state.cancel.clone()
+        };
+        println!(
+            "{} {}",
+            style.yellow("?"),
+            style.bold(&call_summary(&request.tool, &request.input))
+        );
+        if let Some(reason) = &request.reason {
+            println!("  {}", style.dim(reason));
+        }
+        if let Some(command) = request.input.get("command").and_then(Value::as_str) {
+            if command.contains('\n') {
+                println!("{}", style.dim(command));
+            }
+        }
+        let prompt = format!(
+            "  allow? [y] once  [a] always ({})  [n] deny › ",
+            request.session_rule
+        );
+        let answer = tokio::task::spawn_blocking(move || {
+            let mut editor = rustyline::DefaultEditor::new().ok()?;
+            loop {
+                match editor.readline(&prompt) {
+                    Ok(line) => match line.trim().to_lowercase().as_str() {
+                        "y" | "yes" | "" => return Some(Approval::Once),
+                        "a" | "always" => return Some(Approval::Always),
+                        "n" | "no" => return Some(Approval::Deny),
+                        _ => continue,
+                    },
+                    Err(ReadlineError::Interrupted) => return None,
+                    Err(_) => return Some(Approval::Deny),
+                }
+            }
+        })
+        .await
+        .ok()
+        .flatten();
+        match answer {
+            Some(answer) => Some(answer),
+            None => {
+                // Ctrl-C at the question: deny and interrupt the turn.
+                if let Some(cancel) = cancel {
+                    cancel.cancel();
+                }
+                Some(Approval::Deny)
+            }
+        }
+    }
+}
+
+/// Line-editor behaviour: `\` at the end of a line continues the input; Tab completes commands.
+struct ReplHelper;
+
+impl Helper for ReplHelper {}
+impl Hinter for ReplHelper {
+    type Hint = String;
+}
+impl Highlighter for ReplHelper {
+    fn highlight<'l>(&self, line: &'l str, _pos: usize) -> Cow<'l, str> {
+        Cow::Borrowed(line)
+    }
+}
+
+impl Validator for ReplHelper {
+    fn validate(&self, ctx: &mut ValidationContext<'_>) -> rustyline::Result<ValidationResult> {
+        if ctx.input().ends_with('\\') {
+            Ok(ValidationResult::Incomplete)
+        } else {
+            Ok(ValidationResult::Valid(None))
+        }
+    }
+}
+
+impl Completer for ReplHelper {
+    type Candidate = String;
+
+    fn complete(
+        &self,
+        line: &str,
+        pos: usize,
+        _ctx: &Context<'_>,
+    ) -> rustyline::Result<(usize, Vec<String>)> {
+        let head = &line[..pos];
+        if !head.starts_with('/') || head.contains(' ') {
+            return Ok((0, Vec::new()));
+        }
+        let matches = COMMANDS
+            .iter()
+            .map(|(name, _)| name.to_string())
+            .filter(|name| name.starts_with(head))
+            .collect();
+        Ok((0, matches))
+    }
+}

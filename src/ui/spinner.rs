@@ -1,0 +1,57 @@
+//! The spinner shown on stderr while the model has not sent its first token.
+
+use std::io::Write;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+const FRAMES: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
+
+pub struct Spinner {
+    running: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Spinner {
+    pub fn start(label: &str) -> Self {
+        let running = Arc::new(AtomicBool::new(true));
+        let flag = running.clone();
+        let label = label.to_string();
+        let thread = std::thread::spawn(move || {
+            let mut i = 0;
+            while flag.load(Ordering::Relaxed) {
+                let mut err = std::io::stderr().lock();
+                let _ = write!(
+                    err,
+                    "\r\x1b[2m{} {label}\x1b[0m\x1b[K",
+                    FRAMES[i % FRAMES.len()]
+                );
+                let _ = err.flush();
+                drop(err);
+                i += 1;
+                std::thread::sleep(Duration::from_millis(80));
+            }
+            let mut err = std::io::stderr().lock();
+            let _ = write!(err, "\r\x1b[K");
+            let _ = err.flush();
+        });
+        Self {
+            running,
+            thread: Some(thread),
+        }
+    }
+
+    pub fn stop(&mut self) {
+        self.running.store(false, Ordering::Relaxed);
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+impl Drop for Spinner {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
