@@ -1,14 +1,33 @@
-// Temporary stand-in with the agreed API; replaced by the real client from the llm branch.
-#![allow(dead_code, clippy::unused_async)]
+//! The HTTP side of the model client: builds the `POST {base_url}/chat/completions` request,
+//! bounds every wait (connect, first byte, idle between chunks), feeds the body through the SSE
+//! decoder and the chunk assembler, and retries what can be retried. Cancelling is dropping the
+//! future: nothing is spawned, so dropping closes the connection and leaves nothing behind.
+
 use std::time::Duration;
 
-use super::{Completion, Message, StreamEvent, ToolSpec};
+use bytes::Bytes;
+use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap};
+use serde::Serialize;
+use tokio::time::{Instant, timeout, timeout_at};
 
-#[derive(Debug, Clone)]
+use super::error::{LlmError, TimeoutKind};
+use super::retry::{RetryPolicy, is_retryable_status, server_delay};
+use super::sse::SseDecoder;
+use super::stream::{ChunkAssembler, StreamError, error_text};
+use super::types::{Completion, Message, StreamEvent, ToolSpec};
+use crate::config::Settings;
+
+pub const DEFAULT_RETRY_BASE_DELAY: Duration = Duration::from_millis(500);
+/// Overrides `retry_base_delay` in milliseconds; the integration tests use it to retry quickly.
+pub const RETRY_BASE_ENV: &str = "LING_RETRY_BASE_MS";
+
+#[derive(Debug, Clone, PartialEq)]
 pub struct LlmConfig {
+    /// Ends before `/chat/completions`, e.g. `http://127.0.0.1:8080/v1`.
     pub base_url: String,
     pub model: String,
     pub api_key: Option<String>,
+    /// The variable the key is read from, named in error messages.
     pub api_key_env: String,
     pub connect_timeout: Duration,
     pub first_byte_timeout: Duration,
@@ -18,7 +37,26 @@ pub struct LlmConfig {
 }
 
 impl LlmConfig {
-    pub fn from_settings(s: &crate::config::Settings) -> Self {
+    /// The defaults of `Settings` (no key, `OPENAI_API_KEY`) for the given server and model.
+    pub fn new(base_url: impl Into<String>, model: impl Into<String>) -> Self {
+        Self {
+            base_url: base_url.into(),
+            model: model.into(),
+            api_key: None,
+            api_key_env: "OPENAI_API_KEY".to_string(),
+            connect_timeout: Duration::from_secs(10),
+            first_byte_timeout: Duration::from_secs(120),
+            idle_timeout: Duration::from_secs(90),
+            max_retries: 4,
+            retry_base_delay: DEFAULT_RETRY_BASE_DELAY,
+        }
+    }
+
+    pub fn from_settings(s: &Settings) -> Self {
+        let retry_base_delay = std::env::var(RETRY_BASE_ENV)
+            .ok()
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .map_or(DEFAULT_RETRY_BASE_DELAY, Duration::from_millis);
         Self {
             base_url: s.base_url.clone(),
             model: s.model.clone(),
@@ -28,41 +66,495 @@ impl LlmConfig {
             first_byte_timeout: s.first_byte_timeout,
             idle_timeout: s.idle_timeout,
             max_retries: s.max_retries,
-            retry_base_delay: Duration::from_millis(500),
+            retry_base_delay,
         }
     }
 }
 
-#[derive(Debug, thiserror::Error)]
-pub enum LlmError {
-    #[error("{0}")]
-    Other(String),
+/// A client for one OpenAI-compatible server. Cheap to clone: the connection pool is shared.
+#[derive(Debug, Clone)]
+pub struct LlmClient {
+    http: reqwest::Client,
+    config: LlmConfig,
 }
 
-#[derive(Clone)]
-pub struct LlmClient {
-    config: LlmConfig,
+/// The request body, field for field as the chat-completions API takes it.
+#[derive(Serialize)]
+struct ChatRequest<'a> {
+    model: &'a str,
+    messages: &'a [Message],
+    stream: bool,
+    stream_options: StreamOptions,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tools: Vec<ToolJson<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    parallel_tool_calls: Option<bool>,
+}
+
+#[derive(Serialize)]
+struct StreamOptions {
+    include_usage: bool,
+}
+
+#[derive(Serialize)]
+struct ToolJson<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    function: FunctionJson<'a>,
+}
+
+#[derive(Serialize)]
+struct FunctionJson<'a> {
+    name: &'a str,
+    description: &'a str,
+    parameters: &'a serde_json::Value,
+}
+
+/// How one attempt failed, before it is known whether it will be retried.
+#[derive(Debug)]
+enum Failure {
+    Connect(String),
+    Network(String),
+    Timeout { kind: TimeoutKind, shown: bool },
+    Status {
+        status: u16,
+        message: String,
+        retry_after: Option<Duration>,
+    },
+    Cut { shown: bool, detail: Option<String> },
+    Fatal(LlmError),
+}
+
+impl Failure {
+    fn is_retryable(&self) -> bool {
+        match self {
+            Self::Connect(_) | Self::Network(_) => true,
+            Self::Timeout { shown, .. } | Self::Cut { shown, .. } => !shown,
+            Self::Status { status, .. } => is_retryable_status(*status),
+            Self::Fatal(_) => false,
+        }
+    }
+
+    fn retry_after(&self) -> Option<Duration> {
+        match self {
+            Self::Status { retry_after, .. } => *retry_after,
+            _ => None,
+        }
+    }
+
+    /// One line for `StreamEvent::Retrying`.
+    fn reason(&self) -> String {
+        match self {
+            Self::Connect(detail) => format!("could not connect: {detail}"),
+            Self::Network(detail) => format!("connection failed: {detail}"),
+            Self::Timeout { kind, .. } => format!("timed out ({})", kind.setting()),
+            Self::Status {
+                status, message, ..
+            } => format!("HTTP {status}: {message}"),
+            Self::Cut { .. } => "the response ended before it started".to_string(),
+            Self::Fatal(e) => e.to_string(),
+        }
+    }
 }
 
 impl LlmClient {
     pub fn new(config: LlmConfig) -> Result<Self, LlmError> {
-        Ok(Self { config })
+        let invalid = |reason: String| LlmError::InvalidBaseUrl {
+            base_url: config.base_url.clone(),
+            reason,
+        };
+        // `localhost:8080` parses as a URL with the scheme `localhost`, so check the scheme too.
+        let url = reqwest::Url::parse(&config.base_url).map_err(|e| invalid(e.to_string()))?;
+        if !matches!(url.scheme(), "http" | "https") {
+            return Err(invalid("it must start with http:// or https://".to_string()));
+        }
+        let http = reqwest::Client::builder()
+            .connect_timeout(config.connect_timeout)
+            .build()
+            .map_err(|e| LlmError::Setup(e.to_string()))?;
+        Ok(Self { http, config })
     }
+
     pub fn config(&self) -> &LlmConfig {
         &self.config
     }
+
     pub fn set_model(&mut self, model: String) {
         self.config.model = model;
     }
+
+    fn endpoint(&self) -> String {
+        format!(
+            "{}/chat/completions",
+            self.config.base_url.trim_end_matches('/')
+        )
+    }
+
+    /// Checks what can be checked before sending anything (no key for api.openai.com).
     pub fn preflight(&self) -> Result<(), LlmError> {
+        let host = reqwest::Url::parse(&self.config.base_url)
+            .ok()
+            .and_then(|url| url.host_str().map(str::to_ascii_lowercase));
+        if self.config.api_key.is_none() && host.as_deref() == Some("api.openai.com") {
+            return Err(LlmError::MissingApiKey {
+                base_url: self.config.base_url.clone(),
+                env: self.config.api_key_env.clone(),
+            });
+        }
         Ok(())
     }
+
+    /// Sends the conversation, reports the response as it streams, and returns it whole.
+    /// `on_event` sees `Retrying` before each retry; a retry only happens when nothing of the
+    /// failed attempt was shown.
     pub async fn stream_chat(
         &self,
-        _messages: &[Message],
-        _tools: &[ToolSpec],
-        _on_event: &mut (dyn FnMut(StreamEvent) + Send),
+        messages: &[Message],
+        tools: &[ToolSpec],
+        on_event: &mut (dyn FnMut(StreamEvent) + Send),
     ) -> Result<Completion, LlmError> {
-        Err(LlmError::Other("stub".into()))
+        self.preflight()?;
+        let body = self.request_body(messages, tools)?;
+        let policy = RetryPolicy {
+            max_retries: self.config.max_retries,
+            base_delay: self.config.retry_base_delay,
+        };
+        let mut attempt = 1;
+        loop {
+            let failure = match self.attempt(body.clone(), on_event).await {
+                Ok(completion) => return Ok(completion),
+                Err(failure) => failure,
+            };
+            if attempt > policy.max_retries || !failure.is_retryable() {
+                return Err(self.into_error(failure, attempt));
+            }
+            let delay = policy.delay(attempt, failure.retry_after());
+            on_event(StreamEvent::Retrying {
+                attempt,
+                delay_ms: u64::try_from(delay.as_millis()).unwrap_or(u64::MAX),
+                reason: failure.reason(),
+            });
+            tokio::time::sleep(delay).await;
+            attempt += 1;
+        }
+    }
+
+    fn request_body(&self, messages: &[Message], tools: &[ToolSpec]) -> Result<Bytes, LlmError> {
+        let request = ChatRequest {
+            model: &self.config.model,
+            messages,
+            stream: true,
+            stream_options: StreamOptions {
+                include_usage: true,
+            },
+            tools: tools
+                .iter()
+                .map(|tool| ToolJson {
+                    kind: "function",
+                    function: FunctionJson {
+                        name: &tool.name,
+                        description: &tool.description,
+                        parameters: &tool.parameters,
+                    },
+                })
+                .collect(),
+            parallel_tool_calls: (!tools.is_empty()).then_some(true),
+        };
+        serde_json::to_vec(&request)
+            .map(Bytes::from)
+            .map_err(|e| LlmError::Setup(format!("could not encode the request: {e}")))
+    }
+
+    async fn attempt(
+        &self,
+        body: Bytes,
+        on_event: &mut (dyn FnMut(StreamEvent) + Send),
+    ) -> Result<Completion, Failure> {
+        // One deadline covers the response headers and the first chunk of the body.
+        let first_byte_deadline = Instant::now() + self.config.first_byte_timeout;
+        let mut request = self
+            .http
+            .post(self.endpoint())
+            .header(CONTENT_TYPE, "application/json")
+            .header(ACCEPT, "text/event-stream")
+            .body(body);
+        if let Some(key) = &self.config.api_key {
+            request = request.bearer_auth(key);
+        }
+        let mut response = match timeout_at(first_byte_deadline, request.send()).await {
+            Err(_) => {
+                return Err(Failure::Timeout {
+                    kind: TimeoutKind::FirstByte,
+                    shown: false,
+                });
+            }
+            Ok(Err(e)) => return Err(send_failure(&e)),
+            Ok(Ok(response)) => response,
+        };
+        let status = response.status();
+        if !status.is_success() {
+            let retry_after = retry_after(response.headers());
+            let text = match timeout(self.config.idle_timeout, response.text()).await {
+                Ok(Ok(text)) => text,
+                _ => String::new(),
+            };
+            return Err(Failure::Status {
+                status: status.as_u16(),
+                message: server_message(&text),
+                retry_after,
+            });
+        }
+        let mut assembler = ChunkAssembler::new();
+        if is_json(response.headers()) {
+            // The server ignored `stream: true` and sent the whole completion at once.
+            let text = match timeout_at(first_byte_deadline, response.text()).await {
+                Err(_) => {
+                    return Err(Failure::Timeout {
+                        kind: TimeoutKind::FirstByte,
+                        shown: false,
+                    });
+                }
+                Ok(Err(e)) => return Err(Failure::Network(innermost(&e))),
+                Ok(Ok(text)) => text,
+            };
+            assembler.push(&text, on_event).map_err(stream_failure)?;
+            assembler.mark_done();
+            return assembler.finish(on_event).map_err(stream_failure);
+        }
+
+        let mut decoder = SseDecoder::new();
+        let mut first_chunk = true;
+        let mut broken = None;
+        loop {
+            let next = if first_chunk {
+                timeout_at(first_byte_deadline, response.chunk()).await
+            } else {
+                timeout(self.config.idle_timeout, response.chunk()).await
+            };
+            let bytes = match next {
+                Err(_) => {
+                    let kind = if first_chunk {
+                        TimeoutKind::FirstByte
+                    } else {
+                        TimeoutKind::Idle
+                    };
+                    let shown = assembler.has_shown_output();
+                    return Err(Failure::Timeout { kind, shown });
+                }
+                Ok(Err(e)) => {
+                    broken = Some(innermost(&e));
+                    break;
+                }
+                Ok(Ok(None)) => break,
+                Ok(Ok(Some(bytes))) => bytes,
+            };
+            first_chunk = false;
+            for event in decoder.feed(&bytes) {
+                assembler.push(&event.data, on_event).map_err(stream_failure)?;
+                if assembler.is_done() {
+                    return assembler.finish(on_event).map_err(stream_failure);
+                }
+            }
+        }
+        if let Some(event) = decoder.finish() {
+            // A half-written last line on a broken connection is the cut, not bad JSON.
+            if let Err(e) = assembler.push(&event.data, on_event) {
+                if !matches!(e, StreamError::Malformed(_)) {
+                    return Err(stream_failure(e));
+                }
+            }
+        }
+        let shown = assembler.has_shown_output();
+        assembler.finish(on_event).map_err(|e| match e {
+            StreamError::Cut => Failure::Cut {
+                shown,
+                detail: broken,
+            },
+            other => stream_failure(other),
+        })
+    }
+
+    fn into_error(&self, failure: Failure, attempts: u32) -> LlmError {
+        let url = self.endpoint();
+        match failure {
+            Failure::Connect(detail) => LlmError::Connect {
+                url,
+                detail,
+                attempts,
+            },
+            Failure::Network(detail) => LlmError::Network {
+                url,
+                detail,
+                attempts,
+            },
+            Failure::Timeout { kind, .. } => LlmError::Timeout {
+                kind,
+                limit: match kind {
+                    TimeoutKind::Connect => self.config.connect_timeout,
+                    TimeoutKind::FirstByte => self.config.first_byte_timeout,
+                    TimeoutKind::Idle => self.config.idle_timeout,
+                },
+                url,
+                attempts,
+            },
+            Failure::Status {
+                status, message, ..
+            } => match status {
+                401 | 403 => LlmError::Auth {
+                    status,
+                    env: self.config.api_key_env.clone(),
+                    key_sent: self.config.api_key.is_some(),
+                    message,
+                },
+                404 => LlmError::NotFound {
+                    url,
+                    base_url: self.config.base_url.clone(),
+                    model: self.config.model.clone(),
+                    message,
+                },
+                400 | 422 => LlmError::BadRequest { status, message },
+                _ => LlmError::Status {
+                    status,
+                    url,
+                    message,
+                    attempts,
+                },
+            },
+            Failure::Cut { shown, detail } => LlmError::StreamCut {
+                url,
+                attempts,
+                shown,
+                detail,
+            },
+            Failure::Fatal(e) => e,
+        }
+    }
+}
+
+fn stream_failure(e: StreamError) -> Failure {
+    match e {
+        StreamError::Server(message) => Failure::Fatal(LlmError::Server { message }),
+        StreamError::Malformed(detail) => Failure::Fatal(LlmError::Protocol { detail }),
+        StreamError::Cut => Failure::Cut {
+            shown: false,
+            detail: None,
+        },
+    }
+}
+
+fn send_failure(e: &reqwest::Error) -> Failure {
+    if e.is_connect() && e.is_timeout() {
+        Failure::Timeout {
+            kind: TimeoutKind::Connect,
+            shown: false,
+        }
+    } else if e.is_connect() {
+        Failure::Connect(innermost(e))
+    } else if e.is_builder() {
+        Failure::Fatal(LlmError::Setup(e.to_string()))
+    } else {
+        Failure::Network(innermost(e))
+    }
+}
+
+/// reqwest's own message is "error sending request"; the cause at the bottom of the chain
+/// ("Connection refused (os error 111)") is what tells the user something.
+fn innermost(e: &reqwest::Error) -> String {
+    let mut source: &dyn std::error::Error = e;
+    while let Some(next) = source.source() {
+        source = next;
+    }
+    source.to_string()
+}
+
+fn retry_after(headers: &HeaderMap) -> Option<Duration> {
+    let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+    server_delay(
+        header("retry-after-ms"),
+        header("retry-after"),
+        chrono::Utc::now(),
+    )
+}
+
+fn is_json(headers: &HeaderMap) -> bool {
+    headers
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.trim_start().starts_with("application/json"))
+}
+
+/// The message of an error body: `{"error":{"message"}}`, `{"error":"..."}`, `{"message"}`, or
+/// the text itself, shortened.
+fn server_message(body: &str) -> String {
+    const LIMIT: usize = 500;
+    let body = body.trim();
+    if body.is_empty() {
+        return "(the response had no error message)".to_string();
+    }
+    if let Ok(value) = serde_json::from_str::<serde_json::Value>(body) {
+        if let Some(error) = value.get("error") {
+            return error_text(error);
+        }
+        if let Some(message) = value.get("message").and_then(|m| m.as_str()) {
+            return message.to_string();
+        }
+    }
+    match body.char_indices().nth(LIMIT) {
+        Some((end, _)) => format!("{}...", &body[..end]),
+        None => body.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn server_messages_are_found_in_the_usual_shapes() {
+        assert_eq!(
+            server_message(r#"{"error":{"message":"bad model","type":"invalid_request_error"}}"#),
+            "bad model"
+        );
+        assert_eq!(server_message(r#"{"error":"nope"}"#), "nope");
+        assert_eq!(server_message(r#"{"message":"m"}"#), "m");
+        assert_eq!(server_message("plain text\n"), "plain text");
+        assert_eq!(
+            server_message(""),
+            "(the response had no error message)"
+        );
+        assert_eq!(server_message(&"x".repeat(600)).len(), 503);
+    }
+
+    #[test]
+    fn preflight_needs_a_key_only_for_api_openai_com() {
+        let config = LlmConfig::new("https://api.openai.com/v1", "gpt-4o-mini");
+        let client = LlmClient::new(config.clone()).unwrap_or_else(|e| panic!("{e}"));
+        let message = client.preflight().err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(message.contains("export OPENAI_API_KEY=..."), "{message}");
+        assert!(message.contains("--base-url http://127.0.0.1:8080/v1"), "{message}");
+
+        let keyed = LlmConfig {
+            api_key: Some("sk".into()),
+            ..config
+        };
+        assert!(LlmClient::new(keyed).is_ok_and(|c| c.preflight().is_ok()));
+        let local = LlmConfig::new("http://127.0.0.1:8080/v1", "m");
+        assert!(LlmClient::new(local).is_ok_and(|c| c.preflight().is_ok()));
+    }
+
+    #[test]
+    fn an_invalid_base_url_is_refused_at_once() {
+        let err = LlmClient::new(LlmConfig::new("localhost:8080", "m")).err();
+        let message = err.map(|e| e.to_string()).unwrap_or_default();
+        assert!(message.contains("\"localhost:8080\" is not a valid URL"), "{message}");
+    }
+
+    #[test]
+    fn the_stream_future_is_send() {
+        fn assert_send<T: Send>(_: T) {}
+        let client = LlmClient::new(LlmConfig::new("http://127.0.0.1:1/v1", "m"))
+            .unwrap_or_else(|e| panic!("{e}"));
+        let mut on_event = |_: StreamEvent| {};
+        assert_send(client.stream_chat(&[], &[], &mut on_event));
     }
 }

@@ -1,0 +1,223 @@
+//! The model client's errors. Each `Display` is the whole message the user sees, and says what to
+//! change: which variable holds the key, which URL and model were used, which setting raises a
+//! timeout.
+
+use std::time::Duration;
+
+/// Which of the three bounded waits ran out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TimeoutKind {
+    /// Opening the TCP (and TLS) connection.
+    Connect,
+    /// From sending the request to the response headers and the first chunk of the body.
+    FirstByte,
+    /// Between two chunks of a response that has started.
+    Idle,
+}
+
+impl TimeoutKind {
+    /// The `settings.json` key that changes this timeout.
+    pub fn setting(self) -> &'static str {
+        match self {
+            Self::Connect => "connectTimeoutMs",
+            Self::FirstByte => "firstByteTimeoutMs",
+            Self::Idle => "idleTimeoutMs",
+        }
+    }
+
+    fn waiting_for(self) -> &'static str {
+        match self {
+            Self::Connect => "connecting to",
+            Self::FirstByte => "waiting for the response to start from",
+            Self::Idle => "waiting for the next part of the response from",
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum LlmError {
+    #[error(
+        "no API key is set for {base_url}. Set one with `export {env}=...`, or point Ling at a \
+         local OpenAI-compatible server with `--base-url http://127.0.0.1:8080/v1` (or \
+         `export OPENAI_BASE_URL=http://127.0.0.1:8080/v1`)"
+    )]
+    MissingApiKey { base_url: String, env: String },
+
+    #[error(
+        "the base URL {base_url:?} is not a valid URL ({reason}); set it with --base-url, \
+         OPENAI_BASE_URL or settings `baseUrl`, e.g. http://127.0.0.1:8080/v1"
+    )]
+    InvalidBaseUrl { base_url: String, reason: String },
+
+    /// HTTP 401 or 403.
+    #[error("{}", auth_message(*.status, .env, *.key_sent, .message))]
+    Auth {
+        status: u16,
+        env: String,
+        key_sent: bool,
+        message: String,
+    },
+
+    #[error(
+        "HTTP 404 from {url}: {message}. Check the base URL ({base_url}) and the model \
+         ({model}): --base-url, OPENAI_BASE_URL or settings `baseUrl`; --model, LING_MODEL or \
+         settings `model`"
+    )]
+    NotFound {
+        url: String,
+        base_url: String,
+        model: String,
+        message: String,
+    },
+
+    /// HTTP 400 or 422: the request itself was refused, so retrying cannot help.
+    #[error("the server rejected the request (HTTP {status}): {message}")]
+    BadRequest { status: u16, message: String },
+
+    /// Any other HTTP error, after the retries ran out (or at once, if it is not retryable).
+    #[error("HTTP {status} from {url} after {}: {message}", attempts_text(*.attempts))]
+    Status {
+        status: u16,
+        url: String,
+        message: String,
+        attempts: u32,
+    },
+
+    #[error(
+        "could not reach {url}: {detail} (after {}). Is the server running? Point Ling at it with \
+         --base-url or OPENAI_BASE_URL",
+        attempts_text(*.attempts)
+    )]
+    Connect {
+        url: String,
+        detail: String,
+        attempts: u32,
+    },
+
+    /// The connection broke before the response headers arrived.
+    #[error("the connection to {url} failed: {detail} (after {})", attempts_text(*.attempts))]
+    Network {
+        url: String,
+        detail: String,
+        attempts: u32,
+    },
+
+    #[error(
+        "timed out after {} {} {url} (after {}); raise `{}` in .ling/settings.json to wait longer",
+        human_duration(*.limit),
+        .kind.waiting_for(),
+        attempts_text(*.attempts),
+        .kind.setting()
+    )]
+    Timeout {
+        kind: TimeoutKind,
+        limit: Duration,
+        url: String,
+        attempts: u32,
+    },
+
+    /// The body ended (or broke) before `[DONE]` and before any `finish_reason`.
+    #[error("{}", cut_message(.url, *.attempts, *.shown, .detail.as_deref()))]
+    StreamCut {
+        url: String,
+        attempts: u32,
+        /// Whether part of the answer had already been shown; then it was not retried.
+        shown: bool,
+        detail: Option<String>,
+    },
+
+    /// An `{"error": {...}}` object sent inside the event stream.
+    #[error("the server reported an error in the middle of the response: {message}")]
+    Server { message: String },
+
+    /// A chunk that is not the JSON the chat-completions API sends.
+    #[error("the server sent a response Ling cannot read: {detail}")]
+    Protocol { detail: String },
+
+    #[error("could not set up the HTTP client: {0}")]
+    Setup(String),
+}
+
+fn auth_message(status: u16, env: &str, key_sent: bool, message: &str) -> String {
+    if key_sent {
+        format!(
+            "the server rejected the API key (HTTP {status}: {message}). Check that {env} holds a \
+             valid key for this server: `export {env}=...` (settings `apiKeyEnv` can name another \
+             variable)"
+        )
+    } else {
+        format!(
+            "the server requires an API key (HTTP {status}: {message}) and none is set. Set {env}: \
+             `export {env}=...` (settings `apiKeyEnv` can name another variable)"
+        )
+    }
+}
+
+fn cut_message(url: &str, attempts: u32, shown: bool, detail: Option<&str>) -> String {
+    let detail = detail.map(|d| format!(": {d}")).unwrap_or_default();
+    if shown {
+        format!(
+            "the response from {url} stopped before it finished{detail}; the answer shown so far \
+             is incomplete. Try again"
+        )
+    } else {
+        format!(
+            "the response from {url} ended before it sent anything{detail} (after {})",
+            attempts_text(attempts)
+        )
+    }
+}
+
+fn attempts_text(attempts: u32) -> String {
+    if attempts == 1 {
+        "1 attempt".to_string()
+    } else {
+        format!("{attempts} attempts")
+    }
+}
+
+/// `250ms`, `2s`, `1.5s`: short enough for one line, exact enough to match the setting.
+pub(crate) fn human_duration(d: Duration) -> String {
+    let ms = d.as_millis();
+    if ms < 1000 {
+        format!("{ms}ms")
+    } else if ms % 1000 == 0 {
+        format!("{}s", ms / 1000)
+    } else {
+        format!("{:.1}s", d.as_secs_f64())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timeout_names_the_setting_and_the_limit() {
+        let e = LlmError::Timeout {
+            kind: TimeoutKind::Idle,
+            limit: Duration::from_millis(1500),
+            url: "http://x/v1/chat/completions".into(),
+            attempts: 1,
+        };
+        assert_eq!(
+            e.to_string(),
+            "timed out after 1.5s waiting for the next part of the response from \
+             http://x/v1/chat/completions (after 1 attempt); raise `idleTimeoutMs` in \
+             .ling/settings.json to wait longer"
+        );
+    }
+
+    #[test]
+    fn auth_without_a_key_says_to_set_the_variable() {
+        let e = LlmError::Auth {
+            status: 401,
+            env: "DEEPSEEK_API_KEY".into(),
+            key_sent: false,
+            message: "missing key".into(),
+        };
+        let text = e.to_string();
+        assert!(text.contains("export DEEPSEEK_API_KEY=..."), "{text}");
+        assert!(text.contains("none is set"), "{text}");
+    }
+}

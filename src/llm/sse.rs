@@ -1,0 +1,199 @@
+//! Byte-level Server-Sent Events decoding: turns the body of a streamed response, arriving in
+//! chunks split at arbitrary byte boundaries, into whole events. Follows the WHATWG SSE rules that
+//! matter for chat completions: LF, CRLF or CR line ends, `:` comment lines (keep-alives such as
+//! `: ping`), several `data:` lines joined with `\n`, and an event dispatched on a blank line.
+//! Lines are decoded as UTF-8 only once complete, so a character split across chunks survives;
+//! bytes that are not UTF-8 at all become U+FFFD rather than failing the whole response.
+
+/// One dispatched event. `event` is the `event:` field, if the server named one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SseEvent {
+    pub event: Option<String>,
+    pub data: String,
+}
+
+#[derive(Debug, Default)]
+pub struct SseDecoder {
+    /// Bytes of the line being read, not yet ended.
+    line: Vec<u8>,
+    /// The previous byte was CR: an LF right after it ends the same line, not a second one.
+    after_cr: bool,
+    /// `data` lines of the event being built; `None` until its first `data` field.
+    data: Option<String>,
+    event: Option<String>,
+}
+
+impl SseDecoder {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Feeds the next piece of the body and returns the events it completed.
+    pub fn feed(&mut self, bytes: &[u8]) -> Vec<SseEvent> {
+        let mut events = Vec::new();
+        let mut rest = bytes;
+        while !rest.is_empty() {
+            if self.after_cr {
+                self.after_cr = false;
+                if rest[0] == b'\n' {
+                    rest = &rest[1..];
+                    continue;
+                }
+            }
+            match rest.iter().position(|&b| b == b'\n' || b == b'\r') {
+                Some(end) => {
+                    self.line.extend_from_slice(&rest[..end]);
+                    self.after_cr = rest[end] == b'\r';
+                    rest = &rest[end + 1..];
+                    if let Some(event) = self.end_line() {
+                        events.push(event);
+                    }
+                }
+                None => {
+                    self.line.extend_from_slice(rest);
+                    rest = &[];
+                }
+            }
+        }
+        events
+    }
+
+    /// Ends the body. A last line without a line end is taken as complete, and an event whose
+    /// blank line never came is still dispatched: some servers close right after the last `data:`
+    /// line. Whether what arrived was the whole response is for the caller to judge.
+    pub fn finish(&mut self) -> Option<SseEvent> {
+        let mut last = None;
+        if !self.line.is_empty() {
+            last = self.end_line();
+        }
+        last.or_else(|| self.dispatch())
+    }
+
+    fn end_line(&mut self) -> Option<SseEvent> {
+        let line = std::mem::take(&mut self.line);
+        if line.is_empty() {
+            return self.dispatch();
+        }
+        if line[0] == b':' {
+            return None;
+        }
+        let text = String::from_utf8_lossy(&line);
+        let (field, value) = match text.find(':') {
+            Some(colon) => {
+                let value = &text[colon + 1..];
+                (&text[..colon], value.strip_prefix(' ').unwrap_or(value))
+            }
+            None => (&text[..], ""),
+        };
+        match field {
+            "data" => match &mut self.data {
+                Some(data) => {
+                    data.push('\n');
+                    data.push_str(value);
+                }
+                None => self.data = Some(value.to_string()),
+            },
+            "event" => self.event = Some(value.to_string()),
+            // `id` and `retry` drive browser reconnection, which a completion request never uses.
+            _ => {}
+        }
+        None
+    }
+
+    fn dispatch(&mut self) -> Option<SseEvent> {
+        let event = self.event.take();
+        self.data.take().map(|data| SseEvent { event, data })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    fn data(d: &str) -> SseEvent {
+        SseEvent {
+            event: None,
+            data: d.to_string(),
+        }
+    }
+
+    fn decode_all(pieces: &[&[u8]]) -> Vec<SseEvent> {
+        let mut decoder = SseDecoder::new();
+        let mut events: Vec<SseEvent> = pieces.iter().flat_map(|p| decoder.feed(p)).collect();
+        events.extend(decoder.finish());
+        events
+    }
+
+    #[test]
+    fn splits_events_on_blank_lines() {
+        let events = decode_all(&[b"data: {\"a\":1}\n\ndata: [DONE]\n\n"]);
+        assert_eq!(events, vec![data("{\"a\":1}"), data("[DONE]")]);
+    }
+
+    #[test]
+    fn crlf_and_bare_cr_line_ends() {
+        let events = decode_all(&[b"data: one\r\n\r\ndata: two\r\rdata: three\n\n"]);
+        assert_eq!(events, vec![data("one"), data("two"), data("three")]);
+    }
+
+    #[test]
+    fn crlf_split_between_chunks_is_one_line_end() {
+        let events = decode_all(&[b"data: one\r", b"\n", b"\r", b"\ndata: two\r\n\r\n"]);
+        assert_eq!(events, vec![data("one"), data("two")]);
+    }
+
+    #[test]
+    fn keep_alive_comments_are_skipped() {
+        let events = decode_all(&[b": ping\n\n: keep-alive\ndata: x\n\n:\n\n"]);
+        assert_eq!(events, vec![data("x")]);
+    }
+
+    #[test]
+    fn multi_line_data_is_joined_with_newlines() {
+        let events = decode_all(&[b"data: {\"a\":\ndata:  1}\nevent: chunk\n\n"]);
+        assert_eq!(
+            events,
+            vec![SseEvent {
+                event: Some("chunk".into()),
+                data: "{\"a\":\n 1}".into(),
+            }]
+        );
+    }
+
+    #[test]
+    fn byte_by_byte_feed_gives_the_same_events() {
+        let body = "data: {\"c\":\"héllo ✓\"}\r\n\r\n: ping\n\ndata: [DONE]\n\n".as_bytes();
+        let pieces: Vec<&[u8]> = body.chunks(1).collect();
+        assert_eq!(
+            decode_all(&pieces),
+            vec![data("{\"c\":\"héllo ✓\"}"), data("[DONE]")]
+        );
+    }
+
+    #[test]
+    fn utf8_character_split_across_chunks_survives() {
+        let check = "✓".as_bytes();
+        let events = decode_all(&[b"data: a", &check[..1], &check[1..], b"b\n\n"]);
+        assert_eq!(events, vec![data("a✓b")]);
+    }
+
+    #[test]
+    fn invalid_utf8_becomes_replacement_characters() {
+        let events = decode_all(&[b"data: a\xff", b"\xfeb\n\n"]);
+        assert_eq!(events, vec![data("a\u{fffd}\u{fffd}b")]);
+    }
+
+    #[test]
+    fn an_unterminated_last_event_is_still_dispatched() {
+        assert_eq!(decode_all(&[b"data: [DONE]"]), vec![data("[DONE]")]);
+        assert_eq!(decode_all(&[b"data: last\n"]), vec![data("last")]);
+        assert_eq!(decode_all(&[b": only a comment"]), vec![]);
+    }
+
+    #[test]
+    fn field_without_colon_and_unknown_fields_are_ignored() {
+        let events = decode_all(&[b"id: 7\nretry: 10\ndata\n\n"]);
+        assert_eq!(events, vec![data("")]);
+    }
+}
