@@ -47,7 +47,7 @@ pub async fn run(mut setup: Setup, first_prompt: Option<String>) -> Result<Exit,
         let line = match pending.take() {
             Some(line) => line,
             None => {
-                let (back, result) = read_line(editor, "› ").await?;
+                let (back, result) = read_line(editor, "> ").await?;
                 editor = back;
                 match result {
                     Ok(line) => {
