@@ -115,13 +115,19 @@ struct FunctionJson<'a> {
 enum Failure {
     Connect(String),
     Network(String),
-    Timeout { kind: TimeoutKind, shown: bool },
+    Timeout {
+        kind: TimeoutKind,
+        shown: bool,
+    },
     Status {
         status: u16,
         message: String,
         retry_after: Option<Duration>,
     },
-    Cut { shown: bool, detail: Option<String> },
+    Cut {
+        shown: bool,
+        detail: Option<String>,
+    },
     Fatal(LlmError),
 }
 
@@ -166,7 +172,9 @@ impl LlmClient {
         // `localhost:8080` parses as a URL with the scheme `localhost`, so check the scheme too.
         let url = reqwest::Url::parse(&config.base_url).map_err(|e| invalid(e.to_string()))?;
         if !matches!(url.scheme(), "http" | "https") {
-            return Err(invalid("it must start with http:// or https://".to_string()));
+            return Err(invalid(
+                "it must start with http:// or https://".to_string(),
+            ));
         }
         let http = reqwest::Client::builder()
             .connect_timeout(config.connect_timeout)
@@ -226,7 +234,7 @@ impl LlmClient {
                 Err(failure) => failure,
             };
             if attempt > policy.max_retries || !failure.is_retryable() {
-                return Err(self.into_error(failure, attempt));
+                return Err(self.error_for(failure, attempt));
             }
             let delay = policy.delay(attempt, failure.retry_after());
             on_event(StreamEvent::Retrying {
@@ -350,7 +358,9 @@ impl LlmClient {
             };
             first_chunk = false;
             for event in decoder.feed(&bytes) {
-                assembler.push(&event.data, on_event).map_err(stream_failure)?;
+                assembler
+                    .push(&event.data, on_event)
+                    .map_err(stream_failure)?;
                 if assembler.is_done() {
                     return assembler.finish(on_event).map_err(stream_failure);
                 }
@@ -374,7 +384,7 @@ impl LlmClient {
         })
     }
 
-    fn into_error(&self, failure: Failure, attempts: u32) -> LlmError {
+    fn error_for(&self, failure: Failure, attempts: u32) -> LlmError {
         let url = self.endpoint();
         match failure {
             Failure::Connect(detail) => LlmError::Connect {
@@ -518,10 +528,7 @@ mod tests {
         assert_eq!(server_message(r#"{"error":"nope"}"#), "nope");
         assert_eq!(server_message(r#"{"message":"m"}"#), "m");
         assert_eq!(server_message("plain text\n"), "plain text");
-        assert_eq!(
-            server_message(""),
-            "(the response had no error message)"
-        );
+        assert_eq!(server_message(""), "(the response had no error message)");
         assert_eq!(server_message(&"x".repeat(600)).len(), 503);
     }
 
@@ -529,9 +536,16 @@ mod tests {
     fn preflight_needs_a_key_only_for_api_openai_com() {
         let config = LlmConfig::new("https://api.openai.com/v1", "gpt-4o-mini");
         let client = LlmClient::new(config.clone()).unwrap_or_else(|e| panic!("{e}"));
-        let message = client.preflight().err().map(|e| e.to_string()).unwrap_or_default();
+        let message = client
+            .preflight()
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
         assert!(message.contains("export OPENAI_API_KEY=..."), "{message}");
-        assert!(message.contains("--base-url http://127.0.0.1:8080/v1"), "{message}");
+        assert!(
+            message.contains("--base-url http://127.0.0.1:8080/v1"),
+            "{message}"
+        );
 
         let keyed = LlmConfig {
             api_key: Some("sk".into()),
@@ -546,7 +560,10 @@ mod tests {
     fn an_invalid_base_url_is_refused_at_once() {
         let err = LlmClient::new(LlmConfig::new("localhost:8080", "m")).err();
         let message = err.map(|e| e.to_string()).unwrap_or_default();
-        assert!(message.contains("\"localhost:8080\" is not a valid URL"), "{message}");
+        assert!(
+            message.contains("\"localhost:8080\" is not a valid URL"),
+            "{message}"
+        );
     }
 
     #[test]

@@ -113,7 +113,10 @@ mod tests {
         assert_eq!(server_delay(None, None, now), None);
         let later = (now + chrono::Duration::seconds(30)).to_rfc2822();
         let wait = server_delay(None, Some(&later), now).unwrap_or_default();
-        assert!(wait > Duration::from_secs(28) && wait <= Duration::from_secs(30), "{wait:?}");
+        assert!(
+            wait > Duration::from_secs(28) && wait <= Duration::from_secs(30),
+            "{wait:?}"
+        );
         let past = (now - chrono::Duration::seconds(30)).to_rfc2822();
         assert_eq!(server_delay(None, Some(&past), now), Some(Duration::ZERO));
     }

@@ -496,7 +496,8 @@ mod tests {
 
     #[test]
     fn end_without_done_is_cut_unless_a_finish_reason_came() {
-        let (events, result) = run(&[b"data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"part\"}}]}\n\n"]);
+        let (events, result) =
+            run(&[b"data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"part\"}}]}\n\n"]);
         assert_eq!(events, vec![StreamEvent::TextDelta("part".into())]);
         assert_eq!(result, Err(StreamError::Cut));
 

@@ -1,0 +1,483 @@
+//! A scripted OpenAI-compatible chat-completions server on 127.0.0.1 for the integration tests.
+//! Each `POST .../chat/completions` takes the next `Reply` from a queue (streamed text, fragmented
+//! parallel tool calls, an HTTP error, a cut stream, raw SSE bytes, delays) and every request is
+//! recorded, so a test can assert both what the user saw and what the model was sent. An empty
+//! queue answers 500 "mock: no scripted response left", so a test never hangs. HTTP/1.1 on plain
+//! tokio, one request per connection (`Connection: close`).
+//!
+//! Include with `#[path = "support/mock_openai.rs"] mod mock_openai;`.
+#![allow(dead_code)]
+
+use std::collections::VecDeque;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+
+/// One request as the server received it. Header names are lower-case.
+#[derive(Debug, Clone)]
+pub struct Recorded {
+    pub method: String,
+    pub path: String,
+    pub headers: Vec<(String, String)>,
+    /// The parsed JSON body, or `Value::Null` if it was not JSON.
+    pub body: Value,
+}
+
+impl Recorded {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        let name = name.to_ascii_lowercase();
+        self.headers
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// `body.messages`, or nothing.
+    pub fn messages(&self) -> Vec<Value> {
+        self.body["messages"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default()
+    }
+
+    /// The names in `body.tools[].function.name`.
+    pub fn tool_names(&self) -> Vec<String> {
+        let tools = self.body["tools"].as_array().cloned().unwrap_or_default();
+        tools
+            .iter()
+            .filter_map(|t| t["function"]["name"].as_str().map(str::to_string))
+            .collect()
+    }
+}
+
+#[derive(Debug, Clone)]
+enum Body {
+    /// Chat-completion chunks sent as `data:` events; `done` ends them with `data: [DONE]`.
+    Events { chunks: Vec<Value>, done: bool },
+    /// Bytes written as they are, one write per piece.
+    Raw(Vec<Vec<u8>>),
+}
+
+/// One scripted response.
+#[derive(Debug, Clone)]
+pub struct Reply {
+    status: u16,
+    content_type: &'static str,
+    headers: Vec<(String, String)>,
+    body: Body,
+    usage: Option<(u64, u64)>,
+    delay: Duration,
+    chunk_delay: Duration,
+}
+
+/// `{"choices":[{"index":0,"delta":...,"finish_reason":...}]}` as OpenAI streams it.
+pub fn chunk(delta: Value, finish_reason: Option<&str>) -> Value {
+    json!({
+        "id": "chatcmpl-mock", "object": "chat.completion.chunk", "created": 0, "model": "mock",
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}],
+    })
+}
+
+/// Splits `text` into `parts` pieces on character boundaries (some may be empty for short text).
+fn split(text: &str, parts: usize) -> Vec<String> {
+    let chars: Vec<char> = text.chars().collect();
+    let size = chars.len().div_ceil(parts).max(1);
+    let mut pieces: Vec<String> = chars.chunks(size).map(|c| c.iter().collect()).collect();
+    pieces.resize(parts, String::new());
+    pieces
+}
+
+fn role_chunk() -> Value {
+    chunk(json!({"role": "assistant", "content": ""}), None)
+}
+
+fn text_chunks(text: &str) -> Vec<Value> {
+    split(text, 3)
+        .into_iter()
+        .filter(|p| !p.is_empty())
+        .map(|p| chunk(json!({"content": p}), None))
+        .collect()
+}
+
+/// Each call's id and name in two halves, then the arguments in three fragments per call,
+/// interleaved between calls, as a server streaming parallel calls may do.
+fn tool_call_chunks(calls: &[(&str, &str, String)]) -> Vec<Value> {
+    let mut chunks = Vec::new();
+    for (index, (id, name, _)) in calls.iter().enumerate() {
+        let (id, name) = (split(id, 2), split(name, 2));
+        chunks.push(chunk(
+            json!({"tool_calls": [{"index": index, "id": id[0], "type": "function",
+                                   "function": {"name": name[0]}}]}),
+            None,
+        ));
+        chunks.push(chunk(
+            json!({"tool_calls": [{"index": index, "id": id[1], "function": {"name": name[1]}}]}),
+            None,
+        ));
+    }
+    let fragments: Vec<Vec<String>> = calls.iter().map(|(_, _, a)| split(a, 3)).collect();
+    for part in 0..3 {
+        for (index, pieces) in fragments.iter().enumerate() {
+            chunks.push(chunk(
+                json!({"tool_calls": [{"index": index, "function": {"arguments": pieces[part]}}]}),
+                None,
+            ));
+        }
+    }
+    chunks
+}
+
+impl Reply {
+    fn events(chunks: Vec<Value>, done: bool) -> Self {
+        Self {
+            status: 200,
+            content_type: "text/event-stream",
+            headers: Vec::new(),
+            body: Body::Events { chunks, done },
+            usage: None,
+            delay: Duration::ZERO,
+            chunk_delay: Duration::ZERO,
+        }
+    }
+
+    /// A streamed answer, split over several chunks, ending with `stop` and `[DONE]`.
+    pub fn text(text: &str) -> Self {
+        let mut chunks = vec![role_chunk()];
+        chunks.extend(text_chunks(text));
+        chunks.push(chunk(json!({}), Some("stop")));
+        Self::events(chunks, true)
+    }
+
+    /// Reasoning (`reasoning_content`) first, then the answer.
+    pub fn reasoning_then_text(reasoning: &str, text: &str) -> Self {
+        let mut chunks = vec![role_chunk()];
+        chunks.extend(
+            split(reasoning, 2)
+                .into_iter()
+                .map(|r| chunk(json!({"reasoning_content": r}), None)),
+        );
+        chunks.extend(text_chunks(text));
+        chunks.push(chunk(json!({}), Some("stop")));
+        Self::events(chunks, true)
+    }
+
+    /// Parallel tool calls `(id, name, arguments)`, fragmented; ends with `tool_calls`.
+    pub fn tool_calls(calls: Vec<(&str, &str, Value)>) -> Self {
+        let raw: Vec<(&str, &str, String)> = calls
+            .into_iter()
+            .map(|(i, n, a)| (i, n, a.to_string()))
+            .collect();
+        Self::tool_calls_with_text("", raw)
+    }
+
+    /// Tool calls whose arguments are sent verbatim, e.g. malformed JSON.
+    pub fn tool_calls_raw(calls: Vec<(&str, &str, &str)>) -> Self {
+        let raw = calls
+            .into_iter()
+            .map(|(i, n, a)| (i, n, a.to_string()))
+            .collect();
+        Self::tool_calls_with_text("", raw)
+    }
+
+    /// Some text ("Let me look.") followed by tool calls, in one response.
+    pub fn tool_calls_with_text(text: &str, calls: Vec<(&str, &str, String)>) -> Self {
+        let mut chunks = vec![role_chunk()];
+        chunks.extend(text_chunks(text));
+        chunks.extend(tool_call_chunks(&calls));
+        chunks.push(chunk(json!({}), Some("tool_calls")));
+        Self::events(chunks, true)
+    }
+
+    /// Chunks built with [`chunk`], sent as they are, then `[DONE]`.
+    pub fn chunks(chunks: Vec<Value>) -> Self {
+        Self::events(chunks, true)
+    }
+
+    /// Text, then the connection closes: no `finish_reason`, no `[DONE]`.
+    pub fn cut_after_text(text: &str) -> Self {
+        let mut chunks = vec![role_chunk()];
+        chunks.extend(text_chunks(text));
+        Self::events(chunks, false)
+    }
+
+    /// Only the role chunk, then the connection closes: nothing was shown.
+    pub fn cut_before_text() -> Self {
+        Self::events(vec![role_chunk()], false)
+    }
+
+    /// An event-stream body written verbatim, one write per piece.
+    pub fn raw_sse(pieces: Vec<Vec<u8>>) -> Self {
+        let mut reply = Self::events(Vec::new(), false);
+        reply.body = Body::Raw(pieces);
+        reply
+    }
+
+    /// An HTTP error with `{"error":{"message":"mock error <status>",...}}`.
+    pub fn status(status: u16) -> Self {
+        let body = json!({"error": {"message": format!("mock error {status}"),
+                                    "type": "mock_error", "code": status}});
+        Self {
+            status,
+            content_type: "application/json",
+            body: Body::Raw(vec![body.to_string().into_bytes()]),
+            ..Self::events(Vec::new(), false)
+        }
+    }
+
+    /// Replaces the error message of a [`Reply::status`].
+    pub fn message(mut self, message: &str) -> Self {
+        let body =
+            json!({"error": {"message": message, "type": "mock_error", "code": self.status}});
+        self.body = Body::Raw(vec![body.to_string().into_bytes()]);
+        self
+    }
+
+    pub fn retry_after(self, seconds: u64) -> Self {
+        self.header("Retry-After", &seconds.to_string())
+    }
+
+    pub fn retry_after_ms(self, ms: u64) -> Self {
+        self.header("retry-after-ms", &ms.to_string())
+    }
+
+    pub fn header(mut self, name: &str, value: &str) -> Self {
+        self.headers.push((name.to_string(), value.to_string()));
+        self
+    }
+
+    /// A usage chunk with empty `choices`, sent just before `[DONE]`.
+    pub fn usage(mut self, prompt_tokens: u64, completion_tokens: u64) -> Self {
+        self.usage = Some((prompt_tokens, completion_tokens));
+        self
+    }
+
+    /// Wait before sending anything (status line included).
+    pub fn delay(mut self, delay: Duration) -> Self {
+        self.delay = delay;
+        self
+    }
+
+    /// Wait between body pieces (the first piece goes at once).
+    pub fn chunk_delay(mut self, delay: Duration) -> Self {
+        self.chunk_delay = delay;
+        self
+    }
+
+    fn pieces(&self) -> Vec<Vec<u8>> {
+        match &self.body {
+            Body::Raw(pieces) => pieces.clone(),
+            Body::Events { chunks, done } => {
+                let mut events: Vec<String> = chunks.iter().map(Value::to_string).collect();
+                if let Some((prompt, completion)) = self.usage {
+                    let usage = json!({"id": "chatcmpl-mock", "object": "chat.completion.chunk",
+                        "choices": [], "usage": {"prompt_tokens": prompt,
+                        "completion_tokens": completion, "total_tokens": prompt + completion}});
+                    events.push(usage.to_string());
+                }
+                if *done {
+                    events.push("[DONE]".to_string());
+                }
+                events
+                    .into_iter()
+                    .map(|e| format!("data: {e}\n\n").into_bytes())
+                    .collect()
+            }
+        }
+    }
+}
+
+#[derive(Default)]
+struct State {
+    replies: VecDeque<Reply>,
+    requests: Vec<Recorded>,
+}
+
+pub struct MockServer {
+    addr: SocketAddr,
+    state: Arc<Mutex<State>>,
+    accept: tokio::task::JoinHandle<()>,
+    /// Set by `start_blocking`: the server's own runtime.
+    runtime: Option<tokio::runtime::Runtime>,
+}
+
+impl MockServer {
+    /// Starts on the current tokio runtime.
+    pub async fn start(replies: Vec<Reply>) -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0")
+            .await
+            .unwrap_or_else(|e| panic!("mock: cannot bind 127.0.0.1: {e}"));
+        Self::serve(listener, replies, &tokio::runtime::Handle::current(), None)
+    }
+
+    /// Starts on a runtime of its own, for plain `#[test]`s that run the `ling` binary.
+    pub fn start_blocking(replies: Vec<Reply>) -> Self {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .unwrap_or_else(|e| panic!("mock: cannot build a runtime: {e}"));
+        let listener = runtime
+            .block_on(TcpListener::bind("127.0.0.1:0"))
+            .unwrap_or_else(|e| panic!("mock: cannot bind 127.0.0.1: {e}"));
+        let handle = runtime.handle().clone();
+        Self::serve(listener, replies, &handle, Some(runtime))
+    }
+
+    fn serve(
+        listener: TcpListener,
+        replies: Vec<Reply>,
+        handle: &tokio::runtime::Handle,
+        runtime: Option<tokio::runtime::Runtime>,
+    ) -> Self {
+        let addr = listener
+            .local_addr()
+            .unwrap_or_else(|e| panic!("mock: no local address: {e}"));
+        let state = Arc::new(Mutex::new(State {
+            replies: replies.into(),
+            requests: Vec::new(),
+        }));
+        let shared = state.clone();
+        let accept = handle.spawn(async move {
+            while let Ok((socket, _)) = listener.accept().await {
+                tokio::spawn(handle_connection(socket, shared.clone()));
+            }
+        });
+        Self {
+            addr,
+            state,
+            accept,
+            runtime,
+        }
+    }
+
+    /// `http://127.0.0.1:PORT/v1`, to pass as `--base-url` or `OPENAI_BASE_URL`.
+    pub fn base_url(&self) -> String {
+        format!("http://{}/v1", self.addr)
+    }
+
+    /// Every request received so far, in order.
+    pub fn requests(&self) -> Vec<Recorded> {
+        lock(&self.state).requests.clone()
+    }
+
+    /// Adds replies to the end of the queue.
+    pub fn push(&self, reply: Reply) {
+        lock(&self.state).replies.push_back(reply);
+    }
+
+    /// Scripted replies not yet served.
+    pub fn remaining(&self) -> usize {
+        lock(&self.state).replies.len()
+    }
+}
+
+impl Drop for MockServer {
+    fn drop(&mut self) {
+        self.accept.abort();
+        // `shutdown_background` never blocks, so dropping inside async code cannot panic.
+        if let Some(runtime) = self.runtime.take() {
+            runtime.shutdown_background();
+        }
+    }
+}
+
+fn lock(state: &Mutex<State>) -> MutexGuard<'_, State> {
+    state
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+async fn handle_connection(mut socket: TcpStream, state: Arc<Mutex<State>>) {
+    let Some(request) = read_request(&mut socket).await else {
+        return;
+    };
+    let is_chat = request.method == "POST" && request.path.ends_with("/chat/completions");
+    let route = format!("{} {}", request.method, request.path);
+    let reply = {
+        let mut state = lock(&state);
+        state.requests.push(request);
+        if is_chat {
+            state.replies.pop_front()
+        } else {
+            Some(Reply::status(404).message(&format!("mock: no route for {route}")))
+        }
+    };
+    let reply =
+        reply.unwrap_or_else(|| Reply::status(500).message("mock: no scripted response left"));
+    // A client that went away (a timeout, a dropped future) is not the mock's failure.
+    let _ = write_reply(&mut socket, &reply).await;
+}
+
+async fn read_request(socket: &mut TcpStream) -> Option<Recorded> {
+    let mut buf = Vec::new();
+    let mut piece = [0u8; 4096];
+    let header_end = loop {
+        if let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+            break end;
+        }
+        let n = socket.read(&mut piece).await.ok()?;
+        if n == 0 {
+            return None;
+        }
+        buf.extend_from_slice(&piece[..n]);
+    };
+    let head = String::from_utf8_lossy(&buf[..header_end]).to_string();
+    let mut lines = head.split("\r\n");
+    let mut request_line = lines.next()?.split(' ');
+    let method = request_line.next()?.to_string();
+    let path = request_line.next()?.to_string();
+    let headers: Vec<(String, String)> = lines
+        .filter_map(|line| line.split_once(':'))
+        .map(|(n, v)| (n.trim().to_ascii_lowercase(), v.trim().to_string()))
+        .collect();
+    let length = headers
+        .iter()
+        .find(|(n, _)| n == "content-length")
+        .and_then(|(_, v)| v.parse::<usize>().ok())
+        .unwrap_or(0);
+    let mut body = buf[header_end + 4..].to_vec();
+    while body.len() < length {
+        let n = socket.read(&mut piece).await.ok()?;
+        if n == 0 {
+            break;
+        }
+        body.extend_from_slice(&piece[..n]);
+    }
+    Some(Recorded {
+        method,
+        path,
+        headers,
+        body: serde_json::from_slice(&body).unwrap_or(Value::Null),
+    })
+}
+
+async fn write_reply(socket: &mut TcpStream, reply: &Reply) -> std::io::Result<()> {
+    tokio::time::sleep(reply.delay).await;
+    let pieces = reply.pieces();
+    let mut head = format!(
+        "HTTP/1.1 {} Mock\r\nContent-Type: {}\r\nConnection: close\r\nCache-Control: no-cache\r\n",
+        reply.status, reply.content_type
+    );
+    if reply.content_type == "application/json" {
+        let length: usize = pieces.iter().map(Vec::len).sum();
+        head.push_str(&format!("Content-Length: {length}\r\n"));
+    }
+    for (name, value) in &reply.headers {
+        head.push_str(&format!("{name}: {value}\r\n"));
+    }
+    head.push_str("\r\n");
+    socket.write_all(head.as_bytes()).await?;
+    socket.flush().await?;
+    for (i, piece) in pieces.iter().enumerate() {
+        if i > 0 {
+            tokio::time::sleep(reply.chunk_delay).await;
+        }
+        socket.write_all(piece).await?;
+        socket.flush().await?;
+    }
+    socket.shutdown().await
+}
