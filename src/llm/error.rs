@@ -1,6 +1,6 @@
 //! The model client's errors. Each `Display` is the whole message the user sees, and says what to
 //! change: which variable holds the key, which URL and model were used, which setting raises a
-//! timeout.
+//! timeout. Also reads the server's own message out of an HTTP error body.
 
 use std::time::Duration;
 
