@@ -10,10 +10,10 @@ use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap};
 use serde::Serialize;
 use tokio::time::{Instant, timeout, timeout_at};
 
-use super::error::{LlmError, TimeoutKind};
+use super::error::{LlmError, TimeoutKind, server_message};
 use super::retry::{RetryPolicy, is_retryable_status, server_delay};
 use super::sse::SseDecoder;
-use super::stream::{ChunkAssembler, StreamError, error_text};
+use super::stream::{ChunkAssembler, StreamError};
 use super::types::{Completion, Message, StreamEvent, ToolSpec};
 use crate::config::Settings;
 
@@ -176,8 +176,12 @@ impl LlmClient {
                 "it must start with http:// or https://".to_string(),
             ));
         }
-        let http = reqwest::Client::builder()
-            .connect_timeout(config.connect_timeout)
+        let mut builder = reqwest::Client::builder().connect_timeout(config.connect_timeout);
+        // A local server is never behind the user's HTTP proxy (and the tests' mock is not).
+        if is_loopback(&url) {
+            builder = builder.no_proxy();
+        }
+        let http = builder
             .build()
             .map_err(|e| LlmError::Setup(e.to_string()))?;
         Ok(Self { http, config })
@@ -234,7 +238,7 @@ impl LlmClient {
                 Err(failure) => failure,
             };
             if attempt > policy.max_retries || !failure.is_retryable() {
-                return Err(self.into_error(failure, attempt));
+                return Err(self.error_for(failure, attempt));
             }
             let delay = policy.delay(attempt, failure.retry_after());
             on_event(StreamEvent::Retrying {
@@ -384,7 +388,7 @@ impl LlmClient {
         })
     }
 
-    fn into_error(&self, failure: Failure, attempts: u32) -> LlmError {
+    fn error_for(&self, failure: Failure, attempts: u32) -> LlmError {
         let url = self.endpoint();
         match failure {
             Failure::Connect(detail) => LlmError::Connect {
@@ -441,6 +445,15 @@ impl LlmClient {
     }
 }
 
+fn is_loopback(url: &reqwest::Url) -> bool {
+    let host = url.host_str().unwrap_or_default();
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    host.eq_ignore_ascii_case("localhost")
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
+}
+
 fn stream_failure(e: StreamError) -> Failure {
     match e {
         StreamError::Server(message) => Failure::Fatal(LlmError::Server { message }),
@@ -493,44 +506,9 @@ fn is_json(headers: &HeaderMap) -> bool {
         .is_some_and(|v| v.trim_start().starts_with("application/json"))
 }
 
-/// The message of an error body: `{"error":{"message"}}`, `{"error":"..."}`, `{"message"}`, or
-/// the text itself, shortened.
-fn server_message(body: &str) -> String {
-    const LIMIT: usize = 500;
-    let body = body.trim();
-    if body.is_empty() {
-        return "(the response had no error message)".to_string();
-    }
-    if let Ok(value) = serde_json::from_str::<serde_json::Value>(body) {
-        if let Some(error) = value.get("error") {
-            return error_text(error);
-        }
-        if let Some(message) = value.get("message").and_then(|m| m.as_str()) {
-            return message.to_string();
-        }
-    }
-    match body.char_indices().nth(LIMIT) {
-        Some((end, _)) => format!("{}...", &body[..end]),
-        None => body.to_string(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn server_messages_are_found_in_the_usual_shapes() {
-        assert_eq!(
-            server_message(r#"{"error":{"message":"bad model","type":"invalid_request_error"}}"#),
-            "bad model"
-        );
-        assert_eq!(server_message(r#"{"error":"nope"}"#), "nope");
-        assert_eq!(server_message(r#"{"message":"m"}"#), "m");
-        assert_eq!(server_message("plain text\n"), "plain text");
-        assert_eq!(server_message(""), "(the response had no error message)");
-        assert_eq!(server_message(&"x".repeat(600)).len(), 503);
-    }
 
     #[test]
     fn preflight_needs_a_key_only_for_api_openai_com() {
@@ -554,6 +532,40 @@ mod tests {
         assert!(LlmClient::new(keyed).is_ok_and(|c| c.preflight().is_ok()));
         let local = LlmConfig::new("http://127.0.0.1:8080/v1", "m");
         assert!(LlmClient::new(local).is_ok_and(|c| c.preflight().is_ok()));
+    }
+
+    #[test]
+    fn config_comes_from_settings() {
+        use crate::config::{RawSettings, SettingsOverrides};
+        let raw: RawSettings = serde_json::from_str(
+            r#"{"baseUrl":"http://127.0.0.1:9/v1","apiKeyEnv":"K","idleTimeoutMs":1234,"maxRetries":7}"#,
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let env = |name: &str| (name == "K").then(|| "secret".to_string());
+        let settings = Settings::resolve(
+            &RawSettings::default(),
+            &raw,
+            &SettingsOverrides::default(),
+            &env,
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let config = LlmConfig::from_settings(&settings);
+        assert_eq!(config.base_url, "http://127.0.0.1:9/v1");
+        assert_eq!(config.api_key.as_deref(), Some("secret"));
+        assert_eq!(config.api_key_env, "K");
+        assert_eq!(config.idle_timeout, Duration::from_millis(1234));
+        assert_eq!(config.max_retries, 7);
+        assert_eq!(config.model, settings.model);
+    }
+
+    #[test]
+    fn loopback_hosts_are_recognised() {
+        let loopback = |u: &str| reqwest::Url::parse(u).is_ok_and(|u| is_loopback(&u));
+        assert!(loopback("http://127.0.0.1:8080/v1"));
+        assert!(loopback("http://localhost/v1"));
+        assert!(loopback("http://[::1]:1234/v1"));
+        assert!(!loopback("https://api.openai.com/v1"));
+        assert!(!loopback("http://10.0.0.2/v1"));
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! The model client's errors. Each `Display` is the whole message the user sees, and says what to
 //! change: which variable holds the key, which URL and model were used, which setting raises a
-//! timeout.
+//! timeout. Also reads the server's own message out of an HTTP error body.
 
 use std::time::Duration;
 
@@ -138,6 +138,28 @@ pub enum LlmError {
     Setup(String),
 }
 
+/// The message of an error body: `{"error":{"message"}}`, `{"error":"..."}`, `{"message"}`, or
+/// the text itself, shortened.
+pub(crate) fn server_message(body: &str) -> String {
+    const LIMIT: usize = 500;
+    let body = body.trim();
+    if body.is_empty() {
+        return "(the response had no error message)".to_string();
+    }
+    if let Ok(value) = serde_json::from_str::<serde_json::Value>(body) {
+        if let Some(error) = value.get("error") {
+            return super::stream::error_text(error);
+        }
+        if let Some(message) = value.get("message").and_then(|m| m.as_str()) {
+            return message.to_string();
+        }
+    }
+    match body.char_indices().nth(LIMIT) {
+        Some((end, _)) => format!("{}...", &body[..end]),
+        None => body.to_string(),
+    }
+}
+
 fn auth_message(status: u16, env: &str, key_sent: bool, message: &str) -> String {
     if key_sent {
         format!(
@@ -191,6 +213,19 @@ pub(crate) fn human_duration(d: Duration) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn server_messages_are_found_in_the_usual_shapes() {
+        assert_eq!(
+            server_message(r#"{"error":{"message":"bad model","type":"invalid_request_error"}}"#),
+            "bad model"
+        );
+        assert_eq!(server_message(r#"{"error":"nope"}"#), "nope");
+        assert_eq!(server_message(r#"{"message":"m"}"#), "m");
+        assert_eq!(server_message("plain text\n"), "plain text");
+        assert_eq!(server_message(""), "(the response had no error message)");
+        assert_eq!(server_message(&"x".repeat(600)).len(), 503);
+    }
 
     #[test]
     fn timeout_names_the_setting_and_the_limit() {

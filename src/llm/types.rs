@@ -135,8 +135,11 @@ pub enum StreamEvent {
     },
     /// The request is being retried after a failure that happened before anything was shown.
     Retrying {
+        /// The number of this retry: 1 for the first, at most `LlmConfig::max_retries`.
         attempt: u32,
+        /// The wait before it.
         delay_ms: u64,
+        /// A one-line summary of the failure.
         reason: String,
     },
 }

@@ -167,24 +167,22 @@ impl Reply {
 
     /// Parallel tool calls `(id, name, arguments)`, fragmented; ends with `tool_calls`.
     pub fn tool_calls(calls: Vec<(&str, &str, Value)>) -> Self {
-        let raw: Vec<(&str, &str, String)> = calls
-            .into_iter()
-            .map(|(i, n, a)| (i, n, a.to_string()))
-            .collect();
-        Self::tool_calls_with_text("", raw)
+        Self::tool_calls_with_text("", calls)
     }
 
     /// Tool calls whose arguments are sent verbatim, e.g. malformed JSON.
     pub fn tool_calls_raw(calls: Vec<(&str, &str, &str)>) -> Self {
-        let raw = calls
-            .into_iter()
-            .map(|(i, n, a)| (i, n, a.to_string()))
-            .collect();
-        Self::tool_calls_with_text("", raw)
+        let raw = calls.into_iter().map(|(i, n, a)| (i, n, a.to_string()));
+        Self::tool_reply("", raw.collect())
     }
 
     /// Some text ("Let me look.") followed by tool calls, in one response.
-    pub fn tool_calls_with_text(text: &str, calls: Vec<(&str, &str, String)>) -> Self {
+    pub fn tool_calls_with_text(text: &str, calls: Vec<(&str, &str, Value)>) -> Self {
+        let raw = calls.into_iter().map(|(i, n, a)| (i, n, a.to_string()));
+        Self::tool_reply(text, raw.collect())
+    }
+
+    fn tool_reply(text: &str, calls: Vec<(&str, &str, String)>) -> Self {
         let mut chunks = vec![role_chunk()];
         chunks.extend(text_chunks(text));
         chunks.extend(tool_call_chunks(&calls));
@@ -218,14 +216,12 @@ impl Reply {
 
     /// An HTTP error with `{"error":{"message":"mock error <status>",...}}`.
     pub fn status(status: u16) -> Self {
-        let body = json!({"error": {"message": format!("mock error {status}"),
-                                    "type": "mock_error", "code": status}});
         Self {
             status,
             content_type: "application/json",
-            body: Body::Raw(vec![body.to_string().into_bytes()]),
             ..Self::events(Vec::new(), false)
         }
+        .message(&format!("mock error {status}"))
     }
 
     /// Replaces the error message of a [`Reply::status`].
