@@ -33,22 +33,34 @@ fn prompt_answer_tools_and_exit() {
     let mut p = start(&project, &server, &["--model", "pty-model"]);
     expect(&mut p, "pty-model");
     expect(&mut p, "> ");
-    p.send_line("what does hello.txt say?").unwrap_or_else(|e| panic!("{e}"));
+    p.send_line("what does hello.txt say?")
+        .unwrap_or_else(|e| panic!("{e}"));
     expect(&mut p, "read_file(hello.txt)");
     expect(&mut p, "The file greets the world.");
     expect(&mut p, "> ");
     p.send_line("/tools").unwrap_or_else(|e| panic!("{e}"));
-    for tool in ["read_file", "write_file", "edit_file", "bash", "grep", "glob"] {
+    for tool in [
+        "read_file",
+        "write_file",
+        "edit_file",
+        "bash",
+        "grep",
+        "glob",
+    ] {
         expect(&mut p, tool);
     }
     expect(&mut p, "> ");
     p.send_line("/exit").unwrap_or_else(|e| panic!("{e}"));
-    p.exp_eof().unwrap_or_else(|e| panic!("the REPL did not exit: {e}"));
+    p.exp_eof()
+        .unwrap_or_else(|e| panic!("the REPL did not exit: {e}"));
 
     let requests = server.requests();
     assert_eq!(requests.len(), 2);
     let history = std::fs::read_to_string(project.home.path().join("history")).unwrap_or_default();
-    assert!(history.contains("what does hello.txt say?"), "history: {history}");
+    assert!(
+        history.contains("what does hello.txt say?"),
+        "history: {history}"
+    );
 }
 
 #[test]
@@ -60,12 +72,14 @@ fn ctrl_c_twice_at_an_empty_prompt_exits_and_ctrl_d_too() {
     p.send_control('c').unwrap_or_else(|e| panic!("{e}"));
     expect(&mut p, "Ctrl-C again");
     p.send_control('c').unwrap_or_else(|e| panic!("{e}"));
-    p.exp_eof().unwrap_or_else(|e| panic!("two Ctrl-C did not exit: {e}"));
+    p.exp_eof()
+        .unwrap_or_else(|e| panic!("two Ctrl-C did not exit: {e}"));
 
     let mut p = start(&project, &server, &[]);
     expect(&mut p, "> ");
     p.send_control('d').unwrap_or_else(|e| panic!("{e}"));
-    p.exp_eof().unwrap_or_else(|e| panic!("Ctrl-D did not exit: {e}"));
+    p.exp_eof()
+        .unwrap_or_else(|e| panic!("Ctrl-D did not exit: {e}"));
 }
 
 #[test]
@@ -77,12 +91,14 @@ fn ctrl_c_interrupts_a_running_turn_and_returns_to_the_prompt() {
     let project = Project::new();
     let mut p = start(&project, &server, &[]);
     expect(&mut p, "> ");
-    p.send_line("slow question").unwrap_or_else(|e| panic!("{e}"));
+    p.send_line("slow question")
+        .unwrap_or_else(|e| panic!("{e}"));
     expect(&mut p, "thinking");
     p.send_control('c').unwrap_or_else(|e| panic!("{e}"));
     expect(&mut p, "interrupted");
     expect(&mut p, "> ");
-    p.send_line("next question").unwrap_or_else(|e| panic!("{e}"));
+    p.send_line("next question")
+        .unwrap_or_else(|e| panic!("{e}"));
     expect(&mut p, "second answer");
     p.send_line("/exit").unwrap_or_else(|e| panic!("{e}"));
     p.exp_eof().unwrap_or_else(|e| panic!("{e}"));
@@ -91,7 +107,11 @@ fn ctrl_c_interrupts_a_running_turn_and_returns_to_the_prompt() {
 #[test]
 fn the_repl_asks_before_running_a_command() {
     let server = MockServer::start_blocking(vec![
-        Reply::tool_calls(vec![("b1", "bash", json!({"command": "touch approved.txt"}))]),
+        Reply::tool_calls(vec![(
+            "b1",
+            "bash",
+            json!({"command": "touch approved.txt"}),
+        )]),
         Reply::text("made it"),
         Reply::tool_calls(vec![("b2", "bash", json!({"command": "touch denied.txt"}))]),
         Reply::text("ok, not made"),
@@ -104,7 +124,8 @@ fn the_repl_asks_before_running_a_command() {
     p.send_line("y").unwrap_or_else(|e| panic!("{e}"));
     expect(&mut p, "made it");
     expect(&mut p, "> ");
-    p.send_line("make another").unwrap_or_else(|e| panic!("{e}"));
+    p.send_line("make another")
+        .unwrap_or_else(|e| panic!("{e}"));
     expect(&mut p, "allow?");
     p.send_line("n").unwrap_or_else(|e| panic!("{e}"));
     expect(&mut p, "ok, not made");
@@ -114,5 +135,11 @@ fn the_repl_asks_before_running_a_command() {
     assert!(!project.file("denied.txt").exists());
     let denied = &server.requests()[3];
     let last = denied.messages().last().cloned().unwrap_or_default();
-    assert!(last["content"].as_str().unwrap_or_default().contains("denied"), "{last}");
+    assert!(
+        last["content"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("denied"),
+        "{last}"
+    );
 }

@@ -268,7 +268,7 @@ impl EventSink for ReplUi {
         match event {
             AgentEvent::RequestStarted { .. } => {
                 Self::settle(&mut state);
-                state.spinner = Some(Spinner::start("thinking"));
+                state.spinner = Some(Spinner::start("thinking", style));
             }
             AgentEvent::TextDelta(text) => {
                 state.spinner = None;
@@ -314,7 +314,7 @@ impl EventSink for ReplUi {
                     "{}",
                     style.dim(&format!("retrying (attempt {attempt}): {reason}"))
                 );
-                state.spinner = Some(Spinner::start("thinking"));
+                state.spinner = Some(Spinner::start("thinking", style));
             }
             AgentEvent::Warning(text) => {
                 Self::settle(&mut state);

@@ -1,10 +1,12 @@
 //! The spinner shown on stderr while the model has not sent its first token.
 
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
 use std::time::Duration;
+
+use super::style::Style;
 
 const FRAMES: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
 
@@ -14,19 +16,23 @@ pub struct Spinner {
 }
 
 impl Spinner {
-    pub fn start(label: &str) -> Self {
+    /// Starts spinning on stderr; does nothing when stderr is not a terminal.
+    pub fn start(label: &str, style: Style) -> Self {
         let running = Arc::new(AtomicBool::new(true));
+        if !std::io::stderr().is_terminal() {
+            return Self {
+                running,
+                thread: None,
+            };
+        }
         let flag = running.clone();
         let label = label.to_string();
         let thread = std::thread::spawn(move || {
             let mut i = 0;
             while flag.load(Ordering::Relaxed) {
                 let mut err = std::io::stderr().lock();
-                let _ = write!(
-                    err,
-                    "\r\x1b[2m{} {label}\x1b[0m\x1b[K",
-                    FRAMES[i % FRAMES.len()]
-                );
+                let frame = style.dim(&format!("{} {label}", FRAMES[i % FRAMES.len()]));
+                let _ = write!(err, "\r{frame}\x1b[K");
                 let _ = err.flush();
                 drop(err);
                 i += 1;
