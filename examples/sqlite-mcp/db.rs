@@ -1,7 +1,7 @@
 //! The read-only database: opening a file so that SQLite itself refuses every write (read-only open,
-//! `query_only`, defensive mode, an authorizer, and `sqlite3_stmt_readonly` on every statement),
-//! running one user statement with bound parameters, a row limit and a time limit, and the schema
-//! introspection the tools and resources are built on.
+//! `query_only`, defensive mode, the authorizer of `authorizer.rs`, and `sqlite3_stmt_readonly` on
+//! every statement), running one user statement with bound parameters, a row limit and a time
+//! limit, and the schema introspection the tools and resources are built on.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -11,51 +11,16 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use rusqlite::config::DbConfig;
-use rusqlite::hooks::{AuthAction, AuthContext, Authorization};
+use rusqlite::hooks::AuthContext;
 use rusqlite::types::{Value as SqlValue, ValueRef};
 use rusqlite::{Batch, Connection, ErrorCode, InterruptHandle, OpenFlags};
 use serde_json::{Value, json};
 
+use crate::authorizer::{Denial, authorize};
+
 /// Blobs up to this size are sent as base64; larger ones as a placeholder naming their size, so a
 /// stray `SELECT` of an image column cannot flood the client.
 const MAX_INLINE_BLOB: usize = 4096;
-
-/// Pragmas that only report on the schema; their argument is a table or index name.
-const SCHEMA_PRAGMAS: &[&str] = &[
-    "table_info",
-    "table_xinfo",
-    "table_list",
-    "index_list",
-    "index_info",
-    "index_xinfo",
-    "foreign_key_list",
-    "foreign_key_check",
-    "integrity_check",
-    "quick_check",
-];
-
-/// Pragmas that are settings: reading them (no value) is allowed, setting them is not.
-const SETTING_PRAGMAS: &[&str] = &[
-    "application_id",
-    "auto_vacuum",
-    "cache_size",
-    "collation_list",
-    "compile_options",
-    "data_version",
-    "database_list",
-    "encoding",
-    "foreign_keys",
-    "freelist_count",
-    "function_list",
-    "journal_mode",
-    "module_list",
-    "page_count",
-    "page_size",
-    "pragma_list",
-    "query_only",
-    "schema_version",
-    "user_version",
-];
 
 #[derive(Debug, thiserror::Error)]
 pub enum DbError {
@@ -81,7 +46,9 @@ pub enum DbError {
     Cancelled,
     #[error("parameter {index}: {reason}")]
     Param { index: usize, reason: String },
-    #[error("the statement has {expected} parameter placeholder(s) but {given} value(s) were given")]
+    #[error(
+        "the statement has {expected} parameter placeholder(s) but {given} value(s) were given"
+    )]
     ParamCount { expected: usize, given: usize },
     #[error("no table or view named \"{name}\"; existing: {existing}")]
     UnknownTable { name: String, existing: String },
@@ -399,7 +366,9 @@ impl Database {
         let fired = timer.stop();
         match result {
             Err(DbError::Sql(_)) if fired => Err(DbError::Timeout(millis(self.timeout))),
-            Err(DbError::Sql(_)) if self.cancelled.load(Ordering::SeqCst) => Err(DbError::Cancelled),
+            Err(DbError::Sql(_)) if self.cancelled.load(Ordering::SeqCst) => {
+                Err(DbError::Cancelled)
+            }
             other => other,
         }
     }
@@ -419,104 +388,6 @@ impl Database {
         }
         DbError::Sql(e.to_string())
     }
-}
-
-/// The authorizer: reading and selecting is allowed, so are schema-reporting pragmas and reading a
-/// setting; everything else (writes, DDL, ATTACH, transactions, setting pragmas, load_extension)
-/// is denied at prepare time, and recorded so the refusal can name it.
-fn authorize(ctx: &AuthContext<'_>, denied: &Mutex<Option<Denial>>) -> Authorization {
-    let refusal = match ctx.action {
-        AuthAction::Select | AuthAction::Read { .. } | AuthAction::Recursive => None,
-        AuthAction::Function { function_name } => {
-            if function_name.eq_ignore_ascii_case("load_extension") {
-                Some("load_extension() is disabled".to_string())
-            } else {
-                None
-            }
-        }
-        AuthAction::Pragma {
-            pragma_name,
-            pragma_value,
-        } => {
-            let name = pragma_name.to_ascii_lowercase();
-            if SCHEMA_PRAGMAS.contains(&name.as_str())
-                || (pragma_value.is_none() && SETTING_PRAGMAS.contains(&name.as_str()))
-            {
-                None
-            } else if pragma_value.is_some() {
-                Some(format!("setting PRAGMA {pragma_name} is not allowed"))
-            } else {
-                Some(format!("PRAGMA {pragma_name} is not allowed"))
-            }
-        }
-        AuthAction::Attach { filename } => Some(format!("ATTACH of \"{filename}\" is not allowed")),
-        AuthAction::Detach { .. } => Some("DETACH is not allowed".to_string()),
-        AuthAction::Transaction { .. } | AuthAction::Savepoint { .. } => {
-            Some("transaction control is not allowed".to_string())
-        }
-        AuthAction::Insert { table_name } => Some(format!("INSERT into {table_name} is not allowed")),
-        AuthAction::Update { table_name, .. } => Some(format!("UPDATE of {table_name} is not allowed")),
-        AuthAction::Delete { table_name } => Some(format!("DELETE from {table_name} is not allowed")),
-        ref other => Some(format!("{} is not allowed", action_name(other))),
-    };
-    match refusal {
-        None => Authorization::Allow,
-        Some(reason) => {
-            // DDL first asks to write the schema table, and SQLite may stop there; when it does
-            // go on to ask for the DDL itself (ANALYZE), that says more and wins.
-            let schema_write = matches!(
-                ctx.action,
-                AuthAction::Insert { table_name } | AuthAction::Delete { table_name }
-                    | AuthAction::Update { table_name, .. } if is_schema_table(table_name)
-            );
-            let denial = if schema_write {
-                Denial {
-                    reason: "changing the schema (CREATE, DROP, ALTER, ...) is not allowed"
-                        .to_string(),
-                    specific: false,
-                }
-            } else {
-                Denial {
-                    reason,
-                    specific: true,
-                }
-            };
-            if let Ok(mut d) = denied.lock() {
-                if d.as_ref().is_none_or(|old| !old.specific && denial.specific) {
-                    *d = Some(denial);
-                }
-            }
-            Authorization::Deny
-        }
-    }
-}
-
-/// Why the authorizer refused a statement.
-#[derive(Debug, Clone)]
-struct Denial {
-    reason: String,
-    /// False for the schema-table writes that precede a more specific DDL refusal.
-    specific: bool,
-}
-
-fn is_schema_table(name: &str) -> bool {
-    ["sqlite_master", "sqlite_temp_master", "sqlite_schema", "sqlite_temp_schema"]
-        .iter()
-        .any(|t| name.eq_ignore_ascii_case(t))
-}
-
-/// A short name for the actions that are refused without a custom message (DDL and friends).
-fn action_name(action: &AuthAction<'_>) -> String {
-    let debug = format!("{action:?}");
-    let variant = debug.split([' ', '{', '(']).next().unwrap_or("this statement");
-    let mut words = String::new();
-    for (i, ch) in variant.chars().enumerate() {
-        if ch.is_ascii_uppercase() && i > 0 {
-            words.push(' ');
-        }
-        words.push(ch.to_ascii_uppercase());
-    }
-    words
 }
 
 /// Interrupts a connection when its duration expires, unless stopped first. Stopping joins the

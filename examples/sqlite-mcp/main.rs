@@ -4,6 +4,7 @@
 //! library. This file parses the command line, opens the database before any protocol traffic
 //! (so a bad path is a clear error on stderr and a non-zero exit), and hands over to the server.
 
+mod authorizer;
 mod db;
 mod demo;
 mod protocol;

@@ -5,6 +5,7 @@
 //! Nothing but protocol messages is ever written to stdout.
 
 use std::io::{BufRead, Write};
+use std::panic::AssertUnwindSafe;
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 
@@ -172,7 +173,11 @@ impl Server {
             )];
         };
         let id = obj.get("id").cloned();
-        let Some(method) = obj.get("method").and_then(Value::as_str).map(str::to_string) else {
+        let Some(method) = obj
+            .get("method")
+            .and_then(Value::as_str)
+            .map(str::to_string)
+        else {
             if obj.contains_key("result") || obj.contains_key("error") {
                 // A response: this server sends no requests, so there is nothing to match it to.
                 return Vec::new();
@@ -210,7 +215,16 @@ impl Server {
         };
         self.set_in_flight(Some(id.clone()));
         let mut logs = Vec::new();
-        let outcome = self.request(&method, &params, &mut logs);
+        // A bug in a handler must cost one request, not the server: catch it and answer -32603.
+        let outcome = std::panic::catch_unwind(AssertUnwindSafe(|| {
+            self.request(&method, &params, &mut logs)
+        }))
+        .unwrap_or_else(|_| {
+            Err(RpcError::new(
+                INTERNAL_ERROR,
+                format!("internal error while handling {method}; see the server's stderr"),
+            ))
+        });
         let cancelled = self.set_in_flight(None);
         let mut out: Vec<Value> = logs
             .into_iter()
@@ -316,10 +330,10 @@ fn initialize(db: &Database, params: &Map<String, Value>) -> Result<Value, RpcEr
         .and_then(Value::as_str)
         .unwrap_or("unknown client");
     eprintln!("ling-sqlite-mcp: initialize from {client}: offered {offered}, answering {version}");
-    let file = db
-        .path()
-        .file_name()
-        .map_or_else(|| db.path().display().to_string(), |f| f.to_string_lossy().into_owned());
+    let file = db.path().file_name().map_or_else(
+        || db.path().display().to_string(),
+        |f| f.to_string_lossy().into_owned(),
+    );
     Ok(json!({
         "protocolVersion": version,
         "capabilities": {

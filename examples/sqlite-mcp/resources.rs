@@ -82,7 +82,10 @@ fn column_line(col: &Value) -> String {
     let mut line = format!(
         "--   {} {}",
         col["name"].as_str().unwrap_or_default(),
-        col["type"].as_str().filter(|t| !t.is_empty()).unwrap_or("(no type)")
+        col["type"]
+            .as_str()
+            .filter(|t| !t.is_empty())
+            .unwrap_or("(no type)")
     );
     if col["not_null"].as_bool() == Some(true) {
         line.push_str(" NOT NULL");

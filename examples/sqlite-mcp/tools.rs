@@ -76,7 +76,7 @@ pub fn definitions() -> Value {
                     "params": {
                         "type": "array",
                         "description": "Values for the ? placeholders, in order.",
-                        "items": {"type": ["string", "number", "integer", "boolean", "null"]},
+                        "items": scalar_schema(),
                     },
                     "limit": {
                         "type": "integer",
@@ -94,10 +94,7 @@ pub fn definitions() -> Value {
                     "columns": {"type": "array", "items": {"type": "string"}},
                     "rows": {
                         "type": "array",
-                        "items": {
-                            "type": "array",
-                            "items": {"type": ["string", "number", "integer", "boolean", "null"]},
-                        },
+                        "items": {"type": "array", "items": scalar_schema()},
                     },
                     "row_count": {"type": "integer", "minimum": 0},
                     "truncated": {"type": "boolean"},
@@ -107,6 +104,17 @@ pub fn definitions() -> Value {
             "annotations": annotations("Run a read-only SQL query"),
         },
     ])
+}
+
+/// A JSON scalar, as `anyOf` single types: a `type` array is legal JSON Schema but some model
+/// APIs (Gemini's OpenAPI subset) accept only one type per schema; the Inspector warns about it.
+fn scalar_schema() -> Value {
+    json!({"anyOf": [
+        {"type": "string"},
+        {"type": "number"},
+        {"type": "boolean"},
+        {"type": "null"},
+    ]})
 }
 
 /// Every tool only reads a local file: the same answer each time, nothing outside touched.

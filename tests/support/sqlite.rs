@@ -32,7 +32,8 @@ pub fn demo() -> Demo {
 }
 
 pub fn path_str(p: &Path) -> &str {
-    p.to_str().unwrap_or_else(|| panic!("non-UTF-8 temp path {p:?}"))
+    p.to_str()
+        .unwrap_or_else(|| panic!("non-UTF-8 temp path {p:?}"))
 }
 
 /// Runs the binary to completion with no stdin.
@@ -44,12 +45,16 @@ pub fn run(args: &[&str]) -> Output {
         .unwrap_or_else(|e| panic!("running {BIN}: {e}"))
 }
 
-/// Every file in the directory with its bytes: equal snapshots mean nothing was written, created
+/// Every file directly in the directory with its bytes: equal snapshots mean nothing was written, created
 /// (a journal, a VACUUM INTO target) or deleted.
 pub fn snapshot(dir: &Path) -> BTreeMap<String, Vec<u8>> {
     let mut files = BTreeMap::new();
     for entry in std::fs::read_dir(dir).unwrap_or_else(|e| panic!("read_dir: {e}")) {
         let entry = entry.unwrap_or_else(|e| panic!("read_dir entry: {e}"));
+        // Subdirectories (the Inspector's HOME) are not the database's business.
+        if entry.path().is_dir() {
+            continue;
+        }
         let bytes = std::fs::read(entry.path()).unwrap_or_else(|e| panic!("read: {e}"));
         files.insert(entry.file_name().to_string_lossy().into_owned(), bytes);
     }
@@ -58,8 +63,9 @@ pub fn snapshot(dir: &Path) -> BTreeMap<String, Vec<u8>> {
 
 /// Row counts of the demo tables, read through a separate read-only connection.
 pub fn row_counts(db: &Path) -> Vec<(String, i64)> {
-    let conn = rusqlite::Connection::open_with_flags(db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
-        .unwrap_or_else(|e| panic!("open {db:?}: {e}"));
+    let conn =
+        rusqlite::Connection::open_with_flags(db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .unwrap_or_else(|e| panic!("open {db:?}: {e}"));
     ["customers", "products", "orders", "order_items"]
         .iter()
         .map(|t| {
@@ -124,7 +130,10 @@ impl Server {
     }
 
     pub fn send_raw(&mut self, bytes: &[u8]) {
-        let stdin = self.stdin.as_mut().unwrap_or_else(|| panic!("stdin closed"));
+        let stdin = self
+            .stdin
+            .as_mut()
+            .unwrap_or_else(|| panic!("stdin closed"));
         stdin
             .write_all(bytes)
             .and_then(|()| stdin.flush())
@@ -168,7 +177,11 @@ impl Server {
         let id = self.next_id;
         self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
         let resp = self.response();
-        assert_eq!(resp["id"], json!(id), "response to the wrong request: {resp}");
+        assert_eq!(
+            resp["id"],
+            json!(id),
+            "response to the wrong request: {resp}"
+        );
         resp
     }
 
