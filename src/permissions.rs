@@ -22,8 +22,12 @@ pub enum PermissionError {
 pub enum Check {
     Allow,
     /// The user must approve; in a non-interactive run this is a denial built from `suggestion`.
-    Ask { suggestion: Suggestion },
-    Deny { reason: String },
+    Ask {
+        suggestion: Suggestion,
+    },
+    Deny {
+        reason: String,
+    },
 }
 
 /// What would allow a call without asking: a rule for the REPL's "always" answer, the flag that
@@ -67,17 +71,23 @@ impl Rule {
             };
             // `Bash` is how Claude Code spells it; accepting it lets its settings carry over.
             if name != "bash" && name != "Bash" {
-                return Err(invalid("only bash rules take an argument, as in `bash(git status*)`"));
+                return Err(invalid(
+                    "only bash rules take an argument, as in `bash(git status*)`",
+                ));
             }
             let inner = inner.trim();
             if inner.is_empty() {
-                return Err(invalid("the command pattern is empty; write `bash` to match every command"));
+                return Err(invalid(
+                    "the command pattern is empty; write `bash` to match every command",
+                ));
             }
             // `:*` is Claude Code's older spelling of a prefix rule.
-            return Ok(match inner.strip_suffix(":*").or_else(|| inner.strip_suffix('*')) {
-                Some(prefix) => Rule::BashPrefix(prefix.to_string()),
-                None => Rule::BashExact(inner.to_string()),
-            });
+            return Ok(
+                match inner.strip_suffix(":*").or_else(|| inner.strip_suffix('*')) {
+                    Some(prefix) => Rule::BashPrefix(prefix.to_string()),
+                    None => Rule::BashExact(inner.to_string()),
+                },
+            );
         }
         let (name, wildcard) = match rule.strip_suffix('*') {
             Some(prefix) => (prefix, true),
@@ -149,10 +159,12 @@ fn subcommands(command: &str) -> impl Iterator<Item = &str> {
 /// A command with no separator, pipe, substitution or output redirection, so a prefix rule
 /// cannot be stretched to run something else. `2>&1` is common and harmless, so it is allowed.
 fn is_simple(command: &str) -> bool {
-    !command
-        .replace("2>&1", "")
-        .chars()
-        .any(|c| matches!(c, ';' | '&' | '|' | '\n' | '`' | '$' | '>' | '<' | '(' | ')'))
+    !command.replace("2>&1", "").chars().any(|c| {
+        matches!(
+            c,
+            ';' | '&' | '|' | '\n' | '`' | '$' | '>' | '<' | '(' | ')'
+        )
+    })
 }
 
 pub struct Permissions {
@@ -163,7 +175,11 @@ pub struct Permissions {
 
 impl Permissions {
     /// Bad rule syntax is an error naming the rule.
-    pub fn new(mode: PermissionMode, allow: &[String], deny: &[String]) -> Result<Self, PermissionError> {
+    pub fn new(
+        mode: PermissionMode,
+        allow: &[String],
+        deny: &[String],
+    ) -> Result<Self, PermissionError> {
         let parse = |rules: &[String]| -> Result<Vec<(String, Rule)>, PermissionError> {
             rules
                 .iter()
@@ -195,7 +211,11 @@ impl Permissions {
         if let Some(reason) = self.denied_by_rule(tool, input) {
             return Check::Deny { reason };
         }
-        if self.allow.iter().any(|(_, r)| r.matches(tool.name(), input, false)) {
+        if self
+            .allow
+            .iter()
+            .any(|(_, r)| r.matches(tool.name(), input, false))
+        {
             return Check::Allow;
         }
         let ask = || Check::Ask {
@@ -268,7 +288,8 @@ fn suggestion(tool: &dyn Tool, input: &Value) -> Suggestion {
     Suggestion {
         flag: format!("--allowed-tools {}", shell_quote(&rule)),
         rule,
-        mode_hint: (tool.kind() == ToolKind::Edit).then(|| "--permission-mode accept-edits".to_string()),
+        mode_hint: (tool.kind() == ToolKind::Edit)
+            .then(|| "--permission-mode accept-edits".to_string()),
     }
 }
 
@@ -329,11 +350,31 @@ mod tests {
         }
     }
 
-    const READ: Fake = Fake { name: "read_file", kind: ToolKind::Read, read_only: true };
-    const EDIT: Fake = Fake { name: "write_file", kind: ToolKind::Edit, read_only: false };
-    const BASH: Fake = Fake { name: "bash", kind: ToolKind::Execute, read_only: false };
-    const MCP: Fake = Fake { name: "mcp__sqlite__query", kind: ToolKind::Execute, read_only: false };
-    const MCP_RO: Fake = Fake { name: "mcp__sqlite__list", kind: ToolKind::Execute, read_only: true };
+    const READ: Fake = Fake {
+        name: "read_file",
+        kind: ToolKind::Read,
+        read_only: true,
+    };
+    const EDIT: Fake = Fake {
+        name: "write_file",
+        kind: ToolKind::Edit,
+        read_only: false,
+    };
+    const BASH: Fake = Fake {
+        name: "bash",
+        kind: ToolKind::Execute,
+        read_only: false,
+    };
+    const MCP: Fake = Fake {
+        name: "mcp__sqlite__query",
+        kind: ToolKind::Execute,
+        read_only: false,
+    };
+    const MCP_RO: Fake = Fake {
+        name: "mcp__sqlite__list",
+        kind: ToolKind::Execute,
+        read_only: true,
+    };
 
     fn perms(mode: PermissionMode, allow: &[&str], deny: &[&str]) -> Permissions {
         let strings = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
@@ -371,11 +412,21 @@ mod tests {
     #[test]
     fn plan_mode_denials_say_how_to_switch() {
         let p = perms(PermissionMode::Plan, &[], &[]);
-        let Check::Deny { reason } = p.check(&EDIT, &json!({})) else { panic!("not denied") };
+        let Check::Deny { reason } = p.check(&EDIT, &json!({})) else {
+            panic!("not denied")
+        };
         assert!(reason.starts_with("plan mode: write_file"), "{reason}");
-        assert!(reason.contains("--permission-mode accept-edits"), "{reason}");
-        let Check::Deny { reason } = p.check(&BASH, &cmd("ls")) else { panic!("not denied") };
-        assert!(reason.contains("(the user can switch with --permission-mode"), "{reason}");
+        assert!(
+            reason.contains("--permission-mode accept-edits"),
+            "{reason}"
+        );
+        let Check::Deny { reason } = p.check(&BASH, &cmd("ls")) else {
+            panic!("not denied")
+        };
+        assert!(
+            reason.contains("(the user can switch with --permission-mode"),
+            "{reason}"
+        );
     }
 
     #[test]
@@ -394,7 +445,11 @@ mod tests {
 
     #[test]
     fn bash_prefix_rules_match_simple_commands_only_when_allowing() {
-        let p = perms(PermissionMode::Default, &["bash(git status*)", "bash(cargo test 2>&1)"], &[]);
+        let p = perms(
+            PermissionMode::Default,
+            &["bash(git status*)", "bash(cargo test 2>&1)"],
+            &[],
+        );
         assert_eq!(outcome(p.check(&BASH, &cmd("git status -s"))), "allow");
         assert_eq!(outcome(p.check(&BASH, &cmd("  git status"))), "allow");
         assert_eq!(outcome(p.check(&BASH, &cmd("git statuS"))), "ask");
@@ -417,11 +472,23 @@ mod tests {
 
     #[test]
     fn name_wildcards_match_by_prefix() {
-        let p = perms(PermissionMode::Default, &["mcp__sqlite__*"], &["mcp__sqlite__drop*"]);
+        let p = perms(
+            PermissionMode::Default,
+            &["mcp__sqlite__*"],
+            &["mcp__sqlite__drop*"],
+        );
         assert_eq!(outcome(p.check(&MCP, &json!({}))), "allow");
-        let drop = Fake { name: "mcp__sqlite__drop_table", kind: ToolKind::Execute, read_only: false };
+        let drop = Fake {
+            name: "mcp__sqlite__drop_table",
+            kind: ToolKind::Execute,
+            read_only: false,
+        };
         assert_eq!(outcome(p.check(&drop, &json!({}))), "deny");
-        let other = Fake { name: "mcp__github__query", kind: ToolKind::Execute, read_only: false };
+        let other = Fake {
+            name: "mcp__github__query",
+            kind: ToolKind::Execute,
+            read_only: false,
+        };
         assert_eq!(outcome(p.check(&other, &json!({}))), "ask");
     }
 
@@ -438,7 +505,9 @@ mod tests {
     #[test]
     fn suggestions_name_a_rule_a_flag_and_for_edits_a_mode() {
         let p = perms(PermissionMode::Default, &[], &[]);
-        let Check::Ask { suggestion } = p.check(&BASH, &cmd("git status -s")) else { panic!() };
+        let Check::Ask { suggestion } = p.check(&BASH, &cmd("git status -s")) else {
+            panic!()
+        };
         assert_eq!(
             suggestion,
             Suggestion {
@@ -447,15 +516,28 @@ mod tests {
                 mode_hint: None,
             }
         );
-        let Check::Ask { suggestion } = p.check(&EDIT, &json!({"path": "a"})) else { panic!() };
+        let Check::Ask { suggestion } = p.check(&EDIT, &json!({"path": "a"})) else {
+            panic!()
+        };
         assert_eq!(suggestion.rule, "write_file");
-        assert_eq!(suggestion.mode_hint.as_deref(), Some("--permission-mode accept-edits"));
+        assert_eq!(
+            suggestion.mode_hint.as_deref(),
+            Some("--permission-mode accept-edits")
+        );
         assert_eq!(session_rule_for(&BASH, &cmd("ls -la")), "bash(ls*)");
         assert_eq!(session_rule_for(&BASH, &cmd("cargo -V")), "bash(cargo*)");
-        assert_eq!(session_rule_for(&BASH, &cmd("cd a && make")), "bash(cd a && make)");
+        assert_eq!(
+            session_rule_for(&BASH, &cmd("cd a && make")),
+            "bash(cd a && make)"
+        );
         assert_eq!(session_rule_for(&MCP, &json!({})), "mcp__sqlite__query");
-        let Check::Ask { suggestion } = p.check(&BASH, &cmd("echo 'hi' | wc")) else { panic!() };
-        assert_eq!(suggestion.flag, r"--allowed-tools 'bash(echo '\''hi'\'' | wc)'");
+        let Check::Ask { suggestion } = p.check(&BASH, &cmd("echo 'hi' | wc")) else {
+            panic!()
+        };
+        assert_eq!(
+            suggestion.flag,
+            r"--allowed-tools 'bash(echo '\''hi'\'' | wc)'"
+        );
     }
 
     #[test]

@@ -76,7 +76,9 @@ impl Tool for Bash {
     async fn call(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let args: Args = parse_args(self.name(), input)?;
         if args.command.trim().is_empty() {
-            return Err(ToolError::failed("command is empty; give a bash command to run"));
+            return Err(ToolError::failed(
+                "command is empty; give a bash command to run",
+            ));
         }
         let mut notes = Vec::new();
         let timeout_ms = match args.timeout_ms.unwrap_or(DEFAULT_TIMEOUT_MS) {
@@ -95,7 +97,11 @@ impl Tool for Bash {
             content.push('\n');
         }
         let text = run.output.finish();
-        content.push_str(if text.is_empty() { "(no output)" } else { &text });
+        content.push_str(if text.is_empty() {
+            "(no output)"
+        } else {
+            &text
+        });
         if !content.ends_with('\n') {
             content.push('\n');
         }
@@ -133,7 +139,9 @@ async fn run(command: &str, ctx: &ToolContext, timeout_ms: u64) -> Result<Run, T
     let mut child = cmd.spawn().map_err(spawn_error)?;
     // The command holds our copies of the write end; they must close for the reader to see EOF.
     drop(cmd);
-    let pid = child.id().ok_or_else(|| ToolError::failed("bash exited before it started"))?;
+    let pid = child
+        .id()
+        .ok_or_else(|| ToolError::failed("bash exited before it started"))?;
     let mut group = Group::new(pid);
 
     let deadline = Instant::now() + Duration::from_millis(timeout_ms);
@@ -271,8 +279,11 @@ mod tests {
 
     async fn bash(command: &str) -> Result<ToolOutput, ToolError> {
         let dir = tempfile::tempdir().unwrap();
-        Bash.call(json!({"command": command}), &ToolContext::new(dir.path().to_path_buf()))
-            .await
+        Bash.call(
+            json!({"command": command}),
+            &ToolContext::new(dir.path().to_path_buf()),
+        )
+        .await
     }
 
     #[tokio::test]
@@ -295,15 +306,26 @@ mod tests {
             .call(json!({"command": "true", "timeout_ms": 9_000_000}), &ctx)
             .await
             .unwrap();
-        assert!(out.content.starts_with("(timeout_ms 9000000 is over the maximum; used 600000)"));
+        assert!(
+            out.content
+                .starts_with("(timeout_ms 9000000 is over the maximum; used 600000)")
+        );
     }
 
     #[tokio::test]
     async fn a_background_child_holding_the_pipe_does_not_hang_the_call() {
         let started = std::time::Instant::now();
         let out = bash("sleep 30 & echo started").await.unwrap();
-        assert!(started.elapsed() < Duration::from_secs(5), "{:?}", started.elapsed());
-        assert!(out.content.starts_with("started\n(background processes"), "{}", out.content);
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "{:?}",
+            started.elapsed()
+        );
+        assert!(
+            out.content.starts_with("started\n(background processes"),
+            "{}",
+            out.content
+        );
         assert!(out.content.ends_with("Exit code: 0"));
     }
 }

@@ -3,8 +3,8 @@
 use std::sync::Arc;
 
 use super::ToolRegistry;
-use super::{bash::Bash, edit_file::EditFile, glob::Glob, grep::Grep, read_file::ReadFile};
 use super::write_file::WriteFile;
+use super::{bash::Bash, edit_file::EditFile, glob::Glob, grep::Grep, read_file::ReadFile};
 
 pub(super) fn register_all(registry: &mut ToolRegistry) {
     registry.register(Arc::new(ReadFile));

@@ -76,11 +76,12 @@ pub fn strip_ansi(text: &str) -> String {
 /// Counts (added, removed) lines of a change, for one-line summaries.
 pub fn line_counts(old: &str, new: &str) -> (usize, usize) {
     let diff = TextDiff::from_lines(old, new);
-    diff.iter_all_changes().fold((0, 0), |(add, del), c| match c.tag() {
-        ChangeTag::Insert => (add + 1, del),
-        ChangeTag::Delete => (add, del + 1),
-        ChangeTag::Equal => (add, del),
-    })
+    diff.iter_all_changes()
+        .fold((0, 0), |(add, del), c| match c.tag() {
+            ChangeTag::Insert => (add + 1, del),
+            ChangeTag::Delete => (add, del + 1),
+            ChangeTag::Equal => (add, del),
+        })
 }
 
 #[cfg(test)]

@@ -78,7 +78,9 @@ impl Tool for EditFile {
         let shown = paths::display(ctx, &path);
         match tokio::fs::metadata(&path).await {
             Ok(meta) if meta.is_dir() => {
-                return Err(ToolError::failed(format!("{shown} is a directory, not a file")));
+                return Err(ToolError::failed(format!(
+                    "{shown} is a directory, not a file"
+                )));
             }
             Ok(_) => {}
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -97,7 +99,11 @@ impl Tool for EditFile {
             "Edited {shown}: {} replacement{}.\n{}",
             edit.count,
             if edit.count == 1 { "" } else { "s" },
-            snippet(&edit.text, edit.first_line, args.new_string.lines().count().max(1))
+            snippet(
+                &edit.text,
+                edit.first_line,
+                args.new_string.lines().count().max(1)
+            )
         );
         Ok(ToolOutput {
             content,
@@ -115,7 +121,10 @@ struct Edit {
 }
 
 fn apply(old: &str, args: &Args, shown: &str) -> Result<Edit, ToolError> {
-    let starts: Vec<usize> = old.match_indices(&args.old_string).map(|(i, _)| i).collect();
+    let starts: Vec<usize> = old
+        .match_indices(&args.old_string)
+        .map(|(i, _)| i)
+        .collect();
     match starts.len() {
         0 => return Err(not_found(old, &args.old_string, shown)),
         n if n > 1 && !args.replace_all => {
@@ -208,13 +217,21 @@ mod tests {
     #[test]
     fn a_unique_match_is_replaced() {
         let edit = apply("a\nb\nc\n", &args("b", "B", false), "f").unwrap();
-        assert_eq!((edit.text.as_str(), edit.count, edit.first_line), ("a\nB\nc\n", 1, 1));
+        assert_eq!(
+            (edit.text.as_str(), edit.count, edit.first_line),
+            ("a\nB\nc\n", 1, 1)
+        );
     }
 
     #[test]
     fn several_matches_need_replace_all() {
-        let err = apply("x\nx\n", &args("x", "y", false), "f").unwrap_err().to_string();
-        assert!(err.contains("occurs 2 times") && err.contains("lines 1, 2"), "{err}");
+        let err = apply("x\nx\n", &args("x", "y", false), "f")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("occurs 2 times") && err.contains("lines 1, 2"),
+            "{err}"
+        );
         assert!(err.contains("replace_all"), "{err}");
         let edit = apply("x\nx\n", &args("x", "y", true), "f").unwrap();
         assert_eq!((edit.text.as_str(), edit.count), ("y\ny\n", 2));
@@ -226,16 +243,25 @@ mod tests {
         let err = apply(text, &args("let a = 1;\nlet b = 2;", "x", false), "f")
             .unwrap_err()
             .to_string();
-        assert!(err.contains("differs only in whitespace starts at line 2"), "{err}");
+        assert!(
+            err.contains("differs only in whitespace starts at line 2"),
+            "{err}"
+        );
         let err = apply(text, &args("nothing like it", "x", false), "f")
             .unwrap_err()
             .to_string();
-        assert!(err.contains("not found") && !err.contains("whitespace"), "{err}");
+        assert!(
+            err.contains("not found") && !err.contains("whitespace"),
+            "{err}"
+        );
     }
 
     #[test]
     fn the_snippet_shows_context_around_the_change() {
         let text = "1\n2\n3\n4\n5\n6\n7\n8\n9\n";
-        assert_eq!(snippet(text, 4, 1), "     2\t2\n     3\t3\n     4\t4\n     5\t5\n     6\t6\n     7\t7\n     8\t8\n");
+        assert_eq!(
+            snippet(text, 4, 1),
+            "     2\t2\n     3\t3\n     4\t4\n     5\t5\n     6\t6\n     7\t7\n     8\t8\n"
+        );
     }
 }

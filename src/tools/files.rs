@@ -26,7 +26,9 @@ pub fn decode_text(bytes: Vec<u8>, shown: &str) -> Result<String, ToolError> {
 
 /// Reads a text file for an edit, with errors phrased for the model.
 pub async fn read_text(path: &Path, shown: &str) -> Result<String, ToolError> {
-    let bytes = tokio::fs::read(path).await.map_err(|e| io_error("read", shown, &e))?;
+    let bytes = tokio::fs::read(path)
+        .await
+        .map_err(|e| io_error("read", shown, &e))?;
     decode_text(bytes, shown)
 }
 
@@ -109,7 +111,10 @@ fn temp_path(path: &Path) -> PathBuf {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    path.with_file_name(format!(".{name}.ling-{}.tmp", uuid::Uuid::new_v4().simple()))
+    path.with_file_name(format!(
+        ".{name}.ling-{}.tmp",
+        uuid::Uuid::new_v4().simple()
+    ))
 }
 
 #[cfg(test)]
@@ -120,9 +125,13 @@ mod tests {
 
     #[test]
     fn nul_bytes_and_invalid_utf8_are_binary() {
-        let err = decode_text(b"ab\0cd".to_vec(), "x.bin").unwrap_err().to_string();
+        let err = decode_text(b"ab\0cd".to_vec(), "x.bin")
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("binary") && err.contains("NUL"), "{err}");
-        let err = decode_text(vec![0xff, 0xfe, b'a'], "x").unwrap_err().to_string();
+        let err = decode_text(vec![0xff, 0xfe, b'a'], "x")
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("not valid UTF-8"), "{err}");
         assert_eq!(decode_text("héllo".into(), "x").unwrap(), "héllo");
     }
@@ -148,7 +157,10 @@ mod tests {
         let target = dir.path().join("t");
         std::fs::create_dir(&target).unwrap();
         std::fs::write(target.join("keep"), "k").unwrap();
-        let err = write_atomic(&target, b"x", "t").await.unwrap_err().to_string();
+        let err = write_atomic(&target, b"x", "t")
+            .await
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("cannot write t"), "{err}");
         let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
         assert_eq!(names.len(), 1, "the temp file was removed");

@@ -124,7 +124,11 @@ fn format_found(found: Vec<(String, SystemTime)>, args: &Args) -> String {
         return format!("No files match {:?}{hint}.", args.pattern);
     }
     let total = found.len();
-    let mut out: Vec<String> = found.into_iter().take(MAX_RESULTS).map(|(p, _)| p).collect();
+    let mut out: Vec<String> = found
+        .into_iter()
+        .take(MAX_RESULTS)
+        .map(|(p, _)| p)
+        .collect();
     if total > MAX_RESULTS {
         out.push(format!(
             "(showing the {MAX_RESULTS} newest of {total} files; use a narrower pattern or path)"

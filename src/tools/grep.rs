@@ -308,7 +308,9 @@ fn format_hits(hits: Vec<FileHits>, args: &Args) -> String {
                 out.push(format!("({matches} matching lines in {files} files)"));
             }
             (files > MAX_FILES).then(|| {
-                format!("(showing {MAX_FILES} of {files} files; narrow the search with path or glob)")
+                format!(
+                    "(showing {MAX_FILES} of {files} files; narrow the search with path or glob)"
+                )
             })
         }
         OutputMode::Content => {

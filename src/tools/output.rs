@@ -53,7 +53,11 @@ impl CappedOutput {
         }
         // Cut points can fall inside a UTF-8 character; drop its partial bytes.
         let head_end = self.head.len() - partial_char_suffix(&self.head);
-        let tail_start = self.tail.iter().take_while(|&&b| is_continuation(b)).count();
+        let tail_start = self
+            .tail
+            .iter()
+            .take_while(|&&b| is_continuation(b))
+            .count();
         format!(
             "{}\n\n... [{} lines ({} bytes) of output cut] ...\n\n{}",
             String::from_utf8_lossy(&self.head[..head_end]),
@@ -82,7 +86,11 @@ fn partial_char_suffix(bytes: &[u8]) -> usize {
             0xe0..=0xef => 3,
             _ => 4,
         };
-        return if bytes.len() - i < width { bytes.len() - i } else { 0 };
+        return if bytes.len() - i < width {
+            bytes.len() - i
+        } else {
+            0
+        };
     }
     0
 }
@@ -109,7 +117,10 @@ mod tests {
         let text = out.finish();
         assert!(text.starts_with("line 000\nl\n"), "{text}");
         assert!(text.ends_with("line 099\n"), "{text}");
-        assert!(text.contains("... [97 lines (880 bytes) of output cut] ..."), "{text}");
+        assert!(
+            text.contains("... [97 lines (880 bytes) of output cut] ..."),
+            "{text}"
+        );
     }
 
     #[test]
@@ -118,6 +129,9 @@ mod tests {
         out.push("ééééééééééé".as_bytes());
         let text = out.finish();
         assert!(!text.contains('\u{fffd}'), "{text}");
-        assert!(text.starts_with("éé\n") || text.starts_with("é\n"), "{text}");
+        assert!(
+            text.starts_with("éé\n") || text.starts_with("é\n"),
+            "{text}"
+        );
     }
 }

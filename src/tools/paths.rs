@@ -17,9 +17,8 @@ pub fn resolve(ctx: &ToolContext, raw: &str) -> Result<PathBuf, ToolError> {
     }
     let root = canonical_root(ctx)?;
     let joined = root.join(expand_home(raw));
-    let resolved = resolve_existing_prefix(&normalize(&joined)).map_err(|e| {
-        ToolError::failed(format!("cannot resolve path {raw}: {e}"))
-    })?;
+    let resolved = resolve_existing_prefix(&normalize(&joined))
+        .map_err(|e| ToolError::failed(format!("cannot resolve path {raw}: {e}")))?;
     if ctx.confine_to_root && !resolved.starts_with(&root) {
         return Err(ToolError::failed(format!(
             "path {raw} is outside the project root {}; file tools only work inside the project \
@@ -85,7 +84,10 @@ fn resolve_existing_prefix(path: &Path) -> io::Result<PathBuf> {
                 resolved.extend(rest.iter().rev());
                 return Ok(resolved);
             }
-            Err(e) if e.kind() == io::ErrorKind::NotFound || e.kind() == io::ErrorKind::NotADirectory => {
+            Err(e)
+                if e.kind() == io::ErrorKind::NotFound
+                    || e.kind() == io::ErrorKind::NotADirectory =>
+            {
                 let Some(name) = existing.file_name().map(|n| n.to_os_string()) else {
                     return Err(e);
                 };
@@ -113,8 +115,14 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("a.txt"), "x").unwrap();
         let root = std::fs::canonicalize(dir.path()).unwrap();
-        assert_eq!(resolve(&ctx(dir.path()), "a.txt").unwrap(), root.join("a.txt"));
-        assert_eq!(resolve(&ctx(dir.path()), "./sub/../a.txt").unwrap(), root.join("a.txt"));
+        assert_eq!(
+            resolve(&ctx(dir.path()), "a.txt").unwrap(),
+            root.join("a.txt")
+        );
+        assert_eq!(
+            resolve(&ctx(dir.path()), "./sub/../a.txt").unwrap(),
+            root.join("a.txt")
+        );
     }
 
     #[test]
@@ -132,7 +140,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let err = resolve(&ctx(dir.path()), "../x").unwrap_err().to_string();
         assert!(err.contains("outside the project root"), "{err}");
-        let err = resolve(&ctx(dir.path()), "/etc/passwd").unwrap_err().to_string();
+        let err = resolve(&ctx(dir.path()), "/etc/passwd")
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("outside the project root"), "{err}");
     }
 
@@ -141,12 +151,19 @@ mod tests {
         let outside = tempfile::tempdir().unwrap();
         let dir = tempfile::tempdir().unwrap();
         std::os::unix::fs::symlink(outside.path(), dir.path().join("link")).unwrap();
-        let err = resolve(&ctx(dir.path()), "link/new.txt").unwrap_err().to_string();
+        let err = resolve(&ctx(dir.path()), "link/new.txt")
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("outside the project root"), "{err}");
         let mut free = ctx(dir.path());
         free.confine_to_root = false;
         let resolved = resolve(&free, "link/new.txt").unwrap();
-        assert_eq!(resolved, std::fs::canonicalize(outside.path()).unwrap().join("new.txt"));
+        assert_eq!(
+            resolved,
+            std::fs::canonicalize(outside.path())
+                .unwrap()
+                .join("new.txt")
+        );
     }
 
     #[test]

@@ -146,7 +146,10 @@ async fn list_dir(path: &std::path::Path, shown: &str) -> Result<String, ToolErr
         return Ok(format!("{shown}/ is an empty directory."));
     }
     let total = names.len();
-    let mut out = format!("{shown}/ is a directory with {total} entr{}:\n", if total == 1 { "y" } else { "ies" });
+    let mut out = format!(
+        "{shown}/ is a directory with {total} entr{}:\n",
+        if total == 1 { "y" } else { "ies" }
+    );
     for name in names.iter().take(MAX_DIR_ENTRIES) {
         out.push_str(name);
         out.push('\n');
@@ -190,14 +193,20 @@ mod tests {
     #[test]
     fn offset_past_the_end_says_how_many_lines_there_are() {
         let err = numbered("a\nb\n", "f", 9, 10).unwrap_err().to_string();
-        assert!(err.contains("offset 9 is past the end of f, which has 2 lines"), "{err}");
+        assert!(
+            err.contains("offset 9 is past the end of f, which has 2 lines"),
+            "{err}"
+        );
     }
 
     #[test]
     fn long_lines_are_cut_with_a_marker() {
         let line = "x".repeat(MAX_LINE_CHARS + 5);
         let out = numbered(&line, "f", 1, 10).unwrap();
-        assert!(out.ends_with("... [line cut: 5 more characters]\n"), "{out}");
+        assert!(
+            out.ends_with("... [line cut: 5 more characters]\n"),
+            "{out}"
+        );
         assert_eq!(out.matches('x').count(), MAX_LINE_CHARS);
     }
 
