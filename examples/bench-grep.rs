@@ -15,7 +15,12 @@ async fn main() -> anyhow::Result<()> {
     let usage = "usage: bench-grep DIR PATTERN [RUNS] [content|files|count]";
     let dir = PathBuf::from(args.next().ok_or_else(|| anyhow::anyhow!(usage))?);
     let pattern = args.next().ok_or_else(|| anyhow::anyhow!(usage))?;
-    let runs: usize = args.next().map(|r| r.parse()).transpose()?.unwrap_or(10).max(1);
+    let runs: usize = args
+        .next()
+        .map(|r| r.parse())
+        .transpose()?
+        .unwrap_or(10)
+        .max(1);
     let output = args.next().unwrap_or_else(|| "content".to_string());
 
     let tools = ToolRegistry::builtins();
