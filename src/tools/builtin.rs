@@ -1,3 +1,16 @@
-//! Registration of the builtin tools.
+//! Registration of the six builtin tools of `spec/tools.md`.
+
+use std::sync::Arc;
+
 use super::ToolRegistry;
-pub(super) fn register_all(_registry: &mut ToolRegistry) {}
+use super::write_file::WriteFile;
+use super::{bash::Bash, edit_file::EditFile, glob::Glob, grep::Grep, read_file::ReadFile};
+
+pub(super) fn register_all(registry: &mut ToolRegistry) {
+    registry.register(Arc::new(ReadFile));
+    registry.register(Arc::new(WriteFile));
+    registry.register(Arc::new(EditFile));
+    registry.register(Arc::new(Bash));
+    registry.register(Arc::new(Grep));
+    registry.register(Arc::new(Glob));
+}

@@ -155,4 +155,14 @@ impl ToolRegistry {
     }
 }
 
+pub mod bash;
 mod builtin;
+pub mod diff;
+pub mod edit_file;
+mod files;
+pub mod glob;
+pub mod grep;
+mod output;
+pub mod paths;
+pub mod read_file;
+pub mod write_file;

@@ -1,0 +1,331 @@
+//! `bash`: runs `bash -c COMMAND` in the project root, in its own process group, with stdout and
+//! stderr captured in order through one pipe, the output capped (head and tail kept), and the whole
+//! group killed on timeout or interrupt so no child outlives the call.
+
+use std::os::unix::process::ExitStatusExt;
+use std::process::{ExitStatus, Stdio};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use nix::errno::Errno;
+use nix::sys::signal::{Signal, killpg};
+use nix::unistd::Pid;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tokio::io::AsyncReadExt;
+use tokio::process::{Child, Command};
+use tokio::time::Instant;
+
+use super::output::CappedOutput;
+use super::{Tool, ToolContext, ToolError, ToolKind, ToolOutput, parse_args};
+
+pub const DEFAULT_TIMEOUT_MS: u64 = 120_000;
+pub const MAX_TIMEOUT_MS: u64 = 600_000;
+/// Characters of output kept (half from the start, half from the end).
+pub const OUTPUT_CAP: usize = 30_000;
+/// How long the group gets to exit after SIGTERM before SIGKILL.
+const KILL_GRACE: Duration = Duration::from_millis(500);
+/// After the shell exits, output still arriving is read this long; a background child that keeps
+/// the pipe open past that is stopped so the call cannot hang.
+const DRAIN_AFTER_EXIT: Duration = Duration::from_millis(250);
+
+const DESCRIPTION: &str = "Runs a command with `bash -c` in the project root and returns its \
+combined stdout and stderr (in order) followed by `Exit code: N`. Each call starts a fresh shell: \
+`cd` and variables do not carry over, so chain dependent steps with `&&`. stdin is closed, so \
+interactive commands fail: pass flags like `-y`. Output over 30000 characters is cut in the middle. \
+The default timeout is 120000 ms; set `timeout_ms` (up to 600000) for slow builds or tests. On \
+timeout the command and all its children are killed. A background process (`cmd &`) must redirect \
+its output (`cmd > log.txt 2>&1 &`), otherwise it is stopped when the command ends. Prefer \
+read_file, grep and glob over cat, grep and find.";
+
+#[derive(Debug, Deserialize)]
+struct Args {
+    command: String,
+    #[serde(default)]
+    timeout_ms: Option<u64>,
+}
+
+pub struct Bash;
+
+#[async_trait]
+impl Tool for Bash {
+    fn name(&self) -> &str {
+        "bash"
+    }
+
+    fn description(&self) -> &str {
+        DESCRIPTION
+    }
+
+    fn input_schema(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "command": {"type": "string", "description": "The bash command to run"},
+                "timeout_ms": {"type": "integer", "minimum": 1, "maximum": MAX_TIMEOUT_MS, "description": "Timeout in milliseconds (default 120000, max 600000)"}
+            },
+            "required": ["command"],
+            "additionalProperties": false
+        })
+    }
+
+    fn kind(&self) -> ToolKind {
+        ToolKind::Execute
+    }
+
+    async fn call(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        let args: Args = parse_args(self.name(), input)?;
+        if args.command.trim().is_empty() {
+            return Err(ToolError::failed(
+                "command is empty; give a bash command to run",
+            ));
+        }
+        let mut notes = Vec::new();
+        let timeout_ms = match args.timeout_ms.unwrap_or(DEFAULT_TIMEOUT_MS) {
+            0 => return Err(ToolError::failed("timeout_ms must be at least 1")),
+            ms if ms > MAX_TIMEOUT_MS => {
+                notes.push(format!(
+                    "(timeout_ms {ms} is over the maximum; used {MAX_TIMEOUT_MS})"
+                ));
+                MAX_TIMEOUT_MS
+            }
+            ms => ms,
+        };
+        let run = run(&args.command, ctx, timeout_ms).await?;
+        let mut content = notes.join("\n");
+        if !content.is_empty() {
+            content.push('\n');
+        }
+        let text = run.output.finish();
+        content.push_str(if text.is_empty() {
+            "(no output)"
+        } else {
+            &text
+        });
+        if !content.ends_with('\n') {
+            content.push('\n');
+        }
+        if run.stopped_background {
+            content.push_str(
+                "(background processes still holding the output were stopped; redirect their \
+                 output, e.g. `cmd > log.txt 2>&1 &`, to keep them running)\n",
+            );
+        }
+        content.push_str(&status_line(run.status));
+        Ok(ToolOutput::text(content))
+    }
+}
+
+struct Run {
+    output: CappedOutput,
+    status: ExitStatus,
+    stopped_background: bool,
+}
+
+async fn run(command: &str, ctx: &ToolContext, timeout_ms: u64) -> Result<Run, ToolError> {
+    let spawn_error = |e: std::io::Error| ToolError::failed(format!("cannot run bash: {e}"));
+    // One pipe for both streams keeps stdout and stderr in the order they were written.
+    let (writer, mut reader) = tokio::net::unix::pipe::pipe().map_err(spawn_error)?;
+    let stdout = writer.into_blocking_fd().map_err(spawn_error)?;
+    let stderr = stdout.try_clone().map_err(spawn_error)?;
+    let mut cmd = Command::new("bash");
+    cmd.arg("-c")
+        .arg(command)
+        .current_dir(&ctx.root)
+        .stdin(Stdio::null())
+        .stdout(Stdio::from(stdout))
+        .stderr(Stdio::from(stderr))
+        .process_group(0);
+    let mut child = cmd.spawn().map_err(spawn_error)?;
+    // The command holds our copies of the write end; they must close for the reader to see EOF.
+    drop(cmd);
+    let pid = child
+        .id()
+        .ok_or_else(|| ToolError::failed("bash exited before it started"))?;
+    let mut group = Group::new(pid);
+
+    let deadline = Instant::now() + Duration::from_millis(timeout_ms);
+    let mut output = CappedOutput::new(OUTPUT_CAP);
+    let mut buf = vec![0u8; 16 * 1024];
+    let mut status: Option<ExitStatus> = None;
+    let mut eof = false;
+    let mut drain_deadline = deadline;
+    loop {
+        tokio::select! {
+            biased;
+            () = ctx.cancel.cancelled() => {
+                group.terminate(status.is_none().then_some(&mut child)).await;
+                return Err(ToolError::Interrupted);
+            }
+            () = tokio::time::sleep_until(deadline), if status.is_none() => {
+                group.terminate(Some(&mut child)).await;
+                return Err(timed_out(timeout_ms, output));
+            }
+            read = reader.read(&mut buf), if !eof => match read {
+                Ok(0) | Err(_) => eof = true,
+                Ok(n) => output.push(&buf[..n]),
+            },
+            waited = child.wait(), if status.is_none() => {
+                let exited = waited.map_err(|e| ToolError::failed(format!("cannot wait for bash: {e}")))?;
+                status = Some(exited);
+                drain_deadline = Instant::now() + DRAIN_AFTER_EXIT;
+            }
+            () = tokio::time::sleep_until(drain_deadline), if status.is_some() && !eof => {
+                group.terminate(None).await;
+                let status = status.unwrap_or_default();
+                return Ok(Run { output, status, stopped_background: true });
+            }
+        }
+        if let (Some(status), true) = (status, eof) {
+            // Children that redirected their output elsewhere are meant to keep running.
+            group.release();
+            return Ok(Run {
+                output,
+                status,
+                stopped_background: false,
+            });
+        }
+    }
+}
+
+fn timed_out(timeout_ms: u64, output: CappedOutput) -> ToolError {
+    let text = output.finish();
+    let mut message = format!(
+        "command timed out after {timeout_ms} ms and was stopped (with all its child processes). \
+         If it needs longer, set timeout_ms (up to {MAX_TIMEOUT_MS}); for a server or watcher, run it \
+         in the background with its output redirected to a file."
+    );
+    if !text.is_empty() {
+        message.push_str("\nOutput before the timeout:\n");
+        message.push_str(&text);
+    }
+    ToolError::failed(message)
+}
+
+fn status_line(status: ExitStatus) -> String {
+    match (status.code(), status.signal()) {
+        (Some(code), _) => format!("Exit code: {code}"),
+        (None, Some(signal)) => match Signal::try_from(signal) {
+            Ok(signal) => format!("Killed by signal {}", signal.as_str()),
+            Err(_) => format!("Killed by signal {signal}"),
+        },
+        (None, None) => "Exit status unknown".to_string(),
+    }
+}
+
+/// The command's process group (its id is the shell's pid). Until released, dropping it kills the
+/// group, so even an abandoned call leaves no processes behind.
+struct Group {
+    pgid: Pid,
+    armed: bool,
+}
+
+impl Group {
+    fn new(pid: u32) -> Self {
+        Self {
+            pgid: Pid::from_raw(pid as i32),
+            armed: true,
+        }
+    }
+
+    fn alive(&self) -> bool {
+        // Signal 0 only probes; EPERM still means the group exists.
+        !matches!(killpg(self.pgid, None), Err(Errno::ESRCH))
+    }
+
+    /// SIGTERM to the whole group, a short grace, then SIGKILL to whatever is left. `child` is
+    /// the shell when it has not been reaped yet; reaping it here lets the group disappear.
+    async fn terminate(&mut self, mut child: Option<&mut Child>) {
+        // ESRCH (already gone) is the outcome we want anyway.
+        let _ = killpg(self.pgid, Signal::SIGTERM);
+        let until = Instant::now() + KILL_GRACE;
+        while Instant::now() < until {
+            if let Some(c) = child.as_mut() {
+                if matches!(c.try_wait(), Ok(Some(_))) {
+                    child = None;
+                }
+            }
+            if child.is_none() && !self.alive() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        if self.alive() {
+            let _ = killpg(self.pgid, Signal::SIGKILL);
+        }
+        if let Some(c) = child {
+            let _ = tokio::time::timeout(KILL_GRACE, c.wait()).await;
+        }
+        self.armed = false;
+    }
+
+    fn release(&mut self) {
+        self.armed = false;
+    }
+}
+
+impl Drop for Group {
+    fn drop(&mut self) {
+        if self.armed {
+            let _ = killpg(self.pgid, Signal::SIGKILL);
+        }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+
+    async fn bash(command: &str) -> Result<ToolOutput, ToolError> {
+        let dir = tempfile::tempdir().unwrap();
+        Bash.call(
+            json!({"command": command}),
+            &ToolContext::new(dir.path().to_path_buf()),
+        )
+        .await
+    }
+
+    #[tokio::test]
+    async fn reports_output_and_exit_code() {
+        let out = bash("echo hi; exit 3").await.unwrap();
+        assert_eq!(out.content, "hi\nExit code: 3");
+    }
+
+    #[tokio::test]
+    async fn a_signal_is_reported_by_name() {
+        let out = bash("kill -SEGV $$").await.unwrap();
+        assert_eq!(out.content, "(no output)\nKilled by signal SIGSEGV");
+    }
+
+    #[tokio::test]
+    async fn a_large_timeout_is_clamped_and_said() {
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = ToolContext::new(dir.path().to_path_buf());
+        let out = Bash
+            .call(json!({"command": "true", "timeout_ms": 9_000_000}), &ctx)
+            .await
+            .unwrap();
+        assert!(
+            out.content
+                .starts_with("(timeout_ms 9000000 is over the maximum; used 600000)")
+        );
+    }
+
+    #[tokio::test]
+    async fn a_background_child_holding_the_pipe_does_not_hang_the_call() {
+        let started = std::time::Instant::now();
+        let out = bash("sleep 30 & echo started").await.unwrap();
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "{:?}",
+            started.elapsed()
+        );
+        assert!(
+            out.content.starts_with("started\n(background processes"),
+            "{}",
+            out.content
+        );
+        assert!(out.content.ends_with("Exit code: 0"));
+    }
+}

@@ -1,0 +1,169 @@
+//! File access shared by the file tools: text decoding with binary detection, the session's
+//! "has this file been read" record, and atomic writes (temp file in the same folder + rename).
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use super::{ToolContext, ToolError};
+
+/// A file with a NUL byte in its first 8 KiB is treated as binary, as git and ripgrep do.
+const BINARY_SNIFF_BYTES: usize = 8 * 1024;
+
+/// Decodes a file's bytes as text, refusing binary content with a message the model can act on.
+pub fn decode_text(bytes: Vec<u8>, shown: &str) -> Result<String, ToolError> {
+    let len = bytes.len();
+    let binary = |why: &str| {
+        ToolError::failed(format!(
+            "{shown} is a binary file ({len} bytes, {why}); read_file only shows text. Use bash \
+             (e.g. `file {shown}` or `xxd {shown} | head`) to inspect it",
+        ))
+    };
+    if bytes[..len.min(BINARY_SNIFF_BYTES)].contains(&0) {
+        return Err(binary("contains NUL bytes"));
+    }
+    String::from_utf8(bytes).map_err(|_| binary("not valid UTF-8"))
+}
+
+/// Reads a text file for an edit, with errors phrased for the model.
+pub async fn read_text(path: &Path, shown: &str) -> Result<String, ToolError> {
+    let bytes = tokio::fs::read(path)
+        .await
+        .map_err(|e| io_error("read", shown, &e))?;
+    decode_text(bytes, shown)
+}
+
+pub fn mark_read(ctx: &ToolContext, path: &Path) {
+    if let Ok(mut set) = ctx.read_files.lock() {
+        set.insert(path.to_path_buf());
+    }
+}
+
+pub fn was_read(ctx: &ToolContext, path: &Path) -> bool {
+    ctx.read_files
+        .lock()
+        .map(|set| set.contains(path))
+        .unwrap_or(false)
+}
+
+/// Refuses to change an existing file the session has not read: the model would otherwise
+/// overwrite content it has never seen.
+pub fn require_read(ctx: &ToolContext, path: &Path, shown: &str) -> Result<(), ToolError> {
+    if was_read(ctx, path) {
+        Ok(())
+    } else {
+        Err(ToolError::failed(format!(
+            "{shown} already exists and has not been read in this session; call read_file on it \
+             first, then retry (so you do not overwrite content you have not seen)"
+        )))
+    }
+}
+
+/// An I/O error as a tool error naming the operation and the path.
+pub fn io_error(what: &str, shown: &str, e: &std::io::Error) -> ToolError {
+    let hint = match e.kind() {
+        std::io::ErrorKind::NotFound => " (no such file or directory; check the path with glob)",
+        std::io::ErrorKind::PermissionDenied => " (permission denied)",
+        _ => "",
+    };
+    ToolError::failed(format!("cannot {what} {shown}: {e}{hint}"))
+}
+
+/// Writes `content` to `path` atomically: a temp file next to it is written, flushed and renamed
+/// over the target, so a failure never leaves a half-written file. An existing file keeps its
+/// permissions. Parent folders are created.
+pub async fn write_atomic(path: &Path, content: &[u8], shown: &str) -> Result<(), ToolError> {
+    let path = path.to_path_buf();
+    let content = content.to_vec();
+    let shown = shown.to_string();
+    tokio::task::spawn_blocking(move || write_atomic_blocking(&path, &content, &shown))
+        .await
+        .map_err(|e| ToolError::failed(format!("writing was aborted: {e}")))?
+}
+
+fn write_atomic_blocking(path: &Path, content: &[u8], shown: &str) -> Result<(), ToolError> {
+    let dir = path
+        .parent()
+        .ok_or_else(|| ToolError::failed(format!("{shown} has no parent folder")))?;
+    std::fs::create_dir_all(dir).map_err(|e| io_error("create the folders for", shown, &e))?;
+    let permissions = std::fs::metadata(path).ok().map(|m| m.permissions());
+    let temp = temp_path(path);
+    let result = (|| {
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&temp)?;
+        file.write_all(content)?;
+        if let Some(permissions) = permissions {
+            file.set_permissions(permissions)?;
+        }
+        file.sync_all()?;
+        std::fs::rename(&temp, path)
+    })();
+    result.map_err(|e| {
+        // The temp file is ours alone; removing it is best effort after a failure already reported.
+        let _ = std::fs::remove_file(&temp);
+        io_error("write", shown, &e)
+    })
+}
+
+fn temp_path(path: &Path) -> PathBuf {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    path.with_file_name(format!(
+        ".{name}.ling-{}.tmp",
+        uuid::Uuid::new_v4().simple()
+    ))
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn nul_bytes_and_invalid_utf8_are_binary() {
+        let err = decode_text(b"ab\0cd".to_vec(), "x.bin")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("binary") && err.contains("NUL"), "{err}");
+        let err = decode_text(vec![0xff, 0xfe, b'a'], "x")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("not valid UTF-8"), "{err}");
+        assert_eq!(decode_text("héllo".into(), "x").unwrap(), "héllo");
+    }
+
+    #[tokio::test]
+    async fn atomic_write_creates_folders_and_keeps_permissions() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a/b/run.sh");
+        write_atomic(&path, b"one", "run.sh").await.unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+        write_atomic(&path, b"two", "run.sh").await.unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "two");
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o755);
+        let leftovers: Vec<_> = std::fs::read_dir(path.parent().unwrap()).unwrap().collect();
+        assert_eq!(leftovers.len(), 1, "no temp file is left behind");
+    }
+
+    #[tokio::test]
+    async fn a_failed_write_leaves_the_target_untouched() {
+        let dir = tempfile::tempdir().unwrap();
+        // The target is a non-empty directory, so the rename fails after the temp file is written.
+        let target = dir.path().join("t");
+        std::fs::create_dir(&target).unwrap();
+        std::fs::write(target.join("keep"), "k").unwrap();
+        let err = write_atomic(&target, b"x", "t")
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("cannot write t"), "{err}");
+        let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+        assert_eq!(names.len(), 1, "the temp file was removed");
+        assert_eq!(std::fs::read_to_string(target.join("keep")).unwrap(), "k");
+    }
+}

@@ -1,0 +1,101 @@
+//! `write_file`: creates or replaces a whole file, atomically, refusing blind overwrites.
+
+use async_trait::async_trait;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::diff::{line_counts, unified_diff};
+use super::files::{decode_text, io_error, mark_read, require_read, write_atomic};
+use super::{Tool, ToolContext, ToolError, ToolKind, ToolOutput, parse_args, paths};
+
+const DESCRIPTION: &str = "Writes a file, replacing it entirely if it exists; parent folders are \
+created. `path` is relative to the project root. Overwriting an existing file requires reading it \
+with read_file first in this session. Prefer edit_file to change part of an existing file; use \
+write_file for new files or complete rewrites.";
+
+#[derive(Debug, Deserialize)]
+struct Args {
+    path: String,
+    content: String,
+}
+
+pub struct WriteFile;
+
+#[async_trait]
+impl Tool for WriteFile {
+    fn name(&self) -> &str {
+        "write_file"
+    }
+
+    fn description(&self) -> &str {
+        DESCRIPTION
+    }
+
+    fn input_schema(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "path": {"type": "string", "description": "The file to write, relative to the project root"},
+                "content": {"type": "string", "description": "The complete new content of the file"}
+            },
+            "required": ["path", "content"],
+            "additionalProperties": false
+        })
+    }
+
+    fn kind(&self) -> ToolKind {
+        ToolKind::Edit
+    }
+
+    fn takes_path(&self) -> bool {
+        true
+    }
+
+    async fn call(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        let args: Args = parse_args(self.name(), input)?;
+        let path = paths::resolve(ctx, &args.path)?;
+        let shown = paths::display(ctx, &path);
+        let old = match tokio::fs::metadata(&path).await {
+            Ok(meta) if meta.is_dir() => {
+                return Err(ToolError::failed(format!(
+                    "{shown} is a directory; give the path of a file inside it"
+                )));
+            }
+            Ok(_) => {
+                require_read(ctx, &path, &shown)?;
+                let bytes = tokio::fs::read(&path)
+                    .await
+                    .map_err(|e| io_error("read", &shown, &e))?;
+                // A binary file being replaced gets a summary instead of a diff.
+                Some(decode_text(bytes, &shown).ok())
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(e) => return Err(io_error("inspect", &shown, &e)),
+        };
+        write_atomic(&path, args.content.as_bytes(), &shown).await?;
+        mark_read(ctx, &path);
+        let bytes = args.content.len();
+        let lines = args.content.lines().count();
+        let (content, display) = match old {
+            None => (
+                format!("Created {shown} ({bytes} bytes, {lines} lines)."),
+                format!("created {shown} (+{lines} lines)"),
+            ),
+            Some(Some(old)) => {
+                let (added, removed) = line_counts(&old, &args.content);
+                (
+                    format!("Wrote {bytes} bytes to {shown} ({lines} lines; +{added} -{removed})."),
+                    unified_diff(&old, &args.content, &shown, true),
+                )
+            }
+            Some(None) => (
+                format!("Wrote {bytes} bytes to {shown} ({lines} lines), replacing a binary file."),
+                format!("replaced binary {shown} ({lines} lines)"),
+            ),
+        };
+        Ok(ToolOutput {
+            content,
+            display: Some(display),
+        })
+    }
+}
