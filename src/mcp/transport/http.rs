@@ -24,6 +24,8 @@ pub use super::http_common::HTTP_ERROR_CODE;
 
 pub(crate) const SESSION_HEADER: &str = "mcp-session-id";
 pub(crate) const VERSION_HEADER: &str = "mcp-protocol-version";
+/// How long `notifications/initialized` waits for the standalone GET stream to be accepted.
+const GET_STREAM_WAIT: Duration = Duration::from_secs(2);
 
 /// Opens a Streamable HTTP connection to `url`. No request is made until the first `send()`.
 /// `timeout` bounds each exchange until the status and headers arrive, not a reply stream.
@@ -284,23 +286,30 @@ impl Shared {
                     .await
                     .describe(&self.url));
             }
-            self.open_get_stream();
+            self.open_get_stream().await;
         }
         Ok(())
     }
 
-    /// Opens the optional standalone GET stream on which a server sends notifications outside any
+    /// Opens the optional standalone GET stream on which a server sends messages outside any
     /// request. Servers that do not offer it answer 405 (or 400/404); then it is simply not used.
-    fn open_get_stream(self: &Arc<Self>) {
+    /// Waits (briefly) until the server accepted the stream: SDK servers drop requests they send
+    /// while no stream is open, and the conformance elicitation scenario sends its
+    /// `elicitation/create` there right after the client's first `tools/call`.
+    async fn open_get_stream(self: &Arc<Self>) {
+        let (opened, accepted) = oneshot::channel();
         let shared = Arc::clone(self);
         self.spawn(async move {
-            let Ok(response) = shared.get_stream(None).await else {
-                return;
-            };
-            if http_common::is_event_stream(&response) {
-                http_reply::read(Arc::clone(&shared), response, http_reply::Reader::stream()).await;
+            let response = shared.get_stream(None).await;
+            let _ = opened.send(());
+            if let Ok(response) = response {
+                if http_common::is_event_stream(&response) {
+                    http_reply::read(Arc::clone(&shared), response, http_reply::Reader::stream())
+                        .await;
+                }
             }
         });
+        let _ = tokio::time::timeout(self.timeout.min(GET_STREAM_WAIT), accepted).await;
     }
 }
 
@@ -344,7 +353,7 @@ impl Transport for HttpTransport {
                 shared.spawn(http_reply::read(Arc::clone(shared), response, reader));
                 if matches!(&message, Message::Notification { method, .. } if method == "notifications/initialized")
                 {
-                    shared.open_get_stream();
+                    shared.open_get_stream().await;
                 }
                 Ok(())
             }
