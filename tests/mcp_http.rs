@@ -476,3 +476,31 @@ async fn legacy_sse_without_an_endpoint_event_times_out_with_a_hint() {
     };
     assert!(err.to_string().contains("no endpoint event"), "{err}");
 }
+
+#[tokio::test]
+async fn a_cancelled_request_is_neither_resumed_nor_failed() {
+    let server =
+        TestServer::start(
+            |r: &Recorded| match (r.method.as_str(), r.rpc_method().as_str()) {
+                ("POST", "tools/call") => {
+                    Reply::sse(vec![Step::Send("id: c-1\nretry: 300\ndata: \n\n".into())])
+                }
+                ("POST", _) => Reply::Status(202),
+                _ => Reply::Status(405),
+            },
+        )
+        .await;
+    let mut conn = http::connect(&server.base, &[], TIMEOUT).await.unwrap();
+    conn.transport.send(request(6, "tools/call")).await.unwrap();
+    let cancel = Message::notification("notifications/cancelled", Some(json!({"requestId": 6})));
+    conn.transport.send(cancel).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(700)).await;
+    assert!(
+        server.with_method("GET").is_empty(),
+        "a cancelled request must not be resumed"
+    );
+    assert!(
+        conn.events.try_recv().is_err(),
+        "a cancelled request gets no made-up answer"
+    );
+}

@@ -199,12 +199,14 @@ impl Shared {
                     self.url,
                     failure.describe(&self.url)
                 );
-                let _ = self
-                    .events
-                    .send(TransportEvent::Closed {
-                        reason: reason.clone(),
-                    })
-                    .await;
+                // Spawned: `send()` may run on the loop that drains `events`.
+                let events = self.events.clone();
+                let closed = TransportEvent::Closed {
+                    reason: reason.clone(),
+                };
+                tokio::spawn(async move {
+                    let _ = events.send(closed).await;
+                });
                 return Err(Failure::Other(reason));
             }
         }
@@ -339,6 +341,14 @@ impl Transport for HttpTransport {
                 }
                 Message::Notification { method, .. } if method == "notifications/initialized" => {
                     state.initialized = Some(message.clone());
+                    None
+                }
+                Message::Notification { method, params } if method == "notifications/cancelled" => {
+                    // A cancelled request gets no response: stop waiting (and resuming) for it.
+                    let cancelled = params.as_ref().and_then(|p| p.get("requestId")).cloned();
+                    if let Some(id) = cancelled.and_then(|v| serde_json::from_value(v).ok()) {
+                        state.awaiting.remove(&id);
+                    }
                     None
                 }
                 _ => None,
