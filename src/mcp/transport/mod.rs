@@ -43,3 +43,9 @@ pub struct Connection {
     pub transport: std::sync::Arc<dyn Transport>,
     pub events: mpsc::Receiver<TransportEvent>,
 }
+
+pub mod http;
+mod http_common;
+mod http_reply;
+pub mod sse;
+mod sse_parse;

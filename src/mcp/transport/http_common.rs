@@ -1,0 +1,215 @@
+//! What the Streamable HTTP and the legacy HTTP+SSE transports share: building the client and the
+//! configured headers, bounding one exchange by the timeout, turning HTTP failures into messages
+//! that say what to change, and answering a request whose exchange failed with a JSON-RPC error
+//! so the caller's pending request fails at once instead of waiting for its timeout.
+
+use std::time::Duration;
+
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
+use reqwest::{StatusCode, Url};
+use tokio::sync::mpsc;
+
+use super::{TransportError, TransportEvent};
+use crate::mcp::jsonrpc::{Message, RequestId};
+
+/// The code of the JSON-RPC errors a transport makes up for a failed HTTP exchange (the code the
+/// MCP TypeScript SDK uses for its transport errors).
+pub const HTTP_ERROR_CODE: i64 = -32000;
+
+/// How much of an error body is quoted in a message.
+const SNIPPET_CHARS: usize = 300;
+
+pub(crate) const ACCEPT_BOTH: &str = "application/json, text/event-stream";
+pub(crate) const ACCEPT_SSE: &str = "text/event-stream";
+
+/// Why one HTTP exchange failed.
+#[derive(Debug)]
+pub(crate) enum Failure {
+    Status { status: StatusCode, body: String },
+    Other(String),
+}
+
+impl Failure {
+    pub(crate) fn describe(&self, url: &Url) -> String {
+        match self {
+            Self::Status { status, .. } if *status == StatusCode::UNAUTHORIZED => format!(
+                "the MCP server at {url} requires authentication (HTTP 401); Ling does not do \
+                 OAuth: give the server a token in its \"headers\" (for example \
+                 \"Authorization\": \"Bearer ${{TOKEN}}\")"
+            ),
+            Self::Status { status, body } if body.is_empty() => {
+                format!("the MCP server at {url} answered HTTP {status}")
+            }
+            Self::Status { status, body } => {
+                format!("the MCP server at {url} answered HTTP {status}: {body}")
+            }
+            Self::Other(text) => text.clone(),
+        }
+    }
+}
+
+pub(crate) fn parse_url(url: &str) -> Result<Url, TransportError> {
+    let parsed = Url::parse(url).map_err(|e| {
+        TransportError::Http(format!(
+            "invalid MCP server URL {url:?}: {e}; give a full http:// or https:// URL"
+        ))
+    })?;
+    match parsed.scheme() {
+        "http" | "https" => Ok(parsed),
+        other => Err(TransportError::Http(format!(
+            "MCP server URL {url:?} has scheme {other:?}; only http and https are supported"
+        ))),
+    }
+}
+
+pub(crate) fn header_map(headers: &[(String, String)]) -> Result<HeaderMap, TransportError> {
+    let mut map = HeaderMap::new();
+    for (name, value) in headers {
+        let header = HeaderName::from_bytes(name.as_bytes()).map_err(|_| {
+            TransportError::Http(format!(
+                "invalid HTTP header name {name:?} in the server's \"headers\""
+            ))
+        })?;
+        let value = HeaderValue::from_str(value).map_err(|_| {
+            TransportError::Http(format!(
+                "invalid value for HTTP header {name:?} in the server's \"headers\" (control characters?)"
+            ))
+        })?;
+        map.append(header, value);
+    }
+    Ok(map)
+}
+
+pub(crate) fn client(timeout: Duration) -> Result<reqwest::Client, TransportError> {
+    reqwest::Client::builder()
+        .connect_timeout(timeout)
+        .build()
+        .map_err(|e| TransportError::Http(format!("cannot set up the HTTP client: {}", chain(&e))))
+}
+
+/// Sends a request and waits for its status and headers, at most `timeout`. The body is read
+/// later and is not bounded here: an SSE stream may stay open for as long as a tool runs.
+pub(crate) async fn exchange(
+    request: reqwest::RequestBuilder,
+    url: &Url,
+    timeout: Duration,
+) -> Result<reqwest::Response, Failure> {
+    match tokio::time::timeout(timeout, request.send()).await {
+        Err(_) => Err(Failure::Other(format!(
+            "the MCP server at {url} did not answer within {} ms",
+            timeout.as_millis()
+        ))),
+        Ok(Err(e)) if e.is_connect() => Err(Failure::Other(format!(
+            "cannot connect to the MCP server at {url}: {}",
+            chain(&e)
+        ))),
+        Ok(Err(e)) => Err(Failure::Other(format!(
+            "HTTP request to the MCP server at {url} failed: {}",
+            chain(&e)
+        ))),
+        Ok(Ok(response)) => Ok(response),
+    }
+}
+
+/// Turns a non-success response into a [`Failure`], quoting the start of its body.
+pub(crate) async fn status_failure(response: reqwest::Response, timeout: Duration) -> Failure {
+    let status = response.status();
+    let body = match tokio::time::timeout(timeout, response.bytes()).await {
+        Ok(Ok(bytes)) => String::from_utf8_lossy(&bytes).trim().to_string(),
+        _ => String::new(),
+    };
+    Failure::Status {
+        status,
+        body: snippet(&body),
+    }
+}
+
+pub(crate) fn snippet(text: &str) -> String {
+    match text.char_indices().nth(SNIPPET_CHARS) {
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+        None => text.to_string(),
+    }
+}
+
+pub(crate) fn is_event_stream(response: &reqwest::Response) -> bool {
+    content_type(response).starts_with("text/event-stream")
+}
+
+pub(crate) fn content_type(response: &reqwest::Response) -> String {
+    response
+        .headers()
+        .get(reqwest::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase()
+}
+
+/// Delivers a made-up JSON-RPC error answering `id`. Spawned, because `send()` may be called from
+/// the very loop that drains `events`, and a full channel must not deadlock it.
+pub(crate) fn fail_request(events: &mpsc::Sender<TransportEvent>, id: RequestId, reason: String) {
+    let events = events.clone();
+    tokio::spawn(async move {
+        let message = Message::error(Some(id), HTTP_ERROR_CODE, reason);
+        let _ = events.send(TransportEvent::Message(message)).await;
+    });
+}
+
+/// The error and its sources, so "error sending request" says "connection refused".
+pub(crate) fn chain(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(inner) = source {
+        let part = inner.to_string();
+        if !text.contains(&part) {
+            text.push_str(": ");
+            text.push_str(&part);
+        }
+        source = inner.source();
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn url_and_header_errors_say_what_to_fix() {
+        assert!(parse_url("ftp://x/y").is_err_and(|e| e.to_string().contains("only http")));
+        assert!(parse_url("localhost:3000").is_err());
+        assert!(parse_url("http://127.0.0.1:1/mcp").is_ok());
+        let bad = header_map(&[("Bad Name".into(), "v".into())]);
+        assert!(bad.is_err_and(|e| e.to_string().contains("\"Bad Name\"")));
+        let map = header_map(&[("X-A".into(), "1".into())]).unwrap_or_default();
+        assert_eq!(map.get("x-a").and_then(|v| v.to_str().ok()), Some("1"));
+    }
+
+    #[test]
+    fn snippet_cuts_long_bodies_on_char_boundaries() {
+        let long = "é".repeat(400);
+        let cut = snippet(&long);
+        assert_eq!(cut.chars().count(), SNIPPET_CHARS + 1);
+        assert_eq!(snippet("short"), "short");
+    }
+
+    #[test]
+    fn unauthorized_mentions_authentication_and_oauth() {
+        let url = Url::parse("http://h/mcp").unwrap_or_else(|e| panic!("{e}"));
+        let text = Failure::Status {
+            status: StatusCode::UNAUTHORIZED,
+            body: String::new(),
+        }
+        .describe(&url);
+        assert!(
+            text.contains("requires authentication") && text.contains("OAuth"),
+            "{text}"
+        );
+        let text = Failure::Status {
+            status: StatusCode::INTERNAL_SERVER_ERROR,
+            body: "boom".into(),
+        }
+        .describe(&url);
+        assert!(text.contains("500") && text.contains("boom"), "{text}");
+    }
+}
