@@ -156,6 +156,7 @@ fn parallel_tool_calls_get_their_results_in_call_order() {
 fn builtin_tool_errors_reach_the_model_and_the_run_goes_on() {
     let server = MockServer::start_blocking(vec![
         Reply::tool_calls(vec![
+            ("e0", "read_file", json!({"path": "x.txt"})),
             ("e1", "read_file", json!({"path": "missing.txt"})),
             (
                 "e2",
@@ -165,7 +166,7 @@ fn builtin_tool_errors_reach_the_model_and_the_run_goes_on() {
             (
                 "e3",
                 "write_file",
-                json!({"path": "x.txt", "content": "overwrite"}),
+                json!({"path": "unread.txt", "content": "overwrite"}),
             ),
             ("e4", "grep", json!({"pattern": "(unclosed"})),
             ("e5", "read_file", json!({"path": "../outside.txt"})),
@@ -176,13 +177,16 @@ fn builtin_tool_errors_reach_the_model_and_the_run_goes_on() {
     ]);
     let project = Project::new();
     project.write("x.txt", "original\n");
+    project.write("unread.txt", "keep me\n");
     let mut cmd = project.command(&server.base_url());
     cmd.args(["-p", "break things", "--permission-mode", "accept-edits"]);
     let out = run(cmd);
     assert_eq!(out.code, Some(0), "stderr: {}", out.stderr);
     assert_eq!(out.stdout, "recovered\n");
-    let results = tool_messages(&server.requests()[1]);
-    assert_eq!(results.len(), 7);
+    let mut results = tool_messages(&server.requests()[1]);
+    assert_eq!(results.len(), 8);
+    let (_, first) = results.remove(0);
+    assert!(first.contains("original"), "{first}");
     for (id, content) in &results {
         assert!(content.starts_with("Error:"), "{id}: {content}");
     }
@@ -202,6 +206,7 @@ fn builtin_tool_errors_reach_the_model_and_the_run_goes_on() {
     assert!(results[5].1.contains("path"), "{}", results[5].1);
     assert!(results[6].1.contains("no_such_tool"), "{}", results[6].1);
     assert_eq!(project.read("x.txt"), "original\n");
+    assert_eq!(project.read("unread.txt"), "keep me\n");
 }
 
 #[test]
@@ -247,10 +252,11 @@ fn a_permission_denial_in_print_mode_tells_the_model_and_the_user() {
 #[test]
 fn an_allow_rule_lets_the_command_run() {
     let server = MockServer::start_blocking(vec![
+        Reply::tool_calls(vec![("b1", "bash", json!({"command": "touch ran.txt"}))]),
         Reply::tool_calls(vec![(
-            "b1",
+            "b2",
             "bash",
-            json!({"command": "touch ran.txt && echo made"}),
+            json!({"command": "touch x.txt && touch chained.txt"}),
         )]),
         Reply::text("ok"),
     ]);
@@ -261,7 +267,18 @@ fn an_allow_rule_lets_the_command_run() {
     assert_eq!(out.code, Some(0), "stderr: {}", out.stderr);
     assert!(project.file("ran.txt").exists());
     let results = tool_messages(&server.requests()[1]);
-    assert!(results[0].1.contains("made"), "{}", results[0].1);
+    assert!(!results[0].1.starts_with("Error:"), "{}", results[0].1);
+    // A prefix rule allows a simple command only, never a chain that starts with the prefix.
+    assert!(
+        !project.file("chained.txt").exists(),
+        "a chained command slipped through"
+    );
+    let results = tool_messages(&server.requests()[2]);
+    assert!(
+        results[1].1.contains("permission denied"),
+        "{}",
+        results[1].1
+    );
 }
 
 #[test]
@@ -359,7 +376,7 @@ fn stream_json_output_is_one_event_per_line_in_order() {
     let server = MockServer::start_blocking(vec![
         Reply::tool_calls_with_text(
             "Looking.",
-            vec![("c1", "read_file", r#"{"path":"a.txt"}"#.into())],
+            vec![("c1", "read_file", json!({"path": "a.txt"}))],
         ),
         Reply::text("It says hi."),
     ]);
