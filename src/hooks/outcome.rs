@@ -61,6 +61,12 @@ impl std::fmt::Display for HookNotice {
 }
 
 /// The combined result of one event's hooks. The default is "nothing to do".
+///
+/// What `Block` means depends on the event: PreToolUse, the tool does not run and `reason` is the
+/// tool result; UserPromptSubmit, the prompt is dropped and `reason` shown to the user;
+/// PostToolUse, `reason` goes to the model with the tool result; Stop, the agent continues with
+/// `reason` as a new user message; PreCompact, compaction does not happen. The other events
+/// never block (their attempts are `Ignored` notices).
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct HookOutcome {
     pub decision: Option<Decision>,
