@@ -1,1 +1,0 @@
-//! Raw and resolved forms of `hooks.json` (owned by the hooks work).

@@ -1,0 +1,546 @@
+//! `hooks.json` in two layers. The raw layer is the file's JSON value, checked field by field so
+//! that every mistake (an unknown event or handler type, a string where a number belongs) is
+//! reported with the file, line and column of the offending key or value: serde's derive cannot
+//! point at a key, so the path of the mistake is looked up in the text (`locate`). The resolved
+//! layer is a list of [`HookGroup`]s (event, matcher text, handlers with defaults applied) from
+//! `~/.ling/hooks.json` then `.ling/hooks.json`, with identical handlers listed twice kept once.
+//! Matchers stay text here; the hook engine compiles them (an invalid regex is reported with the
+//! position kept in [`HookGroup::matcher_at`]).
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+mod locate;
+
+use super::{ConfigError, Paths, read_json_value};
+use locate::{Seg, locate};
+
+pub const HOOKS_FILE: &str = "hooks.json";
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// The events of `spec/hooks.md`, spelled as Claude Code spells them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+pub enum HookEventName {
+    SessionStart,
+    UserPromptSubmit,
+    PreToolUse,
+    PostToolUse,
+    PostToolUseFailure,
+    Stop,
+    PreCompact,
+    SessionEnd,
+}
+
+impl HookEventName {
+    pub const ALL: [Self; 8] = [
+        Self::SessionStart,
+        Self::UserPromptSubmit,
+        Self::PreToolUse,
+        Self::PostToolUse,
+        Self::PostToolUseFailure,
+        Self::Stop,
+        Self::PreCompact,
+        Self::SessionEnd,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::SessionStart => "SessionStart",
+            Self::UserPromptSubmit => "UserPromptSubmit",
+            Self::PreToolUse => "PreToolUse",
+            Self::PostToolUse => "PostToolUse",
+            Self::PostToolUseFailure => "PostToolUseFailure",
+            Self::Stop => "Stop",
+            Self::PreCompact => "PreCompact",
+            Self::SessionEnd => "SessionEnd",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|e| e.as_str() == name)
+    }
+
+    /// Position in [`Self::ALL`], for per-event tables.
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
+    /// Whether a matcher is tested on this event: tool events match the tool name, SessionStart
+    /// its `source`, PreCompact its `trigger`; the others run every group.
+    pub fn uses_matcher(self) -> bool {
+        matches!(
+            self,
+            Self::PreToolUse
+                | Self::PostToolUse
+                | Self::PostToolUseFailure
+                | Self::SessionStart
+                | Self::PreCompact
+        )
+    }
+
+    /// Whether exit 2 or `decision:"block"` stops something on this event.
+    pub fn can_block(self) -> bool {
+        matches!(
+            self,
+            Self::PreToolUse
+                | Self::UserPromptSubmit
+                | Self::PostToolUse
+                | Self::Stop
+                | Self::PreCompact
+        )
+    }
+
+    fn valid_list() -> String {
+        Self::ALL.map(Self::as_str).join(", ")
+    }
+}
+
+impl std::fmt::Display for HookEventName {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum HandlerKind {
+    /// Run by `sh -c` in the project root.
+    Command { command: String },
+    /// POSTed to; header values may hold `${VAR}`, expanded when the hook runs.
+    Http {
+        url: String,
+        headers: Vec<(String, String)>,
+    },
+}
+
+/// One handler with its defaults applied. Two equal handlers under the same event and matcher
+/// run once.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HookHandler {
+    pub kind: HandlerKind,
+    pub timeout: Duration,
+    pub is_async: bool,
+    /// Turns this handler's own errors and timeouts into a block.
+    pub fail_closed: bool,
+}
+
+/// A line and column in a configuration file, both 1-based (columns count bytes, as serde_json's do).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Position {
+    pub line: usize,
+    pub column: usize,
+}
+
+/// One `{ "matcher": ..., "hooks": [...] }` entry under an event.
+#[derive(Debug, Clone)]
+pub struct HookGroup {
+    pub event: HookEventName,
+    /// `None` when omitted, `""` or `"*"`: every value matches.
+    pub matcher: Option<String>,
+    pub matcher_at: Position,
+    pub handlers: Vec<HookHandler>,
+    pub source: PathBuf,
+}
+
+/// All hook groups in configuration order (user file first), and warnings about ignored fields.
+#[derive(Debug, Clone, Default)]
+pub struct HooksConfig {
+    pub groups: Vec<HookGroup>,
+    pub warnings: Vec<String>,
+}
+
+impl HooksConfig {
+    /// Reads `~/.ling/hooks.json` then `.ling/hooks.json`; a missing file contributes nothing.
+    pub fn load(paths: &Paths) -> Result<Self, ConfigError> {
+        let mut config = Self::default();
+        let user = paths.user_file(HOOKS_FILE);
+        let project = paths.project_file(HOOKS_FILE);
+        // A project whose root is the home's parent would name the same file twice.
+        let files = if user == project {
+            vec![user]
+        } else {
+            vec![user, project]
+        };
+        for path in files {
+            if let Some((text, value)) = read_json_value(&path)? {
+                config.merge(Self::parse_value(&path, &text, &value)?);
+            }
+        }
+        Ok(config)
+    }
+
+    /// Parses one file's text.
+    pub fn parse(path: &Path, text: &str) -> Result<Self, ConfigError> {
+        let value: Value =
+            serde_json::from_str(text).map_err(|e| crate::config::json::syntax_error(path, &e))?;
+        Self::parse_value(path, text, &value)
+    }
+
+    fn parse_value(path: &Path, text: &str, value: &Value) -> Result<Self, ConfigError> {
+        let mut parser = FileParser {
+            path,
+            text,
+            trail: Vec::new(),
+            out: Self::default(),
+        };
+        parser.file(value)?;
+        Ok(parser.out)
+    }
+
+    /// Appends `other`'s groups, dropping each handler already present under the same event and
+    /// an equivalent matcher (so a handler in both files runs once).
+    pub fn merge(&mut self, other: Self) {
+        self.warnings.extend(other.warnings);
+        for mut group in other.groups {
+            group.handlers.retain(|handler| {
+                !self.groups.iter().any(|g| {
+                    g.event == group.event
+                        && g.matcher == group.matcher
+                        && g.handlers.contains(handler)
+                })
+            });
+            dedupe_within(&mut group.handlers);
+            if !group.handlers.is_empty() {
+                self.groups.push(group);
+            }
+        }
+    }
+}
+
+fn dedupe_within(handlers: &mut Vec<HookHandler>) {
+    let mut kept: Vec<HookHandler> = Vec::with_capacity(handlers.len());
+    for h in handlers.drain(..) {
+        if !kept.contains(&h) {
+            kept.push(h);
+        }
+    }
+    *handlers = kept;
+}
+
+const HANDLER_TYPES: &str = "command, http";
+/// Claude Code handler fields Ling does not implement: warned about rather than unknown.
+const UNSUPPORTED_FIELDS: [&str; 7] = [
+    "if",
+    "args",
+    "shell",
+    "statusMessage",
+    "once",
+    "asyncRewake",
+    "allowedEnvVars",
+];
+
+/// Walks one file's JSON, keeping the path to the current value for error positions.
+struct FileParser<'a> {
+    path: &'a Path,
+    text: &'a str,
+    trail: Vec<Seg>,
+    out: HooksConfig,
+}
+
+impl FileParser<'_> {
+    fn file(&mut self, value: &Value) -> Result<(), ConfigError> {
+        let root = self.object(
+            value,
+            "the file must be a JSON object like {\"hooks\": {...}}",
+        )?;
+        for (key, value) in root {
+            if key == "hooks" {
+                self.trail.push(Seg::Key(key.clone()));
+                self.events(value)?;
+                self.trail.pop();
+            } else {
+                self.warn_key(key, "unknown top-level field");
+            }
+        }
+        Ok(())
+    }
+
+    fn events(&mut self, value: &Value) -> Result<(), ConfigError> {
+        let events = self.object(value, "`hooks` must be an object of event names")?;
+        for (name, groups) in events {
+            self.trail.push(Seg::Key(name.clone()));
+            let Some(event) = HookEventName::parse(name) else {
+                return Err(self.error_at_key(format!(
+                    "unknown hook event `{name}`; valid events are {}",
+                    HookEventName::valid_list()
+                )));
+            };
+            let Value::Array(groups) = groups else {
+                return Err(self.error(format!(
+                    "`{name}` must be a list of {{\"matcher\": ..., \"hooks\": [...]}} entries, found {}",
+                    kind_of(groups)
+                )));
+            };
+            for (i, group) in groups.iter().enumerate() {
+                self.trail.push(Seg::Index(i));
+                self.group(event, group)?;
+                self.trail.pop();
+            }
+            self.trail.pop();
+        }
+        Ok(())
+    }
+
+    fn group(&mut self, event: HookEventName, value: &Value) -> Result<(), ConfigError> {
+        let group = self.object(value, "a hook entry must be an object with `hooks`")?;
+        let mut matcher = None;
+        let mut matcher_at = self.position(false);
+        let mut handlers = None;
+        for (key, value) in group {
+            self.trail.push(Seg::Key(key.clone()));
+            match key.as_str() {
+                "matcher" => {
+                    matcher_at = self.position(false);
+                    matcher = match value {
+                        Value::Null => None,
+                        Value::String(s) if s.is_empty() || s == "*" => None,
+                        Value::String(s) => Some(s.clone()),
+                        other => {
+                            return Err(self.error(format!(
+                                "`matcher` must be a string, found {}",
+                                kind_of(other)
+                            )));
+                        }
+                    };
+                }
+                "hooks" => {
+                    let Value::Array(list) = value else {
+                        return Err(self.error(format!(
+                            "`hooks` must be a list of handlers, found {}",
+                            kind_of(value)
+                        )));
+                    };
+                    let mut parsed = Vec::with_capacity(list.len());
+                    for (i, handler) in list.iter().enumerate() {
+                        self.trail.push(Seg::Index(i));
+                        parsed.push(self.handler(handler)?);
+                        self.trail.pop();
+                    }
+                    handlers = Some(parsed);
+                }
+                _ => {
+                    self.trail.pop();
+                    self.warn_key(key, "unknown field");
+                    continue;
+                }
+            }
+            self.trail.pop();
+        }
+        let Some(mut handlers) = handlers else {
+            return Err(self.error("this entry has no `hooks` list of handlers".to_string()));
+        };
+        if matcher.is_some() && !event.uses_matcher() {
+            let at = matcher_at;
+            self.out.warnings.push(format!(
+                "{}:{}:{}: `matcher` is ignored for {event}: every {event} hook runs",
+                self.path.display(),
+                at.line,
+                at.column
+            ));
+        }
+        dedupe_within(&mut handlers);
+        self.out.groups.push(HookGroup {
+            event,
+            matcher,
+            matcher_at,
+            handlers,
+            source: self.path.to_path_buf(),
+        });
+        Ok(())
+    }
+
+    fn handler(&mut self, value: &Value) -> Result<HookHandler, ConfigError> {
+        let fields = self.object(value, "a handler must be an object with a `type`")?;
+        let Some(kind) = fields.get("type") else {
+            return Err(self.error(format!(
+                "this handler has no `type`; valid types are {HANDLER_TYPES}"
+            )));
+        };
+        self.trail.push(Seg::Key("type".into()));
+        let kind = match kind {
+            Value::String(s) if s == "command" || s == "http" => s.clone(),
+            Value::String(s) => {
+                return Err(self.error(format!(
+                    "unknown handler type `{s}`; valid types are {HANDLER_TYPES}"
+                )));
+            }
+            other => {
+                return Err(self.error(format!(
+                    "`type` must be a string ({HANDLER_TYPES}), found {}",
+                    kind_of(other)
+                )));
+            }
+        };
+        self.trail.pop();
+
+        let mut handler = HookHandler {
+            kind: HandlerKind::Command {
+                command: String::new(),
+            },
+            timeout: DEFAULT_TIMEOUT,
+            is_async: false,
+            fail_closed: false,
+        };
+        let (mut command, mut url, mut headers) = (None, None, Vec::new());
+        for (key, value) in fields {
+            self.trail.push(Seg::Key(key.clone()));
+            match (key.as_str(), kind.as_str()) {
+                ("type", _) => {}
+                ("timeout", _) => handler.timeout = self.timeout(value)?,
+                ("async", _) => handler.is_async = self.boolean(key, value)?,
+                ("failClosed", _) => handler.fail_closed = self.boolean(key, value)?,
+                ("command", "command") => command = Some(self.non_empty_string(key, value)?),
+                ("url", "http") => url = Some(self.url(value)?),
+                ("headers", "http") => headers = self.headers(value)?,
+                (key, _) if UNSUPPORTED_FIELDS.contains(&key) => {
+                    self.trail.pop();
+                    self.warn_key(key, "field not supported by Ling");
+                    continue;
+                }
+                _ => {
+                    self.trail.pop();
+                    self.warn_key(key, &format!("unknown field for a `{kind}` handler"));
+                    continue;
+                }
+            }
+            self.trail.pop();
+        }
+        handler.kind = match (kind.as_str(), command, url) {
+            ("command", Some(command), _) => HandlerKind::Command { command },
+            ("http", _, Some(url)) => HandlerKind::Http { url, headers },
+            ("command", None, _) => {
+                return Err(self.error("a `command` handler needs a `command` string".into()));
+            }
+            _ => return Err(self.error("an `http` handler needs a `url` string".into())),
+        };
+        Ok(handler)
+    }
+
+    fn timeout(&self, value: &Value) -> Result<Duration, ConfigError> {
+        value
+            .as_f64()
+            .filter(|secs| *secs > 0.0)
+            .and_then(|secs| Duration::try_from_secs_f64(secs).ok())
+            .ok_or_else(|| {
+                self.error(format!(
+                    "`timeout` must be a positive number of seconds, found {}",
+                    describe(value)
+                ))
+            })
+    }
+
+    fn boolean(&self, key: &str, value: &Value) -> Result<bool, ConfigError> {
+        value.as_bool().ok_or_else(|| {
+            self.error(format!(
+                "`{key}` must be true or false, found {}",
+                describe(value)
+            ))
+        })
+    }
+
+    fn non_empty_string(&self, key: &str, value: &Value) -> Result<String, ConfigError> {
+        match value {
+            Value::String(s) if !s.trim().is_empty() => Ok(s.clone()),
+            other => Err(self.error(format!(
+                "`{key}` must be a non-empty string, found {}",
+                describe(other)
+            ))),
+        }
+    }
+
+    fn url(&self, value: &Value) -> Result<String, ConfigError> {
+        let url = self.non_empty_string("url", value)?;
+        if url.starts_with("http://") || url.starts_with("https://") {
+            Ok(url)
+        } else {
+            Err(self.error(format!(
+                "`url` must start with http:// or https://, found {url:?}"
+            )))
+        }
+    }
+
+    fn headers(&mut self, value: &Value) -> Result<Vec<(String, String)>, ConfigError> {
+        let map = self.object(
+            value,
+            "`headers` must be an object of header names to strings",
+        )?;
+        let mut headers = Vec::with_capacity(map.len());
+        for (name, value) in map {
+            let Value::String(s) = value else {
+                self.trail.push(Seg::Key(name.clone()));
+                let err = self.error(format!(
+                    "header `{name}` must be a string, found {}",
+                    kind_of(value)
+                ));
+                return Err(err);
+            };
+            headers.push((name.clone(), s.clone()));
+        }
+        Ok(headers)
+    }
+
+    fn object<'v>(
+        &self,
+        value: &'v Value,
+        what: &str,
+    ) -> Result<&'v Map<String, Value>, ConfigError> {
+        value
+            .as_object()
+            .ok_or_else(|| self.error(format!("{what}, found {}", kind_of(value))))
+    }
+
+    fn position(&self, key: bool) -> Position {
+        locate(self.text, &self.trail, key)
+    }
+
+    fn error(&self, message: String) -> ConfigError {
+        self.error_with(message, false)
+    }
+
+    fn error_at_key(&self, message: String) -> ConfigError {
+        self.error_with(message, true)
+    }
+
+    fn error_with(&self, message: String, key: bool) -> ConfigError {
+        let at = self.position(key);
+        ConfigError::Syntax {
+            path: self.path.to_path_buf(),
+            line: at.line,
+            column: at.column,
+            message,
+        }
+    }
+
+    fn warn_key(&mut self, key: &str, what: &str) {
+        self.trail.push(Seg::Key(key.to_string()));
+        let at = self.position(true);
+        self.trail.pop();
+        self.out.warnings.push(format!(
+            "{}:{}:{}: {what} `{key}` ignored",
+            self.path.display(),
+            at.line,
+            at.column
+        ));
+    }
+}
+
+fn kind_of(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "an object",
+    }
+}
+
+fn describe(value: &Value) -> String {
+    match value {
+        Value::Number(n) => n.to_string(),
+        Value::Bool(b) => b.to_string(),
+        other => kind_of(other).to_string(),
+    }
+}

@@ -1,0 +1,148 @@
+//! Runs a `command` handler: `sh -c <command>` (not a login shell, so profile `echo`s cannot
+//! pollute stdout) in the project root, the input JSON on stdin, in its own process group so that a
+//! timeout, or the caller giving up, kills everything the hook started and not just `sh`.
+
+use std::os::unix::process::ExitStatusExt;
+use std::process::Stdio;
+use std::time::Duration;
+
+use nix::sys::signal::{Signal, killpg};
+use nix::unistd::Pid;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
+use tokio::process::Command;
+use tokio::time::Instant;
+
+use super::input::HookContext;
+use super::output::RunResult;
+
+/// The most of a handler's stdout or stderr kept; the rest is read and dropped so it never blocks.
+const STDOUT_CAP: usize = 1 << 20;
+const STDERR_CAP: usize = 64 << 10;
+/// After `sh` exits, how long its pipes may stay open (a background child holding them) before
+/// the output read so far is taken as the whole.
+const PIPE_GRACE: Duration = Duration::from_millis(500);
+
+pub(crate) async fn run_command(
+    command: &str,
+    payload: &[u8],
+    ctx: &HookContext,
+    timeout: Duration,
+) -> RunResult {
+    let mut cmd = Command::new("sh");
+    cmd.arg("-c")
+        .arg(command)
+        .current_dir(&ctx.cwd)
+        .env("LING_PROJECT_DIR", &ctx.cwd)
+        .env("CLAUDE_PROJECT_DIR", &ctx.cwd)
+        .env("LING_SESSION_ID", &ctx.session_id)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .kill_on_drop(true);
+    let mut child = match cmd.spawn() {
+        Ok(child) => child,
+        Err(e) => {
+            return RunResult::Failed(format!(
+                "cannot start `sh -c` in {}: {e}",
+                ctx.cwd.display()
+            ));
+        }
+    };
+    // Declared after `child` so it drops first: a cancelled run kills the group before the child.
+    let mut group = GroupGuard(
+        child
+            .id()
+            .and_then(|id| i32::try_from(id).ok())
+            .map(Pid::from_raw),
+    );
+    let (Some(mut stdin), Some(mut stdout), Some(mut stderr)) =
+        (child.stdin.take(), child.stdout.take(), child.stderr.take())
+    else {
+        return RunResult::Failed("the hook's pipes could not be opened".into());
+    };
+
+    let deadline = Instant::now() + timeout;
+    let (mut out, mut err) = (Vec::new(), Vec::new());
+    let mut status = None;
+    {
+        let io = async {
+            let write = async {
+                // A hook that never reads its input closes the pipe; that is its right.
+                let _ = stdin.write_all(payload).await;
+                drop(stdin);
+            };
+            tokio::join!(
+                write,
+                read_capped(&mut stdout, &mut out, STDOUT_CAP),
+                read_capped(&mut stderr, &mut err, STDERR_CAP),
+            );
+        };
+        let mut io = std::pin::pin!(io);
+        let mut io_done = false;
+        let mut pipe_deadline = deadline;
+        while status.is_none() || !io_done {
+            tokio::select! {
+                exit = child.wait(), if status.is_none() => {
+                    match exit {
+                        Ok(exit) => status = Some(exit),
+                        Err(e) => return RunResult::Failed(format!("cannot wait for the hook: {e}")),
+                    }
+                    pipe_deadline = deadline.min(Instant::now() + PIPE_GRACE);
+                }
+                () = &mut io, if !io_done => io_done = true,
+                () = tokio::time::sleep_until(pipe_deadline), if status.is_some() => break,
+                () = tokio::time::sleep_until(deadline), if status.is_none() => {
+                    group.kill();
+                    let _ = child.wait().await;
+                    return RunResult::TimedOut(timeout);
+                }
+            }
+        }
+    }
+    // `sh` has exited and been reaped: its process group id may be reused, so never signal it.
+    group.disarm();
+    let status = status.map_or((None, None), |s| (s.code(), s.signal()));
+    RunResult::Exited {
+        code: status.0,
+        signal: status.1,
+        stdout: String::from_utf8_lossy(&out).into_owned(),
+        stderr: String::from_utf8_lossy(&err).into_owned(),
+    }
+}
+
+/// Reads to the end, keeping at most `cap` bytes.
+async fn read_capped(pipe: &mut (impl AsyncRead + Unpin), into: &mut Vec<u8>, cap: usize) {
+    let mut buf = [0u8; 8192];
+    loop {
+        match pipe.read(&mut buf).await {
+            Ok(0) | Err(_) => return,
+            Ok(n) => {
+                let room = cap.saturating_sub(into.len());
+                into.extend_from_slice(&buf[..n.min(room)]);
+            }
+        }
+    }
+}
+
+/// Kills a hook's whole process group when dropped, unless disarmed after a normal exit.
+struct GroupGuard(Option<Pid>);
+
+impl GroupGuard {
+    fn kill(&mut self) {
+        if let Some(group) = self.0.take() {
+            // The group may already be gone; there is nothing left to do then.
+            let _ = killpg(group, Signal::SIGKILL);
+        }
+    }
+
+    fn disarm(&mut self) {
+        self.0 = None;
+    }
+}
+
+impl Drop for GroupGuard {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}

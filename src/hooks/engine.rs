@@ -1,0 +1,319 @@
+//! The hook engine: the loaded hooks indexed by event, with compiled matchers; running an event's
+//! matching handlers concurrently and combining what they decided; and the `async` handlers that
+//! are started, never awaited, and given a bounded grace at exit before they are killed.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
+
+use serde::Serialize;
+use tokio::task::JoinHandle;
+
+use super::command::run_command;
+use super::http::run_http;
+use super::input::{HookContext, HookInput};
+use super::matcher::Matcher;
+use super::outcome::{Effect, HookNotice, HookOutcome, NoticeKind, combine};
+use super::output::{RunResult, interpret};
+use crate::config::hooks::{HandlerKind, HookEventName, HookHandler, HooksConfig};
+use crate::config::{ConfigError, Paths};
+
+/// One loaded handler, as `ling hooks list` shows it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct HookListing {
+    pub event: HookEventName,
+    /// `None` matches everything.
+    pub matcher: Option<String>,
+    /// `command \`...\`` or `http URL`.
+    pub handler: String,
+    #[serde(rename = "timeout")]
+    pub timeout_secs: f64,
+    #[serde(rename = "async")]
+    pub is_async: bool,
+    #[serde(rename = "failClosed")]
+    pub fail_closed: bool,
+    pub source: PathBuf,
+}
+
+/// Cheap to clone: clones share the hooks and the async handlers in flight.
+#[derive(Clone)]
+pub struct HookEngine {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    by_event: [Vec<Group>; HookEventName::ALL.len()],
+    http: OnceLock<Result<reqwest::Client, String>>,
+    background: Mutex<Vec<JoinHandle<()>>>,
+    background_notices: Mutex<Vec<HookNotice>>,
+}
+
+struct Group {
+    matcher: Matcher,
+    matcher_text: Option<String>,
+    handlers: Vec<Arc<Handler>>,
+    source: PathBuf,
+}
+
+struct Handler {
+    config: HookHandler,
+    description: String,
+}
+
+impl HookEngine {
+    /// Loads `~/.ling/hooks.json` and `.ling/hooks.json`; `disabled` (`disableAllHooks`,
+    /// `--no-hooks`) loads nothing. Returns warnings about ignored fields.
+    pub fn load(paths: &Paths, disabled: bool) -> Result<(Self, Vec<String>), ConfigError> {
+        if disabled {
+            return Ok((Self::empty(), Vec::new()));
+        }
+        Self::from_config(HooksConfig::load(paths)?)
+    }
+
+    /// Compiles the matchers of already-parsed hooks.
+    pub fn from_config(config: HooksConfig) -> Result<(Self, Vec<String>), ConfigError> {
+        let mut by_event: [Vec<Group>; HookEventName::ALL.len()] = Default::default();
+        for group in config.groups {
+            let matcher =
+                Matcher::parse(group.matcher.as_deref()).map_err(|e| ConfigError::Syntax {
+                    path: group.source.clone(),
+                    line: group.matcher_at.line,
+                    column: group.matcher_at.column,
+                    message: format!(
+                        "matcher {:?} is not a valid regular expression: {e}",
+                        group.matcher.as_deref().unwrap_or_default()
+                    ),
+                })?;
+            let handlers = group
+                .handlers
+                .into_iter()
+                .map(|config| {
+                    Arc::new(Handler {
+                        description: describe(&config.kind),
+                        config,
+                    })
+                })
+                .collect();
+            by_event[group.event.index()].push(Group {
+                matcher,
+                matcher_text: group.matcher,
+                handlers,
+                source: group.source,
+            });
+        }
+        Ok((Self::with_groups(by_event), config.warnings))
+    }
+
+    pub fn empty() -> Self {
+        Self::with_groups(Default::default())
+    }
+
+    fn with_groups(by_event: [Vec<Group>; HookEventName::ALL.len()]) -> Self {
+        Self {
+            inner: Arc::new(Inner {
+                by_event,
+                http: OnceLock::new(),
+                background: Mutex::new(Vec::new()),
+                background_notices: Mutex::new(Vec::new()),
+            }),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.inner.by_event.iter().all(Vec::is_empty)
+    }
+
+    /// Whether any handler would run for `event` on `match_value` (the tool name, session source
+    /// or trigger; `None` asks whether the event has any hook at all). Allocates nothing, so the
+    /// agent can call it before building an input.
+    pub fn has_handlers(&self, event: HookEventName, match_value: Option<&str>) -> bool {
+        let groups = &self.inner.by_event[event.index()];
+        match match_value {
+            Some(value) if event.uses_matcher() => groups.iter().any(|g| g.matcher.matches(value)),
+            _ => !groups.is_empty(),
+        }
+    }
+
+    /// Runs the handlers matching `input`: the `async` ones are started and left running; the
+    /// others run concurrently and their effects are combined in configuration order.
+    pub async fn run(&self, input: &HookInput, ctx: &HookContext) -> HookOutcome {
+        let event = input.event();
+        let handlers = self.matching(event, input.match_value());
+        if handlers.is_empty() {
+            return HookOutcome::default();
+        }
+        let payload = serde_json::to_vec(&input.to_json(ctx)).unwrap_or_default();
+        let (background, foreground): (Vec<_>, Vec<_>) =
+            handlers.into_iter().partition(|h| h.config.is_async);
+        for handler in background {
+            self.start_background(handler, event, payload.clone(), ctx.clone());
+        }
+        let effects = futures::future::join_all(
+            foreground
+                .iter()
+                .map(|handler| self.run_one(handler, event, &payload, ctx)),
+        )
+        .await;
+        combine(input.tool_input(), effects)
+    }
+
+    /// Every loaded handler, by event, in configuration order.
+    pub fn list(&self) -> Vec<HookListing> {
+        let mut list = Vec::new();
+        for (event, groups) in HookEventName::ALL.iter().zip(&self.inner.by_event) {
+            for group in groups {
+                for handler in &group.handlers {
+                    list.push(HookListing {
+                        event: *event,
+                        matcher: group.matcher_text.clone(),
+                        handler: handler.description.clone(),
+                        timeout_secs: handler.config.timeout.as_secs_f64(),
+                        is_async: handler.config.is_async,
+                        fail_closed: handler.config.fail_closed,
+                        source: group.source.clone(),
+                    });
+                }
+            }
+        }
+        list
+    }
+
+    /// Errors and timeouts of `async` handlers that ended since the last call, for the agent
+    /// to show (an async handler cannot report through the outcome of the run that started it).
+    pub fn take_async_notices(&self) -> Vec<HookNotice> {
+        std::mem::take(&mut *lock(&self.inner.background_notices))
+    }
+
+    /// At exit: waits at most `grace` for the `async` handlers still running, then kills them
+    /// (with everything they started).
+    pub async fn wait_async(&self, grace: Duration) {
+        let tasks = std::mem::take(&mut *lock(&self.inner.background));
+        let deadline = tokio::time::Instant::now() + grace;
+        for mut task in tasks {
+            if tokio::time::timeout_at(deadline, &mut task).await.is_err() {
+                // Dropping the task's future kills the handler's process group.
+                task.abort();
+                let _ = task.await;
+            }
+        }
+    }
+
+    /// The matching handlers in configuration order; one listed under several matching groups
+    /// runs once.
+    fn matching(&self, event: HookEventName, match_value: Option<&str>) -> Vec<Arc<Handler>> {
+        let mut found: Vec<Arc<Handler>> = Vec::new();
+        for group in &self.inner.by_event[event.index()] {
+            let applies = match match_value {
+                Some(value) if event.uses_matcher() => group.matcher.matches(value),
+                _ => true,
+            };
+            if !applies {
+                continue;
+            }
+            for handler in &group.handlers {
+                if !found.iter().any(|f| f.config == handler.config) {
+                    found.push(Arc::clone(handler));
+                }
+            }
+        }
+        found
+    }
+
+    async fn run_one(
+        &self,
+        handler: &Handler,
+        event: HookEventName,
+        payload: &[u8],
+        ctx: &HookContext,
+    ) -> Effect {
+        let timeout = handler.config.timeout;
+        let result = match &handler.config.kind {
+            HandlerKind::Command { command } => run_command(command, payload, ctx, timeout).await,
+            HandlerKind::Http { url, headers } => match self.http_client() {
+                Ok(client) => run_http(client, url, headers, payload.to_vec(), timeout).await,
+                Err(message) => RunResult::Failed(message),
+            },
+        };
+        interpret(
+            event,
+            &handler.description,
+            handler.config.fail_closed,
+            result,
+        )
+    }
+
+    fn http_client(&self) -> Result<&reqwest::Client, String> {
+        self.inner
+            .http
+            .get_or_init(|| {
+                reqwest::Client::builder()
+                    .build()
+                    .map_err(|e| format!("cannot set up HTTP for hooks: {e}"))
+            })
+            .as_ref()
+            .map_err(Clone::clone)
+    }
+
+    fn start_background(
+        &self,
+        handler: Arc<Handler>,
+        event: HookEventName,
+        payload: Vec<u8>,
+        ctx: HookContext,
+    ) {
+        let engine = self.clone();
+        let task = tokio::spawn(async move {
+            let effect = engine.run_one(&handler, event, &payload, &ctx).await;
+            engine.record_background(&handler, event, effect);
+        });
+        let mut tasks = lock(&self.inner.background);
+        tasks.retain(|t| !t.is_finished());
+        tasks.push(task);
+    }
+
+    /// Keeps an async handler's failures; a decision it tried to make is reported as ignored.
+    fn record_background(&self, handler: &Handler, event: HookEventName, effect: Effect) {
+        let mut notices: Vec<HookNotice> = effect
+            .notices
+            .into_iter()
+            .filter(|n| matches!(n.kind, NoticeKind::Error | NoticeKind::Timeout))
+            .collect();
+        if effect.decision.is_some() || effect.stop.is_some() || effect.updated_input.is_some() {
+            notices.push(HookNotice {
+                event,
+                handler: handler.description.clone(),
+                kind: NoticeKind::Ignored,
+                message: "an async hook cannot decide anything; its decision was ignored".into(),
+            });
+        }
+        lock(&self.inner.background_notices).extend(notices);
+    }
+}
+
+impl std::fmt::Debug for HookEngine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HookEngine")
+            .field("handlers", &self.list().len())
+            .finish()
+    }
+}
+
+/// A poisoned lock only means another thread panicked while pushing; the list is still usable.
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+fn describe(kind: &HandlerKind) -> String {
+    match kind {
+        HandlerKind::Command { command } => {
+            let one_line = command.split_whitespace().collect::<Vec<_>>().join(" ");
+            match one_line.char_indices().nth(80) {
+                Some((at, _)) => format!("command `{}…`", &one_line[..at]),
+                None => format!("command `{one_line}`"),
+            }
+        }
+        HandlerKind::Http { url, .. } => format!("http {url}"),
+    }
+}

@@ -1,0 +1,83 @@
+//! Runs an `http` handler: POSTs the input JSON to `url`, with `headers` whose `${VAR}`s are
+//! expanded at the time of the call (an unset variable fails this handler, never the others).
+
+use std::time::Duration;
+
+use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
+
+use super::output::RunResult;
+use crate::config::expand_vars;
+
+/// The most of a response body kept.
+const BODY_CAP: usize = 1 << 20;
+
+pub(crate) async fn run_http(
+    client: &reqwest::Client,
+    url: &str,
+    headers: &[(String, String)],
+    payload: Vec<u8>,
+    timeout: Duration,
+) -> RunResult {
+    let headers = match header_map(headers) {
+        Ok(headers) => headers,
+        Err(message) => return RunResult::Failed(message),
+    };
+    let request = client
+        .post(url)
+        .headers(headers)
+        .header(CONTENT_TYPE, "application/json")
+        .body(payload)
+        .timeout(timeout);
+    let mut response = match request.send().await {
+        Ok(response) => response,
+        Err(e) if e.is_timeout() => return RunResult::TimedOut(timeout),
+        Err(e) => return RunResult::Failed(format!("POST {url} failed: {}", error_chain(&e))),
+    };
+    let status = response.status().as_u16();
+    let mut body = Vec::new();
+    loop {
+        match response.chunk().await {
+            Ok(Some(chunk)) => {
+                let room = BODY_CAP.saturating_sub(body.len());
+                body.extend_from_slice(&chunk[..chunk.len().min(room)]);
+            }
+            Ok(None) => break,
+            Err(e) if e.is_timeout() => return RunResult::TimedOut(timeout),
+            Err(e) => {
+                return RunResult::Failed(format!(
+                    "reading the response of {url} failed: {}",
+                    error_chain(&e)
+                ));
+            }
+        }
+    }
+    RunResult::Http {
+        status,
+        body: String::from_utf8_lossy(&body).into_owned(),
+    }
+}
+
+fn header_map(headers: &[(String, String)]) -> Result<HeaderMap, String> {
+    let mut map = HeaderMap::with_capacity(headers.len());
+    for (name, value) in headers {
+        let value = expand_vars(value).map_err(|e| format!("header {name}: {e}"))?;
+        let name = HeaderName::from_bytes(name.as_bytes())
+            .map_err(|_| format!("{name:?} is not a valid header name"))?;
+        let value = HeaderValue::from_str(&value)
+            .map_err(|_| format!("the value of header {name} is not a valid header value"))?;
+        map.insert(name, value);
+    }
+    Ok(map)
+}
+
+/// reqwest's own message is terse ("error sending request"); the cause is in its sources.
+fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}

@@ -1,0 +1,335 @@
+//! What a hook is told: the event with its own fields ([`HookInput`]), the session it happens in
+//! ([`HookContext`]), and the JSON built from both. Field names are exactly Claude Code's so that
+//! existing hook scripts read them unchanged.
+
+use std::path::PathBuf;
+
+use serde_json::{Map, Value, json};
+
+use crate::config::hooks::HookEventName;
+
+/// The session a hook runs in. `cwd` is the project root; hooks run there.
+#[derive(Debug, Clone)]
+pub struct HookContext {
+    pub session_id: String,
+    pub transcript_path: PathBuf,
+    pub cwd: PathBuf,
+    /// [`crate::config::PermissionMode::hook_name`] of the session's mode.
+    pub permission_mode: String,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum HookInput {
+    SessionStart {
+        /// `startup`, `resume` or `clear`.
+        source: String,
+    },
+    UserPromptSubmit {
+        prompt: String,
+    },
+    PreToolUse {
+        tool_name: String,
+        tool_input: Value,
+        tool_use_id: String,
+    },
+    PostToolUse {
+        tool_name: String,
+        /// The input the tool really ran with (after any hook rewrote it).
+        tool_input: Value,
+        tool_response: Value,
+        tool_use_id: String,
+    },
+    PostToolUseFailure {
+        tool_name: String,
+        tool_input: Value,
+        tool_use_id: String,
+        error: String,
+    },
+    Stop {
+        stop_hook_active: bool,
+        last_assistant_message: String,
+    },
+    PreCompact {
+        /// `manual` or `auto`.
+        trigger: String,
+        custom_instructions: String,
+    },
+    SessionEnd {
+        reason: String,
+    },
+}
+
+impl HookInput {
+    pub fn event(&self) -> HookEventName {
+        match self {
+            Self::SessionStart { .. } => HookEventName::SessionStart,
+            Self::UserPromptSubmit { .. } => HookEventName::UserPromptSubmit,
+            Self::PreToolUse { .. } => HookEventName::PreToolUse,
+            Self::PostToolUse { .. } => HookEventName::PostToolUse,
+            Self::PostToolUseFailure { .. } => HookEventName::PostToolUseFailure,
+            Self::Stop { .. } => HookEventName::Stop,
+            Self::PreCompact { .. } => HookEventName::PreCompact,
+            Self::SessionEnd { .. } => HookEventName::SessionEnd,
+        }
+    }
+
+    /// What matchers are tested against: the tool name, the session source or the trigger.
+    pub fn match_value(&self) -> Option<&str> {
+        match self {
+            Self::PreToolUse { tool_name, .. }
+            | Self::PostToolUse { tool_name, .. }
+            | Self::PostToolUseFailure { tool_name, .. } => Some(tool_name),
+            Self::SessionStart { source } => Some(source),
+            Self::PreCompact { trigger, .. } => Some(trigger),
+            _ => None,
+        }
+    }
+
+    /// The tool input a PreToolUse hook may rewrite.
+    pub fn tool_input(&self) -> Option<&Value> {
+        match self {
+            Self::PreToolUse { tool_input, .. } => Some(tool_input),
+            _ => None,
+        }
+    }
+
+    /// The JSON a handler receives on stdin (or as the POST body).
+    pub fn to_json(&self, ctx: &HookContext) -> Value {
+        let mut map = Map::new();
+        map.insert("session_id".into(), json!(ctx.session_id));
+        map.insert(
+            "transcript_path".into(),
+            json!(ctx.transcript_path.to_string_lossy()),
+        );
+        map.insert("cwd".into(), json!(ctx.cwd.to_string_lossy()));
+        map.insert("permission_mode".into(), json!(ctx.permission_mode));
+        map.insert("hook_event_name".into(), json!(self.event().as_str()));
+        let fields = match self {
+            Self::SessionStart { source } => json!({ "source": source }),
+            Self::UserPromptSubmit { prompt } => json!({ "prompt": prompt }),
+            Self::PreToolUse {
+                tool_name,
+                tool_input,
+                tool_use_id,
+            } => {
+                json!({ "tool_name": tool_name, "tool_input": tool_input, "tool_use_id": tool_use_id })
+            }
+            Self::PostToolUse {
+                tool_name,
+                tool_input,
+                tool_response,
+                tool_use_id,
+            } => json!({
+                "tool_name": tool_name,
+                "tool_input": tool_input,
+                "tool_response": tool_response,
+                "tool_use_id": tool_use_id,
+            }),
+            Self::PostToolUseFailure {
+                tool_name,
+                tool_input,
+                tool_use_id,
+                error,
+            } => json!({
+                "tool_name": tool_name,
+                "tool_input": tool_input,
+                "tool_use_id": tool_use_id,
+                "error": error,
+            }),
+            Self::Stop {
+                stop_hook_active,
+                last_assistant_message,
+            } => json!({
+                "stop_hook_active": stop_hook_active,
+                "last_assistant_message": last_assistant_message,
+            }),
+            Self::PreCompact {
+                trigger,
+                custom_instructions,
+            } => json!({ "trigger": trigger, "custom_instructions": custom_instructions }),
+            Self::SessionEnd { reason } => json!({ "reason": reason }),
+        };
+        if let Value::Object(fields) = fields {
+            map.extend(fields);
+        }
+        Value::Object(map)
+    }
+}
+
+/// A made-up event for `ling hooks run EVENT [--tool NAME] [--input JSON]`.
+///
+/// `input` is an object of the event's own fields (`{"prompt": "..."}`, `{"source": "resume"}`),
+/// missing ones defaulted. For the tool events it may instead be the tool input itself
+/// (`--tool bash --input '{"command":"rm -rf /"}'`): an object without a `tool_input` key is
+/// taken as the tool input. Tool events need a tool name, from `--tool` or `tool_name`.
+pub fn made_up_input(
+    event: &str,
+    tool: Option<&str>,
+    input: Option<Value>,
+) -> Result<HookInput, String> {
+    let event = HookEventName::parse(event).ok_or_else(|| {
+        let valid = HookEventName::ALL.map(HookEventName::as_str).join(", ");
+        format!("unknown hook event `{event}`; valid events are {valid}")
+    })?;
+    let mut fields = match input {
+        None => Map::new(),
+        Some(Value::Object(map)) => map,
+        Some(other) => return Err(format!("--input must be a JSON object, not {other}")),
+    };
+    let tool_event = matches!(
+        event,
+        HookEventName::PreToolUse | HookEventName::PostToolUse | HookEventName::PostToolUseFailure
+    );
+    if tool_event && !fields.contains_key("tool_input") && !fields.is_empty() {
+        let tool_input = Value::Object(std::mem::take(&mut fields));
+        fields.insert("tool_input".into(), tool_input);
+    }
+    let tool_name = match tool {
+        Some(name) => name.to_string(),
+        None if tool_event => {
+            let name = text(&mut fields, "tool_name", "")?;
+            if name.is_empty() {
+                return Err(format!("{event} needs a tool name: pass --tool NAME"));
+            }
+            name
+        }
+        None => String::new(),
+    };
+    let tool_use_id = text(&mut fields, "tool_use_id", "call_ling_hooks_run")?;
+    let made = match event {
+        HookEventName::SessionStart => HookInput::SessionStart {
+            source: text(&mut fields, "source", "startup")?,
+        },
+        HookEventName::UserPromptSubmit => HookInput::UserPromptSubmit {
+            prompt: text(&mut fields, "prompt", "")?,
+        },
+        HookEventName::PreToolUse => HookInput::PreToolUse {
+            tool_name,
+            tool_input: take_value(&mut fields, "tool_input"),
+            tool_use_id,
+        },
+        HookEventName::PostToolUse => HookInput::PostToolUse {
+            tool_name,
+            tool_input: take_value(&mut fields, "tool_input"),
+            tool_response: fields.remove("tool_response").unwrap_or(json!("")),
+            tool_use_id,
+        },
+        HookEventName::PostToolUseFailure => HookInput::PostToolUseFailure {
+            tool_input: take_value(&mut fields, "tool_input"),
+            error: text(&mut fields, "error", "the tool failed")?,
+            tool_name,
+            tool_use_id,
+        },
+        HookEventName::Stop => HookInput::Stop {
+            stop_hook_active: fields
+                .remove("stop_hook_active")
+                .and_then(|v| v.as_bool())
+                .unwrap_or(false),
+            last_assistant_message: text(&mut fields, "last_assistant_message", "")?,
+        },
+        HookEventName::PreCompact => HookInput::PreCompact {
+            trigger: text(&mut fields, "trigger", "manual")?,
+            custom_instructions: text(&mut fields, "custom_instructions", "")?,
+        },
+        HookEventName::SessionEnd => HookInput::SessionEnd {
+            reason: text(&mut fields, "reason", "other")?,
+        },
+    };
+    Ok(made)
+}
+
+fn text(fields: &mut Map<String, Value>, key: &str, default: &str) -> Result<String, String> {
+    match fields.remove(key) {
+        None => Ok(default.to_string()),
+        Some(Value::String(s)) => Ok(s),
+        Some(other) => Err(format!("`{key}` must be a string, not {other}")),
+    }
+}
+
+fn take_value(fields: &mut Map<String, Value>, key: &str) -> Value {
+    fields.remove(key).unwrap_or_else(|| json!({}))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    fn ctx() -> HookContext {
+        HookContext {
+            session_id: "s1".into(),
+            transcript_path: PathBuf::from("/tmp/t.jsonl"),
+            cwd: PathBuf::from("/proj"),
+            permission_mode: "default".into(),
+        }
+    }
+
+    #[test]
+    fn input_json_has_the_common_and_the_event_fields() {
+        let input = HookInput::PreToolUse {
+            tool_name: "bash".into(),
+            tool_input: json!({"command": "ls"}),
+            tool_use_id: "call_1".into(),
+        };
+        assert_eq!(
+            input.to_json(&ctx()),
+            json!({
+                "session_id": "s1",
+                "transcript_path": "/tmp/t.jsonl",
+                "cwd": "/proj",
+                "permission_mode": "default",
+                "hook_event_name": "PreToolUse",
+                "tool_name": "bash",
+                "tool_input": {"command": "ls"},
+                "tool_use_id": "call_1",
+            })
+        );
+        let stop = HookInput::Stop {
+            stop_hook_active: true,
+            last_assistant_message: "done".into(),
+        };
+        let json = stop.to_json(&ctx());
+        assert_eq!(json["stop_hook_active"], json!(true));
+        assert_eq!(json["last_assistant_message"], json!("done"));
+        assert_eq!(json["hook_event_name"], json!("Stop"));
+    }
+
+    #[test]
+    fn made_up_tool_input_may_be_given_bare_or_as_fields() {
+        let bare = made_up_input("PreToolUse", Some("bash"), Some(json!({"command": "ls"})));
+        let fields = made_up_input(
+            "PreToolUse",
+            None,
+            Some(json!({"tool_name": "bash", "tool_input": {"command": "ls"}})),
+        );
+        let expected = HookInput::PreToolUse {
+            tool_name: "bash".into(),
+            tool_input: json!({"command": "ls"}),
+            tool_use_id: "call_ling_hooks_run".into(),
+        };
+        assert_eq!(bare, Ok(expected.clone()));
+        assert_eq!(fields, Ok(expected));
+    }
+
+    #[test]
+    fn made_up_input_explains_what_is_wrong() {
+        let err = made_up_input("PreTool", None, None)
+            .err()
+            .unwrap_or_default();
+        assert!(err.contains("valid events are SessionStart"), "{err}");
+        let err = made_up_input("PreToolUse", None, None)
+            .err()
+            .unwrap_or_default();
+        assert!(err.contains("--tool"), "{err}");
+        let err = made_up_input("UserPromptSubmit", None, Some(json!([1])))
+            .err()
+            .unwrap_or_default();
+        assert!(err.contains("JSON object"), "{err}");
+        assert_eq!(
+            made_up_input("UserPromptSubmit", None, Some(json!({"prompt": "hi"}))),
+            Ok(HookInput::UserPromptSubmit {
+                prompt: "hi".into()
+            })
+        );
+    }
+}
