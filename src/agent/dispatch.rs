@@ -7,6 +7,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::{Agent, AgentEvent, Approval, ApprovalRequest, Approver, EventSink, cap_middle};
+use crate::hooks::{Decision, HookInput};
 use crate::llm::{Message, ToolCall};
 use crate::permissions::{Check, session_rule_for};
 use crate::tools::{Tool, ToolContext, ToolError, ToolKind, ToolOutput};
@@ -122,88 +123,213 @@ impl Agent {
                 self.tools.names().join(", ")
             ));
         };
-        if let Err(message) = self.authorize(tool.as_ref(), &input, sink, approver).await {
+        let pre = match self.pre_tool_hooks(call, input, sink).await {
+            Ok(pre) => pre,
+            Err(reason) => return CallResult::error(format!("blocked by hook: {reason}")),
+        };
+        if let Err(message) = self
+            .authorize(
+                tool.as_ref(),
+                &pre.input,
+                pre.decision,
+                pre.reason.as_deref(),
+                sink,
+                approver,
+            )
+            .await
+        {
             return CallResult::error(message);
         }
         let ctx = self.tool_context(cancel);
-        match tool.call(input, &ctx).await {
+        let mut result = match tool.call(pre.input.clone(), &ctx).await {
             Ok(ToolOutput { content, display }) => CallResult {
                 content,
                 is_error: false,
                 display,
             },
             Err(e) => CallResult::error(e.to_string()),
+        };
+        for context in pre.context {
+            append_note(&mut result.content, "PreToolUse hook context", &context);
+        }
+        self.post_tool_hooks(call, pre.input, &mut result, sink)
+            .await;
+        result
+    }
+
+    /// PreToolUse: a block ends the call with the hook's reason; otherwise the (possibly
+    /// rewritten) input and the hook's permission decision go on to the permission step.
+    async fn pre_tool_hooks(
+        &self,
+        call: &ToolCall,
+        input: Value,
+        sink: &dyn EventSink,
+    ) -> Result<PreHook, String> {
+        let outcome = self
+            .fire(
+                HookInput::PreToolUse {
+                    tool_name: call.name().to_string(),
+                    tool_input: input.clone(),
+                    tool_use_id: call.id.clone(),
+                },
+                sink,
+            )
+            .await;
+        if let Some(reason) = outcome.stop.clone() {
+            self.request_stop(reason);
+        }
+        if outcome.decision == Some(Decision::Block) {
+            return Err(outcome
+                .reason
+                .unwrap_or_else(|| "a PreToolUse hook blocked this call".into()));
+        }
+        Ok(PreHook {
+            input: outcome.updated_input.unwrap_or(input),
+            decision: outcome.decision,
+            reason: outcome.reason,
+            context: outcome.additional_context,
+        })
+    }
+
+    /// PostToolUse after success, PostToolUseFailure after an error; what the hooks say for the
+    /// model is added to the tool result.
+    async fn post_tool_hooks(
+        &self,
+        call: &ToolCall,
+        input: Value,
+        result: &mut CallResult,
+        sink: &dyn EventSink,
+    ) {
+        let event = if result.is_error {
+            HookInput::PostToolUseFailure {
+                tool_name: call.name().to_string(),
+                tool_input: input,
+                tool_use_id: call.id.clone(),
+                error: result.content.clone(),
+            }
+        } else {
+            HookInput::PostToolUse {
+                tool_name: call.name().to_string(),
+                tool_input: input,
+                tool_response: Value::String(result.content.clone()),
+                tool_use_id: call.id.clone(),
+            }
+        };
+        let outcome = self.fire(event, sink).await;
+        if let Some(reason) = outcome.stop {
+            self.request_stop(reason);
+        }
+        if outcome.decision == Some(Decision::Block) && !result.is_error {
+            let reason = outcome.reason.unwrap_or_default();
+            append_note(&mut result.content, "PostToolUse hook feedback", &reason);
+        }
+        for context in outcome.additional_context {
+            append_note(&mut result.content, "PostToolUse hook context", &context);
         }
     }
 
     fn tool_context(&self, cancel: &CancellationToken) -> ToolContext {
         ToolContext {
             root: self.options.root.clone(),
-            confine_to_root: self.permission_mode() != crate::config::PermissionMode::Bypass,
+            confine_to_root: self.lock_permissions().confine_to_root(),
             cancel: cancel.clone(),
             read_files: self.read_files.clone(),
             progress: None,
         }
     }
 
-    /// The permission step: rules, then the mode; "ask" goes to the approver, and with nobody to
-    /// ask it is a denial that says which flag or rule would allow the call.
+    /// The permission step. A deny rule always wins; a hook's `allow` skips the question and
+    /// its `ask` forces it; otherwise the rules, then the mode. "Ask" goes to the approver, and
+    /// with nobody to ask it is a denial that says which flag or rule would allow the call.
     async fn authorize(
         &self,
         tool: &dyn Tool,
         input: &Value,
+        hook_decision: Option<Decision>,
+        hook_reason: Option<&str>,
         sink: &dyn EventSink,
         approver: &dyn Approver,
     ) -> Result<(), String> {
-        let check = self.lock_permissions().check(tool, input);
-        match check {
-            Check::Allow => Ok(()),
-            Check::Deny { reason } => {
-                sink.emit(AgentEvent::PermissionDenied {
-                    tool: tool.name().to_string(),
-                    message: reason.clone(),
-                });
-                Err(format!("permission denied: {reason}"))
+        let (check, rule_denial) = {
+            let permissions = self.lock_permissions();
+            (
+                permissions.check(tool, input),
+                permissions.denied_by_rule(tool, input),
+            )
+        };
+        let deny = |reason: String| {
+            sink.emit(AgentEvent::PermissionDenied {
+                tool: tool.name().to_string(),
+                message: reason.clone(),
+            });
+            Err(format!("permission denied: {reason}"))
+        };
+        if let Some(reason) = rule_denial {
+            return deny(reason);
+        }
+        let suggestion = match (check, hook_decision) {
+            (Check::Deny { reason }, _) => return deny(reason),
+            (_, Some(Decision::Allow)) | (Check::Allow, None) => return Ok(()),
+            (Check::Ask { suggestion }, _) => Some(suggestion),
+            (Check::Allow, _) => None,
+        };
+        let request = ApprovalRequest {
+            tool: tool.name().to_string(),
+            input: input.clone(),
+            session_rule: session_rule_for(tool, input),
+            reason: hook_reason.map(str::to_string),
+        };
+        match approver.approve(&request).await {
+            Some(Approval::Once) => Ok(()),
+            Some(Approval::Always) => {
+                self.lock_permissions()
+                    .allow_for_session(request.session_rule.clone());
+                Ok(())
             }
-            Check::Ask { suggestion } => {
-                let request = ApprovalRequest {
-                    tool: tool.name().to_string(),
-                    input: input.clone(),
-                    session_rule: session_rule_for(tool, input),
-                    reason: None,
-                };
-                match approver.approve(&request).await {
-                    Some(Approval::Once) => Ok(()),
-                    Some(Approval::Always) => {
-                        self.lock_permissions()
-                            .allow_for_session(request.session_rule.clone());
-                        Ok(())
-                    }
-                    Some(Approval::Deny) => Err(format!(
-                        "the user denied permission to run {}. Do not retry it unchanged; ask the user what they want instead.",
-                        tool.name()
-                    )),
-                    None => {
-                        let mut hint = format!("rerun with {}", suggestion.flag);
-                        if let Some(mode) = &suggestion.mode_hint {
+            Some(Approval::Deny) => Err(format!(
+                "the user denied permission to run {}. Do not retry it unchanged; ask the user what they want instead.",
+                tool.name()
+            )),
+            None => {
+                let why = match &suggestion {
+                    Some(s) => {
+                        let mut hint = format!("rerun with {}", s.flag);
+                        if let Some(mode) = &s.mode_hint {
                             hint.push_str(&format!(" or {mode}"));
                         }
-                        let message = format!(
+                        format!(
                             "{} needs approval, and this run is non-interactive, so it was denied; to allow it, {hint}",
                             tool.name()
-                        );
-                        sink.emit(AgentEvent::PermissionDenied {
-                            tool: tool.name().to_string(),
-                            message: message.clone(),
-                        });
-                        Err(format!(
-                            "permission denied: {message}. Tell the user what you wanted to do instead of retrying."
-                        ))
+                        )
                     }
-                }
+                    None => format!(
+                        "a PreToolUse hook asked for confirmation of {} ({}), and this run is non-interactive, so it was denied",
+                        tool.name(),
+                        hook_reason.unwrap_or("no reason given")
+                    ),
+                };
+                let result: Result<(), String> = deny(why);
+                result.map_err(|e| {
+                    format!("{e}. Tell the user what you wanted to do instead of retrying.")
+                })
             }
         }
     }
+}
+
+/// What PreToolUse hooks leave for the rest of the call.
+struct PreHook {
+    input: Value,
+    decision: Option<Decision>,
+    reason: Option<String>,
+    context: Vec<String>,
+}
+
+fn append_note(content: &mut String, label: &str, text: &str) {
+    if text.trim().is_empty() {
+        return;
+    }
+    content.push_str(&format!("\n\n[{label}]\n{}", text.trim_end()));
 }
 
 /// The model's argument text as a JSON object; anything else is an error it can fix.

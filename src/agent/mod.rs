@@ -6,6 +6,7 @@
 mod approval;
 mod dispatch;
 mod events;
+mod hook_glue;
 mod prompt;
 mod session;
 mod truncate;
@@ -17,6 +18,7 @@ use std::sync::{Arc, Mutex};
 use tokio_util::sync::CancellationToken;
 
 use crate::config::PermissionMode;
+use crate::hooks::{Decision, HookEngine, HookInput};
 use crate::llm::{
     Completion, FinishReason, LlmClient, LlmError, Message, StreamEvent, ToolSpec, Usage,
 };
@@ -81,6 +83,11 @@ pub struct Agent {
     read_files: Arc<Mutex<HashSet<PathBuf>>>,
     usage: Usage,
     total_turns: u32,
+    hooks: HookEngine,
+    /// Context SessionStart hooks gave for the model; part of the system prompt.
+    session_context: Vec<String>,
+    /// A hook's `continue: false` during tool dispatch: the run stops after the current calls.
+    stop_request: Mutex<Option<String>>,
 }
 
 impl Agent {
@@ -104,7 +111,49 @@ impl Agent {
             read_files: Arc::default(),
             usage: Usage::default(),
             total_turns: 0,
+            hooks: HookEngine::empty(),
+            session_context: Vec::new(),
+            stop_request: Mutex::new(None),
         }
+    }
+
+    /// Runs these hooks around everything the agent does.
+    pub fn with_hooks(mut self, hooks: HookEngine) -> Self {
+        self.hooks = hooks;
+        self
+    }
+
+    pub fn hooks(&self) -> &HookEngine {
+        &self.hooks
+    }
+
+    fn rebuild_system_prompt(&mut self) {
+        let mut prompt = build_system_prompt(
+            &self.options.root,
+            &self.llm.config().model,
+            &self.options.prompt,
+        );
+        if !self.session_context.is_empty() {
+            prompt.push_str("\n# Session context (from SessionStart hooks)\n\n");
+            prompt.push_str(&self.session_context.join("\n\n"));
+            prompt.push('\n');
+        }
+        self.system_prompt = prompt;
+    }
+
+    fn request_stop(&self, reason: String) {
+        let mut stop = self
+            .stop_request
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        stop.get_or_insert(reason);
+    }
+
+    fn take_stop_request(&self) -> Option<String> {
+        self.stop_request
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take()
     }
 
     pub fn root(&self) -> &Path {
@@ -156,6 +205,8 @@ impl Agent {
     pub fn clear(&mut self, session: Session) {
         self.history.clear();
         self.session = session;
+        self.session_context.clear();
+        self.rebuild_system_prompt();
         if let Ok(mut files) = self.read_files.lock() {
             files.clear();
         }
@@ -194,9 +245,6 @@ impl Agent {
         approver: &dyn Approver,
         cancel: &CancellationToken,
     ) -> Result<RunResult, AgentError> {
-        self.push(Message::user(prompt));
-        let mut num_turns = 0;
-        let mut last_text = String::new();
         let finish = |end: RunEnd, text: String, num_turns: u32, usage: Usage| {
             sink.emit(AgentEvent::TurnFinished { usage, num_turns });
             Ok(RunResult {
@@ -205,6 +253,34 @@ impl Agent {
                 num_turns,
             })
         };
+        let submitted = self
+            .fire(
+                HookInput::UserPromptSubmit {
+                    prompt: prompt.to_string(),
+                },
+                sink,
+            )
+            .await;
+        if let Some(reason) = submitted.stop {
+            return finish(RunEnd::Stopped(reason), String::new(), 0, self.usage);
+        }
+        if submitted.decision == Some(Decision::Block) {
+            let reason = submitted
+                .reason
+                .unwrap_or_else(|| "a UserPromptSubmit hook blocked the prompt".into());
+            return finish(RunEnd::PromptBlocked(reason), String::new(), 0, self.usage);
+        }
+        let mut content = prompt.to_string();
+        for context in &submitted.additional_context {
+            content.push_str(&format!(
+                "\n\n<hook-context>\n{}\n</hook-context>",
+                context.trim_end()
+            ));
+        }
+        self.push(Message::user(content));
+        let mut num_turns = 0;
+        let mut last_text = String::new();
+        let mut stop_hook_active = false;
         loop {
             if self.options.max_turns.is_some_and(|max| num_turns >= max) {
                 return finish(RunEnd::MaxTurns, last_text, num_turns, self.usage);
@@ -249,6 +325,27 @@ impl Agent {
                 tool_calls: calls.clone(),
             });
             if calls.is_empty() {
+                // Stop hooks may send the model back to work, at most once in a row.
+                let stop = self
+                    .fire(
+                        HookInput::Stop {
+                            stop_hook_active,
+                            last_assistant_message: last_text.clone(),
+                        },
+                        sink,
+                    )
+                    .await;
+                if let Some(reason) = stop.stop {
+                    return finish(RunEnd::Stopped(reason), last_text, num_turns, self.usage);
+                }
+                if stop.decision == Some(Decision::Block) && !stop_hook_active {
+                    stop_hook_active = true;
+                    let reason = stop
+                        .reason
+                        .unwrap_or_else(|| "A Stop hook asks you to continue.".into());
+                    self.push(Message::user(reason));
+                    continue;
+                }
                 return finish(RunEnd::Completed, last_text, num_turns, self.usage);
             }
             let results = self.dispatch_all(&calls, sink, approver, cancel).await;
@@ -257,6 +354,9 @@ impl Agent {
             }
             if cancel.is_cancelled() {
                 return finish(RunEnd::Interrupted, last_text, num_turns, self.usage);
+            }
+            if let Some(reason) = self.take_stop_request() {
+                return finish(RunEnd::Stopped(reason), last_text, num_turns, self.usage);
             }
         }
     }

@@ -3,6 +3,7 @@
 //! exit codes of `spec/cli.md` in [`CliError::exit`].
 
 mod args;
+mod hooks_cmd;
 mod print;
 mod setup;
 
@@ -82,12 +83,7 @@ async fn dispatch(cli: Cli) -> Result<Exit, CliError> {
                 "ling mcp is not available in this build".into(),
             ))
         }
-        Some(Command::Hooks { command, cwd }) => {
-            let _ = (command, cwd);
-            Err(CliError::Usage(
-                "ling hooks is not available in this build".into(),
-            ))
-        }
+        Some(Command::Hooks { command, cwd }) => hooks_cmd::run(command, cwd).await,
         None => run_agent(cli.run).await,
     }
 }

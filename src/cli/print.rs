@@ -75,6 +75,11 @@ pub async fn run(mut setup: Setup, args: &RunArgs, prompt: String) -> Result<Exi
         }));
     }
 
+    if let Some(reason) = agent.fire_session_start("startup", output.sink()).await {
+        crate::ui::output::stderr_line(&format!("stopped by hook: {reason}"));
+        agent.end_session("other", output.sink()).await;
+        return Ok(Exit::Failure);
+    }
     let cancel = CancellationToken::new();
     let interrupt = cancel.clone();
     let watcher = tokio::spawn(async move {
@@ -89,6 +94,7 @@ pub async fn run(mut setup: Setup, args: &RunArgs, prompt: String) -> Result<Exi
     if let Output::Text(text) = &output {
         text.finish();
     }
+    agent.end_session("other", output.sink()).await;
 
     let (subtype, is_error, text, exit) = match &result {
         Ok(run) => match &run.end {

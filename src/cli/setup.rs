@@ -6,9 +6,11 @@ use std::path::PathBuf;
 use super::{CliError, RunArgs};
 use crate::agent::{Agent, AgentOptions, PromptOptions, Session};
 use crate::config::{Paths, Settings, SettingsOverrides};
+use crate::hooks::HookEngine;
 use crate::llm::{LlmClient, LlmConfig};
 use crate::permissions::Permissions;
 use crate::tools::ToolRegistry;
+use crate::ui::output::stderr_line;
 
 pub struct Setup {
     pub paths: Paths,
@@ -46,6 +48,10 @@ impl Setup {
             allow_sampling: args.allow_sampling,
         };
         let settings = Settings::load(&paths, &overrides)?;
+        let (hooks, hook_warnings) = HookEngine::load(&paths, settings.hooks_disabled)?;
+        for warning in settings.warnings.iter().chain(&hook_warnings) {
+            stderr_line(&format!("warning: {warning}"));
+        }
         let permissions = Permissions::new(
             settings.permission_mode,
             &settings.allow_rules,
@@ -71,7 +77,8 @@ impl Setup {
             },
         };
         let session = Session::new(&paths.sessions_dir());
-        let agent = Agent::new(llm, ToolRegistry::builtins(), permissions, options, session);
+        let agent = Agent::new(llm, ToolRegistry::builtins(), permissions, options, session)
+            .with_hooks(hooks);
         Ok(Self {
             paths,
             settings,

@@ -22,9 +22,10 @@ use super::style::Style;
 use crate::agent::{AgentEvent, Approval, ApprovalRequest, Approver, EventSink, RunEnd, Session};
 use crate::cli::{CliError, Exit, Setup};
 
-const COMMANDS: [(&str, &str); 6] = [
+const COMMANDS: [(&str, &str); 7] = [
     ("/help", "show this help"),
     ("/tools", "list the tools the model can call"),
+    ("/hooks", "list the loaded hooks"),
     ("/clear", "forget the conversation and start a new session"),
     ("/model", "show the model, or switch with /model NAME"),
     ("/exit", "leave Ling (also Ctrl-D)"),
@@ -41,6 +42,11 @@ pub async fn run(mut setup: Setup, first_prompt: Option<String>) -> Result<Exit,
     print_banner(&setup, style);
 
     let ui = Arc::new(ReplUi::new(style));
+    if let Some(reason) = setup.agent.fire_session_start("startup", ui.as_ref()).await {
+        println!("{} {reason}", style.yellow("stopped by hook:"));
+        setup.agent.end_session("other", ui.as_ref()).await;
+        return Ok(Exit::Failure);
+    }
     let mut pending = first_prompt;
     let mut interrupted_once = false;
     loop {
@@ -78,13 +84,17 @@ pub async fn run(mut setup: Setup, first_prompt: Option<String>) -> Result<Exit,
         let _ = editor.save_history(&history_path);
 
         if line.starts_with('/') {
-            match slash_command(&mut setup, &line, style) {
+            match slash_command(&mut setup, &line, style, &ui).await {
                 Flow::Continue => continue,
                 Flow::Exit => break,
             }
         }
         run_turn(&mut setup, &ui, &line).await;
     }
+    setup
+        .agent
+        .end_session("prompt_input_exit", ui.as_ref())
+        .await;
     Ok(Exit::Success)
 }
 
@@ -93,7 +103,7 @@ enum Flow {
     Exit,
 }
 
-fn slash_command(setup: &mut Setup, line: &str, style: Style) -> Flow {
+async fn slash_command(setup: &mut Setup, line: &str, style: Style, ui: &ReplUi) -> Flow {
     let (command, rest) = line.split_once(' ').unwrap_or((line, ""));
     let rest = rest.trim();
     match command {
@@ -118,8 +128,24 @@ fn slash_command(setup: &mut Setup, line: &str, style: Style) -> Flow {
             }
         }
         "/clear" => {
+            setup.agent.end_session("clear", ui).await;
             setup.agent.clear(Session::new(&setup.paths.sessions_dir()));
             println!("{}", style.dim("conversation cleared; new session started"));
+            if let Some(reason) = setup.agent.fire_session_start("clear", ui).await {
+                println!("{} {reason}", style.yellow("stopped by hook:"));
+                return Flow::Exit;
+            }
+        }
+        "/hooks" => {
+            let listing = setup.agent.hooks().list();
+            if listing.is_empty() {
+                println!("no hooks loaded (~/.ling/hooks.json, .ling/hooks.json)");
+            } else {
+                println!(
+                    "{}",
+                    crate::hooks::render_listing(&listing, false).trim_end()
+                );
+            }
         }
         "/model" => {
             if rest.is_empty() {

@@ -1,0 +1,108 @@
+//! The agent's side of hooks: firing an event with the session's context, showing every notice
+//! and message to the user, and the fast path that costs nothing when no hook matches.
+
+use super::{Agent, AgentEvent, EventSink, HookNotice};
+use crate::hooks::{HookContext, HookInput, HookOutcome, NoticeKind};
+
+impl Agent {
+    pub(super) fn hook_context(&self) -> HookContext {
+        HookContext {
+            session_id: self.session.id.clone(),
+            transcript_path: self.session.transcript_path.clone(),
+            cwd: self.options.root.clone(),
+            permission_mode: self.permission_mode().hook_name().to_string(),
+        }
+    }
+
+    /// Runs the hooks of `input`'s event and reports what they did. With no matching handler
+    /// this returns at once, without spawning or allocating.
+    pub(super) async fn fire(&self, input: HookInput, sink: &dyn EventSink) -> HookOutcome {
+        if !self.hooks.has_handlers(input.event(), input.match_value()) {
+            return HookOutcome::default();
+        }
+        let outcome = self.hooks.run(&input, &self.hook_context()).await;
+        let tool = is_tool_event(&input).then(|| input.match_value()).flatten();
+        report(&outcome, input.event().to_string(), tool, sink);
+        for notice in self.hooks.take_async_notices() {
+            sink.emit(AgentEvent::Hook(notice_event(&notice, None)));
+        }
+        outcome
+    }
+
+    /// SessionStart: its context becomes part of the system prompt. Returns the reason when a
+    /// hook said `continue: false`.
+    pub async fn fire_session_start(
+        &mut self,
+        source: &str,
+        sink: &dyn EventSink,
+    ) -> Option<String> {
+        let outcome = self
+            .fire(
+                HookInput::SessionStart {
+                    source: source.to_string(),
+                },
+                sink,
+            )
+            .await;
+        self.session_context = outcome.additional_context.clone();
+        self.rebuild_system_prompt();
+        outcome.stop
+    }
+
+    /// SessionEnd, then a short bounded wait for async handlers still running.
+    pub async fn end_session(&self, reason: &str, sink: &dyn EventSink) {
+        self.fire(
+            HookInput::SessionEnd {
+                reason: reason.to_string(),
+            },
+            sink,
+        )
+        .await;
+        self.hooks.wait_async(ASYNC_GRACE).await;
+    }
+}
+
+/// How long the program waits at exit for `async: true` handlers before killing them.
+const ASYNC_GRACE: std::time::Duration = std::time::Duration::from_millis(1500);
+
+fn is_tool_event(input: &HookInput) -> bool {
+    matches!(
+        input,
+        HookInput::PreToolUse { .. }
+            | HookInput::PostToolUse { .. }
+            | HookInput::PostToolUseFailure { .. }
+    )
+}
+
+fn report(outcome: &HookOutcome, event: String, tool: Option<&str>, sink: &dyn EventSink) {
+    for notice in &outcome.notices {
+        sink.emit(AgentEvent::Hook(notice_event(notice, tool)));
+    }
+    for message in &outcome.system_messages {
+        sink.emit(AgentEvent::Hook(HookNotice {
+            event: event.clone(),
+            decision: "message".into(),
+            message: message.clone(),
+            tool: tool.map(str::to_string),
+        }));
+    }
+}
+
+fn notice_event(notice: &crate::hooks::HookNotice, tool: Option<&str>) -> HookNotice {
+    let decision = match notice.kind {
+        NoticeKind::Error => "error",
+        NoticeKind::Timeout => "timeout",
+        NoticeKind::Block => "block",
+        NoticeKind::Ask => "ask",
+        NoticeKind::Allow => "allow",
+        NoticeKind::Rewrite => "rewrite",
+        NoticeKind::Stop => "stop",
+        NoticeKind::Ignored => "ignored",
+    };
+    HookNotice {
+        event: notice.event.to_string(),
+        decision: decision.to_string(),
+        message: format!("{}: {}", notice.handler, notice.message),
+        tool: tool.map(str::to_string),
+    }
+}

@@ -1,0 +1,68 @@
+//! `ling hooks list [--json]` and `ling hooks run EVENT [--tool NAME] [--input JSON]`: the loaded
+//! hooks, and a dry run of one made-up event without any model.
+
+use std::path::PathBuf;
+
+use super::setup::project_root;
+use super::{CliError, Exit, HooksCommand};
+use crate::config::{Paths, PermissionMode, Settings, SettingsOverrides};
+use crate::hooks::{HookContext, HookEngine, made_up_input, render_listing, render_outcome};
+use crate::ui::output::{stderr_line, stdout};
+
+pub async fn run(command: HooksCommand, cwd: Option<PathBuf>) -> Result<Exit, CliError> {
+    let paths = Paths::new(project_root(cwd.as_ref())?);
+    let settings = Settings::load(&paths, &SettingsOverrides::default())?;
+    let (engine, warnings) = HookEngine::load(&paths, settings.hooks_disabled)?;
+    for warning in warnings {
+        stderr_line(&format!("warning: {warning}"));
+    }
+    match command {
+        HooksCommand::List { json } => {
+            let listing = engine.list();
+            if listing.is_empty() && !json {
+                let why = if settings.hooks_disabled {
+                    "hooks are disabled (disableAllHooks in settings)"
+                } else {
+                    "no hooks configured in ~/.ling/hooks.json or .ling/hooks.json"
+                };
+                stdout(&format!("{why}\n"));
+            } else {
+                stdout(&ensure_newline(render_listing(&listing, json)));
+            }
+            Ok(Exit::Success)
+        }
+        HooksCommand::Run {
+            event,
+            tool,
+            input,
+            json,
+        } => {
+            let input = match input {
+                Some(text) => Some(
+                    serde_json::from_str(&text)
+                        .map_err(|e| CliError::Usage(format!("--input is not valid JSON: {e}")))?,
+                ),
+                None => None,
+            };
+            let input = made_up_input(&event, tool.as_deref(), input).map_err(CliError::Usage)?;
+            let session_id = format!("hooks-run-{}", uuid::Uuid::new_v4());
+            let ctx = HookContext {
+                transcript_path: paths.sessions_dir().join(format!("{session_id}.jsonl")),
+                session_id,
+                cwd: paths.project_root.clone(),
+                permission_mode: PermissionMode::Default.hook_name().to_string(),
+            };
+            let outcome = engine.run(&input, &ctx).await;
+            engine.wait_async(std::time::Duration::from_secs(2)).await;
+            stdout(&ensure_newline(render_outcome(&outcome, json)));
+            Ok(Exit::Success)
+        }
+    }
+}
+
+fn ensure_newline(mut text: String) -> String {
+    if !text.ends_with('\n') {
+        text.push('\n');
+    }
+    text
+}
