@@ -62,6 +62,9 @@ pub async fn run(mut setup: Setup, args: &RunArgs, prompt: String) -> Result<Exi
         OutputFormat::Json => Output::Json(JsonOutput::new(args.verbose)),
         OutputFormat::StreamJson => Output::StreamJson(StreamJsonOutput::new(args.verbose)),
     };
+    for warning in &setup.warnings {
+        crate::ui::output::stderr_line(&format!("warning: {warning}"));
+    }
     let agent = &mut setup.agent;
     if let Output::StreamJson(_) = output {
         json_line(&json!({

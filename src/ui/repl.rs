@@ -118,7 +118,12 @@ fn slash_command(setup: &mut Setup, line: &str, style: Style) -> Flow {
             }
         }
         "/clear" => {
-            setup.agent.clear(Session::new(&setup.paths.sessions_dir()));
+            let session = Session::new(
+                &setup.paths.sessions_dir(),
+                &setup.paths.project_root,
+                setup.agent.model(),
+            );
+            setup.agent.clear(session);
             println!("{}", style.dim("conversation cleared; new session started"));
         }
         "/model" => {
@@ -188,6 +193,19 @@ fn print_banner(setup: &Setup, style: Style) {
             setup.paths.project_root.display()
         ))
     );
+    for warning in &setup.warnings {
+        println!("{} {warning}", style.yellow("warning:"));
+    }
+    if setup.resumed {
+        println!(
+            "{}",
+            style.dim(&format!(
+                "resumed session {} ({} messages)",
+                setup.agent.session().id,
+                setup.agent.history().len()
+            ))
+        );
+    }
 }
 
 fn new_editor() -> Result<LineEditor, CliError> {
