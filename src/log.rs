@@ -90,7 +90,9 @@ pub fn log(level: Level, message: impl FnOnce() -> String) {
         level,
         &message(),
     );
-    let mut file = file.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let mut file = file
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     if file.write_all(line.as_bytes()).is_err() {
         LEVEL.store(0, Ordering::Relaxed);
     }

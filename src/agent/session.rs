@@ -21,8 +21,7 @@ use serde::{Deserialize, Serialize};
 use crate::llm::Message;
 
 /// The result given to a tool call whose result is missing from a transcript.
-pub const INTERRUPTED_RESULT: &str =
-    "error: this tool call was interrupted (Ling stopped before it finished); its result is unknown";
+pub const INTERRUPTED_RESULT: &str = "error: this tool call was interrupted (Ling stopped before it finished); its result is unknown";
 
 #[derive(Debug)]
 pub struct Session {
@@ -237,7 +236,9 @@ fn load(path: &Path) -> Result<Resumed, SessionError> {
             continue;
         }
         match serde_json::from_str::<Line>(line) {
-            Ok(Line::Message { message: Message::System { .. } }) => {}
+            Ok(Line::Message {
+                message: Message::System { .. },
+            }) => {}
             Ok(Line::Message { message }) => messages.push(message),
             Ok(Line::Session(h)) => header = header.or(Some(h)),
             Err(e) => warnings.push(format!(
@@ -385,7 +386,8 @@ mod tests {
         assert_eq!(latest.session.transcript_path, session.transcript_path);
         assert_eq!(latest.messages, vec![Message::user("hello")]);
 
-        let by_prefix = Session::open(&sessions, &session.id[..8]).unwrap_or_else(|e| panic!("{e}"));
+        let by_prefix =
+            Session::open(&sessions, &session.id[..8]).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(by_prefix.session.id, session.id);
 
         let other = Session::open_latest(&sessions, Path::new("/elsewhere"));
@@ -409,6 +411,10 @@ mod tests {
         let resumed = Session::open(dir.path(), "abc").unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(resumed.messages, vec![Message::user("hi")]);
         assert_eq!(resumed.warnings.len(), 2, "{:?}", resumed.warnings);
-        assert!(resumed.warnings[0].contains("line 2"), "{:?}", resumed.warnings);
+        assert!(
+            resumed.warnings[0].contains("line 2"),
+            "{:?}",
+            resumed.warnings
+        );
     }
 }

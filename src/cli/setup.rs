@@ -86,7 +86,11 @@ impl Setup {
                 (session, Some(messages))
             }
             None => (
-                Session::new(&paths.sessions_dir(), &paths.project_root, &llm.config().model),
+                Session::new(
+                    &paths.sessions_dir(),
+                    &paths.project_root,
+                    &llm.config().model,
+                ),
                 None,
             ),
         };
@@ -121,7 +125,5 @@ fn resume(args: &RunArgs, paths: &Paths) -> Result<Option<Resumed>, CliError> {
         (None, true) => Session::open_latest(&dir, &paths.project_root),
         (None, false) => return Ok(None),
     };
-    found
-        .map(Some)
-        .map_err(|e| CliError::Usage(e.to_string()))
+    found.map(Some).map_err(|e| CliError::Usage(e.to_string()))
 }
