@@ -9,6 +9,7 @@ pub mod cli;
 pub mod config;
 pub mod hooks;
 pub mod llm;
+pub mod log;
 pub mod mcp;
 pub mod permissions;
 pub mod tools;

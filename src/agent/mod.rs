@@ -28,7 +28,7 @@ use crate::tools::ToolRegistry;
 pub use approval::{Approval, ApprovalRequest, Approver, NonInteractive};
 pub use events::{AgentEvent, EventSink, HookNotice};
 pub use prompt::{PromptOptions, build_system_prompt};
-pub use session::Session;
+pub use session::{INTERRUPTED_RESULT, Resumed, Session, SessionError};
 pub use truncate::cap_middle;
 
 /// Limits and choices fixed for the life of an agent.
@@ -201,6 +201,13 @@ impl Agent {
         self.lock_permissions().mode()
     }
 
+    /// Continues a recorded conversation (`--continue`, `--resume`): `history` is the messages of
+    /// [`Resumed`], without a system prompt; the agent's own is used. The session given to
+    /// [`Agent::new`] must be the resumed one, so new messages go to the same transcript.
+    pub fn resume(&mut self, history: Vec<Message>) {
+        self.history = history;
+    }
+
     /// Forgets the conversation (REPL `/clear`) and starts a new session.
     pub fn clear(&mut self, session: Session) {
         self.history.clear();
@@ -371,6 +378,13 @@ impl Agent {
         messages.push(Message::system(self.system_prompt.clone()));
         messages.extend(self.history.iter().cloned());
         let specs = self.tool_specs();
+        crate::log::debug(|| {
+            format!(
+                "agent: model request, {} messages, {} tools",
+                messages.len(),
+                specs.len()
+            )
+        });
         let mut on_event = |event: StreamEvent| match event {
             StreamEvent::TextDelta(text) => sink.emit(AgentEvent::TextDelta(text)),
             StreamEvent::ReasoningDelta(text) => sink.emit(AgentEvent::ReasoningDelta(text)),
@@ -385,9 +399,20 @@ impl Agent {
             }),
             StreamEvent::ToolCallStarted { .. } => {}
         };
-        tokio::select! {
-            result = self.llm.stream_chat(&messages, &specs, &mut on_event) => Ok(Some(result?)),
-            () = cancel.cancelled() => Ok(None),
-        }
+        let result = tokio::select! {
+            result = self.llm.stream_chat(&messages, &specs, &mut on_event) => Some(result),
+            () = cancel.cancelled() => None,
+        };
+        crate::log::debug(|| match &result {
+            Some(Ok(c)) => format!(
+                "agent: model answered, {} chars, {} tool calls, finish {:?}",
+                c.content.len(),
+                c.tool_calls.len(),
+                c.finish_reason
+            ),
+            Some(Err(e)) => format!("agent: model request failed: {e}"),
+            None => "agent: model request interrupted".to_string(),
+        });
+        result.transpose().map_err(AgentError::from)
     }
 }

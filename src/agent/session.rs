@@ -1,26 +1,159 @@
-//! A session: its id and its transcript, one JSON message per line in
-//! `LING_HOME/sessions/<id>.jsonl`, which hooks receive as `transcript_path`.
+//! A session: its id and its transcript `LING_HOME/sessions/<id>.jsonl`, which hooks receive as
+//! `transcript_path`, and finding a transcript again for `--continue` and `--resume ID`.
+//!
+//! The transcript is JSON Lines. The first line describes the session,
+//! `{"type":"session","id":"<uuid>","cwd":"/abs/project/root","created":"<RFC 3339>","model":"m"}`,
+//! and every other line is one history message as the chat-completions API takes it,
+//! `{"type":"message","message":{"role":"user","content":"..."}}`. The system prompt is not
+//! recorded: a resumed session gets a fresh one. Lines are only ever appended, so a resumed
+//! session keeps its id and its file; the file's modification time says which session of a
+//! project was used last. A line that cannot be read is skipped with a warning, and a tool call
+//! left without its result (Ling stopped mid-tool) gets a result saying so, so that the loaded
+//! history is always one the API accepts.
 
-use std::io::Write;
+use std::collections::HashSet;
+use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use serde::{Deserialize, Serialize};
 
 use crate::llm::Message;
+
+/// The result given to a tool call whose result is missing from a transcript.
+pub const INTERRUPTED_RESULT: &str = "error: this tool call was interrupted (Ling stopped before it finished); its result is unknown";
 
 #[derive(Debug)]
 pub struct Session {
     pub id: String,
     pub transcript_path: PathBuf,
+    /// The metadata line, until it is written with the first message of a new session.
+    header: Option<Header>,
     /// False once writing failed, so a full disk is reported once, not on every message.
     writable: bool,
 }
 
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+struct Header {
+    id: String,
+    cwd: PathBuf,
+    created: String,
+    model: String,
+}
+
+/// One line of a transcript.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "lowercase")]
+enum Line {
+    Session(Header),
+    Message { message: Message },
+}
+
+/// A session found again, with the history to give the agent.
+#[derive(Debug)]
+pub struct Resumed {
+    pub session: Session,
+    /// The recorded messages, repaired so the API accepts them.
+    pub messages: Vec<Message>,
+    /// Lines skipped and repairs made, one sentence each, for the user.
+    pub warnings: Vec<String>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum SessionError {
+    #[error(
+        "no session {id} in {}; the id is the `session_id` of `ling -p --output-format json`, or a file name (without .jsonl) there; `ling --continue` resumes this project's latest session",
+        dir.display()
+    )]
+    NotFound { id: String, dir: PathBuf },
+    #[error("session id prefix {prefix} matches {}; give more of the id", matches.join(", "))]
+    Ambiguous {
+        prefix: String,
+        matches: Vec<String>,
+    },
+    #[error(
+        "no session to continue for {}: none was recorded in {} for this project; run `ling` without --continue to start one",
+        root.display(),
+        dir.display()
+    )]
+    NoneForProject { root: PathBuf, dir: PathBuf },
+    #[error("cannot read the session transcript {}: {source}", path.display())]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
 impl Session {
-    pub fn new(sessions_dir: &Path) -> Self {
+    /// A new session of the project `root`; its transcript is created with its first message.
+    pub fn new(sessions_dir: &Path, root: &Path, model: &str) -> Self {
         let id = uuid::Uuid::new_v4().to_string();
         Self {
-            transcript_path: sessions_dir.join(format!("{id}.jsonl")),
+            transcript_path: transcript_path(sessions_dir, &id),
+            header: Some(Header {
+                id: id.clone(),
+                cwd: root.to_path_buf(),
+                created: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+                model: model.to_string(),
+            }),
             id,
             writable: true,
+        }
+    }
+
+    /// The most recently used session whose project root is `root` (`--continue`).
+    pub fn open_latest(sessions_dir: &Path, root: &Path) -> Result<Resumed, SessionError> {
+        let none = || SessionError::NoneForProject {
+            root: root.to_path_buf(),
+            dir: sessions_dir.to_path_buf(),
+        };
+        let mut latest: Option<(SystemTime, PathBuf)> = None;
+        for path in transcripts(sessions_dir) {
+            let Some(header) = read_header(&path) else {
+                continue;
+            };
+            if header.cwd != root {
+                continue;
+            }
+            let modified = std::fs::metadata(&path)
+                .and_then(|m| m.modified())
+                .unwrap_or(SystemTime::UNIX_EPOCH);
+            if latest.as_ref().is_none_or(|(time, _)| modified > *time) {
+                latest = Some((modified, path));
+            }
+        }
+        let (_, path) = latest.ok_or_else(none)?;
+        load(&path)
+    }
+
+    /// The session with this id, or the one whose id starts with it, in any project (`--resume`).
+    pub fn open(sessions_dir: &Path, id: &str) -> Result<Resumed, SessionError> {
+        let not_found = || SessionError::NotFound {
+            id: id.to_string(),
+            dir: sessions_dir.to_path_buf(),
+        };
+        // The id becomes a file name: nothing that could leave the sessions directory.
+        if id.is_empty() || !id.chars().all(|c| c.is_ascii_alphanumeric() || c == '-') {
+            return Err(not_found());
+        }
+        let exact = transcript_path(sessions_dir, id);
+        if exact.is_file() {
+            return load(&exact);
+        }
+        let mut matches: Vec<PathBuf> = transcripts(sessions_dir)
+            .filter(|path| stem(path).is_some_and(|s| s.starts_with(id)))
+            .collect();
+        matches.sort();
+        match matches.len() {
+            0 => Err(not_found()),
+            1 => load(&matches[0]),
+            _ => Err(SessionError::Ambiguous {
+                prefix: id.to_string(),
+                matches: matches
+                    .iter()
+                    .filter_map(|p| stem(p).map(str::to_string))
+                    .collect(),
+            }),
         }
     }
 
@@ -37,11 +170,251 @@ impl Session {
                 .create(true)
                 .append(true)
                 .open(&self.transcript_path)?;
-            let line = serde_json::to_string(message).map_err(std::io::Error::other)?;
-            writeln!(file, "{line}")
+            let mut text = String::new();
+            if let Some(header) = &self.header {
+                text.push_str(&to_line(&Line::Session(header.clone()))?);
+            }
+            text.push_str(&to_line(&Line::Message {
+                message: message.clone(),
+            })?);
+            // One write per record, so a crash leaves whole lines and the header comes first.
+            file.write_all(text.as_bytes())
         })();
-        if result.is_err() {
-            self.writable = false;
+        match result {
+            Ok(()) => self.header = None,
+            Err(_) => self.writable = false,
         }
+    }
+}
+
+fn to_line(line: &Line) -> std::io::Result<String> {
+    let mut text = serde_json::to_string(line).map_err(std::io::Error::other)?;
+    text.push('\n');
+    Ok(text)
+}
+
+fn transcript_path(sessions_dir: &Path, id: &str) -> PathBuf {
+    sessions_dir.join(format!("{id}.jsonl"))
+}
+
+fn stem(path: &Path) -> Option<&str> {
+    path.file_stem().and_then(|s| s.to_str())
+}
+
+/// The `*.jsonl` files of the sessions directory; none when it does not exist yet.
+fn transcripts(sessions_dir: &Path) -> impl Iterator<Item = PathBuf> {
+    std::fs::read_dir(sessions_dir)
+        .into_iter()
+        .flatten()
+        .filter_map(Result::ok)
+        .map(|entry| entry.path())
+        .filter(|path| path.extension().is_some_and(|ext| ext == "jsonl") && path.is_file())
+}
+
+/// The metadata line of a transcript, reading only its first line.
+fn read_header(path: &Path) -> Option<Header> {
+    let file = std::fs::File::open(path).ok()?;
+    let mut first = String::new();
+    BufReader::new(file).read_line(&mut first).ok()?;
+    match serde_json::from_str(&first).ok()? {
+        Line::Session(header) => Some(header),
+        Line::Message { .. } => None,
+    }
+}
+
+fn load(path: &Path) -> Result<Resumed, SessionError> {
+    let text = std::fs::read(path).map_err(|source| SessionError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let text = String::from_utf8_lossy(&text);
+    let mut warnings = Vec::new();
+    let mut header = None;
+    let mut messages = Vec::new();
+    for (index, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        match serde_json::from_str::<Line>(line) {
+            Ok(Line::Message {
+                message: Message::System { .. },
+            }) => {}
+            Ok(Line::Message { message }) => messages.push(message),
+            Ok(Line::Session(h)) => header = header.or(Some(h)),
+            Err(e) => warnings.push(format!(
+                "skipped line {} of {}: it is not a transcript record ({e})",
+                index + 1,
+                path.display()
+            )),
+        }
+    }
+    let id = header
+        .map(|h| h.id)
+        .or_else(|| stem(path).map(str::to_string))
+        .unwrap_or_default();
+    let repairs = repair(&mut messages);
+    if repairs > 0 {
+        warnings.push(format!(
+            "{repairs} tool call(s) of session {id} had no result (Ling stopped mid-tool); the model is told they were interrupted"
+        ));
+    }
+    Ok(Resumed {
+        session: Session {
+            id,
+            transcript_path: path.to_path_buf(),
+            header: None,
+            writable: true,
+        },
+        messages,
+        warnings,
+    })
+}
+
+/// Makes a loaded history valid for the API: every tool call of an assistant message is answered
+/// by a tool message right after it (an [`INTERRUPTED_RESULT`] when the transcript has none), and
+/// tool messages answering no call are dropped. Returns the number of results added.
+pub fn repair(messages: &mut Vec<Message>) -> usize {
+    let mut repaired = Vec::with_capacity(messages.len());
+    let mut added = 0;
+    let mut iter = std::mem::take(messages).into_iter().peekable();
+    while let Some(message) = iter.next() {
+        let Message::Assistant { tool_calls, .. } = &message else {
+            // A tool message here answers no call of the message before it.
+            if !matches!(message, Message::Tool { .. }) {
+                repaired.push(message);
+            }
+            continue;
+        };
+        let calls: Vec<String> = tool_calls.iter().map(|c| c.id.clone()).collect();
+        repaired.push(message);
+        let mut answered = HashSet::new();
+        while let Some(Message::Tool { tool_call_id, .. }) = iter.peek() {
+            let keep = calls.contains(tool_call_id) && answered.insert(tool_call_id.clone());
+            let Some(tool) = iter.next() else { break };
+            if keep {
+                repaired.push(tool);
+            }
+        }
+        for id in calls.iter().filter(|id| !answered.contains(*id)) {
+            repaired.push(Message::tool(id.clone(), INTERRUPTED_RESULT));
+            added += 1;
+        }
+    }
+    *messages = repaired;
+    added
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::llm::ToolCall;
+
+    fn assistant_calling(ids: &[&str]) -> Message {
+        Message::Assistant {
+            content: None,
+            tool_calls: ids
+                .iter()
+                .map(|id| ToolCall::new(*id, "bash", "{}"))
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn a_dangling_tool_call_gets_an_interrupted_result() {
+        let mut messages = vec![
+            Message::user("go"),
+            assistant_calling(&["a", "b"]),
+            Message::tool("a", "done"),
+        ];
+        assert_eq!(repair(&mut messages), 1);
+        assert_eq!(
+            messages,
+            vec![
+                Message::user("go"),
+                assistant_calling(&["a", "b"]),
+                Message::tool("a", "done"),
+                Message::tool("b", INTERRUPTED_RESULT),
+            ]
+        );
+    }
+
+    #[test]
+    fn orphan_and_duplicate_tool_results_are_dropped_and_valid_history_is_kept() {
+        let valid = vec![
+            Message::user("go"),
+            assistant_calling(&["a"]),
+            Message::tool("a", "done"),
+            Message::Assistant {
+                content: Some("ok".into()),
+                tool_calls: Vec::new(),
+            },
+        ];
+        let mut messages = valid.clone();
+        assert_eq!(repair(&mut messages), 0);
+        assert_eq!(messages, valid);
+
+        let mut messages = vec![
+            Message::tool("x", "orphan"),
+            Message::user("go"),
+            assistant_calling(&["a"]),
+            Message::tool("a", "done"),
+            Message::tool("a", "again"),
+            Message::tool("z", "stray"),
+        ];
+        assert_eq!(repair(&mut messages), 0);
+        assert_eq!(
+            messages,
+            vec![
+                Message::user("go"),
+                assistant_calling(&["a"]),
+                Message::tool("a", "done"),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_recorded_session_is_found_by_project_and_by_id_prefix() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let sessions = dir.path().join("sessions");
+        let root = Path::new("/some/project");
+        let mut session = Session::new(&sessions, root, "m");
+        session.record(&Message::user("hello"));
+        session.record(&Message::tool("dangling", "never asked for"));
+
+        let latest = Session::open_latest(&sessions, root).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(latest.session.id, session.id);
+        assert_eq!(latest.session.transcript_path, session.transcript_path);
+        assert_eq!(latest.messages, vec![Message::user("hello")]);
+
+        let by_prefix =
+            Session::open(&sessions, &session.id[..8]).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(by_prefix.session.id, session.id);
+
+        let other = Session::open_latest(&sessions, Path::new("/elsewhere"));
+        assert!(matches!(other, Err(SessionError::NoneForProject { .. })));
+        let unknown = Session::open(&sessions, "../etc");
+        assert!(matches!(unknown, Err(SessionError::NotFound { .. })));
+    }
+
+    #[test]
+    fn corrupt_lines_are_skipped_with_a_warning() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let path = dir.path().join("abc.jsonl");
+        let text = concat!(
+            r#"{"type":"session","id":"abc","cwd":"/p","created":"2024-01-01T00:00:00Z","model":"m"}"#,
+            "\n{not json\n",
+            r#"{"type":"message","message":{"role":"user","content":"hi"}}"#,
+            "\n",
+            r#"{"type":"message","message":{"role":"user","cont"#,
+        );
+        std::fs::write(&path, text).unwrap_or_else(|e| panic!("{e}"));
+        let resumed = Session::open(dir.path(), "abc").unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(resumed.messages, vec![Message::user("hi")]);
+        assert_eq!(resumed.warnings.len(), 2, "{:?}", resumed.warnings);
+        assert!(
+            resumed.warnings[0].contains("line 2"),
+            "{:?}",
+            resumed.warnings
+        );
     }
 }

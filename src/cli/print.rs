@@ -62,6 +62,10 @@ pub async fn run(mut setup: Setup, args: &RunArgs, prompt: String) -> Result<Exi
         OutputFormat::Json => Output::Json(JsonOutput::new(args.verbose)),
         OutputFormat::StreamJson => Output::StreamJson(StreamJsonOutput::new(args.verbose)),
     };
+    for warning in &setup.warnings {
+        crate::ui::output::stderr_line(&format!("warning: {warning}"));
+    }
+    let source = if setup.resumed { "resume" } else { "startup" };
     let agent = &mut setup.agent;
     if let Output::StreamJson(_) = output {
         json_line(&json!({
@@ -75,7 +79,7 @@ pub async fn run(mut setup: Setup, args: &RunArgs, prompt: String) -> Result<Exi
         }));
     }
 
-    if let Some(reason) = agent.fire_session_start("startup", output.sink()).await {
+    if let Some(reason) = agent.fire_session_start(source, output.sink()).await {
         crate::ui::output::stderr_line(&format!("stopped by hook: {reason}"));
         agent.end_session("other", output.sink()).await;
         return Ok(Exit::Failure);

@@ -1,10 +1,11 @@
 //! Builds what every agent run needs from the flags and the configuration files: the project
-//! root, settings, permissions, the model client and the agent itself.
+//! root, settings, permissions, the model client, the debug log, the session (new, or found
+//! again with `--continue` / `--resume ID`) and the agent itself.
 
 use std::path::PathBuf;
 
 use super::{CliError, RunArgs};
-use crate::agent::{Agent, AgentOptions, PromptOptions, Session};
+use crate::agent::{Agent, AgentOptions, PromptOptions, Resumed, Session};
 use crate::config::{Paths, Settings, SettingsOverrides};
 use crate::hooks::HookEngine;
 use crate::llm::{LlmClient, LlmConfig};
@@ -16,6 +17,11 @@ pub struct Setup {
     pub paths: Paths,
     pub settings: Settings,
     pub agent: Agent,
+    /// True when the agent continues a recorded session.
+    pub resumed: bool,
+    /// Problems that did not stop the run (a bad `LING_LOG`, skipped transcript lines), one
+    /// sentence each, for the UI to show.
+    pub warnings: Vec<String>,
 }
 
 /// The project root: `-C DIR` or the current directory, made absolute and canonical.
@@ -37,6 +43,10 @@ impl Setup {
     pub async fn prepare(args: &RunArgs, interactive: bool) -> Result<Self, CliError> {
         let _ = interactive;
         let paths = Paths::new(project_root(args.cwd.as_ref())?);
+        let mut warnings = Vec::new();
+        if let Err(e) = crate::log::init(&paths.logs_dir()) {
+            warnings.push(e.to_string());
+        }
         let overrides = SettingsOverrides {
             model: args.model.clone(),
             base_url: args.base_url.clone(),
@@ -62,11 +72,7 @@ impl Setup {
             .map_err(|e| CliError::Usage(e.to_string()))?;
         llm.preflight()
             .map_err(|e| CliError::Usage(e.to_string()))?;
-        if args.continue_session || args.resume.is_some() {
-            return Err(CliError::Usage(
-                "--continue and --resume are not supported yet: sessions are recorded in LING_HOME/sessions but cannot be resumed".into(),
-            ));
-        }
+        let resumed = resume(args, &paths)?;
         let options = AgentOptions {
             root: paths.project_root.clone(),
             max_turns: settings.max_turns,
@@ -76,13 +82,55 @@ impl Setup {
                 append: args.append_system_prompt.clone(),
             },
         };
-        let session = Session::new(&paths.sessions_dir());
-        let agent = Agent::new(llm, ToolRegistry::builtins(), permissions, options, session)
+        let (session, history) = match resumed {
+            Some(Resumed {
+                session,
+                messages,
+                warnings: found,
+            }) => {
+                warnings.extend(found);
+                (session, Some(messages))
+            }
+            None => (
+                Session::new(
+                    &paths.sessions_dir(),
+                    &paths.project_root,
+                    &llm.config().model,
+                ),
+                None,
+            ),
+        };
+        crate::log::info(|| {
+            format!(
+                "session {} ({}), transcript {}",
+                session.id,
+                if history.is_some() { "resumed" } else { "new" },
+                session.transcript_path.display()
+            )
+        });
+        let mut agent = Agent::new(llm, ToolRegistry::builtins(), permissions, options, session)
             .with_hooks(hooks);
+        let resumed = history.is_some();
+        if let Some(history) = history {
+            agent.resume(history);
+        }
         Ok(Self {
             paths,
             settings,
             agent,
+            resumed,
+            warnings,
         })
     }
+}
+
+/// The session `--continue` or `--resume ID` asks for; `None` for a new one.
+fn resume(args: &RunArgs, paths: &Paths) -> Result<Option<Resumed>, CliError> {
+    let dir = paths.sessions_dir();
+    let found = match (&args.resume, args.continue_session) {
+        (Some(id), _) => Session::open(&dir, id.trim()),
+        (None, true) => Session::open_latest(&dir, &paths.project_root),
+        (None, false) => return Ok(None),
+    };
+    found.map(Some).map_err(|e| CliError::Usage(e.to_string()))
 }

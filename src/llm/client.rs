@@ -227,6 +227,16 @@ impl LlmClient {
     ) -> Result<Completion, LlmError> {
         self.preflight()?;
         let body = self.request_body(messages, tools)?;
+        crate::log::debug(|| {
+            format!(
+                "llm: POST {} model={} messages={} tools={} bytes={}",
+                self.endpoint(),
+                self.config.model,
+                messages.len(),
+                tools.len(),
+                body.len()
+            )
+        });
         let policy = RetryPolicy {
             max_retries: self.config.max_retries,
             base_delay: self.config.retry_base_delay,
@@ -234,13 +244,33 @@ impl LlmClient {
         let mut attempt = 1;
         loop {
             let failure = match self.attempt(body.clone(), on_event).await {
-                Ok(completion) => return Ok(completion),
+                Ok(completion) => {
+                    crate::log::debug(|| {
+                        format!(
+                            "llm: completed: finish={:?} chars={} tool_calls={} usage={:?}",
+                            completion.finish_reason,
+                            completion.content.len(),
+                            completion.tool_calls.len(),
+                            completion.usage
+                        )
+                    });
+                    return Ok(completion);
+                }
                 Err(failure) => failure,
             };
             if attempt > policy.max_retries || !failure.is_retryable() {
-                return Err(self.error_for(failure, attempt));
+                let error = self.error_for(failure, attempt);
+                crate::log::error(|| format!("llm: request failed: {error}"));
+                return Err(error);
             }
             let delay = policy.delay(attempt, failure.retry_after());
+            crate::log::warn(|| {
+                format!(
+                    "llm: attempt {attempt} failed ({}); retry {attempt} in {} ms",
+                    failure.reason(),
+                    delay.as_millis()
+                )
+            });
             on_event(StreamEvent::Retrying {
                 attempt,
                 delay_ms: u64::try_from(delay.as_millis()).unwrap_or(u64::MAX),
@@ -304,6 +334,14 @@ impl LlmClient {
             Ok(Ok(response)) => response,
         };
         let status = response.status();
+        crate::log::debug(|| {
+            let content_type = response
+                .headers()
+                .get(CONTENT_TYPE)
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or("none");
+            format!("llm: HTTP {} ({content_type})", status.as_u16())
+        });
         if !status.is_success() {
             let retry_after = retry_after(response.headers());
             let text = match timeout(self.config.idle_timeout, response.text()).await {

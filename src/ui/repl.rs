@@ -42,7 +42,8 @@ pub async fn run(mut setup: Setup, first_prompt: Option<String>) -> Result<Exit,
     print_banner(&setup, style);
 
     let ui = Arc::new(ReplUi::new(style));
-    if let Some(reason) = setup.agent.fire_session_start("startup", ui.as_ref()).await {
+    let source = if setup.resumed { "resume" } else { "startup" };
+    if let Some(reason) = setup.agent.fire_session_start(source, ui.as_ref()).await {
         println!("{} {reason}", style.yellow("stopped by hook:"));
         setup.agent.end_session("other", ui.as_ref()).await;
         return Ok(Exit::Failure);
@@ -129,7 +130,12 @@ async fn slash_command(setup: &mut Setup, line: &str, style: Style, ui: &ReplUi)
         }
         "/clear" => {
             setup.agent.end_session("clear", ui).await;
-            setup.agent.clear(Session::new(&setup.paths.sessions_dir()));
+            let session = Session::new(
+                &setup.paths.sessions_dir(),
+                &setup.paths.project_root,
+                setup.agent.model(),
+            );
+            setup.agent.clear(session);
             println!("{}", style.dim("conversation cleared; new session started"));
             if let Some(reason) = setup.agent.fire_session_start("clear", ui).await {
                 println!("{} {reason}", style.yellow("stopped by hook:"));
@@ -214,6 +220,19 @@ fn print_banner(setup: &Setup, style: Style) {
             setup.paths.project_root.display()
         ))
     );
+    for warning in &setup.warnings {
+        println!("{} {warning}", style.yellow("warning:"));
+    }
+    if setup.resumed {
+        println!(
+            "{}",
+            style.dim(&format!(
+                "resumed session {} ({} messages)",
+                setup.agent.session().id,
+                setup.agent.history().len()
+            ))
+        );
+    }
 }
 
 fn new_editor() -> Result<LineEditor, CliError> {
