@@ -2,10 +2,16 @@
 //! HTTP+SSE transport. A transport moves [`Message`]s; the client on top matches responses to
 //! requests, so transports know nothing of ids or methods beyond what their wire needs.
 
+pub mod stdio;
+
+use std::sync::Arc;
+
 use async_trait::async_trait;
 use tokio::sync::mpsc;
 
 use super::jsonrpc::Message;
+use super::log::ServerLog;
+use crate::config::mcp::{ServerConfig, TransportConfig};
 
 /// What a transport delivers to the client.
 #[derive(Debug)]
@@ -40,4 +46,48 @@ pub trait Transport: Send + Sync {
 pub struct Connection {
     pub transport: std::sync::Arc<dyn Transport>,
     pub events: mpsc::Receiver<TransportEvent>,
+}
+
+/// Connects to one configured server with the transport its config names. For HTTP and SSE the
+/// startup timeout bounds the connection attempts.
+pub async fn connect(
+    config: &ServerConfig,
+    log: Arc<ServerLog>,
+) -> Result<Connection, TransportError> {
+    match &config.transport {
+        TransportConfig::Stdio {
+            command,
+            args,
+            env,
+            cwd,
+        } => stdio::spawn(command, args, env, cwd, log).await,
+        TransportConfig::Http { url, headers } => {
+            connect_http(url, headers, config.startup_timeout).await
+        }
+        TransportConfig::Sse { url, headers } => {
+            connect_sse(url, headers, config.startup_timeout).await
+        }
+    }
+}
+
+// The HTTP transports live in `http.rs` and `sse.rs` (built separately); these two stand in for
+// `http::connect` and `sse::connect` until those files are part of this branch.
+async fn connect_http(
+    _url: &str,
+    _headers: &[(String, String)],
+    _timeout: std::time::Duration,
+) -> Result<Connection, TransportError> {
+    Err(TransportError::Http(
+        "HTTP transport not built into this branch".into(),
+    ))
+}
+
+async fn connect_sse(
+    _url: &str,
+    _headers: &[(String, String)],
+    _timeout: std::time::Duration,
+) -> Result<Connection, TransportError> {
+    Err(TransportError::Http(
+        "HTTP transport not built into this branch".into(),
+    ))
 }
