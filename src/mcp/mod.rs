@@ -7,7 +7,10 @@ pub mod error;
 pub mod handler;
 pub mod jsonrpc;
 pub mod log;
+pub mod manager;
+pub mod naming;
 mod peer;
+pub mod render;
 pub mod transport;
 pub mod types;
 
@@ -16,3 +19,5 @@ pub use error::McpError;
 pub use handler::{ClientHandler, HandlerSupport};
 pub use log::ServerLog;
 pub use types::{CallToolResult, Progress, ProgressCallback, ServerInfo, Tool};
+pub use manager::{ManagerOptions, McpManager, McpToolInfo, ServerState, ServerStatus};
+pub use render::RenderedResult;
