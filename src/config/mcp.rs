@@ -306,8 +306,7 @@ pub fn resolve_server(
         transport,
         disabled: raw.disabled.unwrap_or(false),
         startup_timeout: Duration::from_millis(
-            raw.startup_timeout_ms
-                .unwrap_or(DEFAULT_STARTUP_TIMEOUT_MS),
+            raw.startup_timeout_ms.unwrap_or(DEFAULT_STARTUP_TIMEOUT_MS),
         ),
         tool_timeout: Duration::from_millis(raw.tool_timeout_ms.unwrap_or(DEFAULT_TOOL_TIMEOUT_MS)),
         include_tools: raw.include_tools.clone(),
@@ -380,7 +379,8 @@ fn write_atomically(file: &Path, value: &Value) -> Result<(), ConfigError> {
     if let Some(dir) = file.parent() {
         std::fs::create_dir_all(dir).map_err(io_err)?;
     }
-    let mut text = serde_json::to_string_pretty(value).map_err(|e| ConfigError::Other(e.to_string()))?;
+    let mut text =
+        serde_json::to_string_pretty(value).map_err(|e| ConfigError::Other(e.to_string()))?;
     text.push('\n');
     let tmp = file.with_extension(format!("json.tmp-{}", std::process::id()));
     std::fs::write(&tmp, text).map_err(io_err)?;

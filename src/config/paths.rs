@@ -92,7 +92,10 @@ pub fn expand_vars_with(
         if name.is_empty() {
             return Err(format!("empty variable name in {input:?}"));
         }
-        match (lookup(name).filter(|v| !v.is_empty() || default.is_none()), default) {
+        match (
+            lookup(name).filter(|v| !v.is_empty() || default.is_none()),
+            default,
+        ) {
             (Some(value), _) => out.push_str(&value),
             (None, Some(default)) => out.push_str(default),
             (None, None) => return Err(format!("environment variable {name} is not set")),
@@ -121,7 +124,10 @@ mod tests {
         assert_eq!(expand_vars_with("${NOPE:-dflt}", env), Ok("dflt".into()));
         assert_eq!(expand_vars_with("${EMPTY:-dflt}", env), Ok("dflt".into()));
         assert_eq!(expand_vars_with("${EMPTY}", env), Ok(String::new()));
-        assert_eq!(expand_vars_with("$HOME and $", env), Ok("$HOME and $".into()));
+        assert_eq!(
+            expand_vars_with("$HOME and $", env),
+            Ok("$HOME and $".into())
+        );
         assert_eq!(
             expand_vars_with("Bearer ${NOPE}", env),
             Err("environment variable NOPE is not set".into())

@@ -139,9 +139,10 @@ impl Settings {
             .map(|mut settings| {
                 for (path, raw) in [(&user_path, &user), (&project_path, &project)] {
                     for key in raw.other.keys() {
-                        settings
-                            .warnings
-                            .push(format!("{}: unknown setting `{key}` ignored", path.display()));
+                        settings.warnings.push(format!(
+                            "{}: unknown setting `{key}` ignored",
+                            path.display()
+                        ));
                     }
                 }
                 settings

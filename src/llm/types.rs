@@ -65,7 +65,11 @@ fn function_type() -> String {
 }
 
 impl ToolCall {
-    pub fn new(id: impl Into<String>, name: impl Into<String>, arguments: impl Into<String>) -> Self {
+    pub fn new(
+        id: impl Into<String>,
+        name: impl Into<String>,
+        arguments: impl Into<String>,
+    ) -> Self {
         Self {
             id: id.into(),
             kind: function_type(),
@@ -124,9 +128,17 @@ pub enum StreamEvent {
     /// Reasoning text (`reasoning_content`): shown dimmed, never sent back to the model.
     ReasoningDelta(String),
     /// The model has begun a tool call (its name is known); arguments are still streaming.
-    ToolCallStarted { index: usize, id: String, name: String },
+    ToolCallStarted {
+        index: usize,
+        id: String,
+        name: String,
+    },
     /// The request is being retried after a failure that happened before anything was shown.
-    Retrying { attempt: u32, delay_ms: u64, reason: String },
+    Retrying {
+        attempt: u32,
+        delay_ms: u64,
+        reason: String,
+    },
 }
 
 /// A whole model response, assembled from the stream.

@@ -13,7 +13,9 @@ use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
 use super::error::McpError;
-use super::handler::{ClientHandler, HandlerSupport, client_capabilities, method_not_found, roots_result};
+use super::handler::{
+    ClientHandler, HandlerSupport, client_capabilities, method_not_found, roots_result,
+};
 use super::jsonrpc::{ErrorObject, Message, RequestId};
 use super::log::ServerLog;
 use super::peer::{Incoming, Outcome, Pending, ProgressRoutes};
@@ -25,6 +27,8 @@ use super::types::{
 
 /// More pages than this in one listing means a server that never stops paginating.
 const MAX_PAGES: usize = 10_000;
+/// How long a failed write waits for the transport to say why the connection closed.
+const CLOSE_REPORT_WAIT: Duration = Duration::from_secs(3);
 
 /// How a client behaves towards its server.
 #[derive(Clone)]
@@ -144,7 +148,9 @@ impl McpClient {
             self.close().await;
             return Err(self.protocol_error(message));
         }
-        self.inner.transport.set_protocol_version(&info.protocol_version);
+        self.inner
+            .transport
+            .set_protocol_version(&info.protocol_version);
         self.notify("notifications/initialized", None).await?;
         self.inner.options.log.line(
             "ling",
@@ -188,7 +194,11 @@ impl McpClient {
         progress: Option<ProgressCallback>,
         timeout: Duration,
     ) -> Result<CallToolResult, McpError> {
-        let arguments = if arguments.is_null() { json!({}) } else { arguments };
+        let arguments = if arguments.is_null() {
+            json!({})
+        } else {
+            arguments
+        };
         let call = Call {
             timeout: Some(timeout),
             cancel: Some(cancel),
@@ -225,7 +235,11 @@ impl McpClient {
 
     /// `prompts/get`: the raw result (`{description?, messages}`).
     pub async fn get_prompt(&self, name: &str, arguments: Value) -> Result<Value, McpError> {
-        let arguments = if arguments.is_null() { json!({}) } else { arguments };
+        let arguments = if arguments.is_null() {
+            json!({})
+        } else {
+            arguments
+        };
         let params = json!({ "name": name, "arguments": arguments });
         self.request("prompts/get", Some(params)).await
     }
@@ -326,10 +340,13 @@ impl McpClient {
     ) -> Result<Value, McpError> {
         let inner = &self.inner;
         let server = || self.server().to_string();
-        let (id, reply) = inner.pending.register().map_err(|reason| McpError::Closed {
-            server: server(),
-            reason,
-        })?;
+        let (id, reply) = inner
+            .pending
+            .register()
+            .map_err(|reason| McpError::Closed {
+                server: server(),
+                reason,
+            })?;
         let mut guard = InFlight {
             inner,
             id,
@@ -349,10 +366,18 @@ impl McpClient {
         }
         let message = Message::request(RequestId::Number(id), method, params);
         if let Err(source) = inner.transport.send(message).await {
-            return Err(McpError::Transport {
-                server: server(),
-                source,
-            });
+            // A write usually fails because the server just exited: report why it did (exit
+            // status and stderr) rather than the broken pipe, once the transport knows.
+            return match tokio::time::timeout(CLOSE_REPORT_WAIT, self.closed()).await {
+                Ok(reason) => Err(McpError::Closed {
+                    server: server(),
+                    reason,
+                }),
+                Err(_) => Err(McpError::Transport {
+                    server: server(),
+                    source,
+                }),
+            };
         }
         let timeout = call.timeout.unwrap_or(inner.options.request_timeout);
         let cancelled = async {
@@ -461,7 +486,10 @@ impl Inner {
             Message::Response { id, result } => {
                 self.pending.complete(&id, Outcome::Result(result));
             }
-            Message::Error { id: Some(id), error } => {
+            Message::Error {
+                id: Some(id),
+                error,
+            } => {
                 self.pending.complete(&id, Outcome::Error(error));
             }
             Message::Error { id: None, error } => self.options.log.line(

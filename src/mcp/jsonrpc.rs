@@ -119,7 +119,8 @@ impl Message {
         let id = match wire.id {
             None => None,
             Some(Value::Number(n)) => Some(RequestId::Number(
-                n.as_i64().ok_or_else(|| format!("id {n} is not an integer"))?,
+                n.as_i64()
+                    .ok_or_else(|| format!("id {n} is not an integer"))?,
             )),
             Some(Value::String(s)) => Some(RequestId::String(s)),
             Some(Value::Null) => None,

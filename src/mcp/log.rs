@@ -27,7 +27,13 @@ impl ServerLog {
     pub fn open(logs_dir: &Path, server: &str) -> Self {
         let safe: String = server
             .chars()
-            .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' })
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                    c
+                } else {
+                    '_'
+                }
+            })
             .collect();
         let path = logs_dir.join(format!("mcp-{safe}.log"));
         let file = std::fs::create_dir_all(logs_dir)

@@ -224,7 +224,9 @@ impl McpManager {
                         state.tools = tools;
                     }
                 }
-                Err(e) => slot.log.line("ling", &format!("re-listing tools failed: {e}")),
+                Err(e) => slot
+                    .log
+                    .line("ling", &format!("re-listing tools failed: {e}")),
             }
         }
         self.rebuild_catalog();
@@ -242,7 +244,10 @@ impl McpManager {
         progress: Option<ProgressCallback>,
     ) -> Result<RenderedResult, McpError> {
         let (server, original) = {
-            let catalog = self.catalog.read().map_err(|_| McpError::UnknownTool(exposed_name.into()))?;
+            let catalog = self
+                .catalog
+                .read()
+                .map_err(|_| McpError::UnknownTool(exposed_name.into()))?;
             let tool = catalog
                 .by_name
                 .get(exposed_name)
@@ -265,7 +270,10 @@ impl McpManager {
     ) -> Result<RenderedResult, McpError> {
         let slot = self.slot(server)?;
         let client = {
-            let state = slot.state.lock().map_err(|_| McpError::UnknownServer(server.into()))?;
+            let state = slot
+                .state
+                .lock()
+                .map_err(|_| McpError::UnknownServer(server.into()))?;
             match (&state.client, &state.state) {
                 (Some(client), _) => client.clone(),
                 (None, state) => {
@@ -296,7 +304,10 @@ impl McpManager {
             .position(|s| s.config.name == server)
             .unwrap_or_default();
         let (old, generation) = {
-            let mut state = slot.state.lock().map_err(|_| McpError::UnknownServer(server.into()))?;
+            let mut state = slot
+                .state
+                .lock()
+                .map_err(|_| McpError::UnknownServer(server.into()))?;
             state.generation += 1;
             state.state = ServerState::Starting;
             state.tools.clear();
@@ -354,7 +365,12 @@ impl McpManager {
                         state.info = client.server_info().cloned();
                         state.tools = tools;
                         state.client = Some(client.clone());
-                        tokio::spawn(watch_close(Arc::downgrade(&self), index, generation, client));
+                        tokio::spawn(watch_close(
+                            Arc::downgrade(&self),
+                            index,
+                            generation,
+                            client,
+                        ));
                     }
                     Err(reason) => {
                         slot.log.line("ling", &format!("failed: {reason}"));

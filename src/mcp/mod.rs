@@ -3,6 +3,7 @@
 //! nothing of the agent or the model.
 
 pub mod client;
+pub mod commands;
 pub mod error;
 pub mod handler;
 pub mod jsonrpc;
@@ -18,6 +19,6 @@ pub use client::{ClientOptions, McpClient};
 pub use error::McpError;
 pub use handler::{ClientHandler, HandlerSupport};
 pub use log::ServerLog;
-pub use types::{CallToolResult, Progress, ProgressCallback, ServerInfo, Tool};
 pub use manager::{ManagerOptions, McpManager, McpToolInfo, ServerState, ServerStatus};
 pub use render::RenderedResult;
+pub use types::{CallToolResult, Progress, ProgressCallback, ServerInfo, Tool};

@@ -123,14 +123,19 @@ mod tests {
     #[test]
     fn normalizes_schemas() {
         assert_eq!(
-            normalize_schema(&json!({"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"a":{"type":"string"}},"required":["a"]})),
+            normalize_schema(
+                &json!({"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"a":{"type":"string"}},"required":["a"]})
+            ),
             json!({"type":"object","properties":{"a":{"type":"string"}},"required":["a"]})
         );
         assert_eq!(
             normalize_schema(&json!({"type":"object"})),
             json!({"type":"object","properties":{}})
         );
-        assert_eq!(normalize_schema(&Value::Null), json!({"type":"object","properties":{}}));
+        assert_eq!(
+            normalize_schema(&Value::Null),
+            json!({"type":"object","properties":{}})
+        );
         assert_eq!(
             normalize_schema(&json!({"type":"string"})),
             json!({"type":"object","properties":{}})

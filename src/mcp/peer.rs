@@ -39,7 +39,10 @@ pub(crate) struct Pending {
 impl Pending {
     /// A fresh id and the receiver of its outcome, or the reason the connection is closed.
     pub(crate) fn register(&self) -> Result<(i64, oneshot::Receiver<Outcome>), String> {
-        let mut table = self.table.lock().map_err(|_| "connection state poisoned".to_string())?;
+        let mut table = self
+            .table
+            .lock()
+            .map_err(|_| "connection state poisoned".to_string())?;
         if let Some(reason) = &table.closed {
             return Err(reason.clone());
         }

@@ -32,10 +32,7 @@ pub fn render(result: &CallToolResult, cap: usize, spill_dir: &Path) -> Rendered
 
 /// The full text of a result, before the cap.
 pub fn render_text(result: &CallToolResult) -> String {
-    let has_text = result
-        .content
-        .iter()
-        .any(|block| block["type"] == "text");
+    let has_text = result.content.iter().any(|block| block["type"] == "text");
     let mut parts = Vec::new();
     if let Some(structured) = result.structured_content.as_ref().filter(|_| !has_text) {
         parts.push(serde_json::to_string_pretty(structured).unwrap_or_default());

@@ -19,7 +19,9 @@ pub enum TransportEvent {
     Message(Message),
     /// The connection is gone for good (child exited, session lost). `reason` says why, with the
     /// tail of a stdio server's stderr when there is one.
-    Closed { reason: String },
+    Closed {
+        reason: String,
+    },
 }
 
 #[derive(Debug, Clone, thiserror::Error)]

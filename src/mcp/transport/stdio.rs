@@ -59,7 +59,10 @@ pub async fn spawn(
     else {
         return Err(TransportError::Io(format!("`{command}`: pipes missing")));
     };
-    log.line("ling", &format!("started `{command}` {args:?} (pid {pid:?})"));
+    log.line(
+        "ling",
+        &format!("started `{command}` {args:?} (pid {pid:?})"),
+    );
 
     let (exit_tx, exit_rx) = watch::channel(None::<String>);
     tokio::spawn(async move {
@@ -77,7 +80,9 @@ pub async fn spawn(
         while let Ok(Some(line)) = lines.next_line().await {
             match line {
                 Line::Text(bytes) => stderr_log.stderr(String::from_utf8_lossy(&bytes).trim_end()),
-                Line::TooLong(n) => stderr_log.line("ling", &format!("skipped a {n}-byte stderr line")),
+                Line::TooLong(n) => {
+                    stderr_log.line("ling", &format!("skipped a {n}-byte stderr line"))
+                }
             }
         }
         let _ = stderr_done_tx.send(true);
@@ -119,11 +124,14 @@ impl Transport for StdioTransport {
         line.push(b'\n');
         let mut stdin = self.stdin.lock().await;
         let Some(pipe) = stdin.as_mut() else {
-            return Err(TransportError::Closed("the server connection is closed".into()));
+            return Err(TransportError::Closed(
+                "the server connection is closed".into(),
+            ));
         };
         if let Err(e) = pipe.write_all(&line).await {
             return Err(TransportError::Closed(
-                self.log.with_tail(&format!("cannot write to the server: {e}")),
+                self.log
+                    .with_tail(&format!("cannot write to the server: {e}")),
             ));
         }
         Ok(())
@@ -140,7 +148,10 @@ impl Transport for StdioTransport {
                     return;
                 }
                 let _ = killpg(Pid::from_raw(pid), signal);
-                self.log.line("ling", &format!("sent {signal} to the server's process group"));
+                self.log.line(
+                    "ling",
+                    &format!("sent {signal} to the server's process group"),
+                );
             }
             let mut exited = self.exited.clone();
             let wait = exited.wait_for(|status| status.is_some());
