@@ -45,7 +45,7 @@ fn later_files_win_and_values_are_resolved() {
     // Cargo sets CARGO_PKG_NAME for every test run; the process environment is never modified.
     assert_eq!(std::env::var("CARGO_PKG_NAME").as_deref(), Ok("ling"));
 
-    let servers = load_servers(&env.paths, &[extra.clone()], false).unwrap();
+    let servers = load_servers(&env.paths, std::slice::from_ref(&extra), false).unwrap();
     let names: Vec<&str> = servers.iter().map(|s| s.name.as_str()).collect();
     assert_eq!(names, vec!["shared", "useronly", "remote"]);
     let shared = &servers[0];

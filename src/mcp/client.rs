@@ -403,7 +403,7 @@ impl McpClient {
             Ok(Outcome::Result(value)) => Ok(value),
             Ok(Outcome::Error(error)) => Err(McpError::Rpc {
                 server: server(),
-                error,
+                error: Box::new(error),
             }),
             Ok(Outcome::Closed(reason)) => Err(McpError::Closed {
                 server: server(),

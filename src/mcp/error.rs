@@ -19,7 +19,10 @@ pub enum McpError {
     Closed { server: String, reason: String },
     /// The server answered with a JSON-RPC error.
     #[error("MCP server {server:?} returned error {}: {}", .error.code, .error.message)]
-    Rpc { server: String, error: ErrorObject },
+    Rpc {
+        server: String,
+        error: Box<ErrorObject>,
+    },
     /// The server broke the protocol (bad result shape, unsupported version...).
     #[error("MCP server {server:?}: {message}")]
     Protocol { server: String, message: String },
