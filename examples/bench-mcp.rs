@@ -199,6 +199,8 @@ async fn main() -> anyhow::Result<()> {
             _ => anyhow::bail!("usage: bench-mcp [--calls N] [--npm-dir DIR] [--test-server PATH]"),
         }
     }
+    // The servers run in a temp dir, so their paths must not be relative.
+    let npm_dir = npm_dir.canonicalize().unwrap_or(npm_dir);
     let dir = tempfile::tempdir()?;
     let root = dir.path().canonicalize()?;
     let options = ManagerOptions::new(Paths::with_home(root.clone(), root.join("home")));
