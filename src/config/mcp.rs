@@ -1,1 +1,420 @@
-//! Raw and resolved forms of `mcp.json` (owned by the MCP work).
+//! Raw and resolved forms of `mcp.json`: the `mcpServers` map exactly as written (camelCase, the
+//! format Claude Desktop and Claude Code made common), its resolution into [`ServerConfig`]s with
+//! defaults, expanded `${VAR}`s and absolute paths, the precedence of the files it is read from,
+//! and the edits `ling mcp add/remove` make to one file (other entries kept, written atomically).
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::de::{MapAccess, Visitor};
+use serde::{Deserialize, Deserializer, Serialize};
+use serde_json::Value;
+
+use super::{ConfigError, Paths, expand_vars, read_json_file, read_json_value};
+
+pub const DEFAULT_STARTUP_TIMEOUT_MS: u64 = 30_000;
+pub const DEFAULT_TOOL_TIMEOUT_MS: u64 = 600_000;
+pub const MCP_FILE: &str = "mcp.json";
+
+/// `mcp.json` as written. Keys other than `mcpServers` are ignored (and kept by edits).
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RawMcpFile {
+    #[serde(default)]
+    pub mcp_servers: RawServers,
+}
+
+/// The servers in file order (the order `ling mcp list` shows them in).
+#[derive(Debug, Default)]
+pub struct RawServers(pub Vec<(String, RawServer)>);
+
+impl<'de> Deserialize<'de> for RawServers {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct InOrder;
+        impl<'de> Visitor<'de> for InOrder {
+            type Value = RawServers;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("an object mapping server names to server entries")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<RawServers, A::Error> {
+                let mut servers = Vec::new();
+                while let Some((name, server)) = map.next_entry::<String, RawServer>()? {
+                    servers.push((name, server));
+                }
+                Ok(RawServers(servers))
+            }
+        }
+        deserializer.deserialize_map(InOrder)
+    }
+}
+
+/// One server entry as written.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RawServer {
+    #[serde(default, rename = "type", skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub args: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub env: Option<BTreeMap<String, String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub headers: Option<BTreeMap<String, String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub disabled: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub startup_timeout_ms: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_timeout_ms: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub include_tools: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exclude_tools: Option<Vec<String>>,
+}
+
+/// How to reach one server, with variables expanded.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TransportConfig {
+    Stdio {
+        command: String,
+        args: Vec<String>,
+        env: Vec<(String, String)>,
+        cwd: PathBuf,
+    },
+    /// Streamable HTTP.
+    Http {
+        url: String,
+        headers: Vec<(String, String)>,
+    },
+    /// The 2024-11-05 HTTP+SSE transport.
+    Sse {
+        url: String,
+        headers: Vec<(String, String)>,
+    },
+}
+
+impl TransportConfig {
+    /// `stdio`, `http` or `sse`, as `ling mcp list` shows it.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Self::Stdio { .. } => "stdio",
+            Self::Http { .. } => "http",
+            Self::Sse { .. } => "sse",
+        }
+    }
+}
+
+/// One server, resolved.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ServerConfig {
+    pub name: String,
+    pub transport: TransportConfig,
+    pub disabled: bool,
+    pub startup_timeout: Duration,
+    pub tool_timeout: Duration,
+    /// `None`: every tool. `Some`: only these (original tool names).
+    pub include_tools: Option<Vec<String>>,
+    pub exclude_tools: Vec<String>,
+    /// The file the entry came from.
+    pub source: PathBuf,
+    /// A `${VAR}` that could not be expanded: the server is not started and fails with this.
+    /// The transport then holds the values as written.
+    pub expand_error: Option<String>,
+}
+
+impl ServerConfig {
+    /// A config with the defaults of `spec/mcp.md`, for ad-hoc servers and tests.
+    pub fn new(name: impl Into<String>, transport: TransportConfig) -> Self {
+        Self {
+            name: name.into(),
+            transport,
+            disabled: false,
+            startup_timeout: Duration::from_millis(DEFAULT_STARTUP_TIMEOUT_MS),
+            tool_timeout: Duration::from_millis(DEFAULT_TOOL_TIMEOUT_MS),
+            include_tools: None,
+            exclude_tools: Vec::new(),
+            source: PathBuf::new(),
+            expand_error: None,
+        }
+    }
+
+    /// Whether the include/exclude filters let this tool through.
+    pub fn allows_tool(&self, tool: &str) -> bool {
+        let included = self
+            .include_tools
+            .as_ref()
+            .is_none_or(|names| names.iter().any(|n| n == tool));
+        included && !self.exclude_tools.iter().any(|n| n == tool)
+    }
+}
+
+/// The files read, in precedence order (a later one wins on a name clash): `~/.ling/mcp.json`,
+/// `.ling/mcp.json`, then each `--mcp-config`; with `strict`, only the `--mcp-config` files.
+pub fn config_files(paths: &Paths, extra: &[PathBuf], strict: bool) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    if !strict {
+        files.push(paths.user_file(MCP_FILE));
+        files.push(paths.project_file(MCP_FILE));
+    }
+    files.extend(extra.iter().map(|p| paths.project_root.join(p)));
+    files.dedup();
+    files
+}
+
+/// Loads and resolves every configured server. A missing user or project file is fine; a missing
+/// `--mcp-config` file, invalid JSON or an invalid entry is an error naming the file.
+pub fn load_servers(
+    paths: &Paths,
+    extra: &[PathBuf],
+    strict: bool,
+) -> Result<Vec<ServerConfig>, ConfigError> {
+    let explicit: Vec<PathBuf> = extra.iter().map(|p| paths.project_root.join(p)).collect();
+    let mut servers: Vec<ServerConfig> = Vec::new();
+    for file in config_files(paths, extra, strict) {
+        let Some(raw) = read_json_file::<RawMcpFile>(&file)? else {
+            if explicit.contains(&file) {
+                return Err(ConfigError::Read {
+                    path: file,
+                    source: std::io::Error::new(std::io::ErrorKind::NotFound, "no such file"),
+                });
+            }
+            continue;
+        };
+        for (name, entry) in raw.mcp_servers.0 {
+            let server = resolve_server(&name, &entry, &file, paths)?;
+            match servers.iter_mut().find(|s| s.name == name) {
+                Some(existing) => *existing = server,
+                None => servers.push(server),
+            }
+        }
+    }
+    Ok(servers)
+}
+
+/// Checks a server name: it becomes part of `mcp__<server>__<tool>`, so it may not contain `__`.
+pub fn validate_server_name(name: &str) -> Result<(), String> {
+    if name.is_empty() {
+        return Err("an MCP server name cannot be empty".into());
+    }
+    if name.contains("__") {
+        return Err(format!(
+            "MCP server name {name:?} contains \"__\", which separates server and tool in tool \
+             names; rename it (e.g. {:?})",
+            name.replace("__", "_")
+        ));
+    }
+    Ok(())
+}
+
+/// Resolves one raw entry: picks the transport, applies defaults, expands variables and makes
+/// paths absolute. Structural mistakes are errors; an unset variable only fails this server.
+pub fn resolve_server(
+    name: &str,
+    raw: &RawServer,
+    source: &Path,
+    paths: &Paths,
+) -> Result<ServerConfig, ConfigError> {
+    let invalid = |message: String| ConfigError::Invalid {
+        path: source.to_path_buf(),
+        message,
+    };
+    validate_server_name(name).map_err(invalid)?;
+    let kind = match (raw.kind.as_deref(), &raw.command, &raw.url) {
+        (Some("stdio"), _, _) | (None, Some(_), _) => "stdio",
+        (Some("http" | "streamable-http" | "streamableHttp"), _, _) | (None, None, Some(_)) => {
+            "http"
+        }
+        (Some("sse"), _, _) => "sse",
+        (Some(other), _, _) => {
+            return Err(invalid(format!(
+                "server {name:?}: unknown \"type\" {other:?}; use \"stdio\", \"http\" or \"sse\""
+            )));
+        }
+        (None, None, None) => {
+            return Err(invalid(format!(
+                "server {name:?} needs a \"command\" (stdio) or a \"url\" (http)"
+            )));
+        }
+    };
+    let mut expand_error = None;
+    let mut expand = |text: &str| match expand_vars(text) {
+        Ok(value) => value,
+        Err(e) => {
+            expand_error.get_or_insert_with(|| format!("server {name:?}: {e}"));
+            text.to_string()
+        }
+    };
+    let transport = if kind == "stdio" {
+        let Some(command) = &raw.command else {
+            return Err(invalid(format!(
+                "server {name:?} has type \"stdio\" but no \"command\""
+            )));
+        };
+        let command = expand(command);
+        // A relative path like `./bin/server` means the project's; a bare name is looked up in PATH.
+        let command = if command.contains('/') && Path::new(&command).is_relative() {
+            paths.project_root.join(&command).display().to_string()
+        } else {
+            command
+        };
+        let args = raw.args.iter().flatten().map(|a| expand(a)).collect();
+        let env = raw
+            .env
+            .iter()
+            .flatten()
+            .map(|(k, v)| (k.clone(), expand(v)))
+            .collect();
+        let cwd = match &raw.cwd {
+            Some(cwd) => paths.project_root.join(expand(cwd)),
+            None => paths.project_root.clone(),
+        };
+        TransportConfig::Stdio {
+            command,
+            args,
+            env,
+            cwd,
+        }
+    } else {
+        let Some(url) = &raw.url else {
+            return Err(invalid(format!(
+                "server {name:?} has type {kind:?} but no \"url\""
+            )));
+        };
+        let url = expand(url);
+        let headers = raw
+            .headers
+            .iter()
+            .flatten()
+            .map(|(k, v)| (k.clone(), expand(v)))
+            .collect();
+        if kind == "sse" {
+            TransportConfig::Sse { url, headers }
+        } else {
+            TransportConfig::Http { url, headers }
+        }
+    };
+    Ok(ServerConfig {
+        name: name.to_string(),
+        transport,
+        disabled: raw.disabled.unwrap_or(false),
+        startup_timeout: Duration::from_millis(
+            raw.startup_timeout_ms.unwrap_or(DEFAULT_STARTUP_TIMEOUT_MS),
+        ),
+        tool_timeout: Duration::from_millis(raw.tool_timeout_ms.unwrap_or(DEFAULT_TOOL_TIMEOUT_MS)),
+        include_tools: raw.include_tools.clone(),
+        exclude_tools: raw.exclude_tools.clone().unwrap_or_default(),
+        source: source.to_path_buf(),
+        expand_error,
+    })
+}
+
+/// Adds (or replaces) one entry in `file`, keeping every other entry and key as they were.
+/// Returns whether an entry of that name was replaced.
+pub fn add_server_entry(file: &Path, name: &str, entry: &RawServer) -> Result<bool, ConfigError> {
+    validate_server_name(name).map_err(|message| ConfigError::Invalid {
+        path: file.to_path_buf(),
+        message,
+    })?;
+    let entry = serde_json::to_value(entry).map_err(|e| ConfigError::Other(e.to_string()))?;
+    let mut root = read_object(file)?;
+    let servers = servers_object(&mut root, file)?;
+    let replaced = servers.insert(name.to_string(), entry).is_some();
+    write_atomically(file, &Value::Object(root))?;
+    Ok(replaced)
+}
+
+/// Removes one entry from `file`. Returns false (and leaves the file alone) when it is not there.
+pub fn remove_server_entry(file: &Path, name: &str) -> Result<bool, ConfigError> {
+    if !file.exists() {
+        return Ok(false);
+    }
+    let mut root = read_object(file)?;
+    let servers = servers_object(&mut root, file)?;
+    if servers.shift_remove(name).is_none() {
+        return Ok(false);
+    }
+    write_atomically(file, &Value::Object(root))?;
+    Ok(true)
+}
+
+fn read_object(file: &Path) -> Result<serde_json::Map<String, Value>, ConfigError> {
+    match read_json_value(file)? {
+        None => Ok(serde_json::Map::new()),
+        Some((_, Value::Object(map))) => Ok(map),
+        Some(_) => Err(ConfigError::Invalid {
+            path: file.to_path_buf(),
+            message: "expected a JSON object with \"mcpServers\"".into(),
+        }),
+    }
+}
+
+fn servers_object<'a>(
+    root: &'a mut serde_json::Map<String, Value>,
+    file: &Path,
+) -> Result<&'a mut serde_json::Map<String, Value>, ConfigError> {
+    let servers = root
+        .entry("mcpServers")
+        .or_insert_with(|| Value::Object(serde_json::Map::new()));
+    servers.as_object_mut().ok_or_else(|| ConfigError::Invalid {
+        path: file.to_path_buf(),
+        message: "\"mcpServers\" must be an object".into(),
+    })
+}
+
+/// Writes to a temporary file beside `file`, then renames it over, so a crash never leaves half
+/// a config behind.
+fn write_atomically(file: &Path, value: &Value) -> Result<(), ConfigError> {
+    let io_err = |source| ConfigError::Read {
+        path: file.to_path_buf(),
+        source,
+    };
+    if let Some(dir) = file.parent() {
+        std::fs::create_dir_all(dir).map_err(io_err)?;
+    }
+    let mut text =
+        serde_json::to_string_pretty(value).map_err(|e| ConfigError::Other(e.to_string()))?;
+    text.push('\n');
+    let tmp = file.with_extension(format!("json.tmp-{}", std::process::id()));
+    std::fs::write(&tmp, text).map_err(io_err)?;
+    std::fs::rename(&tmp, file).map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        io_err(e)
+    })
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn filters_include_then_exclude() {
+        let mut config = ServerConfig::new(
+            "s",
+            TransportConfig::Http {
+                url: "http://127.0.0.1".into(),
+                headers: vec![],
+            },
+        );
+        assert!(config.allows_tool("a"));
+        config.include_tools = Some(vec!["a".into(), "b".into()]);
+        config.exclude_tools = vec!["b".into()];
+        assert!(config.allows_tool("a"));
+        assert!(!config.allows_tool("b"));
+        assert!(!config.allows_tool("c"));
+    }
+
+    #[test]
+    fn rejects_double_underscore_names() {
+        assert!(validate_server_name("my__server").is_err());
+        assert!(validate_server_name("my_server").is_ok());
+    }
+}

@@ -2,10 +2,16 @@
 //! HTTP+SSE transport. A transport moves [`Message`]s; the client on top matches responses to
 //! requests, so transports know nothing of ids or methods beyond what their wire needs.
 
+pub mod stdio;
+
+use std::sync::Arc;
+
 use async_trait::async_trait;
 use tokio::sync::mpsc;
 
 use super::jsonrpc::Message;
+use super::log::ServerLog;
+use crate::config::mcp::{ServerConfig, TransportConfig};
 
 /// What a transport delivers to the client.
 #[derive(Debug)]
@@ -49,3 +55,25 @@ mod http_common;
 mod http_reply;
 pub mod sse;
 mod sse_parse;
+
+/// Connects to one configured server with the transport its config names. For HTTP and SSE the
+/// startup timeout bounds the connection attempts.
+pub async fn connect(
+    config: &ServerConfig,
+    log: Arc<ServerLog>,
+) -> Result<Connection, TransportError> {
+    match &config.transport {
+        TransportConfig::Stdio {
+            command,
+            args,
+            env,
+            cwd,
+        } => stdio::spawn(command, args, env, cwd, log).await,
+        TransportConfig::Http { url, headers } => {
+            http::connect(url, headers, config.startup_timeout).await
+        }
+        TransportConfig::Sse { url, headers } => {
+            sse::connect(url, headers, config.startup_timeout).await
+        }
+    }
+}

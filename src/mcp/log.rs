@@ -1,0 +1,100 @@
+//! A server's log file, `LING_HOME/logs/mcp-<server>.log`: its stderr, the lines its stdout had
+//! that were not JSON-RPC, and its `notifications/message` entries. Nothing about a server ever
+//! reaches the terminal; error reports point here instead.
+
+use std::collections::VecDeque;
+use std::fs::File;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+/// How many stderr lines are kept in memory for error reports.
+const TAIL_LINES: usize = 20;
+/// A kept stderr line is cut to this many characters.
+const TAIL_LINE_CHARS: usize = 400;
+
+/// Appends timestamped lines to one server's log file and keeps its stderr tail.
+#[derive(Debug)]
+pub struct ServerLog {
+    path: PathBuf,
+    file: Mutex<Option<File>>,
+    tail: Mutex<VecDeque<String>>,
+}
+
+impl ServerLog {
+    /// Opens (appending) `<logs_dir>/mcp-<server>.log`. When it cannot be opened, lines are
+    /// dropped: a log must never stop a server from starting.
+    pub fn open(logs_dir: &Path, server: &str) -> Self {
+        let safe: String = server
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        let path = logs_dir.join(format!("mcp-{safe}.log"));
+        let file = std::fs::create_dir_all(logs_dir)
+            .and_then(|()| File::options().create(true).append(true).open(&path))
+            .ok();
+        Self {
+            path,
+            file: Mutex::new(file),
+            tail: Mutex::new(VecDeque::new()),
+        }
+    }
+
+    /// A log that writes nowhere (ad-hoc connections in tests and benches).
+    pub fn discard() -> Self {
+        Self {
+            path: PathBuf::new(),
+            file: Mutex::new(None),
+            tail: Mutex::new(VecDeque::new()),
+        }
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Writes one entry: `<time> <kind>: <text>`.
+    pub fn line(&self, kind: &str, text: &str) {
+        let Ok(mut guard) = self.file.lock() else {
+            return;
+        };
+        if let Some(file) = guard.as_mut() {
+            let now = chrono::Local::now().format("%Y-%m-%dT%H:%M:%S%.3f");
+            let _ = writeln!(file, "{now} {kind}: {text}");
+        }
+    }
+
+    /// Records one stderr line: logged, and kept in the tail.
+    pub fn stderr(&self, text: &str) {
+        self.line("stderr", text);
+        if let Ok(mut tail) = self.tail.lock() {
+            if tail.len() == TAIL_LINES {
+                tail.pop_front();
+            }
+            tail.push_back(text.chars().take(TAIL_LINE_CHARS).collect());
+        }
+    }
+
+    /// The last stderr lines, joined, or `None` when the server wrote nothing there.
+    pub fn stderr_tail(&self) -> Option<String> {
+        let tail = self.tail.lock().ok()?;
+        if tail.is_empty() {
+            return None;
+        }
+        Some(tail.iter().cloned().collect::<Vec<_>>().join("\n"))
+    }
+
+    /// `reason`, followed by the stderr tail when there is one, as error reports show it.
+    pub fn with_tail(&self, reason: &str) -> String {
+        match self.stderr_tail() {
+            Some(tail) => format!("{reason}\nlast lines of its stderr:\n{tail}"),
+            None => reason.to_string(),
+        }
+    }
+}

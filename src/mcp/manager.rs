@@ -1,0 +1,520 @@
+//! The MCP manager: starts every configured server concurrently (each within its own startup
+//! timeout), keeps one failure from touching the others, reports each server's status (with a
+//! subscription so the REPL can show servers joining), offers the tools of the connected ones
+//! under their model-facing names, routes calls back to the right server, and re-lists tools
+//! after `notifications/tools/list_changed`.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, RwLock, Weak};
+use std::time::Duration;
+
+use serde_json::Value;
+use tokio::sync::watch;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use super::client::{ClientOptions, McpClient};
+use super::error::McpError;
+use super::handler::ClientHandler;
+use super::log::ServerLog;
+use super::naming::{Namer, normalize_schema};
+use super::render::{DEFAULT_OUTPUT_CAP, RenderedResult, render};
+use super::transport;
+use super::types::{ProgressCallback, ServerInfo, Tool};
+use crate::config::Paths;
+use crate::config::mcp::ServerConfig;
+
+/// How long [`McpManager::shutdown`] waits for all servers together.
+const SHUTDOWN_LIMIT: Duration = Duration::from_secs(8);
+
+/// What the manager needs besides the server configs.
+#[derive(Clone)]
+pub struct ManagerOptions {
+    /// Logs go to `paths.logs_dir()`, oversized results to `paths.home/tool-output`.
+    pub paths: Paths,
+    /// What `roots/list` answers; the project root by default.
+    pub roots: Vec<PathBuf>,
+    pub handler: Option<Arc<dyn ClientHandler>>,
+    /// The cap on one rendered result, in characters.
+    pub output_cap: usize,
+    /// The timeout of requests other than `tools/call`.
+    pub request_timeout: Duration,
+}
+
+impl ManagerOptions {
+    pub fn new(paths: Paths) -> Self {
+        Self {
+            roots: vec![paths.project_root.clone()],
+            paths,
+            handler: None,
+            output_cap: DEFAULT_OUTPUT_CAP,
+            request_timeout: Duration::from_secs(60),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ServerState {
+    Starting,
+    Connected,
+    /// Why, with the last lines of its stderr when it had any.
+    Failed(String),
+    Disabled,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ServerStatus {
+    pub name: String,
+    /// `stdio`, `http` or `sse`.
+    pub transport: &'static str,
+    pub state: ServerState,
+    /// Tools offered to the model (after filters).
+    pub tools: usize,
+    pub server_info: Option<ServerInfo>,
+}
+
+/// One tool as the model sees it, and where it goes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct McpToolInfo {
+    /// `mcp__<server>__<tool>`, sanitised and unique.
+    pub exposed_name: String,
+    pub server: String,
+    pub original_name: String,
+    /// Prefixed `[MCP:<server>] `.
+    pub description: String,
+    /// Normalised for OpenAI-compatible APIs.
+    pub input_schema: Value,
+    /// `annotations.readOnlyHint`.
+    pub read_only: bool,
+    pub annotations: Option<Value>,
+}
+
+pub struct McpManager {
+    options: ManagerOptions,
+    slots: Vec<Slot>,
+    catalog: RwLock<Catalog>,
+    status: watch::Sender<Vec<ServerStatus>>,
+}
+
+struct Slot {
+    config: ServerConfig,
+    log: Arc<ServerLog>,
+    state: Mutex<SlotState>,
+}
+
+struct SlotState {
+    state: ServerState,
+    client: Option<McpClient>,
+    tools: Vec<Tool>,
+    info: Option<ServerInfo>,
+    /// Bumped by every (re)start and shutdown, so a stale start or close report is ignored.
+    generation: u64,
+}
+
+#[derive(Default)]
+struct Catalog {
+    tools: Vec<McpToolInfo>,
+    by_name: HashMap<String, usize>,
+}
+
+impl McpManager {
+    /// Starts every enabled server in the background and returns at once.
+    pub fn start(configs: Vec<ServerConfig>, options: ManagerOptions) -> Arc<Self> {
+        let logs = options.paths.logs_dir();
+        let slots: Vec<Slot> = configs
+            .into_iter()
+            .map(|config| {
+                let state = if config.disabled {
+                    ServerState::Disabled
+                } else {
+                    ServerState::Starting
+                };
+                Slot {
+                    log: Arc::new(ServerLog::open(&logs, &config.name)),
+                    config,
+                    state: Mutex::new(SlotState {
+                        state,
+                        client: None,
+                        tools: Vec::new(),
+                        info: None,
+                        generation: 0,
+                    }),
+                }
+            })
+            .collect();
+        let (status, _) = watch::channel(Vec::new());
+        let manager = Arc::new(Self {
+            options,
+            slots,
+            catalog: RwLock::default(),
+            status,
+        });
+        manager.publish();
+        for (index, slot) in manager.slots.iter().enumerate() {
+            if !slot.config.disabled {
+                tokio::spawn(manager.clone().run_start(index, 0));
+            }
+        }
+        manager
+    }
+
+    /// Waits until no server is starting any more.
+    pub async fn wait_ready(&self) {
+        let mut rx = self.status.subscribe();
+        let _ = rx
+            .wait_for(|all| all.iter().all(|s| s.state != ServerState::Starting))
+            .await;
+    }
+
+    pub fn statuses(&self) -> Vec<ServerStatus> {
+        self.slots.iter().map(status_of).collect()
+    }
+
+    /// Every status change (a server connecting, failing, its tools changing).
+    pub fn subscribe(&self) -> watch::Receiver<Vec<ServerStatus>> {
+        self.status.subscribe()
+    }
+
+    /// The tools of every connected server, as offered to the model.
+    pub fn tools(&self) -> Vec<McpToolInfo> {
+        self.catalog
+            .read()
+            .map(|c| c.tools.clone())
+            .unwrap_or_default()
+    }
+
+    pub fn configs(&self) -> Vec<ServerConfig> {
+        self.slots.iter().map(|s| s.config.clone()).collect()
+    }
+
+    /// The connected client of one server (for resources and prompts).
+    pub fn client(&self, server: &str) -> Option<McpClient> {
+        let slot = self.slots.iter().find(|s| s.config.name == server)?;
+        slot.state.lock().ok()?.client.clone()
+    }
+
+    /// The path of a server's log file.
+    pub fn log_path(&self, server: &str) -> Option<PathBuf> {
+        let slot = self.slots.iter().find(|s| s.config.name == server)?;
+        Some(slot.log.path().to_path_buf())
+    }
+
+    /// Re-lists the tools of servers that sent `notifications/tools/list_changed`. Cheap when
+    /// none did. Returns whether the offered tools changed.
+    pub async fn refresh_if_changed(&self) -> bool {
+        let changed: Vec<(usize, McpClient)> = self
+            .slots
+            .iter()
+            .enumerate()
+            .filter_map(|(i, slot)| {
+                let client = slot.state.lock().ok()?.client.clone()?;
+                client.take_tools_changed().then_some((i, client))
+            })
+            .collect();
+        if changed.is_empty() {
+            return false;
+        }
+        let lists = futures::future::join_all(changed.iter().map(|(_, c)| c.list_tools())).await;
+        for ((index, _), list) in changed.iter().zip(lists) {
+            let slot = &self.slots[*index];
+            match list {
+                Ok(tools) => {
+                    if let Ok(mut state) = slot.state.lock() {
+                        state.tools = tools;
+                    }
+                }
+                Err(e) => slot
+                    .log
+                    .line("ling", &format!("re-listing tools failed: {e}")),
+            }
+        }
+        self.rebuild_catalog();
+        self.publish();
+        true
+    }
+
+    /// Calls a tool by its exposed name, within its server's tool timeout, and renders the
+    /// result for the model.
+    pub async fn call_tool(
+        &self,
+        exposed_name: &str,
+        arguments: Value,
+        cancel: &CancellationToken,
+        progress: Option<ProgressCallback>,
+    ) -> Result<RenderedResult, McpError> {
+        let (server, original) = {
+            let catalog = self
+                .catalog
+                .read()
+                .map_err(|_| McpError::UnknownTool(exposed_name.into()))?;
+            let tool = catalog
+                .by_name
+                .get(exposed_name)
+                .map(|&i| &catalog.tools[i])
+                .ok_or_else(|| McpError::UnknownTool(exposed_name.into()))?;
+            (tool.server.clone(), tool.original_name.clone())
+        };
+        self.call_server_tool(&server, &original, arguments, cancel, progress)
+            .await
+    }
+
+    /// Calls a tool by its server and original name (`ling mcp call`).
+    pub async fn call_server_tool(
+        &self,
+        server: &str,
+        tool: &str,
+        arguments: Value,
+        cancel: &CancellationToken,
+        progress: Option<ProgressCallback>,
+    ) -> Result<RenderedResult, McpError> {
+        let slot = self.slot(server)?;
+        let client = {
+            let state = slot
+                .state
+                .lock()
+                .map_err(|_| McpError::UnknownServer(server.into()))?;
+            match (&state.client, &state.state) {
+                (Some(client), _) => client.clone(),
+                (None, state) => {
+                    return Err(McpError::NotConnected {
+                        server: server.into(),
+                        reason: match state {
+                            ServerState::Failed(why) => why.clone(),
+                            ServerState::Disabled => "it is disabled in its config".into(),
+                            _ => "it is still starting".into(),
+                        },
+                    });
+                }
+            }
+        };
+        let result = client
+            .call_tool(tool, arguments, cancel, progress, slot.config.tool_timeout)
+            .await?;
+        let spill = self.options.paths.home.join("tool-output");
+        Ok(render(&result, self.options.output_cap, &spill))
+    }
+
+    /// Restarts one server and waits until it is connected or failed.
+    pub async fn reconnect(self: &Arc<Self>, server: &str) -> Result<(), McpError> {
+        let slot = self.slot(server)?;
+        let index = self
+            .slots
+            .iter()
+            .position(|s| s.config.name == server)
+            .unwrap_or_default();
+        let (old, generation) = {
+            let mut state = slot
+                .state
+                .lock()
+                .map_err(|_| McpError::UnknownServer(server.into()))?;
+            state.generation += 1;
+            state.state = ServerState::Starting;
+            state.tools.clear();
+            (state.client.take(), state.generation)
+        };
+        self.rebuild_catalog();
+        self.publish();
+        if let Some(old) = old {
+            old.close().await;
+        }
+        self.clone().run_start(index, generation).await;
+        match status_of(slot).state {
+            ServerState::Connected => Ok(()),
+            ServerState::Failed(reason) => Err(McpError::NotConnected {
+                server: server.into(),
+                reason,
+            }),
+            _ => Ok(()),
+        }
+    }
+
+    /// Closes every server (stdio: stdin, SIGTERM, SIGKILL), all at once, bounded in time.
+    pub async fn shutdown(&self) {
+        let clients: Vec<McpClient> = self
+            .slots
+            .iter()
+            .filter_map(|slot| {
+                let mut state = slot.state.lock().ok()?;
+                state.generation += 1;
+                state.client.take()
+            })
+            .collect();
+        let closing = futures::future::join_all(clients.iter().map(McpClient::close));
+        let _ = tokio::time::timeout(SHUTDOWN_LIMIT, closing).await;
+    }
+
+    fn slot(&self, server: &str) -> Result<&Slot, McpError> {
+        self.slots
+            .iter()
+            .find(|s| s.config.name == server)
+            .ok_or_else(|| McpError::UnknownServer(server.into()))
+    }
+
+    async fn run_start(self: Arc<Self>, index: usize, generation: u64) {
+        let slot = &self.slots[index];
+        let outcome = self.connect(slot).await;
+        let mut stale = None;
+        if let Ok(mut state) = slot.state.lock() {
+            if state.generation != generation {
+                stale = outcome.ok().map(|(client, _)| client);
+            } else {
+                match outcome {
+                    Ok((client, tools)) => {
+                        state.state = ServerState::Connected;
+                        state.info = client.server_info().cloned();
+                        state.tools = tools;
+                        state.client = Some(client.clone());
+                        tokio::spawn(watch_close(
+                            Arc::downgrade(&self),
+                            index,
+                            generation,
+                            client,
+                        ));
+                    }
+                    Err(reason) => {
+                        slot.log.line("ling", &format!("failed: {reason}"));
+                        state.state = ServerState::Failed(reason);
+                    }
+                }
+            }
+        }
+        if let Some(client) = stale {
+            client.close().await;
+            return;
+        }
+        self.rebuild_catalog();
+        self.publish();
+    }
+
+    /// Spawn, `initialize` and `tools/list`, all within the server's startup timeout.
+    async fn connect(&self, slot: &Slot) -> Result<(McpClient, Vec<Tool>), String> {
+        let config = &slot.config;
+        if let Some(error) = &config.expand_error {
+            return Err(error.clone());
+        }
+        let limit = config.startup_timeout;
+        let deadline = Instant::now() + limit;
+        let too_slow = || {
+            slot.log.with_tail(&format!(
+                "did not start within {}s (startupTimeoutMs)",
+                limit.as_secs_f64()
+            ))
+        };
+        let connection =
+            match tokio::time::timeout_at(deadline, transport::connect(config, slot.log.clone()))
+                .await
+            {
+                Err(_) => return Err(too_slow()),
+                Ok(Err(e)) => return Err(slot.log.with_tail(&e.to_string())),
+                Ok(Ok(connection)) => connection,
+            };
+        let mut options = ClientOptions::new(config.name.clone(), slot.log.clone());
+        options.roots = self.options.roots.clone();
+        options.handler = self.options.handler.clone();
+        options.request_timeout = self.options.request_timeout;
+        let client = McpClient::new(connection, options);
+        let handshake = async {
+            client.initialize().await?;
+            client.list_tools().await
+        };
+        let failure = match tokio::time::timeout_at(deadline, handshake).await {
+            Ok(Ok(tools)) => return Ok((client, tools)),
+            Err(_) => too_slow(),
+            // A closed connection's reason already carries the stderr tail.
+            Ok(Err(e @ McpError::Closed { .. })) => e.to_string(),
+            Ok(Err(e)) => slot.log.with_tail(&e.to_string()),
+        };
+        tokio::spawn(async move { client.close().await });
+        Err(failure)
+    }
+
+    fn rebuild_catalog(&self) {
+        let mut namer = Namer::default();
+        let mut tools = Vec::new();
+        for slot in &self.slots {
+            let Ok(state) = slot.state.lock() else {
+                continue;
+            };
+            if state.state != ServerState::Connected {
+                continue;
+            }
+            let server = &slot.config.name;
+            for tool in &state.tools {
+                if tool.requires_task() || !slot.config.allows_tool(&tool.name) {
+                    continue;
+                }
+                let description = tool
+                    .description
+                    .as_deref()
+                    .or(tool.title.as_deref())
+                    .unwrap_or_default();
+                tools.push(McpToolInfo {
+                    exposed_name: namer.assign(server, &tool.name),
+                    server: server.clone(),
+                    original_name: tool.name.clone(),
+                    description: format!("[MCP:{server}] {description}"),
+                    input_schema: normalize_schema(&tool.input_schema),
+                    read_only: tool.read_only(),
+                    annotations: tool.annotations.clone(),
+                });
+            }
+        }
+        let by_name = tools
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (t.exposed_name.clone(), i))
+            .collect();
+        if let Ok(mut catalog) = self.catalog.write() {
+            *catalog = Catalog { tools, by_name };
+        }
+    }
+
+    fn publish(&self) {
+        self.status.send_replace(self.statuses());
+    }
+
+    fn on_closed(&self, index: usize, generation: u64, reason: String) {
+        let slot = &self.slots[index];
+        if let Ok(mut state) = slot.state.lock() {
+            if state.generation != generation {
+                return;
+            }
+            slot.log.line("ling", &format!("disconnected: {reason}"));
+            state.state = ServerState::Failed(reason);
+            state.client = None;
+            state.tools.clear();
+        }
+        self.rebuild_catalog();
+        self.publish();
+    }
+}
+
+async fn watch_close(manager: Weak<McpManager>, index: usize, generation: u64, client: McpClient) {
+    let reason = client.closed().await;
+    drop(client);
+    if let Some(manager) = manager.upgrade() {
+        manager.on_closed(index, generation, reason);
+    }
+}
+
+fn status_of(slot: &Slot) -> ServerStatus {
+    let (state, tools, info) = match slot.state.lock() {
+        Ok(s) => (
+            s.state.clone(),
+            s.tools
+                .iter()
+                .filter(|t| !t.requires_task() && slot.config.allows_tool(&t.name))
+                .count(),
+            s.info.clone(),
+        ),
+        Err(_) => (ServerState::Failed("internal error".into()), 0, None),
+    };
+    ServerStatus {
+        name: slot.config.name.clone(),
+        transport: slot.config.transport.kind(),
+        state,
+        tools,
+        server_info: info,
+    }
+}

@@ -1,0 +1,189 @@
+//! The bookkeeping of one connection: requests Ling sent that await a reply (each resolved once:
+//! by its response, by the connection closing, or forgotten after a timeout or cancel so a late
+//! reply is ignored), the progress callbacks of calls in flight, and the server's requests Ling is
+//! answering (so a `notifications/cancelled` can stop one).
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicI64, Ordering};
+
+use serde_json::Value;
+use tokio::sync::oneshot;
+use tokio_util::sync::CancellationToken;
+
+use super::jsonrpc::{ErrorObject, RequestId};
+use super::types::{Progress, ProgressCallback};
+
+/// How a request Ling sent ended.
+#[derive(Debug)]
+pub(crate) enum Outcome {
+    Result(Value),
+    Error(ErrorObject),
+    /// The connection closed first; why.
+    Closed(String),
+}
+
+#[derive(Default)]
+struct Table {
+    waiting: HashMap<i64, oneshot::Sender<Outcome>>,
+    closed: Option<String>,
+}
+
+/// Requests in flight, by id. Ids are numbers counting up from 0.
+#[derive(Default)]
+pub(crate) struct Pending {
+    next_id: AtomicI64,
+    table: Mutex<Table>,
+}
+
+impl Pending {
+    /// A fresh id and the receiver of its outcome, or the reason the connection is closed.
+    pub(crate) fn register(&self) -> Result<(i64, oneshot::Receiver<Outcome>), String> {
+        let mut table = self
+            .table
+            .lock()
+            .map_err(|_| "connection state poisoned".to_string())?;
+        if let Some(reason) = &table.closed {
+            return Err(reason.clone());
+        }
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let (tx, rx) = oneshot::channel();
+        table.waiting.insert(id, tx);
+        Ok((id, rx))
+    }
+
+    /// Delivers a reply. False when nobody waits for it (a late reply after a timeout or cancel,
+    /// or an id Ling never sent): it is then ignored.
+    pub(crate) fn complete(&self, id: &RequestId, outcome: Outcome) -> bool {
+        let RequestId::Number(id) = id else {
+            return false;
+        };
+        let sender = match self.table.lock() {
+            Ok(mut table) => table.waiting.remove(id),
+            Err(_) => None,
+        };
+        sender.is_some_and(|tx| tx.send(outcome).is_ok())
+    }
+
+    /// Stops waiting for `id`. True when it was still in flight.
+    pub(crate) fn forget(&self, id: i64) -> bool {
+        self.table
+            .lock()
+            .is_ok_and(|mut table| table.waiting.remove(&id).is_some())
+    }
+
+    /// Fails every request in flight with `reason`, and every later one at once.
+    pub(crate) fn close_all(&self, reason: &str) {
+        let waiting = match self.table.lock() {
+            Ok(mut table) => {
+                table.closed.get_or_insert_with(|| reason.to_string());
+                std::mem::take(&mut table.waiting)
+            }
+            Err(_) => return,
+        };
+        for (_, tx) in waiting {
+            let _ = tx.send(Outcome::Closed(reason.to_string()));
+        }
+    }
+}
+
+/// Progress callbacks by token (the token's JSON text, since tokens may be numbers or strings).
+#[derive(Default)]
+pub(crate) struct ProgressRoutes {
+    routes: Mutex<HashMap<String, ProgressCallback>>,
+}
+
+impl ProgressRoutes {
+    pub(crate) fn insert(&self, token: &Value, callback: ProgressCallback) {
+        if let Ok(mut routes) = self.routes.lock() {
+            routes.insert(token.to_string(), callback);
+        }
+    }
+
+    pub(crate) fn remove(&self, token: &Value) {
+        if let Ok(mut routes) = self.routes.lock() {
+            routes.remove(&token.to_string());
+        }
+    }
+
+    /// Calls the callback of `params.progressToken`; unknown or finished tokens are ignored
+    /// (servers keep sending progress after a cancel).
+    pub(crate) fn route(&self, params: &Value) {
+        let Some(token) = params.get("progressToken") else {
+            return;
+        };
+        let callback = match self.routes.lock() {
+            Ok(routes) => routes.get(&token.to_string()).cloned(),
+            Err(_) => None,
+        };
+        let Some(callback) = callback else {
+            return;
+        };
+        let Some(progress) = params.get("progress").and_then(Value::as_f64) else {
+            return;
+        };
+        callback(Progress {
+            progress,
+            total: params.get("total").and_then(Value::as_f64),
+            message: params
+                .get("message")
+                .and_then(Value::as_str)
+                .map(str::to_string),
+        });
+    }
+}
+
+/// The server's requests being answered, so `notifications/cancelled` can stop one.
+#[derive(Default)]
+pub(crate) struct Incoming {
+    running: Mutex<HashMap<RequestId, CancellationToken>>,
+}
+
+impl Incoming {
+    pub(crate) fn start(&self, id: &RequestId) -> CancellationToken {
+        let token = CancellationToken::new();
+        if let Ok(mut running) = self.running.lock() {
+            running.insert(id.clone(), token.clone());
+        }
+        token
+    }
+
+    pub(crate) fn finish(&self, id: &RequestId) {
+        if let Ok(mut running) = self.running.lock() {
+            running.remove(id);
+        }
+    }
+
+    /// Handles `notifications/cancelled{requestId}`: that request gets no reply.
+    pub(crate) fn cancel(&self, params: &Value) {
+        let Some(id) = params
+            .get("requestId")
+            .and_then(|id| serde_json::from_value::<RequestId>(id.clone()).ok())
+        else {
+            return;
+        };
+        let token = self.running.lock().ok().and_then(|mut r| r.remove(&id));
+        if let Some(token) = token {
+            token.cancel();
+        }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn late_replies_are_ignored_and_close_fails_everything() {
+        let pending = Pending::default();
+        let (first, _rx1) = pending.register().unwrap();
+        let (second, rx2) = pending.register().unwrap();
+        assert_eq!((first, second), (0, 1));
+        assert!(pending.forget(first));
+        assert!(!pending.complete(&RequestId::Number(first), Outcome::Result(Value::Null)));
+        pending.close_all("gone");
+        assert!(matches!(rx2.await, Ok(Outcome::Closed(r)) if r == "gone"));
+        assert_eq!(pending.register().err(), Some("gone".to_string()));
+    }
+}

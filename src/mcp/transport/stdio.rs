@@ -1,0 +1,306 @@
+//! The stdio transport: the server is a child process in its own process group, spoken to with
+//! one JSON message per line. Lines are bounded ([`MAX_LINE`]): a longer one is skipped as it
+//! streams by, never buffered whole; lines that are not JSON-RPC are logged and skipped. stderr is
+//! drained into the server's log (its tail kept for error reports). Shutdown closes stdin, waits,
+//! then SIGTERMs and finally SIGKILLs the group.
+
+use std::path::Path;
+use std::process::Stdio;
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use nix::sys::signal::{Signal, killpg};
+use nix::unistd::Pid;
+use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::process::{ChildStdin, Command};
+use tokio::sync::{Mutex, mpsc, watch};
+
+use super::{Connection, Transport, TransportError, TransportEvent};
+use crate::mcp::jsonrpc::Message;
+use crate::mcp::log::ServerLog;
+
+/// The longest line accepted from a server's stdout (16 MiB). Longer ones are skipped.
+pub const MAX_LINE: usize = 16 * 1024 * 1024;
+/// How long each shutdown step waits for the child to exit before the next, harsher one.
+const SHUTDOWN_STEP: Duration = Duration::from_secs(2);
+/// How much of a skipped line the log shows.
+const LOGGED_PREFIX: usize = 200;
+
+/// Starts `command` and connects to it. `env` is added to Ling's own environment.
+pub async fn spawn(
+    command: &str,
+    args: &[String],
+    env: &[(String, String)],
+    cwd: &Path,
+    log: Arc<ServerLog>,
+) -> Result<Connection, TransportError> {
+    let mut child = Command::new(command)
+        .args(args)
+        .envs(env.iter().map(|(k, v)| (k, v)))
+        .current_dir(cwd)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        // Its own group, so a Ctrl-C in the terminal does not reach it and shutdown can signal
+        // everything it started (npx → node, sh -c → ...).
+        .process_group(0)
+        .kill_on_drop(true)
+        .spawn()
+        .map_err(|e| {
+            TransportError::Io(format!(
+                "cannot start `{command}` in {}: {e}",
+                cwd.display()
+            ))
+        })?;
+    let pid = child.id().and_then(|id| i32::try_from(id).ok());
+    let (Some(stdin), Some(stdout), Some(stderr)) =
+        (child.stdin.take(), child.stdout.take(), child.stderr.take())
+    else {
+        return Err(TransportError::Io(format!("`{command}`: pipes missing")));
+    };
+    log.line(
+        "ling",
+        &format!("started `{command}` {args:?} (pid {pid:?})"),
+    );
+
+    let (exit_tx, exit_rx) = watch::channel(None::<String>);
+    tokio::spawn(async move {
+        let status = match child.wait().await {
+            Ok(status) => status.to_string(),
+            Err(e) => format!("unknown status ({e})"),
+        };
+        let _ = exit_tx.send(Some(status));
+    });
+
+    let (stderr_done_tx, stderr_done_rx) = watch::channel(false);
+    let stderr_log = log.clone();
+    tokio::spawn(async move {
+        let mut lines = LineReader::new(BufReader::new(stderr));
+        while let Ok(Some(line)) = lines.next_line().await {
+            match line {
+                Line::Text(bytes) => stderr_log.stderr(String::from_utf8_lossy(&bytes).trim_end()),
+                Line::TooLong(n) => {
+                    stderr_log.line("ling", &format!("skipped a {n}-byte stderr line"))
+                }
+            }
+        }
+        let _ = stderr_done_tx.send(true);
+    });
+
+    let (events_tx, events_rx) = mpsc::channel(256);
+    tokio::spawn(read_stdout(
+        BufReader::with_capacity(64 * 1024, stdout),
+        events_tx,
+        log.clone(),
+        command.to_string(),
+        exit_rx.clone(),
+        stderr_done_rx,
+    ));
+
+    let transport = StdioTransport {
+        stdin: Mutex::new(Some(stdin)),
+        pid,
+        exited: exit_rx,
+        log,
+    };
+    Ok(Connection {
+        transport: Arc::new(transport),
+        events: events_rx,
+    })
+}
+
+struct StdioTransport {
+    stdin: Mutex<Option<ChildStdin>>,
+    pid: Option<i32>,
+    exited: watch::Receiver<Option<String>>,
+    log: Arc<ServerLog>,
+}
+
+#[async_trait]
+impl Transport for StdioTransport {
+    async fn send(&self, message: Message) -> Result<(), TransportError> {
+        let mut line = message.to_line().into_bytes();
+        line.push(b'\n');
+        let mut stdin = self.stdin.lock().await;
+        let Some(pipe) = stdin.as_mut() else {
+            return Err(TransportError::Closed(
+                "the server connection is closed".into(),
+            ));
+        };
+        if let Err(e) = pipe.write_all(&line).await {
+            return Err(TransportError::Closed(
+                self.log
+                    .with_tail(&format!("cannot write to the server: {e}")),
+            ));
+        }
+        Ok(())
+    }
+
+    async fn close(&self) {
+        // Closing stdin is the polite request; most servers exit within milliseconds.
+        if let Some(mut pipe) = self.stdin.lock().await.take() {
+            let _ = pipe.shutdown().await;
+        }
+        for signal in [None, Some(Signal::SIGTERM), Some(Signal::SIGKILL)] {
+            if let (Some(signal), Some(pid)) = (signal, self.pid) {
+                if self.exited.borrow().is_some() {
+                    return;
+                }
+                let _ = killpg(Pid::from_raw(pid), signal);
+                self.log.line(
+                    "ling",
+                    &format!("sent {signal} to the server's process group"),
+                );
+            }
+            let mut exited = self.exited.clone();
+            let wait = exited.wait_for(|status| status.is_some());
+            if tokio::time::timeout(SHUTDOWN_STEP, wait).await.is_ok() {
+                return;
+            }
+        }
+    }
+}
+
+async fn read_stdout<R: AsyncBufRead + Unpin>(
+    reader: R,
+    events: mpsc::Sender<TransportEvent>,
+    log: Arc<ServerLog>,
+    command: String,
+    mut exited: watch::Receiver<Option<String>>,
+    mut stderr_done: watch::Receiver<bool>,
+) {
+    let mut lines = LineReader::new(reader);
+    loop {
+        match lines.next_line().await {
+            Ok(Some(Line::Text(bytes))) => {
+                let text = String::from_utf8_lossy(&bytes);
+                let text = text.trim();
+                if text.is_empty() {
+                    continue;
+                }
+                match Message::parse(text) {
+                    Ok(message) => {
+                        if events.send(TransportEvent::Message(message)).await.is_err() {
+                            return;
+                        }
+                    }
+                    Err(e) => {
+                        let shown: String = text.chars().take(LOGGED_PREFIX).collect();
+                        log.line("ling", &format!("skipped a stdout line ({e}): {shown}"));
+                    }
+                }
+            }
+            Ok(Some(Line::TooLong(n))) => log.line(
+                "ling",
+                &format!("skipped a {n}-byte stdout line (the limit is {MAX_LINE} bytes)"),
+            ),
+            Ok(None) => break,
+            Err(e) => {
+                log.line("ling", &format!("cannot read the server's stdout: {e}"));
+                break;
+            }
+        }
+    }
+    // stdout is closed: the server is exiting. Wait briefly for its status and last stderr lines
+    // so the report says why.
+    let status = tokio::time::timeout(SHUTDOWN_STEP, exited.wait_for(|s| s.is_some()))
+        .await
+        .ok()
+        .and_then(|s| s.ok().and_then(|s| s.clone()));
+    let _ = tokio::time::timeout(Duration::from_millis(500), stderr_done.wait_for(|d| *d)).await;
+    let reason = match status {
+        Some(status) => format!("the server `{command}` exited ({status})"),
+        None => format!("the server `{command}` closed its stdout"),
+    };
+    log.line("ling", &reason);
+    let _ = events
+        .send(TransportEvent::Closed {
+            reason: log.with_tail(&reason),
+        })
+        .await;
+}
+
+enum Line {
+    Text(Vec<u8>),
+    /// A line longer than [`MAX_LINE`], skipped; its length in bytes.
+    TooLong(usize),
+}
+
+/// Splits a byte stream into lines of at most [`MAX_LINE`] bytes, reading in buffer-sized
+/// chunks, so memory stays bounded whatever the server writes.
+struct LineReader<R> {
+    reader: R,
+    line: Vec<u8>,
+    /// Bytes of an overlong line skipped so far.
+    skipping: Option<usize>,
+}
+
+impl<R: AsyncBufRead + Unpin> LineReader<R> {
+    fn new(reader: R) -> Self {
+        Self {
+            reader,
+            line: Vec::new(),
+            skipping: None,
+        }
+    }
+
+    async fn next_line(&mut self) -> std::io::Result<Option<Line>> {
+        loop {
+            let chunk = self.reader.fill_buf().await?;
+            if chunk.is_empty() {
+                if let Some(n) = self.skipping.take() {
+                    return Ok(Some(Line::TooLong(n)));
+                }
+                if self.line.is_empty() {
+                    return Ok(None);
+                }
+                return Ok(Some(Line::Text(std::mem::take(&mut self.line))));
+            }
+            let (take, complete) = match chunk.iter().position(|&b| b == b'\n') {
+                Some(i) => (i, true),
+                None => (chunk.len(), false),
+            };
+            match self.skipping.as_mut() {
+                Some(n) => *n += take,
+                None if self.line.len() + take > MAX_LINE => {
+                    self.skipping = Some(self.line.len() + take);
+                    self.line = Vec::new();
+                }
+                None => self.line.extend_from_slice(&chunk[..take]),
+            }
+            self.reader.consume(take + usize::from(complete));
+            if complete {
+                if let Some(n) = self.skipping.take() {
+                    return Ok(Some(Line::TooLong(n)));
+                }
+                return Ok(Some(Line::Text(std::mem::take(&mut self.line))));
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn splits_lines_and_skips_overlong_ones() {
+        let mut input = b"one\n\ntwo".to_vec();
+        input.push(b'\n');
+        input.extend(std::iter::repeat_n(b'x', MAX_LINE + 10));
+        input.extend(b"\nthree");
+        let mut lines = LineReader::new(BufReader::with_capacity(4096, &input[..]));
+        let mut got = Vec::new();
+        while let Some(line) = lines.next_line().await.unwrap() {
+            got.push(match line {
+                Line::Text(t) => String::from_utf8(t).unwrap(),
+                Line::TooLong(n) => format!("<{n}>"),
+            });
+        }
+        let skipped = format!("<{}>", MAX_LINE + 10);
+        let expected = vec!["one", "", "two", skipped.as_str(), "three"];
+        assert_eq!(got, expected);
+    }
+}

