@@ -2,6 +2,8 @@
 //! PreToolUse hooks, the permission check, the tool, PostToolUse hooks, the output cap. Each step
 //! is a named helper; a failure at any step becomes the tool result the model reads.
 
+use std::sync::Arc;
+
 use futures::future::join_all;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
@@ -140,8 +142,10 @@ impl Agent {
         {
             return CallResult::error(message);
         }
-        let ctx = self.tool_context(cancel);
-        let mut result = match tool.call(pre.input.clone(), &ctx).await {
+        let mut result = match self
+            .call_tool(tool.as_ref(), call, pre.input.clone(), sink, cancel)
+            .await
+        {
             Ok(ToolOutput { content, display }) => CallResult {
                 content,
                 is_error: false,
@@ -225,6 +229,33 @@ impl Agent {
         }
         for context in outcome.additional_context {
             append_note(&mut result.content, "PostToolUse hook context", &context);
+        }
+    }
+
+    /// The tool itself, with its progress reports shown while it runs.
+    async fn call_tool(
+        &self,
+        tool: &dyn Tool,
+        call: &ToolCall,
+        input: Value,
+        sink: &dyn EventSink,
+        cancel: &CancellationToken,
+    ) -> Result<ToolOutput, ToolError> {
+        let (progress_tx, mut progress_rx) = tokio::sync::mpsc::unbounded_channel::<String>();
+        let mut ctx = self.tool_context(cancel);
+        ctx.progress = Some(Arc::new(move |message| {
+            let _ = progress_tx.send(message);
+        }));
+        let running = tool.call(input, &ctx);
+        tokio::pin!(running);
+        loop {
+            tokio::select! {
+                result = &mut running => return result,
+                Some(message) = progress_rx.recv() => sink.emit(AgentEvent::ToolProgress {
+                    id: call.id.clone(),
+                    message,
+                }),
+            }
         }
     }
 

@@ -7,6 +7,7 @@ mod approval;
 mod dispatch;
 mod events;
 mod hook_glue;
+mod mcp_tool;
 mod prompt;
 mod session;
 mod truncate;
@@ -22,11 +23,13 @@ use crate::hooks::{Decision, HookEngine, HookInput};
 use crate::llm::{
     Completion, FinishReason, LlmClient, LlmError, Message, StreamEvent, ToolSpec, Usage,
 };
+use crate::mcp::McpManager;
 use crate::permissions::Permissions;
 use crate::tools::ToolRegistry;
 
 pub use approval::{Approval, ApprovalRequest, Approver, NonInteractive};
 pub use events::{AgentEvent, EventSink, HookNotice};
+pub use mcp_tool::McpTool;
 pub use prompt::{PromptOptions, build_system_prompt};
 pub use session::{INTERRUPTED_RESULT, Resumed, Session, SessionError};
 pub use truncate::cap_middle;
@@ -74,7 +77,10 @@ pub enum AgentError {
 
 pub struct Agent {
     llm: LlmClient,
+    /// The builtin tools; `tools` is these plus the MCP servers' tools of the moment.
+    builtins: ToolRegistry,
     tools: ToolRegistry,
+    mcp: Option<Arc<McpManager>>,
     permissions: Mutex<Permissions>,
     options: AgentOptions,
     system_prompt: String,
@@ -102,7 +108,9 @@ impl Agent {
             build_system_prompt(&options.root, &llm.config().model, &options.prompt);
         Self {
             llm,
+            builtins: tools.clone(),
             tools,
+            mcp: None,
             permissions: Mutex::new(permissions),
             options,
             system_prompt,
@@ -121,6 +129,30 @@ impl Agent {
     pub fn with_hooks(mut self, hooks: HookEngine) -> Self {
         self.hooks = hooks;
         self
+    }
+
+    /// Offers the tools of these MCP servers beside the builtins, as they connect.
+    pub fn with_mcp(mut self, manager: Arc<McpManager>) -> Self {
+        self.mcp = Some(manager);
+        self
+    }
+
+    pub fn mcp(&self) -> Option<&Arc<McpManager>> {
+        self.mcp.as_ref()
+    }
+
+    /// Brings the registry up to date with the MCP servers: re-lists the tools of servers that
+    /// sent `tools/list_changed`, adds the tools of servers that have connected since.
+    pub async fn sync_tools(&mut self) {
+        let Some(manager) = self.mcp.clone() else {
+            return;
+        };
+        manager.refresh_if_changed().await;
+        let mut tools = self.builtins.clone();
+        for info in manager.tools() {
+            tools.register(Arc::new(McpTool::new(info, manager.clone())));
+        }
+        self.tools = tools;
     }
 
     pub fn hooks(&self) -> &HookEngine {
@@ -179,10 +211,6 @@ impl Agent {
 
     pub fn tools(&self) -> &ToolRegistry {
         &self.tools
-    }
-
-    pub fn tools_mut(&mut self) -> &mut ToolRegistry {
-        &mut self.tools
     }
 
     pub fn usage(&self) -> Usage {
@@ -295,6 +323,7 @@ impl Agent {
             num_turns += 1;
             self.total_turns += 1;
             sink.emit(AgentEvent::RequestStarted { turn: num_turns });
+            self.sync_tools().await;
             let completion = match self.request(sink, cancel).await {
                 Ok(Some(completion)) => completion,
                 Ok(None) => return finish(RunEnd::Interrupted, last_text, num_turns, self.usage),

@@ -131,6 +131,15 @@ pub enum Command {
     Mcp {
         #[command(subcommand)]
         command: McpCommand,
+        /// Project root (default: the current directory)
+        #[arg(short = 'C', long = "cwd", value_name = "DIR", global = true)]
+        cwd: Option<PathBuf>,
+        /// Extra MCP config file (repeatable)
+        #[arg(long, value_name = "FILE", global = true)]
+        mcp_config: Vec<PathBuf>,
+        /// Use only the --mcp-config files
+        #[arg(long, global = true)]
+        strict_mcp_config: bool,
     },
     /// Inspect hooks (.ling/hooks.json) and test them without a model
     Hooks {
@@ -175,8 +184,9 @@ pub enum McpCommand {
     /// Remove a server from .ling/mcp.json (or ~/.ling/mcp.json with --scope user)
     Remove {
         name: String,
-        #[arg(long, value_enum, default_value_t = ScopeArg::Project)]
-        scope: ScopeArg,
+        /// Which file (default: the project file, then the user file)
+        #[arg(long, value_enum)]
+        scope: Option<ScopeArg>,
     },
     /// Connect to a server, call one tool and print its result (exit 1 if it is an error)
     Call {
@@ -189,6 +199,9 @@ pub enum McpCommand {
         /// An ad-hoc Streamable HTTP server instead of a configured one
         #[arg(long)]
         url: Option<String>,
+        /// HTTP header for --url, 'K: V' (repeatable)
+        #[arg(short = 'H', long = "header", value_name = "K: V")]
+        header: Vec<String>,
     },
 }
 

@@ -4,6 +4,7 @@
 
 mod args;
 mod hooks_cmd;
+mod mcp_cmd;
 mod print;
 mod setup;
 
@@ -77,11 +78,18 @@ pub fn run() -> Result<Exit, CliError> {
 
 async fn dispatch(cli: Cli) -> Result<Exit, CliError> {
     match cli.command {
-        Some(Command::Mcp { command }) => {
-            let _ = command;
-            Err(CliError::Usage(
-                "ling mcp is not available in this build".into(),
-            ))
+        Some(Command::Mcp {
+            command,
+            cwd,
+            mcp_config,
+            strict_mcp_config,
+        }) => {
+            let sources = mcp_cmd::McpSources {
+                cwd,
+                extra: mcp_config,
+                strict: strict_mcp_config,
+            };
+            mcp_cmd::run(command, sources).await
         }
         Some(Command::Hooks { command, cwd }) => hooks_cmd::run(command, cwd).await,
         None => run_agent(cli.run).await,
@@ -92,7 +100,7 @@ async fn run_agent(args: RunArgs) -> Result<Exit, CliError> {
     let interactive = !args.print && std::io::stdin().is_terminal();
     if !interactive {
         let prompt = print::read_prompt(args.prompt.as_deref())?;
-        let setup = Setup::prepare(&args, false).await?;
+        let setup = Setup::prepare(&args).await?;
         return print::run(setup, &args, prompt).await;
     }
     if args.output_format != OutputFormat::Text {
@@ -100,6 +108,6 @@ async fn run_agent(args: RunArgs) -> Result<Exit, CliError> {
             "--output-format applies to -p runs; add -p \"PROMPT\"".into(),
         ));
     }
-    let setup = Setup::prepare(&args, true).await?;
+    let setup = Setup::prepare(&args).await?;
     crate::ui::repl::run(setup, args.prompt.clone()).await
 }

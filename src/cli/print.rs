@@ -7,7 +7,8 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use super::{CliError, Exit, OutputFormat, RunArgs, Setup};
-use crate::agent::{EventSink, NonInteractive, RunEnd};
+use crate::agent::{AgentEvent, EventSink, NonInteractive, RunEnd};
+use crate::mcp::{ServerState, ServerStatus};
 use crate::ui::print::{JsonOutput, StreamJsonOutput, TextOutput, json_line};
 
 /// The prompt of a one-shot run: the argument, with piped stdin appended as context; or stdin
@@ -65,6 +66,12 @@ pub async fn run(mut setup: Setup, args: &RunArgs, prompt: String) -> Result<Exi
     for warning in &setup.warnings {
         crate::ui::output::stderr_line(&format!("warning: {warning}"));
     }
+    // A one-shot run waits for its servers (each up to its own startup timeout), so the model
+    // sees every tool that could be had.
+    setup.mcp.wait_ready().await;
+    let servers = mcp_servers_json(&setup.mcp.statuses());
+    report_failed_servers(&setup.mcp.statuses(), output.sink());
+    setup.agent.sync_tools().await;
     let source = if setup.resumed { "resume" } else { "startup" };
     let agent = &mut setup.agent;
     if let Output::StreamJson(_) = output {
@@ -75,13 +82,14 @@ pub async fn run(mut setup: Setup, args: &RunArgs, prompt: String) -> Result<Exi
             "model": agent.model(),
             "cwd": agent.root(),
             "tools": agent.tools().names(),
-            "mcp_servers": Value::Array(Vec::new()),
+            "mcp_servers": servers,
         }));
     }
 
     if let Some(reason) = agent.fire_session_start(source, output.sink()).await {
         crate::ui::output::stderr_line(&format!("stopped by hook: {reason}"));
         agent.end_session("other", output.sink()).await;
+        setup.mcp.shutdown().await;
         return Ok(Exit::Failure);
     }
     let cancel = CancellationToken::new();
@@ -99,6 +107,8 @@ pub async fn run(mut setup: Setup, args: &RunArgs, prompt: String) -> Result<Exi
         text.finish();
     }
     agent.end_session("other", output.sink()).await;
+    let servers = mcp_servers_json(&setup.mcp.statuses());
+    setup.mcp.shutdown().await;
 
     let (subtype, is_error, text, exit) = match &result {
         Ok(run) => match &run.end {
@@ -139,8 +149,42 @@ pub async fn run(mut setup: Setup, args: &RunArgs, prompt: String) -> Result<Exi
             "num_turns": result.as_ref().map_or(agent.total_turns(), |r| r.num_turns),
             "duration_ms": started.elapsed().as_millis() as u64,
             "usage": {"prompt_tokens": usage.prompt_tokens, "completion_tokens": usage.completion_tokens},
-            "mcp_servers": Value::Array(Vec::new()),
+            "mcp_servers": servers,
         }));
     }
     Ok(exit)
+}
+
+/// `mcp_servers` of the json outputs: each enabled server with its status and error.
+fn mcp_servers_json(statuses: &[ServerStatus]) -> Value {
+    let servers = statuses
+        .iter()
+        .filter_map(|status| {
+            let (word, error) = match &status.state {
+                ServerState::Connected => ("connected", None),
+                ServerState::Failed(why) => ("failed", Some(why.clone())),
+                ServerState::Starting => ("failed", Some("still starting".to_string())),
+                ServerState::Disabled => return None,
+            };
+            let mut entry = json!({"name": status.name, "status": word});
+            if let Some(error) = error {
+                entry["error"] = json!(error);
+            }
+            Some(entry)
+        })
+        .collect();
+    Value::Array(servers)
+}
+
+/// A server that could not start is reported (the run goes on without its tools).
+fn report_failed_servers(statuses: &[ServerStatus], sink: &dyn EventSink) {
+    for status in statuses {
+        if let ServerState::Failed(why) = &status.state {
+            sink.emit(AgentEvent::McpStatus {
+                server: status.name.clone(),
+                status: "failed".into(),
+                detail: Some(why.clone()),
+            });
+        }
+    }
 }

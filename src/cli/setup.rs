@@ -3,12 +3,14 @@
 //! again with `--continue` / `--resume ID`) and the agent itself.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use super::{CliError, RunArgs};
 use crate::agent::{Agent, AgentOptions, PromptOptions, Resumed, Session};
 use crate::config::{Paths, Settings, SettingsOverrides};
 use crate::hooks::HookEngine;
 use crate::llm::{LlmClient, LlmConfig};
+use crate::mcp::{ManagerOptions, McpManager};
 use crate::permissions::Permissions;
 use crate::tools::ToolRegistry;
 use crate::ui::output::stderr_line;
@@ -17,11 +19,20 @@ pub struct Setup {
     pub paths: Paths,
     pub settings: Settings,
     pub agent: Agent,
+    /// The MCP servers, started in the background; shut down with [`Setup::shutdown`].
+    pub mcp: Arc<McpManager>,
     /// True when the agent continues a recorded session.
     pub resumed: bool,
     /// Problems that did not stop the run (a bad `LING_LOG`, skipped transcript lines), one
     /// sentence each, for the UI to show.
     pub warnings: Vec<String>,
+}
+
+impl Setup {
+    /// Ends everything the run started: the MCP servers (bounded).
+    pub async fn shutdown(&self) {
+        self.mcp.shutdown().await;
+    }
 }
 
 /// The project root: `-C DIR` or the current directory, made absolute and canonical.
@@ -40,8 +51,7 @@ pub fn project_root(cwd: Option<&PathBuf>) -> Result<PathBuf, CliError> {
 }
 
 impl Setup {
-    pub async fn prepare(args: &RunArgs, interactive: bool) -> Result<Self, CliError> {
-        let _ = interactive;
+    pub async fn prepare(args: &RunArgs) -> Result<Self, CliError> {
         let paths = Paths::new(project_root(args.cwd.as_ref())?);
         let mut warnings = Vec::new();
         if let Err(e) = crate::log::init(&paths.logs_dir()) {
@@ -58,6 +68,8 @@ impl Setup {
             allow_sampling: args.allow_sampling,
         };
         let settings = Settings::load(&paths, &overrides)?;
+        let servers =
+            crate::config::mcp::load_servers(&paths, &args.mcp_config, args.strict_mcp_config)?;
         let (hooks, hook_warnings) = HookEngine::load(&paths, settings.hooks_disabled)?;
         for warning in settings.warnings.iter().chain(&hook_warnings) {
             stderr_line(&format!("warning: {warning}"));
@@ -110,6 +122,9 @@ impl Setup {
         });
         let mut agent = Agent::new(llm, ToolRegistry::builtins(), permissions, options, session)
             .with_hooks(hooks);
+        // Started last, once nothing else can fail, so no server is left running on an error.
+        let mcp = McpManager::start(servers, ManagerOptions::new(paths.clone()));
+        agent = agent.with_mcp(mcp.clone());
         let resumed = history.is_some();
         if let Some(history) = history {
             agent.resume(history);
@@ -118,6 +133,7 @@ impl Setup {
             paths,
             settings,
             agent,
+            mcp,
             resumed,
             warnings,
         })

@@ -21,11 +21,16 @@ use super::spinner::Spinner;
 use super::style::Style;
 use crate::agent::{AgentEvent, Approval, ApprovalRequest, Approver, EventSink, RunEnd, Session};
 use crate::cli::{CliError, Exit, Setup};
+use crate::mcp::{ServerState, ServerStatus};
 
-const COMMANDS: [(&str, &str); 7] = [
+const COMMANDS: [(&str, &str); 8] = [
     ("/help", "show this help"),
     ("/tools", "list the tools the model can call"),
     ("/hooks", "list the loaded hooks"),
+    (
+        "/mcp",
+        "MCP server status; /mcp reconnect NAME restarts one",
+    ),
     ("/clear", "forget the conversation and start a new session"),
     ("/model", "show the model, or switch with /model NAME"),
     ("/exit", "leave Ling (also Ctrl-D)"),
@@ -50,10 +55,12 @@ pub async fn run(mut setup: Setup, first_prompt: Option<String>) -> Result<Exit,
     }
     let mut pending = first_prompt;
     let mut interrupted_once = false;
+    let mut seen_servers = Vec::new();
     loop {
         let line = match pending.take() {
             Some(line) => line,
             None => {
+                report_server_changes(&setup, &mut seen_servers, style);
                 let (back, result) = read_line(editor, "> ").await?;
                 editor = back;
                 match result {
@@ -96,7 +103,60 @@ pub async fn run(mut setup: Setup, first_prompt: Option<String>) -> Result<Exit,
         .agent
         .end_session("prompt_input_exit", ui.as_ref())
         .await;
+    setup.shutdown().await;
     Ok(Exit::Success)
+}
+
+/// Servers start in the background: before each prompt, say which connected or failed since.
+fn report_server_changes(setup: &Setup, seen: &mut Vec<ServerStatus>, style: Style) {
+    let now = setup.mcp.statuses();
+    for status in &now {
+        let before = seen.iter().find(|s| s.name == status.name);
+        if before.map(|b| &b.state) == Some(&status.state) {
+            continue;
+        }
+        match &status.state {
+            ServerState::Connected => println!(
+                "{}",
+                style.dim(&format!(
+                    "mcp {}: connected ({} tools)",
+                    status.name, status.tools
+                ))
+            ),
+            ServerState::Failed(why) => {
+                println!("{} mcp {}: {why}", style.yellow("warning:"), status.name)
+            }
+            ServerState::Starting | ServerState::Disabled => {}
+        }
+    }
+    *seen = now;
+}
+
+fn print_mcp_status(setup: &Setup, style: Style) {
+    let statuses = setup.mcp.statuses();
+    if statuses.is_empty() {
+        println!("no MCP servers configured (~/.ling/mcp.json, .ling/mcp.json, --mcp-config)");
+        return;
+    }
+    for status in statuses {
+        let state = match &status.state {
+            ServerState::Connected => style.green("connected"),
+            ServerState::Starting => style.yellow("starting"),
+            ServerState::Disabled => style.dim("disabled"),
+            ServerState::Failed(_) => style.red("failed"),
+        };
+        println!(
+            "  {:<16} {:<6} {state:<9} {} tools",
+            style.bold(&status.name),
+            status.transport,
+            status.tools
+        );
+        if let ServerState::Failed(why) = &status.state {
+            for line in why.lines() {
+                println!("      {}", style.dim(line));
+            }
+        }
+    }
 }
 
 enum Flow {
@@ -118,7 +178,25 @@ async fn slash_command(setup: &mut Setup, line: &str, style: Style, ui: &ReplUi)
                 "\nEnd a line with \\ to continue on the next one. Ctrl-C interrupts a running turn."
             );
         }
+        "/mcp" => match rest
+            .split_once(' ')
+            .map_or((rest, ""), |(a, b)| (a, b.trim()))
+        {
+            ("", _) => print_mcp_status(setup, style),
+            ("reconnect", name) if !name.is_empty() => {
+                println!("{}", style.dim(&format!("reconnecting {name}...")));
+                match setup.mcp.reconnect(name).await {
+                    Ok(()) => {
+                        setup.agent.sync_tools().await;
+                        print_mcp_status(setup, style);
+                    }
+                    Err(e) => println!("{} {e}", style.red("error:")),
+                }
+            }
+            _ => println!("usage: /mcp, or /mcp reconnect NAME"),
+        },
         "/tools" => {
+            setup.agent.sync_tools().await;
             for tool in setup.agent.tools().iter() {
                 let description = tool.description().lines().next().unwrap_or("");
                 println!(

@@ -1,0 +1,154 @@
+//! `ling mcp list|get|add|remove|call`: the commands of `spec/mcp.md` over `mcp::commands`.
+
+use std::path::PathBuf;
+
+use tokio_util::sync::CancellationToken;
+
+use super::args::{ScopeArg, TransportArg};
+use super::setup::project_root;
+use super::{CliError, Exit, McpCommand};
+use crate::config::Paths;
+use crate::config::mcp::load_servers;
+use crate::mcp::ManagerOptions;
+use crate::mcp::commands::{self, CommandError, Scope};
+use crate::ui::output::stdout;
+
+/// Where `ling mcp` reads its servers from.
+pub struct McpSources {
+    pub cwd: Option<PathBuf>,
+    pub extra: Vec<PathBuf>,
+    pub strict: bool,
+}
+
+pub async fn run(command: McpCommand, sources: McpSources) -> Result<Exit, CliError> {
+    let paths = Paths::new(project_root(sources.cwd.as_ref())?);
+    let options = ManagerOptions::new(paths.clone());
+    let load = || load_servers(&paths, &sources.extra, sources.strict);
+    match command {
+        McpCommand::List { json } => {
+            let (statuses, _) = commands::probe(load()?, options).await;
+            stdout(&commands::render_list(&statuses, json));
+            Ok(Exit::Success)
+        }
+        McpCommand::Get { name, json } => {
+            let config = load()?
+                .into_iter()
+                .find(|c| c.name == name)
+                .ok_or_else(|| unknown_server(&name))?;
+            let (statuses, tools) = commands::probe(vec![config.clone()], options).await;
+            stdout(&commands::render_get(
+                &config,
+                statuses.first(),
+                &tools,
+                json,
+            ));
+            Ok(Exit::Success)
+        }
+        McpCommand::Add {
+            name,
+            target,
+            transport,
+            env,
+            header,
+            scope,
+        } => {
+            let scope = scope_of(scope);
+            let text = match transport {
+                TransportArg::Stdio => {
+                    let (command, args) = target.split_first().ok_or_else(|| {
+                        CliError::Usage("give the server command after --".into())
+                    })?;
+                    commands::add_stdio(&paths, scope, &name, &env, command, args)
+                }
+                TransportArg::Http | TransportArg::Sse => {
+                    let [url] = target.as_slice() else {
+                        return Err(CliError::Usage(
+                            "an http or sse server takes exactly one URL: ling mcp add --transport http NAME URL".into(),
+                        ));
+                    };
+                    let kind = if transport == TransportArg::Http { "http" } else { "sse" };
+                    commands::add_remote(&paths, scope, kind, &name, url, &header)
+                }
+            }
+            .map_err(command_error)?;
+            stdout(&text);
+            Ok(Exit::Success)
+        }
+        McpCommand::Remove { name, scope } => {
+            let text =
+                commands::remove(&paths, scope.map(scope_of), &name).map_err(command_error)?;
+            stdout(&text);
+            Ok(Exit::Success)
+        }
+        McpCommand::Call {
+            name,
+            tool,
+            args,
+            url,
+            header,
+        } => {
+            // With --url there is no NAME: the positionals shift left by one.
+            let (config, tool, args) = match url {
+                Some(url) => {
+                    let config = commands::adhoc_http(&url, &header).map_err(command_error)?;
+                    (config, name, tool)
+                }
+                None => {
+                    let name = name.unwrap_or_default();
+                    let config = load()?
+                        .into_iter()
+                        .find(|c| c.name == name)
+                        .ok_or_else(|| unknown_server(&name))?;
+                    (config, tool, args)
+                }
+            };
+            let tool = tool.ok_or_else(|| {
+                CliError::Usage("name the tool to call: ling mcp call NAME TOOL [JSON_ARGS]".into())
+            })?;
+            let cancel = CancellationToken::new();
+            let interrupt = cancel.clone();
+            let watcher = tokio::spawn(async move {
+                if tokio::signal::ctrl_c().await.is_ok() {
+                    interrupt.cancel();
+                }
+            });
+            let result = commands::call(config, &tool, args.as_deref(), options, &cancel).await;
+            watcher.abort();
+            if cancel.is_cancelled() {
+                return Ok(Exit::Interrupted);
+            }
+            let result = result.map_err(command_error)?;
+            let mut text = result.text;
+            if !text.ends_with('\n') {
+                text.push('\n');
+            }
+            stdout(&text);
+            Ok(if result.is_error {
+                Exit::Failure
+            } else {
+                Exit::Success
+            })
+        }
+    }
+}
+
+fn scope_of(scope: ScopeArg) -> Scope {
+    match scope {
+        ScopeArg::Project => Scope::Project,
+        ScopeArg::User => Scope::User,
+    }
+}
+
+fn unknown_server(name: &str) -> CliError {
+    CliError::Usage(format!(
+        "no MCP server named {name:?} is configured; `ling mcp list` shows the configured servers"
+    ))
+}
+
+fn command_error(e: CommandError) -> CliError {
+    match e {
+        CommandError::Config(e) => CliError::Config(e),
+        CommandError::Usage(message) => CliError::Usage(message),
+        CommandError::Mcp(e) => CliError::Failed(e.to_string()),
+    }
+}
