@@ -315,7 +315,12 @@ fn post_tool_use_failure_fires_with_the_error_instead_of_post_tool_use() {
 }
 
 fn timing_out(project: &Project, fail_closed: bool) {
-    let slow = script(project, "slow.sh", "cat > /dev/null\nsleep 30");
+    // `sleep` in the background of the script: the kill must reach the whole process group.
+    let slow = script(
+        project,
+        "slow.sh",
+        "cat > /dev/null\nsleep 30 &\necho $! > sleep.pid\nwait",
+    );
     hooks(
         project,
         json!({ "PreToolUse": [{ "matcher": "bash", "hooks": [{
@@ -343,6 +348,7 @@ fn a_hook_that_times_out_is_killed_and_the_tool_runs() {
         started.elapsed()
     );
     assert!(project.file("ran.txt").exists(), "the tool did not run");
+    assert_process_gone(&project, "sleep.pid");
     assert!(
         out.stderr.contains("PreToolUse hook (bash): timeout:"),
         "{}",
@@ -437,7 +443,7 @@ fn an_async_hook_does_not_delay_the_run_and_is_killed_at_exit() {
     let slow = script(
         &project,
         "slow.sh",
-        "cat > /dev/null\necho $$ > async.pid\nsleep 5",
+        "cat > /dev/null\nsleep 5 &\necho $! > async.pid\nwait",
     );
     hooks(
         &project,
@@ -461,19 +467,7 @@ fn an_async_hook_does_not_delay_the_run_and_is_killed_at_exit() {
         started.elapsed()
     );
     assert!(project.file("ran.txt").exists());
-    let pid = project.read("async.pid");
-    let pid = pid.trim();
-    assert!(!pid.is_empty(), "the async hook never started");
-    let until = Instant::now() + Duration::from_secs(2);
-    while std::path::Path::new(&format!("/proc/{pid}")).exists() && Instant::now() < until {
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-    let state = stat.rsplit_once(')').map(|(_, rest)| rest.trim_start());
-    assert!(
-        stat.is_empty() || matches!(state.and_then(|s| s.chars().next()), Some('Z' | 'X')),
-        "the async hook outlived ling: {stat}"
-    );
+    assert_process_gone(&project, "async.pid");
 }
 
 #[test]

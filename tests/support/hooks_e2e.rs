@@ -8,6 +8,7 @@
 use std::io::{Read, Write};
 use std::os::unix::fs::PermissionsExt;
 use std::process::Command;
+use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
@@ -154,4 +155,29 @@ pub fn http_hook_server(body: Value) -> (String, std::thread::JoinHandle<Value>)
         serde_json::from_slice(&buf[head_end..]).unwrap_or(Value::Null)
     });
     (format!("http://{addr}/hook"), handle)
+}
+
+/// Whether `pid` is a live process (a zombie waiting for a reaper counts as gone).
+fn alive(pid: &str) -> bool {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    let state = stat.rsplit_once(')').map(|(_, rest)| rest.trim_start());
+    !stat.is_empty() && !matches!(state.and_then(|s| s.chars().next()), Some('Z' | 'X'))
+}
+
+/// The process whose pid a hook wrote to `rel` is gone, or goes within 2 s.
+pub fn assert_process_gone(project: &Project, rel: &str) {
+    let pid = project.read(rel);
+    let pid = pid.trim();
+    assert!(
+        !pid.is_empty(),
+        "{rel} holds no pid: the hook never started"
+    );
+    let until = Instant::now() + Duration::from_secs(2);
+    while alive(pid) && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(
+        !alive(pid),
+        "process {pid} from {rel} outlived the hook that started it"
+    );
 }
