@@ -345,3 +345,23 @@ fn stream_json_reports_a_block_as_a_hook_event() {
         .unwrap_or_else(|| panic!("no tool_result in:\n{}", out.stdout));
     assert_eq!(result["is_error"], true);
 }
+
+#[test]
+fn hooks_run_shows_an_async_hooks_error() {
+    let project = Project::new();
+    let failing = script(
+        &project,
+        "failing.sh",
+        "cat > /dev/null\necho 'async audit failed' >&2\nexit 1",
+    );
+    hooks(
+        &project,
+        json!({ "PostToolUse": [{ "hooks": [{
+            "type": "command", "command": failing, "async": true
+        }]}]}),
+    );
+    let out = ling_hooks(&project, &["run", "PostToolUse", "--tool", "bash"]);
+    ok(&out);
+    assert!(out.stdout.contains("decision: none"), "{}", out.stdout);
+    assert!(out.stdout.contains("async audit failed"), "{}", out.stdout);
+}
