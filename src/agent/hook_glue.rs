@@ -18,15 +18,22 @@ impl Agent {
     /// this returns at once, without spawning or allocating.
     pub(super) async fn fire(&self, input: HookInput, sink: &dyn EventSink) -> HookOutcome {
         if !self.hooks.has_handlers(input.event(), input.match_value()) {
+            self.report_async_notices(sink);
             return HookOutcome::default();
         }
         let outcome = self.hooks.run(&input, &self.hook_context()).await;
         let tool = is_tool_event(&input).then(|| input.match_value()).flatten();
         report(&outcome, input.event().to_string(), tool, sink);
+        self.report_async_notices(sink);
+        outcome
+    }
+
+    /// What `async` handlers that finished since the last call did. Also drained when no hook
+    /// matches and at exit, or the error of a lone async hook would never be shown.
+    fn report_async_notices(&self, sink: &dyn EventSink) {
         for notice in self.hooks.take_async_notices() {
             sink.emit(AgentEvent::Hook(notice_event(&notice, None)));
         }
-        outcome
     }
 
     /// SessionStart: its context becomes part of the system prompt. Returns the reason when a
@@ -59,6 +66,7 @@ impl Agent {
         )
         .await;
         self.hooks.wait_async(ASYNC_GRACE).await;
+        self.report_async_notices(sink);
     }
 }
 

@@ -52,8 +52,10 @@ pub async fn run(command: HooksCommand, cwd: Option<PathBuf>) -> Result<Exit, Cl
                 cwd: paths.project_root.clone(),
                 permission_mode: PermissionMode::Default.hook_name().to_string(),
             };
-            let outcome = engine.run(&input, &ctx).await;
+            let mut outcome = engine.run(&input, &ctx).await;
             engine.wait_async(std::time::Duration::from_secs(2)).await;
+            // A dry run is for seeing what the hooks do: async handlers' errors included.
+            outcome.notices.extend(engine.take_async_notices());
             stdout(&ensure_newline(render_outcome(&outcome, json)));
             Ok(Exit::Success)
         }
