@@ -230,6 +230,16 @@ fn ask_is_denied_in_a_non_interactive_run_with_the_hooks_reason() {
         "{results:?}"
     );
     assert!(out.stderr.contains("permission denied"), "{}", out.stderr);
+
+    // In default mode the call asks anyway; the hook's reason still reaches the model.
+    let server = bash_then_text("touch asked-default.txt");
+    ok(&run(ling_p(&project, &server, "go", &[])));
+    assert!(!project.file("asked-default.txt").exists());
+    let results = tool_results(&server.requests()[1]);
+    assert!(
+        results[0].contains("needs approval") && results[0].contains("double-check this"),
+        "{results:?}"
+    );
 }
 
 #[test]

@@ -289,6 +289,34 @@ fn continue_false_stops_the_run_with_its_reason() {
 }
 
 #[test]
+fn continue_false_before_a_tool_keeps_the_tool_from_running() {
+    let project = Project::new();
+    let stop = script(
+        &project,
+        "halt.sh",
+        &format!(
+            "cat > /dev/null\necho '{}'",
+            json!({ "continue": false, "stopReason": "frozen" })
+        ),
+    );
+    hooks(&project, json!({ "PreToolUse": group("bash", &stop) }));
+    let server = bash_then_text("touch side-effect");
+    let out = run(ling_p(
+        &project,
+        &server,
+        "go",
+        &["--permission-mode", "bypass"],
+    ));
+    assert_eq!(out.code, Some(1), "stderr: {}", out.stderr);
+    assert!(out.stderr.contains("frozen"), "{}", out.stderr);
+    assert!(
+        !project.file("side-effect").exists(),
+        "the tool ran after continue:false"
+    );
+    assert_eq!(server.requests().len(), 1);
+}
+
+#[test]
 fn session_start_says_resume_for_a_continued_session() {
     let project = Project::new();
     let start = script(

@@ -180,7 +180,9 @@ impl Agent {
             )
             .await;
         if let Some(reason) = outcome.stop.clone() {
-            self.request_stop(reason);
+            // `continue: false` wins over any decision: the tool does not run, the run stops.
+            self.request_stop(reason.clone());
+            return Err(reason);
         }
         if outcome.decision == Some(Decision::Block) {
             return Err(outcome
@@ -328,8 +330,14 @@ impl Agent {
                         if let Some(mode) = &s.mode_hint {
                             hint.push_str(&format!(" or {mode}"));
                         }
+                        let asked = match (hook_decision, hook_reason) {
+                            (Some(Decision::Ask), Some(reason)) => {
+                                format!(" (a PreToolUse hook asked too: {reason})")
+                            }
+                            _ => String::new(),
+                        };
                         format!(
-                            "{} needs approval, and this run is non-interactive, so it was denied; to allow it, {hint}",
+                            "{} needs approval{asked}, and this run is non-interactive, so it was denied; to allow it, {hint}",
                             tool.name()
                         )
                     }
