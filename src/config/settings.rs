@@ -224,7 +224,7 @@ impl Settings {
             max_turns: overrides
                 .max_turns
                 .or_else(|| pick(project, user, |s| s.max_turns)),
-            tool_output_limit: pick(project, user, |s| s.tool_output_limit).unwrap_or(30_000),
+            tool_output_limit: pick(project, user, |s| s.tool_output_limit).unwrap_or(100_000),
             connect_timeout: ms(pick(project, user, |s| s.connect_timeout_ms), 10_000),
             first_byte_timeout: ms(pick(project, user, |s| s.first_byte_timeout_ms), 120_000),
             idle_timeout: ms(pick(project, user, |s| s.idle_timeout_ms), 90_000),

@@ -28,7 +28,7 @@ fn side_channel(event: &AgentEvent, style: Style, verbose: bool, tools: bool) ->
             let mut line = tool_end_line(style, content, *is_error);
             if let (Some(display), true) = (display, verbose) {
                 line.push('\n');
-                line.push_str(display.trim_end());
+                line.push_str(&super::render::styled_display(style, display));
             }
             Some(line)
         }

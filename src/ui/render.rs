@@ -61,6 +61,16 @@ pub fn tool_end_line(style: Style, content: &str, is_error: bool) -> String {
     }
 }
 
+/// A tool's display text (an edit's coloured diff) as this stream can show it.
+pub fn styled_display(style: Style, display: &str) -> String {
+    let text = display.trim_end();
+    if style.color {
+        text.to_string()
+    } else {
+        crate::tools::diff::strip_ansi(text)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

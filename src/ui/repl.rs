@@ -418,7 +418,7 @@ impl EventSink for ReplUi {
                 Self::settle(&mut state);
                 println!("{}", tool_end_line(style, &content, is_error));
                 if let Some(display) = display {
-                    println!("{}", display.trim_end());
+                    println!("{}", super::render::styled_display(style, &display));
                 }
             }
             AgentEvent::PermissionDenied { tool, message } => {
