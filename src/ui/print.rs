@@ -8,30 +8,14 @@ use std::sync::Mutex;
 use serde_json::{Value, json};
 
 use super::output::{exit_on_broken_pipe, stderr_line};
-use super::render::{tool_begin_line, tool_end_line};
+use super::render::{ToolLines, styled_display};
 use super::style::Style;
 use crate::agent::{AgentEvent, EventSink, HookNotice};
 
-/// Lines for stderr shared by the text and json outputs: what the user should know about but
-/// that must never reach stdout.
-fn side_channel(event: &AgentEvent, style: Style, verbose: bool, tools: bool) -> Option<String> {
+/// Lines for stderr shared by the outputs: what the user should know about but that must never
+/// reach stdout. Tool calls are handled by [`StderrLog`], which keeps each on one line.
+fn side_channel(event: &AgentEvent, style: Style, verbose: bool) -> Option<String> {
     match event {
-        AgentEvent::ToolCallBegin { name, input, .. } if tools => {
-            Some(tool_begin_line(style, name, input))
-        }
-        AgentEvent::ToolCallEnd {
-            content,
-            is_error,
-            display,
-            ..
-        } if tools => {
-            let mut line = tool_end_line(style, content, *is_error);
-            if let (Some(display), true) = (display, verbose) {
-                line.push('\n');
-                line.push_str(&super::render::styled_display(style, display));
-            }
-            Some(line)
-        }
         AgentEvent::PermissionDenied { tool, message } => Some(format!(
             "{} {tool}: {message}",
             style.yellow("permission denied:")
@@ -53,8 +37,63 @@ fn side_channel(event: &AgentEvent, style: Style, verbose: bool, tools: bool) ->
             Some(detail) => format!("mcp {server}: {status}: {detail}"),
             None => format!("mcp {server}: {status}"),
         }),
+        AgentEvent::ToolProgress { message, .. } if verbose => Some(style.dim(message)),
         AgentEvent::ReasoningDelta(text) if verbose => Some(style.dim(text)),
         _ => None,
+    }
+}
+
+/// Everything the text and json outputs write to stderr: tool calls (one line each, when
+/// `tools`), and the side channel.
+struct StderrLog {
+    style: Style,
+    verbose: bool,
+    tools: bool,
+    lines: Mutex<ToolLines>,
+}
+
+impl StderrLog {
+    fn new(verbose: bool, tools: bool) -> Self {
+        Self {
+            style: Style::for_stderr(),
+            verbose,
+            tools,
+            lines: Mutex::new(ToolLines::default()),
+        }
+    }
+
+    fn emit(&self, event: &AgentEvent) {
+        let mut lines = self.lines.lock().unwrap_or_else(|e| e.into_inner());
+        let mut err = std::io::stderr().lock();
+        match event {
+            AgentEvent::ToolCallBegin { id, name, input } if self.tools => {
+                if let Some(newline) = lines.interrupt() {
+                    let _ = err.write_all(newline.as_bytes());
+                }
+                let _ = err.write_all(lines.begin(self.style, id, name, input).as_bytes());
+            }
+            AgentEvent::ToolCallEnd {
+                id,
+                content,
+                is_error,
+                display,
+                ..
+            } if self.tools => {
+                let _ = err.write_all(lines.end(self.style, id, content, *is_error).as_bytes());
+                if let (Some(display), true) = (display, self.verbose) {
+                    let _ = writeln!(err, "{}", styled_display(self.style, display));
+                }
+            }
+            _ => {
+                if let Some(line) = side_channel(event, self.style, self.verbose) {
+                    if let Some(newline) = lines.interrupt() {
+                        let _ = err.write_all(newline.as_bytes());
+                    }
+                    let _ = writeln!(err, "{line}");
+                }
+            }
+        }
+        let _ = err.flush();
     }
 }
 
@@ -72,8 +111,7 @@ pub fn hook_line(style: Style, notice: &HookNotice) -> String {
 
 /// `--output-format text`: answer text to stdout as it streams, the rest to stderr.
 pub struct TextOutput {
-    verbose: bool,
-    err_style: Style,
+    stderr: StderrLog,
     /// Whether stdout has text not yet ended by a newline, and whether anything was written.
     state: Mutex<(bool, bool)>,
 }
@@ -81,8 +119,7 @@ pub struct TextOutput {
 impl TextOutput {
     pub fn new(verbose: bool) -> Self {
         Self {
-            verbose,
-            err_style: Style::for_stderr(),
+            stderr: StderrLog::new(verbose, true),
             state: Mutex::new((false, false)),
         }
     }
@@ -121,11 +158,7 @@ impl EventSink for TextOutput {
                     state.0 = false;
                 }
             }
-            _ => {
-                if let Some(line) = side_channel(&event, self.err_style, self.verbose, true) {
-                    stderr_line(&line);
-                }
-            }
+            _ => self.stderr.emit(&event),
         }
     }
 }
@@ -133,24 +166,20 @@ impl EventSink for TextOutput {
 /// `--output-format json`: nothing on stdout until the result; stderr as in text mode, with tool
 /// activity only when `--verbose`.
 pub struct JsonOutput {
-    verbose: bool,
-    err_style: Style,
+    stderr: StderrLog,
 }
 
 impl JsonOutput {
     pub fn new(verbose: bool) -> Self {
         Self {
-            verbose,
-            err_style: Style::for_stderr(),
+            stderr: StderrLog::new(verbose, verbose),
         }
     }
 }
 
 impl EventSink for JsonOutput {
     fn emit(&self, event: AgentEvent) {
-        if let Some(line) = side_channel(&event, self.err_style, self.verbose, self.verbose) {
-            stderr_line(&line);
-        }
+        self.stderr.emit(&event);
     }
 }
 
@@ -216,7 +245,7 @@ impl EventSink for StreamJsonOutput {
                 value
             }
             _ => {
-                if let Some(line) = side_channel(&event, Style::for_stderr(), self.verbose, false) {
+                if let Some(line) = side_channel(&event, Style::for_stderr(), self.verbose) {
                     stderr_line(&line);
                 }
                 return;

@@ -52,12 +52,47 @@ pub fn tool_begin_line(style: Style, name: &str, input: &Value) -> String {
     )
 }
 
-pub fn tool_end_line(style: Style, content: &str, is_error: bool) -> String {
+pub fn tool_outcome(style: Style, content: &str, is_error: bool) -> String {
     let summary = outcome_summary(content, is_error);
     if is_error {
-        format!("  {} {}", style.red("✗"), style.red(&summary))
+        format!("{} {}", style.red("✗"), style.red(&summary))
     } else {
-        format!("  {} {}", style.green("✓"), style.dim(&summary))
+        format!("{} {}", style.green("✓"), style.dim(&summary))
+    }
+}
+
+/// Keeps each tool call on one line: the call is shown when it begins, and its outcome is added
+/// to that same line when nothing else was printed in between (else the call is repeated).
+#[derive(Default)]
+pub struct ToolLines {
+    /// The call whose line is still open, waiting for its outcome.
+    open: Option<String>,
+    begun: std::collections::HashMap<String, String>,
+}
+
+impl ToolLines {
+    /// The text that starts a call's line (no newline: the line stays open).
+    pub fn begin(&mut self, style: Style, id: &str, name: &str, input: &Value) -> String {
+        let line = tool_begin_line(style, name, input);
+        self.begun.insert(id.to_string(), line.clone());
+        self.open = Some(id.to_string());
+        line
+    }
+
+    /// The text that ends a call's line, newline included.
+    pub fn end(&mut self, style: Style, id: &str, content: &str, is_error: bool) -> String {
+        let outcome = tool_outcome(style, content, is_error);
+        let begun = self.begun.remove(id).unwrap_or_default();
+        if self.open.take().as_deref() == Some(id) {
+            format!("  {outcome}\n")
+        } else {
+            format!("{begun}  {outcome}\n")
+        }
+    }
+
+    /// Something else is about to be printed: ends the open line, if any.
+    pub fn interrupt(&mut self) -> Option<&'static str> {
+        self.open.take().map(|_| "\n")
     }
 }
 
@@ -88,6 +123,23 @@ mod tests {
         );
         assert_eq!(call_summary("x", &json!({})), "x()");
         assert_eq!(call_summary("bash", &json!({"command":"a\nb"})), "bash(a…)");
+    }
+
+    #[test]
+    fn a_call_and_its_outcome_share_one_line_unless_something_came_between() {
+        let style = Style::plain();
+        let mut lines = ToolLines::default();
+        let begin = lines.begin(style, "1", "bash", &json!({"command": "ls"}));
+        assert_eq!(begin, "● bash(ls)");
+        assert_eq!(lines.end(style, "1", "a\nb\n", false), "  ✓ 2 lines\n");
+
+        lines.begin(style, "2", "read_file", &json!({"path": "a"}));
+        assert_eq!(lines.interrupt(), Some("\n"));
+        assert_eq!(lines.interrupt(), None);
+        assert_eq!(
+            lines.end(style, "2", "missing", true),
+            "● read_file(a)  ✗ missing\n"
+        );
     }
 
     #[test]

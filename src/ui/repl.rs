@@ -16,7 +16,7 @@ use rustyline::{Context, Editor, Helper};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::render::{call_summary, tool_begin_line, tool_end_line};
+use super::render::{ToolLines, call_summary};
 use super::spinner::Spinner;
 use super::style::Style;
 use crate::agent::{AgentEvent, Approval, ApprovalRequest, Approver, EventSink, RunEnd, Session};
@@ -344,6 +344,7 @@ struct UiState {
     spinner: Option<Spinner>,
     /// stdout has text not yet ended by a newline.
     open_line: bool,
+    tool_lines: ToolLines,
     cancel: Option<CancellationToken>,
 }
 
@@ -376,6 +377,7 @@ impl ReplUi {
     /// Stops the spinner and ends an open text line before something else is printed.
     fn settle(state: &mut UiState) {
         state.spinner = None;
+        state.tool_lines.interrupt();
         if state.open_line {
             println!();
             state.open_line = false;
@@ -405,18 +407,26 @@ impl EventSink for ReplUi {
                 let _ = std::io::stdout().flush();
                 state.open_line = !text.ends_with('\n');
             }
-            AgentEvent::ToolCallBegin { name, input, .. } => {
+            AgentEvent::ToolCallBegin { id, name, input } => {
                 Self::settle(&mut state);
-                println!("{}", tool_begin_line(style, &name, &input));
+                print!("{}", state.tool_lines.begin(style, &id, &name, &input));
+                let _ = std::io::stdout().flush();
+                state.open_line = true;
             }
             AgentEvent::ToolCallEnd {
+                id,
                 content,
                 is_error,
                 display,
                 ..
             } => {
-                Self::settle(&mut state);
-                println!("{}", tool_end_line(style, &content, is_error));
+                state.spinner = None;
+                let line = state.tool_lines.end(style, &id, &content, is_error);
+                if !line.starts_with(' ') && state.open_line {
+                    println!();
+                }
+                print!("{line}");
+                state.open_line = false;
                 if let Some(display) = display {
                     println!("{}", super::render::styled_display(style, &display));
                 }
