@@ -268,3 +268,37 @@ fn ctrl_c_during_an_mcp_call_cancels_it_at_the_server() {
         "no cancel reached the server: {calls}"
     );
 }
+
+#[test]
+fn ctrl_c_while_waiting_for_a_slow_server_exits_130_at_once() {
+    let server = MockServer::start_blocking(vec![Reply::text("never asked")]);
+    let project = Project::new();
+    let config = json!({"mcpServers": {"slow": {
+        "command": test_server(), "args": ["--slow-start", "20000"], "startupTimeoutMs": 30000
+    }}});
+    project.write(".ling/mcp.json", &config.to_string());
+    let mut cmd = project.command(&server.base_url());
+    cmd.args(["-p", "hi"])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let child = cmd.spawn().unwrap_or_else(|e| panic!("{e}"));
+    std::thread::sleep(Duration::from_millis(500));
+    let started = std::time::Instant::now();
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let output = child.wait_with_output().unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(output.status.code(), Some(130));
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "took {:?}",
+        started.elapsed()
+    );
+    assert!(
+        server.requests().is_empty(),
+        "the model was asked after Ctrl-C"
+    );
+}

@@ -68,7 +68,23 @@ pub async fn run(mut setup: Setup, args: &RunArgs, prompt: String) -> Result<Exi
     }
     // A one-shot run waits for its servers (each up to its own startup timeout), so the model
     // sees every tool that could be had.
-    setup.mcp.wait_ready().await;
+    // Ctrl-C from here on interrupts the run (and the wait for the servers) instead of killing
+    // the process with its servers still running.
+    let cancel = CancellationToken::new();
+    let interrupt = cancel.clone();
+    let watcher = tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            interrupt.cancel();
+        }
+    });
+    tokio::select! {
+        () = setup.mcp.wait_ready() => {}
+        () = cancel.cancelled() => {
+            setup.mcp.shutdown().await;
+            crate::ui::output::stderr_line("error: interrupted");
+            return Ok(Exit::Interrupted);
+        }
+    }
     let servers = mcp_servers_json(&setup.mcp.statuses());
     report_failed_servers(&setup.mcp.statuses(), output.sink());
     setup.agent.sync_tools().await;
@@ -92,13 +108,6 @@ pub async fn run(mut setup: Setup, args: &RunArgs, prompt: String) -> Result<Exi
         setup.mcp.shutdown().await;
         return Ok(Exit::Failure);
     }
-    let cancel = CancellationToken::new();
-    let interrupt = cancel.clone();
-    let watcher = tokio::spawn(async move {
-        if tokio::signal::ctrl_c().await.is_ok() {
-            interrupt.cancel();
-        }
-    });
     let result = agent
         .run(&prompt, output.sink(), &NonInteractive, &cancel)
         .await;
