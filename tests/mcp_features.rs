@@ -3,6 +3,7 @@
 //! `scripts/install-peers.sh`; without it these tests fail when `CI` is set and are skipped
 //! otherwise), and against the test server's `ask_client` tool, which sends any request to Ling
 //! and returns the answer.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 #[path = "support/ling.rs"]
 mod ling;
@@ -77,7 +78,8 @@ fn user_message(request: &Recorded) -> String {
 
 fn ling_p(project: &Project, server: &MockServer, prompt: &str, extra: &[&str]) -> ling::Output {
     let mut cmd = project.command(&server.base_url());
-    cmd.args(["-p", prompt, "--allowed-tools", "mcp__*"]).args(extra);
+    cmd.args(["-p", prompt, "--allowed-tools", "mcp__*"])
+        .args(extra);
     let out = run(cmd);
     assert_eq!(out.code, Some(0), "stderr: {}", out.stderr);
     out
@@ -148,13 +150,20 @@ fn resources_are_listed_read_mentioned_and_rendered_from_tool_results() {
     assert!(!user.contains("uri=\"x://y\""), "{user}");
 
     let listing = &tool_results(&requests[1], 1)[0];
-    assert!(listing.starts_with("## everything\nresources:\n"), "{listing}");
     assert!(
-        listing.contains("- demo://resource/static/document/instructions.md  instructions.md (text/markdown)"),
+        listing.starts_with("## everything\nresources:\n"),
         "{listing}"
     );
     assert!(
-        listing.contains("- demo://resource/dynamic/text/{resourceId}  Dynamic Text Resource (text/plain)"),
+        listing.contains(
+            "- demo://resource/static/document/instructions.md  instructions.md (text/markdown)"
+        ),
+        "{listing}"
+    );
+    assert!(
+        listing.contains(
+            "- demo://resource/dynamic/text/{resourceId}  Dynamic Text Resource (text/plain)"
+        ),
         "{listing}"
     );
 
@@ -173,7 +182,10 @@ fn resources_are_listed_read_mentioned_and_rendered_from_tool_results() {
         rendered[0].contains("[resource: demo://resource/dynamic/text/3]\nResource 3: "),
         "{rendered:?}"
     );
-    assert!(rendered[1].contains("[resource link: demo://"), "{rendered:?}");
+    assert!(
+        rendered[1].contains("[resource link: demo://"),
+        "{rendered:?}"
+    );
 }
 
 /// The sampling request the mock model received: no tools, the server's system prompt,
@@ -222,7 +234,10 @@ fn sampling_is_refused_in_print_mode_and_answered_by_the_model_with_allow_sampli
     assert_eq!(requests.len(), 3);
     assert_sampling_request(&requests[1]);
     let result = &tool_results(&requests[2], 1)[0];
-    assert!(result.contains("\"text\": \"old pond, a frog\""), "{result}");
+    assert!(
+        result.contains("\"text\": \"old pond, a frog\""),
+        "{result}"
+    );
     assert!(result.contains("\"stopReason\": \"endTurn\""), "{result}");
 }
 
@@ -308,8 +323,7 @@ fn accept_defaults_fills_every_default_and_roots_are_the_project_root() {
     let requests = server.requests();
     let answer = |i: usize| -> Value {
         let text = &tool_results(&requests[i], 1)[0];
-        let reply: Value =
-            serde_json::from_str(text).unwrap_or_else(|e| panic!("{e}: {text}"));
+        let reply: Value = serde_json::from_str(text).unwrap_or_else(|e| panic!("{e}: {text}"));
         reply["result"].clone()
     };
     assert_eq!(

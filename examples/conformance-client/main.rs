@@ -8,8 +8,8 @@ mod mini_client;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use mini_client::{Handler, MiniClient};
 use ling::agent::elicitation::accept_defaults;
+use mini_client::{Handler, MiniClient};
 use serde_json::{Value, json};
 
 #[tokio::main]

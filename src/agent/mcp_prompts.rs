@@ -247,7 +247,10 @@ pub async fn prompt_commands(manager: &McpManager) -> (Vec<PromptCommand>, Vec<S
                     .iter()
                     .filter_map(|p| PromptCommand::from_listing(&status.name, p)),
             ),
-            Err(e) => problems.push(format!("listing the prompts of {} failed: {e}", status.name)),
+            Err(e) => problems.push(format!(
+                "listing the prompts of {} failed: {e}",
+                status.name
+            )),
         }
     }
     (commands, problems)
@@ -275,6 +278,7 @@ pub async fn expand_prompt(
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
     use pretty_assertions::assert_eq;

@@ -259,6 +259,7 @@ pub fn render_contents(result: &Value) -> String {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
     use pretty_assertions::assert_eq;
@@ -287,6 +288,9 @@ mod tests {
             "- demo://a  a.md (text/markdown): the a file"
         );
         let template = json!({"uriTemplate": "demo://t/{id}", "name": "T"});
-        assert_eq!(resource_line(&template, "uriTemplate"), "- demo://t/{id}  T");
+        assert_eq!(
+            resource_line(&template, "uriTemplate"),
+            "- demo://t/{id}  T"
+        );
     }
 }

@@ -85,17 +85,15 @@ pub async fn resolve_mentions(text: &str, manager: &McpManager) -> (Vec<String>,
         return (blocks, warnings);
     }
     // In the REPL a mentioned server may still be starting: wait for it rather than miss it.
-    let starting = manager.statuses().iter().any(|s| {
-        s.state == ServerState::Starting && mentions.iter().any(|m| m.server == s.name)
-    });
+    let starting = manager
+        .statuses()
+        .iter()
+        .any(|s| s.state == ServerState::Starting && mentions.iter().any(|m| m.server == s.name));
     if starting {
         manager.wait_ready().await;
     }
     for mention in mentions {
-        let known = manager
-            .statuses()
-            .iter()
-            .any(|s| s.name == mention.server);
+        let known = manager.statuses().iter().any(|s| s.name == mention.server);
         if !known {
             warnings.push(format!(
                 "@{}:{}: there is no MCP server {:?}; the mention was left as it is",
@@ -122,6 +120,7 @@ pub async fn resolve_mentions(text: &str, manager: &McpManager) -> (Vec<String>,
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
     use pretty_assertions::assert_eq;
@@ -137,7 +136,10 @@ mod tests {
     fn finds_mentions_after_whitespace_only() {
         assert_eq!(
             parse_mentions("summarise @everything:demo://resource/static/document/a.md please"),
-            vec![mention("everything", "demo://resource/static/document/a.md")]
+            vec![mention(
+                "everything",
+                "demo://resource/static/document/a.md"
+            )]
         );
         assert_eq!(
             parse_mentions("@db:sqlite://schema\nand @db:sqlite://schema again"),

@@ -198,7 +198,11 @@ pub(super) async fn print_prompt_help(setup: &Setup, style: Style) {
 
 /// `/mcp__<server>__<prompt> [args]`: the expanded prompt to send, or `None` after saying what
 /// is wrong.
-pub(super) async fn expand_prompt_command(setup: &Setup, line: &str, style: Style) -> Option<String> {
+pub(super) async fn expand_prompt_command(
+    setup: &Setup,
+    line: &str,
+    style: Style,
+) -> Option<String> {
     let (name, rest) = line.split_once(' ').unwrap_or((line, ""));
     let (commands, problems) = prompt_commands(&setup.mcp).await;
     let Some(command) = commands.iter().find(|c| c.command == name) else {
