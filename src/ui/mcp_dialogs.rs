@@ -4,7 +4,6 @@
 //! (listed in `/help`, expanded into the user message of a turn).
 
 use async_trait::async_trait;
-use rustyline::error::ReadlineError;
 use serde_json::Map;
 
 use super::repl::ReplUi;
@@ -25,10 +24,8 @@ async fn ask(prompt: String, initial: Option<String>) -> Option<String> {
             Some(initial) => editor.readline_with_initial(&prompt, (initial, "")),
             None => editor.readline(&prompt),
         };
-        match result {
-            Ok(line) => Some(line),
-            Err(ReadlineError::Interrupted | ReadlineError::Eof) | Err(_) => None,
-        }
+        // Ctrl-C, Ctrl-D or a broken terminal all mean "no answer".
+        result.ok()
     })
     .await
     .ok()
