@@ -8,8 +8,9 @@ mod mini_client;
 use std::process::ExitCode;
 use std::sync::Arc;
 
+use ling::agent::elicitation::accept_defaults;
 use mini_client::{Handler, MiniClient};
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 #[tokio::main]
 async fn main() -> ExitCode {
@@ -64,19 +65,11 @@ async fn play(scenario: &str, client: &MiniClient) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Accepts a form elicitation with every property's `default` filled in (SEP-1034).
+/// Answers a form elicitation as `ling -p` does with `"elicitation": "accept-defaults"`: accept
+/// with every property's `default` filled in (SEP-1034).
 fn elicit_defaults(method: &str, params: Option<Value>) -> Result<Value, (i64, String)> {
     if method != "elicitation/create" {
         return Err(mini_client::method_not_found(method));
     }
-    let params = params.unwrap_or_default();
-    let mut content = Map::new();
-    if let Some(properties) = params["requestedSchema"]["properties"].as_object() {
-        for (name, schema) in properties {
-            if let Some(default) = schema.get("default") {
-                content.insert(name.clone(), default.clone());
-            }
-        }
-    }
-    Ok(json!({"action": "accept", "content": content}))
+    Ok(accept_defaults(&params.unwrap_or_default()).to_result())
 }

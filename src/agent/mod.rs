@@ -5,9 +5,14 @@
 
 mod approval;
 mod dispatch;
+pub mod elicitation;
 mod events;
 mod hook_glue;
+mod mcp_host;
+pub mod mcp_prompts;
+mod mcp_resources;
 mod mcp_tool;
+pub mod mentions;
 mod prompt;
 mod session;
 mod truncate;
@@ -29,6 +34,8 @@ use crate::tools::ToolRegistry;
 
 pub use approval::{Approval, ApprovalRequest, Approver, NonInteractive};
 pub use events::{AgentEvent, EventSink, HookNotice};
+pub use mcp_host::{HostPolicy, McpAsker, McpHost, SAMPLING_REFUSED, SamplingRequest};
+pub use mcp_resources::{ListMcpResources, ReadMcpResource};
 pub use mcp_tool::McpTool;
 pub use prompt::{PromptOptions, build_system_prompt};
 pub use session::{INTERRUPTED_RESULT, Resumed, Session, SessionError};
@@ -149,6 +156,10 @@ impl Agent {
         };
         manager.refresh_if_changed().await;
         let mut tools = self.builtins.clone();
+        if !manager.configs().is_empty() {
+            tools.register(Arc::new(ListMcpResources::new(manager.clone())));
+            tools.register(Arc::new(ReadMcpResource::new(manager.clone())));
+        }
         for info in manager.tools() {
             tools.register(Arc::new(McpTool::new(info, manager.clone())));
         }
@@ -311,6 +322,16 @@ impl Agent {
                 "\n\n<hook-context>\n{}\n</hook-context>",
                 context.trim_end()
             ));
+        }
+        if let Some(manager) = self.mcp.clone() {
+            let (blocks, warnings) = mentions::resolve_mentions(prompt, &manager).await;
+            for warning in warnings {
+                sink.emit(AgentEvent::Warning(warning));
+            }
+            for block in blocks {
+                content.push_str("\n\n");
+                content.push_str(&block);
+            }
         }
         self.push(Message::user(content));
         let mut num_turns = 0;

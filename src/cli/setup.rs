@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use super::{CliError, RunArgs};
-use crate::agent::{Agent, AgentOptions, PromptOptions, Resumed, Session};
+use crate::agent::{Agent, AgentOptions, HostPolicy, McpHost, PromptOptions, Resumed, Session};
 use crate::config::{Paths, Settings, SettingsOverrides};
 use crate::hooks::HookEngine;
 use crate::llm::{LlmClient, LlmConfig};
@@ -21,6 +21,9 @@ pub struct Setup {
     pub agent: Agent,
     /// The MCP servers, started in the background; shut down with [`Setup::shutdown`].
     pub mcp: Arc<McpManager>,
+    /// Answers the servers' sampling and elicitation requests; the REPL installs itself as the
+    /// one who is asked.
+    pub mcp_host: Arc<McpHost>,
     /// True when the agent continues a recorded session.
     pub resumed: bool,
     /// Problems that did not stop the run (a bad `LING_LOG`, skipped transcript lines), one
@@ -120,10 +123,19 @@ impl Setup {
                 session.transcript_path.display()
             )
         });
+        let mcp_host = McpHost::new(
+            llm.clone(),
+            HostPolicy {
+                allow_sampling: settings.allow_sampling,
+                elicitation: settings.elicitation,
+            },
+        );
         let mut agent = Agent::new(llm, ToolRegistry::builtins(), permissions, options, session)
             .with_hooks(hooks);
         // Started last, once nothing else can fail, so no server is left running on an error.
-        let mcp = McpManager::start(servers, ManagerOptions::new(paths.clone()));
+        let mut manager_options = ManagerOptions::new(paths.clone());
+        manager_options.handler = Some(mcp_host.clone());
+        let mcp = McpManager::start(servers, manager_options);
         agent = agent.with_mcp(mcp.clone());
         let resumed = history.is_some();
         if let Some(history) = history {
@@ -134,6 +146,7 @@ impl Setup {
             settings,
             agent,
             mcp,
+            mcp_host,
             resumed,
             warnings,
         })

@@ -89,6 +89,8 @@ struct ChatRequest<'a> {
     tools: Vec<ToolJson<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     parallel_tool_calls: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_tokens: Option<u32>,
 }
 
 #[derive(Serialize)]
@@ -225,8 +227,20 @@ impl LlmClient {
         tools: &[ToolSpec],
         on_event: &mut (dyn FnMut(StreamEvent) + Send),
     ) -> Result<Completion, LlmError> {
+        self.stream_chat_with(messages, tools, None, on_event).await
+    }
+
+    /// [`LlmClient::stream_chat`] with a cap on the answer's tokens (`max_tokens`), as MCP
+    /// sampling requests ask.
+    pub async fn stream_chat_with(
+        &self,
+        messages: &[Message],
+        tools: &[ToolSpec],
+        max_tokens: Option<u32>,
+        on_event: &mut (dyn FnMut(StreamEvent) + Send),
+    ) -> Result<Completion, LlmError> {
         self.preflight()?;
-        let body = self.request_body(messages, tools)?;
+        let body = self.request_body(messages, tools, max_tokens)?;
         crate::log::debug(|| {
             format!(
                 "llm: POST {} model={} messages={} tools={} bytes={}",
@@ -281,7 +295,12 @@ impl LlmClient {
         }
     }
 
-    fn request_body(&self, messages: &[Message], tools: &[ToolSpec]) -> Result<Bytes, LlmError> {
+    fn request_body(
+        &self,
+        messages: &[Message],
+        tools: &[ToolSpec],
+        max_tokens: Option<u32>,
+    ) -> Result<Bytes, LlmError> {
         let request = ChatRequest {
             model: &self.config.model,
             messages,
@@ -301,6 +320,7 @@ impl LlmClient {
                 })
                 .collect(),
             parallel_tool_calls: (!tools.is_empty()).then_some(true),
+            max_tokens,
         };
         serde_json::to_vec(&request)
             .map(Bytes::from)

@@ -2,6 +2,7 @@
 //! The only module allowed to print.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
+mod mcp_dialogs;
 pub mod output;
 pub mod print;
 pub mod render;

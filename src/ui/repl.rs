@@ -47,6 +47,7 @@ pub async fn run(mut setup: Setup, first_prompt: Option<String>) -> Result<Exit,
     print_banner(&setup, style);
 
     let ui = Arc::new(ReplUi::new(style));
+    setup.mcp_host.set_asker(ui.clone());
     let source = if setup.resumed { "resume" } else { "startup" };
     if let Some(reason) = setup.agent.fire_session_start(source, ui.as_ref()).await {
         println!("{} {reason}", style.yellow("stopped by hook:"));
@@ -95,6 +96,10 @@ pub async fn run(mut setup: Setup, first_prompt: Option<String>) -> Result<Exit,
             match slash_command(&mut setup, &line, style, &ui).await {
                 Flow::Continue => continue,
                 Flow::Exit => break,
+                Flow::Send(prompt) => {
+                    run_turn(&mut setup, &ui, &prompt).await;
+                    continue;
+                }
             }
         }
         run_turn(&mut setup, &ui, &line).await;
@@ -162,6 +167,8 @@ fn print_mcp_status(setup: &Setup, style: Style) {
 enum Flow {
     Continue,
     Exit,
+    /// An MCP prompt command expanded into this user message.
+    Send(String),
 }
 
 async fn slash_command(setup: &mut Setup, line: &str, style: Style, ui: &ReplUi) -> Flow {
@@ -177,6 +184,7 @@ async fn slash_command(setup: &mut Setup, line: &str, style: Style, ui: &ReplUi)
             println!(
                 "\nEnd a line with \\ to continue on the next one. Ctrl-C interrupts a running turn."
             );
+            super::mcp_dialogs::print_prompt_help(setup, style).await;
         }
         "/mcp" => match rest
             .split_once(' ')
@@ -236,7 +244,15 @@ async fn slash_command(setup: &mut Setup, line: &str, style: Style, ui: &ReplUi)
                 println!("model: {}", setup.agent.model());
             } else {
                 setup.agent.set_model(rest.to_string());
+                setup.mcp_host.set_model(rest.to_string());
                 println!("model set to {rest}");
+            }
+        }
+        other if other.starts_with("/mcp__") => {
+            if let Some(prompt) =
+                super::mcp_dialogs::expand_prompt_command(setup, line, style).await
+            {
+                return Flow::Send(prompt);
             }
         }
         other => println!(
@@ -333,9 +349,10 @@ async fn read_line(
     .map_err(|e| CliError::Failed(format!("the line editor stopped: {e}")))
 }
 
-/// Renders agent events in the terminal and asks the user for permissions.
-struct ReplUi {
-    style: Style,
+/// Renders agent events in the terminal and asks the user for permissions (and, in
+/// `mcp_dialogs`, the questions of MCP servers).
+pub(super) struct ReplUi {
+    pub(super) style: Style,
     state: Mutex<UiState>,
 }
 
@@ -372,6 +389,11 @@ impl ReplUi {
             state.open_line = false;
         }
         state.cancel = None;
+    }
+
+    /// [`ReplUi::settle`] before a question.
+    pub(super) fn settle_now(&self) {
+        Self::settle(&mut self.lock());
     }
 
     /// Stops the spinner and ends an open text line before something else is printed.

@@ -1,0 +1,222 @@
+//! The REPL's side of MCP: the questions servers ask the user (approving a sampling request,
+//! filling in an elicitation form field by field with defaults pre-filled and answers checked,
+//! a URL to visit, shown and never opened), and the prompt commands `/mcp__<server>__<prompt>`
+//! (listed in `/help`, expanded into the user message of a turn).
+
+use async_trait::async_trait;
+use serde_json::Map;
+
+use super::repl::ReplUi;
+use super::style::Style;
+use crate::agent::elicitation::{ElicitAnswer, Form, FormField};
+use crate::agent::mcp_prompts::{expand_prompt, prompt_commands};
+use crate::agent::{McpAsker, SamplingRequest};
+use crate::cli::Setup;
+
+/// Lines of each sampling message shown before the question.
+const SHOWN_LINES: usize = 12;
+
+/// One answer typed at a question; `None` when the user pressed Ctrl-C or Ctrl-D.
+async fn ask(prompt: String, initial: Option<String>) -> Option<String> {
+    tokio::task::spawn_blocking(move || {
+        let mut editor = rustyline::DefaultEditor::new().ok()?;
+        let result = match &initial {
+            Some(initial) => editor.readline_with_initial(&prompt, (initial, "")),
+            None => editor.readline(&prompt),
+        };
+        // Ctrl-C, Ctrl-D or a broken terminal all mean "no answer".
+        result.ok()
+    })
+    .await
+    .ok()
+    .flatten()
+}
+
+/// Asks until one of `choices` (first letters) is typed; `None` on Ctrl-C / Ctrl-D.
+async fn choose(prompt: &str, choices: &[&str]) -> Option<String> {
+    loop {
+        let line = ask(prompt.to_string(), None).await?;
+        let line = line.trim().to_lowercase();
+        if let Some(choice) = choices
+            .iter()
+            .find(|c| line == **c || (line.len() == 1 && c.starts_with(&line)))
+        {
+            return Some(choice.to_string());
+        }
+    }
+}
+
+fn show_text(style: Style, label: &str, text: &str) {
+    let lines: Vec<&str> = text.lines().collect();
+    for (i, line) in lines.iter().take(SHOWN_LINES).enumerate() {
+        let head = if i == 0 { label } else { "" };
+        println!("  {} {line}", style.dim(&format!("{head:>9}")));
+    }
+    if lines.len() > SHOWN_LINES {
+        println!(
+            "  {}",
+            style.dim(&format!(
+                "          ... {} more lines",
+                lines.len() - SHOWN_LINES
+            ))
+        );
+    }
+}
+
+#[async_trait]
+impl McpAsker for ReplUi {
+    async fn approve_sampling(&self, request: &SamplingRequest) -> bool {
+        let style = self.style;
+        self.settle_now();
+        let limit = request
+            .max_tokens
+            .map(|n| format!(" (at most {n} tokens)"))
+            .unwrap_or_default();
+        println!(
+            "{} MCP server {} asks to use the model{limit}:",
+            style.yellow("?"),
+            style.bold(&request.server)
+        );
+        if let Some(system) = &request.system_prompt {
+            show_text(style, "system:", system);
+        }
+        for (role, text) in &request.messages {
+            show_text(style, &format!("{role}:"), text);
+        }
+        let answer = choose("  send it to the model? [y] yes  [n] no > ", &["yes", "no"]).await;
+        answer.as_deref() == Some("yes")
+    }
+
+    async fn fill_form(&self, server: &str, form: &Form) -> ElicitAnswer {
+        let style = self.style;
+        self.settle_now();
+        println!(
+            "{} MCP server {} asks: {}",
+            style.yellow("?"),
+            style.bold(server),
+            form.message
+        );
+        let prompt = "  [y] fill in the form  [n] decline  [c] cancel > ";
+        match choose(prompt, &["yes", "no", "cancel"]).await.as_deref() {
+            Some("yes") => {}
+            Some("no") => return ElicitAnswer::Decline,
+            _ => return ElicitAnswer::Cancel,
+        }
+        let mut content = Map::new();
+        for field in &form.fields {
+            match ask_field(style, field).await {
+                FieldAnswer::Value(value) => {
+                    content.insert(field.name.clone(), value);
+                }
+                FieldAnswer::Skipped => {}
+                FieldAnswer::Cancelled => return ElicitAnswer::Cancel,
+            }
+        }
+        ElicitAnswer::Accept(content)
+    }
+
+    async fn show_url(&self, server: &str, message: &str, url: &str) -> ElicitAnswer {
+        let style = self.style;
+        self.settle_now();
+        println!(
+            "{} MCP server {} asks you to open a URL (Ling does not open it):",
+            style.yellow("?"),
+            style.bold(server)
+        );
+        if !message.is_empty() {
+            println!("  {message}");
+        }
+        println!("  {}", style.cyan(url));
+        let prompt = "  [y] I will open it  [n] decline  [c] cancel > ";
+        match choose(prompt, &["yes", "no", "cancel"]).await.as_deref() {
+            Some("yes") => ElicitAnswer::Accept(Map::new()),
+            Some("no") => ElicitAnswer::Decline,
+            _ => ElicitAnswer::Cancel,
+        }
+    }
+}
+
+enum FieldAnswer {
+    Value(serde_json::Value),
+    Skipped,
+    Cancelled,
+}
+
+/// One field: its label, description and what to type; the default pre-filled; asked again
+/// until the answer fits (an empty answer skips an optional field).
+async fn ask_field(style: Style, field: &FormField) -> FieldAnswer {
+    let description = field
+        .description
+        .as_deref()
+        .map(|d| format!(" - {d}"))
+        .unwrap_or_default();
+    println!(
+        "  {}{description} {}",
+        style.bold(field.label()),
+        style.dim(&format!("[{}]", field.hint()))
+    );
+    loop {
+        let Some(line) = ask("    > ".to_string(), field.default_text()).await else {
+            return FieldAnswer::Cancelled;
+        };
+        if line.trim().is_empty() {
+            if field.required {
+                println!("    {}", style.yellow("required"));
+                continue;
+            }
+            return FieldAnswer::Skipped;
+        }
+        match field.parse_input(&line) {
+            Ok(value) => return FieldAnswer::Value(value),
+            Err(why) => println!("    {} {why}", style.yellow("expected")),
+        }
+    }
+}
+
+/// The `/help` section of the servers' prompts.
+pub(super) async fn print_prompt_help(setup: &Setup, style: Style) {
+    let (commands, problems) = prompt_commands(&setup.mcp).await;
+    if !commands.is_empty() {
+        println!("\n{}", style.bold("MCP prompts"));
+        for command in &commands {
+            let usage = command.usage();
+            let head = if usage.is_empty() {
+                command.command.clone()
+            } else {
+                format!("{} {usage}", command.command)
+            };
+            println!("  {head}  {}", style.dim(&command.description));
+        }
+    }
+    for problem in problems {
+        println!("{} {problem}", style.yellow("warning:"));
+    }
+}
+
+/// `/mcp__<server>__<prompt> [args]`: the expanded prompt to send, or `None` after saying what
+/// is wrong.
+pub(super) async fn expand_prompt_command(
+    setup: &Setup,
+    line: &str,
+    style: Style,
+) -> Option<String> {
+    let (name, rest) = line.split_once(' ').unwrap_or((line, ""));
+    let (commands, problems) = prompt_commands(&setup.mcp).await;
+    let Some(command) = commands.iter().find(|c| c.command == name) else {
+        for problem in problems {
+            println!("{} {problem}", style.yellow("warning:"));
+        }
+        println!(
+            "{} no MCP prompt {name}; /help lists the prompts of the connected servers",
+            style.yellow("?")
+        );
+        return None;
+    };
+    match expand_prompt(&setup.mcp, command, rest.trim()).await {
+        Ok(text) => Some(text),
+        Err(e) => {
+            println!("{} {e}", style.red("error:"));
+            None
+        }
+    }
+}
