@@ -107,6 +107,9 @@ pub trait McpAsker: Send + Sync {
 pub struct HostPolicy {
     /// `--allow-sampling` / `allowSampling`: sampling requests go to the model without a question.
     pub allow_sampling: bool,
+    /// Someone can be asked (the REPL). Sampling is declared to servers only when it can be
+    /// served: here, or with `allow_sampling`.
+    pub interactive: bool,
     /// How form elicitation is answered when nobody can be asked.
     pub elicitation: ElicitationPolicy,
 }
@@ -167,7 +170,7 @@ impl ClientHandler for McpHost {
     /// that says which flag would allow it is more use to the user than a missing tool).
     fn support(&self) -> HandlerSupport {
         HandlerSupport {
-            sampling: true,
+            sampling: self.policy.allow_sampling || self.policy.interactive,
             elicitation: true,
             elicitation_url: true,
         }
@@ -283,8 +286,14 @@ mod tests {
     async fn without_anybody_to_ask_sampling_is_refused_and_forms_follow_the_policy() {
         let strict = host(HostPolicy {
             allow_sampling: false,
+            interactive: false,
             elicitation: ElicitationPolicy::Decline,
         });
+        assert!(
+            !strict.support().sampling,
+            "sampling declared with nobody to serve it"
+        );
+        assert!(strict.support().elicitation);
         let refused = strict
             .create_message("s", json!({"messages": []}))
             .await
@@ -299,8 +308,17 @@ mod tests {
         );
         let lenient = host(HostPolicy {
             allow_sampling: false,
+            interactive: false,
             elicitation: ElicitationPolicy::AcceptDefaults,
         });
+        for (allow_sampling, interactive) in [(true, false), (false, true)] {
+            let served = host(HostPolicy {
+                allow_sampling,
+                interactive,
+                elicitation: ElicitationPolicy::Decline,
+            });
+            assert!(served.support().sampling);
+        }
         assert_eq!(
             lenient.elicit("s", form).await.unwrap(),
             json!({"action": "accept", "content": {"n": "x"}})

@@ -100,7 +100,7 @@ async fn run_agent(args: RunArgs) -> Result<Exit, CliError> {
     let interactive = !args.print && std::io::stdin().is_terminal();
     if !interactive {
         let prompt = print::read_prompt(args.prompt.as_deref())?;
-        let setup = Setup::prepare(&args).await?;
+        let setup = Setup::prepare(&args, false).await?;
         return print::run(setup, &args, prompt).await;
     }
     if args.output_format != OutputFormat::Text {
@@ -108,6 +108,6 @@ async fn run_agent(args: RunArgs) -> Result<Exit, CliError> {
             "--output-format applies to -p runs; add -p \"PROMPT\"".into(),
         ));
     }
-    let setup = Setup::prepare(&args).await?;
+    let setup = Setup::prepare(&args, true).await?;
     crate::ui::repl::run(setup, args.prompt.clone()).await
 }

@@ -54,7 +54,8 @@ pub fn project_root(cwd: Option<&PathBuf>) -> Result<PathBuf, CliError> {
 }
 
 impl Setup {
-    pub async fn prepare(args: &RunArgs) -> Result<Self, CliError> {
+    /// `interactive`: the REPL, where the user can be asked (MCP sampling is then declared).
+    pub async fn prepare(args: &RunArgs, interactive: bool) -> Result<Self, CliError> {
         let paths = Paths::new(project_root(args.cwd.as_ref())?);
         let mut warnings = Vec::new();
         if let Err(e) = crate::log::init(&paths.logs_dir()) {
@@ -127,6 +128,7 @@ impl Setup {
             llm.clone(),
             HostPolicy {
                 allow_sampling: settings.allow_sampling,
+                interactive,
                 elicitation: settings.elicitation,
             },
         );

@@ -390,12 +390,12 @@ impl McpClient {
             outcome = reply => outcome,
             () = tokio::time::sleep(timeout) => {
                 if !call.no_cancel_notice {
-                    guard.reason = Some(format!("timed out after {}s", timeout.as_secs_f64()));
+                    guard.abandon(format!("timed out after {}s", timeout.as_secs_f64())).await;
                 }
                 return Err(McpError::Timeout { server: server(), method: method.to_string(), after: timeout });
             }
             () = cancelled => {
-                guard.reason = Some("interrupted by the user".to_string());
+                guard.abandon("interrupted by the user".to_string()).await;
                 return Err(McpError::Cancelled);
             }
         };
@@ -433,6 +433,24 @@ struct InFlight<'a> {
     /// Set when the server should be told why the request was abandoned.
     reason: Option<String>,
 }
+
+impl InFlight<'_> {
+    /// Gives the request up now and tells the server, waiting (briefly) until the notice is
+    /// written, so a shutdown right after cannot overtake it.
+    async fn abandon(self, reason: String) {
+        if !self.inner.pending.forget(self.id) {
+            return;
+        }
+        let notice = Message::notification(
+            "notifications/cancelled",
+            Some(json!({ "requestId": self.id, "reason": reason })),
+        );
+        let _ = tokio::time::timeout(CANCEL_NOTICE_LIMIT, self.inner.transport.send(notice)).await;
+    }
+}
+
+/// How long [`InFlight::abandon`] waits for the cancel notice to be written.
+const CANCEL_NOTICE_LIMIT: std::time::Duration = std::time::Duration::from_secs(2);
 
 impl Drop for InFlight<'_> {
     fn drop(&mut self) {
