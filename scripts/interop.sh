@@ -39,7 +39,9 @@ step conformance scripts/conformance.sh --all
 echo
 echo "=== interop summary"
 printf '  %s\n' "${summary[@]}"
-grep -h '^test result' "$LOGS/peer-tests.log" 2>/dev/null | sed 's/^/  peer tests: /'
+# "Running tests/x.rs (...)" precedes each binary's "test result:" line.
+awk '/Running tests\//{name=$2} /^test result/{sub(/; finished.*/, ""); print "  " name ": " $0}' \
+  "$LOGS/peer-tests.log" 2>/dev/null
 grep -h -e '^Total:' -e 'scenarios passed' "$LOGS/conformance.log" 2>/dev/null \
-  | sed 's/^ */  conformance: /'
+  | sed 's/^ */  conformance suite: /'
 exit "$status"
