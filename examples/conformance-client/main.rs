@@ -1,16 +1,23 @@
 //! The client driver for the official MCP conformance suite (`@modelcontextprotocol/conformance`).
 //! The runner starts a mock server, appends its URL as the last argument and names the scenario
-//! in `MCP_CONFORMANCE_SCENARIO`; this program plays that scenario with Ling's Streamable HTTP
-//! transport and exits 0 when every step worked. `scripts/conformance.sh` runs it.
-
-mod mini_client;
+//! in `MCP_CONFORMANCE_SCENARIO`; this program plays that scenario with Ling's own MCP client
+//! ([`McpClient`] over the Streamable HTTP transport) and exits 0 when every step worked.
+//! `scripts/conformance.sh` runs it.
 
 use std::process::ExitCode;
 use std::sync::Arc;
+use std::time::Duration;
 
+use anyhow::bail;
+use async_trait::async_trait;
 use ling::agent::elicitation::accept_defaults;
-use mini_client::{Handler, MiniClient};
+use ling::mcp::jsonrpc::{ErrorObject, METHOD_NOT_FOUND};
+use ling::mcp::transport::http;
+use ling::mcp::{ClientHandler, ClientOptions, HandlerSupport, McpClient, ServerLog};
 use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+const TIMEOUT: Duration = Duration::from_secs(20);
 
 #[tokio::main]
 async fn main() -> ExitCode {
@@ -28,24 +35,22 @@ async fn main() -> ExitCode {
     }
 }
 
-/// One scenario: which tool to call, and how the client answers the server's requests.
+/// One scenario: connect (declaring elicitation only where the scenario needs it), list the
+/// tools, call the scenario's tool.
 async fn run(scenario: &str, url: &str) -> anyhow::Result<()> {
-    let (capabilities, handler): (Value, Handler) = match scenario {
-        "elicitation-sep1034-client-defaults" => {
-            (json!({"elicitation": {}}), Arc::new(elicit_defaults))
-        }
-        _ => (
-            json!({}),
-            Arc::new(|method: &str, _| Err(mini_client::method_not_found(method))),
-        ),
-    };
-    let client = MiniClient::connect(url, capabilities, handler).await?;
+    let mut options = ClientOptions::new("conformance", Arc::new(ServerLog::discard()));
+    options.request_timeout = TIMEOUT;
+    if scenario == "elicitation-sep1034-client-defaults" {
+        options.handler = Some(Arc::new(AcceptDefaults));
+    }
+    let connection = http::connect(url, &[], TIMEOUT).await?;
+    let client = McpClient::connect(connection, options).await?;
     let outcome = play(scenario, &client).await;
     client.close().await;
     outcome
 }
 
-async fn play(scenario: &str, client: &MiniClient) -> anyhow::Result<()> {
+async fn play(scenario: &str, client: &McpClient) -> anyhow::Result<()> {
     let tools = client.list_tools().await?;
     let call = match scenario {
         "tools_call" => Some(("add_numbers", json!({"a": 2, "b": 3}))),
@@ -55,21 +60,46 @@ async fn play(scenario: &str, client: &MiniClient) -> anyhow::Result<()> {
         }
         _ => None,
     };
-    if let Some((name, arguments)) = call {
-        if !tools.iter().any(|t| t["name"] == name) {
-            anyhow::bail!("the server does not list tool {name}");
-        }
-        let result = client.call_tool(name, arguments).await?;
-        eprintln!("{name}: {}", result["content"]);
+    let Some((name, arguments)) = call else {
+        return Ok(());
+    };
+    if !tools.iter().any(|t| t.name == name) {
+        bail!("the server does not list tool {name}");
     }
+    let result = client
+        .call_tool(name, arguments, &CancellationToken::new(), None, TIMEOUT)
+        .await?;
+    let content = serde_json::to_string(&result.content)?;
+    if result.is_error() {
+        bail!("tool {name} returned an error: {content}");
+    }
+    eprintln!("{name}: {content}");
     Ok(())
 }
 
-/// Answers a form elicitation as `ling -p` does with `"elicitation": "accept-defaults"`: accept
-/// with every property's `default` filled in (SEP-1034).
-fn elicit_defaults(method: &str, params: Option<Value>) -> Result<Value, (i64, String)> {
-    if method != "elicitation/create" {
-        return Err(mini_client::method_not_found(method));
+/// Accepts every form elicitation with each property's `default` filled in (SEP-1034).
+struct AcceptDefaults;
+
+#[async_trait]
+impl ClientHandler for AcceptDefaults {
+    fn support(&self) -> HandlerSupport {
+        HandlerSupport {
+            elicitation: true,
+            ..HandlerSupport::default()
+        }
     }
-    Ok(accept_defaults(&params.unwrap_or_default()).to_result())
+
+    /// Never called: `support` does not declare sampling, so the client refuses it itself.
+    async fn create_message(&self, _server: &str, _params: Value) -> Result<Value, ErrorObject> {
+        Err(ErrorObject {
+            code: METHOD_NOT_FOUND,
+            message: "sampling is not supported by the conformance driver".into(),
+            data: None,
+        })
+    }
+
+    /// Ling's own default filling, as `ling -p` uses with `"elicitation": "accept-defaults"`.
+    async fn elicit(&self, _server: &str, params: Value) -> Result<Value, ErrorObject> {
+        Ok(accept_defaults(&params).to_result())
+    }
 }
