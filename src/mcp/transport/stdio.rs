@@ -22,8 +22,10 @@ use crate::mcp::log::ServerLog;
 
 /// The longest line accepted from a server's stdout (16 MiB). Longer ones are skipped.
 pub const MAX_LINE: usize = 16 * 1024 * 1024;
-/// How long each shutdown step waits for the child to exit before the next, harsher one.
-const SHUTDOWN_STEP: Duration = Duration::from_secs(2);
+/// How long each shutdown step waits for the child to exit before the next, harsher one. Well
+/// behaved servers exit within milliseconds of stdin closing; some (server-everything once roots
+/// are declared) keep timers alive and only go on SIGTERM, so the first wait is kept short.
+const SHUTDOWN_STEP: Duration = Duration::from_secs(1);
 /// How much of a skipped line the log shows.
 const LOGGED_PREFIX: usize = 200;
 
