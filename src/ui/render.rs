@@ -22,12 +22,13 @@ pub fn call_summary(name: &str, input: &Value) -> String {
 
 /// The outcome of a call in a few words: the first line of an error, or how much came back.
 pub fn outcome_summary(content: &str, is_error: bool) -> String {
+    let flat = content.trim().replace('\t', " ");
     if is_error {
-        return one_line(content, 160);
+        return one_line(&flat, 90);
     }
     let lines = content.lines().count();
     if lines <= 1 {
-        one_line(content, 100)
+        one_line(&flat, 80)
     } else {
         format!("{lines} lines")
     }

@@ -16,7 +16,7 @@ use rustyline::{Context, Editor, Helper};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::render::{ToolLines, call_summary};
+use super::render::ToolLines;
 use super::spinner::Spinner;
 use super::style::Style;
 use crate::agent::{AgentEvent, Approval, ApprovalRequest, Approver, EventSink, RunEnd, Session};
@@ -504,11 +504,7 @@ impl Approver for ReplUi {
             Self::settle(&mut state);
             state.cancel.clone()
         };
-        println!(
-            "{} {}",
-            style.yellow("?"),
-            style.bold(&call_summary(&request.tool, &request.input))
-        );
+        // The call's own line was printed just above; the question names its rule.
         if let Some(reason) = &request.reason {
             println!("  {}", style.dim(reason));
         }
@@ -518,7 +514,8 @@ impl Approver for ReplUi {
             }
         }
         let prompt = format!(
-            "  allow? [y] once  [a] always ({})  [n] deny › ",
+            "  {} [y] once  [a] always ({})  [n] deny › ",
+            style.yellow("allow?"),
             request.session_rule
         );
         let answer = tokio::task::spawn_blocking(move || {
