@@ -2,6 +2,8 @@
 //! and project files, and disabling all hooks.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+#[path = "support/process.rs"]
+mod process;
 #[path = "support/hooks.rs"]
 mod support;
 

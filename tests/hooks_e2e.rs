@@ -8,6 +8,8 @@ mod e2e;
 mod ling;
 #[path = "support/mock_openai.rs"]
 mod mock_openai;
+#[path = "support/process.rs"]
+mod process;
 
 use std::time::{Duration, Instant};
 

@@ -1,6 +1,8 @@
 //! The hook engine through its public API, with real `sh` scripts in temp projects.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+#[path = "support/process.rs"]
+mod process;
 #[path = "support/hooks.rs"]
 mod support;
 

@@ -2,6 +2,8 @@
 //! run through the engine exactly as Ling runs them.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+#[path = "support/process.rs"]
+mod process;
 #[path = "support/hooks.rs"]
 mod support;
 

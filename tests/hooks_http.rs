@@ -2,6 +2,8 @@
 //! a JSON decision in the response, and failures that do not block (unless failClosed).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+#[path = "support/process.rs"]
+mod process;
 #[path = "support/hooks.rs"]
 mod support;
 

@@ -7,6 +7,8 @@
 mod ling;
 #[path = "support/mock_openai.rs"]
 mod mock_openai;
+#[path = "support/process.rs"]
+mod process;
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -250,11 +252,7 @@ fn ctrl_c_during_an_mcp_call_cancels_it_at_the_server() {
         );
         std::thread::sleep(Duration::from_millis(20));
     }
-    nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(child.id() as i32),
-        nix::sys::signal::Signal::SIGINT,
-    )
-    .unwrap_or_else(|e| panic!("{e}"));
+    process::interrupt(&child);
     let output = child.wait_with_output().unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(
         output.status.code(),
@@ -285,11 +283,7 @@ fn ctrl_c_while_waiting_for_a_slow_server_exits_130_at_once() {
     let child = cmd.spawn().unwrap_or_else(|e| panic!("{e}"));
     std::thread::sleep(Duration::from_millis(500));
     let started = std::time::Instant::now();
-    nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(child.id() as i32),
-        nix::sys::signal::Signal::SIGINT,
-    )
-    .unwrap_or_else(|e| panic!("{e}"));
+    process::interrupt(&child);
     let output = child.wait_with_output().unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(output.status.code(), Some(130));
     assert!(

@@ -5,6 +5,8 @@
 mod ling;
 #[path = "support/mock_openai.rs"]
 mod mock_openai;
+#[path = "support/process.rs"]
+mod process;
 
 use std::time::Duration;
 
@@ -581,11 +583,7 @@ fn ctrl_c_during_bash_kills_its_children_and_exits_130() {
         std::thread::sleep(Duration::from_millis(20));
     };
     std::thread::sleep(Duration::from_millis(100));
-    nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(child.id() as i32),
-        nix::sys::signal::Signal::SIGINT,
-    )
-    .unwrap_or_else(|e| panic!("{e}"));
+    process::interrupt(&child);
     let output = child.wait_with_output().unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(
         output.status.code(),
@@ -593,25 +591,8 @@ fn ctrl_c_during_bash_kills_its_children_and_exits_130() {
         "{}",
         String::from_utf8_lossy(&output.stderr)
     );
-    let deadline = std::time::Instant::now() + Duration::from_secs(5);
-    // A zombie waiting for its reaper counts as dead.
-    let alive = |pid: i32| {
-        std::fs::read_to_string(format!("/proc/{pid}/stat"))
-            .map(|stat| {
-                !stat
-                    .rsplit(')')
-                    .next()
-                    .unwrap_or("")
-                    .trim_start()
-                    .starts_with('Z')
-            })
-            .unwrap_or(false)
-    };
-    while alive(grandchild) && std::time::Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(20));
-    }
     assert!(
-        !alive(grandchild),
+        process::gone_within(grandchild, Duration::from_secs(5)),
         "the background sleep {grandchild} survived Ctrl-C"
     );
 }

@@ -2,6 +2,9 @@
 //! against temp-dir projects, covering each tool's results and error paths.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+#[path = "support/process.rs"]
+mod process;
+
 use std::path::Path;
 use std::time::{Duration, SystemTime};
 
@@ -351,16 +354,7 @@ async fn bash_output_is_capped_keeping_head_and_tail() {
 }
 
 fn pid_alive(pid: &str) -> bool {
-    // A zombie is dead for our purpose: only its exit status is left for its parent to collect.
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => !stat
-            .rsplit(')')
-            .next()
-            .unwrap_or("")
-            .trim_start()
-            .starts_with('Z'),
-        Err(_) => false,
-    }
+    process::alive(pid.parse().unwrap_or_else(|_| panic!("not a pid: {pid:?}")))
 }
 
 async fn wait_for_pid(pidfile: &Path) -> String {

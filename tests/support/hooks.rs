@@ -103,16 +103,7 @@ pub fn pre_tool(tool: &str, input: Value) -> HookInput {
     }
 }
 
-/// Whether `pid` is a live process (a zombie waiting for a reaper counts as gone).
-pub fn alive(pid: i32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => {
-            let state = stat.rsplit_once(')').map(|(_, rest)| rest.trim_start());
-            !matches!(state.and_then(|s| s.chars().next()), Some('Z' | 'X'))
-        }
-        Err(_) => false,
-    }
-}
+pub use super::process::alive;
 
 /// Waits up to `secs` for `name` in the project to hold a pid (without blocking the runtime, so
 /// the hooks under test keep running).

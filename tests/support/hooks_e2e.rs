@@ -8,7 +8,7 @@
 use std::io::{Read, Write};
 use std::os::unix::fs::PermissionsExt;
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::{Value, json};
 
@@ -157,27 +157,15 @@ pub fn http_hook_server(body: Value) -> (String, std::thread::JoinHandle<Value>)
     (format!("http://{addr}/hook"), handle)
 }
 
-/// Whether `pid` is a live process (a zombie waiting for a reaper counts as gone).
-fn alive(pid: &str) -> bool {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-    let state = stat.rsplit_once(')').map(|(_, rest)| rest.trim_start());
-    !stat.is_empty() && !matches!(state.and_then(|s| s.chars().next()), Some('Z' | 'X'))
-}
-
 /// The process whose pid a hook wrote to `rel` is gone, or goes within 2 s.
 pub fn assert_process_gone(project: &Project, rel: &str) {
-    let pid = project.read(rel);
-    let pid = pid.trim();
+    let text = project.read(rel);
+    let pid: i32 = text
+        .trim()
+        .parse()
+        .unwrap_or_else(|_| panic!("{rel} holds no pid ({text:?}): the hook never started"));
     assert!(
-        !pid.is_empty(),
-        "{rel} holds no pid: the hook never started"
-    );
-    let until = Instant::now() + Duration::from_secs(2);
-    while alive(pid) && Instant::now() < until {
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    assert!(
-        !alive(pid),
+        super::process::gone_within(pid, Duration::from_secs(2)),
         "process {pid} from {rel} outlived the hook that started it"
     );
 }
