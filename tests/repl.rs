@@ -143,3 +143,36 @@ fn the_repl_asks_before_running_a_command() {
         "{last}"
     );
 }
+
+#[test]
+fn the_question_before_an_edit_shows_its_diff() {
+    let server = MockServer::start_blocking(vec![
+        Reply::tool_calls(vec![("r1", "read_file", json!({"path": "a.txt"}))]),
+        Reply::tool_calls(vec![(
+            "e1",
+            "edit_file",
+            json!({"path": "a.txt", "old_string": "hello", "new_string": "goodbye"}),
+        )]),
+        Reply::text("edited"),
+    ]);
+    let project = Project::new();
+    project.write("a.txt", "hello\nworld\n");
+    let mut p = start(&project, &server, &[]);
+    expect(&mut p, "> ");
+    p.send_line("change it").unwrap_or_else(|e| panic!("{e}"));
+    let before = expect(&mut p, "allow?");
+    assert!(
+        before.contains("-hello") && before.contains("+goodbye"),
+        "{before}"
+    );
+    assert_eq!(
+        project.read("a.txt"),
+        "hello\nworld\n",
+        "edited before approval"
+    );
+    p.send_line("y").unwrap_or_else(|e| panic!("{e}"));
+    expect(&mut p, "edited");
+    p.send_line("/exit").unwrap_or_else(|e| panic!("{e}"));
+    p.exp_eof().unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(project.read("a.txt"), "goodbye\nworld\n");
+}

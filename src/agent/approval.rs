@@ -12,6 +12,8 @@ pub struct ApprovalRequest {
     pub session_rule: String,
     /// Why we ask (a hook's `ask` reason), when there is one.
     pub reason: Option<String>,
+    /// What the call would change (an edit's diff), to see before answering.
+    pub preview: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -311,6 +311,9 @@ impl Agent {
             input: input.clone(),
             session_rule: session_rule_for(tool, input),
             reason: hook_reason.map(str::to_string),
+            preview: tool
+                .preview(input, &self.tool_context(&CancellationToken::new()))
+                .await,
         };
         match approver.approve(&request).await {
             Some(Approval::Once) => Ok(()),

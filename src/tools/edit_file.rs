@@ -110,6 +110,15 @@ impl Tool for EditFile {
             display: Some(unified_diff(&old, &edit.text, &shown, true)),
         })
     }
+
+    async fn preview(&self, input: &Value, ctx: &ToolContext) -> Option<String> {
+        let args: Args = serde_json::from_value(input.clone()).ok()?;
+        let path = paths::resolve(ctx, &args.path).ok()?;
+        let shown = paths::display(ctx, &path);
+        let old = read_text(&path, &shown).await.ok()?;
+        let edit = apply(&old, &args, &shown).ok()?;
+        Some(unified_diff(&old, &edit.text, &shown, true))
+    }
 }
 
 #[derive(Debug)]

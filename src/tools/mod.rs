@@ -101,6 +101,11 @@ pub trait Tool: Send + Sync {
         false
     }
     async fn call(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError>;
+    /// What the call would change, shown before the user approves it (an edit's diff). `None`
+    /// when there is nothing to show or the call would fail anyway (it then reports why).
+    async fn preview(&self, _input: &Value, _ctx: &ToolContext) -> Option<String> {
+        None
+    }
 }
 
 /// Parses a tool's JSON arguments into its typed struct; a mismatch is a tool error that names the

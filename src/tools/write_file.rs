@@ -51,6 +51,24 @@ impl Tool for WriteFile {
         true
     }
 
+    async fn preview(&self, input: &Value, ctx: &ToolContext) -> Option<String> {
+        let args: Args = serde_json::from_value(input.clone()).ok()?;
+        let path = paths::resolve(ctx, &args.path).ok()?;
+        let shown = paths::display(ctx, &path);
+        match tokio::fs::read(&path).await {
+            Ok(bytes) => {
+                let old = decode_text(bytes, &shown).ok()?;
+                Some(unified_diff(&old, &args.content, &shown, true))
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Some(format!(
+                "new file {shown}: {} lines, {} bytes",
+                args.content.lines().count(),
+                args.content.len()
+            )),
+            Err(_) => None,
+        }
+    }
+
     async fn call(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let args: Args = parse_args(self.name(), input)?;
         let path = paths::resolve(ctx, &args.path)?;

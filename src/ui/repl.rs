@@ -505,6 +505,9 @@ impl Approver for ReplUi {
             state.cancel.clone()
         };
         // The call's own line was printed just above; the question names its rule.
+        if let Some(preview) = &request.preview {
+            println!("{}", super::render::styled_display(style, preview));
+        }
         if let Some(reason) = &request.reason {
             println!("  {}", style.dim(reason));
         }
