@@ -125,8 +125,11 @@ impl Agent {
                 self.tools.names().join(", ")
             ));
         };
-        let pre = match self.pre_tool_hooks(call, input, sink).await {
+        let pre = match self.pre_tool_hooks(call, input, sink, cancel).await {
             Ok(pre) => pre,
+            Err(_) if cancel.is_cancelled() => {
+                return CallResult::error(ToolError::Interrupted.to_string());
+            }
             Err(reason) => return CallResult::error(format!("blocked by hook: {reason}")),
         };
         if let Err(message) = self
@@ -156,7 +159,7 @@ impl Agent {
         for context in pre.context {
             append_note(&mut result.content, "PreToolUse hook context", &context);
         }
-        self.post_tool_hooks(call, pre.input, &mut result, sink)
+        self.post_tool_hooks(call, pre.input, &mut result, sink, cancel)
             .await;
         result
     }
@@ -168,17 +171,22 @@ impl Agent {
         call: &ToolCall,
         input: Value,
         sink: &dyn EventSink,
+        cancel: &CancellationToken,
     ) -> Result<PreHook, String> {
         let outcome = self
-            .fire(
+            .fire_cancellable(
                 HookInput::PreToolUse {
                     tool_name: call.name().to_string(),
                     tool_input: input.clone(),
                     tool_use_id: call.id.clone(),
                 },
                 sink,
+                cancel,
             )
             .await;
+        if cancel.is_cancelled() {
+            return Err(ToolError::Interrupted.to_string());
+        }
         if let Some(reason) = outcome.stop.clone() {
             // `continue: false` wins over any decision: the tool does not run, the run stops.
             self.request_stop(reason.clone());
@@ -205,6 +213,7 @@ impl Agent {
         input: Value,
         result: &mut CallResult,
         sink: &dyn EventSink,
+        cancel: &CancellationToken,
     ) {
         let event = if result.is_error {
             HookInput::PostToolUseFailure {
@@ -221,7 +230,7 @@ impl Agent {
                 tool_use_id: call.id.clone(),
             }
         };
-        let outcome = self.fire(event, sink).await;
+        let outcome = self.fire_cancellable(event, sink, cancel).await;
         if let Some(reason) = outcome.stop {
             self.request_stop(reason);
         }
@@ -257,6 +266,14 @@ impl Agent {
                     id: call.id.clone(),
                     message,
                 }),
+                () = cancel.cancelled() => {
+                    // Tools stop themselves on cancel (bash kills its group, MCP tells the
+                    // server); one that does not is dropped after a grace, so Ctrl-C always works.
+                    return match tokio::time::timeout(CANCEL_GRACE, &mut running).await {
+                        Ok(result) => result,
+                        Err(_) => Err(ToolError::Interrupted),
+                    };
+                }
             }
         }
     }
@@ -358,6 +375,9 @@ impl Agent {
         }
     }
 }
+
+/// How long a cancelled tool may take to stop by itself before it is dropped.
+const CANCEL_GRACE: std::time::Duration = std::time::Duration::from_secs(3);
 
 /// What PreToolUse hooks leave for the rest of the call.
 struct PreHook {

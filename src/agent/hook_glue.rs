@@ -1,6 +1,8 @@
 //! The agent's side of hooks: firing an event with the session's context, showing every notice
 //! and message to the user, and the fast path that costs nothing when no hook matches.
 
+use tokio_util::sync::CancellationToken;
+
 use super::{Agent, AgentEvent, EventSink, HookNotice};
 use crate::hooks::{HookContext, HookInput, HookOutcome, NoticeKind};
 
@@ -17,11 +19,27 @@ impl Agent {
     /// Runs the hooks of `input`'s event and reports what they did. With no matching handler
     /// this returns at once, without spawning or allocating.
     pub(super) async fn fire(&self, input: HookInput, sink: &dyn EventSink) -> HookOutcome {
+        self.fire_cancellable(input, sink, &CancellationToken::new())
+            .await
+    }
+
+    /// [`Agent::fire`] that Ctrl-C interrupts: the handlers are killed (dropping the run kills
+    /// their process groups) and the outcome is "nothing decided".
+    pub(super) async fn fire_cancellable(
+        &self,
+        input: HookInput,
+        sink: &dyn EventSink,
+        cancel: &CancellationToken,
+    ) -> HookOutcome {
         if !self.hooks.has_handlers(input.event(), input.match_value()) {
             self.report_async_notices(sink);
             return HookOutcome::default();
         }
-        let outcome = self.hooks.run(&input, &self.hook_context()).await;
+        let ctx = self.hook_context();
+        let outcome = tokio::select! {
+            outcome = self.hooks.run(&input, &ctx) => outcome,
+            () = cancel.cancelled() => return HookOutcome::default(),
+        };
         let tool = is_tool_event(&input).then(|| input.match_value()).flatten();
         report(&outcome, input.event().to_string(), tool, sink);
         self.report_async_notices(sink);

@@ -300,13 +300,17 @@ impl Agent {
             })
         };
         let submitted = self
-            .fire(
+            .fire_cancellable(
                 HookInput::UserPromptSubmit {
                     prompt: prompt.to_string(),
                 },
                 sink,
+                cancel,
             )
             .await;
+        if cancel.is_cancelled() {
+            return finish(RunEnd::Interrupted, String::new(), 0, self.usage);
+        }
         if let Some(reason) = submitted.stop {
             return finish(RunEnd::Stopped(reason), String::new(), 0, self.usage);
         }
@@ -384,14 +388,18 @@ impl Agent {
             if calls.is_empty() {
                 // Stop hooks may send the model back to work, at most once in a row.
                 let stop = self
-                    .fire(
+                    .fire_cancellable(
                         HookInput::Stop {
                             stop_hook_active,
                             last_assistant_message: last_text.clone(),
                         },
                         sink,
+                        cancel,
                     )
                     .await;
+                if cancel.is_cancelled() {
+                    return finish(RunEnd::Interrupted, last_text, num_turns, self.usage);
+                }
                 if let Some(reason) = stop.stop {
                     return finish(RunEnd::Stopped(reason), last_text, num_turns, self.usage);
                 }

@@ -1,7 +1,7 @@
 //! `ling -p`: one run of the agent loop, its output in the chosen format, and the exit code.
 
 use std::io::{IsTerminal, Read};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
@@ -9,16 +9,23 @@ use tokio_util::sync::CancellationToken;
 use super::{CliError, Exit, OutputFormat, RunArgs, Setup};
 use crate::agent::{AgentEvent, EventSink, NonInteractive, RunEnd};
 use crate::mcp::{ServerState, ServerStatus};
+use crate::ui::output::stderr_line;
 use crate::ui::print::{JsonOutput, StreamJsonOutput, TextOutput, json_line};
+
+/// How long a prompt given as an argument waits for piped stdin to say something before the
+/// pipe is ignored (a parent that leaves stdin open but never writes must not hang the run).
+const STDIN_WAIT: Duration = Duration::from_secs(1);
 
 /// The prompt of a one-shot run: the argument, with piped stdin appended as context; or stdin
 /// alone when there is no argument.
 pub fn read_prompt(arg: Option<&str>) -> Result<String, CliError> {
-    let piped = if std::io::stdin().is_terminal() {
+    let stdin = std::io::stdin();
+    let piped = if stdin.is_terminal() || (arg.is_some() && !has_input(&stdin)) {
         String::new()
     } else {
         let mut bytes = Vec::new();
-        std::io::stdin()
+        stdin
+            .lock()
             .read_to_end(&mut bytes)
             .map_err(|e| CliError::Usage(format!("cannot read stdin: {e}")))?;
         String::from_utf8_lossy(&bytes).into_owned()
@@ -40,6 +47,20 @@ pub fn read_prompt(arg: Option<&str>) -> Result<String, CliError> {
     Ok(prompt)
 }
 
+/// Whether stdin has something to read (data or end of file) within [`STDIN_WAIT`]. A file
+/// always has; a pipe whose writer says nothing in that time is left alone.
+fn has_input(stdin: &std::io::Stdin) -> bool {
+    use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+    use std::os::fd::AsFd;
+    let wait = PollTimeout::try_from(STDIN_WAIT).unwrap_or(PollTimeout::MAX);
+    let mut fds = [PollFd::new(stdin.as_fd(), PollFlags::POLLIN)];
+    match poll(&mut fds, wait) {
+        Ok(ready) => ready > 0,
+        // Not pollable (unusual for a file): reading is the only way to know.
+        Err(_) => true,
+    }
+}
+
 enum Output {
     Text(TextOutput),
     Json(JsonOutput),
@@ -54,6 +75,33 @@ impl Output {
             Self::StreamJson(o) => o,
         }
     }
+
+    fn is_json(&self) -> bool {
+        !matches!(self, Self::Text(_))
+    }
+}
+
+/// How the run ended, as the `result` object and the exit code say it.
+struct Ending {
+    subtype: &'static str,
+    text: String,
+    exit: Exit,
+    num_turns: u32,
+}
+
+impl Ending {
+    fn error(text: impl Into<String>, exit: Exit, num_turns: u32) -> Self {
+        Self {
+            subtype: "error_during_execution",
+            text: text.into(),
+            exit,
+            num_turns,
+        }
+    }
+
+    fn is_error(&self) -> bool {
+        self.subtype != "success"
+    }
 }
 
 pub async fn run(mut setup: Setup, args: &RunArgs, prompt: String) -> Result<Exit, CliError> {
@@ -64,31 +112,78 @@ pub async fn run(mut setup: Setup, args: &RunArgs, prompt: String) -> Result<Exi
         OutputFormat::StreamJson => Output::StreamJson(StreamJsonOutput::new(args.verbose)),
     };
     for warning in &setup.warnings {
-        crate::ui::output::stderr_line(&format!("warning: {warning}"));
+        stderr_line(&format!("warning: {warning}"));
     }
-    // A one-shot run waits for its servers (each up to its own startup timeout), so the model
-    // sees every tool that could be had.
-    // Ctrl-C from here on interrupts the run (and the wait for the servers) instead of killing
-    // the process with its servers still running.
+    // From here on Ctrl-C, or the reader of stdout going away, ends the run through the same
+    // path as everything else: hooks, transcript and MCP servers all finish.
     let cancel = CancellationToken::new();
-    let interrupt = cancel.clone();
-    let watcher = tokio::spawn(async move {
-        if tokio::signal::ctrl_c().await.is_ok() {
-            interrupt.cancel();
-        }
-    });
-    tokio::select! {
-        () = setup.mcp.wait_ready() => {}
-        () = cancel.cancelled() => {
-            setup.mcp.shutdown().await;
-            crate::ui::output::stderr_line("error: interrupted");
-            return Ok(Exit::Interrupted);
-        }
+    let watcher = tokio::spawn(watch_interrupts(cancel.clone()));
+    crate::ui::output::cancel_on_closed_stdout(cancel.clone());
+
+    let (ending, session_started) = drive(&mut setup, &output, &prompt, &cancel).await;
+    watcher.abort();
+    if let Output::Text(text) = &output {
+        text.finish();
+    }
+    if session_started {
+        setup.agent.end_session("other", output.sink()).await;
     }
     let servers = mcp_servers_json(&setup.mcp.statuses());
+    setup.shutdown().await;
+
+    if crate::ui::output::stdout_closed() {
+        // `ling -p ... | head -1`: the reader has what it wanted; end quietly.
+        return Ok(Exit::Success);
+    }
+    if ending.is_error() {
+        stderr_line(&format!("error: {}", ending.text));
+    }
+    if output.is_json() {
+        let usage = setup.agent.usage();
+        json_line(&json!({
+            "type": "result",
+            "subtype": ending.subtype,
+            "is_error": ending.is_error(),
+            "result": ending.text,
+            "session_id": setup.agent.session().id,
+            "num_turns": ending.num_turns,
+            "duration_ms": u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+            "usage": {"prompt_tokens": usage.prompt_tokens, "completion_tokens": usage.completion_tokens},
+            "mcp_servers": servers,
+        }));
+    }
+    Ok(ending.exit)
+}
+
+/// The first Ctrl-C cancels the run; a second one, while the run is still winding down, exits
+/// at once.
+async fn watch_interrupts(cancel: CancellationToken) {
+    if tokio::signal::ctrl_c().await.is_err() {
+        return;
+    }
+    cancel.cancel();
+    if tokio::signal::ctrl_c().await.is_ok() {
+        stderr_line("error: interrupted twice; exiting now");
+        std::process::exit(Exit::Interrupted as i32);
+    }
+}
+
+/// Everything between setup and the result: the wait for MCP servers, SessionStart, the agent
+/// loop. Returns how it ended and whether the session started (so SessionEnd fires).
+async fn drive(
+    setup: &mut Setup,
+    output: &Output,
+    prompt: &str,
+    cancel: &CancellationToken,
+) -> (Ending, bool) {
+    // A one-shot run waits for its servers (each up to its own startup timeout), so the model
+    // sees every tool that could be had.
+    tokio::select! {
+        () = setup.mcp.wait_ready() => {}
+        () = cancel.cancelled() => return (Ending::error("interrupted", Exit::Interrupted, 0), false),
+    }
     report_failed_servers(&setup.mcp.statuses(), output.sink());
     setup.agent.sync_tools().await;
-    let source = if setup.resumed { "resume" } else { "startup" };
     let agent = &mut setup.agent;
     if let Output::StreamJson(_) = output {
         json_line(&json!({
@@ -98,70 +193,44 @@ pub async fn run(mut setup: Setup, args: &RunArgs, prompt: String) -> Result<Exi
             "model": agent.model(),
             "cwd": agent.root(),
             "tools": agent.tools().names(),
-            "mcp_servers": servers,
+            "mcp_servers": mcp_servers_json(&setup.mcp.statuses()),
         }));
     }
-
+    let source = if setup.resumed { "resume" } else { "startup" };
     if let Some(reason) = agent.fire_session_start(source, output.sink()).await {
-        crate::ui::output::stderr_line(&format!("stopped by hook: {reason}"));
-        agent.end_session("other", output.sink()).await;
-        setup.mcp.shutdown().await;
-        return Ok(Exit::Failure);
+        return (
+            Ending::error(format!("stopped by hook: {reason}"), Exit::Failure, 0),
+            true,
+        );
     }
-    let result = agent
-        .run(&prompt, output.sink(), &NonInteractive, &cancel)
-        .await;
-    watcher.abort();
-    if let Output::Text(text) = &output {
-        text.finish();
-    }
-    agent.end_session("other", output.sink()).await;
-    let servers = mcp_servers_json(&setup.mcp.statuses());
-    setup.mcp.shutdown().await;
-
-    let (subtype, is_error, text, exit) = match &result {
-        Ok(run) => match &run.end {
-            RunEnd::Completed => ("success", false, run.text.clone(), Exit::Success),
-            RunEnd::MaxTurns => {
-                let message = format!(
+    let ending = match agent
+        .run(prompt, output.sink(), &NonInteractive, cancel)
+        .await
+    {
+        Ok(run) => match run.end {
+            RunEnd::Completed => Ending {
+                subtype: "success",
+                text: run.text,
+                exit: Exit::Success,
+                num_turns: run.num_turns,
+            },
+            RunEnd::MaxTurns => Ending {
+                subtype: "error_max_turns",
+                text: format!(
                     "stopped after {} model requests (--max-turns) before the model finished",
                     run.num_turns
-                );
-                ("error_max_turns", true, message, Exit::Failure)
+                ),
+                exit: Exit::Failure,
+                num_turns: run.num_turns,
+            },
+            RunEnd::Interrupted => Ending::error("interrupted", Exit::Interrupted, run.num_turns),
+            RunEnd::Stopped(reason) | RunEnd::PromptBlocked(reason) => {
+                Ending::error(reason, Exit::Failure, run.num_turns)
             }
-            RunEnd::Interrupted => (
-                "error_during_execution",
-                true,
-                "interrupted".to_string(),
-                Exit::Interrupted,
-            ),
-            RunEnd::Stopped(reason) | RunEnd::PromptBlocked(reason) => (
-                "error_during_execution",
-                true,
-                reason.clone(),
-                Exit::Failure,
-            ),
         },
-        Err(e) => ("error_during_execution", true, e.to_string(), Exit::Failure),
+        Err(e) => Ending::error(e.to_string(), Exit::Failure, agent.total_turns()),
     };
-    if is_error {
-        crate::ui::output::stderr_line(&format!("error: {text}"));
-    }
-    if let Output::Json(_) | Output::StreamJson(_) = output {
-        let usage = agent.usage();
-        json_line(&json!({
-            "type": "result",
-            "subtype": subtype,
-            "is_error": is_error,
-            "result": text,
-            "session_id": agent.session().id,
-            "num_turns": result.as_ref().map_or(agent.total_turns(), |r| r.num_turns),
-            "duration_ms": started.elapsed().as_millis() as u64,
-            "usage": {"prompt_tokens": usage.prompt_tokens, "completion_tokens": usage.completion_tokens},
-            "mcp_servers": servers,
-        }));
-    }
-    Ok(exit)
+    (ending, true)
 }
 
 /// `mcp_servers` of the json outputs: each enabled server with its status and error.

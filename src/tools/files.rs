@@ -24,8 +24,33 @@ pub fn decode_text(bytes: Vec<u8>, shown: &str) -> Result<String, ToolError> {
     String::from_utf8(bytes).map_err(|_| binary("not valid UTF-8"))
 }
 
+/// The largest file the file tools read whole (50 MiB); bigger ones are refused with a hint.
+pub const MAX_FILE_BYTES: u64 = 50 * 1024 * 1024;
+
+/// Refuses what cannot be read whole without risk: FIFOs, sockets and devices (a read could
+/// block forever) and files over [`MAX_FILE_BYTES`].
+pub fn check_readable(meta: &std::fs::Metadata, shown: &str) -> Result<(), ToolError> {
+    if !meta.is_file() {
+        return Err(ToolError::failed(format!(
+            "{shown} is not a regular file (a FIFO, socket or device); the file tools only read              regular files"
+        )));
+    }
+    if meta.len() > MAX_FILE_BYTES {
+        return Err(ToolError::failed(format!(
+            "{shown} is {} MiB, more than the {} MiB the file tools read; use bash with `head`,              `tail`, `sed -n 'A,Bp'` or `grep -n` to look at parts of it",
+            meta.len() / (1024 * 1024),
+            MAX_FILE_BYTES / (1024 * 1024)
+        )));
+    }
+    Ok(())
+}
+
 /// Reads a text file for an edit, with errors phrased for the model.
 pub async fn read_text(path: &Path, shown: &str) -> Result<String, ToolError> {
+    let meta = tokio::fs::metadata(path)
+        .await
+        .map_err(|e| io_error("read", shown, &e))?;
+    check_readable(&meta, shown)?;
     let bytes = tokio::fs::read(path)
         .await
         .map_err(|e| io_error("read", shown, &e))?;

@@ -4,7 +4,7 @@ use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::files::{decode_text, io_error, mark_read};
+use super::files::{check_readable, decode_text, io_error, mark_read};
 use super::{Tool, ToolContext, ToolError, ToolKind, ToolOutput, parse_args, paths};
 
 pub const DEFAULT_LIMIT: usize = 2000;
@@ -72,6 +72,7 @@ impl Tool for ReadFile {
         if meta.is_dir() {
             return list_dir(&path, &shown).await.map(ToolOutput::text);
         }
+        check_readable(&meta, &shown)?;
         let bytes = tokio::fs::read(&path)
             .await
             .map_err(|e| io_error("read", &shown, &e))?;

@@ -5,7 +5,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::diff::{line_counts, unified_diff};
-use super::files::{decode_text, io_error, mark_read, require_read, write_atomic};
+use super::files::{check_readable, decode_text, io_error, mark_read, require_read, write_atomic};
 use super::{Tool, ToolContext, ToolError, ToolKind, ToolOutput, parse_args, paths};
 
 const DESCRIPTION: &str = "Writes a file, replacing it entirely if it exists; parent folders are \
@@ -55,9 +55,10 @@ impl Tool for WriteFile {
         let args: Args = serde_json::from_value(input.clone()).ok()?;
         let path = paths::resolve(ctx, &args.path).ok()?;
         let shown = paths::display(ctx, &path);
-        match tokio::fs::read(&path).await {
-            Ok(bytes) => {
-                let old = decode_text(bytes, &shown).ok()?;
+        match tokio::fs::metadata(&path).await {
+            Ok(meta) => {
+                check_readable(&meta, &shown).ok()?;
+                let old = decode_text(tokio::fs::read(&path).await.ok()?, &shown).ok()?;
                 Some(unified_diff(&old, &args.content, &shown, true))
             }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Some(format!(
@@ -79,7 +80,8 @@ impl Tool for WriteFile {
                     "{shown} is a directory; give the path of a file inside it"
                 )));
             }
-            Ok(_) => {
+            Ok(meta) => {
+                check_readable(&meta, &shown)?;
                 require_read(ctx, &path, &shown)?;
                 let bytes = tokio::fs::read(&path)
                     .await

@@ -7,7 +7,7 @@ use std::sync::Mutex;
 
 use serde_json::{Value, json};
 
-use super::output::{exit_on_broken_pipe, stderr_line};
+use super::output::{stderr_line, write_stdout};
 use super::render::{ToolLines, styled_display};
 use super::style::Style;
 use crate::agent::{AgentEvent, EventSink, HookNotice};
@@ -125,10 +125,7 @@ impl TextOutput {
     }
 
     fn write_stdout(&self, text: &str) {
-        let mut out = std::io::stdout().lock();
-        if let Err(e) = out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
-            exit_on_broken_pipe(&e);
-        }
+        write_stdout(text.as_bytes());
     }
 
     /// Ends the answer with a newline so the shell prompt starts on its own line.
@@ -196,14 +193,9 @@ impl StreamJsonOutput {
 
 /// Writes one JSON object as a line on stdout.
 pub fn json_line(value: &Value) {
-    let mut out = std::io::stdout().lock();
-    let result = serde_json::to_writer(&mut out, value)
-        .map_err(std::io::Error::from)
-        .and_then(|()| out.write_all(b"\n"))
-        .and_then(|()| out.flush());
-    if let Err(e) = result {
-        exit_on_broken_pipe(&e);
-    }
+    let mut line = value.to_string();
+    line.push('\n');
+    write_stdout(line.as_bytes());
 }
 
 impl EventSink for StreamJsonOutput {
