@@ -17,7 +17,7 @@ use e2e::*;
 use ling::{Project, run};
 use mock_openai::{MockServer, Reply};
 use pretty_assertions::assert_eq;
-use serde_json::json;
+use serde_json::{Value, json};
 
 #[test]
 fn exit_2_blocks_the_tool_and_the_model_reads_the_reason() {
@@ -73,6 +73,56 @@ fn a_json_deny_blocks_with_its_reason() {
     assert_eq!(
         tool_results(&server.requests()[1]),
         ["Error: blocked by hook: not today"]
+    );
+}
+
+#[test]
+fn the_user_sees_the_rewritten_input_not_the_original() {
+    let project = Project::new();
+    let rewrite = pre_output(json!({ "updatedInput": { "command": "echo rewritten-output" } }));
+    let rewrite = script(&project, "rewrite.sh", &rewrite);
+    hooks(&project, json!({ "PreToolUse": group("bash", &rewrite) }));
+    let server = bash_then_text("touch original");
+    let out = run(ling_p(
+        &project,
+        &server,
+        "go",
+        &[
+            "--permission-mode",
+            "bypass",
+            "--output-format",
+            "stream-json",
+        ],
+    ));
+    ok(&out);
+    let uses: Vec<Value> = out
+        .json_lines()
+        .into_iter()
+        .filter(|e| e["type"] == "tool_use")
+        .collect();
+    assert_eq!(uses.len(), 1);
+    assert_eq!(
+        uses[0]["input"],
+        json!({ "command": "echo rewritten-output" })
+    );
+
+    let server = bash_then_text("touch original");
+    let out = run(ling_p(
+        &project,
+        &server,
+        "go",
+        &["--permission-mode", "bypass"],
+    ));
+    ok(&out);
+    assert!(
+        out.stderr.contains("bash(echo rewritten-output)"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        !out.stderr.contains("bash(touch original)"),
+        "{}",
+        out.stderr
     );
 }
 

@@ -296,3 +296,158 @@ fn ctrl_c_while_waiting_for_a_slow_server_exits_130_at_once() {
         "the model was asked after Ctrl-C"
     );
 }
+
+#[test]
+fn a_big_mcp_result_is_cut_once_with_the_path_of_the_whole_output() {
+    let server = MockServer::start_blocking(vec![
+        Reply::tool_calls(vec![("b1", "mcp__test__big", json!({"chars": 150_000}))]),
+        Reply::text("ok"),
+    ]);
+    let project = Project::new();
+    configure(&project, &[], json!({}));
+    let mut cmd = project.command(&server.base_url());
+    cmd.args(["-p", "big", "--permission-mode", "bypass"]);
+    let out = run(cmd);
+    assert_eq!(out.code, Some(0), "stderr: {}", out.stderr);
+    let results = tool_results(&server.requests()[1]);
+    let result = &results[0];
+    assert!(
+        !result.contains("cut from the middle"),
+        "cut twice: {}",
+        &result[..200]
+    );
+    assert!(result.len() <= 101_000, "{}", result.len());
+    let spill = project.home.path().join("tool-output");
+    let files: Vec<_> = std::fs::read_dir(&spill)
+        .unwrap_or_else(|e| panic!("no spill dir {}: {e}", spill.display()))
+        .collect();
+    assert_eq!(files.len(), 1);
+    let tail: String = result
+        .chars()
+        .rev()
+        .take(400)
+        .collect::<String>()
+        .chars()
+        .rev()
+        .collect();
+    assert!(
+        tail.contains("tool-output"),
+        "the note does not give the file: {tail}"
+    );
+}
+
+/// `.ling/mcp.json` with the test server started through `sh`, which writes its own pid and,
+/// like some real servers, lives on after its stdin closes: only a signal from Ling ends it.
+fn configure_with_pid(project: &Project, log: &std::path::Path) -> PathBuf {
+    let pid_file = project.file("server.pid");
+    let script = format!(
+        "echo $$ > '{}'; '{}'; sleep 300",
+        pid_file.display(),
+        test_server().display()
+    );
+    let config = json!({"mcpServers": {"test": {
+        "command": "sh", "args": ["-c", script], "env": {"MCP_TEST_LOG": log},
+        "startupTimeoutMs": 5000
+    }}});
+    project.write(".ling/mcp.json", &config.to_string());
+    pid_file
+}
+
+fn read_pid(path: &std::path::Path) -> i32 {
+    let started = std::time::Instant::now();
+    loop {
+        if let Ok(pid) = std::fs::read_to_string(path)
+            .unwrap_or_default()
+            .trim()
+            .parse()
+        {
+            return pid;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "no pid in {}",
+            path.display()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn sigterm_ends_a_run_cleanly_with_143() {
+    let server = MockServer::start_blocking(vec![Reply::tool_calls(vec![(
+        "h1",
+        "mcp__test__hang",
+        json!({}),
+    )])]);
+    let project = Project::new();
+    let log = project.file("server.log");
+    let pid_file = configure_with_pid(&project, &log);
+    project.write(
+        ".ling/hooks.json",
+        &json!({"hooks": {"SessionEnd": [{"hooks": [
+            {"type": "command", "command": "touch session-ended"}
+        ]}]}})
+        .to_string(),
+    );
+    let mut cmd = project.command(&server.base_url());
+    cmd.args(["-p", "hang", "--permission-mode", "bypass"])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let child = cmd.spawn().unwrap_or_else(|e| panic!("{e}"));
+    let server_pid = read_pid(&pid_file);
+    let started = std::time::Instant::now();
+    while !std::fs::read_to_string(&log)
+        .unwrap_or_default()
+        .contains("tools/call")
+    {
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "the call never reached the server"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let pid = i32::try_from(child.id()).unwrap_or_else(|e| panic!("{e}"));
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(pid),
+        nix::sys::signal::Signal::SIGTERM,
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let output = child.wait_with_output().unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        output.status.code(),
+        Some(143),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(
+        project.file("session-ended").exists(),
+        "SessionEnd did not run"
+    );
+    assert!(
+        process::gone_within(server_pid, Duration::from_secs(5)),
+        "the MCP server {server_pid} outlived ling"
+    );
+}
+
+#[test]
+fn sigterm_at_the_repl_prompt_shuts_the_servers_down() {
+    let server = MockServer::start_blocking(vec![]);
+    let project = Project::new();
+    let pid_file = configure_with_pid(&project, &project.file("server.log"));
+    let mut cmd = project.command(&server.base_url());
+    cmd.env("TERM", "xterm");
+    let mut p = rexpect::session::spawn_command(cmd, Some(20_000))
+        .unwrap_or_else(|e| panic!("spawn in a pty: {e}"));
+    p.exp_string("> ").unwrap_or_else(|e| panic!("{e}"));
+    let server_pid = read_pid(&pid_file);
+    let ling_pid = nix::unistd::Pid::from_raw(p.process.child_pid.as_raw());
+    nix::sys::signal::kill(ling_pid, nix::sys::signal::Signal::SIGTERM)
+        .unwrap_or_else(|e| panic!("{e}"));
+    p.exp_eof()
+        .unwrap_or_else(|e| panic!("ling did not exit on SIGTERM: {e}"));
+    assert!(
+        process::gone_within(server_pid, Duration::from_secs(5)),
+        "the MCP server {server_pid} outlived the REPL"
+    );
+}

@@ -79,23 +79,27 @@ impl Agent {
         approver: &dyn Approver,
         cancel: &CancellationToken,
     ) -> String {
-        let input = parse_arguments(call.arguments());
-        sink.emit(AgentEvent::ToolCallBegin {
-            id: call.id.clone(),
-            name: call.name().to_string(),
-            input: input
-                .clone()
-                .unwrap_or_else(|_| Value::String(call.arguments().to_string())),
-        });
-        let result = if cancel.is_cancelled() {
-            CallResult::error(ToolError::Interrupted.to_string())
-        } else {
-            match input {
-                Ok(input) => self.run_call(call, input, sink, approver, cancel).await,
-                Err(message) => CallResult::error(message),
+        let result = match parse_arguments(call.arguments()) {
+            Err(message) => {
+                begin(call, &Value::String(call.arguments().to_string()), sink);
+                CallResult::error(message)
             }
+            Ok(input) if cancel.is_cancelled() => {
+                begin(call, &input, sink);
+                CallResult::error(ToolError::Interrupted.to_string())
+            }
+            Ok(input) => self.run_call(call, input, sink, approver, cancel).await,
         };
-        let content = cap_middle(&result.content, self.options.tool_output_limit);
+        // MCP results are cut by the manager, which also saves the whole output to a file.
+        let content = if self
+            .tools
+            .get(call.name())
+            .is_some_and(|t| t.caps_own_output())
+        {
+            result.content
+        } else {
+            cap_middle(&result.content, self.options.tool_output_limit)
+        };
         sink.emit(AgentEvent::ToolCallEnd {
             id: call.id.clone(),
             name: call.name().to_string(),
@@ -119,19 +123,26 @@ impl Agent {
         cancel: &CancellationToken,
     ) -> CallResult {
         let Some(tool) = self.tools.get(call.name()).cloned() else {
+            begin(call, &input, sink);
             return CallResult::error(format!(
                 "unknown tool {:?}; the available tools are: {}",
                 call.name(),
                 self.tools.names().join(", ")
             ));
         };
-        let pre = match self.pre_tool_hooks(call, input, sink, cancel).await {
+        let pre = match self.pre_tool_hooks(call, input.clone(), sink, cancel).await {
             Ok(pre) => pre,
-            Err(_) if cancel.is_cancelled() => {
-                return CallResult::error(ToolError::Interrupted.to_string());
+            Err(reason) => {
+                begin(call, &input, sink);
+                return CallResult::error(if cancel.is_cancelled() {
+                    ToolError::Interrupted.to_string()
+                } else {
+                    format!("blocked by hook: {reason}")
+                });
             }
-            Err(reason) => return CallResult::error(format!("blocked by hook: {reason}")),
         };
+        // Shown after PreToolUse, so the user sees (and approves) the input that will really run.
+        begin(call, &pre.input, sink);
         if let Err(message) = self
             .authorize(
                 tool.as_ref(),
@@ -332,6 +343,8 @@ impl Agent {
                 .preview(input, &self.tool_context(&CancellationToken::new()))
                 .await,
         };
+        // One question at a time, even when read-only calls run concurrently.
+        let _asking = self.approval_turn.lock().await;
         match approver.approve(&request).await {
             Some(Approval::Once) => Ok(()),
             Some(Approval::Always) => {
@@ -392,6 +405,14 @@ fn append_note(content: &mut String, label: &str, text: &str) {
         return;
     }
     content.push_str(&format!("\n\n[{label}]\n{}", text.trim_end()));
+}
+
+fn begin(call: &ToolCall, input: &Value, sink: &dyn EventSink) {
+    sink.emit(AgentEvent::ToolCallBegin {
+        id: call.id.clone(),
+        name: call.name().to_string(),
+        input: input.clone(),
+    });
 }
 
 /// The model's argument text as a JSON object; anything else is an error it can fix.

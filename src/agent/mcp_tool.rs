@@ -42,6 +42,10 @@ impl Tool for McpTool {
         self.info.read_only
     }
 
+    fn caps_own_output(&self) -> bool {
+        true
+    }
+
     async fn call(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let progress: Option<ProgressCallback> = ctx.progress.clone().map(|report| {
             let callback: ProgressCallback = Arc::new(move |p: Progress| report(describe(&p)));

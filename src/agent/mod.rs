@@ -101,6 +101,8 @@ pub struct Agent {
     session_context: Vec<String>,
     /// A hook's `continue: false` during tool dispatch: the run stops after the current calls.
     stop_request: Mutex<Option<String>>,
+    /// Held while the user is asked, so two questions never share the terminal.
+    approval_turn: tokio::sync::Mutex<()>,
 }
 
 impl Agent {
@@ -129,6 +131,7 @@ impl Agent {
             hooks: HookEngine::empty(),
             session_context: Vec::new(),
             stop_request: Mutex::new(None),
+            approval_turn: tokio::sync::Mutex::new(()),
         }
     }
 

@@ -7,6 +7,7 @@ mod hooks_cmd;
 mod mcp_cmd;
 mod print;
 mod setup;
+pub(crate) mod signals;
 
 use std::io::IsTerminal;
 
@@ -24,6 +25,10 @@ pub enum Exit {
     Failure = 1,
     Usage = 2,
     Interrupted = 130,
+    /// Ended by SIGHUP (the terminal went away).
+    HungUp = 129,
+    /// Ended by SIGTERM.
+    Terminated = 143,
 }
 
 impl From<Exit> for std::process::ExitCode {

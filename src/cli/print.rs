@@ -6,6 +6,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
+use super::signals::interrupted_exit;
 use super::{CliError, Exit, OutputFormat, RunArgs, Setup};
 use crate::agent::{AgentEvent, EventSink, NonInteractive, RunEnd};
 use crate::mcp::{ServerState, ServerStatus};
@@ -117,7 +118,7 @@ pub async fn run(mut setup: Setup, args: &RunArgs, prompt: String) -> Result<Exi
     // From here on Ctrl-C, or the reader of stdout going away, ends the run through the same
     // path as everything else: hooks, transcript and MCP servers all finish.
     let cancel = CancellationToken::new();
-    let watcher = tokio::spawn(watch_interrupts(cancel.clone()));
+    let watcher = tokio::spawn(super::signals::watch(cancel.clone()));
     crate::ui::output::cancel_on_closed_stdout(cancel.clone());
 
     let (ending, session_started) = drive(&mut setup, &output, &prompt, &cancel).await;
@@ -155,19 +156,6 @@ pub async fn run(mut setup: Setup, args: &RunArgs, prompt: String) -> Result<Exi
     Ok(ending.exit)
 }
 
-/// The first Ctrl-C cancels the run; a second one, while the run is still winding down, exits
-/// at once.
-async fn watch_interrupts(cancel: CancellationToken) {
-    if tokio::signal::ctrl_c().await.is_err() {
-        return;
-    }
-    cancel.cancel();
-    if tokio::signal::ctrl_c().await.is_ok() {
-        stderr_line("error: interrupted twice; exiting now");
-        std::process::exit(Exit::Interrupted as i32);
-    }
-}
-
 /// Everything between setup and the result: the wait for MCP servers, SessionStart, the agent
 /// loop. Returns how it ended and whether the session started (so SessionEnd fires).
 async fn drive(
@@ -180,7 +168,9 @@ async fn drive(
     // sees every tool that could be had.
     tokio::select! {
         () = setup.mcp.wait_ready() => {}
-        () = cancel.cancelled() => return (Ending::error("interrupted", Exit::Interrupted, 0), false),
+        () = cancel.cancelled() => {
+            return (Ending::error("interrupted", interrupted_exit(), 0), false);
+        }
     }
     report_failed_servers(&setup.mcp.statuses(), output.sink());
     setup.agent.sync_tools().await;
@@ -223,7 +213,7 @@ async fn drive(
                 exit: Exit::Failure,
                 num_turns: run.num_turns,
             },
-            RunEnd::Interrupted => Ending::error("interrupted", Exit::Interrupted, run.num_turns),
+            RunEnd::Interrupted => Ending::error("interrupted", interrupted_exit(), run.num_turns),
             RunEnd::Stopped(reason) | RunEnd::PromptBlocked(reason) => {
                 Ending::error(reason, Exit::Failure, run.num_turns)
             }

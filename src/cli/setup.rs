@@ -137,6 +137,7 @@ impl Setup {
         // Started last, once nothing else can fail, so no server is left running on an error.
         let mut manager_options = ManagerOptions::new(paths.clone());
         manager_options.handler = Some(mcp_host.clone());
+        manager_options.output_cap = settings.tool_output_limit;
         let mcp = McpManager::start(servers, manager_options);
         agent = agent.with_mcp(mcp.clone());
         let resumed = history.is_some();

@@ -96,6 +96,11 @@ pub trait Tool: Send + Sync {
     fn read_only_hint(&self) -> bool {
         self.kind() == ToolKind::Read
     }
+    /// True when the tool cuts its own output (and says where the rest is), so the agent's
+    /// general cap must not cut it again.
+    fn caps_own_output(&self) -> bool {
+        false
+    }
     /// True for file tools that take a `path` argument which must stay inside the project root.
     fn takes_path(&self) -> bool {
         false

@@ -47,6 +47,10 @@ pub async fn run(mut setup: Setup, first_prompt: Option<String>) -> Result<Exit,
     print_banner(&setup, style);
 
     let ui = Arc::new(ReplUi::new(style));
+    let mcp = setup.mcp.clone();
+    tokio::spawn(crate::cli::signals::exit_on_termination(async move {
+        mcp.shutdown().await;
+    }));
     setup.mcp_host.set_asker(ui.clone());
     let source = if setup.resumed { "resume" } else { "startup" };
     if let Some(reason) = setup.agent.fire_session_start(source, ui.as_ref()).await {
