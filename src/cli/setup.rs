@@ -72,10 +72,11 @@ impl Setup {
             allow_sampling: args.allow_sampling,
         };
         let settings = Settings::load(&paths, &overrides)?;
-        let servers =
+        let (servers, mcp_warnings) =
             crate::config::mcp::load_servers(&paths, &args.mcp_config, args.strict_mcp_config)?;
         let (hooks, hook_warnings) = HookEngine::load(&paths, settings.hooks_disabled)?;
-        for warning in settings.warnings.iter().chain(&hook_warnings) {
+        let all_warnings = settings.warnings.iter().chain(&hook_warnings);
+        for warning in all_warnings.chain(&mcp_warnings) {
             stderr_line(&format!("warning: {warning}"));
         }
         let permissions = Permissions::new(
