@@ -1,5 +1,6 @@
-//! `mcp.json` loading (precedence, expansion, errors with line and column, `__` names) and the
-//! `ling mcp` command helpers (add/remove keep other entries, list/get rendering, call).
+//! `mcp.json` loading (precedence, expansion, errors with line and column, `__` names, warnings
+//! about unknown keys) and the `ling mcp` command helpers (add/remove keep other entries,
+//! list/get rendering, call).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 #[path = "support/mcp.rs"]
@@ -45,7 +46,9 @@ fn later_files_win_and_values_are_resolved() {
     // Cargo sets CARGO_PKG_NAME for every test run; the process environment is never modified.
     assert_eq!(std::env::var("CARGO_PKG_NAME").as_deref(), Ok("ling"));
 
-    let servers = load_servers(&env.paths, std::slice::from_ref(&extra), false).unwrap();
+    let (servers, warnings) =
+        load_servers(&env.paths, std::slice::from_ref(&extra), false).unwrap();
+    assert_eq!(warnings, Vec::<String>::new());
     let names: Vec<&str> = servers.iter().map(|s| s.name.as_str()).collect();
     assert_eq!(names, vec!["shared", "useronly", "remote"]);
     let shared = &servers[0];
@@ -72,7 +75,7 @@ fn later_files_win_and_values_are_resolved() {
     assert!(error.contains("LING_TEST_UNSET_Y"), "{error}");
     assert_eq!(servers[0].expand_error, None);
 
-    let strict = load_servers(&env.paths, &[extra], true).unwrap();
+    let (strict, _) = load_servers(&env.paths, &[extra], true).unwrap();
     assert_eq!(strict.len(), 1);
     assert_eq!(
         strict[0].transport,
@@ -130,6 +133,39 @@ fn invalid_files_are_errors_with_line_and_column() {
     assert!(error.contains("unknown \"type\" \"ws\""), "{error}");
     let missing = load_servers(&env.paths, &[PathBuf::from("nope.json")], true).unwrap_err();
     assert!(matches!(missing, ConfigError::Read { .. }), "{missing}");
+}
+
+#[test]
+fn a_file_that_is_not_an_object_is_an_error_saying_what_to_write() {
+    let env = TestEnv::new();
+    let file = env.paths.project_file("mcp.json");
+    write(&file, "\n  []\n");
+    let error = load_servers(&env.paths, &[], false).unwrap_err();
+    assert!(
+        matches!(&error, ConfigError::Syntax { path, line: 2, column: 3, .. } if *path == file),
+        "{error:?}"
+    );
+    assert!(error.to_string().contains("{\"mcpServers\": {"), "{error}");
+}
+
+#[test]
+fn unknown_keys_and_server_fields_are_warned_about() {
+    let env = TestEnv::new();
+    let file = env.paths.project_file("mcp.json");
+    write(
+        &file,
+        r#"{"mcpServer":{},"mcpServers":{"a":{"command":"x","arg":["-v"]}}}"#,
+    );
+    let (servers, warnings) = load_servers(&env.paths, &[], false).unwrap();
+    assert_eq!(servers.len(), 1);
+    let shown = file.display();
+    assert_eq!(
+        warnings,
+        [
+            format!("{shown}: unknown top-level key `mcpServer` ignored"),
+            format!("{shown}: server \"a\": unknown field `arg` ignored"),
+        ]
+    );
 }
 
 #[test]

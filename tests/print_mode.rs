@@ -254,7 +254,10 @@ fn a_permission_denial_in_print_mode_tells_the_model_and_the_user() {
 #[test]
 fn an_allow_rule_lets_the_command_run() {
     let server = MockServer::start_blocking(vec![
-        Reply::tool_calls(vec![("b1", "bash", json!({"command": "touch ran.txt"}))]),
+        Reply::tool_calls(vec![
+            ("b1", "bash", json!({"command": "touch ran.txt"})),
+            ("b0", "bash", json!({"command": "echo a,b > comma.txt"})),
+        ]),
         Reply::tool_calls(vec![(
             "b2",
             "bash",
@@ -264,10 +267,12 @@ fn an_allow_rule_lets_the_command_run() {
     ]);
     let project = Project::new();
     let mut cmd = project.command(&server.base_url());
-    cmd.args(["-p", "touch", "--allowed-tools", "bash(touch*)"]);
+    // A comma inside a rule's parentheses does not split it.
+    cmd.args(["-p", "touch", "--allowed-tools", "glob,bash(touch*)"]);
+    cmd.args(["--allowed-tools", "bash(echo a,b > comma.txt)"]);
     let out = run(cmd);
     assert_eq!(out.code, Some(0), "stderr: {}", out.stderr);
-    assert!(project.file("ran.txt").exists());
+    assert!(project.file("ran.txt").exists() && project.file("comma.txt").exists());
     let results = tool_messages(&server.requests()[1]);
     assert!(!results[0].1.starts_with("Error:"), "{}", results[0].1);
     // A prefix rule allows a simple command only, never a chain that starts with the prefix.
@@ -277,9 +282,9 @@ fn an_allow_rule_lets_the_command_run() {
     );
     let results = tool_messages(&server.requests()[2]);
     assert!(
-        results[1].1.contains("permission denied"),
+        results[2].1.contains("permission denied"),
         "{}",
-        results[1].1
+        results[2].1
     );
 }
 

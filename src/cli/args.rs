@@ -49,12 +49,13 @@ pub struct RunArgs {
     #[arg(long, value_enum)]
     pub permission_mode: Option<ModeArg>,
 
-    /// Allow rules, comma-separated: a tool name, `mcp__server__*`, or `bash(PREFIX*)`
-    #[arg(long, value_name = "RULE,...", value_delimiter = ',')]
+    /// Allow rules, comma-separated: a tool name, `mcp__server__*`, or `bash(PREFIX*)`.
+    /// Raw flag values; [`split_rules`] splits them.
+    #[arg(long, value_name = "RULE,...")]
     pub allowed_tools: Vec<String>,
 
-    /// Deny rules, comma-separated (deny wins over allow)
-    #[arg(long, value_name = "RULE,...", value_delimiter = ',')]
+    /// Deny rules, comma-separated (deny wins over allow). Raw flag values, like `allowed_tools`.
+    #[arg(long, value_name = "RULE,...")]
     pub disallowed_tools: Vec<String>,
 
     /// Project root (default: the current directory)
@@ -96,6 +97,28 @@ pub struct RunArgs {
     /// More detail on stderr
     #[arg(long)]
     pub verbose: bool,
+}
+
+/// The rules of repeated `--allowed-tools` / `--disallowed-tools` values, split on commas
+/// outside parentheses: `bash(echo a,b)` is one rule, as Ling's own suggestions write it.
+pub fn split_rules(values: &[String]) -> Vec<String> {
+    let mut rules = Vec::new();
+    for value in values {
+        let (mut depth, mut start) = (0usize, 0);
+        for (i, c) in value.char_indices() {
+            match c {
+                '(' => depth += 1,
+                ')' => depth = depth.saturating_sub(1),
+                ',' if depth == 0 => {
+                    rules.push(value[start..i].to_string());
+                    start = i + 1;
+                }
+                _ => {}
+            }
+        }
+        rules.push(value[start..].to_string());
+    }
+    rules
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
@@ -238,4 +261,22 @@ pub enum HooksCommand {
         #[arg(long)]
         json: bool,
     },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    #[test]
+    fn rules_split_on_commas_outside_parentheses_only() {
+        let values = [
+            "read_file,bash(echo a,b && ls),glob".to_string(),
+            "grep".to_string(),
+        ];
+        assert_eq!(
+            split_rules(&values),
+            ["read_file", "bash(echo a,b && ls)", "glob", "grep"]
+        );
+    }
 }

@@ -7,11 +7,11 @@ use tokio_util::sync::CancellationToken;
 use super::args::{ScopeArg, TransportArg};
 use super::setup::project_root;
 use super::{CliError, Exit, McpCommand};
-use crate::config::Paths;
 use crate::config::mcp::load_servers;
+use crate::config::{ConfigError, Paths};
 use crate::mcp::ManagerOptions;
 use crate::mcp::commands::{self, CommandError, Scope};
-use crate::ui::output::stdout;
+use crate::ui::output::{stderr_line, stdout};
 
 /// Where `ling mcp` reads its servers from.
 pub struct McpSources {
@@ -23,7 +23,13 @@ pub struct McpSources {
 pub async fn run(command: McpCommand, sources: McpSources) -> Result<Exit, CliError> {
     let paths = Paths::new(project_root(sources.cwd.as_ref())?);
     let options = ManagerOptions::new(paths.clone());
-    let load = || load_servers(&paths, &sources.extra, sources.strict);
+    let load = || {
+        let (servers, warnings) = load_servers(&paths, &sources.extra, sources.strict)?;
+        for warning in warnings {
+            stderr_line(&format!("warning: {warning}"));
+        }
+        Ok::<_, ConfigError>(servers)
+    };
     match command {
         McpCommand::List { json } => {
             let (statuses, _) = commands::probe(load()?, options).await;

@@ -65,17 +65,18 @@ impl Setup {
             model: args.model.clone(),
             base_url: args.base_url.clone(),
             permission_mode: args.permission_mode.map(Into::into),
-            allowed_tools: args.allowed_tools.clone(),
-            disallowed_tools: args.disallowed_tools.clone(),
+            allowed_tools: super::args::split_rules(&args.allowed_tools),
+            disallowed_tools: super::args::split_rules(&args.disallowed_tools),
             max_turns: args.max_turns,
             no_hooks: args.no_hooks,
             allow_sampling: args.allow_sampling,
         };
         let settings = Settings::load(&paths, &overrides)?;
-        let servers =
+        let (servers, mcp_warnings) =
             crate::config::mcp::load_servers(&paths, &args.mcp_config, args.strict_mcp_config)?;
         let (hooks, hook_warnings) = HookEngine::load(&paths, settings.hooks_disabled)?;
-        for warning in settings.warnings.iter().chain(&hook_warnings) {
+        let all_warnings = settings.warnings.iter().chain(&hook_warnings);
+        for warning in all_warnings.chain(&mcp_warnings) {
             stderr_line(&format!("warning: {warning}"));
         }
         let permissions = Permissions::new(

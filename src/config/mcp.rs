@@ -12,13 +12,15 @@ use serde::de::{MapAccess, Visitor};
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
 
-use super::{ConfigError, Paths, expand_vars, read_json_file, read_json_value};
+use super::json::syntax_error;
+use super::{ConfigError, Paths, expand_vars, read_json_value};
 
 pub const DEFAULT_STARTUP_TIMEOUT_MS: u64 = 30_000;
 pub const DEFAULT_TOOL_TIMEOUT_MS: u64 = 600_000;
 pub const MCP_FILE: &str = "mcp.json";
 
-/// `mcp.json` as written. Keys other than `mcpServers` are ignored (and kept by edits).
+/// `mcp.json` as written. Keys other than `mcpServers` are ignored with a warning (and kept by
+/// edits).
 #[derive(Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RawMcpFile {
@@ -79,6 +81,23 @@ pub struct RawServer {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exclude_tools: Option<Vec<String>>,
 }
+
+/// The JSON names of [`RawServer`]'s fields; any other key in an entry gets a warning. Checked
+/// against the struct by a test.
+const SERVER_FIELDS: &[&str] = &[
+    "type",
+    "command",
+    "args",
+    "env",
+    "cwd",
+    "url",
+    "headers",
+    "disabled",
+    "startupTimeoutMs",
+    "toolTimeoutMs",
+    "includeTools",
+    "excludeTools",
+];
 
 /// How to reach one server, with variables expanded.
 #[derive(Debug, Clone, PartialEq)]
@@ -169,17 +188,19 @@ pub fn config_files(paths: &Paths, extra: &[PathBuf], strict: bool) -> Vec<PathB
     files
 }
 
-/// Loads and resolves every configured server. A missing user or project file is fine; a missing
-/// `--mcp-config` file, invalid JSON or an invalid entry is an error naming the file.
+/// Loads and resolves every configured server, with warnings about ignored keys. A missing user
+/// or project file is fine; a missing `--mcp-config` file, invalid JSON, a file that is not an
+/// object or an invalid entry is an error naming the file.
 pub fn load_servers(
     paths: &Paths,
     extra: &[PathBuf],
     strict: bool,
-) -> Result<Vec<ServerConfig>, ConfigError> {
+) -> Result<(Vec<ServerConfig>, Vec<String>), ConfigError> {
     let explicit: Vec<PathBuf> = extra.iter().map(|p| paths.project_root.join(p)).collect();
     let mut servers: Vec<ServerConfig> = Vec::new();
+    let mut warnings = Vec::new();
     for file in config_files(paths, extra, strict) {
-        let Some(raw) = read_json_file::<RawMcpFile>(&file)? else {
+        let Some(raw) = read_mcp_file(&file, &mut warnings)? else {
             if explicit.contains(&file) {
                 return Err(ConfigError::Read {
                     path: file,
@@ -196,7 +217,46 @@ pub fn load_servers(
             }
         }
     }
-    Ok(servers)
+    Ok((servers, warnings))
+}
+
+/// Reads one file, which must hold a JSON object, warning about keys Ling does not know.
+fn read_mcp_file(
+    file: &Path,
+    warnings: &mut Vec<String>,
+) -> Result<Option<RawMcpFile>, ConfigError> {
+    let Some((text, value)) = read_json_value(file)? else {
+        return Ok(None);
+    };
+    let Value::Object(root) = &value else {
+        // serde would happily build the struct from an array, so this is checked first.
+        let start = text.len() - text.trim_start().len();
+        let line_start = text[..start].rfind('\n').map_or(0, |i| i + 1);
+        return Err(ConfigError::Syntax {
+            path: file.to_path_buf(),
+            line: text[..start].matches('\n').count() + 1,
+            column: start - line_start + 1,
+            message:
+                "expected a JSON object like {\"mcpServers\": {\"NAME\": {\"command\": \"...\"}}}"
+                    .into(),
+        });
+    };
+    let shown = file.display();
+    for key in root.keys().filter(|k| *k != "mcpServers") {
+        warnings.push(format!("{shown}: unknown top-level key `{key}` ignored"));
+    }
+    let entries = root.get("mcpServers").and_then(Value::as_object);
+    for (name, entry) in entries.into_iter().flatten() {
+        let unknown = entry.as_object().into_iter().flat_map(|e| e.keys());
+        for key in unknown.filter(|k| !SERVER_FIELDS.contains(&k.as_str())) {
+            warnings.push(format!(
+                "{shown}: server {name:?}: unknown field `{key}` ignored"
+            ));
+        }
+    }
+    serde_json::from_str(&text)
+        .map(Some)
+        .map_err(|e| syntax_error(file, &e))
 }
 
 /// Checks a server name: it becomes part of `mcp__<server>__<tool>`, so it may not contain `__`.
@@ -410,6 +470,35 @@ mod tests {
         assert!(config.allows_tool("a"));
         assert!(!config.allows_tool("b"));
         assert!(!config.allows_tool("c"));
+    }
+
+    #[test]
+    fn server_fields_name_every_raw_server_field() {
+        let full = RawServer {
+            kind: Some(String::new()),
+            command: Some(String::new()),
+            args: Some(vec![]),
+            env: Some(BTreeMap::new()),
+            cwd: Some(String::new()),
+            url: Some(String::new()),
+            headers: Some(BTreeMap::new()),
+            disabled: Some(false),
+            startup_timeout_ms: Some(0),
+            tool_timeout_ms: Some(0),
+            include_tools: Some(vec![]),
+            exclude_tools: Some(vec![]),
+        };
+        let value = serde_json::to_value(full).unwrap();
+        let mut keys: Vec<&str> = value
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
+        keys.sort_unstable();
+        let mut expected = SERVER_FIELDS.to_vec();
+        expected.sort_unstable();
+        assert_eq!(keys, expected);
     }
 
     #[test]

@@ -209,6 +209,14 @@ impl Settings {
                 ));
             }
         };
+        let settings_max_turns = pick(project, user, |s| s.max_turns);
+        if settings_max_turns == Some(0) {
+            return Err(
+                "maxTurns is 0, which would stop every run before its first model request; set it \
+                 to 1 or more, or remove it for no limit"
+                    .to_string(),
+            );
+        }
         let ms = |v: Option<u64>, default: u64| Duration::from_millis(v.unwrap_or(default));
 
         Ok(Self {
@@ -221,9 +229,7 @@ impl Settings {
             deny_rules,
             hooks_disabled: overrides.no_hooks
                 || pick(project, user, |s| s.disable_all_hooks).unwrap_or(false),
-            max_turns: overrides
-                .max_turns
-                .or_else(|| pick(project, user, |s| s.max_turns)),
+            max_turns: overrides.max_turns.or(settings_max_turns),
             tool_output_limit: pick(project, user, |s| s.tool_output_limit).unwrap_or(100_000),
             connect_timeout: ms(pick(project, user, |s| s.connect_timeout_ms), 10_000),
             first_byte_timeout: ms(pick(project, user, |s| s.first_byte_timeout_ms), 120_000),
@@ -282,6 +288,23 @@ mod tests {
         .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(s.api_key.as_deref(), Some("sk-1"));
         assert_eq!(s.api_key_env, "DEEPSEEK_API_KEY");
+    }
+
+    #[test]
+    fn max_turns_0_is_an_error_naming_the_setting() {
+        let project = raw(r#"{"maxTurns":0}"#);
+        let err = Settings::resolve(
+            &RawSettings::default(),
+            &project,
+            &SettingsOverrides::default(),
+            &|_| None,
+        )
+        .err()
+        .unwrap_or_default();
+        assert!(
+            err.contains("maxTurns is 0") && err.contains("1 or more"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -130,10 +130,18 @@ struct Edit {
 }
 
 fn apply(old: &str, args: &Args, shown: &str) -> Result<Edit, ToolError> {
-    let starts: Vec<usize> = old
-        .match_indices(&args.old_string)
-        .map(|(i, _)| i)
-        .collect();
+    // read_file shows CRLF lines without their `\r`, so a multi-line old_string copied from it
+    // has bare `\n`; matching with `\r\n` (and writing it) keeps the file's line endings.
+    let crlf = old.contains("\r\n") && !args.old_string.contains('\r');
+    let with_crlf = |text: &str| {
+        if crlf {
+            text.replace("\r\n", "\n").replace('\n', "\r\n")
+        } else {
+            text.to_string()
+        }
+    };
+    let (find, put) = (with_crlf(&args.old_string), with_crlf(&args.new_string));
+    let starts: Vec<usize> = old.match_indices(&find).map(|(i, _)| i).collect();
     match starts.len() {
         0 => return Err(not_found(old, &args.old_string, shown)),
         n if n > 1 && !args.replace_all => {
@@ -151,9 +159,9 @@ fn apply(old: &str, args: &Args, shown: &str) -> Result<Edit, ToolError> {
         _ => {}
     }
     let text = if args.replace_all {
-        old.replace(&args.old_string, &args.new_string)
+        old.replace(&find, &put)
     } else {
-        old.replacen(&args.old_string, &args.new_string, 1)
+        old.replacen(&find, &put, 1)
     };
     Ok(Edit {
         text,
@@ -230,6 +238,19 @@ mod tests {
             (edit.text.as_str(), edit.count, edit.first_line),
             ("a\nB\nc\n", 1, 1)
         );
+    }
+
+    #[test]
+    fn a_multi_line_edit_of_a_crlf_file_keeps_its_line_endings() {
+        let edit = apply(
+            "alpha\r\nbeta\r\ngamma\r\n",
+            &args("alpha\nbeta", "one\ntwo\nthree", false),
+            "f",
+        )
+        .unwrap();
+        assert_eq!(edit.text, "one\r\ntwo\r\nthree\r\ngamma\r\n");
+        let edit = apply("a\r\nb\r\n", &args("a\r\nb", "c\nd", false), "f").unwrap();
+        assert_eq!(edit.text, "c\nd\r\n");
     }
 
     #[test]
