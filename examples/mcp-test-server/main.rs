@@ -1,7 +1,8 @@
 //! A deliberately misbehaving MCP server over stdio, for Ling's MCP tests and benches. Flags
 //! choose the misbehaviour (slow start, crash, hang, garbage on stdout, a huge line, pagination,
-//! list_changed, a given protocol version...). Every message it receives is appended to the file
-//! named by `MCP_TEST_LOG`, so tests can check what Ling sent (e.g. `notifications/cancelled`).
+//! list_changed, a given protocol version, no longer reading stdin...). Every message it receives
+//! is appended to the file named by `MCP_TEST_LOG`, so tests can check what Ling sent (e.g.
+//! `notifications/cancelled`).
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 use std::collections::HashMap;
@@ -28,6 +29,7 @@ struct Opts {
     extra_tools: usize,
     tool_names: Vec<String>,
     stderr_lines: usize,
+    stop_reading_after: Option<usize>,
 }
 
 fn parse_args() -> Opts {
@@ -52,6 +54,7 @@ fn parse_args() -> Opts {
             "--extra-tools" => opts.extra_tools = value().parse().unwrap_or(0),
             "--tool-name" => opts.tool_names.push(value()),
             "--stderr-lines" => opts.stderr_lines = value().parse().unwrap_or(0),
+            "--stop-reading-after" => opts.stop_reading_after = value().parse().ok(),
             other => eprintln!("mcp-test-server: ignoring unknown argument {other}"),
         }
     }
@@ -294,7 +297,7 @@ fn main() {
         server.send(&json!({"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"garbage mode"}}));
     }
     let stdin = std::io::stdin();
-    for line in stdin.lock().lines() {
+    for (count, line) in stdin.lock().lines().enumerate() {
         let Ok(line) = line else { break };
         server.record(&line);
         let Ok(message) = serde_json::from_str::<Value>(&line) else {
@@ -335,6 +338,13 @@ fn main() {
                 }
             }
             (None, None) => eprintln!("mcp-test-server: neither request nor response: {line}"),
+        }
+        if server.opts.stop_reading_after == Some(count + 1) {
+            // Keeps running, never reading again: the writer's pipe fills up.
+            eprintln!("mcp-test-server: stopped reading stdin as asked");
+            loop {
+                std::thread::park();
+            }
         }
     }
     eprintln!("mcp-test-server: stdin closed, exiting");

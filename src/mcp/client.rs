@@ -365,7 +365,28 @@ impl McpClient {
             }
         }
         let message = Message::request(RequestId::Number(id), method, params);
-        if let Err(source) = inner.transport.send(message).await {
+        let timeout = call.timeout.unwrap_or(inner.options.request_timeout);
+        let deadline = tokio::time::Instant::now() + timeout;
+        let timed_out = || McpError::Timeout {
+            server: server(),
+            method: method.to_string(),
+            after: timeout,
+        };
+        let cancelled = async {
+            match call.cancel {
+                Some(token) => token.cancelled().await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::pin!(cancelled);
+        // The write is bounded too: a server that stops reading its stdin blocks it. Giving up
+        // on an unsent request needs no notice to the server (the guard just forgets the id).
+        let sent = tokio::select! {
+            sent = inner.transport.send(message) => sent,
+            () = tokio::time::sleep_until(deadline) => return Err(timed_out()),
+            () = &mut cancelled => return Err(McpError::Cancelled),
+        };
+        if let Err(source) = sent {
             // A write usually fails because the server just exited: report why it did (exit
             // status and stderr) rather than the broken pipe, once the transport knows.
             return match tokio::time::timeout(CLOSE_REPORT_WAIT, self.closed()).await {
@@ -379,22 +400,15 @@ impl McpClient {
                 }),
             };
         }
-        let timeout = call.timeout.unwrap_or(inner.options.request_timeout);
-        let cancelled = async {
-            match call.cancel {
-                Some(token) => token.cancelled().await,
-                None => std::future::pending().await,
-            }
-        };
         let outcome = tokio::select! {
             outcome = reply => outcome,
-            () = tokio::time::sleep(timeout) => {
+            () = tokio::time::sleep_until(deadline) => {
                 if !call.no_cancel_notice {
                     guard.abandon(format!("timed out after {}s", timeout.as_secs_f64())).await;
                 }
-                return Err(McpError::Timeout { server: server(), method: method.to_string(), after: timeout });
+                return Err(timed_out());
             }
-            () = cancelled => {
+            () = &mut cancelled => {
                 guard.abandon("interrupted by the user".to_string()).await;
                 return Err(McpError::Cancelled);
             }

@@ -1,8 +1,9 @@
 //! The stdio transport: the server is a child process in its own process group, spoken to with
 //! one JSON message per line. Lines are bounded ([`MAX_LINE`]): a longer one is skipped as it
 //! streams by, never buffered whole; lines that are not JSON-RPC are logged and skipped. stderr is
-//! drained into the server's log (its tail kept for error reports). Shutdown closes stdin, waits,
-//! then SIGTERMs and finally SIGKILLs the group.
+//! drained into the server's log (its tail kept for error reports). A write that blocks too long
+//! or is abandoned halfway kills the server. Shutdown closes stdin, waits, then SIGTERMs and
+//! finally SIGKILLs the group, and ends whatever the server left running in it.
 
 use std::path::Path;
 use std::process::Stdio;
@@ -26,6 +27,11 @@ pub const MAX_LINE: usize = 16 * 1024 * 1024;
 /// behaved servers exit within milliseconds of stdin closing; some (server-everything once roots
 /// are declared) keep timers alive and only go on SIGTERM, so the first wait is kept short.
 const SHUTDOWN_STEP: Duration = Duration::from_secs(1);
+/// How long one write to the server's stdin may block. A server reads what it is sent at once;
+/// one that does not for this long has stopped reading and is killed.
+const WRITE_LIMIT: Duration = Duration::from_secs(30);
+/// How often [`end_group`] checks whether the process group is empty.
+const GROUP_POLL: Duration = Duration::from_millis(20);
 /// How much of a skipped line the log shows.
 const LOGGED_PREFIX: usize = 200;
 
@@ -130,24 +136,54 @@ impl Transport for StdioTransport {
                 "the server connection is closed".into(),
             ));
         };
-        if let Err(e) = pipe.write_all(&line).await {
-            return Err(TransportError::Closed(
-                self.log
-                    .with_tail(&format!("cannot write to the server: {e}")),
-            ));
+        // A half-written line leaves the stream unusable, so a write that is abandoned (the
+        // caller's timeout or Ctrl-C dropped this future) or stuck past the deadline (the server
+        // stopped reading its stdin) ends the server.
+        let mut stuck = StuckWrite {
+            pid: self.pid,
+            log: &self.log,
+            armed: true,
+        };
+        let written = tokio::time::timeout(WRITE_LIMIT, pipe.write_all(&line)).await;
+        match written {
+            Ok(Ok(())) => {
+                stuck.armed = false;
+                Ok(())
+            }
+            Ok(Err(e)) => {
+                stuck.armed = false;
+                Err(TransportError::Closed(
+                    self.log
+                        .with_tail(&format!("cannot write to the server: {e}")),
+                ))
+            }
+            Err(_) => Err(TransportError::Closed(self.log.with_tail(&format!(
+                "the server stopped reading its stdin (a write was stuck for {}s); killed it",
+                WRITE_LIMIT.as_secs()
+            )))),
         }
-        Ok(())
     }
 
     async fn close(&self) {
-        // Closing stdin is the polite request; most servers exit within milliseconds.
-        if let Some(mut pipe) = self.stdin.lock().await.take() {
-            let _ = pipe.shutdown().await;
+        // Closing stdin is the polite request; most servers exit within milliseconds. A writer
+        // stuck on a full pipe holds the lock: then go straight to the signals.
+        match tokio::time::timeout(SHUTDOWN_STEP, self.stdin.lock()).await {
+            Ok(mut stdin) => {
+                if let Some(mut pipe) = stdin.take() {
+                    let _ = tokio::time::timeout(SHUTDOWN_STEP, pipe.shutdown()).await;
+                }
+            }
+            Err(_) => self
+                .log
+                .line("ling", "a write to the server is stuck; not waiting for it"),
         }
+        let Some(pid) = self.pid else {
+            return;
+        };
         for signal in [None, Some(Signal::SIGTERM), Some(Signal::SIGKILL)] {
-            if let (Some(signal), Some(pid)) = (signal, self.pid) {
+            if let Some(signal) = signal {
                 if self.exited.borrow().is_some() {
-                    return;
+                    break;
                 }
                 let _ = killpg(Pid::from_raw(pid), signal);
                 self.log.line(
@@ -158,8 +194,51 @@ impl Transport for StdioTransport {
             let mut exited = self.exited.clone();
             let wait = exited.wait_for(|status| status.is_some());
             if tokio::time::timeout(SHUTDOWN_STEP, wait).await.is_ok() {
-                return;
+                break;
             }
+        }
+        end_group(pid, &self.log).await;
+    }
+}
+
+/// Ends what the server left behind in its process group once it exited itself (`sh -c 'helper
+/// & exec server'`): SIGTERM, then SIGKILL if anything is still there after a moment.
+async fn end_group(pid: i32, log: &ServerLog) {
+    let group = Pid::from_raw(pid);
+    let has_members = || killpg(group, None).is_ok();
+    if !has_members() {
+        return;
+    }
+    let _ = killpg(group, Signal::SIGTERM);
+    log.line(
+        "ling",
+        "sent SIGTERM to what is left of the server's process group",
+    );
+    let until = tokio::time::Instant::now() + SHUTDOWN_STEP;
+    while has_members() && tokio::time::Instant::now() < until {
+        tokio::time::sleep(GROUP_POLL).await;
+    }
+    if has_members() {
+        // Members that exited but are not reaped yet still count; SIGKILL is harmless to them.
+        let _ = killpg(group, Signal::SIGKILL);
+    }
+}
+
+/// Kills the server's process group when dropped armed: a write that did not finish.
+struct StuckWrite<'a> {
+    pid: Option<i32>,
+    log: &'a ServerLog,
+    armed: bool,
+}
+
+impl Drop for StuckWrite<'_> {
+    fn drop(&mut self) {
+        if let (true, Some(pid)) = (self.armed, self.pid) {
+            let _ = killpg(Pid::from_raw(pid), Signal::SIGKILL);
+            self.log.line(
+                "ling",
+                "a write to the server did not finish; sent SIGKILL to its process group",
+            );
         }
     }
 }
