@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 
 use ling::mcp::jsonrpc::{Message, RequestId};
 use ling::mcp::transport::{Connection, TransportEvent, http, sse};
+use ling::mcp::{ClientOptions, McpClient, McpError, ServerLog};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 use support::{Recorded, Reply, Step, TestServer, event};
@@ -358,6 +359,7 @@ async fn http_500_fails_the_request_at_once_with_status_and_body() {
     };
     assert_eq!(id, Some(RequestId::Number(4)));
     assert_eq!(error.code, http::HTTP_ERROR_CODE);
+    assert!(http::is_transport_failure(&error));
     assert!(
         error.message.contains("500") && error.message.contains("boom: database down"),
         "{}",
@@ -502,5 +504,40 @@ async fn a_cancelled_request_is_neither_resumed_nor_failed() {
     assert!(
         conn.events.try_recv().is_err(),
         "a cancelled request gets no made-up answer"
+    );
+}
+
+#[tokio::test]
+async fn a_refused_connection_reads_as_a_transport_error_not_a_server_error() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .unwrap()
+        .port();
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let conn = http::connect(&url, &[], TIMEOUT).await.unwrap();
+    let options = ClientOptions::new("remote", Arc::new(ServerLog::discard()));
+    let error = McpClient::connect(conn, options).await.err().unwrap();
+    assert!(matches!(error, McpError::Transport { .. }), "{error:?}");
+    let text = error.to_string();
+    assert!(
+        text.starts_with("MCP server \"remote\": cannot connect to")
+            && text.contains("127.0.0.1")
+            && !text.contains("returned error"),
+        "{text}"
+    );
+}
+
+#[tokio::test]
+async fn a_servers_own_32000_error_stays_a_server_error() {
+    let body = json!({"jsonrpc":"2.0","id":0,"error":{"code":-32000,"message":"quota exceeded"}});
+    let server = TestServer::start(move |_: &Recorded| Reply::json(body.clone())).await;
+    let conn = http::connect(&server.base, &[], TIMEOUT).await.unwrap();
+    let options = ClientOptions::new("remote", Arc::new(ServerLog::discard()));
+    let error = McpClient::connect(conn, options).await.err().unwrap();
+    assert!(
+        error
+            .to_string()
+            .contains("returned error -32000: quota exceeded"),
+        "{error}"
     );
 }

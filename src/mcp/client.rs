@@ -19,7 +19,8 @@ use super::handler::{
 use super::jsonrpc::{ErrorObject, Message, RequestId};
 use super::log::ServerLog;
 use super::peer::{Incoming, Outcome, Pending, ProgressRoutes};
-use super::transport::{Connection, Transport, TransportEvent};
+use super::transport::http::is_transport_failure;
+use super::transport::{Connection, Transport, TransportError, TransportEvent};
 use super::types::{
     CallToolResult, LATEST_PROTOCOL_VERSION, ProgressCallback, SUPPORTED_PROTOCOL_VERSIONS,
     ServerInfo, Tool,
@@ -415,6 +416,12 @@ impl McpClient {
         };
         match outcome {
             Ok(Outcome::Result(value)) => Ok(value),
+            // The HTTP transports answer a failed exchange (connection refused, HTTP 500) this
+            // way; it is not the server's answer.
+            Ok(Outcome::Error(error)) if is_transport_failure(&error) => Err(McpError::Transport {
+                server: server(),
+                source: TransportError::Http(error.message),
+            }),
             Ok(Outcome::Error(error)) => Err(McpError::Rpc {
                 server: server(),
                 error: Box::new(error),

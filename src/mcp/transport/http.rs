@@ -20,7 +20,7 @@ use super::http_reply;
 use super::{Connection, Transport, TransportError, TransportEvent};
 use crate::mcp::jsonrpc::{Message, RequestId};
 
-pub use super::http_common::HTTP_ERROR_CODE;
+pub use super::http_common::{HTTP_ERROR_CODE, is_transport_failure};
 
 pub(crate) const SESSION_HEADER: &str = "mcp-session-id";
 pub(crate) const VERSION_HEADER: &str = "mcp-protocol-version";

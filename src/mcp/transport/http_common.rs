@@ -10,11 +10,19 @@ use reqwest::{StatusCode, Url};
 use tokio::sync::mpsc;
 
 use super::{TransportError, TransportEvent};
-use crate::mcp::jsonrpc::{Message, RequestId};
+use crate::mcp::jsonrpc::{ErrorObject, Message, RequestId};
 
 /// The code of the JSON-RPC errors a transport makes up for a failed HTTP exchange (the code the
 /// MCP TypeScript SDK uses for its transport errors).
 pub const HTTP_ERROR_CODE: i64 = -32000;
+/// The `data` of those made-up errors: servers use -32000 for their own errors too.
+const TRANSPORT_FAILURE: &str = "ling: transport failure";
+
+/// Whether `error` was made up by a transport for a failed exchange (not sent by the server).
+pub fn is_transport_failure(error: &ErrorObject) -> bool {
+    error.code == HTTP_ERROR_CODE
+        && error.data.as_ref().and_then(serde_json::Value::as_str) == Some(TRANSPORT_FAILURE)
+}
 
 /// How much of an error body is quoted in a message.
 const SNIPPET_CHARS: usize = 300;
@@ -150,7 +158,14 @@ pub(crate) fn content_type(response: &reqwest::Response) -> String {
 pub(crate) fn fail_request(events: &mpsc::Sender<TransportEvent>, id: RequestId, reason: String) {
     let events = events.clone();
     tokio::spawn(async move {
-        let message = Message::error(Some(id), HTTP_ERROR_CODE, reason);
+        let message = Message::Error {
+            id: Some(id),
+            error: ErrorObject {
+                code: HTTP_ERROR_CODE,
+                message: reason,
+                data: Some(TRANSPORT_FAILURE.into()),
+            },
+        };
         let _ = events.send(TransportEvent::Message(message)).await;
     });
 }
