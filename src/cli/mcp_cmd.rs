@@ -37,17 +37,20 @@ pub async fn run(command: McpCommand, sources: McpSources) -> Result<Exit, CliEr
             Ok(Exit::Success)
         }
         McpCommand::Get { name, json } => {
-            let config = load()?
-                .into_iter()
+            let mut configs = load()?;
+            let config = configs
+                .iter()
                 .find(|c| c.name == name)
+                .cloned()
                 .ok_or_else(|| unknown_server(&name))?;
-            let (statuses, tools) = commands::probe(vec![config.clone()], options).await;
-            stdout(&commands::render_get(
-                &config,
-                statuses.first(),
-                &tools,
-                json,
-            ));
+            // Only this server is started, but its tools are named within the whole config, as
+            // the agent names them.
+            for other in configs.iter_mut().filter(|c| c.name != name) {
+                other.disabled = true;
+            }
+            let (statuses, tools) = commands::probe(configs, options).await;
+            let status = statuses.iter().find(|s| s.name == name);
+            stdout(&commands::render_get(&config, status, &tools, json));
             Ok(Exit::Success)
         }
         McpCommand::Add {

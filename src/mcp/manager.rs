@@ -18,7 +18,7 @@ use super::client::{ClientOptions, McpClient};
 use super::error::McpError;
 use super::handler::ClientHandler;
 use super::log::ServerLog;
-use super::naming::{Namer, normalize_schema};
+use super::naming::{assign_names, normalize_schema, server_prefixes};
 use super::render::{DEFAULT_OUTPUT_CAP, RenderedResult, render};
 use super::transport;
 use super::types::{ProgressCallback, ServerInfo, Tool};
@@ -93,6 +93,8 @@ pub struct McpToolInfo {
 pub struct McpManager {
     options: ManagerOptions,
     slots: Vec<Slot>,
+    /// The server part of each slot's tool names ([`server_prefixes`] over every config).
+    prefixes: Vec<String>,
     catalog: RwLock<Catalog>,
     status: watch::Sender<Vec<ServerStatus>>,
 }
@@ -144,9 +146,11 @@ impl McpManager {
             })
             .collect();
         let (status, _) = watch::channel(Vec::new());
+        let prefixes = server_prefixes(slots.iter().map(|s| s.config.name.as_str()));
         let manager = Arc::new(Self {
             options,
             slots,
+            prefixes,
             catalog: RwLock::default(),
             status,
         });
@@ -429,37 +433,51 @@ impl McpManager {
         Err(failure)
     }
 
+    /// Names are computed over the connected servers in config order, each server under its
+    /// config-derived prefix, so a server's tool names stay put as others connect or drop out.
     fn rebuild_catalog(&self) {
-        let mut namer = Namer::default();
-        let mut tools = Vec::new();
-        for slot in &self.slots {
+        let mut offered: Vec<(usize, Tool)> = Vec::new();
+        for (index, slot) in self.slots.iter().enumerate() {
             let Ok(state) = slot.state.lock() else {
                 continue;
             };
             if state.state != ServerState::Connected {
                 continue;
             }
-            let server = &slot.config.name;
-            for tool in &state.tools {
-                if tool.requires_task() || !slot.config.allows_tool(&tool.name) {
-                    continue;
-                }
+            offered.extend(
+                state
+                    .tools
+                    .iter()
+                    .filter(|t| !t.requires_task() && slot.config.allows_tool(&t.name))
+                    .map(|t| (index, t.clone())),
+            );
+        }
+        let names = assign_names(
+            offered
+                .iter()
+                .map(|(i, t)| (self.prefixes[*i].as_str(), t.name.as_str())),
+        );
+        let tools: Vec<McpToolInfo> = offered
+            .into_iter()
+            .zip(names)
+            .map(|((index, tool), exposed_name)| {
+                let server = &self.slots[index].config.name;
                 let description = tool
                     .description
                     .as_deref()
                     .or(tool.title.as_deref())
                     .unwrap_or_default();
-                tools.push(McpToolInfo {
-                    exposed_name: namer.assign(server, &tool.name),
+                McpToolInfo {
+                    exposed_name,
                     server: server.clone(),
                     original_name: tool.name.clone(),
                     description: format!("[MCP:{server}] {description}"),
                     input_schema: normalize_schema(&tool.input_schema),
                     read_only: tool.read_only(),
                     annotations: tool.annotations.clone(),
-                });
-            }
-        }
+                }
+            })
+            .collect();
         let by_name = tools
             .iter()
             .enumerate()

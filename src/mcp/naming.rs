@@ -1,7 +1,8 @@
 //! How MCP tools are named and described for the model: `mcp__<server>__<tool>` with every
 //! character outside `[A-Za-z0-9_-]` replaced by `_`, cut to 64 characters with a stable hash
-//! suffix, collisions resolved by a numbered suffix in a fixed order; and input schemas
-//! normalised to what OpenAI-compatible APIs accept.
+//! suffix, servers that sanitise alike told apart from the config alone, remaining collisions
+//! resolved by a numbered suffix in a fixed order; and input schemas normalised to what
+//! OpenAI-compatible APIs accept.
 
 use std::collections::HashSet;
 
@@ -23,10 +24,38 @@ pub fn sanitize(text: &str) -> String {
         .collect()
 }
 
-/// The name a tool gets before collisions are resolved: sanitised, and when too long cut to
-/// fit with `_` and 8 hex digits of a hash of the full, unsanitised name (stable across runs).
-pub fn exposed_name(server: &str, tool: &str) -> String {
-    let full = format!("mcp__{server}__{tool}");
+/// The server part of every configured server's tool names, in config order: sanitised; when
+/// servers sanitise alike (`a.b`, `a_b`), one whose name needed no sanitising keeps it and the
+/// others are numbered in order (`a_b_2`, skipping names other servers have). Computed from the
+/// whole config, so a server's tool names never depend on which others are connected.
+pub fn server_prefixes<'a>(servers: impl IntoIterator<Item = &'a str>) -> Vec<String> {
+    let names: Vec<&str> = servers.into_iter().collect();
+    let mut used: HashSet<String> = names.iter().map(|n| sanitize(n)).collect();
+    let mut given: HashSet<String> = names
+        .iter()
+        .filter(|n| sanitize(n) == **n)
+        .map(|n| n.to_string())
+        .collect();
+    names
+        .iter()
+        .map(|name| {
+            let base = sanitize(name);
+            if base == *name || given.insert(base.clone()) {
+                return base;
+            }
+            (2..)
+                .map(|n| format!("{base}_{n}"))
+                .find(|candidate| used.insert(candidate.clone()))
+                .unwrap_or(base)
+        })
+        .collect()
+}
+
+/// The name a tool gets before collisions are resolved: `mcp__<prefix>__<tool>` sanitised (the
+/// prefix from [`server_prefixes`]), and when too long cut to fit with `_` and 8 hex digits of
+/// a hash of the full, unsanitised name (stable across runs).
+pub fn exposed_name(prefix: &str, tool: &str) -> String {
+    let full = format!("mcp__{prefix}__{tool}");
     let name = sanitize(&full);
     if name.len() <= MAX_NAME {
         return name;
@@ -42,29 +71,33 @@ fn fnv1a(bytes: &[u8]) -> u32 {
     })
 }
 
-/// Hands out unique names: the first tool keeps its name, a later one that would collide gets
-/// `_2`, `_3`... (still within 64 characters). Feed tools in a fixed order for stable names.
-#[derive(Debug, Default)]
-pub struct Namer {
-    used: HashSet<String>,
-}
-
-impl Namer {
-    pub fn assign(&mut self, server: &str, tool: &str) -> String {
-        let base = exposed_name(server, tool);
-        if self.used.insert(base.clone()) {
-            return base;
-        }
-        for n in 2.. {
-            let suffix = format!("_{n}");
-            let keep = base.len().min(MAX_NAME - suffix.len());
-            let candidate = format!("{}{suffix}", &base[..keep]);
-            if self.used.insert(candidate.clone()) {
-                return candidate;
+/// Unique names for `(prefix, tool)` pairs given in a fixed order (config order, then each
+/// server's tool list order): the first of equal names keeps it, later ones get `_2`, `_3`...
+/// (within 64 characters). Every name some tool has on its own is reserved first, so a suffix
+/// never takes a real tool's name.
+pub fn assign_names<'a>(tools: impl IntoIterator<Item = (&'a str, &'a str)>) -> Vec<String> {
+    let bases: Vec<String> = tools
+        .into_iter()
+        .map(|(prefix, tool)| exposed_name(prefix, tool))
+        .collect();
+    let mut used: HashSet<String> = bases.iter().cloned().collect();
+    let mut given = HashSet::new();
+    bases
+        .into_iter()
+        .map(|base| {
+            if given.insert(base.clone()) {
+                return base;
             }
-        }
-        base
-    }
+            (2..)
+                .map(|n| {
+                    let suffix = format!("_{n}");
+                    let keep = base.len().min(MAX_NAME - suffix.len());
+                    format!("{}{suffix}", &base[..keep])
+                })
+                .find(|candidate| used.insert(candidate.clone()))
+                .unwrap_or(base)
+        })
+        .collect()
 }
 
 /// An input schema as OpenAI-compatible APIs want it: an object schema with `properties`, and
@@ -108,16 +141,36 @@ mod tests {
     }
 
     #[test]
-    fn resolves_collisions_in_order() {
-        let mut namer = Namer::default();
-        assert_eq!(namer.assign("s", "a.b"), "mcp__s__a_b");
-        assert_eq!(namer.assign("s", "a/b"), "mcp__s__a_b_2");
-        assert_eq!(namer.assign("s", "a b"), "mcp__s__a_b_3");
+    fn resolves_collisions_in_order_without_taking_real_names() {
         let long = "x".repeat(80);
-        let first = namer.assign("s", &long);
-        let second = namer.assign("s", &long); // the same tool twice: still unique
-        assert_ne!(first, second);
-        assert!(second.len() <= MAX_NAME);
+        let tools = [
+            ("s", "a.b"),
+            ("s", "a/b"),
+            ("s", "a_b_2"),
+            ("s", "a b"),
+            ("s", long.as_str()),
+            ("s", long.as_str()), // the same tool twice: still unique
+        ];
+        let names = assign_names(tools);
+        assert_eq!(
+            names[..4],
+            [
+                "mcp__s__a_b",
+                "mcp__s__a_b_3",
+                "mcp__s__a_b_2",
+                "mcp__s__a_b_4"
+            ]
+        );
+        assert_ne!(names[4], names[5]);
+        assert!(names[5].len() <= MAX_NAME);
+    }
+
+    #[test]
+    fn servers_that_sanitise_alike_get_distinct_prefixes() {
+        assert_eq!(
+            server_prefixes(["a.b", "a_b", "a_b_2", "a b", "c"]),
+            ["a_b_3", "a_b", "a_b_2", "a_b_4", "c"]
+        );
     }
 
     #[test]
