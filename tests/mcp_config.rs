@@ -88,6 +88,14 @@ fn later_files_win_and_values_are_resolved() {
     );
 }
 
+fn load_servers_from(
+    env: &TestEnv,
+    text: &str,
+) -> Result<Vec<ling::config::mcp::ServerConfig>, ConfigError> {
+    write(&env.paths.project_file("mcp.json"), text);
+    load_servers(&env.paths, &[], false)
+}
+
 #[test]
 fn invalid_files_are_errors_with_line_and_column() {
     let env = TestEnv::new();
@@ -131,6 +139,29 @@ fn invalid_files_are_errors_with_line_and_column() {
         .unwrap_err()
         .to_string();
     assert!(error.contains("unknown \"type\" \"ws\""), "{error}");
+    let at = |text: &str| match load_servers_from(&env, text) {
+        Err(ConfigError::Syntax {
+            line,
+            column,
+            message,
+            ..
+        }) => (line, column, message),
+        other => panic!("expected a positioned error for {text}, got {other:?}"),
+    };
+    let (line, column, message) = at(
+        "{\"mcpServers\": {\n  \"ok\": {\"command\": \"x\"},\n  \"my__srv\": {\"command\": \"x\"}}}",
+    );
+    assert_eq!((line, column), (3, 3), "{message}");
+    assert!(message.contains("\"my__srv\""), "{message}");
+    let (line, column, message) = at("{\"mcpServers\": {\n  \"\": {\"command\": \"x\"}}}");
+    assert_eq!((line, column), (2, 3), "{message}");
+    assert!(message.contains("empty"), "{message}");
+    let (line, column, message) =
+        at("{\"mcpServers\": {\n  \"a\": {\"url\": \"x\",\n        \"type\": \"ws\"}}}");
+    assert_eq!((line, column), (3, 17), "{message}");
+    assert!(message.contains("unknown \"type\" \"ws\""), "{message}");
+    let (line, column, _) = at("{\"mcpServers\": {\n  \"a\": {\"args\": []}}}");
+    assert_eq!((line, column), (2, 3));
     let missing = load_servers(&env.paths, &[PathBuf::from("nope.json")], true).unwrap_err();
     assert!(matches!(missing, ConfigError::Read { .. }), "{missing}");
 }

@@ -12,6 +12,7 @@ use serde::de::{MapAccess, Visitor};
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
 
+use super::hooks::locate::{Seg, locate};
 use super::json::syntax_error;
 use super::{ConfigError, Paths, expand_vars, read_json_value};
 
@@ -210,7 +211,8 @@ pub fn load_servers(
             continue;
         };
         for (name, entry) in raw.mcp_servers.0 {
-            let server = resolve_server(&name, &entry, &file, paths)?;
+            let server = resolve_server(&name, &entry, &file, paths)
+                .map_err(|e| positioned(e, &file, &name, &entry))?;
             match servers.iter_mut().find(|s| s.name == name) {
                 Some(existing) => *existing = server,
                 None => servers.push(server),
@@ -257,6 +259,30 @@ fn read_mcp_file(
     serde_json::from_str(&text)
         .map(Some)
         .map_err(|e| syntax_error(file, &e))
+}
+
+/// Gives a mistake in one entry the line and column of what is wrong: the `type` value when it
+/// is unknown, else the entry's name (a bad name, or no `command` or `url`).
+fn positioned(error: ConfigError, file: &Path, name: &str, raw: &RawServer) -> ConfigError {
+    let (ConfigError::Invalid { path, message }, Ok(text)) =
+        (&error, std::fs::read_to_string(file))
+    else {
+        return error;
+    };
+    let mut trail = vec![Seg::Key("mcpServers".into()), Seg::Key(name.into())];
+    let known = ["stdio", "http", "streamable-http", "streamableHttp", "sse"];
+    let bad_type = raw.kind.as_deref().is_some_and(|k| !known.contains(&k));
+    let on_type = bad_type && validate_server_name(name).is_ok();
+    if on_type {
+        trail.push(Seg::Key("type".into()));
+    }
+    let at = locate(&text, &trail, !on_type);
+    ConfigError::Syntax {
+        path: path.clone(),
+        line: at.line,
+        column: at.column,
+        message: message.clone(),
+    }
 }
 
 /// Checks a server name: it becomes part of `mcp__<server>__<tool>`, so it may not contain `__`.

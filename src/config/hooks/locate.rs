@@ -1,18 +1,18 @@
 //! Finds where a value or key sits in a JSON text, given its path, so that `hooks.json`
-//! mistakes found after parsing still point at a line and column.
+//! and `mcp.json` mistakes found after parsing still point at a line and column.
 
 use super::Position;
 
 /// One step of a path into a JSON document.
 #[derive(Clone)]
-pub(super) enum Seg {
+pub(crate) enum Seg {
     Key(String),
     Index(usize),
 }
 
 /// Where the value at `trail` starts in `text` (or its key, with `key`), which must be valid JSON.
 /// Falls back to the start of the file if the path is not found.
-pub(super) fn locate(text: &str, trail: &[Seg], key: bool) -> Position {
+pub(crate) fn locate(text: &str, trail: &[Seg], key: bool) -> Position {
     let mut scanner = Scanner {
         bytes: text.as_bytes(),
         at: 0,

@@ -13,7 +13,7 @@ use std::time::Duration;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-mod locate;
+pub(crate) mod locate;
 
 use super::{ConfigError, Paths, read_json_value};
 use locate::{Seg, locate};
