@@ -70,9 +70,10 @@ pub async fn run(command: McpCommand, sources: McpSources) -> Result<Exit, CliEr
                     commands::add_stdio(&paths, scope, &name, &env, command, args)
                 }
                 TransportArg::Http | TransportArg::Sse => {
+                    let (target, header) = split_headers(target, header)?;
                     let [url] = target.as_slice() else {
                         return Err(CliError::Usage(
-                            "an http or sse server takes exactly one URL: ling mcp add --transport http NAME URL".into(),
+                            "an http or sse server takes exactly one URL: ling mcp add --transport http NAME URL [-H 'K: V']...".into(),
                         ));
                     };
                     let kind = if transport == TransportArg::Http { "http" } else { "sse" };
@@ -139,6 +140,31 @@ pub async fn run(command: McpCommand, sources: McpSources) -> Result<Exit, CliEr
             })
         }
     }
+}
+
+/// Takes the `-H`/`--header` flags written after the URL out of `target`: it collects every
+/// argument after NAME, so that a stdio command keeps its own flags.
+fn split_headers(
+    target: Vec<String>,
+    mut headers: Vec<String>,
+) -> Result<(Vec<String>, Vec<String>), CliError> {
+    let mut rest = Vec::new();
+    let mut args = target.into_iter();
+    while let Some(arg) = args.next() {
+        if arg == "-H" || arg == "--header" {
+            let value = args.next().ok_or_else(|| {
+                CliError::Usage(format!("{arg} needs a value: {arg} 'Name: value'"))
+            })?;
+            headers.push(value);
+        } else if let Some(value) = arg.strip_prefix("--header=") {
+            headers.push(value.to_string());
+        } else if let Some(value) = arg.strip_prefix("-H").filter(|v| !v.is_empty()) {
+            headers.push(value.to_string());
+        } else {
+            rest.push(arg);
+        }
+    }
+    Ok((rest, headers))
 }
 
 fn scope_of(scope: ScopeArg) -> Scope {

@@ -12,6 +12,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::error::McpError;
 use super::manager::{ManagerOptions, McpManager, McpToolInfo, ServerState, ServerStatus};
+use super::redact::{MASK, Redactor, redact_urls, shown};
 use super::render::RenderedResult;
 use crate::config::mcp::{
     MCP_FILE, RawServer, ServerConfig, TransportConfig, add_server_entry, remove_server_entry,
@@ -46,16 +47,28 @@ pub fn scope_file(paths: &Paths, scope: Scope) -> PathBuf {
 }
 
 /// Starts the servers, waits until each is connected or failed, and closes them again: what
-/// `ling mcp list` and `get` show.
+/// `ling mcp list` and `get` show. Failure reasons come back scrubbed of the configs' secrets.
 pub async fn probe(
     configs: Vec<ServerConfig>,
     options: ManagerOptions,
 ) -> (Vec<ServerStatus>, Vec<McpToolInfo>) {
+    let redactors: Vec<(String, Redactor)> = configs
+        .iter()
+        .map(|c| (c.name.clone(), Redactor::for_config(c)))
+        .collect();
     let manager = McpManager::start(configs, options);
     manager.wait_ready().await;
-    let result = (manager.statuses(), manager.tools());
+    let (mut statuses, tools) = (manager.statuses(), manager.tools());
     manager.shutdown().await;
-    result
+    for status in &mut statuses {
+        if let (ServerState::Failed(why), Some((_, redactor))) = (
+            &mut status.state,
+            redactors.iter().find(|(name, _)| *name == status.name),
+        ) {
+            *why = redactor.scrub(why);
+        }
+    }
+    (statuses, tools)
 }
 
 fn status_word(state: &ServerState) -> (&'static str, Option<String>) {
@@ -109,24 +122,44 @@ fn indent_rest(text: &str) -> String {
     text.lines().collect::<Vec<_>>().join("\n    ")
 }
 
-/// The config as `get` shows it: env and header values masked.
-fn masked_config(config: &ServerConfig) -> Value {
+/// The config as `get` shows it: env and header values masked, values written with `${VAR}`
+/// shown as written, URLs without userinfo or query values.
+fn masked_config(config: &ServerConfig, redactor: &Redactor) -> Value {
     let mask = |pairs: &[(String, String)]| -> Value {
         Value::Object(
             pairs
                 .iter()
-                .map(|(k, _)| (k.clone(), json!("***")))
+                .map(|(k, _)| (k.clone(), json!(MASK)))
                 .collect::<Map<_, _>>(),
         )
     };
+    let raw = redactor.raw();
     match &config.transport {
         TransportConfig::Stdio {
             command,
             args,
             env,
             cwd,
-        } => json!({"command": command, "args": args, "env": mask(env), "cwd": cwd}),
+        } => {
+            let written = raw.and_then(|r| r.args.as_ref());
+            let args: Vec<String> = args
+                .iter()
+                .enumerate()
+                .map(|(i, arg)| {
+                    let as_written = written.and_then(|w| w.get(i)).map(String::as_str);
+                    redact_urls(shown(as_written, arg))
+                })
+                .collect();
+            let cwd = cwd.display().to_string();
+            json!({
+                "command": shown(raw.and_then(|r| r.command.as_deref()), command),
+                "args": args,
+                "env": mask(env),
+                "cwd": shown(raw.and_then(|r| r.cwd.as_deref()), &cwd),
+            })
+        }
         TransportConfig::Http { url, headers } | TransportConfig::Sse { url, headers } => {
+            let url = redact_urls(shown(raw.and_then(|r| r.url.as_deref()), url));
             json!({"url": url, "headers": mask(headers)})
         }
     }
@@ -140,16 +173,18 @@ pub fn render_get(
     as_json: bool,
 ) -> String {
     let tools: Vec<&McpToolInfo> = tools.iter().filter(|t| t.server == config.name).collect();
+    let redactor = Redactor::for_config(config);
     let (state, error) = status
         .map(|s| status_word(&s.state))
         .unwrap_or(("failed", Some("not started".into())));
+    let error = error.map(|e| redactor.scrub(&e));
     let info = status.and_then(|s| s.server_info.as_ref());
     if as_json {
         let mut out = json!({
             "name": config.name,
             "transport": config.transport.kind(),
             "source": config.source,
-            "config": masked_config(config),
+            "config": masked_config(config, &redactor),
             "status": state,
         });
         if let Some(error) = &error {
@@ -167,7 +202,7 @@ pub fn render_get(
     }
     let mut out = format!("{} ({})\n", config.name, config.transport.kind());
     out.push_str(&format!("  source: {}\n", config.source.display()));
-    if let Value::Object(fields) = masked_config(config) {
+    if let Value::Object(fields) = masked_config(config, &redactor) {
         for (key, value) in fields {
             let shown = match value {
                 Value::String(s) => s,

@@ -11,6 +11,7 @@ pub mod log;
 pub mod manager;
 pub mod naming;
 mod peer;
+pub mod redact;
 pub mod render;
 pub mod transport;
 pub mod types;
