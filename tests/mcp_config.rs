@@ -93,7 +93,7 @@ fn load_servers_from(
     text: &str,
 ) -> Result<Vec<ling::config::mcp::ServerConfig>, ConfigError> {
     write(&env.paths.project_file("mcp.json"), text);
-    load_servers(&env.paths, &[], false)
+    load_servers(&env.paths, &[], false).map(|(servers, _)| servers)
 }
 
 #[test]
