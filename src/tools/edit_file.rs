@@ -58,10 +58,6 @@ impl Tool for EditFile {
         ToolKind::Edit
     }
 
-    fn takes_path(&self) -> bool {
-        true
-    }
-
     async fn call(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let args: Args = parse_args(self.name(), input)?;
         if args.old_string.is_empty() {

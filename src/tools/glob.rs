@@ -55,10 +55,6 @@ impl Tool for Glob {
         ToolKind::Read
     }
 
-    fn takes_path(&self) -> bool {
-        true
-    }
-
     async fn call(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let args: Args = parse_args(self.name(), input)?;
         let root = paths::canonical_root(ctx)?;

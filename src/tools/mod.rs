@@ -101,10 +101,6 @@ pub trait Tool: Send + Sync {
     fn caps_own_output(&self) -> bool {
         false
     }
-    /// True for file tools that take a `path` argument which must stay inside the project root.
-    fn takes_path(&self) -> bool {
-        false
-    }
     async fn call(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError>;
     /// What the call would change, shown before the user approves it (an edit's diff). `None`
     /// when there is nothing to show or the call would fail anyway (it then reports why).

@@ -58,10 +58,6 @@ impl Tool for ReadFile {
         ToolKind::Read
     }
 
-    fn takes_path(&self) -> bool {
-        true
-    }
-
     async fn call(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let args: Args = parse_args(self.name(), input)?;
         let path = paths::resolve(ctx, &args.path)?;

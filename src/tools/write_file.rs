@@ -47,10 +47,6 @@ impl Tool for WriteFile {
         ToolKind::Edit
     }
 
-    fn takes_path(&self) -> bool {
-        true
-    }
-
     async fn preview(&self, input: &Value, ctx: &ToolContext) -> Option<String> {
         let args: Args = serde_json::from_value(input.clone()).ok()?;
         let path = paths::resolve(ctx, &args.path).ok()?;
