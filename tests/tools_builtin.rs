@@ -86,8 +86,6 @@ fn the_six_builtins_are_registered_with_kinds_and_schemas() {
     let kinds: Vec<ToolKind> = tools.iter().map(|t| t.kind()).collect();
     use ToolKind::*;
     assert_eq!(kinds, [Read, Edit, Edit, Execute, Read, Read]);
-    let takes_path: Vec<bool> = tools.iter().map(|t| t.takes_path()).collect();
-    assert_eq!(takes_path, [true, true, true, false, true, true]);
     for tool in tools.iter() {
         let schema = tool.input_schema();
         assert_eq!(schema["type"], "object", "{}", tool.name());
