@@ -148,15 +148,16 @@ fn print_mcp_status(setup: &Setup, style: Style) {
         return;
     }
     for status in statuses {
+        // Pad before styling: escape codes would count as width.
         let state = match &status.state {
             ServerState::Connected => style.green("connected"),
-            ServerState::Starting => style.yellow("starting"),
-            ServerState::Disabled => style.dim("disabled"),
-            ServerState::Failed(_) => style.red("failed"),
+            ServerState::Starting => style.yellow("starting "),
+            ServerState::Disabled => style.dim("disabled "),
+            ServerState::Failed(_) => style.red("failed   "),
         };
         println!(
-            "  {:<16} {:<6} {state:<9} {} tools",
-            style.bold(&status.name),
+            "  {} {:<6} {state} {} tools",
+            style.bold(&format!("{:<16}", status.name)),
             status.transport,
             status.tools
         );
@@ -212,8 +213,8 @@ async fn slash_command(setup: &mut Setup, line: &str, style: Style, ui: &ReplUi)
             for tool in setup.agent.tools().iter() {
                 let description = tool.description().lines().next().unwrap_or("");
                 println!(
-                    "  {:<24} {}",
-                    style.bold(tool.name()),
+                    "  {} {}",
+                    style.bold(&format!("{:<24}", tool.name())),
                     style.dim(description)
                 );
             }
