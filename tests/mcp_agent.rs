@@ -236,22 +236,9 @@ fn ctrl_c_during_an_mcp_call_cancels_it_at_the_server() {
     let log = project.file("server.log");
     configure(&project, &[], json!({"MCP_TEST_LOG": log}));
     let mut cmd = project.command(&server.base_url());
-    cmd.args(["-p", "hang", "--permission-mode", "bypass"])
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped());
-    let child = cmd.spawn().unwrap_or_else(|e| panic!("{e}"));
-    let started = std::time::Instant::now();
-    while !std::fs::read_to_string(&log)
-        .unwrap_or_default()
-        .contains("tools/call")
-    {
-        assert!(
-            started.elapsed() < Duration::from_secs(20),
-            "the call never reached the server"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    cmd.args(["-p", "hang", "--permission-mode", "bypass"]);
+    let child = process::spawn_captured(cmd);
+    process::wait_for_text(&log, "tools/call", "the call never reached the server");
     process::interrupt(&child);
     let output = child.wait_with_output().unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(
@@ -276,11 +263,8 @@ fn ctrl_c_while_waiting_for_a_slow_server_exits_130_at_once() {
     }}});
     project.write(".ling/mcp.json", &config.to_string());
     let mut cmd = project.command(&server.base_url());
-    cmd.args(["-p", "hi"])
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped());
-    let child = cmd.spawn().unwrap_or_else(|e| panic!("{e}"));
+    cmd.args(["-p", "hi"]);
+    let child = process::spawn_captured(cmd);
     std::thread::sleep(Duration::from_millis(500));
     let started = std::time::Instant::now();
     process::interrupt(&child);
@@ -354,22 +338,7 @@ fn configure_with_pid(project: &Project, log: &std::path::Path) -> PathBuf {
 }
 
 fn read_pid(path: &std::path::Path) -> i32 {
-    let started = std::time::Instant::now();
-    loop {
-        if let Ok(pid) = std::fs::read_to_string(path)
-            .unwrap_or_default()
-            .trim()
-            .parse()
-        {
-            return pid;
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(20),
-            "no pid in {}",
-            path.display()
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    process::read_pid(path, &format!("no pid in {}", path.display()))
 }
 
 #[test]
@@ -390,23 +359,10 @@ fn sigterm_ends_a_run_cleanly_with_143() {
         .to_string(),
     );
     let mut cmd = project.command(&server.base_url());
-    cmd.args(["-p", "hang", "--permission-mode", "bypass"])
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped());
-    let child = cmd.spawn().unwrap_or_else(|e| panic!("{e}"));
+    cmd.args(["-p", "hang", "--permission-mode", "bypass"]);
+    let child = process::spawn_captured(cmd);
     let server_pid = read_pid(&pid_file);
-    let started = std::time::Instant::now();
-    while !std::fs::read_to_string(&log)
-        .unwrap_or_default()
-        .contains("tools/call")
-    {
-        assert!(
-            started.elapsed() < Duration::from_secs(20),
-            "the call never reached the server"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    process::wait_for_text(&log, "tools/call", "the call never reached the server");
     let pid = i32::try_from(child.id()).unwrap_or_else(|e| panic!("{e}"));
     nix::sys::signal::kill(
         nix::unistd::Pid::from_raw(pid),

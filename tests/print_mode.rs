@@ -568,25 +568,10 @@ fn ctrl_c_during_bash_kills_its_children_and_exits_130() {
     )])]);
     let project = Project::new();
     let mut cmd = project.command(&server.base_url());
-    cmd.args(["-p", "sleep", "--permission-mode", "bypass"])
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped());
-    let child = cmd.spawn().unwrap_or_else(|e| panic!("{e}"));
+    cmd.args(["-p", "sleep", "--permission-mode", "bypass"]);
+    let child = process::spawn_captured(cmd);
     let pid_file = project.file("child.pid");
-    let started = std::time::Instant::now();
-    let grandchild: i32 = loop {
-        if let Ok(text) = std::fs::read_to_string(&pid_file) {
-            if let Ok(pid) = text.trim().parse() {
-                break pid;
-            }
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(20),
-            "bash never started"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    let grandchild = process::read_pid(&pid_file, "bash never started");
     std::thread::sleep(Duration::from_millis(100));
     process::interrupt(&child);
     let output = child.wait_with_output().unwrap_or_else(|e| panic!("{e}"));

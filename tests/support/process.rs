@@ -36,3 +36,41 @@ pub fn interrupt(child: &std::process::Child) {
     )
     .unwrap_or_else(|e| panic!("SIGINT: {e}"));
 }
+
+/// Spawns `cmd` with no stdin and both outputs captured, for tests that signal it mid-run.
+pub fn spawn_captured(mut cmd: std::process::Command) -> std::process::Child {
+    cmd.stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("spawn: {e}"))
+}
+
+/// Polls `check` every 20 ms until it gives a value; panics with `what` after 20 s.
+pub fn wait_for<T>(what: &str, mut check: impl FnMut() -> Option<T>) -> T {
+    let started = Instant::now();
+    loop {
+        if let Some(value) = check() {
+            return value;
+        }
+        assert!(started.elapsed() < Duration::from_secs(20), "{what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// The pid a process wrote to `path`, once it is there.
+pub fn read_pid(path: &std::path::Path, what: &str) -> i32 {
+    wait_for(what, || {
+        std::fs::read_to_string(path).ok()?.trim().parse().ok()
+    })
+}
+
+/// Waits until the file at `path` contains `needle`.
+pub fn wait_for_text(path: &std::path::Path, needle: &str, what: &str) {
+    wait_for(what, || {
+        std::fs::read_to_string(path)
+            .unwrap_or_default()
+            .contains(needle)
+            .then_some(())
+    });
+}
