@@ -27,6 +27,10 @@ pub enum Approval {
 pub trait Approver: Send + Sync {
     /// None means nobody can be asked (non-interactive): the agent denies with a hint.
     async fn approve(&self, request: &ApprovalRequest) -> Option<Approval>;
+    /// Whether anybody is there to ask; when not, nothing is prepared for the question.
+    fn can_ask(&self) -> bool {
+        true
+    }
 }
 
 /// The approver of `-p` runs: nobody to ask.
@@ -36,5 +40,9 @@ pub struct NonInteractive;
 impl Approver for NonInteractive {
     async fn approve(&self, _request: &ApprovalRequest) -> Option<Approval> {
         None
+    }
+
+    fn can_ask(&self) -> bool {
+        false
     }
 }

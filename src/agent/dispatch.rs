@@ -339,9 +339,13 @@ impl Agent {
             input: input.clone(),
             session_rule: session_rule_for(tool, input),
             reason: hook_reason.map(str::to_string),
-            preview: tool
-                .preview(input, &self.tool_context(&CancellationToken::new()))
-                .await,
+            // Only worth a file read when somebody will see it.
+            preview: if approver.can_ask() {
+                tool.preview(input, &self.tool_context(&CancellationToken::new()))
+                    .await
+            } else {
+                None
+            },
         };
         // One question at a time, even when read-only calls run concurrently.
         let _asking = self.approval_turn.lock().await;
