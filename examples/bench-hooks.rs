@@ -6,7 +6,8 @@
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-use ling::config::Paths;
+use ling::config::hooks::HookLayers;
+use ling::config::{Paths, ProjectConfig};
 use ling::hooks::{HookContext, HookEngine, HookEventName, HookInput};
 use serde_json::json;
 
@@ -33,14 +34,14 @@ async fn bench(iterations: usize) -> anyhow::Result<()> {
         check_cost(&empty)
     );
 
-    std::fs::create_dir_all(paths.project_dir())?;
-    let hooks_json = paths.project_file("hooks.json");
+    // The user's hooks file: no project trust involved.
+    let hooks_json = paths.user_file("hooks.json");
     let other_tools = json!({"hooks": {"PreToolUse": [
         {"matcher": "write_file|edit_file", "hooks": [{"type": "command", "command": "true"}]},
         {"matcher": "mcp__.*", "hooks": [{"type": "command", "command": "true"}]},
     ]}});
     std::fs::write(&hooks_json, other_tools.to_string())?;
-    let (others, _) = HookEngine::load(&paths, false)?;
+    let (others, _) = HookEngine::load(&paths, &ProjectConfig::read(&paths)?, HookLayers::ALL)?;
     println!(
         "has_handlers, hooks for other tools:   {:>8.1} ns/call",
         check_cost(&others)
@@ -50,7 +51,7 @@ async fn bench(iterations: usize) -> anyhow::Result<()> {
         {"matcher": "bash", "hooks": [{"type": "command", "command": "true"}]},
     ]}});
     std::fs::write(&hooks_json, one.to_string())?;
-    let (engine, _) = HookEngine::load(&paths, false)?;
+    let (engine, _) = HookEngine::load(&paths, &ProjectConfig::read(&paths)?, HookLayers::ALL)?;
     let ctx = HookContext {
         session_id: "bench".into(),
         transcript_path: home.path().join("t.jsonl"),

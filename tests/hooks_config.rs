@@ -7,7 +7,7 @@ mod process;
 #[path = "support/hooks.rs"]
 mod support;
 
-use ling::config::hooks::{HandlerKind, HooksConfig};
+use ling::config::hooks::{HandlerKind, HookLayers, HooksConfig};
 use ling::config::{ConfigError, Settings, SettingsOverrides};
 use ling::hooks::{HookEngine, HookEventName, render_listing};
 use pretty_assertions::assert_eq;
@@ -19,7 +19,7 @@ fn load_error(text: &str) -> (usize, usize, String) {
     let project = Project::new();
     let path = project.paths().project_file("hooks.json");
     write(&path, text);
-    match HookEngine::load(&project.paths(), false) {
+    match HookEngine::load(&project.paths(), &project.trusted(), HookLayers::ALL) {
         Err(ConfigError::Syntax {
             path: at,
             line,
@@ -115,7 +115,7 @@ fn unknown_fields_are_warnings_with_positions() {
     {"type": "command", "command": "true", "statusMessage": "checking", "colour": "red"}]}],
   "Stop": [{"matcher": "x", "hooks": [{"type": "command", "command": "true"}]}]}}"#,
     );
-    let (engine, warnings) = HookEngine::load(&project.paths(), false).unwrap();
+    let (engine, warnings) = HookEngine::load(&project.paths(), &project.trusted(), HookLayers::ALL).unwrap();
     assert_eq!(engine.list().len(), 2);
     let p = path.display();
     assert_eq!(
@@ -217,18 +217,28 @@ fn disable_all_hooks_loads_nothing_even_with_a_broken_file() {
         &project.paths().project_file("settings.json"),
         r#"{"disableAllHooks": true}"#,
     );
-    let settings = Settings::load(&project.paths(), &SettingsOverrides::default()).unwrap();
-    assert!(settings.hooks_disabled);
-    let (engine, warnings) = HookEngine::load(&project.paths(), settings.hooks_disabled).unwrap();
+    let trusted = project.trusted();
+    let settings =
+        Settings::load(&project.paths(), &trusted, &SettingsOverrides::default()).unwrap();
+    assert!(settings.project_hooks_disabled);
+    assert_eq!(
+        settings.hook_layers(),
+        HookLayers {
+            user: true,
+            project: false
+        }
+    );
+    let (engine, warnings) =
+        HookEngine::load(&project.paths(), &trusted, settings.hook_layers()).unwrap();
     assert!(engine.is_empty());
     assert!(warnings.is_empty());
-    assert!(HookEngine::load(&project.paths(), false).is_err());
+    assert!(HookEngine::load(&project.paths(), &trusted, HookLayers::ALL).is_err());
 }
 
 #[test]
 fn no_files_means_no_hooks() {
     let project = Project::new();
-    let (engine, warnings) = HookEngine::load(&project.paths(), false).unwrap();
+    let (engine, warnings) = HookEngine::load(&project.paths(), &project.trusted(), HookLayers::ALL).unwrap();
     assert!(engine.is_empty());
     assert!(warnings.is_empty());
 }

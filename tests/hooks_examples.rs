@@ -9,7 +9,8 @@ mod support;
 
 use std::path::{Path, PathBuf};
 
-use ling::config::Paths;
+use ling::config::hooks::HookLayers;
+use ling::config::{Paths, ProjectConfig};
 use ling::hooks::{Decision, HookEngine, HookInput};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
@@ -45,7 +46,10 @@ async fn the_repository_guard_blocks_rm_rf_and_force_pushes_only() {
         PathBuf::from(env!("CARGO_MANIFEST_DIR")),
         home.path().into(),
     );
-    let (engine, warnings) = HookEngine::load(&paths, false).unwrap();
+    // This repository's own hooks, trusted as `ling trust` would (in the temp LING_HOME).
+    let mut project = ProjectConfig::read(&paths).unwrap();
+    project.trust().unwrap();
+    let (engine, warnings) = HookEngine::load(&paths, &project, HookLayers::ALL).unwrap();
     assert!(warnings.is_empty(), "{warnings:?}");
     let ctx = ling::hooks::HookContext {
         session_id: "s".into(),

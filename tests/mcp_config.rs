@@ -47,7 +47,7 @@ fn later_files_win_and_values_are_resolved() {
     assert_eq!(std::env::var("CARGO_PKG_NAME").as_deref(), Ok("ling"));
 
     let (servers, warnings) =
-        load_servers(&env.paths, std::slice::from_ref(&extra), false).unwrap();
+        load_servers(&env.paths, &env.trusted(), std::slice::from_ref(&extra), false).unwrap();
     assert_eq!(warnings, Vec::<String>::new());
     let names: Vec<&str> = servers.iter().map(|s| s.name.as_str()).collect();
     assert_eq!(names, vec!["shared", "useronly", "remote"]);
@@ -75,7 +75,7 @@ fn later_files_win_and_values_are_resolved() {
     assert!(error.contains("LING_TEST_UNSET_Y"), "{error}");
     assert_eq!(servers[0].expand_error, None);
 
-    let (strict, _) = load_servers(&env.paths, &[extra], true).unwrap();
+    let (strict, _) = load_servers(&env.paths, &env.trusted(), &[extra], true).unwrap();
     assert_eq!(strict.len(), 1);
     assert_eq!(
         strict[0].transport,
@@ -93,7 +93,7 @@ fn load_servers_from(
     text: &str,
 ) -> Result<Vec<ling::config::mcp::ServerConfig>, ConfigError> {
     write(&env.paths.project_file("mcp.json"), text);
-    load_servers(&env.paths, &[], false).map(|(servers, _)| servers)
+    load_servers(&env.paths, &env.trusted(), &[], false).map(|(servers, _)| servers)
 }
 
 #[test]
@@ -103,7 +103,7 @@ fn invalid_files_are_errors_with_line_and_column() {
         &env.paths.project_file("mcp.json"),
         "{\n  \"mcpServers\": {\n    \"a\": {\"command\": }\n  }\n}\n",
     );
-    match load_servers(&env.paths, &[], false) {
+    match load_servers(&env.paths, &env.trusted(), &[], false) {
         Err(ConfigError::Syntax {
             line, column, path, ..
         }) => {
@@ -117,14 +117,14 @@ fn invalid_files_are_errors_with_line_and_column() {
         r#"{"mcpServers":{"a":{"command":"x","args":"not-a-list"}}}"#,
     );
     assert!(matches!(
-        load_servers(&env.paths, &[], false),
+        load_servers(&env.paths, &env.trusted(), &[], false),
         Err(ConfigError::Syntax { line: 1, .. })
     ));
     write(
         &env.paths.project_file("mcp.json"),
         r#"{"mcpServers":{"my__srv":{"command":"x"}}}"#,
     );
-    let error = load_servers(&env.paths, &[], false)
+    let error = load_servers(&env.paths, &env.trusted(), &[], false)
         .unwrap_err()
         .to_string();
     assert!(
@@ -135,7 +135,7 @@ fn invalid_files_are_errors_with_line_and_column() {
         &env.paths.project_file("mcp.json"),
         r#"{"mcpServers":{"a":{"type":"ws","url":"x"}}}"#,
     );
-    let error = load_servers(&env.paths, &[], false)
+    let error = load_servers(&env.paths, &env.trusted(), &[], false)
         .unwrap_err()
         .to_string();
     assert!(error.contains("unknown \"type\" \"ws\""), "{error}");
@@ -162,7 +162,7 @@ fn invalid_files_are_errors_with_line_and_column() {
     assert!(message.contains("unknown \"type\" \"ws\""), "{message}");
     let (line, column, _) = at("{\"mcpServers\": {\n  \"a\": {\"args\": []}}}");
     assert_eq!((line, column), (2, 3));
-    let missing = load_servers(&env.paths, &[PathBuf::from("nope.json")], true).unwrap_err();
+    let missing = load_servers(&env.paths, &env.trusted(), &[PathBuf::from("nope.json")], true).unwrap_err();
     assert!(matches!(missing, ConfigError::Read { .. }), "{missing}");
 }
 
@@ -171,7 +171,7 @@ fn a_file_that_is_not_an_object_is_an_error_saying_what_to_write() {
     let env = TestEnv::new();
     let file = env.paths.project_file("mcp.json");
     write(&file, "\n  []\n");
-    let error = load_servers(&env.paths, &[], false).unwrap_err();
+    let error = load_servers(&env.paths, &env.trusted(), &[], false).unwrap_err();
     assert!(
         matches!(&error, ConfigError::Syntax { path, line: 2, column: 3, .. } if *path == file),
         "{error:?}"
@@ -187,7 +187,7 @@ fn unknown_keys_and_server_fields_are_warned_about() {
         &file,
         r#"{"mcpServer":{},"mcpServers":{"a":{"command":"x","arg":["-v"]}}}"#,
     );
-    let (servers, warnings) = load_servers(&env.paths, &[], false).unwrap();
+    let (servers, warnings) = load_servers(&env.paths, &env.trusted(), &[], false).unwrap();
     assert_eq!(servers.len(), 1);
     let shown = file.display();
     assert_eq!(
@@ -282,7 +282,7 @@ fn list_json_has_the_exact_shape() {
             server_info: None,
         },
     ];
-    let out: Value = serde_json::from_str(&commands::render_list(&statuses, true)).unwrap();
+    let out: Value = serde_json::from_str(&commands::render_list(&statuses, &[], true)).unwrap();
     assert_eq!(
         out,
         json!({"servers":[
@@ -291,7 +291,7 @@ fn list_json_has_the_exact_shape() {
             {"name":"c","transport":"sse","status":"disabled","tools":0}]})
     );
     assert_eq!(
-        commands::render_list(&statuses, false),
+        commands::render_list(&statuses, &[], false),
         "a (stdio): connected, 3 tools\nb (http): failed: boom\nc (sse): disabled\n"
     );
 }

@@ -164,6 +164,23 @@ pub enum Command {
         #[arg(long, global = true)]
         strict_mcp_config: bool,
     },
+    /// Trust this folder's project config (.ling/settings.json, hooks.json, mcp.json), list
+    /// the trusted folders, or revoke one
+    #[command(
+        after_help = "A project's own config applies only once its folder is trusted, and only \
+                      until it changes. In CI: `ling trust . && ling -p ...`."
+    )]
+    Trust {
+        /// The project root (default: the current directory)
+        #[arg(value_name = "DIR")]
+        dir: Option<PathBuf>,
+        /// Every trusted folder, when it was trusted, and whether its config still matches
+        #[arg(long, conflicts_with_all = ["dir", "revoke"])]
+        list: bool,
+        /// Forget the trust of DIR (default: the current directory)
+        #[arg(long)]
+        revoke: bool,
+    },
     /// Inspect hooks (.ling/hooks.json) and test them without a model
     Hooks {
         #[command(subcommand)]

@@ -5,29 +5,46 @@ use std::path::PathBuf;
 
 use super::setup::project_root;
 use super::{CliError, Exit, HooksCommand};
-use crate::config::{Paths, PermissionMode, Settings, SettingsOverrides};
+use crate::config::{Paths, PermissionMode, ProjectConfig, Settings, SettingsOverrides};
 use crate::hooks::{HookContext, HookEngine, made_up_input, render_listing, render_outcome};
 use crate::ui::output::{stderr_line, stdout};
 
 pub async fn run(command: HooksCommand, cwd: Option<PathBuf>) -> Result<Exit, CliError> {
     let paths = Paths::new(project_root(cwd.as_ref())?);
-    let settings = Settings::load(&paths, &SettingsOverrides::default())?;
-    let (engine, warnings) = HookEngine::load(&paths, settings.hooks_disabled)?;
+    let project = ProjectConfig::read(&paths)?;
+    let settings = Settings::load(&paths, &project, &SettingsOverrides::default())?;
+    let (engine, warnings) = HookEngine::load(&paths, &project, settings.hook_layers())?;
     for warning in warnings {
         stderr_line(&format!("warning: {warning}"));
     }
+    // The same rule as a run: an untrusted project's hooks are not loaded, and this says so.
+    let skipped = project.untrusted_hook_count(&paths).map(|n| {
+        format!(
+            ".ling/hooks.json ({n} hook{}) not loaded: this project is not trusted; run `ling \
+             trust` to use it",
+            if n == 1 { "" } else { "s" }
+        )
+    });
     match command {
         HooksCommand::List { json } => {
             let listing = engine.list();
             if listing.is_empty() && !json {
                 let why = if settings.hooks_disabled {
-                    "hooks are disabled (disableAllHooks in settings)"
+                    "hooks are disabled (--no-hooks, or disableAllHooks in ~/.ling/settings.json)"
+                } else if settings.project_hooks_disabled {
+                    "no user hooks in ~/.ling/hooks.json; project hooks are disabled \
+                     (disableAllHooks in .ling/settings.json)"
                 } else {
                     "no hooks configured in ~/.ling/hooks.json or .ling/hooks.json"
                 };
                 stdout(&format!("{why}\n"));
             } else {
                 stdout(&ensure_newline(render_listing(&listing, json)));
+            }
+            match (skipped, json) {
+                (Some(note), false) => stdout(&format!("{note}\n")),
+                (Some(note), true) => stderr_line(&note),
+                (None, _) => {}
             }
             Ok(Exit::Success)
         }
@@ -45,6 +62,9 @@ pub async fn run(command: HooksCommand, cwd: Option<PathBuf>) -> Result<Exit, Cl
                 None => None,
             };
             let input = made_up_input(&event, tool.as_deref(), input).map_err(CliError::Usage)?;
+            if let Some(note) = skipped {
+                stderr_line(&note);
+            }
             let session_id = format!("hooks-run-{}", uuid::Uuid::new_v4());
             let ctx = HookContext {
                 transcript_path: paths.sessions_dir().join(format!("{session_id}.jsonl")),

@@ -1,4 +1,5 @@
 //! `ling mcp list|get|add|remove|call`: the commands of `spec/mcp.md` over `mcp::commands`.
+//! An untrusted project's servers are listed as `untrusted` and never started.
 
 use std::path::PathBuf;
 
@@ -8,7 +9,7 @@ use super::args::{ScopeArg, TransportArg};
 use super::setup::project_root;
 use super::{CliError, Exit, McpCommand};
 use crate::config::mcp::load_servers;
-use crate::config::{ConfigError, Paths};
+use crate::config::{ConfigError, Paths, ProjectConfig, TrustStatus};
 use crate::mcp::ManagerOptions;
 use crate::mcp::commands::{self, CommandError, Scope};
 use crate::ui::output::{stderr_line, stdout};
@@ -22,18 +23,36 @@ pub struct McpSources {
 
 pub async fn run(command: McpCommand, sources: McpSources) -> Result<Exit, CliError> {
     let paths = Paths::new(project_root(sources.cwd.as_ref())?);
+    let project = ProjectConfig::read(&paths)?;
     let options = ManagerOptions::new(paths.clone());
     let load = || {
-        let (servers, warnings) = load_servers(&paths, &sources.extra, sources.strict)?;
+        let (servers, warnings) =
+            load_servers(&paths, &project, &sources.extra, sources.strict)?;
         for warning in warnings {
             stderr_line(&format!("warning: {warning}"));
         }
         Ok::<_, ConfigError>(servers)
     };
+    // An untrusted project's servers are shown, never started.
+    let untrusted = if sources.strict {
+        Vec::new()
+    } else {
+        project.untrusted_servers()
+    };
+    let not_found = |name: &str| match untrusted.iter().any(|(n, _)| n == name) {
+        true => untrusted_server(name),
+        false => unknown_server(name),
+    };
     match command {
         McpCommand::List { json } => {
-            let (statuses, _) = commands::probe(load()?, options).await;
-            stdout(&commands::render_list(&statuses, json));
+            let configs = load()?;
+            let untrusted: Vec<_> = untrusted
+                .iter()
+                .filter(|(name, _)| !configs.iter().any(|c| c.name == *name))
+                .cloned()
+                .collect();
+            let (statuses, _) = commands::probe(configs, options).await;
+            stdout(&commands::render_list(&statuses, &untrusted, json));
             Ok(Exit::Success)
         }
         McpCommand::Get { name, json } => {
@@ -42,7 +61,7 @@ pub async fn run(command: McpCommand, sources: McpSources) -> Result<Exit, CliEr
                 .iter()
                 .find(|c| c.name == name)
                 .cloned()
-                .ok_or_else(|| unknown_server(&name))?;
+                .ok_or_else(|| not_found(&name))?;
             // Only this server is started, but its tools are named within the whole config, as
             // the agent names them.
             for other in configs.iter_mut().filter(|c| c.name != name) {
@@ -81,12 +100,14 @@ pub async fn run(command: McpCommand, sources: McpSources) -> Result<Exit, CliEr
                 }
             }
             .map_err(command_error)?;
+            keep_trust(&paths, &project)?;
             stdout(&text);
             Ok(Exit::Success)
         }
         McpCommand::Remove { name, scope } => {
             let text =
                 commands::remove(&paths, scope.map(scope_of), &name).map_err(command_error)?;
+            keep_trust(&paths, &project)?;
             stdout(&text);
             Ok(Exit::Success)
         }
@@ -108,7 +129,7 @@ pub async fn run(command: McpCommand, sources: McpSources) -> Result<Exit, CliEr
                     let config = load()?
                         .into_iter()
                         .find(|c| c.name == name)
-                        .ok_or_else(|| unknown_server(&name))?;
+                        .ok_or_else(|| not_found(&name))?;
                     (config, tool, args)
                 }
             };
@@ -172,6 +193,29 @@ fn scope_of(scope: ScopeArg) -> Scope {
         ScopeArg::Project => Scope::Project,
         ScopeArg::User => Scope::User,
     }
+}
+
+/// After `add`/`remove` edited `.ling/mcp.json`: a folder that was trusted, or had no project
+/// config at all, stays usable, since the only change is the one the user just made. An
+/// untrusted folder stays untrusted.
+fn keep_trust(paths: &Paths, before: &ProjectConfig) -> Result<(), CliError> {
+    let was_usable = match before.status() {
+        TrustStatus::Trusted => true,
+        TrustStatus::None => !before.is_user_config(),
+        TrustStatus::Untrusted => false,
+    };
+    let mut after = ProjectConfig::read(paths)?;
+    if was_usable && after.status() == TrustStatus::Untrusted {
+        after.trust()?;
+    }
+    Ok(())
+}
+
+fn untrusted_server(name: &str) -> CliError {
+    CliError::Usage(format!(
+        "MCP server {name:?} is in .ling/mcp.json of a project that is not trusted, so it is not \
+         started; run `ling trust` in the project to use its config"
+    ))
 }
 
 fn unknown_server(name: &str) -> CliError {

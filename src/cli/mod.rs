@@ -8,6 +8,7 @@ mod mcp_cmd;
 mod print;
 mod setup;
 pub(crate) mod signals;
+mod trust_cmd;
 
 use std::io::IsTerminal;
 
@@ -16,7 +17,7 @@ use clap::Parser;
 pub use args::{Cli, Command, HooksCommand, McpCommand, OutputFormat, RunArgs};
 pub use setup::Setup;
 
-use crate::config::ConfigError;
+use crate::config::{ConfigError, Paths, ProjectConfig, TrustError, TrustStatus};
 
 /// Exit codes of `spec/cli.md`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -45,6 +46,9 @@ pub enum CliError {
     /// An unreadable or invalid configuration file: exit 2.
     #[error(transparent)]
     Config(#[from] ConfigError),
+    /// `LING_HOME/trust.json` cannot be read or written: exit 2.
+    #[error(transparent)]
+    Trust(#[from] TrustError),
     /// The run failed (API error after retries, a tool loop aborted): exit 1.
     #[error("{0}")]
     Failed(String),
@@ -53,7 +57,7 @@ pub enum CliError {
 impl CliError {
     pub fn exit(&self) -> Exit {
         match self {
-            Self::Usage(_) | Self::Config(_) => Exit::Usage,
+            Self::Usage(_) | Self::Config(_) | Self::Trust(_) => Exit::Usage,
             Self::Failed(_) => Exit::Failure,
         }
     }
@@ -97,6 +101,7 @@ async fn dispatch(cli: Cli) -> Result<Exit, CliError> {
             mcp_cmd::run(command, sources).await
         }
         Some(Command::Hooks { command, cwd }) => hooks_cmd::run(command, cwd).await,
+        Some(Command::Trust { dir, list, revoke }) => trust_cmd::run(dir, list, revoke),
         None => run_agent(cli.run).await,
     }
 }
@@ -105,7 +110,10 @@ async fn run_agent(args: RunArgs) -> Result<Exit, CliError> {
     let interactive = !args.print && std::io::stdin().is_terminal();
     if !interactive {
         let prompt = print::read_prompt(args.prompt.as_deref())?;
-        let setup = Setup::prepare(&args, false).await?;
+        // Nobody to ask: an untrusted project runs without its config (and is told so).
+        let paths = Paths::new(setup::project_root(args.cwd.as_ref())?);
+        let project = ProjectConfig::read(&paths)?;
+        let setup = Setup::prepare(&args, paths, project, false).await?;
         return print::run(setup, &args, prompt).await;
     }
     if args.output_format != OutputFormat::Text {
@@ -113,6 +121,16 @@ async fn run_agent(args: RunArgs) -> Result<Exit, CliError> {
             "--output-format applies to -p runs; add -p \"PROMPT\"".into(),
         ));
     }
-    let setup = Setup::prepare(&args, true).await?;
+    let paths = Paths::new(setup::project_root(args.cwd.as_ref())?);
+    let mut project = ProjectConfig::read(&paths)?;
+    // Asked before anything of the project runs: no hook has fired, no server has started.
+    if project.status() == TrustStatus::Untrusted {
+        match crate::ui::trust::ask(&project, &paths).await? {
+            crate::ui::trust::Answer::Trust => project.trust()?,
+            crate::ui::trust::Answer::Open => {}
+            crate::ui::trust::Answer::Quit => return Ok(Exit::Success),
+        }
+    }
+    let setup = Setup::prepare(&args, paths, project, true).await?;
     crate::ui::repl::run(setup, args.prompt.clone()).await
 }

@@ -115,6 +115,9 @@ pub async fn run(mut setup: Setup, args: &RunArgs, prompt: String) -> Result<Exi
     for warning in &setup.warnings {
         stderr_line(&format!("warning: {warning}"));
     }
+    if let Some(notice) = &setup.trust_notice {
+        stderr_line(&format!("ling: {notice}"));
+    }
     // From here on Ctrl-C, or the reader of stdout going away, ends the run through the same
     // path as everything else: hooks, transcript and MCP servers all finish.
     let cancel = CancellationToken::new();
@@ -151,6 +154,7 @@ pub async fn run(mut setup: Setup, args: &RunArgs, prompt: String) -> Result<Exi
             "duration_ms": u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
             "usage": {"prompt_tokens": usage.prompt_tokens, "completion_tokens": usage.completion_tokens},
             "mcp_servers": servers,
+            "project_trust": setup.project_trust.as_str(),
         }));
     }
     Ok(ending.exit)
@@ -184,6 +188,7 @@ async fn drive(
             "cwd": agent.root(),
             "tools": agent.tools().names(),
             "mcp_servers": mcp_servers_json(&setup.mcp.statuses()),
+            "project_trust": setup.project_trust.as_str(),
         }));
     }
     let source = if setup.resumed { "resume" } else { "startup" };

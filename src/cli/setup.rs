@@ -1,5 +1,5 @@
-//! Builds what every agent run needs from the flags and the configuration files: the project
-//! root, settings, permissions, the model client, the debug log, the session (new, or found
+//! Builds what every agent run needs from the flags and the configuration files (the project's
+//! own only as far as its trust allows): the project root, settings, permissions, the model client, the debug log, the session (new, or found
 //! again with `--continue` / `--resume ID`) and the agent itself.
 
 use std::path::PathBuf;
@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use super::{CliError, RunArgs};
 use crate::agent::{Agent, AgentOptions, HostPolicy, McpHost, PromptOptions, Resumed, Session};
-use crate::config::{Paths, Settings, SettingsOverrides};
+use crate::config::{Paths, ProjectConfig, Settings, SettingsOverrides, TrustStatus};
 use crate::hooks::HookEngine;
 use crate::llm::{LlmClient, LlmConfig};
 use crate::mcp::{ManagerOptions, McpManager};
@@ -26,6 +26,10 @@ pub struct Setup {
     pub mcp_host: Arc<McpHost>,
     /// True when the agent continues a recorded session.
     pub resumed: bool,
+    /// Whether the project's own config applies (`project_trust` of the json outputs).
+    pub project_trust: TrustStatus,
+    /// For an untrusted project: the one line saying what was skipped and how to trust it.
+    pub trust_notice: Option<String>,
     /// Problems that did not stop the run (a bad `LING_LOG`, skipped transcript lines), one
     /// sentence each, for the UI to show.
     pub warnings: Vec<String>,
@@ -55,8 +59,13 @@ pub fn project_root(cwd: Option<&PathBuf>) -> Result<PathBuf, CliError> {
 
 impl Setup {
     /// `interactive`: the REPL, where the user can be asked (MCP sampling is then declared).
-    pub async fn prepare(args: &RunArgs, interactive: bool) -> Result<Self, CliError> {
-        let paths = Paths::new(project_root(args.cwd.as_ref())?);
+    /// `project`: the project's config and its trust, decided (and, in the REPL, asked) before.
+    pub async fn prepare(
+        args: &RunArgs,
+        paths: Paths,
+        project: ProjectConfig,
+        interactive: bool,
+    ) -> Result<Self, CliError> {
         let mut warnings = Vec::new();
         if let Err(e) = crate::log::init(&paths.logs_dir()) {
             warnings.push(e.to_string());
@@ -71,10 +80,15 @@ impl Setup {
             no_hooks: args.no_hooks,
             allow_sampling: args.allow_sampling,
         };
-        let settings = Settings::load(&paths, &overrides)?;
-        let (servers, mcp_warnings) =
-            crate::config::mcp::load_servers(&paths, &args.mcp_config, args.strict_mcp_config)?;
-        let (hooks, hook_warnings) = HookEngine::load(&paths, settings.hooks_disabled)?;
+        let settings = Settings::load(&paths, &project, &overrides)?;
+        let (servers, mcp_warnings) = crate::config::mcp::load_servers(
+            &paths,
+            &project,
+            &args.mcp_config,
+            args.strict_mcp_config,
+        )?;
+        let (hooks, hook_warnings) = HookEngine::load(&paths, &project, settings.hook_layers())?;
+        let trust_notice = project.skipped_notice(&paths);
         let all_warnings = settings.warnings.iter().chain(&hook_warnings);
         for warning in all_warnings.chain(&mcp_warnings) {
             stderr_line(&format!("warning: {warning}"));
@@ -146,6 +160,8 @@ impl Setup {
             agent.resume(history);
         }
         Ok(Self {
+            project_trust: project.status(),
+            trust_notice,
             paths,
             settings,
             agent,

@@ -7,18 +7,25 @@ use super::ConfigError;
 /// Reads a JSON file. A missing file is `Ok(None)`; unreadable or invalid JSON is an error with
 /// the file, line and column.
 pub fn read_json_value(path: &Path) -> Result<Option<(String, serde_json::Value)>, ConfigError> {
-    let text = match std::fs::read_to_string(path) {
-        Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(source) => {
-            return Err(ConfigError::Read {
-                path: path.to_path_buf(),
-                source,
-            });
-        }
+    let Some(text) = read_config_text(path)? else {
+        return Ok(None);
     };
     let value = serde_json::from_str(&text).map_err(|e| syntax_error(path, &e))?;
     Ok(Some((text, value)))
+}
+
+/// Reads a config file's text. A missing file is `Ok(None)`; an unreadable one is an error.
+/// Every config file is read through here (the trust fingerprint too), so limits on what a
+/// config file may be apply to all of them.
+pub fn read_config_text(path: &Path) -> Result<Option<String>, ConfigError> {
+    match std::fs::read_to_string(path) {
+        Ok(text) => Ok(Some(text)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(source) => Err(ConfigError::Read {
+            path: path.to_path_buf(),
+            source,
+        }),
+    }
 }
 
 /// Reads and deserializes a JSON file into its raw config struct. A missing file is `Ok(None)`.

@@ -13,7 +13,8 @@ use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
 
 use super::hooks::locate::{Seg, locate};
-use super::json::syntax_error;
+use super::json::{read_config_text, syntax_error};
+use super::trust::ProjectConfig;
 use super::{ConfigError, Paths, expand_vars, read_json_value};
 
 pub const DEFAULT_STARTUP_TIMEOUT_MS: u64 = 30_000;
@@ -176,43 +177,46 @@ impl ServerConfig {
     }
 }
 
-/// The files read, in precedence order (a later one wins on a name clash): `~/.ling/mcp.json`,
-/// `.ling/mcp.json`, then each `--mcp-config`; with `strict`, only the `--mcp-config` files.
-pub fn config_files(paths: &Paths, extra: &[PathBuf], strict: bool) -> Vec<PathBuf> {
-    let mut files = Vec::new();
-    if !strict {
-        files.push(paths.user_file(MCP_FILE));
-        files.push(paths.project_file(MCP_FILE));
-    }
-    files.extend(extra.iter().map(|p| paths.project_root.join(p)));
-    files.dedup();
-    files
-}
-
-/// Loads and resolves every configured server, with warnings about ignored keys. A missing user
-/// or project file is fine; a missing `--mcp-config` file, invalid JSON, a file that is not an
-/// object or an invalid entry is an error naming the file.
+/// Loads and resolves every configured server, with warnings about ignored keys. The sources,
+/// in precedence order (a later one wins on a name clash): `~/.ling/mcp.json`, `.ling/mcp.json`
+/// when `project` is trusted, then each `--mcp-config`; with `strict`, only the `--mcp-config`
+/// files. A missing user or project file is fine; a missing `--mcp-config` file, invalid JSON,
+/// a file that is not an object or an invalid entry is an error naming the file.
 pub fn load_servers(
     paths: &Paths,
+    project: &ProjectConfig,
     extra: &[PathBuf],
     strict: bool,
 ) -> Result<(Vec<ServerConfig>, Vec<String>), ConfigError> {
-    let explicit: Vec<PathBuf> = extra.iter().map(|p| paths.project_root.join(p)).collect();
+    let mut sources: Vec<(PathBuf, Option<String>)> = Vec::new();
+    if !strict {
+        let user = paths.user_file(MCP_FILE);
+        let text = read_config_text(&user)?;
+        sources.push((user, text));
+        if let Some((path, text)) = project.trusted_text(MCP_FILE) {
+            sources.push((path.to_path_buf(), Some(text.to_string())));
+        }
+    }
+    for file in extra.iter().map(|p| paths.project_root.join(p)) {
+        if sources.iter().any(|(seen, _)| *seen == file) {
+            continue;
+        }
+        let Some(text) = read_config_text(&file)? else {
+            return Err(ConfigError::Read {
+                path: file,
+                source: std::io::Error::new(std::io::ErrorKind::NotFound, "no such file"),
+            });
+        };
+        sources.push((file, Some(text)));
+    }
     let mut servers: Vec<ServerConfig> = Vec::new();
     let mut warnings = Vec::new();
-    for file in config_files(paths, extra, strict) {
-        let Some(raw) = read_mcp_file(&file, &mut warnings)? else {
-            if explicit.contains(&file) {
-                return Err(ConfigError::Read {
-                    path: file,
-                    source: std::io::Error::new(std::io::ErrorKind::NotFound, "no such file"),
-                });
-            }
-            continue;
-        };
+    for (file, text) in sources {
+        let Some(text) = text else { continue };
+        let raw = parse_mcp_text(&file, &text, &mut warnings)?;
         for (name, entry) in raw.mcp_servers.0 {
             let server = resolve_server(&name, &entry, &file, paths)
-                .map_err(|e| positioned(e, &file, &name, &entry))?;
+                .map_err(|e| positioned(e, &text, &name, &entry))?;
             match servers.iter_mut().find(|s| s.name == name) {
                 Some(existing) => *existing = server,
                 None => servers.push(server),
@@ -222,14 +226,13 @@ pub fn load_servers(
     Ok((servers, warnings))
 }
 
-/// Reads one file, which must hold a JSON object, warning about keys Ling does not know.
-fn read_mcp_file(
+/// Parses one file's text, which must hold a JSON object, warning about keys Ling does not know.
+pub fn parse_mcp_text(
     file: &Path,
+    text: &str,
     warnings: &mut Vec<String>,
-) -> Result<Option<RawMcpFile>, ConfigError> {
-    let Some((text, value)) = read_json_value(file)? else {
-        return Ok(None);
-    };
+) -> Result<RawMcpFile, ConfigError> {
+    let value: Value = serde_json::from_str(text).map_err(|e| syntax_error(file, &e))?;
     let Value::Object(root) = &value else {
         // serde would happily build the struct from an array, so this is checked first.
         let start = text.len() - text.trim_start().len();
@@ -256,17 +259,18 @@ fn read_mcp_file(
             ));
         }
     }
-    serde_json::from_str(&text)
-        .map(Some)
-        .map_err(|e| syntax_error(file, &e))
+    serde_json::from_str(text).map_err(|e| syntax_error(file, &e))
 }
 
 /// Gives a mistake in one entry the line and column of what is wrong: the `type` value when it
 /// is unknown, else the entry's name (a bad name, or no `command` or `url`).
-fn positioned(error: ConfigError, file: &Path, name: &str, raw: &RawServer) -> ConfigError {
-    let (ConfigError::Invalid { path, message }, Ok(text)) =
-        (&error, std::fs::read_to_string(file))
-    else {
+fn positioned(
+    error: ConfigError,
+    text: &str,
+    name: &str,
+    raw: &RawServer,
+) -> ConfigError {
+    let ConfigError::Invalid { path, message } = &error else {
         return error;
     };
     let mut trail = vec![Seg::Key("mcpServers".into()), Seg::Key(name.into())];
@@ -276,7 +280,7 @@ fn positioned(error: ConfigError, file: &Path, name: &str, raw: &RawServer) -> C
     if on_type {
         trail.push(Seg::Key("type".into()));
     }
-    let at = locate(&text, &trail, !on_type);
+    let at = locate(text, &trail, !on_type);
     ConfigError::Syntax {
         path: path.clone(),
         line: at.line,
@@ -300,6 +304,23 @@ pub fn validate_server_name(name: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// The transport an entry asks for: `stdio`, `http` or `sse`, or what is wrong with it.
+pub fn transport_kind(name: &str, raw: &RawServer) -> Result<&'static str, String> {
+    match (raw.kind.as_deref(), &raw.command, &raw.url) {
+        (Some("stdio"), _, _) | (None, Some(_), _) => Ok("stdio"),
+        (Some("http" | "streamable-http" | "streamableHttp"), _, _) | (None, None, Some(_)) => {
+            Ok("http")
+        }
+        (Some("sse"), _, _) => Ok("sse"),
+        (Some(other), _, _) => Err(format!(
+            "server {name:?}: unknown \"type\" {other:?}; use \"stdio\", \"http\" or \"sse\""
+        )),
+        (None, None, None) => Err(format!(
+            "server {name:?} needs a \"command\" (stdio) or a \"url\" (http)"
+        )),
+    }
+}
+
 /// Resolves one raw entry: picks the transport, applies defaults, expands variables and makes
 /// paths absolute. Structural mistakes are errors; an unset variable only fails this server.
 pub fn resolve_server(
@@ -313,23 +334,7 @@ pub fn resolve_server(
         message,
     };
     validate_server_name(name).map_err(invalid)?;
-    let kind = match (raw.kind.as_deref(), &raw.command, &raw.url) {
-        (Some("stdio"), _, _) | (None, Some(_), _) => "stdio",
-        (Some("http" | "streamable-http" | "streamableHttp"), _, _) | (None, None, Some(_)) => {
-            "http"
-        }
-        (Some("sse"), _, _) => "sse",
-        (Some(other), _, _) => {
-            return Err(invalid(format!(
-                "server {name:?}: unknown \"type\" {other:?}; use \"stdio\", \"http\" or \"sse\""
-            )));
-        }
-        (None, None, None) => {
-            return Err(invalid(format!(
-                "server {name:?} needs a \"command\" (stdio) or a \"url\" (http)"
-            )));
-        }
-    };
+    let kind = transport_kind(name, raw).map_err(invalid)?;
     let mut expand_error = None;
     let mut expand = |text: &str| match expand_vars(text) {
         Ok(value) => value,

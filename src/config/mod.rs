@@ -1,6 +1,7 @@
 //! Configuration: where Ling's files live, how they are parsed (with file, line and column on
 //! error), and the raw → resolved settings of `.ling/settings.json` and `~/.ling/settings.json`.
 //! Hook and MCP server files have their own raw/resolved pairs in `hooks.rs` and `mcp.rs`.
+//! Whether the project's own files apply at all is decided once, in `trust`.
 
 mod error;
 pub mod hooks;
@@ -8,10 +9,13 @@ mod json;
 pub mod mcp;
 mod paths;
 mod settings;
+pub mod trust;
 
 pub use error::ConfigError;
 pub use json::{read_json_file, read_json_value};
-pub use paths::{Paths, expand_vars, expand_vars_with};
+pub use paths::{Paths, expand_vars, expand_vars_with, ling_home, var_names};
 pub use settings::{
-    ElicitationPolicy, PermissionMode, RawPermissions, RawSettings, Settings, SettingsOverrides,
+    ElicitationPolicy, PermissionMode, RawPermissions, RawSettings, SETTINGS_FILE, Settings,
+    SettingsOverrides,
 };
+pub use trust::{ProjectConfig, TrustError, TrustStatus};

@@ -55,7 +55,8 @@ impl Paths {
     }
 }
 
-fn ling_home() -> PathBuf {
+/// `LING_HOME`, else `~/.ling`.
+pub fn ling_home() -> PathBuf {
     if let Some(home) = std::env::var_os("LING_HOME").filter(|v| !v.is_empty()) {
         return PathBuf::from(home);
     }
@@ -106,6 +107,24 @@ pub fn expand_vars_with(
     Ok(out)
 }
 
+/// The names of the variables `${VAR}` and `${VAR:-default}` in `input` would expand, in order,
+/// each once: what a config would read from the environment.
+pub fn var_names(input: &str) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    let mut rest = input;
+    while let Some(start) = rest.find("${") {
+        let after = &rest[start + 2..];
+        let Some(end) = after.find('}') else { break };
+        let body = &after[..end];
+        let name = body.split_once(":-").map_or(body, |(name, _)| name);
+        if !name.is_empty() && !names.iter().any(|n| n == name) {
+            names.push(name.to_string());
+        }
+        rest = &after[end + 1..];
+    }
+    names
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -133,5 +152,13 @@ mod tests {
             Err("environment variable NOPE is not set".into())
         );
         assert!(expand_vars_with("${SET", env).is_err());
+    }
+
+    #[test]
+    fn var_names_are_the_expanded_variables_once_each() {
+        assert_eq!(
+            var_names("Bearer ${TOKEN} ${HOST:-x} $PLAIN ${TOKEN} ${OPEN"),
+            ["TOKEN", "HOST"]
+        );
     }
 }

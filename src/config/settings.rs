@@ -3,8 +3,12 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
+use super::hooks::HookLayers;
+use super::json::syntax_error;
+use super::trust::ProjectConfig;
 use super::{ConfigError, Paths, read_json_file};
 
+pub const SETTINGS_FILE: &str = "settings.json";
 pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
 pub const DEFAULT_MODEL: &str = "gpt-4o-mini";
 
@@ -31,6 +35,19 @@ pub struct RawSettings {
     pub elicitation: Option<String>,
     #[serde(flatten)]
     pub other: BTreeMap<String, serde_json::Value>,
+}
+
+impl RawSettings {
+    /// What an untrusted project's settings keep: their deny rules, which only narrow.
+    pub fn deny_only(self) -> Self {
+        Self {
+            permissions: RawPermissions {
+                deny: self.permissions.deny,
+                ..RawPermissions::default()
+            },
+            ..Self::default()
+        }
+    }
 }
 
 #[derive(Debug, Default, Clone, Deserialize)]
@@ -101,8 +118,8 @@ pub struct SettingsOverrides {
     pub allow_sampling: bool,
 }
 
-/// Resolved settings: flags over environment over `.ling/settings.json` over `~/.ling/settings.json`
-/// over defaults.
+/// Resolved settings: flags over environment over `.ling/settings.json` (of a trusted project)
+/// over `~/.ling/settings.json` over defaults.
 #[derive(Debug, Clone)]
 pub struct Settings {
     pub model: String,
@@ -112,7 +129,10 @@ pub struct Settings {
     pub permission_mode: PermissionMode,
     pub allow_rules: Vec<String>,
     pub deny_rules: Vec<String>,
+    /// Every hook off: `--no-hooks`, or `disableAllHooks` in the user's settings.
     pub hooks_disabled: bool,
+    /// The project's hooks off: `disableAllHooks` in the project's settings (never the user's).
+    pub project_hooks_disabled: bool,
     pub max_turns: Option<u32>,
     pub tool_output_limit: usize,
     pub connect_timeout: Duration,
@@ -126,18 +146,34 @@ pub struct Settings {
 }
 
 impl Settings {
-    pub fn load(paths: &Paths, overrides: &SettingsOverrides) -> Result<Self, ConfigError> {
-        let user_path = paths.user_file("settings.json");
-        let project_path = paths.project_file("settings.json");
+    /// Reads `~/.ling/settings.json` and the project's: all of it in a trusted project, only
+    /// its `permissions.deny` rules (which only narrow) otherwise.
+    pub fn load(
+        paths: &Paths,
+        project: &ProjectConfig,
+        overrides: &SettingsOverrides,
+    ) -> Result<Self, ConfigError> {
+        let user_path = paths.user_file(SETTINGS_FILE);
         let user: RawSettings = read_json_file(&user_path)?.unwrap_or_default();
-        let project: RawSettings = read_json_file(&project_path)?.unwrap_or_default();
-        Self::resolve(&user, &project, overrides, &|name| std::env::var(name).ok())
+        let (project_path, project_raw) = match project.any_text(SETTINGS_FILE) {
+            Some((path, text)) => {
+                let raw: RawSettings =
+                    serde_json::from_str(text).map_err(|e| syntax_error(path, &e))?;
+                let trusted = project.trusted_text(SETTINGS_FILE).is_some();
+                (
+                    path.to_path_buf(),
+                    if trusted { raw } else { raw.deny_only() },
+                )
+            }
+            None => (paths.project_file(SETTINGS_FILE), RawSettings::default()),
+        };
+        Self::resolve(&user, &project_raw, overrides, &|name| std::env::var(name).ok())
             .map_err(|message| ConfigError::Invalid {
                 path: project_path.clone(),
                 message,
             })
             .map(|mut settings| {
-                for (path, raw) in [(&user_path, &user), (&project_path, &project)] {
+                for (path, raw) in [(&user_path, &user), (&project_path, &project_raw)] {
                     for key in raw.other.keys() {
                         settings.warnings.push(format!(
                             "{}: unknown setting `{key}` ignored",
@@ -147,6 +183,15 @@ impl Settings {
                 }
                 settings
             })
+    }
+
+    /// Which hook files load: `--no-hooks` or the user's `disableAllHooks` turn off all, the
+    /// project's `disableAllHooks` only the project's.
+    pub fn hook_layers(&self) -> HookLayers {
+        HookLayers {
+            user: !self.hooks_disabled,
+            project: !self.hooks_disabled && !self.project_hooks_disabled,
+        }
     }
 
     pub fn resolve(
@@ -227,8 +272,8 @@ impl Settings {
             permission_mode,
             allow_rules,
             deny_rules,
-            hooks_disabled: overrides.no_hooks
-                || pick(project, user, |s| s.disable_all_hooks).unwrap_or(false),
+            hooks_disabled: overrides.no_hooks || user.disable_all_hooks.unwrap_or(false),
+            project_hooks_disabled: project.disable_all_hooks.unwrap_or(false),
             max_turns: overrides.max_turns.or(settings_max_turns),
             tool_output_limit: pick(project, user, |s| s.tool_output_limit).unwrap_or(100_000),
             connect_timeout: ms(pick(project, user, |s| s.connect_timeout_ms), 10_000),

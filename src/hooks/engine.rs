@@ -15,8 +15,8 @@ use super::input::{HookContext, HookInput};
 use super::matcher::Matcher;
 use super::outcome::{Effect, HookNotice, HookOutcome, NoticeKind, combine};
 use super::output::{RunResult, interpret};
-use crate::config::hooks::{HandlerKind, HookEventName, HookHandler, HooksConfig};
-use crate::config::{ConfigError, Paths};
+use crate::config::hooks::{HandlerKind, HookEventName, HookHandler, HookLayers, HooksConfig};
+use crate::config::{ConfigError, Paths, ProjectConfig};
 
 /// One loaded handler, as `ling hooks list` shows it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -61,13 +61,18 @@ struct Handler {
 }
 
 impl HookEngine {
-    /// Loads `~/.ling/hooks.json` and `.ling/hooks.json`; `disabled` (`disableAllHooks`,
-    /// `--no-hooks`) loads nothing. Returns warnings about ignored fields.
-    pub fn load(paths: &Paths, disabled: bool) -> Result<(Self, Vec<String>), ConfigError> {
-        if disabled {
+    /// Loads `~/.ling/hooks.json` and, in a trusted `project`, `.ling/hooks.json`; `layers`
+    /// (from `--no-hooks` and `disableAllHooks`) switches either off. Returns warnings about
+    /// ignored fields.
+    pub fn load(
+        paths: &Paths,
+        project: &ProjectConfig,
+        layers: HookLayers,
+    ) -> Result<(Self, Vec<String>), ConfigError> {
+        if layers == HookLayers::NONE {
             return Ok((Self::empty(), Vec::new()));
         }
-        Self::from_config(HooksConfig::load(paths)?)
+        Self::from_config(HooksConfig::load(paths, project, layers)?)
     }
 
     /// Compiles the matchers of already-parsed hooks.

@@ -80,10 +80,15 @@ fn status_word(state: &ServerState) -> (&'static str, Option<String>) {
     }
 }
 
-/// `ling mcp list [--json]`.
-pub fn render_list(statuses: &[ServerStatus], as_json: bool) -> String {
+/// `ling mcp list [--json]`. `untrusted`: (name, transport) of the servers of an untrusted
+/// project, shown after the others with status `untrusted`.
+pub fn render_list(
+    statuses: &[ServerStatus],
+    untrusted: &[(String, &str)],
+    as_json: bool,
+) -> String {
     if as_json {
-        let servers: Vec<Value> = statuses
+        let mut servers: Vec<Value> = statuses
             .iter()
             .map(|s| {
                 let (status, error) = status_word(&s.state);
@@ -95,9 +100,12 @@ pub fn render_list(statuses: &[ServerStatus], as_json: bool) -> String {
                 entry
             })
             .collect();
+        servers.extend(untrusted.iter().map(|(name, transport)| {
+            json!({"name": name, "transport": transport, "status": "untrusted", "tools": 0})
+        }));
         return format!("{}\n", json!({ "servers": servers }));
     }
-    if statuses.is_empty() {
+    if statuses.is_empty() && untrusted.is_empty() {
         return "No MCP servers configured. Add one with `ling mcp add NAME -- COMMAND [ARGS...]`.\n"
             .into();
     }
@@ -110,6 +118,12 @@ pub fn render_list(statuses: &[ServerStatus], as_json: bool) -> String {
             _ => status.to_string(),
         };
         out.push_str(&format!("{} ({}): {detail}\n", s.name, s.transport));
+    }
+    for (name, transport) in untrusted {
+        out.push_str(&format!(
+            "{name} ({transport}): untrusted: not started; run `ling trust` to use this \
+             project's servers\n"
+        ));
     }
     out
 }

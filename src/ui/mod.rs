@@ -9,3 +9,4 @@ pub mod render;
 pub mod repl;
 mod spinner;
 pub mod style;
+pub mod trust;

@@ -322,6 +322,9 @@ fn print_banner(setup: &Setup, style: Style) {
     for warning in &setup.warnings {
         println!("{} {warning}", style.yellow("warning:"));
     }
+    if let Some(notice) = &setup.trust_notice {
+        println!("{} {notice}", style.yellow("note:"));
+    }
     if setup.resumed {
         println!(
             "{}",

@@ -5,7 +5,8 @@
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
-use ling::config::Paths;
+use ling::config::hooks::HookLayers;
+use ling::config::{Paths, ProjectConfig};
 use ling::hooks::{HookContext, HookEngine, HookInput};
 use serde_json::{Value, json};
 use tempfile::TempDir;
@@ -56,9 +57,16 @@ impl Project {
         format!("./{name}")
     }
 
-    /// Loads the engine, failing the test on a configuration error.
+    /// The project's config as read now, trusted as `ling trust` would record it.
+    pub fn trusted(&self) -> ProjectConfig {
+        let mut config = ProjectConfig::read(&self.paths()).unwrap();
+        config.trust().unwrap();
+        config
+    }
+
+    /// Loads the engine (the project trusted), failing the test on a configuration error.
     pub fn engine(&self) -> HookEngine {
-        HookEngine::load(&self.paths(), false)
+        HookEngine::load(&self.paths(), &self.trusted(), HookLayers::ALL)
             .unwrap_or_else(|e| panic!("hooks did not load: {e}"))
             .0
     }

@@ -53,6 +53,15 @@ impl Project {
         std::fs::read_to_string(self.file(rel)).unwrap_or_else(|e| panic!("read {rel}: {e}"))
     }
 
+    /// Trusts this project as a user would: the real `ling trust` with this `LING_HOME`. Call it
+    /// after writing the project config (any later change makes the project untrusted again).
+    pub fn trust(&self) {
+        let mut cmd = self.command("http://127.0.0.1:9");
+        cmd.arg("trust");
+        let out = run(cmd);
+        assert_eq!(out.code, Some(0), "ling trust failed: {out:?}");
+    }
+
     /// A `ling` command in this project, pointed at `base_url`, with a clean environment.
     pub fn command(&self, base_url: &str) -> Command {
         let mut cmd = Command::new(ling_bin());

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use ling::config::Paths;
+use ling::config::{Paths, ProjectConfig};
 use ling::config::mcp::{ServerConfig, TransportConfig};
 use ling::mcp::{ManagerOptions, McpManager};
 
@@ -45,6 +45,14 @@ impl TestEnv {
             paths: Paths::with_home(root, home),
             dir,
         }
+    }
+
+    /// The project's config as read now, trusted as `ling trust` would record it.
+    pub fn trusted(&self) -> ProjectConfig {
+        let mut config =
+            ProjectConfig::read(&self.paths).unwrap_or_else(|e| panic!("read project: {e}"));
+        config.trust().unwrap_or_else(|e| panic!("trust: {e}"));
+        config
     }
 
     /// The file the test server appends every received message to (via `MCP_TEST_LOG`).

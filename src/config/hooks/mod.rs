@@ -3,7 +3,8 @@
 //! reported with the file, line and column of the offending key or value: serde's derive cannot
 //! point at a key, so the path of the mistake is looked up in the text (`locate`). The resolved
 //! layer is a list of [`HookGroup`]s (event, matcher text, handlers with defaults applied) from
-//! `~/.ling/hooks.json` then `.ling/hooks.json`, with identical handlers listed twice kept once.
+//! `~/.ling/hooks.json` then, in a trusted project, `.ling/hooks.json`, with identical handlers
+//! listed twice kept once.
 //! Matchers stay text here; the hook engine compiles them (an invalid regex is reported with the
 //! position kept in [`HookGroup::matcher_at`]).
 
@@ -15,6 +16,7 @@ use serde_json::{Map, Value};
 
 pub(crate) mod locate;
 
+use super::trust::ProjectConfig;
 use super::{ConfigError, Paths, read_json_value};
 use locate::{Seg, locate};
 
@@ -151,21 +153,44 @@ pub struct HooksConfig {
     pub warnings: Vec<String>,
 }
 
+/// Which hook files load: the user's (`~/.ling/hooks.json`) and the project's
+/// (`.ling/hooks.json`, only ever in a trusted project).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HookLayers {
+    pub user: bool,
+    pub project: bool,
+}
+
+impl HookLayers {
+    pub const ALL: Self = Self {
+        user: true,
+        project: true,
+    };
+    pub const NONE: Self = Self {
+        user: false,
+        project: false,
+    };
+}
+
 impl HooksConfig {
-    /// Reads `~/.ling/hooks.json` then `.ling/hooks.json`; a missing file contributes nothing.
-    pub fn load(paths: &Paths) -> Result<Self, ConfigError> {
+    /// Reads `~/.ling/hooks.json` then, when `project` is trusted, `.ling/hooks.json` (the text
+    /// read when trust was decided); `layers` switches either off. A missing file contributes
+    /// nothing.
+    pub fn load(
+        paths: &Paths,
+        project: &ProjectConfig,
+        layers: HookLayers,
+    ) -> Result<Self, ConfigError> {
         let mut config = Self::default();
-        let user = paths.user_file(HOOKS_FILE);
-        let project = paths.project_file(HOOKS_FILE);
-        // A project whose root is the home's parent would name the same file twice.
-        let files = if user == project {
-            vec![user]
-        } else {
-            vec![user, project]
-        };
-        for path in files {
-            if let Some((text, value)) = read_json_value(&path)? {
-                config.merge(Self::parse_value(&path, &text, &value)?);
+        if layers.user {
+            let user = paths.user_file(HOOKS_FILE);
+            if let Some((text, value)) = read_json_value(&user)? {
+                config.merge(Self::parse_value(&user, &text, &value)?);
+            }
+        }
+        if layers.project {
+            if let Some((path, text)) = project.trusted_text(HOOKS_FILE) {
+                config.merge(Self::parse(path, text)?);
             }
         }
         Ok(config)

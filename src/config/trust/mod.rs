@@ -1,0 +1,483 @@
+//! Workspace trust: whether a project's own config (`.ling/settings.json`, `hooks.json`,
+//! `mcp.json`) may apply. [`ProjectConfig::read`] reads the three files once and decides; every
+//! loader of project config takes the result and gets a file's text only when the project is
+//! trusted (settings' `permissions.deny`, which only narrows, applies either way). A project is
+//! trusted when the user trusted its canonical root and the SHA-256 fingerprint of the three
+//! files still matches what `LING_HOME/trust.json` recorded ([`store`]). A project without
+//! project config needs no trust, and a `.ling` that is the user's own config (`LING_HOME`, or
+//! the root is `$HOME`) is never a project layer. [`listing`] says what a project would bring.
+
+pub mod listing;
+pub mod store;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+
+use super::json::read_config_text;
+use super::mcp::{MCP_FILE, parse_mcp_text, transport_kind};
+use super::{ConfigError, Paths};
+use listing::FileText;
+pub use listing::{
+    Changes, FileChange, FileChangeKind, FileListing, HookTarget, Item, ProjectListing,
+    ServerTarget,
+};
+use store::{TrustRecord, TrustStore};
+
+/// The project files trust covers, in fingerprint order.
+pub const PROJECT_FILES: [&str; 3] = ["settings.json", "hooks.json", "mcp.json"];
+
+#[derive(Debug, thiserror::Error)]
+pub enum TrustError {
+    #[error(
+        "cannot read {}: {message}; make it readable by you, or delete it to forget every \
+         trusted folder (Ling then asks again)", path.display()
+    )]
+    Unreadable { path: PathBuf, message: String },
+    #[error(
+        "{} is not a trust file this Ling can read ({message}); fix it, or delete it to forget \
+         every trusted folder (Ling then asks again)", path.display()
+    )]
+    Corrupt { path: PathBuf, message: String },
+    #[error("cannot write {}: {source}; check that you own its folder", path.display())]
+    Write {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error(
+        "cannot record trust for {}: the path is not valid UTF-8; move the project to a folder \
+         whose name is", path.display()
+    )]
+    NotUtf8 { path: PathBuf },
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+}
+
+/// What `project_trust` says in the json outputs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TrustStatus {
+    /// No project config (or `.ling` is the user's config): nothing to trust.
+    None,
+    Trusted,
+    /// Never trusted, or changed since it was.
+    Untrusted,
+}
+
+impl TrustStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::None => "none",
+            Self::Trusted => "trusted",
+            Self::Untrusted => "untrusted",
+        }
+    }
+}
+
+/// One project file as read at start: `text` is `None` when the file does not exist.
+#[derive(Debug, Clone)]
+struct ProjectFile {
+    name: &'static str,
+    path: PathBuf,
+    text: Option<String>,
+}
+
+/// The project's config files, read once, and the trust decision over them.
+#[derive(Debug, Clone)]
+pub struct ProjectConfig {
+    root: PathBuf,
+    home: PathBuf,
+    /// Empty when `.ling` is the user's own config.
+    files: Vec<ProjectFile>,
+    fingerprint: String,
+    status: TrustStatus,
+    /// The trust recorded for this root when the config changed since.
+    previous: Option<TrustRecord>,
+    user_config: bool,
+}
+
+impl ProjectConfig {
+    /// Reads the project files and decides. `trust.json` is read only when there is project
+    /// config; an unreadable or corrupt one is an error.
+    pub fn read(paths: &Paths) -> Result<Self, TrustError> {
+        let root = std::fs::canonicalize(&paths.project_root)
+            .unwrap_or_else(|_| paths.project_root.clone());
+        let user_config = is_user_config(&root, &paths.home);
+        let mut files = Vec::new();
+        if !user_config {
+            for name in PROJECT_FILES {
+                let path = paths.project_file(name);
+                let text = read_config_text(&path)?;
+                files.push(ProjectFile { name, path, text });
+            }
+        }
+        let mut config = Self {
+            fingerprint: fingerprint(files.iter().map(|f| (f.name, f.text.as_deref()))),
+            root,
+            home: paths.home.clone(),
+            files,
+            status: TrustStatus::None,
+            previous: None,
+            user_config,
+        };
+        if config.has_config() {
+            let store = TrustStore::load(&config.home)?;
+            config.status = match config.root.to_str().and_then(|key| store.get(key)) {
+                Some(record) if record.fingerprint == config.fingerprint => TrustStatus::Trusted,
+                Some(record) => {
+                    config.previous = Some(record.clone());
+                    TrustStatus::Untrusted
+                }
+                None => TrustStatus::Untrusted,
+            };
+        }
+        Ok(config)
+    }
+
+    pub fn status(&self) -> TrustStatus {
+        self.status
+    }
+
+    /// The canonical project root, the key of its trust.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// Whether any of the three project files exists (never for the user's own `.ling`).
+    pub fn has_config(&self) -> bool {
+        self.files.iter().any(|f| f.text.is_some())
+    }
+
+    /// Whether `.ling` under the root is the user's own config (`LING_HOME`, or root = `$HOME`).
+    pub fn is_user_config(&self) -> bool {
+        self.user_config
+    }
+
+    /// Whether the project was trusted before and its config changed since.
+    pub fn changed_since_trusted(&self) -> bool {
+        self.previous.is_some()
+    }
+
+    /// When the config that changed since had been trusted (RFC 3339).
+    pub fn previous_trusted_at(&self) -> Option<&str> {
+        self.previous.as_ref().map(|r| r.trusted_at.as_str())
+    }
+
+    /// A project file's text for loading: only in a trusted project.
+    pub fn trusted_text(&self, name: &str) -> Option<(&Path, &str)> {
+        if self.status != TrustStatus::Trusted {
+            return None;
+        }
+        self.any_text(name)
+    }
+
+    /// A project file's text whatever the trust: for `permissions.deny` and for listings.
+    pub(in crate::config) fn any_text(&self, name: &str) -> Option<(&Path, &str)> {
+        let file = self.files.iter().find(|f| f.name == name)?;
+        Some((file.path.as_path(), file.text.as_deref()?))
+    }
+
+    /// What the project config would bring. `paths` gives the user's `mcp.json`, whose server
+    /// names a project server may replace.
+    pub fn listing(&self, paths: &Paths) -> ProjectListing {
+        let texts: Vec<FileText<'_>> = self
+            .files
+            .iter()
+            .map(|f| FileText {
+                name: f.name,
+                path: f.path.clone(),
+                text: f.text.as_deref(),
+            })
+            .collect();
+        ProjectListing::build(&texts, &user_server_names(paths))
+    }
+
+    /// What changed since the config was trusted, when it was and did.
+    pub fn changes(&self, paths: &Paths) -> Option<Changes> {
+        let previous = self.previous.as_ref()?;
+        let texts: Vec<FileText<'_>> = self
+            .files
+            .iter()
+            .map(|f| FileText {
+                name: f.name,
+                path: f.path.clone(),
+                text: previous.files.get(f.name).and_then(|t| t.as_deref()),
+            })
+            .collect();
+        let old = ProjectListing::build(&texts, &user_server_names(paths));
+        Some(Changes::between(&old, &self.listing(paths)))
+    }
+
+    /// Records that the user trusts this config as it is now; from then on it loads.
+    pub fn trust(&mut self) -> Result<(), TrustError> {
+        if !self.has_config() {
+            return Ok(());
+        }
+        let key = self.root.to_str().ok_or_else(|| TrustError::NotUtf8 {
+            path: self.root.clone(),
+        })?;
+        let mut store = TrustStore::load(&self.home)?;
+        let files: BTreeMap<String, Option<String>> = self
+            .files
+            .iter()
+            .map(|f| (f.name.to_string(), f.text.clone()))
+            .collect();
+        store.insert(
+            key.to_string(),
+            TrustRecord {
+                trusted_at: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+                fingerprint: self.fingerprint.clone(),
+                files,
+            },
+        );
+        store.save()?;
+        self.status = TrustStatus::Trusted;
+        self.previous = None;
+        Ok(())
+    }
+
+    /// The one line a run that cannot ask prints about an untrusted project: what was skipped
+    /// and how to use it. `None` unless the project is untrusted.
+    pub fn skipped_notice(&self, paths: &Paths) -> Option<String> {
+        if self.status != TrustStatus::Untrusted {
+            return None;
+        }
+        let listing = self.listing(paths);
+        let mut skipped = Vec::new();
+        for name in ["hooks.json", "mcp.json", "settings.json"] {
+            let Some(file) = listing.files.iter().find(|f| f.name == name) else {
+                continue;
+            };
+            let what = match (name, &file.items) {
+                ("settings.json", _) => "except permissions.deny".to_string(),
+                (_, Err(_)) => "invalid".to_string(),
+                ("hooks.json", Ok(items)) => count(items.len(), "hook", "hooks"),
+                (_, Ok(items)) => count(items.len(), "server", "servers"),
+            };
+            skipped.push(format!(".ling/{name} ({what})"));
+        }
+        let skipped = match skipped.split_last() {
+            Some((last, [])) => last.clone(),
+            Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
+            None => return None,
+        };
+        let why = if self.changed_since_trusted() {
+            "this project's config changed since you trusted it"
+        } else {
+            "this project is not trusted"
+        };
+        Some(format!(
+            "{why}; skipped {skipped}; run `ling trust` to use them"
+        ))
+    }
+
+    /// The servers of an untrusted project's `mcp.json`, as (name, transport), for `ling mcp`
+    /// to show as `untrusted`. Empty when trusted or when the file does not parse.
+    pub fn untrusted_servers(&self) -> Vec<(String, &'static str)> {
+        if self.status != TrustStatus::Untrusted {
+            return Vec::new();
+        }
+        let Some((path, text)) = self.any_text(MCP_FILE) else {
+            return Vec::new();
+        };
+        let Ok(raw) = parse_mcp_text(path, text, &mut Vec::new()) else {
+            return Vec::new();
+        };
+        raw.mcp_servers
+            .0
+            .into_iter()
+            .filter_map(|(name, server)| {
+                let kind = transport_kind(&name, &server).ok()?;
+                Some((name, kind))
+            })
+            .collect()
+    }
+
+    /// The number of hooks in an untrusted project's `hooks.json` (`None`: trusted, no file).
+    pub fn untrusted_hook_count(&self, paths: &Paths) -> Option<usize> {
+        if self.status != TrustStatus::Untrusted {
+            return None;
+        }
+        let listing = self.listing(paths);
+        let file = listing.files.iter().find(|f| f.name == "hooks.json")?;
+        Some(file.items.as_ref().map_or(0, Vec::len))
+    }
+}
+
+fn count(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+/// One trusted folder, as `ling trust --list` shows it.
+#[derive(Debug, Clone)]
+pub struct TrustedFolder {
+    pub root: String,
+    pub trusted_at: String,
+    pub state: FolderState,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FolderState {
+    /// The config on disk is the one trusted.
+    Matches,
+    /// It changed: Ling asks again (or, in `-p`, skips it).
+    Changed,
+    /// The folder is gone.
+    Missing,
+}
+
+/// Every folder in `home/trust.json`, with whether its config still matches.
+pub fn trusted_folders(home: &Path) -> Result<Vec<TrustedFolder>, TrustError> {
+    let store = TrustStore::load(home)?;
+    let mut folders = Vec::new();
+    for (root, record) in store.records() {
+        let dir = Path::new(root);
+        let state = if !dir.is_dir() {
+            FolderState::Missing
+        } else {
+            let paths = Paths::with_home(dir.to_path_buf(), home.to_path_buf());
+            // A folder whose files cannot be read now does not match.
+            match ProjectConfig::read(&paths) {
+                Ok(config) if config.fingerprint == record.fingerprint => FolderState::Matches,
+                _ => FolderState::Changed,
+            }
+        };
+        folders.push(TrustedFolder {
+            root: root.clone(),
+            trusted_at: record.trusted_at.clone(),
+            state,
+        });
+    }
+    Ok(folders)
+}
+
+/// Forgets the trust of `root` (canonical when it still exists). Returns whether it was trusted.
+pub fn revoke(home: &Path, root: &Path) -> Result<bool, TrustError> {
+    let root = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
+    let Some(key) = root.to_str() else {
+        return Ok(false);
+    };
+    let mut store = TrustStore::load(home)?;
+    if store.remove(key).is_none() {
+        return Ok(false);
+    }
+    store.save()?;
+    Ok(true)
+}
+
+/// Whether `root/.ling` is the user's config: the root is `$HOME`, or `root/.ling` is
+/// `LING_HOME` (compared canonically, so a symlink does not make it a project layer).
+fn is_user_config(root: &Path, home: &Path) -> bool {
+    let home_dir = std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .and_then(|h| std::fs::canonicalize(h).ok());
+    if home_dir.as_deref() == Some(root) {
+        return true;
+    }
+    let dot_ling = root.join(".ling");
+    match (std::fs::canonicalize(&dot_ling), std::fs::canonicalize(home)) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => dot_ling == home,
+    }
+}
+
+/// `sha256:<hex>` over each file's name and contents, a missing file told apart from an
+/// empty one.
+fn fingerprint<'a>(files: impl Iterator<Item = (&'a str, Option<&'a str>)>) -> String {
+    let mut hash = Sha256::new();
+    for (name, text) in files {
+        hash.update(name.as_bytes());
+        hash.update([0]);
+        match text {
+            None => hash.update([0]),
+            Some(text) => {
+                hash.update([1]);
+                hash.update((text.len() as u64).to_be_bytes());
+                hash.update(text.as_bytes());
+            }
+        }
+    }
+    let digest = hash.finalize();
+    let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+    format!("sha256:{hex}")
+}
+
+/// The server names of `~/.ling/mcp.json` (none when it is missing or invalid: loading it
+/// reports that).
+fn user_server_names(paths: &Paths) -> Vec<String> {
+    let path = paths.user_file(MCP_FILE);
+    let Ok(Some(text)) = read_config_text(&path) else {
+        return Vec::new();
+    };
+    parse_mcp_text(&path, &text, &mut Vec::new())
+        .map(|raw| raw.mcp_servers.0.into_iter().map(|(name, _)| name).collect())
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    fn fp(files: &[(&'static str, Option<&'static str>)]) -> String {
+        fingerprint(files.iter().copied())
+    }
+
+    #[test]
+    fn a_missing_file_is_not_an_empty_one() {
+        let missing = fp(&[("hooks.json", None)]);
+        let empty = fp(&[("hooks.json", Some(""))]);
+        assert_ne!(missing, empty);
+        assert_ne!(
+            fp(&[("hooks.json", Some("ab")), ("mcp.json", Some("c"))]),
+            fp(&[("hooks.json", Some("a")), ("mcp.json", Some("bc"))])
+        );
+        assert!(missing.starts_with("sha256:") && missing.len() == 7 + 64);
+    }
+
+    fn project() -> (tempfile::TempDir, tempfile::TempDir, Paths) {
+        let root = tempfile::tempdir().unwrap();
+        let home = tempfile::tempdir().unwrap();
+        let paths = Paths::with_home(root.path().to_path_buf(), home.path().to_path_buf());
+        (root, home, paths)
+    }
+
+    #[test]
+    fn trust_lapses_when_the_config_changes() {
+        let (_root, _home, paths) = project();
+        assert_eq!(
+            ProjectConfig::read(&paths).unwrap().status(),
+            TrustStatus::None
+        );
+        std::fs::create_dir_all(paths.project_dir()).unwrap();
+        std::fs::write(paths.project_file("hooks.json"), "{}").unwrap();
+        let mut config = ProjectConfig::read(&paths).unwrap();
+        assert_eq!(config.status(), TrustStatus::Untrusted);
+        assert!(config.trusted_text("hooks.json").is_none());
+        config.trust().unwrap();
+        let config = ProjectConfig::read(&paths).unwrap();
+        assert_eq!(config.status(), TrustStatus::Trusted);
+        assert_eq!(config.trusted_text("hooks.json").map(|t| t.1), Some("{}"));
+
+        // An empty settings file appearing is a change too.
+        std::fs::write(paths.project_file("settings.json"), "").unwrap();
+        let config = ProjectConfig::read(&paths).unwrap();
+        assert_eq!(config.status(), TrustStatus::Untrusted);
+        assert!(config.changed_since_trusted());
+    }
+
+    #[test]
+    fn a_dot_ling_that_is_ling_home_is_user_config() {
+        let root = tempfile::tempdir().unwrap();
+        let home = root.path().join(".ling");
+        std::fs::create_dir_all(&home).unwrap();
+        std::fs::write(home.join("hooks.json"), "{}").unwrap();
+        let paths = Paths::with_home(root.path().to_path_buf(), home);
+        let config = ProjectConfig::read(&paths).unwrap();
+        assert!(config.is_user_config());
+        assert_eq!(config.status(), TrustStatus::None);
+        assert!(config.trusted_text("hooks.json").is_none());
+    }
+}

@@ -1,0 +1,184 @@
+//! `LING_HOME/trust.json`: the folders the user trusted, each keyed by its canonical root, with
+//! the fingerprint of its project config and the files' contents at that moment (so a changed
+//! config can be shown as what changed). The file is owner-only (0600 in a 0700 folder) and
+//! written atomically; one that cannot be read or parsed is an error saying what to do, never
+//! an empty store.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use super::TrustError;
+use crate::config::json::read_config_text;
+
+pub const TRUST_FILE: &str = "trust.json";
+const VERSION: u32 = 1;
+
+/// What was trusted for one folder.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TrustRecord {
+    /// RFC 3339, UTC.
+    pub trusted_at: String,
+    /// `sha256:<hex>` of the three project files (see `fingerprint`).
+    pub fingerprint: String,
+    /// Each project file's text as trusted; `None`: the file did not exist.
+    pub files: BTreeMap<String, Option<String>>,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+struct TrustFile {
+    version: u32,
+    #[serde(default)]
+    projects: BTreeMap<String, TrustRecord>,
+}
+
+/// The trust file, loaded.
+#[derive(Debug)]
+pub struct TrustStore {
+    path: PathBuf,
+    projects: BTreeMap<String, TrustRecord>,
+}
+
+impl TrustStore {
+    /// Reads `home/trust.json`; a missing file is an empty store.
+    pub fn load(home: &Path) -> Result<Self, TrustError> {
+        let path = home.join(TRUST_FILE);
+        let text = read_config_text(&path).map_err(|e| TrustError::Unreadable {
+            path: path.clone(),
+            message: e.to_string(),
+        })?;
+        let projects = match text {
+            None => BTreeMap::new(),
+            Some(text) => {
+                let file: TrustFile =
+                    serde_json::from_str(&text).map_err(|e| TrustError::Corrupt {
+                        path: path.clone(),
+                        message: format!("line {} column {}: {e}", e.line(), e.column()),
+                    })?;
+                if file.version != VERSION {
+                    return Err(TrustError::Corrupt {
+                        path,
+                        message: format!(
+                            "version {} is not the version {VERSION} this Ling reads",
+                            file.version
+                        ),
+                    });
+                }
+                file.projects
+            }
+        };
+        Ok(Self { path, projects })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub fn get(&self, root: &str) -> Option<&TrustRecord> {
+        self.projects.get(root)
+    }
+
+    /// Every trusted root, sorted.
+    pub fn records(&self) -> impl Iterator<Item = (&String, &TrustRecord)> {
+        self.projects.iter()
+    }
+
+    pub fn insert(&mut self, root: String, record: TrustRecord) {
+        self.projects.insert(root, record);
+    }
+
+    pub fn remove(&mut self, root: &str) -> Option<TrustRecord> {
+        self.projects.remove(root)
+    }
+
+    /// Writes the store: a new owner-only file beside the old one, synced, then renamed over it,
+    /// so a crash leaves either the old file or the new one.
+    pub fn save(&self) -> Result<(), TrustError> {
+        let failed = |source: std::io::Error| TrustError::Write {
+            path: self.path.clone(),
+            source,
+        };
+        let dir = self.path.parent().unwrap_or(Path::new("."));
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir)
+            .map_err(failed)?;
+        let file = TrustFile {
+            version: VERSION,
+            projects: self.projects.clone(),
+        };
+        let mut text = serde_json::to_string_pretty(&file)
+            .map_err(|e| failed(std::io::Error::other(e)))?;
+        text.push('\n');
+        let tmp = dir.join(format!(
+            ".{TRUST_FILE}.{}.{}.tmp",
+            std::process::id(),
+            rand::random::<u32>()
+        ));
+        let written = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(&tmp)
+            .and_then(|mut out| {
+                out.write_all(text.as_bytes())?;
+                out.sync_all()
+            })
+            .and_then(|()| std::fs::rename(&tmp, &self.path));
+        if let Err(e) = written {
+            let _ = std::fs::remove_file(&tmp);
+            return Err(failed(e));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    fn record(fingerprint: &str) -> TrustRecord {
+        TrustRecord {
+            trusted_at: "2025-01-01T00:00:00Z".into(),
+            fingerprint: fingerprint.into(),
+            files: BTreeMap::from([("hooks.json".to_string(), None)]),
+        }
+    }
+
+    #[test]
+    fn saves_owner_only_and_reads_back() {
+        let home = tempfile::tempdir().unwrap();
+        let home = home.path().join("ling-home");
+        let mut store = TrustStore::load(&home).unwrap();
+        assert!(store.get("/p").is_none());
+        store.insert("/p".into(), record("sha256:1"));
+        store.save().unwrap();
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&home.join(TRUST_FILE)), 0o600);
+        assert_eq!(mode(&home), 0o700);
+        let again = TrustStore::load(&home).unwrap();
+        assert_eq!(again.get("/p"), Some(&record("sha256:1")));
+        // No temporary file is left behind.
+        let names: Vec<_> = std::fs::read_dir(&home).unwrap().collect();
+        assert_eq!(names.len(), 1);
+    }
+
+    #[test]
+    fn a_corrupt_file_is_an_error_that_says_what_to_do() {
+        let home = tempfile::tempdir().unwrap();
+        std::fs::write(home.path().join(TRUST_FILE), "{ nope").unwrap();
+        let err = TrustStore::load(home.path()).unwrap_err().to_string();
+        assert!(err.contains("trust.json"), "{err}");
+        assert!(err.contains("delete it"), "{err}");
+        std::fs::write(home.path().join(TRUST_FILE), r#"{"version": 9}"#).unwrap();
+        let err = TrustStore::load(home.path()).unwrap_err().to_string();
+        assert!(err.contains("version 9"), "{err}");
+    }
+}
