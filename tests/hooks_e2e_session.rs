@@ -124,6 +124,7 @@ fn an_invalid_hooks_json_is_a_configuration_error_with_its_position() {
         ".ling/hooks.json",
         "{\n  \"hooks\": {\n    \"PreToolUse\": [,]\n  }\n}\n",
     );
+    project.trust();
     let server = MockServer::start_blocking(vec![Reply::text("never")]);
     let out = run(ling_p(&project, &server, "hi", &[]));
     assert_eq!(out.code, Some(2), "stderr: {}", out.stderr);
@@ -133,6 +134,7 @@ fn an_invalid_hooks_json_is_a_configuration_error_with_its_position() {
         ".ling/hooks.json",
         &json!({ "hooks": { "PreToolUsage": group("bash", "true") } }).to_string(),
     );
+    project.trust();
     let out = run(ling_p(&project, &server, "hi", &[]));
     assert_eq!(out.code, Some(2), "stderr: {}", out.stderr);
     assert!(out.stderr.contains("PreToolUsage"), "{}", out.stderr);
@@ -237,6 +239,7 @@ fn disable_all_hooks_in_settings_turns_every_hook_off() {
     );
     hooks(&project, json!({ "PreToolUse": group("bash", &guard) }));
     project.write(".ling/settings.json", r#"{"disableAllHooks": true}"#);
+    project.trust();
     let server = bash_then_text("touch side-effect");
     let out = run(ling_p(
         &project,

@@ -39,6 +39,7 @@ fn configure(project: &Project, args: &[&str], env: Value) {
         "command": test_server(), "args": args, "env": env, "startupTimeoutMs": 5000
     }}});
     project.write(".ling/mcp.json", &config.to_string());
+    project.trust();
 }
 
 fn tool_results(request: &mock_openai::Recorded) -> Vec<String> {
@@ -145,6 +146,7 @@ fn hooks_run_around_mcp_tools_too() {
         ]}]}})
         .to_string(),
     );
+    project.trust();
     let mut cmd = project.command(&server.base_url());
     cmd.args(["-p", "echo", "--permission-mode", "bypass"]);
     let out = run(cmd);
@@ -262,6 +264,7 @@ fn ctrl_c_while_waiting_for_a_slow_server_exits_130_at_once() {
         "command": test_server(), "args": ["--slow-start", "20000"], "startupTimeoutMs": 30000
     }}});
     project.write(".ling/mcp.json", &config.to_string());
+    project.trust();
     let mut cmd = project.command(&server.base_url());
     cmd.args(["-p", "hi"]);
     let child = process::spawn_captured(cmd);
@@ -334,6 +337,7 @@ fn configure_with_pid(project: &Project, log: &std::path::Path) -> PathBuf {
         "startupTimeoutMs": 5000
     }}});
     project.write(".ling/mcp.json", &config.to_string());
+    project.trust();
     pid_file
 }
 
@@ -358,6 +362,7 @@ fn sigterm_ends_a_run_cleanly_with_143() {
         ]}]}})
         .to_string(),
     );
+    project.trust();
     let mut cmd = project.command(&server.base_url());
     cmd.args(["-p", "hang", "--permission-mode", "bypass"]);
     let child = process::spawn_captured(cmd);

@@ -98,6 +98,7 @@ fn get_and_list_show_templates_not_secrets() {
             "headers": {"Authorization": "Bearer ${SECRET_TOK}"}},
     }});
     project.write(".ling/mcp.json", &config.to_string());
+    project.trust();
     let mut shown = String::new();
     for args in [
         &["mcp", "get", "local"][..],

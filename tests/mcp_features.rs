@@ -45,6 +45,7 @@ fn configure_everything(project: &Project, node: &PathBuf, server: &PathBuf) {
         "command": node, "args": [server, "stdio"], "startupTimeoutMs": 30000
     }}});
     project.write(".ling/mcp.json", &config.to_string());
+    project.trust();
 }
 
 fn test_server() -> PathBuf {
@@ -259,6 +260,7 @@ fn elicitation_is_declined_in_print_mode_even_with_accept_defaults_when_a_requir
     for settings in [None, Some(json!({"elicitation": "accept-defaults"}))] {
         if let Some(settings) = settings {
             project.write(".ling/settings.json", &settings.to_string());
+            project.trust();
         }
         let server = MockServer::start_blocking(vec![
             Reply::tool_calls(vec![(
@@ -283,6 +285,7 @@ fn configure_test_server(project: &Project) {
         "command": test_server(), "startupTimeoutMs": 5000
     }}});
     project.write(".ling/mcp.json", &config.to_string());
+    project.trust();
 }
 
 /// The test server's `ask_client`: it answers with Ling's whole JSON-RPC reply.
@@ -318,6 +321,7 @@ fn accept_defaults_fills_every_default_and_roots_are_the_project_root() {
         ".ling/settings.json",
         &json!({"elicitation": "accept-defaults"}).to_string(),
     );
+    project.trust();
     let url = json!({"mode": "url", "message": "log in", "url": "https://example.com/login",
                      "elicitationId": "e1"});
     let server = MockServer::start_blocking(vec![

@@ -80,6 +80,7 @@ fn mcp_get_shows_the_names_the_agent_offers() {
         "a_b": {"command": server},
     }});
     project.write(".ling/mcp.json", &config.to_string());
+    project.trust();
     let exposed = |name: &str| -> Vec<String> {
         let mut cmd = project.command("http://127.0.0.1:9");
         cmd.args(["mcp", "get", name, "--json"]);

@@ -50,6 +50,7 @@ fn configured(peers: &Peers) -> Project {
                    "startupTimeoutMs": 60000},
     }});
     project.write(".ling/mcp.json", &config.to_string());
+    project.trust();
     project
 }
 

@@ -84,6 +84,7 @@ fn prompts_are_commands_and_sampling_asks_the_user() {
         "command": node, "args": [script, "stdio"], "startupTimeoutMs": 30000
     }}});
     project.write(".ling/mcp.json", &config.to_string());
+    project.trust();
     let mut cmd = project.command(&server.base_url());
     cmd.args(["--allowed-tools", "mcp__*"]).env("TERM", "xterm");
     let mut p = spawn_command(cmd, Some(30_000)).unwrap_or_else(|e| panic!("spawn: {e}"));

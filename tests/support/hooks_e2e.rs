@@ -15,9 +15,10 @@ use serde_json::{Value, json};
 use crate::ling::{Output, Project, run};
 use crate::mock_openai::{MockServer, Recorded, Reply};
 
-/// Writes `.ling/hooks.json`.
+/// Writes `.ling/hooks.json` and trusts the project (`ling trust`), as its user would.
 pub fn hooks(project: &Project, hooks: Value) {
     project.write(".ling/hooks.json", &json!({ "hooks": hooks }).to_string());
+    project.trust();
 }
 
 /// Writes an executable `sh` script under `hooks/` in the project; returns the `command` for it
