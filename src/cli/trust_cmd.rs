@@ -9,7 +9,7 @@ use crate::config::trust::{FolderState, revoke, trusted_folders};
 use crate::config::{Paths, ProjectConfig, TrustStatus, ling_home};
 use crate::ui::output::stdout;
 use crate::ui::style::Style;
-use crate::ui::trust::describe;
+use crate::ui::trust::{describe, shown};
 
 pub fn run(dir: Option<PathBuf>, list: bool, revoke_it: bool) -> Result<Exit, CliError> {
     if list {
@@ -25,7 +25,7 @@ pub fn run(dir: Option<PathBuf>, list: bool, revoke_it: bool) -> Result<Exit, Cl
 fn trust_text(dir: Option<PathBuf>) -> Result<String, CliError> {
     let paths = Paths::new(project_root(dir.as_ref())?);
     let mut project = ProjectConfig::read(&paths)?;
-    let root = project.root().display().to_string();
+    let root = shown(&project.root().display().to_string()).into_owned();
     if project.is_user_config() {
         return Ok(format!(
             "Nothing to trust: {root}/.ling is your own config ({}), which always applies.\n",
@@ -66,7 +66,8 @@ fn list_text() -> Result<String, CliError> {
         };
         out.push_str(&format!(
             "{:<width$}  trusted {}  {state}\n",
-            folder.root, folder.trusted_at
+            shown(&folder.root),
+            shown(&folder.trusted_at)
         ));
     }
     Ok(out)
@@ -80,14 +81,17 @@ fn revoke_text(dir: Option<PathBuf>) -> Result<String, CliError> {
         Some(dir) => cwd.join(dir),
         None => cwd,
     };
-    let shown = std::fs::canonicalize(&root).unwrap_or_else(|_| root.clone());
+    let root_shown = std::fs::canonicalize(&root).unwrap_or_else(|_| root.clone());
     Ok(if revoke(&ling_home(), &root)? {
         format!(
             "Revoked the trust of {}: its project config no longer applies (the REPL asks \
              again).\n",
-            shown.display()
+            shown(&root_shown.display().to_string())
         )
     } else {
-        format!("{} was not trusted; nothing to revoke.\n", shown.display())
+        format!(
+            "{} was not trusted; nothing to revoke.\n",
+            shown(&root_shown.display().to_string())
+        )
     })
 }

@@ -212,7 +212,7 @@ fn quoted(word: &str) -> String {
 /// Project text as it may reach the terminal: a string holding any control or otherwise
 /// invisible character is shown escaped (`"a\u{1b}[2Jb"`), so it cannot move the cursor, clear
 /// the screen or hide what follows.
-fn shown(text: &str) -> Cow<'_, str> {
+pub fn shown(text: &str) -> Cow<'_, str> {
     let invisible = |c: char| {
         c.is_control() || (!matches!(c, '"' | '\'' | '\\') && c.escape_debug().len() > 1)
     };

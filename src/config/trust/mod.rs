@@ -207,7 +207,13 @@ impl ProjectConfig {
             })
             .collect();
         let old = ProjectListing::build(&texts, &user_server_names(paths));
-        Some(Changes::between(&old, &self.listing(paths)))
+        let mut changes = Changes::between(&old, &self.listing(paths));
+        changes.files.retain(|change| {
+            let now = self.any_text(change.name).map(|(_, text)| text);
+            let then = previous.files.get(change.name).and_then(|t| t.as_deref());
+            now != then
+        });
+        Some(changes)
     }
 
     /// Records that the user trusts this config as it is now; from then on it loads.
