@@ -115,7 +115,8 @@ fn unknown_fields_are_warnings_with_positions() {
     {"type": "command", "command": "true", "statusMessage": "checking", "colour": "red"}]}],
   "Stop": [{"matcher": "x", "hooks": [{"type": "command", "command": "true"}]}]}}"#,
     );
-    let (engine, warnings) = HookEngine::load(&project.paths(), &project.trusted(), HookLayers::ALL).unwrap();
+    let (engine, warnings) =
+        HookEngine::load(&project.paths(), &project.trusted(), HookLayers::ALL).unwrap();
     assert_eq!(engine.list().len(), 2);
     let p = path.display();
     assert_eq!(
@@ -238,7 +239,8 @@ fn disable_all_hooks_loads_nothing_even_with_a_broken_file() {
 #[test]
 fn no_files_means_no_hooks() {
     let project = Project::new();
-    let (engine, warnings) = HookEngine::load(&project.paths(), &project.trusted(), HookLayers::ALL).unwrap();
+    let (engine, warnings) =
+        HookEngine::load(&project.paths(), &project.trusted(), HookLayers::ALL).unwrap();
     assert!(engine.is_empty());
     assert!(warnings.is_empty());
 }

@@ -46,8 +46,13 @@ fn later_files_win_and_values_are_resolved() {
     // Cargo sets CARGO_PKG_NAME for every test run; the process environment is never modified.
     assert_eq!(std::env::var("CARGO_PKG_NAME").as_deref(), Ok("ling"));
 
-    let (servers, warnings) =
-        load_servers(&env.paths, &env.trusted(), std::slice::from_ref(&extra), false).unwrap();
+    let (servers, warnings) = load_servers(
+        &env.paths,
+        &env.trusted(),
+        std::slice::from_ref(&extra),
+        false,
+    )
+    .unwrap();
     assert_eq!(warnings, Vec::<String>::new());
     let names: Vec<&str> = servers.iter().map(|s| s.name.as_str()).collect();
     assert_eq!(names, vec!["shared", "useronly", "remote"]);
@@ -162,7 +167,13 @@ fn invalid_files_are_errors_with_line_and_column() {
     assert!(message.contains("unknown \"type\" \"ws\""), "{message}");
     let (line, column, _) = at("{\"mcpServers\": {\n  \"a\": {\"args\": []}}}");
     assert_eq!((line, column), (2, 3));
-    let missing = load_servers(&env.paths, &env.trusted(), &[PathBuf::from("nope.json")], true).unwrap_err();
+    let missing = load_servers(
+        &env.paths,
+        &env.trusted(),
+        &[PathBuf::from("nope.json")],
+        true,
+    )
+    .unwrap_err();
     assert!(matches!(missing, ConfigError::Read { .. }), "{missing}");
 }
 

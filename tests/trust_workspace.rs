@@ -50,7 +50,13 @@ fn ling_cmd(project: &Project, args: &[&str]) -> Output {
 }
 
 fn ok(out: &Output) {
-    assert_eq!(out.code, Some(0), "stdout: {}\nstderr: {}", out.stdout, out.stderr);
+    assert_eq!(
+        out.code,
+        Some(0),
+        "stdout: {}\nstderr: {}",
+        out.stdout,
+        out.stderr
+    );
 }
 
 /// The lines of stderr that talk about trust.
@@ -73,14 +79,26 @@ fn project_hooks_run_only_once_trusted_and_again_only_after_a_change_is_trusted(
     write_touching_hooks(&project);
 
     let server = MockServer::start_blocking(bash_then_done("true"));
-    let out = run(ling_p(&project, &server, &["--allowed-tools", "bash", "--output-format", "json"]));
+    let out = run(ling_p(
+        &project,
+        &server,
+        &["--allowed-tools", "bash", "--output-format", "json"],
+    ));
     ok(&out);
-    assert!(!project.file("started").exists(), "SessionStart ran untrusted");
-    assert!(!project.file("pre-tool").exists(), "PreToolUse ran untrusted");
+    assert!(
+        !project.file("started").exists(),
+        "SessionStart ran untrusted"
+    );
+    assert!(
+        !project.file("pre-tool").exists(),
+        "PreToolUse ran untrusted"
+    );
     assert_eq!(
         trust_lines(&out),
-        ["ling: this project is not trusted; skipped .ling/hooks.json (2 hooks); run `ling \
-          trust` to use them"]
+        [
+            "ling: this project is not trusted; skipped .ling/hooks.json (2 hooks); run `ling \
+          trust` to use them"
+        ]
     );
     assert_eq!(out.json()["project_trust"], "untrusted");
     assert_eq!(server.requests().len(), 2, "the run itself goes on");
@@ -88,7 +106,11 @@ fn project_hooks_run_only_once_trusted_and_again_only_after_a_change_is_trusted(
     // What CI does: `ling trust . && ling -p ...`.
     ok(&ling_cmd(&project, &["trust", "."]));
     let server = MockServer::start_blocking(bash_then_done("true"));
-    let out = run(ling_p(&project, &server, &["--allowed-tools", "bash", "--output-format", "json"]));
+    let out = run(ling_p(
+        &project,
+        &server,
+        &["--allowed-tools", "bash", "--output-format", "json"],
+    ));
     ok(&out);
     assert!(project.file("started").exists());
     assert!(project.file("pre-tool").exists());
@@ -100,17 +122,28 @@ fn project_hooks_run_only_once_trusted_and_again_only_after_a_change_is_trusted(
     let hooks = project.read(".ling/hooks.json");
     project.write(".ling/hooks.json", &format!("{hooks}\n"));
     let server = MockServer::start_blocking(bash_then_done("true"));
-    let out = run(ling_p(&project, &server, &["--allowed-tools", "bash", "--output-format", "stream-json"]));
+    let out = run(ling_p(
+        &project,
+        &server,
+        &["--allowed-tools", "bash", "--output-format", "stream-json"],
+    ));
     ok(&out);
     assert!(!project.file("started").exists());
     assert!(!project.file("pre-tool").exists());
     let lines = trust_lines(&out);
     assert_eq!(lines.len(), 1, "{}", out.stderr);
-    assert!(lines[0].contains("changed since you trusted it"), "{}", lines[0]);
+    assert!(
+        lines[0].contains("changed since you trusted it"),
+        "{}",
+        lines[0]
+    );
     let events = out.json_lines();
     assert_eq!(events[0]["subtype"], "init");
     assert_eq!(events[0]["project_trust"], "untrusted");
-    assert_eq!(events.last().unwrap_or(&Value::Null)["project_trust"], "untrusted");
+    assert_eq!(
+        events.last().unwrap_or(&Value::Null)["project_trust"],
+        "untrusted"
+    );
 }
 
 #[test]
@@ -126,8 +159,16 @@ fn trust_list_and_revoke() {
 
     let out = ling_cmd(&project, &["trust"]);
     ok(&out);
-    assert!(out.stdout.contains(&format!("Trusted {root}")), "{}", out.stdout);
-    assert!(out.stdout.contains("runs `touch started`"), "{}", out.stdout);
+    assert!(
+        out.stdout.contains(&format!("Trusted {root}")),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains("runs `touch started`"),
+        "{}",
+        out.stdout
+    );
     let trust_file = project.home.path().join("trust.json");
     let mode = std::fs::metadata(&trust_file)
         .unwrap_or_else(|e| panic!("{e}"))
@@ -142,7 +183,11 @@ fn trust_list_and_revoke() {
 
     project.write(".ling/settings.json", "{}");
     let out = ling_cmd(&project, &["trust", "--list"]);
-    assert!(out.stdout.contains("config changed since"), "{}", out.stdout);
+    assert!(
+        out.stdout.contains("config changed since"),
+        "{}",
+        out.stdout
+    );
     ok(&ling_cmd(&project, &["trust"]));
 
     let out = ling_cmd(&project, &["trust", "--revoke"]);
@@ -157,7 +202,10 @@ fn trust_list_and_revoke() {
     let server = MockServer::start_blocking(vec![Reply::text("hi")]);
     let out = run(ling_p(&project, &server, &[]));
     ok(&out);
-    assert!(!project.file("started").exists(), "a revoked project's hook ran");
+    assert!(
+        !project.file("started").exists(),
+        "a revoked project's hook ran"
+    );
 }
 
 #[test]
@@ -235,7 +283,10 @@ fn an_untrusted_base_url_never_receives_the_key() {
     let out = run(cmd);
     ok(&out);
     assert_eq!(out.stdout.trim(), "from the user's server");
-    assert!(other.requests().is_empty(), "the project's base URL was used");
+    assert!(
+        other.requests().is_empty(),
+        "the project's base URL was used"
+    );
     assert_eq!(
         user.requests()[0].header("authorization"),
         Some("Bearer sk-user-secret")
@@ -286,13 +337,19 @@ fn an_untrusted_default_mode_is_ignored_but_its_deny_rules_apply() {
     let server = MockServer::start_blocking(bash_then_done("touch bypassed"));
     let out = run(ling_p(&project, &server, &[]));
     ok(&out);
-    assert!(!project.file("bypassed").exists(), "project bypass applied untrusted");
+    assert!(
+        !project.file("bypassed").exists(),
+        "project bypass applied untrusted"
+    );
     assert!(out.stderr.contains("permission denied"), "{}", out.stderr);
 
     project.trust();
     let server = MockServer::start_blocking(bash_then_done("touch bypassed"));
     ok(&run(ling_p(&project, &server, &[])));
-    assert!(project.file("bypassed").exists(), "trusted bypass did not apply");
+    assert!(
+        project.file("bypassed").exists(),
+        "trusted bypass did not apply"
+    );
 
     // Deny rules only narrow: they apply untrusted, even over the user's own bypass flag.
     project.write(
@@ -302,9 +359,13 @@ fn an_untrusted_default_mode_is_ignored_but_its_deny_rules_apply() {
     let server = MockServer::start_blocking(bash_then_done("touch denied"));
     let out = run(ling_p(&project, &server, &["--permission-mode", "bypass"]));
     ok(&out);
-    assert!(!project.file("denied").exists(), "an untrusted deny rule did not apply");
     assert!(
-        out.stderr.contains(".ling/settings.json (except permissions.deny)"),
+        !project.file("denied").exists(),
+        "an untrusted deny rule did not apply"
+    );
+    assert!(
+        out.stderr
+            .contains(".ling/settings.json (except permissions.deny)"),
         "{}",
         out.stderr
     );
@@ -330,7 +391,10 @@ fn project_disable_all_hooks_leaves_the_users_hooks_running() {
     project.trust();
     let server = MockServer::start_blocking(vec![Reply::text("a"), Reply::text("b")]);
     ok(&run(ling_p(&project, &server, &[])));
-    assert!(project.file("user-hook").exists(), "the user's hook was turned off");
+    assert!(
+        project.file("user-hook").exists(),
+        "the user's hook was turned off"
+    );
     assert!(!project.file("project-hook").exists());
 
     let out = ling_cmd(&project, &["hooks", "list"]);
@@ -352,7 +416,8 @@ fn hooks_list_and_run_leave_an_untrusted_projects_hooks_out_and_say_so() {
     ok(&out);
     assert!(!out.stdout.contains("touch started"), "{}", out.stdout);
     assert!(
-        out.stdout.contains(".ling/hooks.json (2 hooks) not loaded: this project is not trusted"),
+        out.stdout
+            .contains(".ling/hooks.json (2 hooks) not loaded: this project is not trusted"),
         "{}",
         out.stdout
     );
@@ -384,14 +449,21 @@ fn an_untrusted_projects_servers_are_listed_untrusted_and_never_started() {
     write_touching_server(&project);
     let out = ling_cmd(&project, &["mcp", "list"]);
     ok(&out);
-    assert!(out.stdout.contains("srv (stdio): untrusted"), "{}", out.stdout);
+    assert!(
+        out.stdout.contains("srv (stdio): untrusted"),
+        "{}",
+        out.stdout
+    );
     let out = ling_cmd(&project, &["mcp", "list", "--json"]);
     ok(&out);
     assert_eq!(
         out.json(),
         json!({"servers": [{"name": "srv", "transport": "stdio", "status": "untrusted", "tools": 0}]})
     );
-    for args in [&["mcp", "call", "srv", "tool", "{}"][..], &["mcp", "get", "srv"]] {
+    for args in [
+        &["mcp", "call", "srv", "tool", "{}"][..],
+        &["mcp", "get", "srv"],
+    ] {
         let out = ling_cmd(&project, args);
         assert_eq!(out.code, Some(2), "{args:?}: {out:?}");
         assert!(out.stderr.contains("ling trust"), "{}", out.stderr);
@@ -399,8 +471,15 @@ fn an_untrusted_projects_servers_are_listed_untrusted_and_never_started() {
     let server = MockServer::start_blocking(vec![Reply::text("hi")]);
     let out = run(ling_p(&project, &server, &[]));
     ok(&out);
-    assert!(out.stderr.contains(".ling/mcp.json (1 server)"), "{}", out.stderr);
-    assert!(!project.file("server-started").exists(), "an untrusted server started");
+    assert!(
+        out.stderr.contains(".ling/mcp.json (1 server)"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        !project.file("server-started").exists(),
+        "an untrusted server started"
+    );
 
     project.trust();
     let out = ling_cmd(&project, &["mcp", "list"]);
@@ -414,7 +493,15 @@ fn mcp_add_in_a_folder_without_project_config_keeps_it_usable() {
     let project = Project::new();
     let out = ling_cmd(
         &project,
-        &["mcp", "add", "srv", "--", "sh", "-c", "touch server-started; exit 1"],
+        &[
+            "mcp",
+            "add",
+            "srv",
+            "--",
+            "sh",
+            "-c",
+            "touch server-started; exit 1",
+        ],
     );
     ok(&out);
     let out = ling_cmd(&project, &["mcp", "list"]);
@@ -425,7 +512,11 @@ fn mcp_add_in_a_folder_without_project_config_keeps_it_usable() {
     write_touching_hooks(&other);
     ok(&ling_cmd(&other, &["mcp", "add", "srv", "--", "true"]));
     let out = ling_cmd(&other, &["mcp", "list"]);
-    assert!(out.stdout.contains("srv (stdio): untrusted"), "{}", out.stdout);
+    assert!(
+        out.stdout.contains("srv (stdio): untrusted"),
+        "{}",
+        out.stdout
+    );
 }
 
 #[test]

@@ -35,7 +35,8 @@ fn send(p: &mut PtySession, line: &str) {
 /// At the REPL's prompt: `/exit`, and wait for the end.
 fn exit_repl(mut p: PtySession) {
     send(&mut p, "/exit");
-    p.exp_eof().unwrap_or_else(|e| panic!("the REPL did not exit: {e}"));
+    p.exp_eof()
+        .unwrap_or_else(|e| panic!("the REPL did not exit: {e}"));
 }
 
 /// A hook, a server that replaces a user server, and settings sending requests elsewhere.
@@ -77,10 +78,16 @@ fn the_question_lists_what_the_project_brings_and_o_opens_without_it() {
     expect(&mut p, "setting apiKeyEnv: GITHUB_TOKEN");
     expect(&mut p, "the value of $GITHUB_TOKEN");
     expect(&mut p, "hook SessionStart: runs `touch repl-hook`");
-    expect(&mut p, "server db (stdio): runs `sh -c \"touch server-started; exit 1\"`");
+    expect(
+        &mut p,
+        "server db (stdio): runs `sh -c \"touch server-started; exit 1\"`",
+    );
     expect(&mut p, "reads $PROJECT_DB_SECRET from your environment");
     expect(&mut p, "replaces your server of the same name");
-    expect(&mut p, "[t] trust this folder  [o] open without it  [q] quit");
+    expect(
+        &mut p,
+        "[t] trust this folder  [o] open without it  [q] quit",
+    );
     // Asked before anything of the project ran.
     assert!(!project.file("repl-hook").exists());
     assert!(!project.file("server-started").exists());
@@ -88,8 +95,14 @@ fn the_question_lists_what_the_project_brings_and_o_opens_without_it() {
     expect(&mut p, "this project is not trusted; skipped");
     expect(&mut p, "> ");
     exit_repl(p);
-    assert!(!project.file("repl-hook").exists(), "the hook ran after `o`");
-    assert!(!project.file("server-started").exists(), "the server started after `o`");
+    assert!(
+        !project.file("repl-hook").exists(),
+        "the hook ran after `o`"
+    );
+    assert!(
+        !project.file("server-started").exists(),
+        "the server started after `o`"
+    );
     assert!(!project.home.path().join("trust.json").exists());
     assert!(server.requests().is_empty() && other.requests().is_empty());
 }
@@ -104,7 +117,10 @@ fn t_trusts_the_folder_and_runs_its_config() {
     expect(&mut p, "[t] trust this folder");
     send(&mut p, "t");
     expect(&mut p, "> ");
-    assert!(project.file("repl-hook").exists(), "SessionStart did not run after `t`");
+    assert!(
+        project.file("repl-hook").exists(),
+        "SessionStart did not run after `t`"
+    );
     exit_repl(p);
     let trust = project.home.path().join("trust.json");
     let mode = std::fs::metadata(&trust)
@@ -133,7 +149,8 @@ fn q_quits_with_nothing_run() {
     let mut p = start(&project, &server);
     expect(&mut p, "[t] trust this folder");
     send(&mut p, "q");
-    p.exp_eof().unwrap_or_else(|e| panic!("`q` did not exit: {e}"));
+    p.exp_eof()
+        .unwrap_or_else(|e| panic!("`q` did not exit: {e}"));
     match p.process.wait() {
         Ok(WaitStatus::Exited(_, code)) => assert_eq!(code, 0),
         other => panic!("unexpected end: {other:?}"),

@@ -26,8 +26,7 @@ pub async fn run(command: McpCommand, sources: McpSources) -> Result<Exit, CliEr
     let project = ProjectConfig::read(&paths)?;
     let options = ManagerOptions::new(paths.clone());
     let load = || {
-        let (servers, warnings) =
-            load_servers(&paths, &project, &sources.extra, sources.strict)?;
+        let (servers, warnings) = load_servers(&paths, &project, &sources.extra, sources.strict)?;
         for warning in warnings {
             stderr_line(&format!("warning: {warning}"));
         }

@@ -56,7 +56,11 @@ fn list_text() -> Result<String, CliError> {
     if folders.is_empty() {
         return Ok("No trusted folders. `ling trust DIR` trusts one.\n".into());
     }
-    let width = folders.iter().map(|f| f.root.chars().count()).max().unwrap_or(0);
+    let width = folders
+        .iter()
+        .map(|f| f.root.chars().count())
+        .max()
+        .unwrap_or(0);
     let mut out = String::new();
     for folder in folders {
         let state = match folder.state {

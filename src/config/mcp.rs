@@ -264,12 +264,7 @@ pub fn parse_mcp_text(
 
 /// Gives a mistake in one entry the line and column of what is wrong: the `type` value when it
 /// is unknown, else the entry's name (a bad name, or no `command` or `url`).
-fn positioned(
-    error: ConfigError,
-    text: &str,
-    name: &str,
-    raw: &RawServer,
-) -> ConfigError {
+fn positioned(error: ConfigError, text: &str, name: &str, raw: &RawServer) -> ConfigError {
     let ConfigError::Invalid { path, message } = &error else {
         return error;
     };

@@ -167,22 +167,24 @@ impl Settings {
             }
             None => (paths.project_file(SETTINGS_FILE), RawSettings::default()),
         };
-        Self::resolve(&user, &project_raw, overrides, &|name| std::env::var(name).ok())
-            .map_err(|message| ConfigError::Invalid {
-                path: project_path.clone(),
-                message,
-            })
-            .map(|mut settings| {
-                for (path, raw) in [(&user_path, &user), (&project_path, &project_raw)] {
-                    for key in raw.other.keys() {
-                        settings.warnings.push(format!(
-                            "{}: unknown setting `{key}` ignored",
-                            path.display()
-                        ));
-                    }
+        Self::resolve(&user, &project_raw, overrides, &|name| {
+            std::env::var(name).ok()
+        })
+        .map_err(|message| ConfigError::Invalid {
+            path: project_path.clone(),
+            message,
+        })
+        .map(|mut settings| {
+            for (path, raw) in [(&user_path, &user), (&project_path, &project_raw)] {
+                for key in raw.other.keys() {
+                    settings.warnings.push(format!(
+                        "{}: unknown setting `{key}` ignored",
+                        path.display()
+                    ));
                 }
-                settings
-            })
+            }
+            settings
+        })
     }
 
     /// Which hook files load: `--no-hooks` or the user's `disableAllHooks` turn off all, the

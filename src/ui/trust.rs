@@ -90,7 +90,10 @@ pub fn describe(project: &ProjectConfig, paths: &Paths, style: Style) -> String 
 pub fn render_listing(listing: &ProjectListing, style: Style) -> String {
     let mut out = String::new();
     for file in &listing.files {
-        out.push_str(&format!("  {}\n", style.bold(&format!(".ling/{}", file.name))));
+        out.push_str(&format!(
+            "  {}\n",
+            style.bold(&format!(".ling/{}", file.name))
+        ));
         match &file.items {
             Err(error) => out.push_str(&format!(
                 "    {} {}\n",
@@ -202,7 +205,11 @@ fn variables_note(variables: &[String]) -> String {
 
 /// A word of a command line: as it is, or quoted when it is empty or holds blanks or quotes.
 fn quoted(word: &str) -> String {
-    if word.is_empty() || word.chars().any(|c| c.is_whitespace() || c == '"' || c == '\'') {
+    if word.is_empty()
+        || word
+            .chars()
+            .any(|c| c.is_whitespace() || c == '"' || c == '\'')
+    {
         format!("{word:?}")
     } else {
         shown(word).into_owned()
@@ -213,9 +220,8 @@ fn quoted(word: &str) -> String {
 /// invisible character is shown escaped (`"a\u{1b}[2Jb"`), so it cannot move the cursor, clear
 /// the screen or hide what follows.
 pub fn shown(text: &str) -> Cow<'_, str> {
-    let invisible = |c: char| {
-        c.is_control() || (!matches!(c, '"' | '\'' | '\\') && c.escape_debug().len() > 1)
-    };
+    let invisible =
+        |c: char| c.is_control() || (!matches!(c, '"' | '\'' | '\\') && c.escape_debug().len() > 1);
     if text.chars().any(invisible) {
         Cow::Owned(format!("{text:?}"))
     } else {

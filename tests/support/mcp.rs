@@ -6,8 +6,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use ling::config::{Paths, ProjectConfig};
 use ling::config::mcp::{ServerConfig, TransportConfig};
+use ling::config::{Paths, ProjectConfig};
 use ling::mcp::{ManagerOptions, McpManager};
 
 /// `<target>/debug/examples/mcp-test-server`, built by cargo before the tests.

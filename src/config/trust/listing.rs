@@ -139,7 +139,9 @@ impl Changes {
         for name in PROJECT_FILES {
             let (before, after) = (old.file(name), new.file(name));
             let items = |f: Option<&FileListing>| -> Vec<Item> {
-                f.and_then(|f| f.items.as_ref().ok()).cloned().unwrap_or_default()
+                f.and_then(|f| f.items.as_ref().ok())
+                    .cloned()
+                    .unwrap_or_default()
             };
             let (was, is) = (items(before), items(after));
             let kind = match (before, after) {
@@ -202,7 +204,8 @@ fn server_items(path: &Path, text: &str, user_servers: &[String]) -> Result<Vec<
     let raw = parse_mcp_text(path, text, &mut Vec::new()).map_err(|e| e.to_string())?;
     let mut items = Vec::new();
     for (name, server) in raw.mcp_servers.0 {
-        let transport = transport_kind(&name, &server).map_err(|e| format!("{}: {e}", path.display()))?;
+        let transport =
+            transport_kind(&name, &server).map_err(|e| format!("{}: {e}", path.display()))?;
         let target = match (&server.command, &server.url) {
             (Some(command), _) if transport == "stdio" => ServerTarget::Command {
                 command: command.clone(),
@@ -227,10 +230,22 @@ fn server_variables(server: &RawServer) -> Vec<String> {
     let mut texts: Vec<&str> = Vec::new();
     texts.extend(server.command.as_deref());
     texts.extend(server.args.iter().flatten().map(String::as_str));
-    texts.extend(server.env.iter().flat_map(|e| e.values()).map(String::as_str));
+    texts.extend(
+        server
+            .env
+            .iter()
+            .flat_map(|e| e.values())
+            .map(String::as_str),
+    );
     texts.extend(server.cwd.as_deref());
     texts.extend(server.url.as_deref());
-    texts.extend(server.headers.iter().flat_map(|h| h.values()).map(String::as_str));
+    texts.extend(
+        server
+            .headers
+            .iter()
+            .flat_map(|h| h.values())
+            .map(String::as_str),
+    );
     let mut names = Vec::new();
     for text in texts {
         add_new(&mut names, var_names(text));
@@ -467,7 +482,9 @@ mod tests {
             )
         };
         let hook = |cmd: &str| {
-            format!(r#"{{"hooks":{{"SessionStart":[{{"hooks":[{{"type":"command","command":"{cmd}"}}]}}]}}}}"#)
+            format!(
+                r#"{{"hooks":{{"SessionStart":[{{"hooks":[{{"type":"command","command":"{cmd}"}}]}}]}}}}"#
+            )
         };
         let (a, b) = (hook("echo a"), hook("echo b"));
         let old = listing(Some(&a), None);
@@ -480,10 +497,12 @@ mod tests {
         let hooks = &changes.files[1];
         assert_eq!(hooks.kind, FileChangeKind::Changed);
         let command = |items: &[Item]| match items {
-            [Item::Hook {
-                handler: HookTarget::Command(c),
-                ..
-            }] => c.clone(),
+            [
+                Item::Hook {
+                    handler: HookTarget::Command(c),
+                    ..
+                },
+            ] => c.clone(),
             other => panic!("{other:?}"),
         };
         assert_eq!(command(&hooks.added), "echo b");

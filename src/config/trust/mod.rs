@@ -383,7 +383,10 @@ fn is_user_config(root: &Path, home: &Path) -> bool {
         return true;
     }
     let dot_ling = root.join(".ling");
-    match (std::fs::canonicalize(&dot_ling), std::fs::canonicalize(home)) {
+    match (
+        std::fs::canonicalize(&dot_ling),
+        std::fs::canonicalize(home),
+    ) {
         (Ok(a), Ok(b)) => a == b,
         _ => dot_ling == home,
     }
@@ -418,7 +421,13 @@ fn user_server_names(paths: &Paths) -> Vec<String> {
         return Vec::new();
     };
     parse_mcp_text(&path, &text, &mut Vec::new())
-        .map(|raw| raw.mcp_servers.0.into_iter().map(|(name, _)| name).collect())
+        .map(|raw| {
+            raw.mcp_servers
+                .0
+                .into_iter()
+                .map(|(name, _)| name)
+                .collect()
+        })
         .unwrap_or_default()
 }
 

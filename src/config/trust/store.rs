@@ -112,8 +112,8 @@ impl TrustStore {
             version: VERSION,
             projects: self.projects.clone(),
         };
-        let mut text = serde_json::to_string_pretty(&file)
-            .map_err(|e| failed(std::io::Error::other(e)))?;
+        let mut text =
+            serde_json::to_string_pretty(&file).map_err(|e| failed(std::io::Error::other(e)))?;
         text.push('\n');
         let tmp = dir.join(format!(
             ".{TRUST_FILE}.{}.{}.tmp",
