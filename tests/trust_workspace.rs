@@ -538,3 +538,19 @@ fn a_dot_ling_that_is_ling_home_is_user_config_loaded_once() {
     assert_eq!(project.read("hook-runs"), "ran\n");
     assert_eq!(trust_lines(&out), Vec::<&str>::new());
 }
+
+#[test]
+fn a_project_at_home_is_never_a_project_layer() {
+    let project = Project::new();
+    write_touching_hooks(&project);
+    let server = MockServer::start_blocking(vec![Reply::text("hi")]);
+    // HOME is the project root; LING_HOME (the user's config) is elsewhere: `~/.ling` there is
+    // not a project layer, so nothing is asked, skipped or run.
+    let mut cmd = ling_p(&project, &server, &["--output-format", "json"]);
+    cmd.env("HOME", project.path());
+    let out = run(cmd);
+    ok(&out);
+    assert_eq!(out.json()["project_trust"], "none");
+    assert_eq!(trust_lines(&out), Vec::<&str>::new());
+    assert!(!project.file("started").exists());
+}
