@@ -77,7 +77,7 @@ impl Setup {
         let (hooks, hook_warnings) = HookEngine::load(&paths, settings.hooks_disabled)?;
         let all_warnings = settings.warnings.iter().chain(&hook_warnings);
         for warning in all_warnings.chain(&mcp_warnings) {
-            stderr_line(&format!("warning: {warning}"));
+            stderr_line(format!("warning: {warning}"));
         }
         let permissions = Permissions::new(
             settings.permission_mode,
