@@ -107,10 +107,6 @@ impl Screen {
         self.seen.extend(bytes_of(&rest));
         self.seen
     }
-
-    fn text(&self) -> String {
-        String::from_utf8_lossy(&self.seen).into_owned()
-    }
 }
 
 fn contains(haystack: &[u8], needle: &[u8]) -> bool {
@@ -373,12 +369,12 @@ fn the_repl_neutralises_mcp_names_descriptions_and_results() {
     );
     // Servers start in the background; `/mcp` until both are up.
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let up = regex::Regex::new(r"connected \d+ tools").unwrap();
     loop {
         let before = screen.seen.len();
         screen.send_line("/mcp");
         screen.expect("> ");
         let listing = String::from_utf8_lossy(&screen.seen[before..]).into_owned();
-        let up = regex::Regex::new(r"connected \d+ tools").unwrap();
         if up.find_iter(&listing).count() >= 2 || std::time::Instant::now() > deadline {
             break;
         }
