@@ -1,8 +1,9 @@
 //! Ling: a coding agent in the terminal for any OpenAI-compatible chat-completions endpoint.
 //!
 //! Dependencies point one way: `cli`/`ui` → `agent` → `llm`, `tools`, `hooks`, `mcp` → `config`.
-//! Library code never prints; only `ui` (and the `cli` entry points that hand output to it) do.
-#![deny(clippy::print_stdout, clippy::print_stderr)]
+//! Library code never prints; only `ui::output` writes to stdout and stderr, and it neutralises
+//! text from outside Ling on the way (`ui::safe_text`).
+#![deny(clippy::print_stdout, clippy::print_stderr, clippy::disallowed_methods)]
 
 pub mod agent;
 pub mod cli;

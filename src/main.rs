@@ -4,7 +4,7 @@ fn main() -> ExitCode {
     match ling::run() {
         Ok(exit) => exit.into(),
         Err(e) => {
-            ling::ui::output::stderr_line(&format!("error: {e}"));
+            ling::ui::output::stderr_line(format!("error: {e}"));
             e.exit().into()
         }
     }

@@ -28,6 +28,8 @@ struct Opts {
     exit_immediately: bool,
     extra_tools: usize,
     tool_names: Vec<String>,
+    /// The description of the `--tool-name` tools (default "named by --tool-name").
+    tool_description: Option<String>,
     stderr_lines: usize,
     stop_reading_after: Option<usize>,
 }
@@ -53,6 +55,7 @@ fn parse_args() -> Opts {
             "--exit-immediately" => opts.exit_immediately = true,
             "--extra-tools" => opts.extra_tools = value().parse().unwrap_or(0),
             "--tool-name" => opts.tool_names.push(value()),
+            "--tool-description" => opts.tool_description = Some(value()),
             "--stderr-lines" => opts.stderr_lines = value().parse().unwrap_or(0),
             "--stop-reading-after" => opts.stop_reading_after = value().parse().ok(),
             other => eprintln!("mcp-test-server: ignoring unknown argument {other}"),
@@ -118,8 +121,15 @@ impl Server {
         for i in 0..self.opts.extra_tools {
             tools.push(json!({"name":format!("tool_{i}"),"inputSchema":{"type":"object"}}));
         }
+        let description = self
+            .opts
+            .tool_description
+            .as_deref()
+            .unwrap_or("named by --tool-name");
         for name in &self.opts.tool_names {
-            tools.push(json!({"name":name,"description":"named by --tool-name","inputSchema":{"type":"object"}}));
+            tools.push(
+                json!({"name":name,"description":description,"inputSchema":{"type":"object"}}),
+            );
         }
         if self.added_tool.load(Ordering::SeqCst) {
             tools.push(json!({"name":"added","description":"Added after a call","inputSchema":{"type":"object"}}));

@@ -7,7 +7,7 @@ use super::setup::project_root;
 use super::{CliError, Exit, HooksCommand};
 use crate::config::{Paths, PermissionMode, ProjectConfig, Settings, SettingsOverrides};
 use crate::hooks::{HookContext, HookEngine, made_up_input, render_listing, render_outcome};
-use crate::ui::output::{stderr_line, stdout};
+use crate::ui::output::{stderr_line, stdout, stdout_json};
 
 pub async fn run(command: HooksCommand, cwd: Option<PathBuf>) -> Result<Exit, CliError> {
     let paths = Paths::new(project_root(cwd.as_ref())?);
@@ -15,7 +15,7 @@ pub async fn run(command: HooksCommand, cwd: Option<PathBuf>) -> Result<Exit, Cl
     let settings = Settings::load(&paths, &project, &SettingsOverrides::default())?;
     let (engine, warnings) = HookEngine::load(&paths, &project, settings.hook_layers())?;
     for warning in warnings {
-        stderr_line(&format!("warning: {warning}"));
+        stderr_line(format!("warning: {warning}"));
     }
     // The same rule as a run: an untrusted project's hooks are not loaded, and this says so.
     let skipped = project.untrusted_hook_count(&paths).map(|n| {
@@ -37,12 +37,12 @@ pub async fn run(command: HooksCommand, cwd: Option<PathBuf>) -> Result<Exit, Cl
                 } else {
                     "no hooks configured in ~/.ling/hooks.json or .ling/hooks.json"
                 };
-                stdout(&format!("{why}\n"));
+                stdout(format!("{why}\n"));
             } else {
-                stdout(&ensure_newline(render_listing(&listing, json)));
+                listing_out(&ensure_newline(render_listing(&listing, json)), json);
             }
             match (skipped, json) {
-                (Some(note), false) => stdout(&format!("{note}\n")),
+                (Some(note), false) => stdout(format!("{note}\n")),
                 (Some(note), true) => stderr_line(&note),
                 (None, _) => {}
             }
@@ -76,9 +76,19 @@ pub async fn run(command: HooksCommand, cwd: Option<PathBuf>) -> Result<Exit, Cl
             engine.wait_async(std::time::Duration::from_secs(2)).await;
             // A dry run is for seeing what the hooks do: async handlers' errors included.
             outcome.notices.extend(engine.take_async_notices());
-            stdout(&ensure_newline(render_outcome(&outcome, json)));
+            listing_out(&ensure_newline(render_outcome(&outcome, json)), json);
             Ok(Exit::Success)
         }
+    }
+}
+
+/// JSON as serde_json wrote it (C1 and bidi characters escaped too, to a terminal); text always
+/// neutralised: hook commands and their messages come from configuration files and scripts.
+fn listing_out(text: &str, json: bool) {
+    if json {
+        stdout_json(text);
+    } else {
+        stdout(text);
     }
 }
 

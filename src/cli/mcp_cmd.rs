@@ -12,7 +12,7 @@ use crate::config::mcp::load_servers;
 use crate::config::{ConfigError, Paths, ProjectConfig, TrustStatus};
 use crate::mcp::ManagerOptions;
 use crate::mcp::commands::{self, CommandError, Scope};
-use crate::ui::output::{stderr_line, stdout};
+use crate::ui::output::{stderr_line, stdout, stdout_data, stdout_json};
 
 /// Where `ling mcp` reads its servers from.
 pub struct McpSources {
@@ -28,7 +28,7 @@ pub async fn run(command: McpCommand, sources: McpSources) -> Result<Exit, CliEr
     let load = || {
         let (servers, warnings) = load_servers(&paths, &project, &sources.extra, sources.strict)?;
         for warning in warnings {
-            stderr_line(&format!("warning: {warning}"));
+            stderr_line(format!("warning: {warning}"));
         }
         Ok::<_, ConfigError>(servers)
     };
@@ -51,7 +51,7 @@ pub async fn run(command: McpCommand, sources: McpSources) -> Result<Exit, CliEr
                 .cloned()
                 .collect();
             let (statuses, _) = commands::probe(configs, options).await;
-            stdout(&commands::render_list(&statuses, &untrusted, json));
+            listing(&commands::render_list(&statuses, &untrusted, json), json);
             Ok(Exit::Success)
         }
         McpCommand::Get { name, json } => {
@@ -68,7 +68,7 @@ pub async fn run(command: McpCommand, sources: McpSources) -> Result<Exit, CliEr
             }
             let (statuses, tools) = commands::probe(configs, options).await;
             let status = statuses.iter().find(|s| s.name == name);
-            stdout(&commands::render_get(&config, status, &tools, json));
+            listing(&commands::render_get(&config, status, &tools, json), json);
             Ok(Exit::Success)
         }
         McpCommand::Add {
@@ -152,13 +152,24 @@ pub async fn run(command: McpCommand, sources: McpSources) -> Result<Exit, CliEr
             if !text.ends_with('\n') {
                 text.push('\n');
             }
-            stdout(&text);
+            // A tool's result is data: exact to a pipe, neutralised to a terminal.
+            stdout_data(&text);
             Ok(if result.is_error {
                 Exit::Failure
             } else {
                 Exit::Success
             })
         }
+    }
+}
+
+/// A listing on stdout: JSON as serde_json wrote it (C1 and bidi characters escaped too, to a
+/// terminal); text always neutralised, it is for reading.
+fn listing(text: &str, json: bool) {
+    if json {
+        stdout_json(text);
+    } else {
+        stdout(text);
     }
 }
 

@@ -113,10 +113,10 @@ pub async fn run(mut setup: Setup, args: &RunArgs, prompt: String) -> Result<Exi
         OutputFormat::StreamJson => Output::StreamJson(StreamJsonOutput::new(args.verbose)),
     };
     for warning in &setup.warnings {
-        stderr_line(&format!("warning: {warning}"));
+        stderr_line(format!("warning: {warning}"));
     }
     if let Some(notice) = &setup.trust_notice {
-        stderr_line(&format!("ling: {notice}"));
+        stderr_line(format!("ling: {notice}"));
     }
     // From here on Ctrl-C, or the reader of stdout going away, ends the run through the same
     // path as everything else: hooks, transcript and MCP servers all finish.
@@ -140,7 +140,7 @@ pub async fn run(mut setup: Setup, args: &RunArgs, prompt: String) -> Result<Exi
         return Ok(Exit::Success);
     }
     if ending.is_error() {
-        stderr_line(&format!("error: {}", ending.text));
+        stderr_line(format!("error: {}", ending.text));
     }
     if output.is_json() {
         let usage = setup.agent.usage();

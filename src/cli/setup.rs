@@ -91,7 +91,7 @@ impl Setup {
         let trust_notice = project.skipped_notice(&paths);
         let all_warnings = settings.warnings.iter().chain(&hook_warnings);
         for warning in all_warnings.chain(&mcp_warnings) {
-            stderr_line(&format!("warning: {warning}"));
+            stderr_line(format!("warning: {warning}"));
         }
         let permissions = Permissions::new(
             settings.permission_mode,

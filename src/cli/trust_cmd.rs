@@ -9,6 +9,7 @@ use crate::config::trust::{FolderState, revoke, trusted_folders};
 use crate::config::{Paths, ProjectConfig, TrustStatus, ling_home};
 use crate::ui::output::stdout;
 use crate::ui::style::Style;
+use crate::ui::term::Term;
 use crate::ui::trust::{describe, shown};
 
 pub fn run(dir: Option<PathBuf>, list: bool, revoke_it: bool) -> Result<Exit, CliError> {
@@ -17,26 +18,26 @@ pub fn run(dir: Option<PathBuf>, list: bool, revoke_it: bool) -> Result<Exit, Cl
     } else if revoke_it {
         stdout(&revoke_text(dir)?);
     } else {
-        stdout(&trust_text(dir)?);
+        stdout(trust_text(dir)?);
     }
     Ok(Exit::Success)
 }
 
-fn trust_text(dir: Option<PathBuf>) -> Result<String, CliError> {
+fn trust_text(dir: Option<PathBuf>) -> Result<Term, CliError> {
     let paths = Paths::new(project_root(dir.as_ref())?);
     let mut project = ProjectConfig::read(&paths)?;
     let root = shown(&project.root().display().to_string()).into_owned();
     if project.is_user_config() {
-        return Ok(format!(
+        return Ok(Term::from(format!(
             "Nothing to trust: {root}/.ling is your own config ({}), which always applies.\n",
             paths.home.display()
-        ));
+        )));
     }
     if !project.has_config() {
-        return Ok(format!(
+        return Ok(Term::from(format!(
             "Nothing to trust: {root} has no project config (.ling/settings.json, \
              .ling/hooks.json, .ling/mcp.json).\n"
-        ));
+        )));
     }
     let style = Style::for_stdout();
     // Described before trusting, so that a changed config still shows what changed.
@@ -48,7 +49,7 @@ fn trust_text(dir: Option<PathBuf>) -> Result<String, CliError> {
             format!("Trusted {root}: its project config now applies, until it changes.")
         }
     };
-    Ok(format!("{head}\n{description}"))
+    Ok(crate::term![head, "\n", description])
 }
 
 fn list_text() -> Result<String, CliError> {

@@ -1,42 +1,29 @@
-//! Unified diffs of a file change, as the user sees them after `edit_file` and `write_file`:
-//! coloured for a terminal, plain for `NO_COLOR` or a pipe.
+//! Unified diffs of a file change, as the user sees them after `edit_file` and `write_file`.
+//! Plain text: the UI neutralises the file's lines and colours them by their `+`/`-`/`@@`.
 
 use similar::{ChangeTag, TextDiff};
-
-const GREEN: &str = "\x1b[32m";
-const RED: &str = "\x1b[31m";
-const CYAN: &str = "\x1b[36m";
-const RESET: &str = "\x1b[0m";
 
 /// Diffs shown to the user are cut after this many lines; the whole file is on disk anyway.
 pub const MAX_DIFF_LINES: usize = 200;
 
 /// A unified diff (3 lines of context) of `old` → `new`, headed `--- a/PATH` / `+++ b/PATH`.
-/// With `color`, added lines are green, removed lines red and hunk headers cyan.
-pub fn unified_diff(old: &str, new: &str, path: &str, color: bool) -> String {
+pub fn unified_diff(old: &str, new: &str, path: &str) -> String {
     let diff = TextDiff::from_lines(old, new);
     let mut out = Vec::new();
-    let paint = |code: &str, text: String| {
-        if color {
-            format!("{code}{text}{RESET}")
-        } else {
-            text
-        }
-    };
-    out.push(paint(RED, format!("--- a/{path}")));
-    out.push(paint(GREEN, format!("+++ b/{path}")));
+    out.push(format!("--- a/{path}"));
+    out.push(format!("+++ b/{path}"));
     let mut unified = diff.unified_diff();
     unified.context_radius(3);
     for hunk in unified.iter_hunks() {
-        out.push(paint(CYAN, hunk.header().to_string()));
+        out.push(hunk.header().to_string());
         for change in hunk.iter_changes() {
             let line = change.to_string_lossy();
             let line = line.strip_suffix('\n').unwrap_or(&line);
             let line = line.strip_suffix('\r').unwrap_or(line);
             let text = match change.tag() {
                 ChangeTag::Equal => format!(" {line}"),
-                ChangeTag::Delete => paint(RED, format!("-{line}")),
-                ChangeTag::Insert => paint(GREEN, format!("+{line}")),
+                ChangeTag::Delete => format!("-{line}"),
+                ChangeTag::Insert => format!("+{line}"),
             };
             out.push(text);
             if change.missing_newline() {
@@ -50,27 +37,6 @@ pub fn unified_diff(old: &str, new: &str, path: &str, color: bool) -> String {
         out.push(format!("... ({cut} more diff lines)"));
     }
     out.join("\n")
-}
-
-/// Removes ANSI colour sequences, so a UI holding a coloured `display` can print it plain.
-pub fn strip_ansi(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut chars = text.chars();
-    while let Some(c) = chars.next() {
-        if c == '\x1b' {
-            // CSI sequences end at the first byte in '@'..='~'.
-            if chars.next() == Some('[') {
-                for c in chars.by_ref() {
-                    if ('@'..='~').contains(&c) {
-                        break;
-                    }
-                }
-            }
-        } else {
-            out.push(c);
-        }
-    }
-    out
 }
 
 /// Counts (added, removed) lines of a change, for one-line summaries.
@@ -94,24 +60,14 @@ mod tests {
         let old = "a\nb\nc\n";
         let new = "a\nB\nc\n";
         assert_eq!(
-            unified_diff(old, new, "x.txt", false),
+            unified_diff(old, new, "x.txt"),
             "--- a/x.txt\n+++ b/x.txt\n@@ -1,3 +1,3 @@\n a\n-b\n+B\n c"
         );
     }
 
     #[test]
-    fn coloured_diff_strips_back_to_the_plain_one() {
-        let old = "one\ntwo\n";
-        let new = "one\n2\nthree";
-        let coloured = unified_diff(old, new, "f", true);
-        assert!(coloured.contains("\x1b[32m+2\x1b[0m"), "{coloured:?}");
-        assert!(coloured.contains("\x1b[31m-two\x1b[0m"), "{coloured:?}");
-        assert_eq!(strip_ansi(&coloured), unified_diff(old, new, "f", false));
-    }
-
-    #[test]
     fn missing_final_newline_is_marked() {
-        let diff = unified_diff("a\n", "a\nb", "f", false);
+        let diff = unified_diff("a\n", "a\nb", "f");
         assert!(diff.ends_with("+b\n\\ No newline at end of file"), "{diff}");
     }
 

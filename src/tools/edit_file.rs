@@ -103,7 +103,7 @@ impl Tool for EditFile {
         );
         Ok(ToolOutput {
             content,
-            display: Some(unified_diff(&old, &edit.text, &shown, true)),
+            display: Some(unified_diff(&old, &edit.text, &shown)),
         })
     }
 
@@ -113,7 +113,7 @@ impl Tool for EditFile {
         let shown = paths::display(ctx, &path);
         let old = read_text(&path, &shown).await.ok()?;
         let edit = apply(&old, &args, &shown).ok()?;
-        Some(unified_diff(&old, &edit.text, &shown, true))
+        Some(unified_diff(&old, &edit.text, &shown))
     }
 }
 

@@ -55,13 +55,11 @@ impl Tool for WriteFile {
             Ok(meta) => {
                 check_readable(&meta, &shown).ok()?;
                 let old = decode_text(tokio::fs::read(&path).await.ok()?, &shown).ok()?;
-                Some(unified_diff(&old, &args.content, &shown, true))
+                Some(unified_diff(&old, &args.content, &shown))
             }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Some(format!(
-                "new file {shown}: {} lines, {} bytes",
-                args.content.lines().count(),
-                args.content.len()
-            )),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                Some(new_file_preview(&shown, &args.content))
+            }
             Err(_) => None,
         }
     }
@@ -101,7 +99,7 @@ impl Tool for WriteFile {
                 let (added, removed) = line_counts(&old, &args.content);
                 (
                     format!("Wrote {bytes} bytes to {shown} ({lines} lines; +{added} -{removed})."),
-                    unified_diff(&old, &args.content, &shown, true),
+                    unified_diff(&old, &args.content, &shown),
                 )
             }
             Some(None) => (
@@ -113,5 +111,58 @@ impl Tool for WriteFile {
             content,
             display: Some(display),
         })
+    }
+}
+
+/// Lines of a new file shown before the user approves its creation.
+pub const PREVIEW_LINES: usize = 40;
+/// A preview line longer than this many characters is cut (and says by how much).
+pub const PREVIEW_LINE_CHARS: usize = 400;
+
+/// What a new file will hold: a header, then its first [`PREVIEW_LINES`] lines as `+` lines (as
+/// in a diff from nothing), then how many more there are.
+fn new_file_preview(shown: &str, content: &str) -> String {
+    let total = content.lines().count();
+    let mut out = format!("new file {shown} ({total} lines, {} bytes)", content.len());
+    for line in content.lines().take(PREVIEW_LINES) {
+        out.push_str("\n+");
+        let chars = line.chars().count();
+        if chars > PREVIEW_LINE_CHARS {
+            out.extend(line.chars().take(PREVIEW_LINE_CHARS));
+            out.push_str(&format!(
+                "… (+{} more characters)",
+                chars - PREVIEW_LINE_CHARS
+            ));
+        } else {
+            out.push_str(line);
+        }
+    }
+    if total > PREVIEW_LINES {
+        out.push_str(&format!("\n… +{} more lines", total - PREVIEW_LINES));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    #[test]
+    fn a_new_file_preview_shows_its_first_lines_and_counts_the_rest() {
+        assert_eq!(
+            new_file_preview("a.txt", "one\ntwo\n"),
+            "new file a.txt (2 lines, 8 bytes)\n+one\n+two"
+        );
+        let long: String = (1..=45).map(|i| format!("line {i}\n")).collect();
+        let preview = new_file_preview("b", &long);
+        assert!(preview.contains("\n+line 40\n… +5 more lines"), "{preview}");
+        assert!(!preview.contains("line 41"), "{preview}");
+        let wide = "x".repeat(PREVIEW_LINE_CHARS + 3);
+        assert!(
+            new_file_preview("c", &wide).ends_with("x… (+3 more characters)"),
+            "cut lines say so"
+        );
+        assert_eq!(new_file_preview("e", ""), "new file e (0 lines, 0 bytes)");
     }
 }

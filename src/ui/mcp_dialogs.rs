@@ -6,23 +6,28 @@
 use async_trait::async_trait;
 use serde_json::Map;
 
+use super::output::stdout_line;
 use super::repl::ReplUi;
 use super::style::Style;
+use super::term::Term;
 use crate::agent::elicitation::{ElicitAnswer, Form, FormField};
 use crate::agent::mcp_prompts::{expand_prompt, prompt_commands};
 use crate::agent::{McpAsker, SamplingRequest};
 use crate::cli::Setup;
+use crate::term;
 
 /// Lines of each sampling message shown before the question.
 const SHOWN_LINES: usize = 12;
 
-/// One answer typed at a question; `None` when the user pressed Ctrl-C or Ctrl-D.
-async fn ask(prompt: String, initial: Option<String>) -> Option<String> {
+/// One answer typed at a question; `None` when the user pressed Ctrl-C or Ctrl-D. The
+/// pre-filled `initial` text (a server's default) is neutralised like the prompt.
+async fn ask(prompt: Term, initial: Option<String>) -> Option<String> {
+    let initial = initial.map(|text| Term::plain(&text));
     tokio::task::spawn_blocking(move || {
         let mut editor = rustyline::DefaultEditor::new().ok()?;
         let result = match &initial {
-            Some(initial) => editor.readline_with_initial(&prompt, (initial, "")),
-            None => editor.readline(&prompt),
+            Some(initial) => editor.readline_with_initial(prompt.as_str(), (initial.as_str(), "")),
+            None => editor.readline(prompt.as_str()),
         };
         // Ctrl-C, Ctrl-D or a broken terminal all mean "no answer".
         result.ok()
@@ -35,7 +40,7 @@ async fn ask(prompt: String, initial: Option<String>) -> Option<String> {
 /// Asks until one of `choices` (first letters) is typed; `None` on Ctrl-C / Ctrl-D.
 async fn choose(prompt: &str, choices: &[&str]) -> Option<String> {
     loop {
-        let line = ask(prompt.to_string(), None).await?;
+        let line = ask(Term::plain(prompt), None).await?;
         let line = line.trim().to_lowercase();
         if let Some(choice) = choices
             .iter()
@@ -50,16 +55,16 @@ fn show_text(style: Style, label: &str, text: &str) {
     let lines: Vec<&str> = text.lines().collect();
     for (i, line) in lines.iter().take(SHOWN_LINES).enumerate() {
         let head = if i == 0 { label } else { "" };
-        println!("  {} {line}", style.dim(&format!("{head:>9}")));
+        stdout_line(term!["  ", style.dim(&format!("{head:>9}")), " ", *line]);
     }
     if lines.len() > SHOWN_LINES {
-        println!(
-            "  {}",
+        stdout_line(term![
+            "  ",
             style.dim(&format!(
                 "          ... {} more lines",
                 lines.len() - SHOWN_LINES
             ))
-        );
+        ]);
     }
 }
 
@@ -72,11 +77,12 @@ impl McpAsker for ReplUi {
             .max_tokens
             .map(|n| format!(" (at most {n} tokens)"))
             .unwrap_or_default();
-        println!(
-            "{} MCP server {} asks to use the model{limit}:",
+        stdout_line(term![
             style.yellow("?"),
-            style.bold(&request.server)
-        );
+            " MCP server ",
+            style.bold(&request.server),
+            format!(" asks to use the model{limit}:")
+        ]);
         if let Some(system) = &request.system_prompt {
             show_text(style, "system:", system);
         }
@@ -90,12 +96,13 @@ impl McpAsker for ReplUi {
     async fn fill_form(&self, server: &str, form: &Form) -> ElicitAnswer {
         let style = self.style;
         self.settle_now();
-        println!(
-            "{} MCP server {} asks: {}",
+        stdout_line(term![
             style.yellow("?"),
+            " MCP server ",
             style.bold(server),
-            form.message
-        );
+            " asks: ",
+            &form.message
+        ]);
         let prompt = "  [y] fill in the form  [n] decline  [c] cancel > ";
         match choose(prompt, &["yes", "no", "cancel"]).await.as_deref() {
             Some("yes") => {}
@@ -118,15 +125,16 @@ impl McpAsker for ReplUi {
     async fn show_url(&self, server: &str, message: &str, url: &str) -> ElicitAnswer {
         let style = self.style;
         self.settle_now();
-        println!(
-            "{} MCP server {} asks you to open a URL (Ling does not open it):",
+        stdout_line(term![
             style.yellow("?"),
-            style.bold(server)
-        );
+            " MCP server ",
+            style.bold(server),
+            " asks you to open a URL (Ling does not open it):"
+        ]);
         if !message.is_empty() {
-            println!("  {message}");
+            stdout_line(term!["  ", message]);
         }
-        println!("  {}", style.cyan(url));
+        stdout_line(term!["  ", style.cyan(url)]);
         let prompt = "  [y] I will open it  [n] decline  [c] cancel > ";
         match choose(prompt, &["yes", "no", "cancel"]).await.as_deref() {
             Some("yes") => ElicitAnswer::Accept(Map::new()),
@@ -150,25 +158,32 @@ async fn ask_field(style: Style, field: &FormField) -> FieldAnswer {
         .as_deref()
         .map(|d| format!(" - {d}"))
         .unwrap_or_default();
-    println!(
-        "  {}{description} {}",
+    stdout_line(term![
+        "  ",
         style.bold(field.label()),
+        description,
+        " ",
         style.dim(&format!("[{}]", field.hint()))
-    );
+    ]);
     loop {
-        let Some(line) = ask("    > ".to_string(), field.default_text()).await else {
+        let Some(line) = ask(Term::plain("    > "), field.default_text()).await else {
             return FieldAnswer::Cancelled;
         };
         if line.trim().is_empty() {
             if field.required {
-                println!("    {}", style.yellow("required"));
+                stdout_line(term!["    ", style.yellow("required")]);
                 continue;
             }
             return FieldAnswer::Skipped;
         }
         match field.parse_input(&line) {
             Ok(value) => return FieldAnswer::Value(value),
-            Err(why) => println!("    {} {why}", style.yellow("expected")),
+            Err(why) => stdout_line(term![
+                "    ",
+                style.yellow("expected"),
+                " ",
+                why.to_string()
+            ]),
         }
     }
 }
@@ -177,7 +192,7 @@ async fn ask_field(style: Style, field: &FormField) -> FieldAnswer {
 pub(super) async fn print_prompt_help(setup: &Setup, style: Style) {
     let (commands, problems) = prompt_commands(&setup.mcp).await;
     if !commands.is_empty() {
-        println!("\n{}", style.bold("MCP prompts"));
+        stdout_line(term!["\n", style.bold("MCP prompts")]);
         for command in &commands {
             let usage = command.usage();
             let head = if usage.is_empty() {
@@ -185,11 +200,11 @@ pub(super) async fn print_prompt_help(setup: &Setup, style: Style) {
             } else {
                 format!("{} {usage}", command.command)
             };
-            println!("  {head}  {}", style.dim(&command.description));
+            stdout_line(term!["  ", head, "  ", style.dim(&command.description)]);
         }
     }
     for problem in problems {
-        println!("{} {problem}", style.yellow("warning:"));
+        stdout_line(term![style.yellow("warning:"), " ", problem.to_string()]);
     }
 }
 
@@ -204,18 +219,18 @@ pub(super) async fn expand_prompt_command(
     let (commands, problems) = prompt_commands(&setup.mcp).await;
     let Some(command) = commands.iter().find(|c| c.command == name) else {
         for problem in problems {
-            println!("{} {problem}", style.yellow("warning:"));
+            stdout_line(term![style.yellow("warning:"), " ", problem.to_string()]);
         }
-        println!(
-            "{} no MCP prompt {name}; /help lists the prompts of the connected servers",
-            style.yellow("?")
-        );
+        stdout_line(term![
+            style.yellow("?"),
+            format!(" no MCP prompt {name}; /help lists the prompts of the connected servers")
+        ]);
         return None;
     };
     match expand_prompt(&setup.mcp, command, rest.trim()).await {
         Ok(text) => Some(text),
         Err(e) => {
-            println!("{} {e}", style.red("error:"));
+            stdout_line(term![style.red("error:"), " ", e.to_string()]);
             None
         }
     }

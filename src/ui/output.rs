@@ -1,27 +1,81 @@
-//! Plain writes to stdout and stderr. A closed stdout pipe (`ling ... | head -1`) never panics:
-//! a one-shot run that registered its cancel token is stopped cleanly (hooks, transcript and MCP
-//! servers still finish), anything else exits quietly.
+//! The one place that writes to stdout and stderr (clippy's print lints and `disallowed-methods`
+//! in `clippy.toml` keep every other module from doing so).
+//!
+//! What reaches a terminal is a [`Term`]: any text given here is neutralised on the way in, and
+//! only Ling's own colours can carry an escape sequence. The exception is data whose bytes are
+//! the contract: [`stdout_data`] (the answer of `ling -p`, the result of `ling mcp call`) and
+//! [`stdout_json`] are written exactly to a pipe or file, and made safe only when stdout is a
+//! terminal.
+//!
+//! A closed stdout pipe (`ling ... | head -1`) never panics: a one-shot run that registered its
+//! cancel token is stopped cleanly (hooks, transcript and MCP servers still finish), anything
+//! else exits quietly.
+#![allow(clippy::print_stdout, clippy::print_stderr, clippy::disallowed_methods)]
 
-use std::io::Write;
-use std::sync::Mutex;
+use std::io::{IsTerminal, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, OnceLock};
 
 use tokio_util::sync::CancellationToken;
+
+use super::safe_text::{json_for_terminal, neutralise};
+use super::term::Term;
 
 static STDOUT_CLOSED: AtomicBool = AtomicBool::new(false);
 static ON_CLOSED: Mutex<Option<CancellationToken>> = Mutex::new(None);
 
-/// Writes text to stdout as it is (add the newline yourself).
-pub fn stdout(text: &str) {
-    write_stdout(text.as_bytes());
+/// Writes `text` to stdout (add the newline yourself).
+pub fn stdout(text: impl Into<Term>) {
+    write_stdout(text.into().as_str().as_bytes());
 }
 
-pub fn stdout_line(text: &str) {
-    stdout(&format!("{text}\n"));
+pub fn stdout_line(text: impl Into<Term>) {
+    let mut line = text.into();
+    line.push("\n");
+    stdout(line);
+}
+
+/// Writes data whose bytes matter: exactly as given to a pipe or a file, neutralised when
+/// stdout is a terminal (so `ling -p ... > out.txt` keeps every byte, and a terminal acts on
+/// none of them).
+pub fn stdout_data(text: &str) {
+    if stdout_is_terminal() {
+        write_stdout(neutralise(text).as_bytes());
+    } else {
+        write_stdout(text.as_bytes());
+    }
+}
+
+/// Writes JSON text (serde_json's, so C0 controls are already escaped): exactly as given to a
+/// pipe or a file; to a terminal with C1 and bidi characters as `\uXXXX` escapes, the same value.
+pub fn stdout_json(json: &str) {
+    if stdout_is_terminal() {
+        write_stdout(json_for_terminal(json).as_bytes());
+    } else {
+        write_stdout(json.as_bytes());
+    }
+}
+
+/// Whether stdout is a terminal (asked once).
+pub fn stdout_is_terminal() -> bool {
+    static IS: OnceLock<bool> = OnceLock::new();
+    *IS.get_or_init(|| std::io::stdout().is_terminal())
+}
+
+/// Whether stderr is a terminal (asked once).
+pub fn stderr_is_terminal() -> bool {
+    static IS: OnceLock<bool> = OnceLock::new();
+    *IS.get_or_init(|| std::io::stderr().is_terminal())
+}
+
+/// The width of the terminal on stdout in columns, when it is one and says.
+pub fn terminal_width() -> Option<usize> {
+    let size = rustix::termios::tcgetwinsize(std::io::stdout()).ok()?;
+    Some(usize::from(size.ws_col)).filter(|w| *w > 0)
 }
 
 /// Writes and flushes `bytes` on stdout, unless it was found closed.
-pub fn write_stdout(bytes: &[u8]) {
+fn write_stdout(bytes: &[u8]) {
     if stdout_closed() {
         return;
     }
@@ -31,10 +85,20 @@ pub fn write_stdout(bytes: &[u8]) {
     }
 }
 
-/// Writes one line to stderr; errors writing to stderr are ignored (nowhere left to report them).
-pub fn stderr_line(text: &str) {
+/// Writes `text` to stderr and flushes; errors writing to stderr are ignored (nowhere left to
+/// report them).
+pub fn stderr(text: impl Into<Term>) {
     let mut err = std::io::stderr().lock();
-    let _ = writeln!(err, "{text}");
+    let _ = err
+        .write_all(text.into().as_str().as_bytes())
+        .and_then(|()| err.flush());
+}
+
+/// Writes one line to stderr.
+pub fn stderr_line(text: impl Into<Term>) {
+    let mut line = text.into();
+    line.push("\n");
+    stderr(line);
 }
 
 /// From now on a closed stdout cancels `token` instead of exiting.

@@ -1,25 +1,31 @@
 //! The three outputs of `ling -p`: `text` (the answer streams to stdout, everything else to
 //! stderr), `json` (one result object at the end) and `stream-json` (one object per line). Each
-//! is an [`EventSink`] over the agent's one event stream.
+//! is an [`EventSink`] over the agent's one event stream. The answer on stdout is written exactly
+//! to a pipe or file and neutralised to a terminal ([`stdout_data`]); stderr is always
+//! neutralised; JSON is escaped by serde_json (and C1/bidi characters too, to a terminal).
 
-use std::io::Write;
 use std::sync::Mutex;
 
 use serde_json::{Value, json};
 
-use super::output::{stderr_line, write_stdout};
+use super::output::{stderr, stderr_line, stdout_data, stdout_json};
 use super::render::{ToolLines, styled_display};
 use super::style::Style;
+use super::term::Term;
 use crate::agent::{AgentEvent, EventSink, HookNotice};
+use crate::term;
 
 /// Lines for stderr shared by the outputs: what the user should know about but that must never
 /// reach stdout. Tool calls are handled by [`StderrLog`], which keeps each on one line.
-fn side_channel(event: &AgentEvent, style: Style, verbose: bool) -> Option<String> {
+fn side_channel(event: &AgentEvent, style: Style, verbose: bool) -> Option<Term> {
     match event {
-        AgentEvent::PermissionDenied { tool, message } => Some(format!(
-            "{} {tool}: {message}",
-            style.yellow("permission denied:")
-        )),
+        AgentEvent::PermissionDenied { tool, message } => Some(term![
+            style.yellow("permission denied:"),
+            " ",
+            tool,
+            ": ",
+            message
+        ]),
         AgentEvent::Hook(notice) => Some(hook_line(style, notice)),
         AgentEvent::Retrying {
             attempt,
@@ -28,15 +34,15 @@ fn side_channel(event: &AgentEvent, style: Style, verbose: bool) -> Option<Strin
         } => Some(style.dim(&format!(
             "retrying model request (attempt {attempt}) in {delay_ms} ms: {reason}"
         ))),
-        AgentEvent::Warning(text) => Some(format!("{} {text}", style.yellow("warning:"))),
+        AgentEvent::Warning(text) => Some(term![style.yellow("warning:"), " ", text]),
         AgentEvent::McpStatus {
             server,
             status,
             detail,
-        } if verbose || status == "failed" => Some(match detail {
+        } if verbose || status == "failed" => Some(Term::from(match detail {
             Some(detail) => format!("mcp {server}: {status}: {detail}"),
             None => format!("mcp {server}: {status}"),
-        }),
+        })),
         AgentEvent::ToolProgress { message, .. } if verbose => Some(style.dim(message)),
         AgentEvent::ReasoningDelta(text) if verbose => Some(style.dim(text)),
         _ => None,
@@ -64,13 +70,12 @@ impl StderrLog {
 
     fn emit(&self, event: &AgentEvent) {
         let mut lines = self.lines.lock().unwrap_or_else(|e| e.into_inner());
-        let mut err = std::io::stderr().lock();
         match event {
             AgentEvent::ToolCallBegin { id, name, input } if self.tools => {
                 if let Some(newline) = lines.interrupt() {
-                    let _ = err.write_all(newline.as_bytes());
+                    stderr(newline);
                 }
-                let _ = err.write_all(lines.begin(self.style, id, name, input).as_bytes());
+                stderr(lines.begin(self.style, id, name, input));
             }
             AgentEvent::ToolCallEnd {
                 id,
@@ -79,25 +84,24 @@ impl StderrLog {
                 display,
                 ..
             } if self.tools => {
-                let _ = err.write_all(lines.end(self.style, id, content, *is_error).as_bytes());
+                stderr(lines.end(self.style, id, content, *is_error));
                 if let (Some(display), true) = (display, self.verbose) {
-                    let _ = writeln!(err, "{}", styled_display(self.style, display));
+                    stderr_line(styled_display(self.style, display));
                 }
             }
             _ => {
                 if let Some(line) = side_channel(event, self.style, self.verbose) {
                     if let Some(newline) = lines.interrupt() {
-                        let _ = err.write_all(newline.as_bytes());
+                        stderr(newline);
                     }
-                    let _ = writeln!(err, "{line}");
+                    stderr_line(line);
                 }
             }
         }
-        let _ = err.flush();
     }
 }
 
-pub fn hook_line(style: Style, notice: &HookNotice) -> String {
+pub fn hook_line(style: Style, notice: &HookNotice) -> Term {
     let subject = match &notice.tool {
         Some(tool) => format!("{} hook ({tool})", notice.event),
         None => format!("{} hook", notice.event),
@@ -106,7 +110,7 @@ pub fn hook_line(style: Style, notice: &HookNotice) -> String {
         "block" | "deny" | "error" | "timeout" => style.red(&notice.decision),
         _ => style.yellow(&notice.decision),
     };
-    format!("{subject}: {verdict}: {}", notice.message)
+    term![subject, ": ", verdict, ": ", &notice.message]
 }
 
 /// `--output-format text`: answer text to stdout as it streams, the rest to stderr.
@@ -125,7 +129,7 @@ impl TextOutput {
     }
 
     fn write_stdout(&self, text: &str) {
-        write_stdout(text.as_bytes());
+        stdout_data(text);
     }
 
     /// Ends the answer with a newline so the shell prompt starts on its own line.
@@ -195,7 +199,7 @@ impl StreamJsonOutput {
 pub fn json_line(value: &Value) {
     let mut line = value.to_string();
     line.push('\n');
-    write_stdout(line.as_bytes());
+    stdout_json(&line);
 }
 
 impl EventSink for StreamJsonOutput {
@@ -238,7 +242,7 @@ impl EventSink for StreamJsonOutput {
             }
             _ => {
                 if let Some(line) = side_channel(&event, Style::for_stderr(), self.verbose) {
-                    stderr_line(&line);
+                    stderr_line(line);
                 }
                 return;
             }

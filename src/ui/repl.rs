@@ -13,15 +13,17 @@ use rustyline::hint::Hinter;
 use rustyline::history::DefaultHistory;
 use rustyline::validate::{ValidationContext, ValidationResult, Validator};
 use rustyline::{Context, Editor, Helper};
-use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use super::output::{stdout, stdout_line, terminal_width};
 use super::render::ToolLines;
 use super::spinner::Spinner;
 use super::style::Style;
+use super::term::Term;
 use crate::agent::{AgentEvent, Approval, ApprovalRequest, Approver, EventSink, RunEnd, Session};
 use crate::cli::{CliError, Exit, Setup};
 use crate::mcp::{ServerState, ServerStatus};
+use crate::term;
 
 const COMMANDS: [(&str, &str); 8] = [
     ("/help", "show this help"),
@@ -54,7 +56,7 @@ pub async fn run(mut setup: Setup, first_prompt: Option<String>) -> Result<Exit,
     setup.mcp_host.set_asker(ui.clone());
     let source = if setup.resumed { "resume" } else { "startup" };
     if let Some(reason) = setup.agent.fire_session_start(source, ui.as_ref()).await {
-        println!("{} {reason}", style.yellow("stopped by hook:"));
+        stdout_line(term![style.yellow("stopped by hook:"), " ", reason]);
         setup.agent.end_session("other", ui.as_ref()).await;
         return Ok(Exit::Failure);
     }
@@ -78,7 +80,7 @@ pub async fn run(mut setup: Setup, first_prompt: Option<String>) -> Result<Exit,
                             break;
                         }
                         interrupted_once = true;
-                        println!("{}", style.dim("(press Ctrl-C again or Ctrl-D to exit)"));
+                        stdout_line(style.dim("(press Ctrl-C again or Ctrl-D to exit)"));
                         continue;
                     }
                     Err(ReadlineError::Eof) => break,
@@ -125,16 +127,14 @@ fn report_server_changes(setup: &Setup, seen: &mut Vec<ServerStatus>, style: Sty
             continue;
         }
         match &status.state {
-            ServerState::Connected => println!(
-                "{}",
-                style.dim(&format!(
-                    "mcp {}: connected ({} tools)",
-                    status.name, status.tools
-                ))
-            ),
-            ServerState::Failed(why) => {
-                println!("{} mcp {}: {why}", style.yellow("warning:"), status.name)
-            }
+            ServerState::Connected => stdout_line(style.dim(&format!(
+                "mcp {}: connected ({} tools)",
+                status.name, status.tools
+            ))),
+            ServerState::Failed(why) => stdout_line(term![
+                style.yellow("warning:"),
+                format!(" mcp {}: {why}", status.name)
+            ]),
             ServerState::Starting | ServerState::Disabled => {}
         }
     }
@@ -144,7 +144,7 @@ fn report_server_changes(setup: &Setup, seen: &mut Vec<ServerStatus>, style: Sty
 fn print_mcp_status(setup: &Setup, style: Style) {
     let statuses = setup.mcp.statuses();
     if statuses.is_empty() {
-        println!("no MCP servers configured (~/.ling/mcp.json, .ling/mcp.json, --mcp-config)");
+        stdout_line("no MCP servers configured (~/.ling/mcp.json, .ling/mcp.json, --mcp-config)");
         return;
     }
     for status in statuses {
@@ -155,15 +155,16 @@ fn print_mcp_status(setup: &Setup, style: Style) {
             ServerState::Disabled => style.dim("disabled "),
             ServerState::Failed(_) => style.red("failed   "),
         };
-        println!(
-            "  {} {:<6} {state} {} tools",
+        stdout_line(term![
+            "  ",
             style.bold(&format!("{:<16}", status.name)),
-            status.transport,
-            status.tools
-        );
+            format!(" {:<6} ", status.transport),
+            state,
+            format!(" {} tools", status.tools)
+        ]);
         if let ServerState::Failed(why) = &status.state {
             for line in why.lines() {
-                println!("      {}", style.dim(line));
+                stdout_line(term!["      ", style.dim(line)]);
             }
         }
     }
@@ -182,12 +183,12 @@ async fn slash_command(setup: &mut Setup, line: &str, style: Style, ui: &ReplUi)
     match command {
         "/exit" | "/quit" => return Flow::Exit,
         "/help" => {
-            println!("{}", style.bold("Commands"));
+            stdout_line(style.bold("Commands"));
             for (name, help) in COMMANDS {
-                println!("  {name:<10} {help}");
+                stdout_line(format!("  {name:<10} {help}"));
             }
-            println!(
-                "\nEnd a line with \\ to continue on the next one. Ctrl-C interrupts a running turn."
+            stdout_line(
+                "\nEnd a line with \\ to continue on the next one. Ctrl-C interrupts a running turn.",
             );
             super::mcp_dialogs::print_prompt_help(setup, style).await;
         }
@@ -197,26 +198,27 @@ async fn slash_command(setup: &mut Setup, line: &str, style: Style, ui: &ReplUi)
         {
             ("", _) => print_mcp_status(setup, style),
             ("reconnect", name) if !name.is_empty() => {
-                println!("{}", style.dim(&format!("reconnecting {name}...")));
+                stdout_line(style.dim(&format!("reconnecting {name}...")));
                 match setup.mcp.reconnect(name).await {
                     Ok(()) => {
                         setup.agent.sync_tools().await;
                         print_mcp_status(setup, style);
                     }
-                    Err(e) => println!("{} {e}", style.red("error:")),
+                    Err(e) => stdout_line(term![style.red("error:"), " ", e.to_string()]),
                 }
             }
-            _ => println!("usage: /mcp, or /mcp reconnect NAME"),
+            _ => stdout_line("usage: /mcp, or /mcp reconnect NAME"),
         },
         "/tools" => {
             setup.agent.sync_tools().await;
             for tool in setup.agent.tools().iter() {
                 let description = tool.description().lines().next().unwrap_or("");
-                println!(
-                    "  {} {}",
+                stdout_line(term![
+                    "  ",
                     style.bold(&format!("{:<24}", tool.name())),
+                    " ",
                     style.dim(description)
-                );
+                ]);
             }
         }
         "/clear" => {
@@ -227,30 +229,27 @@ async fn slash_command(setup: &mut Setup, line: &str, style: Style, ui: &ReplUi)
                 setup.agent.model(),
             );
             setup.agent.clear(session);
-            println!("{}", style.dim("conversation cleared; new session started"));
+            stdout_line(style.dim("conversation cleared; new session started"));
             if let Some(reason) = setup.agent.fire_session_start("clear", ui).await {
-                println!("{} {reason}", style.yellow("stopped by hook:"));
+                stdout_line(term![style.yellow("stopped by hook:"), " ", reason]);
                 return Flow::Exit;
             }
         }
         "/hooks" => {
             let listing = setup.agent.hooks().list();
             if listing.is_empty() {
-                println!("no hooks loaded (~/.ling/hooks.json, .ling/hooks.json)");
+                stdout_line("no hooks loaded (~/.ling/hooks.json, .ling/hooks.json)");
             } else {
-                println!(
-                    "{}",
-                    crate::hooks::render_listing(&listing, false).trim_end()
-                );
+                stdout_line(crate::hooks::render_listing(&listing, false).trim_end());
             }
         }
         "/model" => {
             if rest.is_empty() {
-                println!("model: {}", setup.agent.model());
+                stdout_line(format!("model: {}", setup.agent.model()));
             } else {
                 setup.agent.set_model(rest.to_string());
                 setup.mcp_host.set_model(rest.to_string());
-                println!("model set to {rest}");
+                stdout_line(format!("model set to {rest}"));
             }
         }
         other if other.starts_with("/mcp__") => {
@@ -260,10 +259,10 @@ async fn slash_command(setup: &mut Setup, line: &str, style: Style, ui: &ReplUi)
                 return Flow::Send(prompt);
             }
         }
-        other => println!(
-            "{} unknown command {other}; /help lists the commands",
-            style.yellow("?")
-        ),
+        other => stdout_line(term![
+            style.yellow("?"),
+            format!(" unknown command {other}; /help lists the commands")
+        ]),
     }
     Flow::Continue
 }
@@ -287,53 +286,46 @@ async fn run_turn(setup: &mut Setup, ui: &Arc<ReplUi>, prompt: &str) {
     match result {
         Ok(run) => match run.end {
             RunEnd::Completed => {}
-            RunEnd::Interrupted => println!("{}", style.yellow("⏹ interrupted")),
-            RunEnd::MaxTurns => println!(
-                "{}",
-                style.yellow(&format!(
-                    "stopped after {} model requests (--max-turns)",
-                    run.num_turns
-                ))
-            ),
-            RunEnd::Stopped(reason) => println!("{} {reason}", style.yellow("stopped by hook:")),
+            RunEnd::Interrupted => stdout_line(style.yellow("⏹ interrupted")),
+            RunEnd::MaxTurns => stdout_line(style.yellow(&format!(
+                "stopped after {} model requests (--max-turns)",
+                run.num_turns
+            ))),
+            RunEnd::Stopped(reason) => {
+                stdout_line(term![style.yellow("stopped by hook:"), " ", reason])
+            }
             RunEnd::PromptBlocked(reason) => {
-                println!("{} {reason}", style.yellow("prompt blocked by hook:"))
+                stdout_line(term![style.yellow("prompt blocked by hook:"), " ", reason])
             }
         },
-        Err(e) => println!("{} {e}", style.red("error:")),
+        Err(e) => stdout_line(term![style.red("error:"), " ", e.to_string()]),
     }
 }
 
 fn print_banner(setup: &Setup, style: Style) {
-    println!(
-        "{} {} · model {} · {}",
+    stdout_line(term![
         style.bold("Ling"),
-        env!("CARGO_PKG_VERSION"),
+        concat!(" ", env!("CARGO_PKG_VERSION"), " · model "),
         style.cyan(setup.agent.model()),
+        " · ",
         style.dim(&setup.settings.base_url)
-    );
-    println!(
-        "{}",
-        style.dim(&format!(
-            "{} · /help for commands · Ctrl-D to exit",
-            setup.paths.project_root.display()
-        ))
-    );
+    ]);
+    stdout_line(style.dim(&format!(
+        "{} · /help for commands · Ctrl-D to exit",
+        setup.paths.project_root.display()
+    )));
     for warning in &setup.warnings {
-        println!("{} {warning}", style.yellow("warning:"));
+        stdout_line(term![style.yellow("warning:"), " ", warning]);
     }
     if let Some(notice) = &setup.trust_notice {
-        println!("{} {notice}", style.yellow("note:"));
+        stdout_line(term![style.yellow("note:"), " ", notice]);
     }
     if setup.resumed {
-        println!(
-            "{}",
-            style.dim(&format!(
-                "resumed session {} ({} messages)",
-                setup.agent.session().id,
-                setup.agent.history().len()
-            ))
-        );
+        stdout_line(style.dim(&format!(
+            "resumed session {} ({} messages)",
+            setup.agent.session().id,
+            setup.agent.history().len()
+        )));
     }
 }
 
@@ -393,7 +385,7 @@ impl ReplUi {
         let mut state = self.lock();
         state.spinner = None;
         if state.open_line {
-            println!();
+            stdout("\n");
             state.open_line = false;
         }
         state.cancel = None;
@@ -409,7 +401,7 @@ impl ReplUi {
         state.spinner = None;
         state.tool_lines.interrupt();
         if state.open_line {
-            println!();
+            stdout("\n");
             state.open_line = false;
         }
     }
@@ -417,7 +409,6 @@ impl ReplUi {
 
 impl EventSink for ReplUi {
     fn emit(&self, event: AgentEvent) {
-        use std::io::Write;
         let style = self.style;
         let mut state = self.lock();
         match event {
@@ -427,20 +418,18 @@ impl EventSink for ReplUi {
             }
             AgentEvent::TextDelta(text) => {
                 state.spinner = None;
-                print!("{text}");
-                let _ = std::io::stdout().flush();
-                state.open_line = !text.ends_with('\n');
+                let text = Term::plain(&text);
+                state.open_line = !text.ends_with_newline();
+                stdout(text);
             }
             AgentEvent::ReasoningDelta(text) => {
                 state.spinner = None;
-                print!("{}", style.dim(&text));
-                let _ = std::io::stdout().flush();
+                stdout(style.dim(&text));
                 state.open_line = !text.ends_with('\n');
             }
             AgentEvent::ToolCallBegin { id, name, input } => {
                 Self::settle(&mut state);
-                print!("{}", state.tool_lines.begin(style, &id, &name, &input));
-                let _ = std::io::stdout().flush();
+                stdout(state.tool_lines.begin(style, &id, &name, &input));
                 state.open_line = true;
             }
             AgentEvent::ToolCallEnd {
@@ -452,36 +441,40 @@ impl EventSink for ReplUi {
             } => {
                 state.spinner = None;
                 let line = state.tool_lines.end(style, &id, &content, is_error);
-                if !line.starts_with(' ') && state.open_line {
-                    println!();
+                if !line.as_str().starts_with(' ') && state.open_line {
+                    stdout("\n");
                 }
-                print!("{line}");
+                stdout(line);
                 state.open_line = false;
                 if let Some(display) = display {
-                    println!("{}", super::render::styled_display(style, &display));
+                    stdout_line(super::render::styled_display(style, &display));
                 }
             }
             AgentEvent::PermissionDenied { tool, message } => {
                 Self::settle(&mut state);
-                println!("  {} {tool}: {message}", style.yellow("denied"));
+                stdout_line(term![
+                    "  ",
+                    style.yellow("denied"),
+                    " ",
+                    tool,
+                    ": ",
+                    message
+                ]);
             }
             AgentEvent::Hook(notice) => {
                 Self::settle(&mut state);
-                println!("  {}", super::print::hook_line(style, &notice));
+                stdout_line(term!["  ", super::print::hook_line(style, &notice)]);
             }
             AgentEvent::Retrying {
                 attempt, reason, ..
             } => {
                 state.spinner = None;
-                println!(
-                    "{}",
-                    style.dim(&format!("retrying (attempt {attempt}): {reason}"))
-                );
+                stdout_line(style.dim(&format!("retrying (attempt {attempt}): {reason}")));
                 state.spinner = Some(Spinner::start("thinking", style));
             }
             AgentEvent::Warning(text) => {
                 Self::settle(&mut state);
-                println!("{} {text}", style.yellow("warning:"));
+                stdout_line(term![style.yellow("warning:"), " ", text]);
             }
             AgentEvent::McpStatus {
                 server,
@@ -490,11 +483,11 @@ impl EventSink for ReplUi {
             } => {
                 Self::settle(&mut state);
                 let detail = detail.map(|d| format!(": {d}")).unwrap_or_default();
-                println!("{}", style.dim(&format!("mcp {server}: {status}{detail}")));
+                stdout_line(style.dim(&format!("mcp {server}: {status}{detail}")));
             }
             AgentEvent::ToolProgress { message, .. } => {
                 Self::settle(&mut state);
-                println!("  {}", style.dim(&message));
+                stdout_line(term!["  ", style.dim(&message)]);
             }
             AgentEvent::AssistantMessage { .. } | AgentEvent::TurnFinished { .. } => {
                 state.spinner = None;
@@ -512,27 +505,17 @@ impl Approver for ReplUi {
             Self::settle(&mut state);
             state.cancel.clone()
         };
-        // The call's own line was printed just above; the question names its rule.
-        if let Some(preview) = &request.preview {
-            println!("{}", super::render::styled_display(style, preview));
+        // The call's own line was printed just above; below it, all that line did not show
+        // (the whole command, a new file's content), then the question naming its rule.
+        let width = terminal_width().unwrap_or(80);
+        for line in super::approval::details(style, request, width) {
+            stdout_line(line);
         }
-        if let Some(reason) = &request.reason {
-            println!("  {}", style.dim(reason));
-        }
-        if let Some(command) = request.input.get("command").and_then(Value::as_str) {
-            if command.contains('\n') {
-                println!("{}", style.dim(command));
-            }
-        }
-        let prompt = format!(
-            "  {} [y] once  [a] always ({})  [n] deny › ",
-            style.yellow("allow?"),
-            request.session_rule
-        );
+        let prompt = super::approval::question(style, &request.session_rule);
         let answer = tokio::task::spawn_blocking(move || {
             let mut editor = rustyline::DefaultEditor::new().ok()?;
             loop {
-                match editor.readline(&prompt) {
+                match editor.readline(prompt.as_str()) {
                     Ok(line) => match line.trim().to_lowercase().as_str() {
                         "y" | "yes" | "" => return Some(Approval::Once),
                         "a" | "always" => return Some(Approval::Always),

@@ -1,12 +1,13 @@
 //! The spinner shown on stderr while the model has not sent its first token.
 
-use std::io::{IsTerminal, Write};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
+use super::output::{stderr, stderr_is_terminal};
 use super::style::Style;
+use super::term::Term;
 
 const FRAMES: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
 
@@ -19,7 +20,7 @@ impl Spinner {
     /// Starts spinning on stderr; does nothing when stderr is not a terminal.
     pub fn start(label: &str, style: Style) -> Self {
         let running = Arc::new(AtomicBool::new(true));
-        if !std::io::stderr().is_terminal() {
+        if !stderr_is_terminal() {
             return Self {
                 running,
                 thread: None,
@@ -30,17 +31,12 @@ impl Spinner {
         let thread = std::thread::spawn(move || {
             let mut i = 0;
             while flag.load(Ordering::Relaxed) {
-                let mut err = std::io::stderr().lock();
                 let frame = style.dim(&format!("{} {label}", FRAMES[i % FRAMES.len()]));
-                let _ = write!(err, "\r{frame}\x1b[K");
-                let _ = err.flush();
-                drop(err);
+                stderr(Term::clear_line() + frame);
                 i += 1;
                 std::thread::sleep(Duration::from_millis(80));
             }
-            let mut err = std::io::stderr().lock();
-            let _ = write!(err, "\r\x1b[K");
-            let _ = err.flush();
+            stderr(Term::clear_line());
         });
         Self {
             running,

@@ -1,6 +1,8 @@
-//! Colours and styles, only when the stream is a terminal and `NO_COLOR` is not set.
+//! Colours and styles, only when the stream is a terminal and `NO_COLOR` is not set. Each
+//! returns a [`Term`]: the text is neutralised first, then painted.
 
-use std::io::IsTerminal;
+use super::output::{stderr_is_terminal, stdout_is_terminal};
+use super::term::Term;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Style {
@@ -10,13 +12,13 @@ pub struct Style {
 impl Style {
     pub fn for_stdout() -> Self {
         Self {
-            color: std::io::stdout().is_terminal() && no_color_unset(),
+            color: stdout_is_terminal() && no_color_unset(),
         }
     }
 
     pub fn for_stderr() -> Self {
         Self {
-            color: std::io::stderr().is_terminal() && no_color_unset(),
+            color: stderr_is_terminal() && no_color_unset(),
         }
     }
 
@@ -24,35 +26,35 @@ impl Style {
         Self { color: false }
     }
 
-    fn paint(self, code: &str, text: &str) -> String {
+    fn paint(self, code: &str, text: &str) -> Term {
         if self.color {
-            format!("\x1b[{code}m{text}\x1b[0m")
+            Term::painted(code, text)
         } else {
-            text.to_string()
+            Term::plain(text)
         }
     }
 
-    pub fn dim(self, text: &str) -> String {
+    pub fn dim(self, text: &str) -> Term {
         self.paint("2", text)
     }
 
-    pub fn bold(self, text: &str) -> String {
+    pub fn bold(self, text: &str) -> Term {
         self.paint("1", text)
     }
 
-    pub fn red(self, text: &str) -> String {
+    pub fn red(self, text: &str) -> Term {
         self.paint("31", text)
     }
 
-    pub fn green(self, text: &str) -> String {
+    pub fn green(self, text: &str) -> Term {
         self.paint("32", text)
     }
 
-    pub fn yellow(self, text: &str) -> String {
+    pub fn yellow(self, text: &str) -> Term {
         self.paint("33", text)
     }
 
-    pub fn cyan(self, text: &str) -> String {
+    pub fn cyan(self, text: &str) -> Term {
         self.paint("36", text)
     }
 }

@@ -8,7 +8,9 @@ use std::borrow::Cow;
 
 use rustyline::error::ReadlineError;
 
+use super::output::{stdout, stdout_line};
 use super::style::Style;
+use super::term::Term;
 use crate::cli::CliError;
 use crate::config::Paths;
 use crate::config::trust::{
@@ -44,21 +46,20 @@ pub async fn ask(project: &ProjectConfig, paths: &Paths) -> Result<Answer, CliEr
             shown(&project.root().display().to_string())
         )
     };
-    println!("{}", style.bold(&header));
-    print!("{}", describe(project, paths, style));
-    println!(
-        "{}",
-        style.dim("Trust it only if you trust whoever wrote it: hooks and servers run as you.")
+    stdout_line(style.bold(&header));
+    stdout(describe(project, paths, style));
+    stdout_line(
+        style.dim("Trust it only if you trust whoever wrote it: hooks and servers run as you."),
     );
-    let prompt = format!(
-        "{} [t] trust this folder  [o] open without it  [q] quit › ",
-        style.yellow("trust?")
-    );
+    let prompt = crate::term![
+        style.yellow("trust?"),
+        " [t] trust this folder  [o] open without it  [q] quit › "
+    ];
     tokio::task::spawn_blocking(move || {
         let mut editor = rustyline::DefaultEditor::new()
             .map_err(|e| CliError::Failed(format!("cannot start the line editor: {e}")))?;
         loop {
-            match editor.readline(&prompt) {
+            match editor.readline(prompt.as_str()) {
                 Ok(line) => match line.trim().to_lowercase().as_str() {
                     "t" | "trust" => return Ok(Answer::Trust),
                     "o" | "open" => return Ok(Answer::Open),
@@ -75,38 +76,41 @@ pub async fn ask(project: &ProjectConfig, paths: &Paths) -> Result<Answer, CliEr
 }
 
 /// What the project would bring, then what changed since it was trusted (when it was).
-pub fn describe(project: &ProjectConfig, paths: &Paths, style: Style) -> String {
-    let mut out = String::new();
-    out.push_str("It would bring:\n");
-    out.push_str(&render_listing(&project.listing(paths), style));
+pub fn describe(project: &ProjectConfig, paths: &Paths, style: Style) -> Term {
+    let mut out = Term::plain("It would bring:\n");
+    out += render_listing(&project.listing(paths), style);
     if let Some(changes) = project.changes(paths) {
-        out.push_str("What changed since it was trusted:\n");
-        out.push_str(&render_changes(&changes, style));
+        out += "What changed since it was trusted:\n";
+        out += render_changes(&changes, style);
     }
     out
 }
 
 /// Each project file and its items, indented.
-pub fn render_listing(listing: &ProjectListing, style: Style) -> String {
-    let mut out = String::new();
+pub fn render_listing(listing: &ProjectListing, style: Style) -> Term {
+    let mut out = Term::new();
     for file in &listing.files {
-        out.push_str(&format!(
-            "  {}\n",
-            style.bold(&format!(".ling/{}", file.name))
-        ));
+        out += crate::term!["  ", style.bold(&format!(".ling/{}", file.name)), "\n"];
         match &file.items {
-            Err(error) => out.push_str(&format!(
-                "    {} {}\n",
-                style.red("cannot be parsed:"),
-                shown(error)
-            )),
-            Ok(items) if items.is_empty() => out.push_str(&format!(
-                "    {}\n",
-                style.dim("nothing that runs code or widens what Ling may do")
-            )),
+            Err(error) => {
+                out += crate::term![
+                    "    ",
+                    style.red("cannot be parsed:"),
+                    " ",
+                    shown(error).as_ref(),
+                    "\n"
+                ]
+            }
+            Ok(items) if items.is_empty() => {
+                out += crate::term![
+                    "    ",
+                    style.dim("nothing that runs code or widens what Ling may do"),
+                    "\n"
+                ]
+            }
             Ok(items) => {
                 for item in items {
-                    out.push_str(&format!("    {}\n", render_item(item)));
+                    out += crate::term!["    ", render_item(item), "\n"];
                 }
             }
         }
@@ -114,26 +118,27 @@ pub fn render_listing(listing: &ProjectListing, style: Style) -> String {
     out
 }
 
-fn render_changes(changes: &Changes, style: Style) -> String {
-    let mut out = String::new();
+fn render_changes(changes: &Changes, style: Style) -> Term {
+    let mut out = Term::new();
     for file in &changes.files {
         let what = match file.kind {
             FileChangeKind::Added => "is new",
             FileChangeKind::Removed => "was removed",
             FileChangeKind::Changed => "changed",
         };
-        out.push_str(&format!("  .ling/{} {what}\n", file.name));
+        out += format!("  .ling/{} {what}\n", file.name);
         for item in &file.added {
-            out.push_str(&format!("    {} {}\n", style.green("+"), render_item(item)));
+            out += crate::term!["    ", style.green("+"), " ", render_item(item), "\n"];
         }
         for item in &file.removed {
-            out.push_str(&format!("    {} {}\n", style.red("-"), render_item(item)));
+            out += crate::term!["    ", style.red("-"), " ", render_item(item), "\n"];
         }
         if file.added.is_empty() && file.removed.is_empty() && file.error.is_none() {
-            out.push_str(&format!(
-                "    {}\n",
-                style.dim("(nothing listed changed: options or formatting)")
-            ));
+            out += crate::term![
+                "    ",
+                style.dim("(nothing listed changed: options or formatting)"),
+                "\n"
+            ];
         }
     }
     out
