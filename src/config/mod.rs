@@ -13,5 +13,6 @@ pub use error::ConfigError;
 pub use json::{read_json_file, read_json_value};
 pub use paths::{Paths, expand_vars, expand_vars_with};
 pub use settings::{
-    ElicitationPolicy, PermissionMode, RawPermissions, RawSettings, Settings, SettingsOverrides,
+    DEFAULT_MAX_RETRY_DELAY_MS, DEFAULT_MAX_STREAM_LINE_BYTES, ElicitationPolicy, PermissionMode,
+    RawPermissions, RawSettings, Settings, SettingsOverrides,
 };

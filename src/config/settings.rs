@@ -7,6 +7,10 @@ use super::{ConfigError, Paths, read_json_file};
 
 pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
 pub const DEFAULT_MODEL: &str = "gpt-4o-mini";
+/// The default `maxRetryDelayMs`: the longest wait before one retry.
+pub const DEFAULT_MAX_RETRY_DELAY_MS: u64 = 60_000;
+/// The default `maxStreamLineBytes` (8 MiB).
+pub const DEFAULT_MAX_STREAM_LINE_BYTES: usize = 8 << 20;
 
 /// `settings.json` exactly as written. Unknown fields are ignored so that newer files still load.
 #[derive(Debug, Default, Clone, Deserialize)]
@@ -25,6 +29,12 @@ pub struct RawSettings {
     pub first_byte_timeout_ms: Option<u64>,
     pub idle_timeout_ms: Option<u64>,
     pub max_retries: Option<u32>,
+    /// The longest wait before a retry, however long the server's `Retry-After` asks for.
+    pub max_retry_delay_ms: Option<u64>,
+    /// The longest line of a model's event stream (and the largest non-streamed answer).
+    pub max_stream_line_bytes: Option<usize>,
+    /// Let the `bash` tool, command hooks and stdio MCP servers inherit the API key variable.
+    pub share_api_key_with_tools: Option<bool>,
     /// Allow MCP servers' `sampling/createMessage` in non-interactive runs.
     pub allow_sampling: Option<bool>,
     /// Answer to MCP elicitation in non-interactive runs: `decline` (default) or `accept-defaults`.
@@ -119,6 +129,10 @@ pub struct Settings {
     pub first_byte_timeout: Duration,
     pub idle_timeout: Duration,
     pub max_retries: u32,
+    pub max_retry_delay: Duration,
+    pub max_stream_line_bytes: usize,
+    /// Children keep the API key variable (`shareApiKeyWithTools`); by default they lose it.
+    pub share_api_key_with_tools: bool,
     pub allow_sampling: bool,
     pub elicitation: ElicitationPolicy,
     /// Unknown keys found in the settings files, for a warning.
@@ -218,6 +232,14 @@ impl Settings {
             );
         }
         let ms = |v: Option<u64>, default: u64| Duration::from_millis(v.unwrap_or(default));
+        let max_stream_line_bytes = pick(project, user, |s| s.max_stream_line_bytes)
+            .unwrap_or(DEFAULT_MAX_STREAM_LINE_BYTES);
+        if max_stream_line_bytes == 0 {
+            return Err(format!(
+                "maxStreamLineBytes is 0, which would refuse every answer; set it to a byte \
+                 count (the default is {DEFAULT_MAX_STREAM_LINE_BYTES}) or remove it"
+            ));
+        }
 
         Ok(Self {
             model,
@@ -235,6 +257,13 @@ impl Settings {
             first_byte_timeout: ms(pick(project, user, |s| s.first_byte_timeout_ms), 120_000),
             idle_timeout: ms(pick(project, user, |s| s.idle_timeout_ms), 90_000),
             max_retries: pick(project, user, |s| s.max_retries).unwrap_or(4),
+            max_retry_delay: ms(
+                pick(project, user, |s| s.max_retry_delay_ms),
+                DEFAULT_MAX_RETRY_DELAY_MS,
+            ),
+            max_stream_line_bytes,
+            share_api_key_with_tools: pick(project, user, |s| s.share_api_key_with_tools)
+                .unwrap_or(false),
             allow_sampling: overrides.allow_sampling
                 || pick(project, user, |s| s.allow_sampling).unwrap_or(false),
             elicitation,
