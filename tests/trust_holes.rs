@@ -62,7 +62,10 @@ fn keyed_command(project: &Project, server: &MockServer, settings: Value) -> Com
 
 /// Asserts the environment dump `env` of a child holds neither key, or both when `shared`.
 fn assert_keys(env: &str, shared: bool, what: &str) {
-    assert!(env.contains(MARKER), "{what}: not an environment dump:\n{env}");
+    assert!(
+        env.contains(MARKER),
+        "{what}: not an environment dump:\n{env}"
+    );
     for key in [OPENAI_KEY, OTHER_KEY] {
         assert_eq!(
             env.contains(key),
@@ -118,7 +121,8 @@ fn hook_env_run(project: &Project, shared: bool) -> String {
     let server = MockServer::start_blocking(vec![Reply::text("hi")]);
     let dump = project.home.path().join("hook.env");
     let command = format!("env > '{}'", dump.display());
-    let hooks = json!({"hooks": {"SessionStart": [{"hooks": [{"type": "command", "command": command}]}]}});
+    let hooks =
+        json!({"hooks": {"SessionStart": [{"hooks": [{"type": "command", "command": command}]}]}});
     write_home(project, "hooks.json", &hooks);
     let mut cmd = keyed_command(project, &server, json!({"shareApiKeyWithTools": shared}));
     cmd.args(["-p", "hi"]);
@@ -175,7 +179,11 @@ fn mcp_env_run(shared: bool, env: Value, list: bool) -> String {
 fn a_stdio_mcp_server_does_not_see_the_api_key_variables_unless_shared() {
     assert_keys(&mcp_env_run(false, json!({}), false), false, "mcp server");
     assert_keys(&mcp_env_run(false, json!({}), true), false, "mcp list");
-    assert_keys(&mcp_env_run(true, json!({}), false), true, "mcp server, shared");
+    assert_keys(
+        &mcp_env_run(true, json!({}), false),
+        true,
+        "mcp server, shared",
+    );
 }
 
 #[test]
@@ -200,7 +208,8 @@ fn a_missing_stdio_server_command_is_still_named_in_the_error() {
     cmd.args(["mcp", "list", "--mcp-config"]).arg(&path);
     let out = run(cmd);
     assert!(
-        out.stdout.contains("cannot start `ling-no-such-server-xyz`")
+        out.stdout
+            .contains("cannot start `ling-no-such-server-xyz`")
             && out.stdout.contains("No such file or directory"),
         "stdout: {}\nstderr: {}",
         out.stdout,
@@ -233,6 +242,7 @@ fn kill_9_of_ling_takes_the_bash_tools_command_and_stdio_servers_with_it() {
     let mut ling = process::spawn_captured(cmd);
     let sleep = process::read_pid(&sleep_pid, "the bash tool never started sleep");
     let mcp = process::read_pid(&server_pid, "the MCP server never started");
+    let _cleanup = KillOnDrop(vec![sleep, mcp]);
     // The command really runs (exec'd sleep, same pid) before Ling is killed.
     process::wait_for("sleep is not running yet", || {
         let cmdline = std::fs::read(format!("/proc/{sleep}/cmdline")).unwrap_or_default();
@@ -251,6 +261,20 @@ fn kill_9_of_ling_takes_the_bash_tools_command_and_stdio_servers_with_it() {
         process::gone_within(mcp, limit),
         "the stdio MCP server (pid {mcp}) outlived `kill -9` of Ling"
     );
+}
+
+/// SIGKILLs the pids when dropped, so a failing test leaves nothing running behind it.
+struct KillOnDrop(Vec<i32>);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        for pid in self.0.iter().filter(|pid| process::alive(**pid)) {
+            let _ = nix::sys::signal::kill(
+                nix::unistd::Pid::from_raw(*pid),
+                nix::sys::signal::Signal::SIGKILL,
+            );
+        }
+    }
 }
 
 fn transcript_path(project: &Project, id: &str) -> PathBuf {
@@ -276,10 +300,8 @@ fn run_json(project: &Project, server: &MockServer, args: &[&str]) -> Output {
 
 #[test]
 fn a_torn_last_transcript_line_is_repaired_and_continue_loses_nothing() {
-    let server = MockServer::start_blocking(vec![
-        Reply::text("Still here."),
-        Reply::text("And again."),
-    ]);
+    let server =
+        MockServer::start_blocking(vec![Reply::text("Still here."), Reply::text("And again.")]);
     let project = Project::new();
     let id = "99999999-8888-7777-6666-555555555555";
     let header = json!({"type": "session", "id": id, "cwd": canonical_root(&project),
@@ -341,7 +363,9 @@ fn print_mode_stops_at_the_default_turn_limit_and_says_how_to_raise_it() {
     assert_eq!(result["num_turns"], 100);
     let text = result["result"].as_str().unwrap_or_default();
     assert!(
-        text.contains("default limit") && text.contains("--max-turns N") && text.contains("maxTurns"),
+        text.contains("default limit")
+            && text.contains("--max-turns N")
+            && text.contains("maxTurns"),
         "{result}"
     );
     assert_eq!(server.requests().len(), 100);
@@ -412,7 +436,11 @@ fn assert_refused_once(out: &Output, server: &MockServer, limit: &str) {
         "{}",
         out.stderr
     );
-    assert_eq!(server.requests().len(), 1, "the long line was downloaded again");
+    assert_eq!(
+        server.requests().len(),
+        1,
+        "the long line was downloaded again"
+    );
     assert_eq!(server.remaining(), 1);
 }
 
@@ -432,7 +460,11 @@ fn the_line_cap_is_a_setting() {
     let server =
         MockServer::start_blocking(vec![long_line(5000), Reply::text("must not be fetched")]);
     let project = Project::new();
-    write_home(&project, "settings.json", &json!({"maxStreamLineBytes": 4096}));
+    write_home(
+        &project,
+        "settings.json",
+        &json!({"maxStreamLineBytes": 4096}),
+    );
     let mut cmd = project.command(&server.base_url());
     cmd.args(["-p", "hi"]);
     let out = run(cmd);
