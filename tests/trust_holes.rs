@@ -482,3 +482,20 @@ fn the_line_cap_is_a_setting() {
     assert_eq!(out.code, Some(0), "stderr: {}", out.stderr);
     assert_eq!(out.stdout.trim_end().len(), 3000);
 }
+
+#[test]
+fn a_non_streamed_answer_over_the_cap_fails_the_same_way() {
+    // `stream: true` ignored: the whole answer as one JSON body, bounded like one line.
+    let body = Reply::status(200).message(&"z".repeat(5000));
+    let server = MockServer::start_blocking(vec![body, Reply::text("must not be fetched")]);
+    let project = Project::new();
+    write_home(
+        &project,
+        "settings.json",
+        &json!({"maxStreamLineBytes": 4096}),
+    );
+    let mut cmd = project.command(&server.base_url());
+    cmd.args(["-p", "hi"]);
+    let out = run(cmd);
+    assert_refused_once(&out, &server, "4096");
+}

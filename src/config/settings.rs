@@ -234,6 +234,14 @@ impl Settings {
         let ms = |v: Option<u64>, default: u64| Duration::from_millis(v.unwrap_or(default));
         let max_stream_line_bytes = pick(project, user, |s| s.max_stream_line_bytes)
             .unwrap_or(DEFAULT_MAX_STREAM_LINE_BYTES);
+        let max_retry_delay_ms = pick(project, user, |s| s.max_retry_delay_ms);
+        if max_retry_delay_ms == Some(0) {
+            return Err(
+                "maxRetryDelayMs is 0, which would retry without any pause; set it to the longest \
+                 wait in milliseconds, or set maxRetries to 0 to not retry"
+                    .to_string(),
+            );
+        }
         if max_stream_line_bytes == 0 {
             return Err(format!(
                 "maxStreamLineBytes is 0, which would refuse every answer; set it to a byte \
@@ -257,10 +265,7 @@ impl Settings {
             first_byte_timeout: ms(pick(project, user, |s| s.first_byte_timeout_ms), 120_000),
             idle_timeout: ms(pick(project, user, |s| s.idle_timeout_ms), 90_000),
             max_retries: pick(project, user, |s| s.max_retries).unwrap_or(4),
-            max_retry_delay: ms(
-                pick(project, user, |s| s.max_retry_delay_ms),
-                DEFAULT_MAX_RETRY_DELAY_MS,
-            ),
+            max_retry_delay: ms(max_retry_delay_ms, DEFAULT_MAX_RETRY_DELAY_MS),
             max_stream_line_bytes,
             share_api_key_with_tools: pick(project, user, |s| s.share_api_key_with_tools)
                 .unwrap_or(false),
@@ -334,6 +339,38 @@ mod tests {
             err.contains("maxTurns is 0") && err.contains("1 or more"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn retry_and_line_limits_have_defaults_and_refuse_0() {
+        let none = |_: &str| None;
+        let defaults = SettingsOverrides::default();
+        let s = Settings::resolve(
+            &RawSettings::default(),
+            &RawSettings::default(),
+            &defaults,
+            &none,
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(s.max_retry_delay, Duration::from_secs(60));
+        assert_eq!(s.max_stream_line_bytes, 8 * 1024 * 1024);
+        assert!(!s.share_api_key_with_tools);
+        let set =
+            raw(r#"{"maxRetryDelayMs":250,"maxStreamLineBytes":1000,"shareApiKeyWithTools":true}"#);
+        let s = Settings::resolve(&RawSettings::default(), &set, &defaults, &none)
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(s.max_retry_delay, Duration::from_millis(250));
+        assert_eq!(s.max_stream_line_bytes, 1000);
+        assert!(s.share_api_key_with_tools);
+        for (json, needle) in [
+            (r#"{"maxRetryDelayMs":0}"#, "maxRetryDelayMs is 0"),
+            (r#"{"maxStreamLineBytes":0}"#, "maxStreamLineBytes is 0"),
+        ] {
+            let err = Settings::resolve(&RawSettings::default(), &raw(json), &defaults, &none)
+                .err()
+                .unwrap_or_default();
+            assert!(err.contains(needle), "{err}");
+        }
     }
 
     #[test]
