@@ -1,6 +1,7 @@
 //! Ling: a coding agent in the terminal for any OpenAI-compatible chat-completions endpoint.
 //!
-//! Dependencies point one way: `cli`/`ui` → `agent` → `llm`, `tools`, `hooks`, `mcp` → `config`.
+//! Dependencies point one way: `cli`/`ui` → `agent` → `llm`, `tools`, `hooks`, `mcp` → `config`;
+//! `tools`, `hooks` and `mcp` start their child processes through `process` (→ `config`).
 //! Library code never prints; only `ui::output` writes to stdout and stderr, and it neutralises
 //! text from outside Ling on the way (`ui::safe_text`).
 #![deny(clippy::print_stdout, clippy::print_stderr, clippy::disallowed_methods)]
@@ -13,6 +14,7 @@ pub mod llm;
 pub mod log;
 pub mod mcp;
 pub mod permissions;
+pub mod process;
 pub mod tools;
 pub mod ui;
 

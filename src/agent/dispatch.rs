@@ -296,6 +296,7 @@ impl Agent {
             cancel: cancel.clone(),
             read_files: self.read_files.clone(),
             progress: None,
+            child_env: self.options.child_env.clone(),
         }
     }
 

@@ -30,6 +30,7 @@ use crate::llm::{
 };
 use crate::mcp::McpManager;
 use crate::permissions::Permissions;
+use crate::process::ChildEnv;
 use crate::tools::ToolRegistry;
 
 pub use approval::{Approval, ApprovalRequest, Approver, NonInteractive};
@@ -50,6 +51,8 @@ pub struct AgentOptions {
     /// Characters of one tool result the model gets; the middle of longer output is cut.
     pub tool_output_limit: usize,
     pub prompt: PromptOptions,
+    /// What the `bash` tool's children start with.
+    pub child_env: ChildEnv,
 }
 
 /// How a run ended.

@@ -9,7 +9,10 @@
 //! session keeps its id and its file; the file's modification time says which session of a
 //! project was used last. A line that cannot be read is skipped with a warning, and a tool call
 //! left without its result (Ling stopped mid-tool) gets a result saying so, so that the loaded
-//! history is always one the API accepts.
+//! history is always one the API accepts. A last line left without its line end (Ling killed in
+//! the middle of appending it) is repaired when the session is loaded, before anything is
+//! appended after it: ended if it is a whole record, cut off otherwise, so no later line is
+//! glued to it and lost.
 
 use std::collections::HashSet;
 use std::io::{BufRead, BufReader, Write};
@@ -223,11 +226,19 @@ fn read_header(path: &Path) -> Option<Header> {
 }
 
 fn load(path: &Path) -> Result<Resumed, SessionError> {
-    let text = std::fs::read(path).map_err(|source| SessionError::Read {
+    let mut bytes = std::fs::read(path).map_err(|source| SessionError::Read {
         path: path.to_path_buf(),
         source,
     })?;
-    let text = String::from_utf8_lossy(&text);
+    let (repair_warning, writable) = match repair_torn_tail(path, &bytes) {
+        Ok(None) => (None, true),
+        Ok(Some(repaired)) => {
+            bytes.truncate(repaired.keep);
+            (Some(repaired.warning), true)
+        }
+        Err(warning) => (Some(warning), false),
+    };
+    let text = String::from_utf8_lossy(&bytes);
     let mut warnings = Vec::new();
     let mut header = None;
     let mut messages = Vec::new();
@@ -252,6 +263,7 @@ fn load(path: &Path) -> Result<Resumed, SessionError> {
         .map(|h| h.id)
         .or_else(|| stem(path).map(str::to_string))
         .unwrap_or_default();
+    warnings.extend(repair_warning);
     let repairs = repair(&mut messages);
     if repairs > 0 {
         warnings.push(format!(
@@ -263,11 +275,72 @@ fn load(path: &Path) -> Result<Resumed, SessionError> {
             id,
             transcript_path: path.to_path_buf(),
             header: None,
-            writable: true,
+            writable,
         },
         messages,
         warnings,
     })
+}
+
+/// What [`repair_torn_tail`] did to a transcript.
+struct TornTail {
+    /// How many bytes of what was read still hold records.
+    keep: usize,
+    warning: String,
+}
+
+/// Ends a transcript whose last line has no line end: a whole record gets its `\n`, anything
+/// else (a cut record) is cut off, so the next record appended starts on a line of its own.
+/// `Ok(None)` when the file ends cleanly; `Err` (the warning) when it cannot be repaired, and
+/// then nothing may be appended to it.
+fn repair_torn_tail(path: &Path, bytes: &[u8]) -> Result<Option<TornTail>, String> {
+    if bytes.is_empty() || bytes.ends_with(b"\n") {
+        return Ok(None);
+    }
+    let start = bytes
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .map_or(0, |end| end + 1);
+    let tail = &bytes[start..];
+    let whole = tail.trim_ascii().is_empty() || serde_json::from_slice::<Line>(tail).is_ok();
+    let fixed = if whole {
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(path)
+            .and_then(|mut file| file.write_all(b"\n"))
+    } else {
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(path)
+            .and_then(|file| file.set_len(start as u64))
+    };
+    if let Err(e) = fixed {
+        return Err(format!(
+            "the last line of {} was cut off (Ling was stopped while writing it) and cannot be \
+             repaired ({e}); new messages of this session will not be recorded",
+            path.display()
+        ));
+    }
+    Ok(Some(if whole {
+        TornTail {
+            keep: bytes.len(),
+            warning: format!(
+                "the last line of {} had no line end (Ling was stopped while writing it); added \
+                 one, nothing was lost",
+                path.display()
+            ),
+        }
+    } else {
+        TornTail {
+            keep: start,
+            warning: format!(
+                "the last line of {} was cut off (Ling was stopped while writing it): dropped its \
+                 {} bytes; the messages before it are kept",
+                path.display(),
+                tail.len()
+            ),
+        }
+    }))
 }
 
 /// Makes a loaded history valid for the API: every tool call of an assistant message is answered
@@ -394,6 +467,71 @@ mod tests {
         assert!(matches!(other, Err(SessionError::NoneForProject { .. })));
         let unknown = Session::open(&sessions, "../etc");
         assert!(matches!(unknown, Err(SessionError::NotFound { .. })));
+    }
+
+    const HEADER: &str =
+        r#"{"type":"session","id":"abc","cwd":"/p","created":"2024-01-01T00:00:00Z","model":"m"}"#;
+    const HI: &str = r#"{"type":"message","message":{"role":"user","content":"hi"}}"#;
+
+    /// Resumes `abc` from a transcript holding `text`, records one more message, and returns
+    /// what was loaded and the file's lines afterwards.
+    fn resume_and_append(text: &str) -> (Resumed, Vec<String>) {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let path = dir.path().join("abc.jsonl");
+        std::fs::write(&path, text).unwrap_or_else(|e| panic!("{e}"));
+        let mut resumed = Session::open(dir.path(), "abc").unwrap_or_else(|e| panic!("{e}"));
+        resumed.session.record(&Message::user("after"));
+        let after = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{e}"));
+        assert!(after.ends_with('\n'), "{after:?}");
+        (resumed, after.lines().map(str::to_string).collect())
+    }
+
+    #[test]
+    fn a_cut_last_line_is_dropped_before_the_next_append() {
+        let torn = format!("{HEADER}\n{HI}\n{{\"type\":\"message\",\"message\":{{\"role\":\"us");
+        let (resumed, lines) = resume_and_append(&torn);
+        assert_eq!(resumed.messages, vec![Message::user("hi")]);
+        assert_eq!(resumed.warnings.len(), 1, "{:?}", resumed.warnings);
+        assert!(
+            resumed.warnings[0].contains("was cut off")
+                && resumed.warnings[0].contains("dropped its 39 bytes"),
+            "{:?}",
+            resumed.warnings
+        );
+        assert_eq!(lines.len(), 3, "{lines:?}");
+        assert_eq!(&lines[..2], [HEADER, HI]);
+        let last: Line = serde_json::from_str(&lines[2]).unwrap_or_else(|e| panic!("{e}"));
+        assert!(matches!(last, Line::Message { message } if message == Message::user("after")));
+        // Loaded again: everything parses, nothing more to repair.
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(dir.path().join("abc.jsonl"), lines.join("\n") + "\n")
+            .unwrap_or_else(|e| panic!("{e}"));
+        let again = Session::open(dir.path(), "abc").unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            again.messages,
+            vec![Message::user("hi"), Message::user("after")]
+        );
+        assert_eq!(again.warnings, Vec::<String>::new());
+    }
+
+    #[test]
+    fn a_whole_last_record_without_its_line_end_is_kept_and_ended() {
+        let (resumed, lines) = resume_and_append(&format!("{HEADER}\n{HI}"));
+        assert_eq!(resumed.messages, vec![Message::user("hi")]);
+        assert!(
+            resumed.warnings.len() == 1 && resumed.warnings[0].contains("added one"),
+            "{:?}",
+            resumed.warnings
+        );
+        assert_eq!(lines.len(), 3, "{lines:?}");
+        assert_eq!(&lines[..2], [HEADER, HI]);
+    }
+
+    #[test]
+    fn a_clean_transcript_is_left_as_it_is() {
+        let (resumed, lines) = resume_and_append(&format!("{HEADER}\n{HI}\n"));
+        assert_eq!(resumed.warnings, Vec::<String>::new());
+        assert_eq!(lines.len(), 3);
     }
 
     #[test]

@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use super::setup::project_root;
+use super::setup::{children, project_root};
 use super::{CliError, Exit, HooksCommand};
 use crate::config::{Paths, PermissionMode, ProjectConfig, Settings, SettingsOverrides};
 use crate::hooks::{HookContext, HookEngine, made_up_input, render_listing, render_outcome};
@@ -14,6 +14,7 @@ pub async fn run(command: HooksCommand, cwd: Option<PathBuf>) -> Result<Exit, Cl
     let project = ProjectConfig::read(&paths)?;
     let settings = Settings::load(&paths, &project, &SettingsOverrides::default())?;
     let (engine, warnings) = HookEngine::load(&paths, &project, settings.hook_layers())?;
+    let engine = engine.with_child_env(children(&settings));
     for warning in warnings {
         stderr_line(format!("warning: {warning}"));
     }

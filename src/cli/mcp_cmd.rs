@@ -6,12 +6,13 @@ use std::path::PathBuf;
 use tokio_util::sync::CancellationToken;
 
 use super::args::{ScopeArg, TransportArg};
-use super::setup::project_root;
+use super::setup::{children, project_root};
 use super::{CliError, Exit, McpCommand};
 use crate::config::mcp::load_servers;
-use crate::config::{ConfigError, Paths, ProjectConfig, TrustStatus};
+use crate::config::{ConfigError, Paths, ProjectConfig, Settings, SettingsOverrides, TrustStatus};
 use crate::mcp::ManagerOptions;
 use crate::mcp::commands::{self, CommandError, Scope};
+use crate::process::{ChildEnv, Trampoline};
 use crate::ui::output::{stderr_line, stdout, stdout_data, stdout_json};
 
 /// Where `ling mcp` reads its servers from.
@@ -24,7 +25,13 @@ pub struct McpSources {
 pub async fn run(command: McpCommand, sources: McpSources) -> Result<Exit, CliError> {
     let paths = Paths::new(project_root(sources.cwd.as_ref())?);
     let project = ProjectConfig::read(&paths)?;
-    let options = ManagerOptions::new(paths.clone());
+    let mut options = ManagerOptions::new(paths.clone());
+    // Servers probed here start as in a run. Settings that cannot be read leave the default
+    // (no `OPENAI_API_KEY`), the safe side: these commands need no settings otherwise.
+    options.child_env = match Settings::load(&paths, &project, &SettingsOverrides::default()) {
+        Ok(settings) => children(&settings),
+        Err(_) => ChildEnv::default().with_trampoline(Trampoline::current()),
+    };
     let load = || {
         let (servers, warnings) = load_servers(&paths, &project, &sources.extra, sources.strict)?;
         for warning in warnings {

@@ -178,6 +178,7 @@ async fn drive(
     }
     report_failed_servers(&setup.mcp.statuses(), output.sink());
     setup.agent.sync_tools().await;
+    let default_turn_limit = setup.settings.max_turns.is_none();
     let agent = &mut setup.agent;
     if let Output::StreamJson(_) = output {
         json_line(&json!({
@@ -211,10 +212,7 @@ async fn drive(
             },
             RunEnd::MaxTurns => Ending {
                 subtype: "error_max_turns",
-                text: format!(
-                    "stopped after {} model requests (--max-turns) before the model finished",
-                    run.num_turns
-                ),
+                text: max_turns_message(run.num_turns, default_turn_limit),
                 exit: Exit::Failure,
                 num_turns: run.num_turns,
             },
@@ -226,6 +224,19 @@ async fn drive(
         Err(e) => Ending::error(e.to_string(), Exit::Failure, agent.total_turns()),
     };
     (ending, true)
+}
+
+/// Why a run stopped at its turn limit, and how to raise it.
+fn max_turns_message(turns: u32, default_limit: bool) -> String {
+    let which = if default_limit {
+        "the default limit of a -p run"
+    } else {
+        "the limit set by --max-turns or settings `maxTurns`"
+    };
+    format!(
+        "stopped after {turns} model requests ({which}) before the model finished; raise it with \
+         --max-turns N or settings `maxTurns`"
+    )
 }
 
 /// `mcp_servers` of the json outputs: each enabled server with its status and error.

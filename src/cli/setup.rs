@@ -12,8 +12,14 @@ use crate::hooks::HookEngine;
 use crate::llm::{LlmClient, LlmConfig};
 use crate::mcp::{ManagerOptions, McpManager};
 use crate::permissions::Permissions;
+use crate::process::{ChildEnv, Trampoline};
 use crate::tools::ToolRegistry;
 use crate::ui::output::stderr_line;
+
+/// Model requests a `-p` run may make when neither `--max-turns` nor settings `maxTurns` says:
+/// a model stuck calling tools ends with `error_max_turns` instead of running up a bill forever.
+/// The REPL has no default limit (the user is watching and can press Ctrl-C).
+pub const DEFAULT_PRINT_MAX_TURNS: u32 = 100;
 
 pub struct Setup {
     pub paths: Paths,
@@ -87,7 +93,9 @@ impl Setup {
             &args.mcp_config,
             args.strict_mcp_config,
         )?;
+        let child_env = children(&settings);
         let (hooks, hook_warnings) = HookEngine::load(&paths, &project, settings.hook_layers())?;
+        let hooks = hooks.with_child_env(child_env.clone());
         let trust_notice = project.skipped_notice(&paths);
         let all_warnings = settings.warnings.iter().chain(&hook_warnings);
         for warning in all_warnings.chain(&mcp_warnings) {
@@ -106,12 +114,13 @@ impl Setup {
         let resumed = resume(args, &paths)?;
         let options = AgentOptions {
             root: paths.project_root.clone(),
-            max_turns: settings.max_turns,
+            max_turns: turn_limit(settings.max_turns, interactive),
             tool_output_limit: settings.tool_output_limit,
             prompt: PromptOptions {
                 replace: args.system_prompt.clone(),
                 append: args.append_system_prompt.clone(),
             },
+            child_env: child_env.clone(),
         };
         let (session, history) = match resumed {
             Some(Resumed {
@@ -153,6 +162,7 @@ impl Setup {
         let mut manager_options = ManagerOptions::new(paths.clone());
         manager_options.handler = Some(mcp_host.clone());
         manager_options.output_cap = settings.tool_output_limit;
+        manager_options.child_env = child_env;
         let mcp = McpManager::start(servers, manager_options);
         agent = agent.with_mcp(mcp.clone());
         let resumed = history.is_some();
@@ -173,6 +183,18 @@ impl Setup {
     }
 }
 
+/// What the children of this run start with: the settings' environment, and tied to this
+/// process through the `ling` binary's own trampoline (`run` is only ever the binary's entry).
+pub(super) fn children(settings: &Settings) -> ChildEnv {
+    ChildEnv::from_settings(settings).with_trampoline(Trampoline::current())
+}
+
+/// The turn limit of a run: the configured one, else [`DEFAULT_PRINT_MAX_TURNS`] for a
+/// non-interactive run and none for the REPL.
+fn turn_limit(configured: Option<u32>, interactive: bool) -> Option<u32> {
+    configured.or((!interactive).then_some(DEFAULT_PRINT_MAX_TURNS))
+}
+
 /// The session `--continue` or `--resume ID` asks for; `None` for a new one.
 fn resume(args: &RunArgs, paths: &Paths) -> Result<Option<Resumed>, CliError> {
     let dir = paths.sessions_dir();
@@ -182,4 +204,18 @@ fn resume(args: &RunArgs, paths: &Paths) -> Result<Option<Resumed>, CliError> {
         (None, false) => return Ok(None),
     };
     found.map(Some).map_err(|e| CliError::Usage(e.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn print_runs_have_a_default_turn_limit_and_the_repl_none() {
+        assert_eq!(DEFAULT_PRINT_MAX_TURNS, 100);
+        assert_eq!(turn_limit(None, false), Some(DEFAULT_PRINT_MAX_TURNS));
+        assert_eq!(turn_limit(None, true), None);
+        assert_eq!(turn_limit(Some(7), false), Some(7));
+        assert_eq!(turn_limit(Some(500), true), Some(500));
+    }
 }

@@ -15,7 +15,7 @@ pub use error::ConfigError;
 pub use json::{read_json_file, read_json_value};
 pub use paths::{Paths, expand_vars, expand_vars_with, ling_home, var_names};
 pub use settings::{
-    ElicitationPolicy, PermissionMode, RawPermissions, RawSettings, SETTINGS_FILE, Settings,
-    SettingsOverrides,
+    DEFAULT_MAX_RETRY_DELAY_MS, DEFAULT_MAX_STREAM_LINE_BYTES, ElicitationPolicy, PermissionMode,
+    RawPermissions, RawSettings, SETTINGS_FILE, Settings, SettingsOverrides,
 };
 pub use trust::{ProjectConfig, TrustError, TrustStatus};

@@ -11,6 +11,10 @@ use super::{ConfigError, Paths, read_json_file};
 pub const SETTINGS_FILE: &str = "settings.json";
 pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
 pub const DEFAULT_MODEL: &str = "gpt-4o-mini";
+/// The default `maxRetryDelayMs`: the longest wait before one retry.
+pub const DEFAULT_MAX_RETRY_DELAY_MS: u64 = 60_000;
+/// The default `maxStreamLineBytes` (8 MiB).
+pub const DEFAULT_MAX_STREAM_LINE_BYTES: usize = 8 << 20;
 
 /// `settings.json` exactly as written. Unknown fields are ignored so that newer files still load.
 #[derive(Debug, Default, Clone, Deserialize)]
@@ -29,6 +33,12 @@ pub struct RawSettings {
     pub first_byte_timeout_ms: Option<u64>,
     pub idle_timeout_ms: Option<u64>,
     pub max_retries: Option<u32>,
+    /// The longest wait before a retry, however long the server's `Retry-After` asks for.
+    pub max_retry_delay_ms: Option<u64>,
+    /// The longest line of a model's event stream (and the largest non-streamed answer).
+    pub max_stream_line_bytes: Option<usize>,
+    /// Let the `bash` tool, command hooks and stdio MCP servers inherit the API key variable.
+    pub share_api_key_with_tools: Option<bool>,
     /// Allow MCP servers' `sampling/createMessage` in non-interactive runs.
     pub allow_sampling: Option<bool>,
     /// Answer to MCP elicitation in non-interactive runs: `decline` (default) or `accept-defaults`.
@@ -139,6 +149,10 @@ pub struct Settings {
     pub first_byte_timeout: Duration,
     pub idle_timeout: Duration,
     pub max_retries: u32,
+    pub max_retry_delay: Duration,
+    pub max_stream_line_bytes: usize,
+    /// Children keep the API key variable (`shareApiKeyWithTools`); by default they lose it.
+    pub share_api_key_with_tools: bool,
     pub allow_sampling: bool,
     pub elicitation: ElicitationPolicy,
     /// Unknown keys found in the settings files, for a warning.
@@ -265,6 +279,22 @@ impl Settings {
             );
         }
         let ms = |v: Option<u64>, default: u64| Duration::from_millis(v.unwrap_or(default));
+        let max_stream_line_bytes = pick(project, user, |s| s.max_stream_line_bytes)
+            .unwrap_or(DEFAULT_MAX_STREAM_LINE_BYTES);
+        let max_retry_delay_ms = pick(project, user, |s| s.max_retry_delay_ms);
+        if max_retry_delay_ms == Some(0) {
+            return Err(
+                "maxRetryDelayMs is 0, which would retry without any pause; set it to the longest \
+                 wait in milliseconds, or set maxRetries to 0 to not retry"
+                    .to_string(),
+            );
+        }
+        if max_stream_line_bytes == 0 {
+            return Err(format!(
+                "maxStreamLineBytes is 0, which would refuse every answer; set it to a byte \
+                 count (the default is {DEFAULT_MAX_STREAM_LINE_BYTES}) or remove it"
+            ));
+        }
 
         Ok(Self {
             model,
@@ -282,6 +312,10 @@ impl Settings {
             first_byte_timeout: ms(pick(project, user, |s| s.first_byte_timeout_ms), 120_000),
             idle_timeout: ms(pick(project, user, |s| s.idle_timeout_ms), 90_000),
             max_retries: pick(project, user, |s| s.max_retries).unwrap_or(4),
+            max_retry_delay: ms(max_retry_delay_ms, DEFAULT_MAX_RETRY_DELAY_MS),
+            max_stream_line_bytes,
+            share_api_key_with_tools: pick(project, user, |s| s.share_api_key_with_tools)
+                .unwrap_or(false),
             allow_sampling: overrides.allow_sampling
                 || pick(project, user, |s| s.allow_sampling).unwrap_or(false),
             elicitation,
@@ -352,6 +386,38 @@ mod tests {
             err.contains("maxTurns is 0") && err.contains("1 or more"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn retry_and_line_limits_have_defaults_and_refuse_0() {
+        let none = |_: &str| None;
+        let defaults = SettingsOverrides::default();
+        let s = Settings::resolve(
+            &RawSettings::default(),
+            &RawSettings::default(),
+            &defaults,
+            &none,
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(s.max_retry_delay, Duration::from_secs(60));
+        assert_eq!(s.max_stream_line_bytes, 8 * 1024 * 1024);
+        assert!(!s.share_api_key_with_tools);
+        let set =
+            raw(r#"{"maxRetryDelayMs":250,"maxStreamLineBytes":1000,"shareApiKeyWithTools":true}"#);
+        let s = Settings::resolve(&RawSettings::default(), &set, &defaults, &none)
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(s.max_retry_delay, Duration::from_millis(250));
+        assert_eq!(s.max_stream_line_bytes, 1000);
+        assert!(s.share_api_key_with_tools);
+        for (json, needle) in [
+            (r#"{"maxRetryDelayMs":0}"#, "maxRetryDelayMs is 0"),
+            (r#"{"maxStreamLineBytes":0}"#, "maxStreamLineBytes is 0"),
+        ] {
+            let err = Settings::resolve(&RawSettings::default(), &raw(json), &defaults, &none)
+                .err()
+                .unwrap_or_default();
+            assert!(err.contains(needle), "{err}");
+        }
     }
 
     #[test]

@@ -1,6 +1,9 @@
 //! Runs a `command` handler: `sh -c <command>` (not a login shell, so profile `echo`s cannot
 //! pollute stdout) in the project root, the input JSON on stdin, in its own process group so that a
-//! timeout, or the caller giving up, kills everything the hook started and not just `sh`.
+//! timeout, or the caller giving up, kills everything the hook started and not just `sh`. It
+//! starts without the API key variable (the engine's [`ChildEnv`]).
+//!
+//! [`ChildEnv`]: crate::process::ChildEnv
 
 use std::os::unix::process::ExitStatusExt;
 use std::process::Stdio;
@@ -9,11 +12,11 @@ use std::time::Duration;
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
-use tokio::process::Command;
 use tokio::time::Instant;
 
 use super::input::HookContext;
 use super::output::RunResult;
+use crate::process::ChildEnv;
 
 /// The most of a handler's stdout or stderr kept; the rest is read and dropped so it never blocks.
 const STDOUT_CAP: usize = 1 << 20;
@@ -27,8 +30,9 @@ pub(crate) async fn run_command(
     payload: &[u8],
     ctx: &HookContext,
     timeout: Duration,
+    child_env: &ChildEnv,
 ) -> RunResult {
-    let mut cmd = Command::new("sh");
+    let mut cmd = child_env.command("sh");
     cmd.arg("-c")
         .arg(command)
         .current_dir(&ctx.cwd)

@@ -17,6 +17,7 @@ use super::outcome::{Effect, HookNotice, HookOutcome, NoticeKind, combine};
 use super::output::{RunResult, interpret};
 use crate::config::hooks::{HandlerKind, HookEventName, HookHandler, HookLayers, HooksConfig};
 use crate::config::{ConfigError, Paths, ProjectConfig};
+use crate::process::ChildEnv;
 
 /// One loaded handler, as `ling hooks list` shows it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -39,6 +40,8 @@ pub struct HookListing {
 #[derive(Clone)]
 pub struct HookEngine {
     inner: Arc<Inner>,
+    /// What command handlers start with.
+    child_env: ChildEnv,
 }
 
 struct Inner {
@@ -121,7 +124,14 @@ impl HookEngine {
                 background: Mutex::new(Vec::new()),
                 background_notices: Mutex::new(Vec::new()),
             }),
+            child_env: ChildEnv::default(),
         }
+    }
+
+    /// Command handlers start with this environment (by default: without `OPENAI_API_KEY`).
+    pub fn with_child_env(mut self, child_env: ChildEnv) -> Self {
+        self.child_env = child_env;
+        self
     }
 
     pub fn is_empty(&self) -> bool {
@@ -233,7 +243,9 @@ impl HookEngine {
     ) -> Effect {
         let timeout = handler.config.timeout;
         let result = match &handler.config.kind {
-            HandlerKind::Command { command } => run_command(command, payload, ctx, timeout).await,
+            HandlerKind::Command { command } => {
+                run_command(command, payload, ctx, timeout, &self.child_env).await
+            }
             HandlerKind::Http { url, headers } => match self.http_client() {
                 Ok(client) => run_http(client, url, headers, payload.to_vec(), timeout).await,
                 Err(message) => RunResult::Failed(message),

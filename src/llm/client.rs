@@ -12,10 +12,10 @@ use tokio::time::{Instant, timeout, timeout_at};
 
 use super::error::{LlmError, TimeoutKind, server_message};
 use super::retry::{RetryPolicy, is_retryable_status, server_delay};
-use super::sse::SseDecoder;
+use super::sse::{LineTooLong, SseDecoder};
 use super::stream::{ChunkAssembler, StreamError};
 use super::types::{Completion, Message, StreamEvent, ToolSpec};
-use crate::config::Settings;
+use crate::config::{DEFAULT_MAX_RETRY_DELAY_MS, DEFAULT_MAX_STREAM_LINE_BYTES, Settings};
 
 pub const DEFAULT_RETRY_BASE_DELAY: Duration = Duration::from_millis(500);
 /// Overrides `retry_base_delay` in milliseconds; the integration tests use it to retry quickly.
@@ -34,6 +34,11 @@ pub struct LlmConfig {
     pub idle_timeout: Duration,
     pub max_retries: u32,
     pub retry_base_delay: Duration,
+    /// The cap on one wait before a retry, `Retry-After` included.
+    pub max_retry_delay: Duration,
+    /// The longest event-stream line (or non-streamed answer) read; a longer one fails the
+    /// request without a retry.
+    pub max_line_bytes: usize,
 }
 
 impl LlmConfig {
@@ -49,6 +54,8 @@ impl LlmConfig {
             idle_timeout: Duration::from_secs(90),
             max_retries: 4,
             retry_base_delay: DEFAULT_RETRY_BASE_DELAY,
+            max_retry_delay: Duration::from_millis(DEFAULT_MAX_RETRY_DELAY_MS),
+            max_line_bytes: DEFAULT_MAX_STREAM_LINE_BYTES,
         }
     }
 
@@ -67,6 +74,8 @@ impl LlmConfig {
             idle_timeout: s.idle_timeout,
             max_retries: s.max_retries,
             retry_base_delay,
+            max_retry_delay: s.max_retry_delay,
+            max_line_bytes: s.max_stream_line_bytes,
         }
     }
 }
@@ -254,6 +263,7 @@ impl LlmClient {
         let policy = RetryPolicy {
             max_retries: self.config.max_retries,
             base_delay: self.config.retry_base_delay,
+            max_delay: self.config.max_retry_delay,
         };
         let mut attempt = 1;
         loop {
@@ -376,15 +386,18 @@ impl LlmClient {
         }
         let mut assembler = ChunkAssembler::new();
         if is_json(response.headers()) {
-            // The server ignored `stream: true` and sent the whole completion at once.
-            let text = match timeout_at(first_byte_deadline, response.text()).await {
+            // The server ignored `stream: true` and sent the whole completion at once: one
+            // "line", bounded like one.
+            let body = read_capped(&mut response, self.config.max_line_bytes);
+            let text = match timeout_at(first_byte_deadline, body).await {
                 Err(_) => {
                     return Err(Failure::Timeout {
                         kind: TimeoutKind::FirstByte,
                         shown: false,
                     });
                 }
-                Ok(Err(e)) => return Err(Failure::Network(innermost(&e))),
+                Ok(Err(BodyError::Network(e))) => return Err(Failure::Network(innermost(&e))),
+                Ok(Err(BodyError::TooLong(e))) => return Err(self.too_long(e)),
                 Ok(Ok(text)) => text,
             };
             assembler.push(&text, on_event).map_err(stream_failure)?;
@@ -392,7 +405,7 @@ impl LlmClient {
             return assembler.finish(on_event).map_err(stream_failure);
         }
 
-        let mut decoder = SseDecoder::new();
+        let mut decoder = SseDecoder::with_limit(self.config.max_line_bytes);
         let mut first_chunk = true;
         let mut broken = None;
         loop {
@@ -419,7 +432,9 @@ impl LlmClient {
                 Ok(Ok(Some(bytes))) => bytes,
             };
             first_chunk = false;
-            for event in decoder.feed(&bytes) {
+            // An over-long line is not a passing failure: retrying would download it again.
+            let events = decoder.feed(&bytes).map_err(|e| self.too_long(e))?;
+            for event in events {
                 assembler
                     .push(&event.data, on_event)
                     .map_err(stream_failure)?;
@@ -428,7 +443,7 @@ impl LlmClient {
                 }
             }
         }
-        if let Some(event) = decoder.finish() {
+        if let Some(event) = decoder.finish().map_err(|e| self.too_long(e))? {
             // A half-written last line on a broken connection is the cut, not bad JSON.
             if let Err(e) = assembler.push(&event.data, on_event) {
                 if !matches!(e, StreamError::Malformed(_)) {
@@ -443,6 +458,13 @@ impl LlmClient {
                 detail: broken,
             },
             other => stream_failure(other),
+        })
+    }
+
+    fn too_long(&self, e: LineTooLong) -> Failure {
+        Failure::Fatal(LlmError::LineTooLong {
+            url: self.endpoint(),
+            limit: e.limit,
         })
     }
 
@@ -555,6 +577,23 @@ fn retry_after(headers: &HeaderMap) -> Option<Duration> {
         header("retry-after"),
         chrono::Utc::now(),
     )
+}
+
+enum BodyError {
+    Network(reqwest::Error),
+    TooLong(LineTooLong),
+}
+
+/// The whole body as text, refused as soon as it passes `limit` bytes.
+async fn read_capped(response: &mut reqwest::Response, limit: usize) -> Result<String, BodyError> {
+    let mut body = Vec::new();
+    while let Some(chunk) = response.chunk().await.map_err(BodyError::Network)? {
+        if body.len() + chunk.len() > limit {
+            return Err(BodyError::TooLong(LineTooLong { limit }));
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(String::from_utf8_lossy(&body).into_owned())
 }
 
 fn is_json(headers: &HeaderMap) -> bool {

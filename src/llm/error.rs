@@ -130,6 +130,15 @@ pub enum LlmError {
     #[error("the server reported an error in the middle of the response: {message}")]
     Server { message: String },
 
+    /// An event-stream line (or a whole non-streamed answer) over `maxStreamLineBytes`; not
+    /// retried, since the retry would download it again.
+    #[error(
+        "the response from {url} has a line over {limit} bytes, the limit of \
+         `maxStreamLineBytes`; Ling stopped reading it and did not retry. Raise \
+         `maxStreamLineBytes` in settings if the server really sends such lines"
+    )]
+    LineTooLong { url: String, limit: usize },
+
     /// A chunk that is not the JSON the chat-completions API sends.
     #[error("the server sent a response Ling cannot read: {detail}")]
     Protocol { detail: String },

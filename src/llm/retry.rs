@@ -1,7 +1,9 @@
 //! When and how long to wait before trying a model request again: exponential backoff with jitter,
-//! unless the server said how long (`retry-after-ms`, then `Retry-After` in seconds or as an HTTP
-//! date). Which failures are retryable at all is decided here for HTTP statuses, and in the client
-//! for broken streams (only when nothing was shown yet).
+//! or longer when the server said so (`retry-after-ms`, then `Retry-After` in seconds or as an
+//! HTTP date). A server's wish never shortens the backoff (a `Retry-After: 0` storm still backs
+//! off) and never stretches one wait past `max_delay` (`maxRetryDelayMs`), so retries stay
+//! bounded. Which failures are retryable at all is decided here for HTTP statuses, and in the
+//! client for broken streams (only when nothing was shown yet).
 
 use std::time::Duration;
 
@@ -9,25 +11,26 @@ use rand::Rng;
 
 /// The longest backoff of our own, however many retries came before.
 const MAX_BACKOFF: Duration = Duration::from_secs(30);
-/// A server asking for more than this is not worth blocking the terminal for.
-const MAX_SERVER_DELAY: Duration = Duration::from_secs(60);
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RetryPolicy {
     pub max_retries: u32,
     pub base_delay: Duration,
+    /// The cap on one wait, server hint included (`maxRetryDelayMs`).
+    pub max_delay: Duration,
 }
 
 impl RetryPolicy {
-    /// The wait before retry number `retry` (1 for the first retry). A server hint wins.
+    /// The wait before retry number `retry` (1 for the first retry): the backoff, or the
+    /// server's hint when that is longer, capped at `max_delay`.
     pub fn delay(&self, retry: u32, server_hint: Option<Duration>) -> Duration {
-        if let Some(hint) = server_hint {
-            return hint.min(MAX_SERVER_DELAY);
-        }
         let factor = 2u32.saturating_pow(retry.saturating_sub(1));
         let backoff = self.base_delay.saturating_mul(factor).min(MAX_BACKOFF);
         // Jitter keeps many clients that failed together from retrying together.
-        backoff.mul_f64(rand::thread_rng().gen_range(0.8..1.2))
+        let backoff = backoff.mul_f64(rand::thread_rng().gen_range(0.8..1.2));
+        server_hint
+            .map_or(backoff, |hint| hint.max(backoff))
+            .min(self.max_delay)
     }
 }
 
@@ -62,36 +65,64 @@ pub fn server_delay(
 mod tests {
     use super::*;
 
+    fn policy_with(base_ms: u64) -> RetryPolicy {
+        RetryPolicy {
+            max_retries: 10,
+            base_delay: Duration::from_millis(base_ms),
+            max_delay: Duration::from_secs(60),
+        }
+    }
+
+    /// `ms` is within the jitter of `nominal` milliseconds.
+    fn near(ms: Duration, nominal: f64) -> bool {
+        let ms = ms.as_secs_f64() * 1000.0;
+        ms >= nominal * 0.8 - 1.0 && ms <= nominal * 1.2 + 1.0
+    }
+
     #[test]
     fn backoff_doubles_with_jitter_and_is_capped() {
-        let policy = RetryPolicy {
-            max_retries: 10,
-            base_delay: Duration::from_millis(100),
-        };
+        let policy = policy_with(100);
         for (retry, nominal) in [(1, 100.0), (2, 200.0), (3, 400.0), (4, 800.0)] {
-            let ms = policy.delay(retry, None).as_secs_f64() * 1000.0;
-            assert!(
-                ms >= nominal * 0.8 - 1.0 && ms <= nominal * 1.2 + 1.0,
-                "retry {retry}: {ms}ms"
-            );
+            let delay = policy.delay(retry, None);
+            assert!(near(delay, nominal), "retry {retry}: {delay:?}");
         }
         assert!(policy.delay(40, None) <= MAX_BACKOFF.mul_f64(1.2));
     }
 
     #[test]
-    fn server_hint_wins_but_is_capped() {
+    fn a_zero_or_short_server_hint_never_shortens_the_backoff() {
+        let policy = policy_with(100);
+        for (retry, nominal) in [(1, 100.0), (2, 200.0), (3, 400.0)] {
+            for hint in [Duration::ZERO, Duration::from_millis(7)] {
+                let delay = policy.delay(retry, Some(hint));
+                assert!(
+                    near(delay, nominal),
+                    "retry {retry}, hint {hint:?}: {delay:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_longer_server_hint_wins_but_is_capped() {
         let policy = RetryPolicy {
-            max_retries: 1,
-            base_delay: Duration::from_secs(5),
+            max_delay: Duration::from_secs(20),
+            ..policy_with(5)
         };
         assert_eq!(
-            policy.delay(3, Some(Duration::from_millis(7))),
-            Duration::from_millis(7)
+            policy.delay(1, Some(Duration::from_secs(3))),
+            Duration::from_secs(3)
         );
         assert_eq!(
             policy.delay(1, Some(Duration::from_secs(3600))),
-            MAX_SERVER_DELAY
+            Duration::from_secs(20)
         );
+        // The cap bounds the backoff of our own too.
+        let tight = RetryPolicy {
+            max_delay: Duration::from_millis(50),
+            ..policy_with(1000)
+        };
+        assert_eq!(tight.delay(3, None), Duration::from_millis(50));
     }
 
     #[test]

@@ -4,6 +4,10 @@
 //! `: ping`), several `data:` lines joined with `\n`, and an event dispatched on a blank line.
 //! Lines are decoded as UTF-8 only once complete, so a character split across chunks survives;
 //! bytes that are not UTF-8 at all become U+FFFD rather than failing the whole response.
+//! Memory stays bounded: a line, or the data of one event, longer than the decoder's limit
+//! (`maxStreamLineBytes`) is an error as soon as it passes the limit, not after it was read whole.
+
+use crate::config::DEFAULT_MAX_STREAM_LINE_BYTES;
 
 /// One dispatched event. `event` is the `event:` field, if the server named one.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -12,8 +16,17 @@ pub struct SseEvent {
     pub data: String,
 }
 
-#[derive(Debug, Default)]
+/// A line (or one event's data) grew past the decoder's limit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("an event-stream line is longer than {limit} bytes")]
+pub struct LineTooLong {
+    pub limit: usize,
+}
+
+#[derive(Debug)]
 pub struct SseDecoder {
+    /// The longest line, and the most data of one event, accepted.
+    limit: usize,
     /// Bytes of the line being read, not yet ended.
     line: Vec<u8>,
     /// The previous byte was CR: an LF right after it ends the same line, not a second one.
@@ -23,13 +36,31 @@ pub struct SseDecoder {
     event: Option<String>,
 }
 
+impl Default for SseDecoder {
+    fn default() -> Self {
+        Self::with_limit(DEFAULT_MAX_STREAM_LINE_BYTES)
+    }
+}
+
 impl SseDecoder {
     pub fn new() -> Self {
         Self::default()
     }
 
-    /// Feeds the next piece of the body and returns the events it completed.
-    pub fn feed(&mut self, bytes: &[u8]) -> Vec<SseEvent> {
+    /// A decoder that refuses lines (and events' data) over `limit` bytes.
+    pub fn with_limit(limit: usize) -> Self {
+        Self {
+            limit,
+            line: Vec::new(),
+            after_cr: false,
+            data: None,
+            event: None,
+        }
+    }
+
+    /// Feeds the next piece of the body and returns the events it completed, or the error of a
+    /// line over the limit (after which the decoder must not be fed again).
+    pub fn feed(&mut self, bytes: &[u8]) -> Result<Vec<SseEvent>, LineTooLong> {
         let mut events = Vec::new();
         let mut rest = bytes;
         while !rest.is_empty() {
@@ -42,40 +73,49 @@ impl SseDecoder {
             }
             match rest.iter().position(|&b| b == b'\n' || b == b'\r') {
                 Some(end) => {
-                    self.line.extend_from_slice(&rest[..end]);
+                    self.take(&rest[..end])?;
                     self.after_cr = rest[end] == b'\r';
                     rest = &rest[end + 1..];
-                    if let Some(event) = self.end_line() {
+                    if let Some(event) = self.end_line()? {
                         events.push(event);
                     }
                 }
                 None => {
-                    self.line.extend_from_slice(rest);
+                    self.take(rest)?;
                     rest = &[];
                 }
             }
         }
-        events
+        Ok(events)
+    }
+
+    fn take(&mut self, bytes: &[u8]) -> Result<(), LineTooLong> {
+        if self.line.len() + bytes.len() > self.limit {
+            self.line = Vec::new();
+            return Err(LineTooLong { limit: self.limit });
+        }
+        self.line.extend_from_slice(bytes);
+        Ok(())
     }
 
     /// Ends the body. A last line without a line end is taken as complete, and an event whose
     /// blank line never came is still dispatched: some servers close right after the last `data:`
     /// line. Whether what arrived was the whole response is for the caller to judge.
-    pub fn finish(&mut self) -> Option<SseEvent> {
+    pub fn finish(&mut self) -> Result<Option<SseEvent>, LineTooLong> {
         let mut last = None;
         if !self.line.is_empty() {
-            last = self.end_line();
+            last = self.end_line()?;
         }
-        last.or_else(|| self.dispatch())
+        Ok(last.or_else(|| self.dispatch()))
     }
 
-    fn end_line(&mut self) -> Option<SseEvent> {
+    fn end_line(&mut self) -> Result<Option<SseEvent>, LineTooLong> {
         let line = std::mem::take(&mut self.line);
         if line.is_empty() {
-            return self.dispatch();
+            return Ok(self.dispatch());
         }
         if line[0] == b':' {
-            return None;
+            return Ok(None);
         }
         let text = String::from_utf8_lossy(&line);
         let (field, value) = match text.find(':') {
@@ -87,6 +127,10 @@ impl SseDecoder {
         };
         match field {
             "data" => match &mut self.data {
+                Some(data) if data.len() + 1 + value.len() > self.limit => {
+                    self.data = None;
+                    return Err(LineTooLong { limit: self.limit });
+                }
                 Some(data) => {
                     data.push('\n');
                     data.push_str(value);
@@ -97,7 +141,7 @@ impl SseDecoder {
             // `id` and `retry` drive browser reconnection, which a completion request never uses.
             _ => {}
         }
-        None
+        Ok(None)
     }
 
     fn dispatch(&mut self) -> Option<SseEvent> {
@@ -120,8 +164,11 @@ mod tests {
 
     fn decode_all(pieces: &[&[u8]]) -> Vec<SseEvent> {
         let mut decoder = SseDecoder::new();
-        let mut events: Vec<SseEvent> = pieces.iter().flat_map(|p| decoder.feed(p)).collect();
-        events.extend(decoder.finish());
+        let mut events: Vec<SseEvent> = pieces
+            .iter()
+            .flat_map(|p| decoder.feed(p).unwrap_or_else(|e| panic!("{e}")))
+            .collect();
+        events.extend(decoder.finish().unwrap_or_else(|e| panic!("{e}")));
         events
     }
 
@@ -195,5 +242,47 @@ mod tests {
     fn field_without_colon_and_unknown_fields_are_ignored() {
         let events = decode_all(&[b"id: 7\nretry: 10\ndata\n\n"]);
         assert_eq!(events, vec![data("")]);
+    }
+
+    #[test]
+    fn a_line_over_the_limit_fails_as_soon_as_it_passes_it() {
+        let mut decoder = SseDecoder::with_limit(16);
+        assert_eq!(
+            decoder.feed(b"data: 0123456789\n\n"),
+            Ok(vec![data("0123456789")])
+        );
+        // Split over pieces and not yet ended: still caught before the line is whole.
+        assert_eq!(decoder.feed(b"data: 0123"), Ok(vec![]));
+        assert_eq!(decoder.feed(b"456789abc"), Err(LineTooLong { limit: 16 }));
+        assert!(decoder.line.capacity() == 0, "the long line is not kept");
+        // Exactly at the limit is fine.
+        let mut decoder = SseDecoder::with_limit(16);
+        assert_eq!(
+            decoder.feed(b"data: 0123456789\n\n"),
+            Ok(vec![data("0123456789")])
+        );
+        let mut decoder = SseDecoder::with_limit(16);
+        assert_eq!(
+            decoder.feed(b"data: 0123456789a\n"),
+            Err(LineTooLong { limit: 16 })
+        );
+    }
+
+    #[test]
+    fn many_short_data_lines_cannot_grow_one_event_past_the_limit() {
+        let mut decoder = SseDecoder::with_limit(16);
+        assert_eq!(decoder.feed(b"data: 01234\ndata: 56789\n"), Ok(vec![]));
+        assert_eq!(
+            decoder.feed(b"data: abcde\n"),
+            Err(LineTooLong { limit: 16 })
+        );
+        let mut decoder = SseDecoder::with_limit(16);
+        assert_eq!(
+            decoder.feed(b"data: 0123456789a"),
+            Err(LineTooLong { limit: 16 })
+        );
+        let mut decoder = SseDecoder::with_limit(16);
+        assert_eq!(decoder.feed(b"data: ab"), Ok(vec![]));
+        assert_eq!(decoder.finish(), Ok(Some(data("ab"))));
     }
 }

@@ -342,11 +342,11 @@ mod tests {
         let mut assembler = ChunkAssembler::new();
         let mut result = Ok(());
         for piece in pieces {
-            for event in decoder.feed(piece) {
+            for event in decoder.feed(piece).unwrap_or_else(|e| panic!("{e}")) {
                 result = result.and_then(|()| assembler.push(&event.data, &mut on_event));
             }
         }
-        if let Some(event) = decoder.finish() {
+        if let Some(event) = decoder.finish().unwrap_or_else(|e| panic!("{e}")) {
             result = result.and_then(|()| assembler.push(&event.data, &mut on_event));
         }
         let completion = result.and_then(|()| assembler.finish(&mut on_event));

@@ -24,6 +24,7 @@ use super::transport;
 use super::types::{ProgressCallback, ServerInfo, Tool};
 use crate::config::Paths;
 use crate::config::mcp::ServerConfig;
+use crate::process::ChildEnv;
 
 /// How long [`McpManager::shutdown`] waits for all servers together.
 const SHUTDOWN_LIMIT: Duration = Duration::from_secs(8);
@@ -40,6 +41,9 @@ pub struct ManagerOptions {
     pub output_cap: usize,
     /// The timeout of requests other than `tools/call`.
     pub request_timeout: Duration,
+    /// What stdio servers start with (no API key variable unless their `env` passes it; tied
+    /// to Ling's life).
+    pub child_env: ChildEnv,
 }
 
 impl ManagerOptions {
@@ -50,6 +54,7 @@ impl ManagerOptions {
             handler: None,
             output_cap: DEFAULT_OUTPUT_CAP,
             request_timeout: Duration::from_secs(60),
+            child_env: ChildEnv::default(),
         }
     }
 }
@@ -405,14 +410,12 @@ impl McpManager {
                 limit.as_secs_f64()
             ))
         };
-        let connection =
-            match tokio::time::timeout_at(deadline, transport::connect(config, slot.log.clone()))
-                .await
-            {
-                Err(_) => return Err(too_slow()),
-                Ok(Err(e)) => return Err(slot.log.with_tail(&e.to_string())),
-                Ok(Ok(connection)) => connection,
-            };
+        let connect = transport::connect(config, slot.log.clone(), &self.options.child_env);
+        let connection = match tokio::time::timeout_at(deadline, connect).await {
+            Err(_) => return Err(too_slow()),
+            Ok(Err(e)) => return Err(slot.log.with_tail(&e.to_string())),
+            Ok(Ok(connection)) => connection,
+        };
         let mut options = ClientOptions::new(config.name.clone(), slot.log.clone());
         options.roots = self.options.roots.clone();
         options.handler = self.options.handler.clone();

@@ -1,6 +1,9 @@
 //! `bash`: runs `bash -c COMMAND` in the project root, in its own process group, with stdout and
 //! stderr captured in order through one pipe, the output capped (head and tail kept), and the whole
-//! group killed on timeout or interrupt so no child outlives the call.
+//! group killed on timeout or interrupt so no child outlives the call. The shell starts without
+//! the API key variable and dies with Ling, even on SIGKILL ([`ChildEnv::tied_command`]).
+//!
+//! [`ChildEnv::tied_command`]: crate::process::ChildEnv::tied_command
 
 use std::os::unix::process::ExitStatusExt;
 use std::process::{ExitStatus, Stdio};
@@ -13,7 +16,7 @@ use nix::unistd::Pid;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio::io::AsyncReadExt;
-use tokio::process::{Child, Command};
+use tokio::process::Child;
 use tokio::time::Instant;
 
 use super::output::CappedOutput;
@@ -128,7 +131,9 @@ async fn run(command: &str, ctx: &ToolContext, timeout_ms: u64) -> Result<Run, T
     let (writer, mut reader) = tokio::net::unix::pipe::pipe().map_err(spawn_error)?;
     let stdout = writer.into_blocking_fd().map_err(spawn_error)?;
     let stderr = stdout.try_clone().map_err(spawn_error)?;
-    let mut cmd = Command::new("bash");
+    // Spawned right here in the tool's async task, on a runtime thread that lives as long as Ling:
+    // the parent-death signal follows the spawning thread, so never move this to a blocking one.
+    let mut cmd = ctx.child_env.tied_command("bash");
     cmd.arg("-c")
         .arg(command)
         .current_dir(&ctx.root)

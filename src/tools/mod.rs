@@ -13,6 +13,8 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use crate::process::ChildEnv;
+
 /// What a tool does, which decides the permission column of `spec/tools.md` it falls in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ToolKind {
@@ -37,6 +39,8 @@ pub struct ToolContext {
     pub read_files: Arc<Mutex<HashSet<PathBuf>>>,
     /// Receives progress messages from long-running tools (MCP progress notifications).
     pub progress: Option<Arc<dyn Fn(String) + Send + Sync>>,
+    /// What the `bash` tool's shell starts with (no API key variable; tied to Ling's life).
+    pub child_env: ChildEnv,
 }
 
 impl ToolContext {
@@ -47,6 +51,7 @@ impl ToolContext {
             cancel: CancellationToken::new(),
             read_files: Arc::default(),
             progress: None,
+            child_env: ChildEnv::default(),
         }
     }
 }

@@ -25,6 +25,8 @@ pub struct Recorded {
     pub headers: Vec<(String, String)>,
     /// The parsed JSON body, or `Value::Null` if it was not JSON.
     pub body: Value,
+    /// When the request (its head and body) had been read.
+    pub at: std::time::Instant,
 }
 
 impl Recorded {
@@ -448,6 +450,7 @@ async fn read_request(socket: &mut TcpStream) -> Option<Recorded> {
         path,
         headers,
         body: serde_json::from_slice(&body).unwrap_or(Value::Null),
+        at: std::time::Instant::now(),
     })
 }
 

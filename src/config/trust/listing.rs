@@ -262,8 +262,10 @@ fn add_new(names: &mut Vec<String>, more: Vec<String>) {
 }
 
 /// Settings that neither widen what Ling may do nor change where requests go.
-const HARMLESS_SETTINGS: [&str; 8] = [
+const HARMLESS_SETTINGS: [&str; 10] = [
     "model",
+    "maxRetryDelayMs",
+    "maxStreamLineBytes",
     "maxTurns",
     "toolOutputLimit",
     "connectTimeoutMs",
@@ -309,7 +311,12 @@ fn setting_items(path: &Path, text: &str) -> Result<Vec<Item>, String> {
                     permission_items(sub, value, &mut item);
                 }
             }
-            ("allowSampling", Value::Bool(false)) => {}
+            ("allowSampling" | "shareApiKeyWithTools", Value::Bool(false)) => {}
+            ("shareApiKeyWithTools", _) => item(
+                key,
+                compact(value),
+                "commands, hooks and MCP servers would see your API key variable".into(),
+            ),
             ("elicitation", Value::String(policy)) if policy == "decline" => {}
             ("allowSampling", _) => item(
                 key,

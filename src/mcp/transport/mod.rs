@@ -12,6 +12,7 @@ use tokio::sync::mpsc;
 use super::jsonrpc::Message;
 use super::log::ServerLog;
 use crate::config::mcp::{ServerConfig, TransportConfig};
+use crate::process::ChildEnv;
 
 /// What a transport delivers to the client.
 #[derive(Debug)]
@@ -57,10 +58,11 @@ pub mod sse;
 mod sse_parse;
 
 /// Connects to one configured server with the transport its config names. For HTTP and SSE the
-/// startup timeout bounds the connection attempts.
+/// startup timeout bounds the connection attempts. A stdio server starts with `child_env`.
 pub async fn connect(
     config: &ServerConfig,
     log: Arc<ServerLog>,
+    child_env: &ChildEnv,
 ) -> Result<Connection, TransportError> {
     match &config.transport {
         TransportConfig::Stdio {
@@ -68,7 +70,7 @@ pub async fn connect(
             args,
             env,
             cwd,
-        } => stdio::spawn(command, args, env, cwd, log).await,
+        } => stdio::spawn(command, args, env, cwd, log, child_env).await,
         TransportConfig::Http { url, headers } => {
             http::connect(url, headers, config.startup_timeout).await
         }

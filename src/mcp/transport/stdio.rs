@@ -3,7 +3,11 @@
 //! streams by, never buffered whole; lines that are not JSON-RPC are logged and skipped. stderr is
 //! drained into the server's log (its tail kept for error reports). A write that blocks too long
 //! or is abandoned halfway kills the server. Shutdown closes stdin, waits, then SIGTERMs and
-//! finally SIGKILLs the group, and ends whatever the server left running in it.
+//! finally SIGKILLs the group, and ends whatever the server left running in it. The server starts
+//! without the API key variable unless its own `env` passes it, and dies with Ling, even on
+//! SIGKILL ([`ChildEnv::tied_command`]).
+//!
+//! [`ChildEnv::tied_command`]: crate::process::ChildEnv::tied_command
 
 use std::path::Path;
 use std::process::Stdio;
@@ -14,12 +18,14 @@ use async_trait::async_trait;
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWriteExt, BufReader};
-use tokio::process::{ChildStdin, Command};
+use tokio::process::ChildStdin;
 use tokio::sync::{Mutex, mpsc, watch};
 
 use super::{Connection, Transport, TransportError, TransportEvent};
 use crate::mcp::jsonrpc::Message;
 use crate::mcp::log::ServerLog;
+use crate::process::ChildEnv;
+use crate::process::exec::check_program;
 
 /// The longest line accepted from a server's stdout (16 MiB). Longer ones are skipped.
 pub const MAX_LINE: usize = 16 * 1024 * 1024;
@@ -35,15 +41,35 @@ const GROUP_POLL: Duration = Duration::from_millis(20);
 /// How much of a skipped line the log shows.
 const LOGGED_PREFIX: usize = 200;
 
-/// Starts `command` and connects to it. `env` is added to Ling's own environment.
+/// Starts `command` and connects to it. `env` is added to the environment of `child_env`.
 pub async fn spawn(
     command: &str,
     args: &[String],
     env: &[(String, String)],
     cwd: &Path,
     log: Arc<ServerLog>,
+    child_env: &ChildEnv,
 ) -> Result<Connection, TransportError> {
-    let mut child = Command::new(command)
+    let cannot_start = |e: std::io::Error| {
+        TransportError::Io(format!(
+            "cannot start `{command}` in {}: {e}",
+            cwd.display()
+        ))
+    };
+    if child_env.is_tied() {
+        // Through the trampoline a missing program would only show as an exit status 127.
+        let path = env
+            .iter()
+            .rev()
+            .find(|(name, _)| name == "PATH")
+            .map(|(_, value)| std::ffi::OsString::from(value))
+            .or_else(|| std::env::var_os("PATH"));
+        check_program(command.as_ref(), path.as_deref(), cwd).map_err(cannot_start)?;
+    }
+    // Spawned in this async task, on a runtime thread that lives as long as Ling: the
+    // parent-death signal follows the spawning thread, so never move this to a blocking one.
+    let mut child = child_env
+        .tied_command(command)
         .args(args)
         .envs(env.iter().map(|(k, v)| (k, v)))
         .current_dir(cwd)
@@ -55,12 +81,7 @@ pub async fn spawn(
         .process_group(0)
         .kill_on_drop(true)
         .spawn()
-        .map_err(|e| {
-            TransportError::Io(format!(
-                "cannot start `{command}` in {}: {e}",
-                cwd.display()
-            ))
-        })?;
+        .map_err(cannot_start)?;
     let pid = child.id().and_then(|id| i32::try_from(id).ok());
     let (Some(stdin), Some(stdout), Some(stderr)) =
         (child.stdin.take(), child.stdout.take(), child.stderr.take())

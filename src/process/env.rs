@@ -1,0 +1,160 @@
+//! [`ChildEnv`]: what every program Ling starts for the user gets, decided once from the
+//! resolved settings and handed to the three places that spawn (the `bash` tool through its
+//! `ToolContext`, the hook engine, the MCP manager's options).
+
+use std::ffi::OsStr;
+use std::sync::Arc;
+
+use tokio::process::Command;
+
+use super::exec::Trampoline;
+use crate::config::Settings;
+
+/// The variable the model API key is read from unless settings `apiKeyEnv` names another.
+pub const DEFAULT_KEY_VAR: &str = "OPENAI_API_KEY";
+
+/// The environment children start in: Ling's own minus the variables that hold the model API
+/// key (unless settings `shareApiKeyWithTools`), and, from the `ling` binary, the trampoline
+/// that ties a child to Ling's life. Cheap to clone.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChildEnv {
+    removed: Arc<[String]>,
+    trampoline: Option<Trampoline>,
+}
+
+impl Default for ChildEnv {
+    /// Without `OPENAI_API_KEY`, started directly: the safe choice for code that was not told
+    /// the settings (library users, tests).
+    fn default() -> Self {
+        Self::without([DEFAULT_KEY_VAR])
+    }
+}
+
+impl ChildEnv {
+    /// Children without the key variables the settings name: `OPENAI_API_KEY` and `apiKeyEnv`,
+    /// or none with `shareApiKeyWithTools`.
+    pub fn from_settings(settings: &Settings) -> Self {
+        if settings.share_api_key_with_tools {
+            return Self::without(Vec::<String>::new());
+        }
+        let mut removed = vec![DEFAULT_KEY_VAR.to_string()];
+        if settings.api_key_env != DEFAULT_KEY_VAR {
+            removed.push(settings.api_key_env.clone());
+        }
+        Self::without(removed)
+    }
+
+    /// Children that do not inherit these variables, started directly.
+    pub fn without<S: Into<String>>(vars: impl IntoIterator<Item = S>) -> Self {
+        Self {
+            removed: vars.into_iter().map(Into::into).collect(),
+            trampoline: None,
+        }
+    }
+
+    /// Starts tied children through `trampoline` (none: directly).
+    pub fn with_trampoline(mut self, trampoline: Option<Trampoline>) -> Self {
+        self.trampoline = trampoline;
+        self
+    }
+
+    /// The variables children do not inherit.
+    pub fn removed(&self) -> &[String] {
+        &self.removed
+    }
+
+    /// Whether tied children go through the trampoline (and so die with Ling).
+    pub fn is_tied(&self) -> bool {
+        self.trampoline.is_some()
+    }
+
+    /// `program`, started directly, without the removed variables. Arguments, stdio, working
+    /// directory and further variables are the caller's; a variable the caller sets explicitly
+    /// afterwards (an MCP server's `env`) is passed even if it is one of the removed ones.
+    pub fn command(&self, program: impl AsRef<OsStr>) -> Command {
+        let mut cmd = Command::new(program);
+        self.strip(&mut cmd);
+        cmd
+    }
+
+    /// Like [`ChildEnv::command`], but the child dies with Ling, even on SIGKILL, when there is
+    /// a trampoline (`exec`). Spawn it from async code (a runtime worker or the main thread),
+    /// never from a `spawn_blocking` thread: the kernel signals the child when the spawning
+    /// *thread* ends, and blocking-pool threads end when idle.
+    pub fn tied_command(&self, program: impl AsRef<OsStr>) -> Command {
+        let mut cmd = match &self.trampoline {
+            Some(trampoline) => trampoline.command(program.as_ref()),
+            None => Command::new(program),
+        };
+        self.strip(&mut cmd);
+        cmd
+    }
+
+    fn strip(&self, cmd: &mut Command) {
+        for var in self.removed.iter() {
+            cmd.env_remove(var);
+        }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+    use crate::config::{RawSettings, SettingsOverrides};
+
+    fn settings(json: &str) -> Settings {
+        let raw: RawSettings = serde_json::from_str(json).unwrap();
+        Settings::resolve(
+            &RawSettings::default(),
+            &raw,
+            &SettingsOverrides::default(),
+            &|_| None,
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn the_key_variables_are_removed_unless_shared() {
+        assert_eq!(
+            ChildEnv::from_settings(&settings("{}")).removed(),
+            ["OPENAI_API_KEY"]
+        );
+        assert_eq!(
+            ChildEnv::from_settings(&settings(r#"{"apiKeyEnv":"DEEPSEEK_API_KEY"}"#)).removed(),
+            ["OPENAI_API_KEY", "DEEPSEEK_API_KEY"]
+        );
+        let shared = r#"{"apiKeyEnv":"K","shareApiKeyWithTools":true}"#;
+        assert!(
+            ChildEnv::from_settings(&settings(shared))
+                .removed()
+                .is_empty()
+        );
+        assert_eq!(ChildEnv::default().removed(), ["OPENAI_API_KEY"]);
+    }
+
+    #[test]
+    fn an_explicit_variable_set_after_wins_over_the_removal() {
+        let mut cmd = ChildEnv::default().command("env");
+        cmd.env("OPENAI_API_KEY", "passed");
+        let envs: Vec<_> = cmd.as_std().get_envs().collect();
+        assert_eq!(
+            envs,
+            vec![(OsStr::new("OPENAI_API_KEY"), Some(OsStr::new("passed")))]
+        );
+        let cmd = ChildEnv::default().command("env");
+        let envs: Vec<_> = cmd.as_std().get_envs().collect();
+        assert_eq!(envs, vec![(OsStr::new("OPENAI_API_KEY"), None)]);
+    }
+
+    #[test]
+    fn tied_commands_go_through_the_trampoline_when_there_is_one() {
+        let direct = ChildEnv::default().tied_command("bash");
+        assert_eq!(direct.as_std().get_program(), "bash");
+        let tied = ChildEnv::default()
+            .with_trampoline(Some(Trampoline::with_exe("/opt/ling")))
+            .tied_command("bash");
+        assert_eq!(tied.as_std().get_program(), "/opt/ling");
+        assert_eq!(tied.as_std().get_args().last(), Some(OsStr::new("bash")));
+    }
+}

@@ -1,0 +1,349 @@
+//! The `ling __ling-exec` trampoline: the one place where code of Ling's runs inside a child it
+//! starts (the `bash` tool's shell, a stdio MCP server) before the child's program does, without
+//! an `unsafe` `pre_exec` hook. Ling spawns its own executable as
+//!
+//! ```text
+//! ling __ling-exec --parent PID -- PROGRAM ARGS...
+//! ```
+//!
+//! and `main` recognises the first argument before clap and the async runtime exist, so the
+//! detour costs one exec of a binary that does almost nothing ([`run_if_requested`]). There the
+//! child asks the kernel for SIGKILL when its parent dies (`PR_SET_PDEATHSIG`), checks that its
+//! parent is still Ling (it may have died before the request, which would then never fire), and
+//! execs PROGRAM. The pid, the process group the parent set (`process_group(0)`), stdio, working
+//! directory and environment all carry over the exec, so killing the group keeps working. A child
+//! started this way dies with Ling even when Ling is killed with SIGKILL.
+//!
+//! The format is options before `--`, each `--name value`, then the program and its arguments
+//! untouched; an option this binary does not know is an error, never a guess. The shell sandbox of
+//! `spec/tools.md` (Landlock and seccomp) belongs here too, as further options applied in
+//! [`Request::run`] just before the exec.
+//!
+//! Linux caveat: the parent-death signal fires when the *thread* that spawned the child exits,
+//! not the process. Tokio's worker threads and the main thread live as long as Ling, but
+//! `spawn_blocking` threads end when idle, so tied children must be spawned from async code,
+//! never from a blocking-pool thread. The signal reaches only the direct child (the shell, the
+//! server); what it started itself is not signalled by the kernel, though a stdio server's pipes
+//! still close with Ling.
+
+use std::ffi::{OsStr, OsString};
+use std::io;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use tokio::process::Command;
+
+/// The hidden first argument of the trampoline. No prompt or subcommand looks like it, and
+/// `main` takes it before clap sees anything.
+pub const MARKER: &str = "__ling-exec";
+
+/// Ends the options; what follows is the program and its arguments, passed on untouched.
+const END_OF_OPTIONS: &str = "--";
+
+/// How a child is started through the trampoline: the `ling` executable and the pid the child
+/// must find as its parent. Cheap to clone.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Trampoline {
+    exe: Arc<Path>,
+    parent: u32,
+}
+
+impl Trampoline {
+    /// This process's own executable, when this platform can tie a child to its parent and the
+    /// executable can be found; `None` (logged) otherwise, and children are started directly.
+    /// Only the `ling` binary, whose `main` calls [`run_if_requested`], may start children
+    /// through itself.
+    pub fn current() -> Option<Self> {
+        if !cfg!(target_os = "linux") {
+            crate::log::debug(|| {
+                "process: no parent-death signal on this platform; children start directly"
+                    .to_string()
+            });
+            return None;
+        }
+        // `/proc/self/exe` still runs this very binary after an upgrade replaced or deleted it,
+        // so the trampoline always speaks the format of the Ling that spawns it.
+        let proc_exe = Path::new("/proc/self/exe");
+        let exe = if proc_exe.exists() {
+            proc_exe.to_path_buf()
+        } else {
+            match std::env::current_exe() {
+                Ok(exe) => exe,
+                Err(e) => {
+                    crate::log::debug(|| {
+                        format!(
+                            "process: cannot find Ling's own executable ({e}); children start \
+                             directly, without a parent-death signal"
+                        )
+                    });
+                    return None;
+                }
+            }
+        };
+        Some(Self::with_exe(exe))
+    }
+
+    /// A trampoline through the given `ling` executable (benchmarks, tests).
+    pub fn with_exe(exe: impl Into<PathBuf>) -> Self {
+        Self {
+            exe: Arc::from(exe.into()),
+            parent: std::process::id(),
+        }
+    }
+
+    /// `ling __ling-exec --parent PID -- PROGRAM`; the caller adds PROGRAM's arguments, stdio,
+    /// working directory and environment as for a direct spawn.
+    pub fn command(&self, program: &OsStr) -> Command {
+        let mut cmd = Command::new(&*self.exe);
+        cmd.arg(MARKER)
+            .arg("--parent")
+            .arg(self.parent.to_string())
+            .arg(END_OF_OPTIONS)
+            .arg(program);
+        cmd
+    }
+}
+
+/// Why the trampoline did not become the program. The exit codes follow `env` and `timeout`:
+/// 125 the trampoline itself failed, 126 the program could not be run, 127 it was not found.
+#[derive(Debug, thiserror::Error)]
+pub enum ExecError {
+    #[error("{MARKER} {0}; this entry point is Ling's own way of starting programs, not a command")]
+    Usage(String),
+    #[error("cannot ask for a parent-death signal: {0}")]
+    Setup(String),
+    #[error("Ling (pid {parent}) exited before `{program}` could start; not starting it")]
+    ParentGone { parent: u32, program: String },
+    #[error("cannot run `{program}`: {source}")]
+    Exec { program: String, source: io::Error },
+}
+
+impl ExecError {
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            Self::Usage(_) | Self::Setup(_) | Self::ParentGone { .. } => 125,
+            Self::Exec { source, .. } if source.kind() == io::ErrorKind::NotFound => 127,
+            Self::Exec { .. } => 126,
+        }
+    }
+}
+
+/// Called first thing in `main`: when the process was started as the trampoline, ties itself to
+/// its parent and execs the program, so this only returns on failure (the error to print and
+/// exit with). `None` for every ordinary run of `ling`.
+pub fn run_if_requested() -> Option<ExecError> {
+    let mut args = std::env::args_os().skip(1);
+    if args.next()? != MARKER {
+        return None;
+    }
+    Some(match Request::parse(args) {
+        Ok(request) => request.run(),
+        Err(e) => e,
+    })
+}
+
+/// A parsed trampoline command line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Request {
+    /// The pid the trampoline must find as its parent.
+    pub parent: u32,
+    pub program: OsString,
+    pub args: Vec<OsString>,
+}
+
+impl Request {
+    /// Parses what follows [`MARKER`].
+    pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Self, ExecError> {
+        let mut args = args.into_iter();
+        let mut parent = None;
+        loop {
+            let Some(option) = args.next() else {
+                return Err(ExecError::Usage(format!(
+                    "needs `{END_OF_OPTIONS} PROGRAM [ARGS...]`"
+                )));
+            };
+            if option == END_OF_OPTIONS {
+                break;
+            }
+            let value = args.next();
+            match (option.to_str(), value) {
+                (Some("--parent"), Some(value)) => {
+                    let pid = value.to_str().and_then(|v| v.parse::<u32>().ok());
+                    parent = Some(pid.ok_or_else(|| {
+                        ExecError::Usage(format!("--parent {value:?} is not a pid"))
+                    })?);
+                }
+                (Some("--parent"), None) => {
+                    return Err(ExecError::Usage("--parent needs a pid".into()));
+                }
+                _ => {
+                    return Err(ExecError::Usage(format!(
+                        "does not know the option {option:?}"
+                    )));
+                }
+            }
+        }
+        let parent = parent.ok_or_else(|| ExecError::Usage("needs --parent PID".into()))?;
+        let program = args
+            .next()
+            .ok_or_else(|| ExecError::Usage(format!("needs a program after `{END_OF_OPTIONS}`")))?;
+        Ok(Self {
+            parent,
+            program,
+            args: args.collect(),
+        })
+    }
+
+    /// Ties this process to its parent and becomes the program; returns only on failure.
+    pub fn run(self) -> ExecError {
+        use std::os::unix::process::CommandExt;
+        let program = self.program.to_string_lossy().into_owned();
+        #[cfg(target_os = "linux")]
+        {
+            use nix::sys::signal::Signal;
+            if let Err(e) = nix::sys::prctl::set_pdeathsig(Signal::SIGKILL) {
+                return ExecError::Setup(e.to_string());
+            }
+            // Reparented already: the parent died before the request above, which will never fire.
+            if u32::try_from(nix::unistd::getppid().as_raw()).ok() != Some(self.parent) {
+                return ExecError::ParentGone {
+                    parent: self.parent,
+                    program,
+                };
+            }
+        }
+        // std's exec also resets the signal mask and SIGPIPE (which this Rust binary ignores) to
+        // their defaults, so the program starts as if Ling had spawned it directly.
+        let source = std::process::Command::new(&self.program)
+            .args(&self.args)
+            .exec();
+        ExecError::Exec { program, source }
+    }
+}
+
+/// Checks that `program` can be found before it is started through the trampoline, so that a
+/// missing command is a spawn error naming it, as with a direct spawn, instead of a child that
+/// exits 127. A name without `/` is looked up in `path` (the child's `PATH`); a path is checked
+/// relative to `cwd`. With no `PATH` at all the exec decides.
+pub fn check_program(program: &OsStr, path: Option<&OsStr>, cwd: &Path) -> io::Result<()> {
+    if program.as_bytes().contains(&b'/') {
+        return std::fs::metadata(cwd.join(program)).map(drop);
+    }
+    let Some(path) = path else {
+        return Ok(());
+    };
+    let mut denied = false;
+    for dir in std::env::split_paths(path) {
+        let dir = if dir.as_os_str().is_empty() {
+            cwd.to_path_buf()
+        } else {
+            cwd.join(dir)
+        };
+        match std::fs::metadata(dir.join(program)) {
+            Ok(meta) if meta.is_file() && meta.permissions().mode() & 0o111 != 0 => return Ok(()),
+            Ok(_) => denied = true,
+            Err(_) => {}
+        }
+    }
+    // The errors a direct spawn reports, worded the same: "No such file or directory (os error 2)".
+    Err(io::Error::from_raw_os_error(if denied {
+        libc::EACCES
+    } else {
+        libc::ENOENT
+    }))
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &[&str]) -> Result<Request, ExecError> {
+        Request::parse(args.iter().map(OsString::from))
+    }
+
+    #[test]
+    fn parses_the_parent_and_passes_the_program_line_on_untouched() {
+        let request = parse(&["--parent", "42", "--", "bash", "-c", "--parent 7 --"]).unwrap();
+        assert_eq!(
+            request,
+            Request {
+                parent: 42,
+                program: "bash".into(),
+                args: vec!["-c".into(), "--parent 7 --".into()],
+            }
+        );
+    }
+
+    #[test]
+    fn a_malformed_line_is_an_error_never_a_guess() {
+        for (args, needle) in [
+            (&["--", "bash"][..], "needs --parent"),
+            (&["--parent", "x", "--", "bash"][..], "is not a pid"),
+            (&["--parent"][..], "needs a pid"),
+            (
+                &["--parent", "1", "--sandbox", "on", "--", "sh"][..],
+                "\"--sandbox\"",
+            ),
+            (&["--parent", "1"][..], "needs `-- PROGRAM"),
+            (&["--parent", "1", "--"][..], "needs a program"),
+        ] {
+            let err = parse(args).err().map(|e| e.to_string()).unwrap_or_default();
+            assert!(err.contains(needle), "{args:?}: {err}");
+            assert!(err.contains("not a command"), "{err}");
+        }
+    }
+
+    #[test]
+    fn the_command_puts_the_options_before_the_program() {
+        let trampoline = Trampoline::with_exe("/opt/ling");
+        let cmd = trampoline.command(OsStr::new("bash"));
+        let std = cmd.as_std();
+        assert_eq!(std.get_program(), "/opt/ling");
+        let args: Vec<_> = std.get_args().collect();
+        let parent = std::process::id().to_string();
+        assert_eq!(
+            args,
+            vec![MARKER, "--parent", parent.as_str(), "--", "bash"]
+        );
+    }
+
+    #[test]
+    fn exit_codes_follow_env() {
+        let exec = |kind| ExecError::Exec {
+            program: "x".into(),
+            source: io::Error::from(kind),
+        };
+        assert_eq!(exec(io::ErrorKind::NotFound).exit_code(), 127);
+        assert_eq!(exec(io::ErrorKind::PermissionDenied).exit_code(), 126);
+        assert_eq!(ExecError::Usage("x".into()).exit_code(), 125);
+    }
+
+    #[test]
+    fn programs_are_found_on_the_path_or_relative_to_the_cwd() {
+        let dir = tempfile::tempdir().unwrap();
+        let bin = dir.path().join("bin");
+        std::fs::create_dir(&bin).unwrap();
+        let script = bin.join("tool");
+        std::fs::write(&script, "#!/bin/sh\n").unwrap();
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let plain = bin.join("plain");
+        std::fs::write(&plain, "").unwrap();
+        let path = std::env::join_paths(["/nonexistent", bin.to_str().unwrap()]).unwrap();
+        let check = |name: &str| check_program(OsStr::new(name), Some(&path), dir.path());
+        assert!(check("tool").is_ok());
+        assert_eq!(
+            check("missing").unwrap_err().kind(),
+            io::ErrorKind::NotFound
+        );
+        assert_eq!(
+            check("plain").unwrap_err().kind(),
+            io::ErrorKind::PermissionDenied
+        );
+        assert!(check("bin/tool").is_ok());
+        assert!(check("./bin/missing").is_err());
+        assert!(check_program(OsStr::new("x"), None, dir.path()).is_ok());
+    }
+}
