@@ -1,6 +1,7 @@
 //! A server's log file, `LING_HOME/logs/mcp-<server>.log`: its stderr, the lines its stdout had
 //! that were not JSON-RPC, and its `notifications/message` entries. Nothing about a server ever
-//! reaches the terminal; error reports point here instead.
+//! reaches the terminal; error reports point here instead. The file is owner-only and its lines
+//! are scrubbed of secrets (`crate::redact`): a server may print the token it was given.
 
 use std::collections::VecDeque;
 use std::fs::File;
@@ -36,9 +37,7 @@ impl ServerLog {
             })
             .collect();
         let path = logs_dir.join(format!("mcp-{safe}.log"));
-        let file = std::fs::create_dir_all(logs_dir)
-            .and_then(|()| File::options().create(true).append(true).open(&path))
-            .ok();
+        let file = crate::config::private_fs::open_append(&path).ok();
         Self {
             path,
             file: Mutex::new(file),
@@ -59,20 +58,22 @@ impl ServerLog {
         &self.path
     }
 
-    /// Writes one entry: `<time> <kind>: <text>`.
+    /// Writes one entry: `<time> <kind>: <text>`, scrubbed of secrets.
     pub fn line(&self, kind: &str, text: &str) {
         let Ok(mut guard) = self.file.lock() else {
             return;
         };
         if let Some(file) = guard.as_mut() {
             let now = chrono::Local::now().format("%Y-%m-%dT%H:%M:%S%.3f");
-            let _ = writeln!(file, "{now} {kind}: {text}");
+            let _ = writeln!(file, "{now} {kind}: {}", crate::redact::scrub(text));
         }
     }
 
-    /// Records one stderr line: logged, and kept in the tail.
+    /// Records one stderr line: logged, and kept in the tail (scrubbed, as error reports quote
+    /// it).
     pub fn stderr(&self, text: &str) {
         self.line("stderr", text);
+        let text = crate::redact::scrub(text);
         if let Ok(mut tail) = self.tail.lock() {
             if tail.len() == TAIL_LINES {
                 tail.pop_front();

@@ -378,7 +378,8 @@ impl McpManager {
                     }
                     Err(reason) => {
                         slot.log.line("ling", &format!("failed: {reason}"));
-                        state.state = ServerState::Failed(reason);
+                        // Shown on stderr, in `json` and by `/mcp`: never with a URL's secrets.
+                        state.state = ServerState::Failed(crate::redact::scrub(&reason));
                     }
                 }
             }
@@ -499,7 +500,7 @@ impl McpManager {
                 return;
             }
             slot.log.line("ling", &format!("disconnected: {reason}"));
-            state.state = ServerState::Failed(reason);
+            state.state = ServerState::Failed(crate::redact::scrub(&reason));
             state.client = None;
             state.tools.clear();
         }

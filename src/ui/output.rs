@@ -31,8 +31,10 @@ pub fn write_stdout(bytes: &[u8]) {
     }
 }
 
-/// Writes one line to stderr; errors writing to stderr are ignored (nowhere left to report them).
+/// Writes one line to stderr, scrubbed of secrets (`crate::redact`: URL userinfo and query
+/// values, the API key); errors writing to stderr are ignored (nowhere left to report them).
 pub fn stderr_line(text: &str) {
+    let text = crate::redact::scrub(text);
     let mut err = std::io::stderr().lock();
     let _ = writeln!(err, "{text}");
 }

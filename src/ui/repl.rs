@@ -91,8 +91,9 @@ pub async fn run(mut setup: Setup, first_prompt: Option<String>) -> Result<Exit,
             continue;
         }
         let _ = editor.add_history_entry(line.as_str());
+        // rustyline writes the file 0600 itself; its folder is made owner-only here.
         if let Some(parent) = history_path.parent() {
-            let _ = std::fs::create_dir_all(parent);
+            let _ = crate::config::private_fs::create_dir(parent);
         }
         let _ = editor.save_history(&history_path);
 
@@ -300,7 +301,11 @@ async fn run_turn(setup: &mut Setup, ui: &Arc<ReplUi>, prompt: &str) {
                 println!("{} {reason}", style.yellow("prompt blocked by hook:"))
             }
         },
-        Err(e) => println!("{} {e}", style.red("error:")),
+        Err(e) => println!(
+            "{} {}",
+            style.red("error:"),
+            crate::redact::scrub(&e.to_string())
+        ),
     }
 }
 
@@ -310,7 +315,7 @@ fn print_banner(setup: &Setup, style: Style) {
         style.bold("Ling"),
         env!("CARGO_PKG_VERSION"),
         style.cyan(setup.agent.model()),
-        style.dim(&setup.settings.base_url)
+        style.dim(&crate::redact::url(&setup.settings.base_url))
     );
     println!(
         "{}",
