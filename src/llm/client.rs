@@ -154,8 +154,12 @@ impl Failure {
         }
     }
 
-    /// One line for `StreamEvent::Retrying`.
+    /// One line for `StreamEvent::Retrying` and the log, scrubbed: a server may quote the key.
     fn reason(&self) -> String {
+        redact::scrub(&self.unscrubbed_reason())
+    }
+
+    fn unscrubbed_reason(&self) -> String {
         match self {
             Self::Connect(detail) => format!("could not connect: {detail}"),
             Self::Network(detail) => format!("connection failed: {detail}"),
@@ -381,7 +385,8 @@ impl LlmClient {
                 .unwrap_or_default();
             return Err(Failure::Status {
                 status: status.as_u16(),
-                message: server_message(&text),
+                // A server may quote the key or the URL back.
+                message: redact::scrub(&server_message(&text)),
                 retry_after,
             });
         }

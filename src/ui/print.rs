@@ -62,6 +62,7 @@ impl StderrLog {
         }
     }
 
+    /// Every line is scrubbed of secrets (`crate::redact`), as all of stderr is.
     fn emit(&self, event: &AgentEvent) {
         let mut lines = self.lines.lock().unwrap_or_else(|e| e.into_inner());
         let mut err = std::io::stderr().lock();
@@ -70,7 +71,8 @@ impl StderrLog {
                 if let Some(newline) = lines.interrupt() {
                     let _ = err.write_all(newline.as_bytes());
                 }
-                let _ = err.write_all(lines.begin(self.style, id, name, input).as_bytes());
+                let line = lines.begin(self.style, id, name, input);
+                let _ = err.write_all(crate::redact::scrub(&line).as_bytes());
             }
             AgentEvent::ToolCallEnd {
                 id,
@@ -79,7 +81,8 @@ impl StderrLog {
                 display,
                 ..
             } if self.tools => {
-                let _ = err.write_all(lines.end(self.style, id, content, *is_error).as_bytes());
+                let line = lines.end(self.style, id, content, *is_error);
+                let _ = err.write_all(crate::redact::scrub(&line).as_bytes());
                 if let (Some(display), true) = (display, self.verbose) {
                     let _ = writeln!(err, "{}", styled_display(self.style, display));
                 }
@@ -89,7 +92,7 @@ impl StderrLog {
                     if let Some(newline) = lines.interrupt() {
                         let _ = err.write_all(newline.as_bytes());
                     }
-                    let _ = writeln!(err, "{line}");
+                    let _ = writeln!(err, "{}", crate::redact::scrub(&line));
                 }
             }
         }
