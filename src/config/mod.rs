@@ -1,6 +1,8 @@
 //! Configuration: where Ling's files live, how they are parsed (with file, line and column on
 //! error), and the raw → resolved settings of `.ling/settings.json` and `~/.ling/settings.json`.
 //! Hook and MCP server files have their own raw/resolved pairs in `hooks.rs` and `mcp.rs`.
+//! `bounded_read.rs` reads files Ling does not own (regular files only, size-capped) and
+//! `private_fs.rs` writes the owner-only files under `LING_HOME`.
 
 pub mod bounded_read;
 mod error;
