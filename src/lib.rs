@@ -10,11 +10,13 @@ pub mod agent;
 pub mod cli;
 pub mod config;
 pub mod hooks;
+pub mod http_client;
 pub mod llm;
 pub mod log;
 pub mod mcp;
 pub mod permissions;
 pub mod process;
+pub mod redact;
 pub mod tools;
 pub mod ui;
 

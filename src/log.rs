@@ -3,6 +3,8 @@
 //! UI. Until [`init`] enables a level every call is one relaxed atomic load and the message is
 //! never built; the file is opened on the first line written and only appended to, one write per
 //! line, so several Ling processes can share it. A log that cannot be written is switched off.
+//! The file is owner-only (0600 in a 0700 folder) and every line is scrubbed of secrets
+//! (`crate::redact`) before it is written.
 
 use std::fs::File;
 use std::io::Write;
@@ -88,7 +90,7 @@ pub fn log(level: Level, message: impl FnOnce() -> String) {
         &chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
         std::process::id(),
         level,
-        &message(),
+        &crate::redact::scrub(&message()),
     );
     let mut file = file
         .lock()
@@ -115,16 +117,9 @@ pub fn debug(message: impl FnOnce() -> String) {
 }
 
 fn open() -> Option<Mutex<File>> {
-    let opened = TARGET.get().and_then(|path| {
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir).ok()?;
-        }
-        std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(path)
-            .ok()
-    });
+    let opened = TARGET
+        .get()
+        .and_then(|path| crate::config::private_fs::open_append(path).ok());
     if opened.is_none() {
         LEVEL.store(0, Ordering::Relaxed);
     }

@@ -106,6 +106,8 @@ pub struct Agent {
     stop_request: Mutex<Option<String>>,
     /// Held while the user is asked, so two questions never share the terminal.
     approval_turn: tokio::sync::Mutex<()>,
+    /// Setup warnings not yet shown (see [`Agent::take_warnings`]).
+    warnings: Vec<String>,
 }
 
 impl Agent {
@@ -116,7 +118,7 @@ impl Agent {
         options: AgentOptions,
         session: Session,
     ) -> Self {
-        let system_prompt =
+        let (system_prompt, warnings) =
             build_system_prompt(&options.root, &llm.config().model, &options.prompt);
         Self {
             llm,
@@ -135,7 +137,13 @@ impl Agent {
             session_context: Vec::new(),
             stop_request: Mutex::new(None),
             approval_turn: tokio::sync::Mutex::new(()),
+            warnings,
         }
+    }
+
+    /// Problems found while setting up (an `AGENTS.md` skipped or cut), for the UI to show once.
+    pub fn take_warnings(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.warnings)
     }
 
     /// Runs these hooks around everything the agent does.
@@ -177,7 +185,8 @@ impl Agent {
     }
 
     fn rebuild_system_prompt(&mut self) {
-        let mut prompt = build_system_prompt(
+        // Warnings were given when the agent was made; a rebuild reads the same files.
+        let (mut prompt, _) = build_system_prompt(
             &self.options.root,
             &self.llm.config().model,
             &self.options.prompt,
@@ -219,7 +228,7 @@ impl Agent {
 
     pub fn set_model(&mut self, model: String) {
         self.llm.set_model(model);
-        self.system_prompt = build_system_prompt(
+        (self.system_prompt, _) = build_system_prompt(
             &self.options.root,
             &self.llm.config().model,
             &self.options.prompt,

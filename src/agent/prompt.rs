@@ -1,12 +1,19 @@
 //! The system prompt: the built-in Markdown prompt, facts about the environment, and the project's
-//! own instructions (`AGENTS.md`, `LING.md`) when present.
+//! own instructions (`AGENTS.md`, `LING.md`) when present. An instruction file is read only when
+//! it is a regular file inside the project root after symlinks (an `AGENTS.md` linked to
+//! `~/.ssh/id_rsa` is skipped), and only its first [`INSTRUCTIONS_LIMIT`] bytes; what was skipped
+//! or cut comes back as a warning for the user.
 
 use std::path::Path;
+
+use crate::config::bounded_read::{BoundedReadError, lossy_text, read_regular};
 
 const BUILTIN: &str = include_str!("../prompts/system.md");
 
 /// Project instruction files read from the project root, in this order.
 const INSTRUCTION_FILES: [&str; 2] = ["AGENTS.md", "LING.md"];
+/// The most of one instruction file that goes into the prompt (64 KiB).
+pub const INSTRUCTIONS_LIMIT: usize = 64 * 1024;
 
 /// How the user changed the prompt on the command line.
 #[derive(Debug, Clone, Default)]
@@ -17,7 +24,13 @@ pub struct PromptOptions {
     pub append: Option<String>,
 }
 
-pub fn build_system_prompt(root: &Path, model: &str, options: &PromptOptions) -> String {
+/// The system prompt, and warnings about instruction files that were skipped or cut.
+pub fn build_system_prompt(
+    root: &Path,
+    model: &str,
+    options: &PromptOptions,
+) -> (String, Vec<String>) {
+    let mut warnings = Vec::new();
     let mut prompt = options
         .replace
         .clone()
@@ -41,13 +54,14 @@ pub fn build_system_prompt(root: &Path, model: &str, options: &PromptOptions) ->
         prompt.push_str("- The project is a git repository.\n");
     }
     for name in INSTRUCTION_FILES {
-        if let Ok(text) = std::fs::read_to_string(root.join(name)) {
-            if !text.trim().is_empty() {
-                prompt.push_str(&format!(
-                    "\n# Project instructions ({name})\n\n{}\n",
-                    text.trim_end()
-                ));
-            }
+        let Some(text) = read_instructions(root, name, &mut warnings) else {
+            continue;
+        };
+        if !text.trim().is_empty() {
+            prompt.push_str(&format!(
+                "\n# Project instructions ({name})\n\n{}\n",
+                text.trim_end()
+            ));
         }
     }
     if let Some(extra) = &options.append {
@@ -55,7 +69,47 @@ pub fn build_system_prompt(root: &Path, model: &str, options: &PromptOptions) ->
         prompt.push_str(extra.trim_end());
         prompt.push('\n');
     }
-    prompt
+    (prompt, warnings)
+}
+
+/// One instruction file's text, if it may be read; a warning says why not, or that it was cut.
+fn read_instructions(root: &Path, name: &str, warnings: &mut Vec<String>) -> Option<String> {
+    let path = root.join(name);
+    // Missing (or a dangling symlink): nothing to say.
+    let resolved = std::fs::canonicalize(&path).ok()?;
+    let inside = std::fs::canonicalize(root).is_ok_and(|root| resolved.starts_with(root));
+    if !inside {
+        warnings.push(format!(
+            "{name} was not read: it leads to {}, outside the project root; project instructions \
+             are read only from inside the project",
+            resolved.display()
+        ));
+        return None;
+    }
+    match read_regular(&resolved, INSTRUCTIONS_LIMIT) {
+        Ok(Some(read)) => {
+            if read.cut {
+                warnings.push(format!(
+                    "{name} is larger than {} KiB; only its first {} KiB went into the system \
+                     prompt",
+                    INSTRUCTIONS_LIMIT / 1024,
+                    INSTRUCTIONS_LIMIT / 1024
+                ));
+            }
+            Some(lossy_text(&read.bytes, read.cut))
+        }
+        Ok(None) => None,
+        Err(BoundedReadError::NotRegular { kind, .. }) => {
+            warnings.push(format!(
+                "{name} was not read: it is {kind}, not a regular file"
+            ));
+            None
+        }
+        Err(e) => {
+            warnings.push(format!("{name} was not read: {e}"));
+            None
+        }
+    }
 }
 
 #[cfg(test)]
@@ -67,7 +121,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
         std::fs::write(dir.path().join("AGENTS.md"), "Always run `make test`.\n")
             .unwrap_or_else(|e| panic!("{e}"));
-        let prompt = build_system_prompt(dir.path(), "m1", &PromptOptions::default());
+        let (prompt, warnings) = build_system_prompt(dir.path(), "m1", &PromptOptions::default());
+        assert!(warnings.is_empty(), "{warnings:?}");
         assert!(prompt.starts_with("You are Ling"));
         assert!(prompt.contains(&dir.path().display().to_string()));
         assert!(prompt.contains("# Project instructions (AGENTS.md)\n\nAlways run `make test`."));
@@ -81,8 +136,61 @@ mod tests {
             replace: Some("Custom.".into()),
             append: Some("Extra rule.".into()),
         };
-        let prompt = build_system_prompt(dir.path(), "m", &options);
+        let (prompt, _) = build_system_prompt(dir.path(), "m", &options);
         assert!(prompt.starts_with("Custom.\n\n# Environment"));
         assert!(prompt.trim_end().ends_with("Extra rule."));
+    }
+
+    fn tmp() -> tempfile::TempDir {
+        tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    #[test]
+    fn a_symlink_out_of_the_root_is_skipped_with_a_warning() {
+        let (root, outside) = (tmp(), tmp());
+        let secret = outside.path().join("id_rsa");
+        std::fs::write(&secret, "PRIVATE KEY MARKER").unwrap_or_else(|e| panic!("{e}"));
+        std::os::unix::fs::symlink(&secret, root.path().join("AGENTS.md"))
+            .unwrap_or_else(|e| panic!("{e}"));
+        let (prompt, warnings) = build_system_prompt(root.path(), "m", &PromptOptions::default());
+        assert!(!prompt.contains("PRIVATE KEY MARKER"));
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        assert!(
+            warnings[0].starts_with("AGENTS.md was not read: it leads to ")
+                && warnings[0].contains("outside the project root"),
+            "{warnings:?}"
+        );
+    }
+
+    #[test]
+    fn a_symlink_inside_the_root_is_read() {
+        let root = tmp();
+        std::fs::create_dir(root.path().join("docs")).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(root.path().join("docs/rules.md"), "Use tabs.")
+            .unwrap_or_else(|e| panic!("{e}"));
+        std::os::unix::fs::symlink("docs/rules.md", root.path().join("LING.md"))
+            .unwrap_or_else(|e| panic!("{e}"));
+        let (prompt, warnings) = build_system_prompt(root.path(), "m", &PromptOptions::default());
+        assert!(prompt.contains("# Project instructions (LING.md)\n\nUse tabs."));
+        assert!(warnings.is_empty(), "{warnings:?}");
+    }
+
+    #[test]
+    fn a_large_file_is_cut_and_a_fifo_skipped() {
+        let root = tmp();
+        let big = format!("START{}END", "x".repeat(INSTRUCTIONS_LIMIT));
+        std::fs::write(root.path().join("AGENTS.md"), &big).unwrap_or_else(|e| panic!("{e}"));
+        nix::unistd::mkfifo(&root.path().join("LING.md"), nix::sys::stat::Mode::S_IRWXU)
+            .unwrap_or_else(|e| panic!("{e}"));
+        let (prompt, warnings) = build_system_prompt(root.path(), "m", &PromptOptions::default());
+        assert!(prompt.contains("START") && !prompt.contains("END"));
+        assert_eq!(
+            warnings,
+            vec![
+                "AGENTS.md is larger than 64 KiB; only its first 64 KiB went into the system prompt"
+                    .to_string(),
+                "LING.md was not read: it is a FIFO (named pipe), not a regular file".to_string(),
+            ]
+        );
     }
 }

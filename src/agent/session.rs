@@ -166,13 +166,8 @@ impl Session {
             return;
         }
         let result = (|| -> std::io::Result<()> {
-            if let Some(dir) = self.transcript_path.parent() {
-                std::fs::create_dir_all(dir)?;
-            }
-            let mut file = std::fs::OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(&self.transcript_path)?;
+            // Owner-only: a transcript holds everything the model saw.
+            let mut file = crate::config::private_fs::open_append(&self.transcript_path)?;
             let mut text = String::new();
             if let Some(header) = &self.header {
                 text.push_str(&to_line(&Line::Session(header.clone()))?);

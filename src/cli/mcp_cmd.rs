@@ -246,5 +246,6 @@ fn command_error(e: CommandError) -> CliError {
         CommandError::Config(e) => CliError::Config(e),
         CommandError::Usage(message) => CliError::Usage(message),
         CommandError::Mcp(e) => CliError::Failed(e.to_string()),
+        CommandError::Call(message) => CliError::Failed(message),
     }
 }

@@ -124,7 +124,7 @@ pub async fn run(mut setup: Setup, args: &RunArgs, prompt: String) -> Result<Exi
     let watcher = tokio::spawn(super::signals::watch(cancel.clone()));
     crate::ui::output::cancel_on_closed_stdout(cancel.clone());
 
-    let (ending, session_started) = drive(&mut setup, &output, &prompt, &cancel).await;
+    let (mut ending, session_started) = drive(&mut setup, &output, &prompt, &cancel).await;
     watcher.abort();
     if let Output::Text(text) = &output {
         text.finish();
@@ -140,6 +140,8 @@ pub async fn run(mut setup: Setup, args: &RunArgs, prompt: String) -> Result<Exi
         return Ok(Exit::Success);
     }
     if ending.is_error() {
+        // The answer of a successful run stays byte-exact; an error is Ling's own text.
+        ending.text = crate::redact::scrub(&ending.text);
         stderr_line(format!("error: {}", ending.text));
     }
     if output.is_json() {

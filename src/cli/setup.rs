@@ -158,6 +158,7 @@ impl Setup {
         );
         let mut agent = Agent::new(llm, ToolRegistry::builtins(), permissions, options, session)
             .with_hooks(hooks);
+        warnings.extend(agent.take_warnings());
         // Started last, once nothing else can fail, so no server is left running on an error.
         let mut manager_options = ManagerOptions::new(paths.clone());
         manager_options.handler = Some(mcp_host.clone());

@@ -13,6 +13,17 @@ pub enum ConfigError {
     },
     #[error("{}: {message}", path.display())]
     Invalid { path: PathBuf, message: String },
+    #[error(
+        "{} is {kind}, not a regular file; Ling reads configuration only from regular files (a \
+         symlink to one is fine): replace it with a file or remove it",
+        path.display()
+    )]
+    NotRegular { path: PathBuf, kind: &'static str },
+    #[error(
+        "{} is larger than {limit_mib} MiB, the most a configuration file may be; make it smaller",
+        path.display()
+    )]
+    TooLarge { path: PathBuf, limit_mib: usize },
     #[error("cannot read {}: {source}", path.display())]
     Read {
         path: PathBuf,

@@ -1,8 +1,40 @@
+//! Reading the JSON configuration files (`settings.json`, `hooks.json`, `mcp.json`, user and
+//! project, and `--mcp-config FILE`): regular files only, at most [`CONFIG_FILE_LIMIT`] bytes,
+//! with file, line and column on every error.
+
 use std::path::Path;
 
 use serde::de::DeserializeOwned;
 
 use super::ConfigError;
+use super::bounded_read::{BoundedReadError, read_regular};
+
+/// The largest configuration file Ling reads (4 MiB).
+pub const CONFIG_FILE_LIMIT: usize = 4 * 1024 * 1024;
+
+/// The text of a configuration file. A missing file is `Ok(None)`; a FIFO, a device, a folder,
+/// a file over [`CONFIG_FILE_LIMIT`] or one that is not UTF-8 is an error naming it.
+pub fn read_config_text(path: &Path) -> Result<Option<String>, ConfigError> {
+    let read = read_regular(path, CONFIG_FILE_LIMIT).map_err(|e| match e {
+        BoundedReadError::NotRegular { path, kind } => ConfigError::NotRegular { path, kind },
+        BoundedReadError::Io { path, source } => ConfigError::Read { path, source },
+    })?;
+    let Some(read) = read else {
+        return Ok(None);
+    };
+    if read.cut {
+        return Err(ConfigError::TooLarge {
+            path: path.to_path_buf(),
+            limit_mib: CONFIG_FILE_LIMIT / (1024 * 1024),
+        });
+    }
+    String::from_utf8(read.bytes)
+        .map(Some)
+        .map_err(|e| ConfigError::Read {
+            path: path.to_path_buf(),
+            source: std::io::Error::new(std::io::ErrorKind::InvalidData, e.utf8_error()),
+        })
+}
 
 /// Reads a JSON file. A missing file is `Ok(None)`; unreadable or invalid JSON is an error with
 /// the file, line and column.
@@ -12,20 +44,6 @@ pub fn read_json_value(path: &Path) -> Result<Option<(String, serde_json::Value)
     };
     let value = serde_json::from_str(&text).map_err(|e| syntax_error(path, &e))?;
     Ok(Some((text, value)))
-}
-
-/// Reads a config file's text. A missing file is `Ok(None)`; an unreadable one is an error.
-/// Every config file is read through here (the trust fingerprint too), so limits on what a
-/// config file may be apply to all of them.
-pub fn read_config_text(path: &Path) -> Result<Option<String>, ConfigError> {
-    match std::fs::read_to_string(path) {
-        Ok(text) => Ok(Some(text)),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(source) => Err(ConfigError::Read {
-            path: path.to_path_buf(),
-            source,
-        }),
-    }
 }
 
 /// Reads and deserializes a JSON file into its raw config struct. A missing file is `Ok(None)`.

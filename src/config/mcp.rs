@@ -403,8 +403,14 @@ pub fn resolve_server(
 }
 
 /// Adds (or replaces) one entry in `file`, keeping every other entry and key as they were.
-/// Returns whether an entry of that name was replaced.
-pub fn add_server_entry(file: &Path, name: &str, entry: &RawServer) -> Result<bool, ConfigError> {
+/// Returns whether an entry of that name was replaced. `owner_only` (a file under `LING_HOME`)
+/// writes it 0600 in a 0700 folder.
+pub fn add_server_entry(
+    file: &Path,
+    name: &str,
+    entry: &RawServer,
+    owner_only: bool,
+) -> Result<bool, ConfigError> {
     validate_server_name(name).map_err(|message| ConfigError::Invalid {
         path: file.to_path_buf(),
         message,
@@ -413,12 +419,13 @@ pub fn add_server_entry(file: &Path, name: &str, entry: &RawServer) -> Result<bo
     let mut root = read_object(file)?;
     let servers = servers_object(&mut root, file)?;
     let replaced = servers.insert(name.to_string(), entry).is_some();
-    write_atomically(file, &Value::Object(root))?;
+    write_atomically(file, &Value::Object(root), owner_only)?;
     Ok(replaced)
 }
 
 /// Removes one entry from `file`. Returns false (and leaves the file alone) when it is not there.
-pub fn remove_server_entry(file: &Path, name: &str) -> Result<bool, ConfigError> {
+/// `owner_only` as for [`add_server_entry`].
+pub fn remove_server_entry(file: &Path, name: &str, owner_only: bool) -> Result<bool, ConfigError> {
     if !file.exists() {
         return Ok(false);
     }
@@ -427,7 +434,7 @@ pub fn remove_server_entry(file: &Path, name: &str) -> Result<bool, ConfigError>
     if servers.shift_remove(name).is_none() {
         return Ok(false);
     }
-    write_atomically(file, &Value::Object(root))?;
+    write_atomically(file, &Value::Object(root), owner_only)?;
     Ok(true)
 }
 
@@ -457,17 +464,20 @@ fn servers_object<'a>(
 
 /// Writes to a temporary file beside `file`, then renames it over, so a crash never leaves half
 /// a config behind.
-fn write_atomically(file: &Path, value: &Value) -> Result<(), ConfigError> {
+fn write_atomically(file: &Path, value: &Value, owner_only: bool) -> Result<(), ConfigError> {
     let io_err = |source| ConfigError::Read {
         path: file.to_path_buf(),
         source,
     };
-    if let Some(dir) = file.parent() {
-        std::fs::create_dir_all(dir).map_err(io_err)?;
-    }
     let mut text =
         serde_json::to_string_pretty(value).map_err(|e| ConfigError::Other(e.to_string()))?;
     text.push('\n');
+    if owner_only {
+        return super::private_fs::write_atomic(file, text.as_bytes()).map_err(io_err);
+    }
+    if let Some(dir) = file.parent() {
+        std::fs::create_dir_all(dir).map_err(io_err)?;
+    }
     let tmp = file.with_extension(format!("json.tmp-{}", std::process::id()));
     std::fs::write(&tmp, text).map_err(io_err)?;
     std::fs::rename(&tmp, file).map_err(|e| {

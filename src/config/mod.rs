@@ -2,17 +2,21 @@
 //! error), and the raw → resolved settings of `.ling/settings.json` and `~/.ling/settings.json`.
 //! Hook and MCP server files have their own raw/resolved pairs in `hooks.rs` and `mcp.rs`.
 //! Whether the project's own files apply at all is decided once, in `trust`.
+//! `bounded_read.rs` reads files Ling does not own (regular files only, size-capped) and
+//! `private_fs.rs` writes the owner-only files under `LING_HOME`.
 
+pub mod bounded_read;
 mod error;
 pub mod hooks;
 mod json;
 pub mod mcp;
 mod paths;
+pub mod private_fs;
 mod settings;
 pub mod trust;
 
 pub use error::ConfigError;
-pub use json::{read_json_file, read_json_value};
+pub use json::{CONFIG_FILE_LIMIT, read_config_text, read_json_file, read_json_value};
 pub use paths::{Paths, expand_vars, expand_vars_with, ling_home, var_names};
 pub use settings::{
     DEFAULT_MAX_RETRY_DELAY_MS, DEFAULT_MAX_STREAM_LINE_BYTES, ElicitationPolicy, PermissionMode,

@@ -17,6 +17,7 @@ use super::outcome::{Effect, HookNotice, HookOutcome, NoticeKind, combine};
 use super::output::{RunResult, interpret};
 use crate::config::hooks::{HandlerKind, HookEventName, HookHandler, HookLayers, HooksConfig};
 use crate::config::{ConfigError, Paths, ProjectConfig};
+use crate::http_client::{self, ClientOptions, Target};
 use crate::process::ChildEnv;
 
 /// One loaded handler, as `ling hooks list` shows it.
@@ -263,8 +264,8 @@ impl HookEngine {
         self.inner
             .http
             .get_or_init(|| {
-                reqwest::Client::builder()
-                    .build()
+                let options = ClientOptions::new(Target::Hook);
+                http_client::build(options)
                     .map_err(|e| format!("cannot set up HTTP for hooks: {e}"))
             })
             .as_ref()
@@ -331,6 +332,6 @@ fn describe(kind: &HandlerKind) -> String {
                 None => format!("command `{one_line}`"),
             }
         }
-        HandlerKind::Http { url, .. } => format!("http {url}"),
+        HandlerKind::Http { url, .. } => format!("http {}", crate::redact::url(url)),
     }
 }

@@ -7,6 +7,7 @@ use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 
 use super::output::RunResult;
 use crate::config::expand_vars;
+use crate::http_client::redirect_refusal;
 
 /// The most of a response body kept.
 const BODY_CAP: usize = 1 << 20;
@@ -22,6 +23,8 @@ pub(crate) async fn run_http(
         Ok(headers) => headers,
         Err(message) => return RunResult::Failed(message),
     };
+    crate::redact::register_url(url);
+    let shown = crate::redact::url(url);
     let request = client
         .post(url)
         .headers(headers)
@@ -31,7 +34,10 @@ pub(crate) async fn run_http(
     let mut response = match request.send().await {
         Ok(response) => response,
         Err(e) if e.is_timeout() => return RunResult::TimedOut(timeout),
-        Err(e) => return RunResult::Failed(format!("POST {url} failed: {}", error_chain(&e))),
+        Err(e) => match redirect_refusal(&e) {
+            Some(refusal) => return RunResult::Failed(format!("POST {shown}: {refusal}")),
+            None => return RunResult::Failed(format!("POST {shown} failed: {}", error_chain(&e))),
+        },
     };
     let status = response.status().as_u16();
     let mut body = Vec::new();
@@ -45,7 +51,7 @@ pub(crate) async fn run_http(
             Err(e) if e.is_timeout() => return RunResult::TimedOut(timeout),
             Err(e) => {
                 return RunResult::Failed(format!(
-                    "reading the response of {url} failed: {}",
+                    "reading the response of {shown} failed: {}",
                     error_chain(&e)
                 ));
             }
@@ -61,6 +67,7 @@ fn header_map(headers: &[(String, String)]) -> Result<HeaderMap, String> {
     let mut map = HeaderMap::with_capacity(headers.len());
     for (name, value) in headers {
         let value = expand_vars(value).map_err(|e| format!("header {name}: {e}"))?;
+        crate::redact::register_header(name, &value);
         let name = HeaderName::from_bytes(name.as_bytes())
             .map_err(|_| format!("{name:?} is not a valid header name"))?;
         let value = HeaderValue::from_str(&value)
@@ -70,7 +77,8 @@ fn header_map(headers: &[(String, String)]) -> Result<HeaderMap, String> {
     Ok(map)
 }
 
-/// reqwest's own message is terse ("error sending request"); the cause is in its sources.
+/// reqwest's own message is terse ("error sending request"); the cause is in its sources. The
+/// URL reqwest quotes is masked.
 fn error_chain(e: &dyn std::error::Error) -> String {
     let mut text = e.to_string();
     let mut source = e.source();
@@ -79,5 +87,5 @@ fn error_chain(e: &dyn std::error::Error) -> String {
         text.push_str(&cause.to_string());
         source = cause.source();
     }
-    text
+    crate::redact::redact_urls(&text)
 }

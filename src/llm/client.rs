@@ -16,10 +16,14 @@ use super::sse::{LineTooLong, SseDecoder};
 use super::stream::{ChunkAssembler, StreamError};
 use super::types::{Completion, Message, StreamEvent, ToolSpec};
 use crate::config::{DEFAULT_MAX_RETRY_DELAY_MS, DEFAULT_MAX_STREAM_LINE_BYTES, Settings};
+use crate::http_client::{self, ClientOptions, Target, redirect_refusal};
+use crate::redact;
 
 pub const DEFAULT_RETRY_BASE_DELAY: Duration = Duration::from_millis(500);
 /// Overrides `retry_base_delay` in milliseconds; the integration tests use it to retry quickly.
 pub const RETRY_BASE_ENV: &str = "LING_RETRY_BASE_MS";
+/// How much of an HTTP error body is read; the message quoted from it is shorter still.
+const ERROR_BODY_CAP: usize = 64 * 1024;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct LlmConfig {
@@ -159,8 +163,12 @@ impl Failure {
         }
     }
 
-    /// One line for `StreamEvent::Retrying`.
+    /// One line for `StreamEvent::Retrying` and the log, scrubbed: a server may quote the key.
     fn reason(&self) -> String {
+        redact::scrub(&self.unscrubbed_reason())
+    }
+
+    fn unscrubbed_reason(&self) -> String {
         match self {
             Self::Connect(detail) => format!("could not connect: {detail}"),
             Self::Network(detail) => format!("connection failed: {detail}"),
@@ -177,7 +185,7 @@ impl Failure {
 impl LlmClient {
     pub fn new(config: LlmConfig) -> Result<Self, LlmError> {
         let invalid = |reason: String| LlmError::InvalidBaseUrl {
-            base_url: config.base_url.clone(),
+            base_url: redact::url(&config.base_url),
             reason,
         };
         // `localhost:8080` parses as a URL with the scheme `localhost`, so check the scheme too.
@@ -187,14 +195,16 @@ impl LlmClient {
                 "it must start with http:// or https://".to_string(),
             ));
         }
-        let mut builder = reqwest::Client::builder().connect_timeout(config.connect_timeout);
         // A local server is never behind the user's HTTP proxy (and the tests' mock is not).
-        if is_loopback(&url) {
-            builder = builder.no_proxy();
+        let options = ClientOptions::new(Target::Model)
+            .connect_timeout(config.connect_timeout)
+            .no_proxy(is_loopback(&url));
+        let http = http_client::build(options).map_err(|e| LlmError::Setup(e.to_string()))?;
+        // From here on the key and the URL's own secrets are masked in everything Ling shows.
+        if let Some(key) = &config.api_key {
+            redact::register(key);
         }
-        let http = builder
-            .build()
-            .map_err(|e| LlmError::Setup(e.to_string()))?;
+        redact::register_url(&config.base_url);
         Ok(Self { http, config })
     }
 
@@ -206,11 +216,17 @@ impl LlmClient {
         self.config.model = model;
     }
 
+    /// `{base_url}/chat/completions`, keeping a query the base URL has (`?api-version=...`)
+    /// after the path.
     fn endpoint(&self) -> String {
-        format!(
-            "{}/chat/completions",
-            self.config.base_url.trim_end_matches('/')
-        )
+        let base = &self.config.base_url;
+        let (path, rest) = base.split_at(base.find(['?', '#']).unwrap_or(base.len()));
+        format!("{}/chat/completions{rest}", path.trim_end_matches('/'))
+    }
+
+    /// The endpoint as errors and the log show it: without userinfo and query values.
+    fn shown_endpoint(&self) -> String {
+        redact::url(&self.endpoint())
     }
 
     /// Checks what can be checked before sending anything (no key for api.openai.com).
@@ -220,7 +236,7 @@ impl LlmClient {
             .and_then(|url| url.host_str().map(str::to_ascii_lowercase));
         if self.config.api_key.is_none() && host.as_deref() == Some("api.openai.com") {
             return Err(LlmError::MissingApiKey {
-                base_url: self.config.base_url.clone(),
+                base_url: redact::url(&self.config.base_url),
                 env: self.config.api_key_env.clone(),
             });
         }
@@ -253,7 +269,7 @@ impl LlmClient {
         crate::log::debug(|| {
             format!(
                 "llm: POST {} model={} messages={} tools={} bytes={}",
-                self.endpoint(),
+                self.shown_endpoint(),
                 self.config.model,
                 messages.len(),
                 tools.len(),
@@ -374,13 +390,13 @@ impl LlmClient {
         });
         if !status.is_success() {
             let retry_after = retry_after(response.headers());
-            let text = match timeout(self.config.idle_timeout, response.text()).await {
-                Ok(Ok(text)) => text,
-                _ => String::new(),
-            };
+            let text = timeout(self.config.idle_timeout, error_body(&mut response))
+                .await
+                .unwrap_or_default();
             return Err(Failure::Status {
                 status: status.as_u16(),
-                message: server_message(&text),
+                // A server may quote the key or the URL back.
+                message: redact::scrub(&server_message(&text)),
                 retry_after,
             });
         }
@@ -469,7 +485,7 @@ impl LlmClient {
     }
 
     fn error_for(&self, failure: Failure, attempts: u32) -> LlmError {
-        let url = self.endpoint();
+        let url = self.shown_endpoint();
         match failure {
             Failure::Connect(detail) => LlmError::Connect {
                 url,
@@ -502,7 +518,7 @@ impl LlmClient {
                 },
                 404 => LlmError::NotFound {
                     url,
-                    base_url: self.config.base_url.clone(),
+                    base_url: redact::url(&self.config.base_url),
                     model: self.config.model.clone(),
                     message,
                 },
@@ -553,8 +569,10 @@ fn send_failure(e: &reqwest::Error) -> Failure {
         }
     } else if e.is_connect() {
         Failure::Connect(innermost(e))
+    } else if let Some(refusal) = redirect_refusal(e) {
+        Failure::Fatal(LlmError::Redirect(refusal.clone()))
     } else if e.is_builder() {
-        Failure::Fatal(LlmError::Setup(e.to_string()))
+        Failure::Fatal(LlmError::Setup(redact::scrub(&e.to_string())))
     } else {
         Failure::Network(innermost(e))
     }
@@ -568,6 +586,22 @@ fn innermost(e: &reqwest::Error) -> String {
         source = next;
     }
     source.to_string()
+}
+
+/// The start of an error body: at most [`ERROR_BODY_CAP`] bytes are read, however much the
+/// server sends.
+async fn error_body(response: &mut reqwest::Response) -> String {
+    let mut body = Vec::new();
+    while body.len() < ERROR_BODY_CAP {
+        match response.chunk().await {
+            Ok(Some(chunk)) => {
+                let room = ERROR_BODY_CAP - body.len();
+                body.extend_from_slice(&chunk[..chunk.len().min(room)]);
+            }
+            Ok(None) | Err(_) => break,
+        }
+    }
+    String::from_utf8_lossy(&body).into_owned()
 }
 
 fn retry_after(headers: &HeaderMap) -> Option<Duration> {

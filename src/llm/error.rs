@@ -145,27 +145,34 @@ pub enum LlmError {
 
     #[error("could not set up the HTTP client: {0}")]
     Setup(String),
+
+    /// A redirect to another origin, or too many: never retried.
+    #[error(transparent)]
+    Redirect(#[from] crate::http_client::RedirectError),
 }
 
 /// The message of an error body: `{"error":{"message"}}`, `{"error":"..."}`, `{"message"}`, or
-/// the text itself, shortened.
+/// the text itself; shortened to 500 characters whichever it is.
 pub(crate) fn server_message(body: &str) -> String {
     const LIMIT: usize = 500;
     let body = body.trim();
     if body.is_empty() {
         return "(the response had no error message)".to_string();
     }
-    if let Ok(value) = serde_json::from_str::<serde_json::Value>(body) {
-        if let Some(error) = value.get("error") {
-            return super::stream::error_text(error);
-        }
-        if let Some(message) = value.get("message").and_then(|m| m.as_str()) {
-            return message.to_string();
-        }
-    }
-    match body.char_indices().nth(LIMIT) {
-        Some((end, _)) => format!("{}...", &body[..end]),
-        None => body.to_string(),
+    let message = match serde_json::from_str::<serde_json::Value>(body) {
+        Ok(value) => match (
+            value.get("error"),
+            value.get("message").and_then(|m| m.as_str()),
+        ) {
+            (Some(error), _) => super::stream::error_text(error),
+            (None, Some(message)) => message.to_string(),
+            (None, None) => body.to_string(),
+        },
+        Err(_) => body.to_string(),
+    };
+    match message.char_indices().nth(LIMIT) {
+        Some((end, _)) => format!("{}...", &message[..end]),
+        None => message,
     }
 }
 
@@ -234,6 +241,8 @@ mod tests {
         assert_eq!(server_message("plain text\n"), "plain text");
         assert_eq!(server_message(""), "(the response had no error message)");
         assert_eq!(server_message(&"x".repeat(600)).len(), 503);
+        let long = serde_json::json!({"error": {"message": "y".repeat(5000)}}).to_string();
+        assert_eq!(server_message(&long).len(), 503);
     }
 
     #[test]

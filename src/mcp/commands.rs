@@ -12,12 +12,13 @@ use tokio_util::sync::CancellationToken;
 
 use super::error::McpError;
 use super::manager::{ManagerOptions, McpManager, McpToolInfo, ServerState, ServerStatus};
-use super::redact::{MASK, Redactor, redact_urls, shown};
+use super::redact::{Redactor, shown};
 use super::render::RenderedResult;
 use crate::config::mcp::{
     MCP_FILE, RawServer, ServerConfig, TransportConfig, add_server_entry, remove_server_entry,
 };
 use crate::config::{ConfigError, Paths};
+use crate::redact::{MASK, redact_urls};
 
 #[derive(Debug, thiserror::Error)]
 pub enum CommandError {
@@ -28,6 +29,9 @@ pub enum CommandError {
     /// A bad argument; the message says which and how to write it.
     #[error("{0}")]
     Usage(String),
+    /// `ling mcp call` failed; the message is scrubbed of the server config's secrets.
+    #[error("{0}")]
+    Call(String),
 }
 
 /// Which file `add`/`remove` edit.
@@ -320,7 +324,7 @@ fn write_entry(
     entry: &RawServer,
 ) -> Result<String, CommandError> {
     let file = scope_file(paths, scope);
-    let replaced = add_server_entry(&file, name, entry)?;
+    let replaced = add_server_entry(&file, name, entry, file.starts_with(&paths.home))?;
     let verb = if replaced { "Replaced" } else { "Added" };
     Ok(format!(
         "{verb} MCP server {name:?} in {}\n",
@@ -336,7 +340,7 @@ pub fn remove(paths: &Paths, scope: Option<Scope>, name: &str) -> Result<String,
     };
     for scope in scopes {
         let file = scope_file(paths, scope);
-        if remove_server_entry(&file, name)? {
+        if remove_server_entry(&file, name, file.starts_with(&paths.home))? {
             return Ok(format!(
                 "Removed MCP server {name:?} from {}\n",
                 file.display()
@@ -388,11 +392,12 @@ pub async fn call(
         },
     };
     let server = config.name.clone();
+    let redactor = Redactor::for_config(&config);
     let manager: Arc<McpManager> = McpManager::start(vec![config], options);
     manager.wait_ready().await;
     let result = manager
         .call_server_tool(&server, tool, arguments, cancel, None)
         .await;
     manager.shutdown().await;
-    Ok(result?)
+    result.map_err(|e| CommandError::Call(redactor.scrub(&e.to_string())))
 }

@@ -1,12 +1,15 @@
 //! A server's log file, `LING_HOME/logs/mcp-<server>.log`: its stderr, the lines its stdout had
 //! that were not JSON-RPC, and its `notifications/message` entries. Nothing about a server ever
-//! reaches the terminal; error reports point here instead.
+//! reaches the terminal; error reports point here instead. The file is owner-only and its lines
+//! are scrubbed of the config's secrets: a server may print the token it was given.
 
 use std::collections::VecDeque;
 use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
+
+use super::redact::Redactor;
 
 /// How many stderr lines are kept in memory for error reports.
 const TAIL_LINES: usize = 20;
@@ -19,12 +22,15 @@ pub struct ServerLog {
     path: PathBuf,
     file: Mutex<Option<File>>,
     tail: Mutex<VecDeque<String>>,
+    /// The secrets of the server's config, kept out of every line.
+    redactor: Redactor,
 }
 
 impl ServerLog {
-    /// Opens (appending) `<logs_dir>/mcp-<server>.log`. When it cannot be opened, lines are
-    /// dropped: a log must never stop a server from starting.
-    pub fn open(logs_dir: &Path, server: &str) -> Self {
+    /// Opens (appending) `<logs_dir>/mcp-<server>.log`, owner-only. When it cannot be opened,
+    /// lines are dropped: a log must never stop a server from starting. `redactor` holds the
+    /// config's secrets, which no line will show.
+    pub fn open(logs_dir: &Path, server: &str, redactor: Redactor) -> Self {
         let safe: String = server
             .chars()
             .map(|c| {
@@ -36,13 +42,12 @@ impl ServerLog {
             })
             .collect();
         let path = logs_dir.join(format!("mcp-{safe}.log"));
-        let file = std::fs::create_dir_all(logs_dir)
-            .and_then(|()| File::options().create(true).append(true).open(&path))
-            .ok();
+        let file = crate::config::private_fs::open_append(&path).ok();
         Self {
             path,
             file: Mutex::new(file),
             tail: Mutex::new(VecDeque::new()),
+            redactor,
         }
     }
 
@@ -52,6 +57,7 @@ impl ServerLog {
             path: PathBuf::new(),
             file: Mutex::new(None),
             tail: Mutex::new(VecDeque::new()),
+            redactor: Redactor::default(),
         }
     }
 
@@ -59,20 +65,28 @@ impl ServerLog {
         &self.path
     }
 
-    /// Writes one entry: `<time> <kind>: <text>`.
+    /// `text` without the config's secrets (`${VAR}` values shown as written) nor any other
+    /// `crate::redact` knows, as the log and error reports show it.
+    pub fn scrub(&self, text: &str) -> String {
+        self.redactor.scrub(text)
+    }
+
+    /// Writes one entry: `<time> <kind>: <text>`, scrubbed of secrets.
     pub fn line(&self, kind: &str, text: &str) {
         let Ok(mut guard) = self.file.lock() else {
             return;
         };
         if let Some(file) = guard.as_mut() {
             let now = chrono::Local::now().format("%Y-%m-%dT%H:%M:%S%.3f");
-            let _ = writeln!(file, "{now} {kind}: {text}");
+            let _ = writeln!(file, "{now} {kind}: {}", self.scrub(text));
         }
     }
 
-    /// Records one stderr line: logged, and kept in the tail.
+    /// Records one stderr line: logged, and kept in the tail (scrubbed, as error reports quote
+    /// it).
     pub fn stderr(&self, text: &str) {
         self.line("stderr", text);
+        let text = self.scrub(text);
         if let Ok(mut tail) = self.tail.lock() {
             if tail.len() == TAIL_LINES {
                 tail.pop_front();

@@ -19,6 +19,7 @@ use super::error::McpError;
 use super::handler::ClientHandler;
 use super::log::ServerLog;
 use super::naming::{assign_names, normalize_schema, server_prefixes};
+use super::redact::Redactor;
 use super::render::{DEFAULT_OUTPUT_CAP, RenderedResult, render};
 use super::transport;
 use super::types::{ProgressCallback, ServerInfo, Tool};
@@ -138,7 +139,11 @@ impl McpManager {
                     ServerState::Starting
                 };
                 Slot {
-                    log: Arc::new(ServerLog::open(&logs, &config.name)),
+                    log: Arc::new(ServerLog::open(
+                        &logs,
+                        &config.name,
+                        Redactor::for_config(&config),
+                    )),
                     config,
                     state: Mutex::new(SlotState {
                         state,
@@ -362,7 +367,10 @@ impl McpManager {
 
     async fn run_start(self: Arc<Self>, index: usize, generation: u64) {
         let slot = &self.slots[index];
-        let outcome = self.connect(slot).await;
+        let outcome = self
+            .connect(slot)
+            .await
+            .map_err(|reason| (slot.log.scrub(&reason), reason));
         let mut stale = None;
         if let Ok(mut state) = slot.state.lock() {
             if state.generation != generation {
@@ -381,9 +389,11 @@ impl McpManager {
                             client,
                         ));
                     }
-                    Err(reason) => {
+                    Err((shown, reason)) => {
                         slot.log.line("ling", &format!("failed: {reason}"));
-                        state.state = ServerState::Failed(reason);
+                        // Shown on stderr, in `json` and by `/mcp`: never with the secrets of
+                        // the config (`${VAR}` values, URL userinfo and query values).
+                        state.state = ServerState::Failed(shown);
                     }
                 }
             }
@@ -497,12 +507,13 @@ impl McpManager {
 
     fn on_closed(&self, index: usize, generation: u64, reason: String) {
         let slot = &self.slots[index];
+        let shown = slot.log.scrub(&reason);
         if let Ok(mut state) = slot.state.lock() {
             if state.generation != generation {
                 return;
             }
             slot.log.line("ling", &format!("disconnected: {reason}"));
-            state.state = ServerState::Failed(reason);
+            state.state = ServerState::Failed(shown);
             state.client = None;
             state.tools.clear();
         }

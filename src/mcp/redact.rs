@@ -1,6 +1,7 @@
-//! Keeps secrets out of what `ling mcp get` and `list` show: a value written with `${VAR}` is
-//! shown as written (its expansion is often a token), URLs lose their userinfo and query values,
-//! and error text gets the same treatment, since errors quote commands, arguments and URLs.
+//! Keeps secrets out of what `ling mcp get`, `list` and `call` show: a value written with
+//! `${VAR}` is shown as written (its expansion is often a token), and error text gets the same
+//! treatment, since errors quote commands, arguments and URLs. URL masking and the secrets every
+//! output hides are `crate::redact`'s.
 
 use std::sync::LazyLock;
 
@@ -8,13 +9,12 @@ use regex::Regex;
 
 use crate::config::mcp::{RawMcpFile, RawServer, ServerConfig};
 use crate::config::{expand_vars, read_json_file};
+use crate::redact::{self, MASK};
 
 /// `${VAR}` and `${VAR:-default}`.
 static VARIABLE: LazyLock<Option<Regex>> = LazyLock::new(|| Regex::new(r"\$\{[^}]*\}").ok());
 /// Shorter expansions are not scrubbed from error text: they would match everywhere.
 const MIN_SECRET: usize = 3;
-/// What a hidden value is shown as.
-pub const MASK: &str = "***";
 
 /// The secrets of one server's config, and the entry as written.
 #[derive(Debug, Default)]
@@ -66,13 +66,13 @@ impl Redactor {
         self.raw.as_ref()
     }
 
-    /// `text` with every expanded secret replaced by its `${VAR}` and URLs redacted.
+    /// `text` with every expanded secret replaced by its `${VAR}`, then [`redact::scrub`]bed.
     pub fn scrub(&self, text: &str) -> String {
         let mut text = text.to_string();
         for (secret, shown) in &self.secrets {
             text = text.replace(secret.as_str(), shown);
         }
-        redact_urls(&text)
+        redact::scrub(&text)
     }
 }
 
@@ -91,80 +91,10 @@ fn variables(text: &str) -> Vec<&str> {
     }
 }
 
-/// Every URL in `text` without its userinfo (`user:pw@` becomes `***@`) and with its query
-/// values masked (`?api_key=x` becomes `?api_key=***`).
-pub fn redact_urls(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(at) = rest.find("://") {
-        let scheme = rest[..at]
-            .bytes()
-            .rev()
-            .take_while(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'-' | b'.'))
-            .count();
-        out.push_str(&rest[..at - scheme]);
-        let url = &rest[at - scheme..];
-        let end = url
-            .find(|c: char| c.is_whitespace() || matches!(c, '"' | '\'' | '<' | '>' | ')' | ']'))
-            .unwrap_or(url.len());
-        // Punctuation right after a URL ends the sentence, not the URL.
-        let end = url[..end].trim_end_matches(['.', ',', ':', ';']).len();
-        out.push_str(&redact_url(&url[..end], scheme + 3));
-        rest = &url[end..];
-    }
-    out.push_str(rest);
-    out
-}
-
-/// One URL; its authority starts at byte `start`.
-fn redact_url(url: &str, start: usize) -> String {
-    let (before, fragment) = url.split_at(url.find('#').unwrap_or(url.len()));
-    let (before, query) = match before.find('?') {
-        Some(q) => (&before[..q], Some(&before[q + 1..])),
-        None => (before, None),
-    };
-    let authority_end = before[start..]
-        .find('/')
-        .map_or(before.len(), |i| start + i);
-    let mut out = before[..start].to_string();
-    let authority = &before[start..authority_end];
-    match authority.rfind('@') {
-        Some(at) => out.push_str(&format!("{MASK}{}", &authority[at..])),
-        None => out.push_str(authority),
-    }
-    out.push_str(&before[authority_end..]);
-    if let Some(query) = query {
-        let pairs: Vec<String> = query
-            .split('&')
-            .map(|pair| match pair.split_once('=') {
-                Some((key, value)) if !value.is_empty() => format!("{key}={MASK}"),
-                _ => pair.to_string(),
-            })
-            .collect();
-        out.push('?');
-        out.push_str(&pairs.join("&"));
-    }
-    out.push_str(fragment);
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use pretty_assertions::assert_eq;
-
-    #[test]
-    fn urls_lose_userinfo_and_query_values() {
-        assert_eq!(
-            redact_urls("cannot connect (http://user:pw@127.0.0.1:9/mcp?api_key=abc&x=&y#top): no"),
-            "cannot connect (http://***@127.0.0.1:9/mcp?api_key=***&x=&y#top): no"
-        );
-        assert_eq!(
-            redact_urls("at https://u@example.com/a?k=v: refused, b://c@d."),
-            "at https://***@example.com/a?k=***: refused, b://***@d."
-        );
-        assert_eq!(redact_urls("no url here"), "no url here");
-    }
 
     #[test]
     fn templates_are_shown_as_written() {

@@ -119,11 +119,11 @@ pub fn cap_output(text: String, cap: usize, spill_dir: &Path) -> String {
     format!("{cut}\n\n{note}")
 }
 
+/// Saves the whole output, owner-only, in `dir`.
 fn spill(text: &str, dir: &Path) -> std::io::Result<PathBuf> {
-    std::fs::create_dir_all(dir)?;
     let stamp = chrono::Local::now().format("%Y%m%d-%H%M%S");
     let path = dir.join(format!("mcp-{stamp}-{}.txt", uuid::Uuid::new_v4().simple()));
-    std::fs::write(&path, text)?;
+    crate::config::private_fs::write_atomic(&path, text.as_bytes())?;
     Ok(path)
 }
 

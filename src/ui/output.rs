@@ -85,13 +85,13 @@ fn write_stdout(bytes: &[u8]) {
     }
 }
 
-/// Writes `text` to stderr and flushes; errors writing to stderr are ignored (nowhere left to
+/// Writes `text` to stderr, scrubbed of secrets (`crate::redact`: URL userinfo and query
+/// values, the API key), and flushes; errors writing to stderr are ignored (nowhere left to
 /// report them).
 pub fn stderr(text: impl Into<Term>) {
+    let text = crate::redact::scrub(text.into().as_str());
     let mut err = std::io::stderr().lock();
-    let _ = err
-        .write_all(text.into().as_str().as_bytes())
-        .and_then(|()| err.flush());
+    let _ = err.write_all(text.as_bytes()).and_then(|()| err.flush());
 }
 
 /// Writes one line to stderr.

@@ -68,6 +68,7 @@ impl StderrLog {
         }
     }
 
+    /// Every line is scrubbed of secrets (`crate::redact`), as all of stderr is.
     fn emit(&self, event: &AgentEvent) {
         let mut lines = self.lines.lock().unwrap_or_else(|e| e.into_inner());
         match event {

@@ -93,8 +93,9 @@ pub async fn run(mut setup: Setup, first_prompt: Option<String>) -> Result<Exit,
             continue;
         }
         let _ = editor.add_history_entry(line.as_str());
+        // rustyline writes the file 0600 itself; its folder is made owner-only here.
         if let Some(parent) = history_path.parent() {
-            let _ = std::fs::create_dir_all(parent);
+            let _ = crate::config::private_fs::create_dir(parent);
         }
         let _ = editor.save_history(&history_path);
 
@@ -298,7 +299,11 @@ async fn run_turn(setup: &mut Setup, ui: &Arc<ReplUi>, prompt: &str) {
                 stdout_line(term![style.yellow("prompt blocked by hook:"), " ", reason])
             }
         },
-        Err(e) => stdout_line(term![style.red("error:"), " ", e.to_string()]),
+        Err(e) => stdout_line(term![
+            style.red("error:"),
+            " ",
+            crate::redact::scrub(&e.to_string())
+        ]),
     }
 }
 
@@ -308,7 +313,7 @@ fn print_banner(setup: &Setup, style: Style) {
         concat!(" ", env!("CARGO_PKG_VERSION"), " · model "),
         style.cyan(setup.agent.model()),
         " · ",
-        style.dim(&setup.settings.base_url)
+        style.dim(&crate::redact::url(&setup.settings.base_url))
     ]);
     stdout_line(style.dim(&format!(
         "{} · /help for commands · Ctrl-D to exit",

@@ -5,8 +5,6 @@
 //! an empty store.
 
 use std::collections::BTreeMap;
-use std::io::Write;
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -102,12 +100,6 @@ impl TrustStore {
             path: self.path.clone(),
             source,
         };
-        let dir = self.path.parent().unwrap_or(Path::new("."));
-        std::fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(dir)
-            .map_err(failed)?;
         let file = TrustFile {
             version: VERSION,
             projects: self.projects.clone(),
@@ -115,25 +107,7 @@ impl TrustStore {
         let mut text =
             serde_json::to_string_pretty(&file).map_err(|e| failed(std::io::Error::other(e)))?;
         text.push('\n');
-        let tmp = dir.join(format!(
-            ".{TRUST_FILE}.{}.{}.tmp",
-            std::process::id(),
-            rand::random::<u32>()
-        ));
-        let written = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .open(&tmp)
-            .and_then(|mut out| {
-                out.write_all(text.as_bytes())?;
-                out.sync_all()
-            })
-            .and_then(|()| std::fs::rename(&tmp, &self.path));
-        if let Err(e) = written {
-            let _ = std::fs::remove_file(&tmp);
-            return Err(failed(e));
-        }
+        crate::config::private_fs::write_atomic(&self.path, text.as_bytes()).map_err(failed)?;
         Ok(())
     }
 }

@@ -328,7 +328,7 @@ impl Transport for HttpTransport {
             if state.closed {
                 return Err(TransportError::Closed(format!(
                     "the connection to the MCP server at {} is closed",
-                    shared.url
+                    http_common::shown(&shared.url)
                 )));
             }
             match &message {

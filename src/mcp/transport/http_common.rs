@@ -10,6 +10,7 @@ use reqwest::{StatusCode, Url};
 use tokio::sync::mpsc;
 
 use super::{TransportError, TransportEvent};
+use crate::http_client::{self, ClientOptions, Target, redirect_refusal};
 use crate::mcp::jsonrpc::{ErrorObject, Message, RequestId};
 
 /// The code of the JSON-RPC errors a transport makes up for a failed HTTP exchange (the code the
@@ -26,6 +27,8 @@ pub fn is_transport_failure(error: &ErrorObject) -> bool {
 
 /// How much of an error body is quoted in a message.
 const SNIPPET_CHARS: usize = 300;
+/// How much of an error body is read at all.
+const ERROR_BODY_BYTES: usize = 16 * 1024;
 
 pub(crate) const ACCEPT_BOTH: &str = "application/json, text/event-stream";
 pub(crate) const ACCEPT_SSE: &str = "text/event-stream";
@@ -39,6 +42,7 @@ pub(crate) enum Failure {
 
 impl Failure {
     pub(crate) fn describe(&self, url: &Url) -> String {
+        let url = shown(url);
         match self {
             Self::Status { status, .. } if *status == StatusCode::UNAUTHORIZED => format!(
                 "the MCP server at {url} requires authentication (HTTP 401); Ling does not do \
@@ -56,23 +60,33 @@ impl Failure {
     }
 }
 
+/// Parses the server's URL, and registers the secrets it carries (userinfo, query values) so
+/// that they are masked wherever Ling shows text.
 pub(crate) fn parse_url(url: &str) -> Result<Url, TransportError> {
+    crate::redact::register_url(url);
+    let shown_url = crate::redact::url(url);
     let parsed = Url::parse(url).map_err(|e| {
         TransportError::Http(format!(
-            "invalid MCP server URL {url:?}: {e}; give a full http:// or https:// URL"
+            "invalid MCP server URL {shown_url:?}: {e}; give a full http:// or https:// URL"
         ))
     })?;
     match parsed.scheme() {
         "http" | "https" => Ok(parsed),
         other => Err(TransportError::Http(format!(
-            "MCP server URL {url:?} has scheme {other:?}; only http and https are supported"
+            "MCP server URL {shown_url:?} has scheme {other:?}; only http and https are supported"
         ))),
     }
+}
+
+/// The URL as messages show it: without userinfo and query values.
+pub(crate) fn shown(url: &Url) -> String {
+    crate::redact::url(url.as_str())
 }
 
 pub(crate) fn header_map(headers: &[(String, String)]) -> Result<HeaderMap, TransportError> {
     let mut map = HeaderMap::new();
     for (name, value) in headers {
+        crate::redact::register_header(name, value);
         let header = HeaderName::from_bytes(name.as_bytes()).map_err(|_| {
             TransportError::Http(format!(
                 "invalid HTTP header name {name:?} in the server's \"headers\""
@@ -89,9 +103,8 @@ pub(crate) fn header_map(headers: &[(String, String)]) -> Result<HeaderMap, Tran
 }
 
 pub(crate) fn client(timeout: Duration) -> Result<reqwest::Client, TransportError> {
-    reqwest::Client::builder()
-        .connect_timeout(timeout)
-        .build()
+    let options = ClientOptions::new(Target::McpServer).connect_timeout(timeout);
+    http_client::build(options)
         .map_err(|e| TransportError::Http(format!("cannot set up the HTTP client: {}", chain(&e))))
 }
 
@@ -102,11 +115,17 @@ pub(crate) async fn exchange(
     url: &Url,
     timeout: Duration,
 ) -> Result<reqwest::Response, Failure> {
+    let url = shown(url);
     match tokio::time::timeout(timeout, request.send()).await {
         Err(_) => Err(Failure::Other(format!(
             "the MCP server at {url} did not answer within {} ms",
             timeout.as_millis()
         ))),
+        Ok(Err(e)) if redirect_refusal(&e).is_some() => Err(Failure::Other(
+            redirect_refusal(&e)
+                .map(ToString::to_string)
+                .unwrap_or_default(),
+        )),
         Ok(Err(e)) if e.is_connect() => Err(Failure::Other(format!(
             "cannot connect to the MCP server at {url}: {}",
             chain(&e)
@@ -122,14 +141,29 @@ pub(crate) async fn exchange(
 /// Turns a non-success response into a [`Failure`], quoting the start of its body.
 pub(crate) async fn status_failure(response: reqwest::Response, timeout: Duration) -> Failure {
     let status = response.status();
-    let body = match tokio::time::timeout(timeout, response.bytes()).await {
-        Ok(Ok(bytes)) => String::from_utf8_lossy(&bytes).trim().to_string(),
-        _ => String::new(),
-    };
+    let mut response = response;
+    let body = tokio::time::timeout(timeout, body_start(&mut response))
+        .await
+        .unwrap_or_default();
     Failure::Status {
         status,
         body: snippet(&body),
     }
+}
+
+/// The first [`ERROR_BODY_BYTES`] of a body, however much the server sends.
+async fn body_start(response: &mut reqwest::Response) -> String {
+    let mut body = Vec::new();
+    while body.len() < ERROR_BODY_BYTES {
+        match response.chunk().await {
+            Ok(Some(chunk)) => {
+                let room = ERROR_BODY_BYTES - body.len();
+                body.extend_from_slice(&chunk[..chunk.len().min(room)]);
+            }
+            Ok(None) | Err(_) => break,
+        }
+    }
+    String::from_utf8_lossy(&body).trim().to_string()
 }
 
 pub(crate) fn snippet(text: &str) -> String {
@@ -170,7 +204,8 @@ pub(crate) fn fail_request(events: &mpsc::Sender<TransportEvent>, id: RequestId,
     });
 }
 
-/// The error and its sources, so "error sending request" says "connection refused".
+/// The error and its sources, so "error sending request" says "connection refused". The URL
+/// reqwest quotes is masked.
 pub(crate) fn chain(error: &dyn std::error::Error) -> String {
     let mut text = error.to_string();
     let mut source = error.source();
@@ -182,7 +217,7 @@ pub(crate) fn chain(error: &dyn std::error::Error) -> String {
         }
         source = inner.source();
     }
-    text
+    crate::redact::redact_urls(&text)
 }
 
 #[cfg(test)]

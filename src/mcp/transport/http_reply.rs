@@ -102,7 +102,7 @@ async fn read_json(shared: &Shared, response: reqwest::Response, reader: &mut Re
         Err(e) => {
             let reason = format!(
                 "reading the reply of the MCP server at {} failed: {}",
-                shared.url,
+                http_common::shown(&shared.url),
                 http_common::chain(&e)
             );
             return reader.fail(shared, reason);
@@ -126,13 +126,13 @@ async fn read_json(shared: &Shared, response: reqwest::Response, reader: &mut Re
         let reason = if body.is_empty() {
             format!(
                 "the MCP server at {} answered HTTP {status} with no response",
-                shared.url
+                http_common::shown(&shared.url)
             )
         } else {
             format!(
                 "the MCP server at {} answered HTTP {status} ({content_type}) without the \
                  response: {body}",
-                shared.url
+                http_common::shown(&shared.url)
             )
         };
         reader.fail(shared, reason);
@@ -187,7 +187,7 @@ async fn resume(shared: &Shared, mut parser: SseParser, mut reader: Reader) {
         let reason = format!(
             "the MCP server at {} closed the reply stream before answering, and it could not \
              be resumed",
-            shared.url
+            http_common::shown(&shared.url)
         );
         reader.fail(shared, reason);
     }

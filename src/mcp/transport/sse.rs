@@ -25,6 +25,7 @@ pub async fn connect(
     timeout: Duration,
 ) -> Result<Connection, TransportError> {
     let url = http_common::parse_url(url)?;
+    let shown = http_common::shown(&url);
     let headers = http_common::header_map(headers)?;
     let client = http_common::client(timeout)?;
     let request = client
@@ -40,7 +41,7 @@ pub async fn connect(
     }
     if !http_common::is_event_stream(&response) {
         return Err(TransportError::Http(format!(
-            "the MCP server at {url} answered the SSE GET with {:?}, not text/event-stream; \
+            "the MCP server at {shown} answered the SSE GET with {:?}, not text/event-stream; \
              is it a Streamable HTTP server (\"type\": \"http\")?",
             http_common::content_type(&response)
         )));
@@ -65,13 +66,13 @@ pub async fn connect(
         Ok(Err(_)) => {
             cancel.cancel();
             return Err(TransportError::Http(format!(
-                "the SSE stream of the MCP server at {url} ended before its endpoint event"
+                "the SSE stream of the MCP server at {shown} ended before its endpoint event"
             )));
         }
         Err(_) => {
             cancel.cancel();
             return Err(TransportError::Http(format!(
-                "the MCP server at {url} sent no endpoint event within {} ms; is it a \
+                "the MCP server at {shown} sent no endpoint event within {} ms; is it a \
                  Streamable HTTP server (\"type\": \"http\")?",
                 timeout.as_millis()
             )));
@@ -132,20 +133,25 @@ async fn read_stream(
             }
         }
     };
-    let reason = format!("lost the connection to the MCP server at {url}: {end}");
+    let reason = format!(
+        "lost the connection to the MCP server at {}: {end}",
+        http_common::shown(&url)
+    );
     let _ = events.send(TransportEvent::Closed { reason }).await;
 }
 
 /// The endpoint may be relative; it must stay on the server's origin, since the configured
 /// headers (tokens) are sent to it.
 fn resolve_endpoint(url: &Url, endpoint: &str) -> Result<Url, String> {
+    let shown = http_common::shown(url);
     let resolved = url.join(endpoint).map_err(|e| {
-        format!("the MCP server at {url} sent an invalid endpoint {endpoint:?}: {e}")
+        format!("the MCP server at {shown} sent an invalid endpoint {endpoint:?}: {e}")
     })?;
     if resolved.origin() != url.origin() {
         return Err(format!(
-            "the MCP server at {url} sent endpoint {resolved}, on another origin; refusing to \
-             send messages (and headers) there"
+            "the MCP server at {shown} sent endpoint {}, on another origin; refusing to send \
+             messages (and headers) there",
+            http_common::shown(&resolved)
         ));
     }
     Ok(resolved)
