@@ -11,7 +11,7 @@ use tokio_util::sync::CancellationToken;
 use super::{Agent, AgentEvent, Approval, ApprovalRequest, Approver, EventSink, cap_middle};
 use crate::hooks::{Decision, HookInput};
 use crate::llm::{Message, ToolCall};
-use crate::permissions::{Check, session_rule_for};
+use crate::permissions::Check;
 use crate::tools::{Tool, ToolContext, ToolError, ToolKind, ToolOutput};
 
 /// The result of one call, as the model and the user will see it.
@@ -311,11 +311,12 @@ impl Agent {
         sink: &dyn EventSink,
         approver: &dyn Approver,
     ) -> Result<(), String> {
-        let (check, rule_denial) = {
+        let (check, rule_denial, session_rule) = {
             let permissions = self.lock_permissions();
             (
                 permissions.check(tool, input),
                 permissions.denied_by_rule(tool, input),
+                permissions.session_rule_for(tool, input),
             )
         };
         let deny = |reason: String| {
@@ -337,7 +338,7 @@ impl Agent {
         let request = ApprovalRequest {
             tool: tool.name().to_string(),
             input: input.clone(),
-            session_rule: session_rule_for(tool, input),
+            session_rule,
             reason: hook_reason.map(str::to_string),
             // Only worth a file read when somebody will see it.
             preview: if approver.can_ask() {
@@ -367,12 +368,16 @@ impl Agent {
                         if let Some(mode) = &s.mode_hint {
                             hint.push_str(&format!(" or {mode}"));
                         }
-                        let asked = match (hook_decision, hook_reason) {
+                        let mut asked = match &s.why {
+                            Some(why) => format!(" ({why})"),
+                            None => String::new(),
+                        };
+                        asked.push_str(&match (hook_decision, hook_reason) {
                             (Some(Decision::Ask), Some(reason)) => {
                                 format!(" (a PreToolUse hook asked too: {reason})")
                             }
                             _ => String::new(),
-                        };
+                        });
                         format!(
                             "{} needs approval{asked}, and this run is non-interactive, so it was denied; to allow it, {hint}",
                             tool.name()

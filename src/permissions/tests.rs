@@ -1,0 +1,303 @@
+//! Unit tests of the permission engine: modes, rule syntax, deny before allow, suggestions.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use super::*;
+use crate::tools::{ToolContext, ToolError, ToolOutput};
+use pretty_assertions::assert_eq;
+use serde_json::json;
+
+struct Fake {
+    name: &'static str,
+    kind: ToolKind,
+    read_only: bool,
+}
+
+#[async_trait::async_trait]
+impl Tool for Fake {
+    fn name(&self) -> &str {
+        self.name
+    }
+    fn description(&self) -> &str {
+        ""
+    }
+    fn input_schema(&self) -> Value {
+        json!({"type": "object"})
+    }
+    fn kind(&self) -> ToolKind {
+        self.kind
+    }
+    fn read_only_hint(&self) -> bool {
+        self.read_only
+    }
+    async fn call(&self, _: Value, _: &ToolContext) -> Result<ToolOutput, ToolError> {
+        Ok(ToolOutput::default())
+    }
+}
+
+const READ: Fake = Fake {
+    name: "read_file",
+    kind: ToolKind::Read,
+    read_only: true,
+};
+const EDIT: Fake = Fake {
+    name: "write_file",
+    kind: ToolKind::Edit,
+    read_only: false,
+};
+const BASH: Fake = Fake {
+    name: "bash",
+    kind: ToolKind::Execute,
+    read_only: false,
+};
+const MCP: Fake = Fake {
+    name: "mcp__sqlite__query",
+    kind: ToolKind::Execute,
+    read_only: false,
+};
+const MCP_RO: Fake = Fake {
+    name: "mcp__sqlite__list",
+    kind: ToolKind::Execute,
+    read_only: true,
+};
+
+fn strings(v: &[&str]) -> Vec<String> {
+    v.iter().map(|s| s.to_string()).collect()
+}
+
+/// Rules checked in a project that does not exist: enough for everything but path rules.
+fn perms(mode: PermissionMode, allow: &[&str], deny: &[&str]) -> Permissions {
+    let paths = Paths::with_home("/nonexistent/root".into(), "/nonexistent/home".into());
+    Permissions::new(mode, &strings(allow), &strings(deny), &paths).unwrap()
+}
+
+fn outcome(check: Check) -> &'static str {
+    match check {
+        Check::Allow => "allow",
+        Check::Ask { .. } => "ask",
+        Check::Deny { .. } => "deny",
+    }
+}
+
+fn cmd(command: &str) -> Value {
+    json!({"command": command})
+}
+
+#[test]
+fn each_mode_has_its_column_per_kind() {
+    use PermissionMode::*;
+    let table = [
+        (Default, ["allow", "ask", "ask", "ask", "ask"]),
+        (AcceptEdits, ["allow", "allow", "ask", "ask", "ask"]),
+        (Plan, ["allow", "deny", "deny", "deny", "allow"]),
+        (Bypass, ["allow", "allow", "allow", "allow", "allow"]),
+    ];
+    for (mode, expected) in table {
+        let p = perms(mode, &[], &[]);
+        let got = [&READ, &EDIT, &BASH, &MCP, &MCP_RO].map(|t| outcome(p.check(t, &cmd("ls"))));
+        assert_eq!(got, expected, "mode {}", mode.as_str());
+    }
+}
+
+#[test]
+fn plan_mode_denials_say_how_to_switch() {
+    let p = perms(PermissionMode::Plan, &[], &[]);
+    let Check::Deny { reason } = p.check(&EDIT, &json!({})) else {
+        panic!("not denied")
+    };
+    assert!(reason.starts_with("plan mode: write_file"), "{reason}");
+    assert!(
+        reason.contains("--permission-mode accept-edits"),
+        "{reason}"
+    );
+    let Check::Deny { reason } = p.check(&BASH, &cmd("ls")) else {
+        panic!("not denied")
+    };
+    assert!(
+        reason.contains("(the user can switch with --permission-mode"),
+        "{reason}"
+    );
+}
+
+#[test]
+fn deny_rules_win_over_allow_rules_and_rules_over_the_mode() {
+    let p = perms(PermissionMode::Bypass, &["bash"], &["bash(rm*)"]);
+    assert_eq!(outcome(p.check(&BASH, &cmd("rm -rf /tmp/x"))), "deny");
+    assert_eq!(outcome(p.check(&BASH, &cmd("ls"))), "allow");
+    let p = perms(PermissionMode::Default, &["write_file"], &[]);
+    assert_eq!(outcome(p.check(&EDIT, &json!({}))), "allow");
+    let p = perms(PermissionMode::Default, &[], &["read_file"]);
+    assert_eq!(outcome(p.check(&READ, &json!({}))), "deny");
+    let reason = p.denied_by_rule(&READ, &json!({})).unwrap();
+    assert!(reason.contains("`read_file`"), "{reason}");
+    assert_eq!(p.denied_by_rule(&BASH, &cmd("ls")), None);
+}
+
+#[test]
+fn bash_prefix_rules_match_simple_commands_only_when_allowing() {
+    let p = perms(
+        PermissionMode::Default,
+        &["bash(git status*)", "bash(cargo test 2>&1)"],
+        &[],
+    );
+    assert_eq!(outcome(p.check(&BASH, &cmd("git status -s"))), "allow");
+    assert_eq!(outcome(p.check(&BASH, &cmd("  git status"))), "allow");
+    assert_eq!(outcome(p.check(&BASH, &cmd("git statuS"))), "ask");
+    assert_eq!(outcome(p.check(&BASH, &cmd("git status; rm -rf ~"))), "ask");
+    assert_eq!(outcome(p.check(&BASH, &cmd("git status $(rm x)"))), "ask");
+    assert_eq!(outcome(p.check(&BASH, &cmd("git status > f"))), "ask");
+    assert_eq!(outcome(p.check(&BASH, &cmd("cargo test 2>&1"))), "allow");
+    assert_eq!(outcome(p.check(&BASH, &cmd("cargo test --lib"))), "ask");
+    // A bash rule says nothing about other tools.
+    assert_eq!(outcome(p.check(&MCP, &cmd("git status"))), "ask");
+}
+
+#[test]
+fn bash_deny_rules_catch_any_part_of_a_compound_command() {
+    let p = perms(PermissionMode::Bypass, &[], &["bash(rm *)", "Bash(curl:*)"]);
+    assert_eq!(outcome(p.check(&BASH, &cmd("ls && rm -rf x"))), "deny");
+    assert_eq!(outcome(p.check(&BASH, &cmd("echo $(curl evil)"))), "deny");
+    assert_eq!(outcome(p.check(&BASH, &cmd("echo rm"))), "allow");
+}
+
+#[test]
+fn bash_deny_rules_see_past_keywords_assignments_wrappers_and_groupings() {
+    let p = perms(PermissionMode::Bypass, &[], &["bash(rm*)"]);
+    for denied in [
+        "if true; then rm -f victim; fi",
+        "FOO=1 rm victim",
+        "A=\"x y\" B='z' rm victim",
+        "for f in *; do rm $f; done",
+        "true || { rm x; }",
+        "(cd a && rm x)",
+        "echo `rm x`",
+        "! rm x",
+        "time rm x",
+        "env -i PATH=/bin rm x",
+        "sudo -u root rm x",
+        "nohup xargs rm < list",
+    ] {
+        assert_eq!(outcome(p.check(&BASH, &cmd(denied))), "deny", "{denied}");
+    }
+    for allowed in ["echo rm", "FORM=1 ls", "if true; then ls; fi", "env ls"] {
+        assert_eq!(outcome(p.check(&BASH, &cmd(allowed))), "allow", "{allowed}");
+    }
+}
+
+/// Changed with issue 8: a literal `sh -c` text is parsed and checked like the command itself,
+/// instead of matching every deny rule; what cannot be known still denies.
+#[test]
+fn shell_text_is_checked_and_eval_denied_while_a_bash_deny_rule_is_set() {
+    let p = perms(PermissionMode::Bypass, &[], &["bash(curl*)"]);
+    for denied in [
+        "eval \"$X\"",
+        "sh -c 'curl evil'",
+        "FOO=1 /bin/bash -lc 'ls; curl evil'",
+        "ls && sudo bash -c \"sh -c 'curl x'\"",
+        "sh -c \"$CMD\"",
+        "zsh -c ls",
+        "echo ls | sh",
+    ] {
+        assert_eq!(outcome(p.check(&BASH, &cmd(denied))), "deny", "{denied}");
+    }
+    for allowed in ["sh -c 'ls'", "ls && sudo bash -c ls", "bash script.sh"] {
+        assert_eq!(outcome(p.check(&BASH, &cmd(allowed))), "allow", "{allowed}");
+    }
+    let p = perms(PermissionMode::Bypass, &[], &["read_file"]);
+    assert_eq!(outcome(p.check(&BASH, &cmd("eval ls"))), "allow");
+}
+
+#[test]
+fn name_wildcards_match_by_prefix() {
+    let p = perms(
+        PermissionMode::Default,
+        &["mcp__sqlite__*"],
+        &["mcp__sqlite__drop*"],
+    );
+    assert_eq!(outcome(p.check(&MCP, &json!({}))), "allow");
+    let drop = Fake {
+        name: "mcp__sqlite__drop_table",
+        kind: ToolKind::Execute,
+        read_only: false,
+    };
+    assert_eq!(outcome(p.check(&drop, &json!({}))), "deny");
+    let other = Fake {
+        name: "mcp__github__query",
+        kind: ToolKind::Execute,
+        read_only: false,
+    };
+    assert_eq!(outcome(p.check(&other, &json!({}))), "ask");
+}
+
+#[test]
+fn bad_rules_are_errors_naming_the_rule() {
+    let paths = Paths::with_home("/nonexistent/root".into(), "/nonexistent/home".into());
+    for bad in [
+        "",
+        "bash(ls",
+        "mcp__x(y)",
+        "read_file()",
+        "edit_file(src/[)",
+        "bash()",
+        "mcp*foo",
+        "a b",
+    ] {
+        let err = Permissions::new(PermissionMode::Default, &[bad.to_string()], &[], &paths)
+            .err()
+            .unwrap_or_else(|| panic!("{bad:?} was accepted"));
+        assert!(err.to_string().contains(&format!("{bad:?}")), "{err}");
+    }
+}
+
+#[test]
+fn suggestions_name_a_rule_a_flag_and_for_edits_a_mode() {
+    let p = perms(PermissionMode::Default, &[], &[]);
+    let Check::Ask { suggestion } = p.check(&BASH, &cmd("git status -s")) else {
+        panic!()
+    };
+    assert_eq!(
+        suggestion,
+        Suggestion {
+            rule: "bash(git status*)".into(),
+            flag: "--allowed-tools 'bash(git status*)'".into(),
+            mode_hint: None,
+            why: None,
+        }
+    );
+    let Check::Ask { suggestion } = p.check(&EDIT, &json!({"path": "a"})) else {
+        panic!()
+    };
+    assert_eq!(suggestion.rule, "write_file");
+    assert_eq!(
+        suggestion.mode_hint.as_deref(),
+        Some("--permission-mode accept-edits")
+    );
+    assert_eq!(p.session_rule_for(&BASH, &cmd("ls -la")), "bash(ls*)");
+    assert_eq!(p.session_rule_for(&BASH, &cmd("cargo -V")), "bash(cargo*)");
+    assert_eq!(
+        p.session_rule_for(&BASH, &cmd("cd a && make")),
+        "bash(cd a && make)"
+    );
+    assert_eq!(p.session_rule_for(&MCP, &json!({})), "mcp__sqlite__query");
+    let Check::Ask { suggestion } = p.check(&BASH, &cmd("echo 'hi' | wc")) else {
+        panic!()
+    };
+    assert_eq!(
+        suggestion.flag,
+        r"--allowed-tools 'bash(echo '\''hi'\'' | wc)'"
+    );
+}
+
+#[test]
+fn a_session_rule_allows_the_same_kind_of_call_later() {
+    let mut p = perms(PermissionMode::Default, &[], &[]);
+    let rule = p.session_rule_for(&BASH, &cmd("git status -s"));
+    p.allow_for_session(rule);
+    assert_eq!(outcome(p.check(&BASH, &cmd("git status --short"))), "allow");
+    assert_eq!(outcome(p.check(&BASH, &cmd("git push"))), "ask");
+    let rule = p.session_rule_for(&BASH, &cmd("cd a && make"));
+    p.allow_for_session(rule);
+    assert_eq!(outcome(p.check(&BASH, &cmd("cd a && make"))), "allow");
+    p.set_mode(PermissionMode::Plan);
+    assert_eq!(p.mode(), PermissionMode::Plan);
+    assert!(p.confine_to_root());
+}
