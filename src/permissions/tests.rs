@@ -301,3 +301,202 @@ fn a_session_rule_allows_the_same_kind_of_call_later() {
     assert_eq!(p.mode(), PermissionMode::Plan);
     assert!(p.confine_to_root());
 }
+
+const EDIT_FILE: Fake = Fake {
+    name: "edit_file",
+    kind: ToolKind::Edit,
+    read_only: false,
+};
+const GREP: Fake = Fake {
+    name: "grep",
+    kind: ToolKind::Read,
+    read_only: true,
+};
+
+/// A real project root and LING_HOME, for path rules.
+struct Project {
+    root: tempfile::TempDir,
+    home: tempfile::TempDir,
+}
+
+impl Project {
+    fn new() -> Self {
+        let project = Self {
+            root: tempfile::tempdir().unwrap(),
+            home: tempfile::tempdir().unwrap(),
+        };
+        std::fs::create_dir_all(project.root.path().join(".ling")).unwrap();
+        std::fs::create_dir_all(project.root.path().join(".git")).unwrap();
+        std::fs::create_dir_all(project.root.path().join("src")).unwrap();
+        project
+    }
+
+    fn perms(&self, mode: PermissionMode, allow: &[&str], deny: &[&str]) -> Permissions {
+        let paths = Paths::with_home(self.root.path().into(), self.home.path().into());
+        Permissions::new(mode, &strings(allow), &strings(deny), &paths).unwrap()
+    }
+}
+
+fn path(p: &str) -> Value {
+    json!({"path": p, "content": "x"})
+}
+
+#[test]
+fn path_rules_allow_and_deny_file_tools_by_glob() {
+    let project = Project::new();
+    let p = project.perms(
+        PermissionMode::Default,
+        &["edit_file(src/**)", "Write(docs/*.md)"],
+        &["read_file(.env)", "Read(secrets/**)"],
+    );
+    assert_eq!(outcome(p.check(&EDIT_FILE, &path("src/a/b.rs"))), "allow");
+    assert_eq!(
+        outcome(p.check(&EDIT_FILE, &path("./x/../src/b.rs"))),
+        "allow"
+    );
+    assert_eq!(outcome(p.check(&EDIT_FILE, &path("lib/b.rs"))), "ask");
+    assert_eq!(outcome(p.check(&EDIT, &path("docs/a.md"))), "allow");
+    assert_eq!(outcome(p.check(&EDIT, &path("docs/deep/a.md"))), "ask");
+    assert_eq!(outcome(p.check(&READ, &path(".env"))), "deny");
+    assert_eq!(outcome(p.check(&READ, &path("src/.env"))), "allow");
+    assert_eq!(
+        outcome(p.check(&GREP, &json!({"pattern": "k", "path": "secrets/x"}))),
+        "deny"
+    );
+    assert_eq!(outcome(p.check(&GREP, &json!({"pattern": "k"}))), "allow");
+    let reason = p.denied_by_rule(&READ, &path(".env")).unwrap();
+    assert!(reason.contains("`read_file(.env)`"), "{reason}");
+}
+
+#[test]
+fn a_symlink_cannot_dodge_a_path_rule() {
+    let project = Project::new();
+    let root = project.root.path();
+    std::fs::write(root.join(".env"), "KEY=1").unwrap();
+    std::os::unix::fs::symlink(root.join(".env"), root.join("innocent.txt")).unwrap();
+    std::os::unix::fs::symlink(root.join(".ling"), root.join("cfg")).unwrap();
+    let p = project.perms(PermissionMode::AcceptEdits, &[], &["read_file(.env)"]);
+    assert_eq!(outcome(p.check(&READ, &path("innocent.txt"))), "deny");
+    assert_eq!(outcome(p.check(&EDIT, &path("cfg/hooks.json"))), "ask");
+}
+
+#[test]
+fn protected_paths_ask_in_every_mode_but_bypass_unless_a_rule_names_them() {
+    use PermissionMode::*;
+    let project = Project::new();
+    let home_file = project.home.path().join("settings.json");
+    let home_file = home_file.to_str().unwrap();
+    for target in [
+        ".ling/settings.json",
+        ".git/config",
+        "sub/.git/hooks/pre-commit",
+        ".Git/config",
+        home_file,
+    ] {
+        for (mode, expected) in [
+            (Default, "ask"),
+            (AcceptEdits, "ask"),
+            (Plan, "deny"),
+            (Bypass, "allow"),
+        ] {
+            let p = project.perms(mode, &["write_file", "edit_file(**)"], &[]);
+            assert_eq!(
+                outcome(p.check(&EDIT, &path(target))),
+                expected,
+                "{target} in {}",
+                mode.as_str()
+            );
+            assert_eq!(
+                outcome(p.check(&EDIT_FILE, &path(target))),
+                expected,
+                "{target} in {}",
+                mode.as_str()
+            );
+        }
+    }
+    let p = project.perms(
+        AcceptEdits,
+        &["write_file(.ling/settings.json)", "edit_file(.git/**)"],
+        &[],
+    );
+    assert_eq!(
+        outcome(p.check(&EDIT, &path(".ling/settings.json"))),
+        "allow"
+    );
+    assert_eq!(outcome(p.check(&EDIT, &path(".ling/hooks.json"))), "ask");
+    assert_eq!(outcome(p.check(&EDIT_FILE, &path(".git/config"))), "allow");
+    assert_eq!(outcome(p.check(&EDIT, &path(".git/config"))), "ask");
+    let p = project.perms(AcceptEdits, &[&format!("write_file({home_file})")], &[]);
+    assert_eq!(outcome(p.check(&EDIT, &path(home_file))), "allow");
+    // Deny rules still win, and other files are not protected.
+    let p = project.perms(
+        AcceptEdits,
+        &["edit_file(.git/**)"],
+        &["edit_file(.git/config)"],
+    );
+    assert_eq!(outcome(p.check(&EDIT_FILE, &path(".git/config"))), "deny");
+    assert_eq!(outcome(p.check(&EDIT_FILE, &path(".gitignore"))), "allow");
+    assert_eq!(outcome(p.check(&READ, &path(".git/config"))), "allow");
+}
+
+#[test]
+fn a_protected_write_suggests_the_path_rule_not_the_tool() {
+    let project = Project::new();
+    let mut p = project.perms(PermissionMode::AcceptEdits, &[], &[]);
+    let Check::Ask { suggestion } = p.check(&EDIT, &path(".ling/settings.json")) else {
+        panic!("not asked")
+    };
+    assert_eq!(suggestion.rule, "write_file(.ling/settings.json)");
+    assert_eq!(
+        suggestion.flag,
+        "--allowed-tools 'write_file(.ling/settings.json)'"
+    );
+    assert_eq!(suggestion.mode_hint, None);
+    assert!(suggestion.why.unwrap().contains("protected path"));
+    let rule = p.session_rule_for(&EDIT, &path(".ling/settings.json"));
+    assert_eq!(rule, "write_file(.ling/settings.json)");
+    p.allow_for_session(rule);
+    assert_eq!(
+        outcome(p.check(&EDIT, &path(".ling/settings.json"))),
+        "allow"
+    );
+    assert_eq!(outcome(p.check(&EDIT, &path(".ling/hooks.json"))), "ask");
+    assert_eq!(p.session_rule_for(&EDIT, &path("src/a.rs")), "write_file");
+}
+
+#[test]
+fn deny_reasons_say_what_ran_or_why_it_cannot_be_known() {
+    let p = perms(
+        PermissionMode::Bypass,
+        &[],
+        &["bash(rm*)", "bash(git push*)"],
+    );
+    let reason = p
+        .denied_by_rule(&BASH, &cmd("timeout 5 /bin/rm -rf x"))
+        .unwrap();
+    assert!(
+        reason.contains("`bash(rm*)`") && reason.contains("(it runs `rm -rf x`)"),
+        "{reason}"
+    );
+    let reason = p.denied_by_rule(&BASH, &cmd("x=rm; $x -rf y")).unwrap();
+    assert!(
+        reason
+            .contains("cannot be checked against the deny rule(s) `bash(rm*)`, `bash(git push*)`"),
+        "{reason}"
+    );
+    assert!(
+        reason.contains("the program `$x` is only known when the command runs"),
+        "{reason}"
+    );
+    let reason = p.denied_by_rule(&BASH, &cmd("git $what origin")).unwrap();
+    assert!(
+        reason.contains("`git $what origin` has a word only known"),
+        "{reason}"
+    );
+    let reason = p.denied_by_rule(&BASH, &cmd("echo \"open")).unwrap();
+    assert!(reason.contains("does not parse as bash"), "{reason}");
+    // Without a bash deny rule nothing unknowable is denied.
+    let p = perms(PermissionMode::Bypass, &[], &["read_file"]);
+    assert_eq!(p.denied_by_rule(&BASH, &cmd("x=rm; $x -rf y")), None);
+    assert_eq!(outcome(p.check(&BASH, &json!({}))), "deny");
+}
