@@ -203,7 +203,10 @@ async fn the_guard_without_python3_still_sees_through_quotes_and_paths() {
         ("git push --force-with-lease", false),
     ] {
         let outcome = engine
-            .run(&pre_tool("bash", json!({"command": command})), &project.ctx())
+            .run(
+                &pre_tool("bash", json!({"command": command})),
+                &project.ctx(),
+            )
             .await;
         assert_eq!(outcome.is_blocked(), blocked, "{command}: {outcome:?}");
     }

@@ -287,7 +287,10 @@ fn an_allow_rule_lets_the_command_run() {
         !project.file("chained").exists() && !project.file("x.txt").exists(),
         "a chained command slipped through"
     );
-    assert!(project.file("both.txt").exists(), "an allowed chain did not run");
+    assert!(
+        project.file("both.txt").exists(),
+        "an allowed chain did not run"
+    );
     let results = tool_messages(&server.requests()[2]);
     assert!(
         results[2].1.contains("permission denied"),
