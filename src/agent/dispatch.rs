@@ -11,7 +11,7 @@ use tokio_util::sync::CancellationToken;
 use super::{Agent, AgentEvent, Approval, ApprovalRequest, Approver, EventSink, cap_middle};
 use crate::hooks::{Decision, HookInput};
 use crate::llm::{Message, ToolCall};
-use crate::permissions::Check;
+use crate::permissions::{Check, Evaluation};
 use crate::tools::{Tool, ToolContext, ToolError, ToolKind, ToolOutput};
 
 /// The result of one call, as the model and the user will see it.
@@ -311,14 +311,11 @@ impl Agent {
         sink: &dyn EventSink,
         approver: &dyn Approver,
     ) -> Result<(), String> {
-        let (check, rule_denial, session_rule) = {
-            let permissions = self.lock_permissions();
-            (
-                permissions.check(tool, input),
-                permissions.denied_by_rule(tool, input),
-                permissions.session_rule_for(tool, input),
-            )
-        };
+        let Evaluation {
+            check,
+            denied_by_rule: rule_denial,
+            session_rule,
+        } = self.lock_permissions().evaluate(tool, input);
         let deny = |reason: String| {
             sink.emit(AgentEvent::PermissionDenied {
                 tool: tool.name().to_string(),

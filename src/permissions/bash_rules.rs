@@ -51,7 +51,7 @@ impl BashPattern {
             exact,
             words,
             partial_last: !exact && !text.ends_with(char::is_whitespace),
-            canonical: analysis.canonical,
+            canonical: analysis.canonical().to_string(),
         }
     }
 
@@ -101,9 +101,9 @@ impl BashPattern {
     /// one whose words are not a single command).
     fn matches_text(&self, analysis: &Analysis) -> bool {
         if self.exact {
-            self.canonical == analysis.canonical
+            self.canonical == analysis.canonical()
         } else {
-            self.words.is_none() && analysis.canonical.starts_with(&self.canonical)
+            self.words.is_none() && analysis.canonical().starts_with(&self.canonical)
         }
     }
 }
@@ -131,17 +131,28 @@ fn deny_forms(command: &Command, out: &mut Vec<Vec<Word>>) {
     }
 }
 
-/// How `pattern` matches anything `analysis` runs, and the command it matched.
-pub fn deny_verdict(pattern: &BashPattern, analysis: &Analysis) -> (Verdict, String) {
-    if pattern.matches_text(analysis) {
-        return (Verdict::Match, analysis.canonical.clone());
-    }
+/// Every form of every command `analysis` runs that a deny rule may name, worked out once
+/// for all the deny rules.
+pub fn deny_forms_of(analysis: &Analysis) -> Vec<Vec<Word>> {
     let mut forms = Vec::new();
     for command in &analysis.commands {
         deny_forms(command, &mut forms);
     }
+    forms
+}
+
+/// How `pattern` matches anything `analysis` runs (its `forms` from [`deny_forms_of`]), and
+/// the command it matched.
+pub fn deny_verdict(
+    pattern: &BashPattern,
+    analysis: &Analysis,
+    forms: &[Vec<Word>],
+) -> (Verdict, String) {
+    if pattern.matches_text(analysis) {
+        return (Verdict::Match, analysis.canonical().to_string());
+    }
     let mut unknown = None;
-    for form in &forms {
+    for form in forms {
         match pattern.verdict(form) {
             Verdict::Match => return (Verdict::Match, shell::render_words(form)),
             Verdict::Unknown if unknown.is_none() => unknown = Some(shell::render_words(form)),
@@ -223,13 +234,11 @@ fn harmless_assignments(command: &Command) -> bool {
 /// (`env LC_ALL=C ls -la` → `bash(ls*)`, `git -C sub status -s` → `bash(git status*)`), or
 /// the exact command when that would name a wrapper or an interpreter, the command is
 /// compound, or part of it cannot be known.
-pub fn session_rule(text: &str) -> String {
-    let text = text.trim();
-    prefix_rule(text).unwrap_or_else(|| exact_rule(text))
+pub fn session_rule(text: &str, analysis: &Analysis) -> String {
+    prefix_rule(analysis).unwrap_or_else(|| exact_rule(text.trim()))
 }
 
-fn prefix_rule(text: &str) -> Option<String> {
-    let analysis = shell::analyze(text);
+fn prefix_rule(analysis: &Analysis) -> Option<String> {
     if analysis.error.is_some() || !analysis.opaque.is_empty() || !analysis.writes.is_empty() {
         return None;
     }
@@ -262,7 +271,7 @@ fn prefix_rule(text: &str) -> Option<String> {
     }
     // Only a rule that would allow this very command again is worth recording.
     let pattern = BashPattern::new(&prefix, false);
-    allowed(&[&pattern], &analysis).then(|| format!("bash({prefix}*)"))
+    allowed(&[&pattern], analysis).then(|| format!("bash({prefix}*)"))
 }
 
 /// `bash(TEXT)`; a text ending in `*` gets a comment after it, or the rule would be a prefix

@@ -13,13 +13,14 @@ fn pattern(rule: &str) -> BashPattern {
 }
 
 fn deny(rule: &str, command: &str) -> Verdict {
-    deny_verdict(&pattern(rule), &shell::analyze(command)).0
+    let analysis = shell::analyze(command);
+    deny_verdict(&pattern(rule), &analysis, &deny_forms_of(&analysis)).0
 }
 
 /// Denied as the engine denies: a match, or anything unknowable while the rule is set.
 fn denied(rule: &str, command: &str) -> bool {
     let analysis = shell::analyze(command);
-    deny_verdict(&pattern(rule), &analysis).0 != Verdict::NoMatch
+    deny_verdict(&pattern(rule), &analysis, &deny_forms_of(&analysis)).0 != Verdict::NoMatch
         || analysis.error.is_some()
         || !analysis.opaque.is_empty()
 }
@@ -267,7 +268,11 @@ fn always_records_the_command_that_runs_never_a_wrapper_or_interpreter() {
         ("cd a && ls *", "bash(cd a && ls * #)"),
         ("echo a\necho b", "bash(echo a\necho b)"),
     ] {
-        assert_eq!(session_rule(command), rule, "{command}");
+        assert_eq!(
+            session_rule(command, &shell::analyze(command)),
+            rule,
+            "{command}"
+        );
         let recorded = rule
             .strip_prefix("bash(")
             .and_then(|r| r.strip_suffix(')'))

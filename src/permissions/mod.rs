@@ -55,12 +55,29 @@ pub struct Suggestion {
     pub why: Option<String>,
 }
 
-/// One call as the rules see it: the tool, its input, the path it acts on and, for `bash`,
-/// what the command runs. Worked out once per check.
+/// Everything the dispatch step asks about one call, worked out from one parse.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Evaluation {
+    pub check: Check,
+    /// The reason when a deny RULE (not the mode) matches: a hook's `allow` cannot override it.
+    pub denied_by_rule: Option<String>,
+    /// What an "always" answer records (see [`Permissions::session_rule_for`]).
+    pub session_rule: String,
+}
+
+/// One call as the rules see it: the tool, the path it acts on and, for `bash`, the command
+/// and what it runs. Worked out once per evaluation.
 struct Call<'a> {
-    tool: &'a str,
+    tool: &'a dyn Tool,
     target: Option<Target>,
+    command: Option<&'a str>,
     bash: Option<Analysis>,
+}
+
+impl Call<'_> {
+    fn name(&self) -> &str {
+        self.tool.name()
+    }
 }
 
 pub struct Permissions {
@@ -107,11 +124,25 @@ impl Permissions {
         self.mode != PermissionMode::Bypass
     }
 
-    fn call<'a>(&self, tool: &'a dyn Tool, input: &Value) -> Call<'a> {
+    fn call<'a>(&self, tool: &'a dyn Tool, input: &'a Value) -> Call<'a> {
+        let command = bash_command(tool.name(), input);
         Call {
-            tool: tool.name(),
+            tool,
             target: self.scope.target(tool.name(), input),
-            bash: bash_command(tool.name(), input).map(shell::analyze),
+            command,
+            bash: command.map(shell::analyze),
+        }
+    }
+
+    /// [`Permissions::check`], [`Permissions::denied_by_rule`] and
+    /// [`Permissions::session_rule_for`] at once, parsing a bash command only once.
+    pub fn evaluate(&self, tool: &dyn Tool, input: &Value) -> Evaluation {
+        let call = self.call(tool, input);
+        let denied_by_rule = self.denial(&call);
+        Evaluation {
+            check: self.check_call(&call, denied_by_rule.clone()),
+            denied_by_rule,
+            session_rule: self.session_rule(&call),
         }
     }
 
@@ -119,7 +150,13 @@ impl Permissions {
     /// tool's kind.
     pub fn check(&self, tool: &dyn Tool, input: &Value) -> Check {
         let call = self.call(tool, input);
-        if let Some(reason) = self.denial(&call) {
+        let denial = self.denial(&call);
+        self.check_call(&call, denial)
+    }
+
+    fn check_call(&self, call: &Call, denial: Option<String>) -> Check {
+        let tool = call.tool;
+        if let Some(reason) = denial {
             return Check::Deny { reason };
         }
         if tool.name() == "bash" && call.bash.is_none() {
@@ -129,8 +166,8 @@ impl Permissions {
                     .into(),
             };
         }
-        let protected = self.protected(&call);
-        if self.allowed(&call, protected.as_ref()) {
+        let protected = self.protected(call);
+        if self.allowed(call, protected.as_ref()) {
             return Check::Allow;
         }
         if let (Some(protected), Some(target)) = (protected, &call.target) {
@@ -141,7 +178,7 @@ impl Permissions {
             }
         }
         let ask = || Check::Ask {
-            suggestion: self.suggestion(tool, input),
+            suggestion: self.suggestion(call),
         };
         match (tool.kind(), self.mode) {
             (ToolKind::Read, _) => Check::Allow,
@@ -170,7 +207,8 @@ impl Permissions {
 
     /// Whether an edit must be asked for whatever the mode and bare rules say.
     fn protected(&self, call: &Call) -> Option<Protected> {
-        if self.mode == PermissionMode::Bypass || !matches!(call.tool, "write_file" | "edit_file") {
+        if self.mode == PermissionMode::Bypass || !matches!(call.name(), "write_file" | "edit_file")
+        {
             return None;
         }
         self.scope.protected(call.target.as_ref()?)
@@ -185,14 +223,14 @@ impl Permissions {
                 Rule::Bash(pattern) => bash_patterns.push(pattern),
                 Rule::Path { tools, pattern } => {
                     let Some(target) = &call.target else { continue };
-                    if tools.contains(&call.tool)
+                    if tools.contains(&call.name())
                         && pattern.matches(target)
                         && protected.is_none_or(|p| pattern.names(p, &self.scope))
                     {
                         return true;
                     }
                 }
-                _ if rule.names_tool(call.tool) && protected.is_none() => return true,
+                _ if rule.names_tool(call.name()) && protected.is_none() => return true,
                 _ => {}
             }
         }
@@ -224,17 +262,19 @@ impl Permissions {
             format!(
                 "the permission rule `{text}` (--disallowed-tools or settings permissions.deny) \
                  denies this {} call{runs}; do it another way or ask the user",
-                call.tool
+                call.name()
             )
         };
         let mut bash_rules: Vec<&str> = Vec::new();
         let mut unknown: Option<(&str, String)> = None;
+        let mut forms = None;
         for (text, rule) in &self.deny {
             match rule {
                 Rule::Bash(pattern) => {
                     let Some(analysis) = &call.bash else { continue };
                     bash_rules.push(text);
-                    match bash_rules::deny_verdict(pattern, analysis) {
+                    let forms = forms.get_or_insert_with(|| bash_rules::deny_forms_of(analysis));
+                    match bash_rules::deny_verdict(pattern, analysis, forms) {
                         (Verdict::Match, runs) => return Some(denied(text, Some(&runs))),
                         (Verdict::Unknown, runs) if unknown.is_none() => {
                             unknown = Some((text, runs));
@@ -243,13 +283,13 @@ impl Permissions {
                     }
                 }
                 Rule::Path { tools, pattern }
-                    if tools.contains(&call.tool)
+                    if tools.contains(&call.name())
                         && call.target.as_ref().is_some_and(|t| pattern.matches(t)) =>
                 {
                     return Some(denied(text, None));
                 }
                 Rule::Path { .. } => {}
-                _ if rule.names_tool(call.tool) => return Some(denied(text, None)),
+                _ if rule.names_tool(call.name()) => return Some(denied(text, None)),
                 _ => {}
             }
         }
@@ -287,24 +327,31 @@ impl Permissions {
     /// LC_ALL=C ls`), never a wrapper or an interpreter, else the exact command; for an edit of a
     /// protected path the path rule; otherwise the tool's name.
     pub fn session_rule_for(&self, tool: &dyn Tool, input: &Value) -> String {
-        if let Some(command) = bash_command(tool.name(), input) {
-            return bash_rules::session_rule(command);
-        }
-        let call = self.call(tool, input);
-        if self.protected(&call).is_some()
-            && let Some(target) = &call.target
-        {
-            return self.scope.rule_for(tool.name(), target);
-        }
-        tool.name().to_string()
+        self.session_rule(&self.call(tool, input))
     }
 
-    fn suggestion(&self, tool: &dyn Tool, input: &Value) -> Suggestion {
-        let rule = self.session_rule_for(tool, input);
+    fn session_rule(&self, call: &Call) -> String {
+        if let (Some(command), Some(analysis)) = (call.command, &call.bash) {
+            return bash_rules::session_rule(command, analysis);
+        }
+        if call.name() == "bash" {
+            // No command to name: a rule that parses to nothing, never the bare `bash`.
+            return "bash()".to_string();
+        }
+        if self.protected(call).is_some()
+            && let Some(target) = &call.target
+        {
+            return self.scope.rule_for(call.name(), target);
+        }
+        call.name().to_string()
+    }
+
+    fn suggestion(&self, call: &Call) -> Suggestion {
+        let rule = self.session_rule(call);
         Suggestion {
             flag: format!("--allowed-tools {}", shell_quote(&rule)),
             rule,
-            mode_hint: (tool.kind() == ToolKind::Edit)
+            mode_hint: (call.tool.kind() == ToolKind::Edit)
                 .then(|| "--permission-mode accept-edits".to_string()),
             why: None,
         }

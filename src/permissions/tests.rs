@@ -500,3 +500,33 @@ fn deny_reasons_say_what_ran_or_why_it_cannot_be_known() {
     assert_eq!(p.denied_by_rule(&BASH, &cmd("x=rm; $x -rf y")), None);
     assert_eq!(outcome(p.check(&BASH, &json!({}))), "deny");
 }
+
+#[test]
+fn evaluate_is_check_deny_and_session_rule_at_once() {
+    let p = perms(
+        PermissionMode::Default,
+        &["bash(git status*)"],
+        &["bash(rm*)"],
+    );
+    for input in [
+        cmd("git status -s"),
+        cmd("env LC_ALL=C ls -la"),
+        cmd("timeout 5 rm x"),
+        cmd("x=rm; $x y"),
+        json!({}),
+    ] {
+        let evaluation = p.evaluate(&BASH, &input);
+        assert_eq!(evaluation.check, p.check(&BASH, &input), "{input}");
+        assert_eq!(
+            evaluation.denied_by_rule,
+            p.denied_by_rule(&BASH, &input),
+            "{input}"
+        );
+        assert_eq!(
+            evaluation.session_rule,
+            p.session_rule_for(&BASH, &input),
+            "{input}"
+        );
+    }
+    assert_eq!(p.session_rule_for(&BASH, &json!({})), "bash()");
+}

@@ -8,7 +8,7 @@
 
 use std::cell::RefCell;
 
-use tree_sitter::{Node, Parser, Tree};
+use tree_sitter::{Node, Parser, Tree, TreeCursor};
 
 mod programs;
 mod words;
@@ -48,13 +48,23 @@ pub struct Analysis {
     pub writes: Vec<String>,
     /// Where the text does not parse as bash.
     pub error: Option<String>,
-    /// The whole text with quotes normalised and one blank between tokens, for exact rules.
-    pub canonical: String,
+    /// The parse, kept for [`Analysis::canonical`], which only exact rules need.
+    parsed: Option<(Tree, String)>,
+    canonical: std::sync::OnceLock<String>,
 }
 
-/// How deep `sh -c '...'` texts are followed, and how deeply constructs may nest.
+impl Analysis {
+    /// The whole text with quotes normalised and one blank between tokens, for exact rules.
+    pub fn canonical(&self) -> &str {
+        self.canonical.get_or_init(|| match &self.parsed {
+            Some((tree, source)) => canonical(tree.root_node(), source),
+            None => String::new(),
+        })
+    }
+}
+
+/// How deep `sh -c '...'` texts are followed.
 const MAX_SCRIPT_DEPTH: usize = 8;
-const MAX_NESTING: usize = 200;
 
 thread_local! {
     /// Making a parser costs more than parsing a short command, so each thread keeps one.
@@ -90,6 +100,16 @@ pub fn analyze(text: &str) -> Analysis {
 }
 
 fn analyze_at(text: &str, depth: usize) -> Analysis {
+    // A final newline changes nothing bash runs, but spares tree-sitter-bash an error-recovery
+    // pass it otherwise makes at the end of a pipeline of three or more commands (~45 µs, ten
+    // times the parse). Not after a backslash, which it would turn into a line continuation.
+    let padded;
+    let text = if text.ends_with('\n') || text.ends_with('\\') {
+        text
+    } else {
+        padded = format!("{text}\n");
+        padded.as_str()
+    };
     let mut out = Analysis::default();
     let tree = match parse(text) {
         Ok(tree) => tree,
@@ -102,13 +122,13 @@ fn analyze_at(text: &str, depth: usize) -> Analysis {
     if root.has_error() {
         out.error = Some(describe_error(root, text));
     }
-    out.canonical = canonical(root, text);
     let mut walker = Walker {
         src: text,
         out: &mut out,
         depth,
     };
-    walker.visit(root, 0);
+    walker.walk(root);
+    out.parsed = Some((tree.clone(), text.to_string()));
     out
 }
 
@@ -150,29 +170,47 @@ const WORDS: &[&str] = &[
 /// The text as tokens with one blank between them: words after quote removal (quoted again
 /// where needed), operators as written, comments left out.
 fn canonical(root: Node, src: &str) -> String {
-    let mut tokens: Vec<String> = Vec::new();
-    let mut stack = vec![root];
-    while let Some(node) = stack.pop() {
+    let mut out = String::with_capacity(src.len());
+    let mut push = |token: &str| {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(token);
+    };
+    let mut cursor = root.walk();
+    loop {
+        let node = cursor.node();
         let kind = node.kind();
-        if kind == "comment" {
-            continue;
-        }
+        let mut descend = false;
         if WORDS.contains(&kind) {
-            tokens.push(words::word(node, src).render());
-            continue;
-        }
-        if node.child_count() == 0 {
+            push(&words::word(node, src).render());
+        } else if node.child_count() == 0 {
             let text = words::node_text(node, src).trim();
-            if !text.is_empty() {
-                tokens.push(text.to_string());
+            if !text.is_empty() && kind != "comment" {
+                push(text);
             }
+        } else {
+            descend = kind != "comment";
+        }
+        if descend && cursor.goto_first_child() {
             continue;
         }
-        let mut cursor = node.walk();
-        let children: Vec<Node> = node.children(&mut cursor).collect();
-        stack.extend(children.into_iter().rev());
+        if !next_node(&mut cursor) {
+            return out;
+        }
     }
-    tokens.join(" ")
+}
+
+/// Moves a pre-order walk on: to the next sibling, or an ancestor's. False at the end.
+fn next_node(cursor: &mut TreeCursor) -> bool {
+    loop {
+        if cursor.goto_next_sibling() {
+            return true;
+        }
+        if !cursor.goto_parent() {
+            return false;
+        }
+    }
 }
 
 struct Walker<'a> {
@@ -193,21 +231,35 @@ impl Walker<'_> {
         words::node_text(node, self.src)
     }
 
-    fn children(&mut self, node: Node, level: usize) {
-        let mut cursor = node.walk();
-        let children: Vec<Node> = node.children(&mut cursor).collect();
-        for child in children {
-            self.visit(child, level + 1);
+    /// Every node once, in source order, with one cursor: no recursion, so no input nests
+    /// deep enough to matter.
+    fn walk(&mut self, root: Node) {
+        let mut cursor = root.walk();
+        let mut parents: Vec<&'static str> = Vec::new();
+        loop {
+            let node = cursor.node();
+            let kind = node.kind();
+            let descend = self.enter(node, kind, parents.last().copied());
+            if descend && cursor.goto_first_child() {
+                parents.push(kind);
+                continue;
+            }
+            loop {
+                if cursor.goto_next_sibling() {
+                    break;
+                }
+                if !cursor.goto_parent() {
+                    return;
+                }
+                parents.pop();
+            }
         }
     }
 
-    fn visit(&mut self, node: Node, level: usize) {
-        if level > MAX_NESTING {
-            self.opaque("the command is nested too deeply to check");
-            return;
-        }
-        match node.kind() {
-            "command" => self.command(node, level),
+    /// What a node adds to the analysis; false when its children need no walk.
+    fn enter(&mut self, node: Node, kind: &str, parent: Option<&str>) -> bool {
+        match kind {
+            "command" => self.command(node),
             "function_definition" => {
                 let name = node
                     .child_by_field_name("name")
@@ -215,76 +267,59 @@ impl Walker<'_> {
                 self.opaque(format!(
                     "it defines a function (`{name}`), so a later command name may run its body"
                 ));
-                self.children(node, level);
             }
-            "variable_assignment" => {
+            // One that belongs to a command or a declaration is part of it.
+            "variable_assignment" if !matches!(parent, Some("command" | "declaration_command")) => {
                 let word = self.assignment(node);
-                self.setting(vec![word], Vec::new(), false);
-                self.children(node, level);
+                self.setting(vec![word], false);
             }
-            "declaration_command" => self.declaration(node, level),
+            "declaration_command" => self.declaration(node),
             "for_statement" => {
                 if let Some(variable) = node.child_by_field_name("variable") {
                     let name = self.text(variable).to_string();
-                    let word = Word::literal(format!("{name}="));
-                    self.setting(vec![word], Vec::new(), false);
+                    self.setting(vec![Word::literal(format!("{name}="))], false);
                 }
-                self.children(node, level);
             }
-            "file_redirect" => {
-                self.redirect(node);
-                self.children(node, level);
+            "file_redirect" => self.redirect(node),
+            // `${x@P}` expands `x` like a prompt, command substitutions included.
+            "expansion" if self.text(node).contains("@P") => {
+                self.opaque("`${...@P}` runs the command substitutions in a variable's value");
             }
-            "expansion" => {
-                // `${x@P}` expands `x` like a prompt, command substitutions included.
-                if self.text(node).contains("@P") {
-                    self.opaque("`${...@P}` runs the command substitutions in a variable's value");
-                }
-                self.children(node, level);
-            }
-            "comment" => {}
-            _ => self.children(node, level),
+            "comment" => return false,
+            _ => {}
         }
+        true
     }
 
-    fn command(&mut self, node: Node, level: usize) {
+    /// A simple command: its assignments and words; what its substitutions run is found as
+    /// the walk goes on into its children.
+    fn command(&mut self, node: Node) {
         let mut assignments = Vec::new();
         let mut argv = Vec::new();
         let mut cursor = node.walk();
-        let children: Vec<(Option<&str>, Node)> = node
-            .children(&mut cursor)
-            .enumerate()
-            .map(|(i, child)| (node.field_name_for_child(i as u32), child))
-            .collect();
-        let mut rest = Vec::new();
-        for (field, child) in children {
-            match (field, child.kind()) {
-                (_, "variable_assignment") => assignments.push(self.assignment(child)),
-                (Some("name"), _) | (Some("argument"), _) => {
-                    argv.push(words::word(child, self.src));
+        if cursor.goto_first_child() {
+            loop {
+                let child = cursor.node();
+                match (cursor.field_name(), child.kind()) {
+                    (_, "variable_assignment") => assignments.push(self.assignment(child)),
+                    (Some("name" | "argument"), _) => argv.push(words::word(child, self.src)),
+                    _ => {}
                 }
-                _ => {}
+                if !cursor.goto_next_sibling() {
+                    break;
+                }
             }
-            rest.push(child);
         }
         if argv.is_empty() {
             if !assignments.is_empty() {
-                self.setting(assignments, Vec::new(), false);
+                self.setting(assignments, false);
             }
-        } else {
-            let at = self.out.commands.len();
-            let command = self.build(assignments, argv, 0);
-            // Before what its substitutions and `sh -c` text run, as bash reads it.
-            self.out.commands.insert(at, command);
+            return;
         }
-        // Substitutions, redirections and assignment values run commands of their own.
-        for child in rest {
-            if child.kind() == "variable_assignment" {
-                self.children(child, level + 1);
-            } else {
-                self.visit(child, level + 1);
-            }
-        }
+        // Before the commands of any `sh -c` text it runs, as bash reads it.
+        let at = self.out.commands.len();
+        let command = self.build(assignments, argv, 0);
+        self.out.commands.insert(at, command);
     }
 
     /// A simple command from its words: the program by its basename, builtins that run text
@@ -391,44 +426,41 @@ impl Walker<'_> {
 
     /// A statement that only sets variables: it needs an allow rule only when a variable could
     /// change what later programs run (`PATH=...`, `export GIT_DIR=...`).
-    fn setting(&mut self, assignments: Vec<Word>, words: Vec<Word>, exported: bool) {
-        let harmless = assignments.iter().all(|a| {
-            let name = a.text.split('=').next().unwrap_or_default();
-            is_harmless_env(name) || (!exported && !name.chars().any(|c| c.is_ascii_uppercase()))
-        });
+    fn setting(&mut self, assignments: Vec<Word>, exported: bool) {
+        let transparent = harmless_settings(&assignments, exported);
         self.out.commands.push(Command {
             assignments,
-            words,
+            words: Vec::new(),
             inner: Vec::new(),
-            transparent: harmless,
+            transparent,
         });
     }
 
-    /// `export A=1 B`, `local x=$(...)`, `declare -x ...`.
-    fn declaration(&mut self, node: Node, level: usize) {
-        let at = self.out.commands.len();
+    /// `export A=1 B`, `local x=$(...)`, `declare -x ...`: a command of its own words; the
+    /// walk goes on into the values.
+    fn declaration(&mut self, node: Node) {
         let mut words = Vec::new();
         let mut names = Vec::new();
         let mut cursor = node.walk();
-        let children: Vec<Node> = node.children(&mut cursor).collect();
-        for child in children {
-            let text = self.text(child).to_string();
-            match child.kind() {
-                "variable_assignment" => {
-                    let word = self.assignment(child);
-                    names.push(word.clone());
-                    words.push(word);
-                    self.children(child, level + 1);
-                }
-                "variable_name" => {
-                    names.push(Word::literal(format!("{text}=")));
-                    words.push(Word::literal(text));
-                }
-                _ => {
-                    if !text.trim().is_empty() {
+        if cursor.goto_first_child() {
+            loop {
+                let child = cursor.node();
+                let text = self.text(child).to_string();
+                match child.kind() {
+                    "variable_assignment" => {
+                        let word = self.assignment(child);
+                        names.push(word.clone());
+                        words.push(word);
+                    }
+                    "variable_name" => {
+                        names.push(Word::literal(format!("{text}=")));
                         words.push(Word::literal(text));
                     }
-                    self.visit(child, level + 1);
+                    _ if !text.trim().is_empty() => words.push(Word::literal(text)),
+                    _ => {}
+                }
+                if !cursor.goto_next_sibling() {
+                    break;
                 }
             }
         }
@@ -438,19 +470,12 @@ impl Walker<'_> {
                 .iter()
                 .skip(1)
                 .any(|w| w.text.starts_with('-') && w.text.contains('x'));
-        let harmless = names.iter().all(|a| {
-            let name = a.text.split('=').next().unwrap_or_default();
-            is_harmless_env(name) || (!exported && !name.chars().any(|c| c.is_ascii_uppercase()))
+        self.out.commands.push(Command {
+            assignments: Vec::new(),
+            words,
+            inner: Vec::new(),
+            transparent: harmless_settings(&names, exported),
         });
-        self.out.commands.insert(
-            at,
-            Command {
-                assignments: Vec::new(),
-                words,
-                inner: Vec::new(),
-                transparent: harmless,
-            },
-        );
     }
 
     /// An output redirection to a file writes it; `/dev/null` and fd duplications do not.
@@ -479,6 +504,15 @@ impl Walker<'_> {
             self.out.writes.push(target.render());
         }
     }
+}
+
+/// Whether setting these variables cannot change what later programs run: names bash and
+/// programs ignore when they are set lower-case and not exported, or harmless ones.
+fn harmless_settings(assignments: &[Word], exported: bool) -> bool {
+    assignments.iter().all(|a| {
+        let name = a.text.split(['=', '+']).next().unwrap_or_default();
+        is_harmless_env(name) || (!exported && !name.chars().any(|c| c.is_ascii_uppercase()))
+    })
 }
 
 /// Builtins that run text or files as commands, or change what a later name runs.

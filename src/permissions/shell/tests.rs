@@ -246,12 +246,12 @@ fn text_that_does_not_parse_is_an_error() {
 #[test]
 fn the_canonical_text_ignores_quoting_blanks_and_comments() {
     assert_eq!(
-        analyze("cd  a &&  'make'  # build").canonical,
+        analyze("cd  a &&  'make'  # build").canonical(),
         "cd a && make"
     );
-    assert_eq!(analyze("echo 'a b'").canonical, "echo 'a b'");
-    assert_eq!(analyze("ls *").canonical, analyze("ls * #").canonical);
-    assert_ne!(analyze("a; b").canonical, analyze("a && b").canonical);
+    assert_eq!(analyze("echo 'a b'").canonical(), "echo 'a b'");
+    assert_eq!(analyze("ls *").canonical(), analyze("ls * #").canonical());
+    assert_ne!(analyze("a; b").canonical(), analyze("a && b").canonical());
 }
 
 #[test]
@@ -261,4 +261,15 @@ fn deep_nesting_is_bounded_not_a_crash() {
     assert!(!analysis.opaque.is_empty() || analysis.error.is_some());
     let long = "ls; ".repeat(5000);
     assert_eq!(analyze(&long).commands.len(), 5000);
+    let chain = format!("{}ls", "ls && ".repeat(3000));
+    let analysis = analyze(&chain);
+    assert_eq!((analysis.commands.len(), analysis.opaque.len()), (3001, 0));
+    // The deepest walk fits a small thread stack, well under a tokio worker's 2 MiB.
+    let walked = std::thread::Builder::new()
+        .stack_size(512 * 1024)
+        .spawn(move || analyze(&deep).opaque.len())
+        .unwrap()
+        .join()
+        .unwrap();
+    assert!(walked > 0);
 }

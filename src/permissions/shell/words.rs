@@ -119,16 +119,18 @@ impl Builder {
                 self.literal(&ansi_c(inner.strip_suffix('\'').unwrap_or(inner)), true);
             }
             "string" | "translated_string" => {
-                let mut cursor = node.walk();
-                for child in node.named_children(&mut cursor) {
-                    self.push(child, src, true);
+                for i in 0..node.named_child_count() {
+                    if let Some(child) = node.named_child(i as u32) {
+                        self.push(child, src, true);
+                    }
                 }
             }
             "string_content" => self.literal(&double_quoted(text), true),
             "concatenation" | "command_name" => {
-                let mut cursor = node.walk();
-                for child in node.named_children(&mut cursor) {
-                    self.push(child, src, quoted);
+                for i in 0..node.named_child_count() {
+                    if let Some(child) = node.named_child(i as u32) {
+                        self.push(child, src, quoted);
+                    }
                 }
             }
             // A process substitution is one word (a /dev/fd path) whose content is a command.
