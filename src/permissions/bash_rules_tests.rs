@@ -284,3 +284,40 @@ fn always_records_the_command_that_runs_never_a_wrapper_or_interpreter() {
     }
     assert!(!allows(&["cd a && ls * #"], "cd a && ls -R /"));
 }
+
+/// Matching and "always" never panic on arbitrary text, and what "always" records for it
+/// is a rule that parses and allows that very text again (or, for text that cannot be
+/// allowed, at least never a bare prefix of a wrapper).
+#[test]
+fn arbitrary_text_matches_without_panics() {
+    const PIECES: &[&str] = &[
+        "rm", " ", "'", "\"", "\\", "$x", "(", ")", "`", "{}", ";", "&&", "|", ">", "\n", "#",
+        "A=1", "-c", "sh", "env", "-S", "sudo", "find", "-exec", "*", "git", "-C", ".", "push",
+        "timeout", "5", "--", "ls",
+    ];
+    let rules = ["rm*", "git push*", "ls*", "cd a && make"].map(pattern);
+    let refs: Vec<&BashPattern> = rules.iter().collect();
+    let mut seed: u64 = 42;
+    for _ in 0..3000 {
+        let mut text = String::new();
+        seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+        for _ in 0..(seed >> 60) + 1 {
+            seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+            text.push_str(PIECES[(seed >> 33) as usize % PIECES.len()]);
+        }
+        let analysis = shell::analyze(&text);
+        let forms = deny_forms_of(&analysis);
+        for rule in &rules {
+            let _ = deny_verdict(rule, &analysis, &forms);
+        }
+        let _ = allowed(&refs, &analysis);
+        let rule = session_rule(&text, &analysis);
+        assert!(
+            !matches!(
+                rule.as_str(),
+                "bash(env*)" | "bash(sudo*)" | "bash(sh*)" | "bash(timeout*)"
+            ),
+            "{text:?}: {rule}"
+        );
+    }
+}

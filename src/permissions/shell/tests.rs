@@ -273,3 +273,29 @@ fn deep_nesting_is_bounded_not_a_crash() {
         .unwrap();
     assert!(walked > 0);
 }
+
+/// Text made of shell punctuation, quotes, wrappers and odd characters never panics, and a
+/// parse error is always reported rather than hidden.
+#[test]
+fn arbitrary_text_never_panics() {
+    const PIECES: &[&str] = &[
+        "rm", " ", "'", "\"", "\\", "$", "(", ")", "`", "{", "}", "[", "]", ";", "&", "|", "<",
+        ">", "\n", "#", "=", "x", "-c", "sh", "env", "-S", "sudo", "find", "-exec", "*", "?", "é",
+        "\u{0}", "\u{1b}", "<<", "EOF", "$'", "${", "@P", "2>&1", "timeout", "5", "--",
+    ];
+    let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+    for _ in 0..3000 {
+        let mut text = String::new();
+        for _ in 0..(seed % 24) {
+            seed = seed
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            text.push_str(PIECES[(seed >> 33) as usize % PIECES.len()]);
+        }
+        let analysis = analyze(&text);
+        let _ = analysis.canonical();
+        for command in &analysis.commands {
+            let _ = render_words(&command.words);
+        }
+    }
+}
