@@ -32,7 +32,7 @@ bytes=$(stat -c %s "$bin")
 echo "$bin: $bytes bytes ($((bytes / 1024 / 1024)) MiB)"
 
 if [ "${1:-}" = "--all" ]; then
-  for script in scripts/bench-grep.sh scripts/bench-hooks.sh scripts/bench-mcp.sh scripts/bench-safe-text.sh scripts/bench-spawn.sh; do
+  for script in scripts/bench-grep.sh scripts/bench-hooks.sh scripts/bench-rules.sh scripts/bench-mcp.sh scripts/bench-safe-text.sh scripts/bench-spawn.sh; do
     [ -x "$script" ] && { echo; echo "== $script"; "$script"; }
   done
 fi

@@ -41,6 +41,9 @@ fn have(program: &str) -> bool {
 
 #[tokio::test]
 async fn the_repository_guard_blocks_rm_rf_and_force_pushes_only() {
+    if !have("python3") {
+        return;
+    }
     let home = tempfile::tempdir().unwrap();
     let paths = Paths::with_home(
         PathBuf::from(env!("CARGO_MANIFEST_DIR")),
@@ -62,9 +65,25 @@ async fn the_repository_guard_blocks_rm_rf_and_force_pushes_only() {
         ("cd x && rm -r -f build", true),
         ("git push --force origin main", true),
         ("git push -f", true),
+        // Quoting, escapes and paths do not get past it.
+        ("'rm' -rf x", true),
+        ("/bin/rm -rf x", true),
+        ("\\rm -rf x", true),
+        ("r''m -fr x", true),
+        ("\"rm\" --recursive --force x", true),
+        ("git -C . push --force", true),
+        ("'git' push -f", true),
+        ("/usr/bin/git -c k=v push origin +main", true),
+        ("sudo timeout 5 rm -rf /", true),
+        ("sh -c 'rm -rf /'", true),
+        ("echo \"$(rm -rf x)\"", true),
+        ("find . -exec rm -rf {} \\;", true),
         ("ls -la", false),
         ("rm -f stale.txt", false),
+        ("rm -r build", false),
         ("git push --force-with-lease", false),
+        ("git commit -m 'never rm -rf'", false),
+        ("echo rm -f", false),
     ] {
         let outcome = engine
             .run(&pre_tool("bash", json!({"command": command})), &ctx)
@@ -151,4 +170,48 @@ async fn format_after_edit_runs_rustfmt_and_tells_the_model() {
     let not_rust = engine.run(&edited("README.md"), &project.ctx()).await;
     assert_eq!(not_rust, Default::default());
     assert_eq!(outcome.decision, None::<Decision>);
+}
+
+/// Without python3 the guard checks the whole input with quotes and backslashes removed:
+/// stricter, never looser.
+#[tokio::test]
+async fn the_guard_without_python3_still_sees_through_quotes_and_paths() {
+    let project = Project::new();
+    let bin = tempfile::tempdir().unwrap();
+    for program in ["cat", "tr", "grep"] {
+        let found = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(format!("command -v {program}"))
+            .output()
+            .unwrap();
+        let path = String::from_utf8(found.stdout).unwrap();
+        std::os::unix::fs::symlink(path.trim(), bin.path().join(program)).unwrap();
+    }
+    let guard = format!(
+        "PATH={} /bin/sh {}",
+        bin.path().display(),
+        example("guard.sh").display()
+    );
+    project.project_hooks(&hooks_file(
+        "PreToolUse",
+        Some("bash"),
+        json!([{"type": "command", "command": guard}]),
+    ));
+    let engine = project.engine();
+    for (command, blocked) in [
+        ("r''m -fr x", true),
+        ("/bin/rm -rf x", true),
+        ("'git' push -f", true),
+        ("git -C . push --force", true),
+        ("ls -la", false),
+        ("git push --force-with-lease", false),
+    ] {
+        let outcome = engine
+            .run(
+                &pre_tool("bash", json!({"command": command})),
+                &project.ctx(),
+            )
+            .await;
+        assert_eq!(outcome.is_blocked(), blocked, "{command}: {outcome:?}");
+    }
 }

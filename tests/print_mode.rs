@@ -258,11 +258,18 @@ fn an_allow_rule_lets_the_command_run() {
             ("b1", "bash", json!({"command": "touch ran.txt"})),
             ("b0", "bash", json!({"command": "echo a,b > comma.txt"})),
         ]),
-        Reply::tool_calls(vec![(
-            "b2",
-            "bash",
-            json!({"command": "touch x.txt && touch chained.txt"}),
-        )]),
+        Reply::tool_calls(vec![
+            (
+                "b2",
+                "bash",
+                json!({"command": "touch x.txt && mkdir chained"}),
+            ),
+            (
+                "b3",
+                "bash",
+                json!({"command": "touch y.txt && touch both.txt"}),
+            ),
+        ]),
         Reply::text("ok"),
     ]);
     let project = Project::new();
@@ -275,10 +282,14 @@ fn an_allow_rule_lets_the_command_run() {
     assert!(project.file("ran.txt").exists() && project.file("comma.txt").exists());
     let results = tool_messages(&server.requests()[1]);
     assert!(!results[0].1.starts_with("Error:"), "{}", results[0].1);
-    // A prefix rule allows a simple command only, never a chain that starts with the prefix.
+    // A chain is allowed only when every command in it is: `mkdir` is not, two `touch`es are.
     assert!(
-        !project.file("chained.txt").exists(),
+        !project.file("chained").exists() && !project.file("x.txt").exists(),
         "a chained command slipped through"
+    );
+    assert!(
+        project.file("both.txt").exists(),
+        "an allowed chain did not run"
     );
     let results = tool_messages(&server.requests()[2]);
     assert!(

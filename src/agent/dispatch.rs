@@ -11,7 +11,7 @@ use tokio_util::sync::CancellationToken;
 use super::{Agent, AgentEvent, Approval, ApprovalRequest, Approver, EventSink, cap_middle};
 use crate::hooks::{Decision, HookInput};
 use crate::llm::{Message, ToolCall};
-use crate::permissions::{Check, session_rule_for};
+use crate::permissions::{Check, Evaluation};
 use crate::tools::{Tool, ToolContext, ToolError, ToolKind, ToolOutput};
 
 /// The result of one call, as the model and the user will see it.
@@ -312,13 +312,11 @@ impl Agent {
         sink: &dyn EventSink,
         approver: &dyn Approver,
     ) -> Result<(), String> {
-        let (check, rule_denial) = {
-            let permissions = self.lock_permissions();
-            (
-                permissions.check(tool, input),
-                permissions.denied_by_rule(tool, input),
-            )
-        };
+        let Evaluation {
+            check,
+            denied_by_rule: rule_denial,
+            session_rule,
+        } = self.lock_permissions().evaluate(tool, input);
         let deny = |reason: String| {
             sink.emit(AgentEvent::PermissionDenied {
                 tool: tool.name().to_string(),
@@ -338,7 +336,7 @@ impl Agent {
         let request = ApprovalRequest {
             tool: tool.name().to_string(),
             input: input.clone(),
-            session_rule: session_rule_for(tool, input),
+            session_rule,
             reason: hook_reason.map(str::to_string),
             // Only worth a file read when somebody will see it.
             preview: if approver.can_ask() {
@@ -368,12 +366,16 @@ impl Agent {
                         if let Some(mode) = &s.mode_hint {
                             hint.push_str(&format!(" or {mode}"));
                         }
-                        let asked = match (hook_decision, hook_reason) {
+                        let mut asked = match &s.why {
+                            Some(why) => format!(" ({why})"),
+                            None => String::new(),
+                        };
+                        asked.push_str(&match (hook_decision, hook_reason) {
                             (Some(Decision::Ask), Some(reason)) => {
                                 format!(" (a PreToolUse hook asked too: {reason})")
                             }
                             _ => String::new(),
-                        };
+                        });
                         format!(
                             "{} needs approval{asked}, and this run is non-interactive, so it was denied; to allow it, {hint}",
                             tool.name()

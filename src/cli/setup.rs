@@ -105,6 +105,7 @@ impl Setup {
             settings.permission_mode,
             &settings.allow_rules,
             &settings.deny_rules,
+            &paths,
         )
         .map_err(|e| CliError::Usage(e.to_string()))?;
         let llm = LlmClient::new(LlmConfig::from_settings(&settings))

@@ -16,8 +16,7 @@ pub fn resolve(ctx: &ToolContext, raw: &str) -> Result<PathBuf, ToolError> {
         ));
     }
     let root = canonical_root(ctx)?;
-    let joined = root.join(expand_home(raw));
-    let resolved = resolve_existing_prefix(&normalize(&joined))
+    let resolved = resolve_under(&root, raw)
         .map_err(|e| ToolError::failed(format!("cannot resolve path {raw}: {e}")))?;
     if ctx.confine_to_root && !resolved.starts_with(&root) {
         return Err(ToolError::failed(format!(
@@ -27,6 +26,18 @@ pub fn resolve(ctx: &ToolContext, raw: &str) -> Result<PathBuf, ToolError> {
         )));
     }
     Ok(resolved)
+}
+
+/// `raw` resolved against `root` (already canonical) exactly as the file tools resolve it, but
+/// without the confinement check: permission rules match on this path, so a symlink or `..`
+/// cannot dodge them.
+pub fn resolve_under(root: &Path, raw: &str) -> io::Result<PathBuf> {
+    resolve_lenient(&root.join(expand_home(raw)))
+}
+
+/// An absolute path with `..` applied and the symlinks of its existing part resolved.
+pub fn resolve_lenient(path: &Path) -> io::Result<PathBuf> {
+    resolve_existing_prefix(&normalize(path))
 }
 
 /// The project root with its symlinks resolved, which is what resolved paths are compared with.
@@ -50,7 +61,7 @@ pub fn display(ctx: &ToolContext, path: &Path) -> String {
 }
 
 /// Models sometimes write `~/x`; a literal `~` directory is rarer than that intent.
-fn expand_home(raw: &str) -> PathBuf {
+pub fn expand_home(raw: &str) -> PathBuf {
     match (raw.strip_prefix("~/"), std::env::var_os("HOME")) {
         (Some(rest), Some(home)) => PathBuf::from(home).join(rest),
         _ => PathBuf::from(raw),
