@@ -9,10 +9,13 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
+use schemars::JsonSchema;
+use schemars::generate::SchemaSettings;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use crate::config::schema::{for_each_subschema, simplify_types};
 use crate::process::ChildEnv;
 
 /// What a tool does, which decides the permission column of `spec/tools.md` it falls in.
@@ -114,6 +117,38 @@ pub trait Tool: Send + Sync {
     }
 }
 
+/// The JSON Schema of a tool's typed arguments, derived from its serde struct (field doc comments
+/// become descriptions, `#[schemars(range(...))]` the bounds), in the shape OpenAI-compatible
+/// function calling expects: an object with `properties`, `required` and, since every `Args`
+/// struct denies unknown fields, `additionalProperties: false`; subschemas inlined, and none of
+/// the `$schema`, `title`, `default`, integer `format` or `null` types some servers refuse (the
+/// descriptions say the defaults). An optional argument is one the model leaves out, so its
+/// schema does not offer `null`.
+pub fn args_schema<T: JsonSchema>() -> Value {
+    let generator = SchemaSettings::draft07()
+        .with(|s| {
+            s.meta_schema = None;
+            s.inline_subschemas = true;
+        })
+        .into_generator();
+    let mut schema = generator.into_root_schema_for::<T>().to_value();
+    for_each_subschema(&mut schema, &mut |object| {
+        for key in ["title", "default", "$schema"] {
+            object.shift_remove(key);
+        }
+        simplify_types(object);
+    });
+    if let Some(root) = schema.as_object_mut() {
+        root.entry("properties")
+            .or_insert_with(|| Value::Object(serde_json::Map::new()));
+        // Last, as the hand-written schemas had it: type, properties, required, then this.
+        if let Some(additional) = root.shift_remove("additionalProperties") {
+            root.insert("additionalProperties".into(), additional);
+        }
+    }
+    schema
+}
+
 /// Parses a tool's JSON arguments into its typed struct; a mismatch is a tool error that names the
 /// problem, so the model can fix its call.
 pub fn parse_args<T: DeserializeOwned>(tool: &str, input: Value) -> Result<T, ToolError> {
@@ -177,3 +212,6 @@ mod output;
 pub mod paths;
 pub mod read_file;
 pub mod write_file;
+
+#[cfg(test)]
+mod schema_tests;

@@ -15,6 +15,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 pub(crate) mod locate;
+pub(crate) mod schema;
 
 use super::trust::ProjectConfig;
 use super::{ConfigError, Paths, read_json_value};
@@ -246,7 +247,7 @@ fn dedupe_within(handlers: &mut Vec<HookHandler>) {
 
 const HANDLER_TYPES: &str = "command, http";
 /// Claude Code handler fields Ling does not implement: warned about rather than unknown.
-const UNSUPPORTED_FIELDS: [&str; 7] = [
+pub(crate) const UNSUPPORTED_FIELDS: [&str; 7] = [
     "if",
     "args",
     "shell",
@@ -271,12 +272,22 @@ impl FileParser<'_> {
             "the file must be a JSON object like {\"hooks\": {...}}",
         )?;
         for (key, value) in root {
-            if key == "hooks" {
-                self.trail.push(Seg::Key(key.clone()));
-                self.events(value)?;
-                self.trail.pop();
-            } else {
-                self.warn_key(key, "unknown top-level field");
+            match key.as_str() {
+                "hooks" => {
+                    self.trail.push(Seg::Key(key.clone()));
+                    self.events(value)?;
+                    self.trail.pop();
+                }
+                // For editors: the file's JSON Schema (docs/schemas/hooks.schema.json).
+                "$schema" if value.is_string() => {}
+                "$schema" => {
+                    self.trail.push(Seg::Key(key.clone()));
+                    return Err(self.error(format!(
+                        "`$schema` must be a string (the path or URL of the file's JSON Schema), found {}",
+                        kind_of(value)
+                    )));
+                }
+                _ => self.warn_key(key, "unknown top-level field"),
             }
         }
         Ok(())
