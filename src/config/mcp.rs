@@ -213,7 +213,7 @@ pub struct ServerConfig {
 }
 
 impl ServerConfig {
-    /// A config with the defaults of `spec/mcp.md`, for ad-hoc servers and tests.
+    /// A config with the defaults of `docs/mcp.md`, for ad-hoc servers and tests.
     pub fn new(name: impl Into<String>, transport: TransportConfig) -> Self {
         Self {
             name: name.into(),

@@ -1,5 +1,5 @@
 //! The `Tool` trait every tool implements (builtin and MCP alike), the registry the agent
-//! dispatches through, and the six builtin tools of `spec/tools.md`.
+//! dispatches through, and the six builtin tools of `docs/tools.md`.
 //!
 //! Tools know nothing of the agent: they get typed arguments and a [`ToolContext`], and return a
 //! [`ToolOutput`] or a [`ToolError`] the model reads.
@@ -18,7 +18,7 @@ use tokio_util::sync::CancellationToken;
 use crate::config::schema::{for_each_subschema, simplify_types};
 use crate::process::ChildEnv;
 
-/// What a tool does, which decides the permission column of `spec/tools.md` it falls in.
+/// What a tool does, which decides the permission column of `docs/tools.md` it falls in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ToolKind {
     /// Reads only: always allowed; may run concurrently with other reads of one response.
@@ -167,7 +167,7 @@ impl ToolRegistry {
         Self::default()
     }
 
-    /// The six builtin tools of `spec/tools.md`.
+    /// The six builtin tools of `docs/tools.md`.
     pub fn builtins() -> Self {
         let mut registry = Self::new();
         builtin::register_all(&mut registry);

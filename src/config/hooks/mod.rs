@@ -24,7 +24,7 @@ use locate::{Seg, locate};
 pub const HOOKS_FILE: &str = "hooks.json";
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
 
-/// The events of `spec/hooks.md`, spelled as Claude Code spells them.
+/// The events of `docs/hooks.md`, spelled as Claude Code spells them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 pub enum HookEventName {
     SessionStart,
