@@ -247,7 +247,7 @@ fn dedupe_within(handlers: &mut Vec<HookHandler>) {
 
 const HANDLER_TYPES: &str = "command, http";
 /// Claude Code handler fields Ling does not implement: warned about rather than unknown.
-pub(crate) const UNSUPPORTED_FIELDS: [&str; 7] = [
+const UNSUPPORTED_FIELDS: [&str; 7] = [
     "if",
     "args",
     "shell",

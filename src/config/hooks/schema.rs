@@ -1,7 +1,7 @@
 //! The shape of `hooks.json` for its JSON Schema (`docs/schemas/hooks.schema.json`). The file
 //! itself is read by the hand-written parser in `mod.rs`, which points at the key of each
-//! mistake; these types only describe what that parser accepts (its events, handler types and
-//! fields come from the same constants), and a test checks sample files against both.
+//! mistake; these types only describe what that parser accepts (the events come from
+//! [`HookEventName::ALL`]), and `tests/schemas.rs` checks sample files against both.
 // Described, never built: nothing constructs these types.
 #![allow(dead_code)]
 
