@@ -1,6 +1,6 @@
 //! The command-line entry: parses the arguments, builds what a run needs, and hands it to the
 //! REPL, the one-shot runner or a subcommand. Every failure is a [`CliError`], which maps to the
-//! exit codes of `spec/cli.md` in [`CliError::exit`].
+//! exit codes of `docs/cli.md` in [`CliError::exit`].
 
 mod args;
 mod hooks_cmd;
@@ -19,7 +19,7 @@ pub use setup::Setup;
 
 use crate::config::{ConfigError, Paths, ProjectConfig, TrustError, TrustStatus};
 
-/// Exit codes of `spec/cli.md`.
+/// Exit codes of `docs/cli.md`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Exit {
     Success = 0,
