@@ -392,3 +392,7 @@ fn shell_quote(text: &str) -> String {
 #[cfg(test)]
 #[path = "tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "properties.rs"]
+mod properties;
