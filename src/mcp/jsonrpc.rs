@@ -293,7 +293,8 @@ pub(crate) mod properties {
             }),
             (".{0,12}", params())
                 .prop_map(|(method, params)| Message::Notification { method, params }),
-            (id(), json()).prop_map(|(id, result)| Message::Response { id, result }),
+            (id(), prop_oneof![1 => Just(Value::Null), 4 => json()])
+                .prop_map(|(id, result)| Message::Response { id, result }),
             (proptest::option::of(id()), error)
                 .prop_map(|(id, error)| Message::Error { id, error }),
         ]
