@@ -190,6 +190,13 @@ pub enum Command {
         #[arg(short = 'C', long = "cwd", value_name = "DIR", global = true)]
         cwd: Option<PathBuf>,
     },
+    /// Print the shell completion script for SHELL on stdout
+    #[command(after_help = "Install it once, e.g. `ling completion bash > \
+                      ~/.local/share/bash-completion/completions/ling` (the README has zsh and fish).")]
+    Completion {
+        #[arg(value_enum, value_name = "SHELL")]
+        shell: clap_complete::Shell,
+    },
 }
 
 #[derive(Debug, Subcommand)]
