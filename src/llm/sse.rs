@@ -292,8 +292,9 @@ mod tests {
 #[cfg(test)]
 mod properties {
     use super::*;
-    use pretty_assertions::assert_eq;
     use proptest::prelude::*;
+
+    use crate::test_support::split_at_cuts as split;
 
     /// The events of `pieces` fed in turn then finished, or `None` once a line passed `limit`.
     fn decode(limit: usize, pieces: &[&[u8]]) -> Option<Vec<SseEvent>> {
@@ -304,21 +305,6 @@ mod properties {
         }
         events.extend(decoder.finish().ok()?);
         Some(events)
-    }
-
-    /// `bytes` cut at each of `cuts` (taken modulo its length, so any list of numbers works);
-    /// empty pieces included, as a network read can return them.
-    fn split<'a>(bytes: &'a [u8], cuts: &[usize]) -> Vec<&'a [u8]> {
-        let mut cuts: Vec<usize> = cuts.iter().map(|c| c % (bytes.len() + 1)).collect();
-        cuts.sort_unstable();
-        let mut pieces = Vec::new();
-        let mut from = 0;
-        for cut in cuts {
-            pieces.push(&bytes[from..cut]);
-            from = cut;
-        }
-        pieces.push(&bytes[from..]);
-        pieces
     }
 
     const ENDINGS: [&str; 3] = ["\n", "\r\n", "\r"];
@@ -417,10 +403,5 @@ mod properties {
             let whole = decode(limit, &[&body]);
             prop_assert_eq!(decode(limit, &split(&body, &cuts)), whole);
         }
-    }
-
-    #[test]
-    fn split_cuts_are_taken_modulo_the_length() {
-        assert_eq!(split(b"abc", &[1, 5, 2]), vec![&b"a"[..], b"", b"b", b"c"]);
     }
 }

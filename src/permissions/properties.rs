@@ -10,7 +10,7 @@ use serde_json::json;
 
 use super::*;
 use crate::tools::bash::Bash;
-use shell::{Command, analyze, render_words};
+use shell::analyze;
 
 /// Words bash reads as syntax, not as a program, when unquoted.
 const RESERVED: &[&str] = &[
@@ -24,21 +24,9 @@ const HANG: Duration = Duration::from_secs(10);
 /// Everything the analysis of `text` says, as comparable text: each command (wrapped ones
 /// after their wrapper) as its words, what is unknown, the files written, whether it parsed.
 fn summary(text: &str) -> (Vec<String>, Vec<String>, Vec<String>, bool) {
-    fn add(command: &Command, out: &mut Vec<String>) {
-        let mut words = command.assignments.clone();
-        words.extend(command.words.iter().cloned());
-        out.push(render_words(&words));
-        for inner in &command.inner {
-            add(&inner.command, out);
-        }
-    }
     let analysis = analyze(text);
-    let mut commands = Vec::new();
-    for command in &analysis.commands {
-        add(command, &mut commands);
-    }
     (
-        commands,
+        shell::tests::commands(text),
         analysis.opaque,
         analysis.writes,
         analysis.error.is_some(),

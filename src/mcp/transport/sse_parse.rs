@@ -227,6 +227,7 @@ mod tests {
 #[cfg(test)]
 mod properties {
     use super::*;
+    use crate::test_support::split_at_cuts;
     use proptest::prelude::*;
 
     type Parsed = (Vec<SseEvent>, Option<String>, Option<Duration>);
@@ -264,16 +265,7 @@ mod properties {
             body in prop_oneof![stream_like_bytes(), proptest::collection::vec(any::<u8>(), 0..256)],
             cuts in proptest::collection::vec(any::<usize>(), 0..24),
         ) {
-            let mut cuts: Vec<usize> = cuts.iter().map(|c| c % (body.len() + 1)).collect();
-            cuts.sort_unstable();
-            let mut pieces = Vec::new();
-            let mut from = 0;
-            for cut in cuts {
-                pieces.push(&body[from..cut]);
-                from = cut;
-            }
-            pieces.push(&body[from..]);
-            prop_assert_eq!(parse(&pieces), parse(&[&body]));
+            prop_assert_eq!(parse(&split_at_cuts(&body, &cuts)), parse(&[&body]));
         }
     }
 }

@@ -428,24 +428,21 @@ mod properties {
 
     use super::*;
     use crate::mcp::jsonrpc::properties::message;
+    use crate::test_support::split_at_cuts;
 
     /// A pipe that hands the stream over in the given (non-empty) pieces, one per read.
     struct Pieces(VecDeque<Vec<u8>>);
 
     impl Pieces {
         fn new(bytes: &[u8], cuts: &[usize]) -> Self {
-            let mut cuts: Vec<usize> = cuts.iter().map(|c| c % (bytes.len() + 1)).collect();
-            cuts.sort_unstable();
-            cuts.push(bytes.len());
-            let mut from = 0;
-            let mut pieces = VecDeque::new();
-            for cut in cuts {
-                if cut > from {
-                    pieces.push_back(bytes[from..cut].to_vec());
-                    from = cut;
-                }
-            }
-            Self(pieces)
+            let pieces = split_at_cuts(bytes, cuts).into_iter();
+            // An empty read is the end of the stream.
+            Self(
+                pieces
+                    .filter(|p| !p.is_empty())
+                    .map(<[u8]>::to_vec)
+                    .collect(),
+            )
         }
     }
 

@@ -597,4 +597,4 @@ fn runs_text_as_code(program: &str, argv: &[Word]) -> Option<String> {
 
 #[cfg(test)]
 #[path = "tests.rs"]
-mod tests;
+pub(super) mod tests;

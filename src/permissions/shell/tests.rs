@@ -5,7 +5,7 @@ use super::*;
 use pretty_assertions::assert_eq;
 
 /// Every command a text runs, each as its rendered words, wrapped commands after their wrapper.
-fn commands(text: &str) -> Vec<String> {
+pub(in crate::permissions) fn commands(text: &str) -> Vec<String> {
     fn add(command: &Command, out: &mut Vec<String>) {
         let mut words = command.assignments.clone();
         words.extend(command.words.iter().cloned());
