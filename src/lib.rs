@@ -20,4 +20,7 @@ pub mod redact;
 pub mod tools;
 pub mod ui;
 
+#[cfg(test)]
+mod test_support;
+
 pub use cli::{Exit, run};

@@ -50,11 +50,12 @@ pub struct RunArgs {
     pub permission_mode: Option<ModeArg>,
 
     /// Allow rules, comma-separated: a tool name, `mcp__server__*`, or `bash(PREFIX*)`.
-    /// Raw flag values; [`split_rules`] splits them.
+    // Raw flag values; `split_rules` splits them (a `//` comment: doc comments become the help).
     #[arg(long, value_name = "RULE,...")]
     pub allowed_tools: Vec<String>,
 
-    /// Deny rules, comma-separated (deny wins over allow). Raw flag values, like `allowed_tools`.
+    /// Deny rules, comma-separated (deny wins over allow).
+    // Raw flag values, like `allowed_tools`.
     #[arg(long, value_name = "RULE,...")]
     pub disallowed_tools: Vec<String>,
 
@@ -188,6 +189,13 @@ pub enum Command {
         /// Project root (default: the current directory)
         #[arg(short = 'C', long = "cwd", value_name = "DIR", global = true)]
         cwd: Option<PathBuf>,
+    },
+    /// Print the shell completion script for SHELL on stdout
+    #[command(after_help = "Install it once, e.g. `ling completion bash > \
+                      ~/.local/share/bash-completion/completions/ling` (the README has zsh and fish).")]
+    Completion {
+        #[arg(value_enum, value_name = "SHELL")]
+        shell: clap_complete::Shell,
     },
 }
 

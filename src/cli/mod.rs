@@ -3,12 +3,16 @@
 //! exit codes of `docs/cli.md` in [`CliError::exit`].
 
 mod args;
+mod completion_cmd;
 mod hooks_cmd;
 mod mcp_cmd;
 mod print;
 mod setup;
 pub(crate) mod signals;
 mod trust_cmd;
+
+#[cfg(test)]
+mod man_tests;
 
 use std::io::IsTerminal;
 
@@ -102,6 +106,7 @@ async fn dispatch(cli: Cli) -> Result<Exit, CliError> {
         }
         Some(Command::Hooks { command, cwd }) => hooks_cmd::run(command, cwd).await,
         Some(Command::Trust { dir, list, revoke }) => trust_cmd::run(dir, list, revoke),
+        Some(Command::Completion { shell }) => Ok(completion_cmd::run(shell)),
         None => run_agent(cli.run).await,
     }
 }

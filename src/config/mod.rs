@@ -25,3 +25,7 @@ pub use settings::{
     RawPermissions, RawSettings, SETTINGS_FILE, Settings, SettingsOverrides,
 };
 pub use trust::{ProjectConfig, TrustError, TrustStatus};
+
+#[cfg(test)]
+#[path = "properties.rs"]
+mod properties;

@@ -295,3 +295,7 @@ fn cap(text: &str) -> String {
 #[cfg(test)]
 #[path = "output_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "output_properties.rs"]
+mod properties;

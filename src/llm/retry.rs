@@ -47,10 +47,10 @@ pub fn server_delay(
     now: chrono::DateTime<chrono::Utc>,
 ) -> Option<Duration> {
     let non_negative = |v: f64| (v.is_finite() && v >= 0.0).then_some(v);
-    if let Some(ms) = retry_after_ms.and_then(|v| v.trim().parse::<f64>().ok()) {
-        if let Some(ms) = non_negative(ms) {
-            return Some(Duration::from_secs_f64(ms / 1000.0));
-        }
+    if let Some(ms) = retry_after_ms.and_then(|v| v.trim().parse::<f64>().ok())
+        && let Some(ms) = non_negative(ms)
+    {
+        return Some(Duration::from_secs_f64(ms / 1000.0));
     }
     let value = retry_after?.trim();
     if let Some(secs) = value.parse::<f64>().ok().and_then(non_negative) {

@@ -286,3 +286,122 @@ mod tests {
         assert_eq!(decoder.finish(), Ok(Some(data("ab"))));
     }
 }
+
+/// Properties over generated streams: splitting never changes what is decoded, and no input
+/// panics the decoder.
+#[cfg(test)]
+mod properties {
+    use super::*;
+    use proptest::prelude::*;
+
+    use crate::test_support::split_at_cuts as split;
+
+    /// The events of `pieces` fed in turn then finished, or `None` once a line passed `limit`.
+    fn decode(limit: usize, pieces: &[&[u8]]) -> Option<Vec<SseEvent>> {
+        let mut decoder = SseDecoder::with_limit(limit);
+        let mut events = Vec::new();
+        for piece in pieces {
+            events.extend(decoder.feed(piece).ok()?);
+        }
+        events.extend(decoder.finish().ok()?);
+        Some(events)
+    }
+
+    const ENDINGS: [&str; 3] = ["\n", "\r\n", "\r"];
+
+    /// One event as a server writes it: an optional `event:` name, a comment before it, and
+    /// one or more `data:` lines.
+    fn event() -> impl Strategy<Value = (Option<String>, Option<String>, Vec<String>)> {
+        let text = "[^\r\n]{0,12}";
+        (
+            proptest::option::of(text),
+            proptest::option::of(text),
+            proptest::collection::vec(text, 1..4),
+        )
+    }
+
+    /// A valid stream and the events it holds. Each line end is LF, CRLF or CR; an LF right
+    /// after a CR would merge with it into one line end, so it is written as CRLF there.
+    fn stream() -> impl Strategy<Value = (Vec<u8>, Vec<SseEvent>)> {
+        let events = proptest::collection::vec(event(), 0..6);
+        let endings = proptest::collection::vec(0..ENDINGS.len(), 64);
+        (events, endings, any::<bool>()).prop_map(|(events, endings, close_last)| {
+            let mut body = String::new();
+            let mut ends = endings.iter().cycle();
+            let mut line = |body: &mut String, text: &str| {
+                body.push_str(text);
+                let mut end = ENDINGS[*ends.next().unwrap_or(&0)];
+                if end == "\n" && body.ends_with('\r') {
+                    end = "\r\n";
+                }
+                body.push_str(end);
+            };
+            let mut expected = Vec::new();
+            let count = events.len();
+            for (i, (name, comment, data)) in events.into_iter().enumerate() {
+                if let Some(comment) = comment {
+                    line(&mut body, &format!(":{comment}"));
+                }
+                if let Some(name) = &name {
+                    line(&mut body, &format!("event: {name}"));
+                }
+                for value in &data {
+                    line(&mut body, &format!("data: {value}"));
+                }
+                if close_last || i + 1 < count {
+                    line(&mut body, "");
+                }
+                expected.push(SseEvent {
+                    event: name,
+                    data: data.join("\n"),
+                });
+            }
+            (body.into_bytes(), expected)
+        })
+    }
+
+    /// Bytes that look like a stream often enough to reach every branch: field names, colons,
+    /// both line ends, multi-byte and invalid UTF-8, mixed with anything at all.
+    fn stream_like_bytes() -> impl Strategy<Value = Vec<u8>> {
+        let token = prop_oneof![
+            Just(b"data:".to_vec()),
+            Just(b"data: ".to_vec()),
+            Just(b"event:".to_vec()),
+            Just(b":".to_vec()),
+            Just(b"\n".to_vec()),
+            Just(b"\r".to_vec()),
+            Just(b"\r\n".to_vec()),
+            Just("✓".as_bytes().to_vec()),
+            Just(b"\xff".to_vec()),
+            proptest::collection::vec(any::<u8>(), 1..8),
+        ];
+        proptest::collection::vec(token, 0..40).prop_map(|t| t.concat())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+
+        #[test]
+        fn a_valid_stream_decodes_to_its_events_however_it_is_split(
+            (body, expected) in stream(),
+            cuts in proptest::collection::vec(any::<usize>(), 0..24),
+        ) {
+            let whole = decode(DEFAULT_MAX_STREAM_LINE_BYTES, &[&body]);
+            prop_assert_eq!(whole.as_ref(), Some(&expected));
+            let pieces = split(&body, &cuts);
+            prop_assert_eq!(decode(DEFAULT_MAX_STREAM_LINE_BYTES, &pieces), whole);
+        }
+
+        /// Any bytes at all, under any limit: no panic, and the split body decodes to exactly
+        /// what the whole one does, including whether a line was over the limit.
+        #[test]
+        fn any_bytes_decode_the_same_split_or_whole(
+            body in prop_oneof![stream_like_bytes(), proptest::collection::vec(any::<u8>(), 0..256)],
+            cuts in proptest::collection::vec(any::<usize>(), 0..24),
+            limit in prop_oneof![1..48usize, Just(DEFAULT_MAX_STREAM_LINE_BYTES)],
+        ) {
+            let whole = decode(limit, &[&body]);
+            prop_assert_eq!(decode(limit, &split(&body, &cuts)), whole);
+        }
+    }
+}

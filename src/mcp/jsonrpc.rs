@@ -68,10 +68,21 @@ struct Wire {
     method: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     params: Option<Value>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// `"result": null` is a result (of `null`), not a missing one.
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
     result: Option<Value>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     error: Option<ErrorObject>,
+}
+
+/// `Some` for a field that is there, even as `null`; with `#[serde(default)]`, `None` only for
+/// a field that is missing.
+fn present<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Option<Value>, D::Error> {
+    Value::deserialize(deserializer).map(Some)
 }
 
 impl Message {
@@ -220,5 +231,110 @@ mod tests {
         assert!(Message::parse("[]").is_err());
         assert!(Message::parse(r#"{"jsonrpc":"1.0","method":"x"}"#).is_err());
         assert!(Message::from_value(json!({"jsonrpc":"2.0","id":1})).is_err());
+    }
+}
+
+/// Properties: no text or JSON value panics the parser, and every message Ling can write is
+/// one line that parses back to itself.
+#[cfg(test)]
+pub(crate) mod properties {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Any JSON value. Numbers are integers or quarters, which print and parse back exactly.
+    fn json() -> impl Strategy<Value = Value> {
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::from),
+            any::<i64>().prop_map(Value::from),
+            (-4000i32..4000).prop_map(|q| Value::from(f64::from(q) / 4.0)),
+            ".{0,8}".prop_map(Value::from),
+        ];
+        leaf.prop_recursive(3, 24, 4, |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..4).prop_map(Value::from),
+                proptest::collection::vec((".{0,6}", inner), 0..4)
+                    .prop_map(|entries| Value::Object(entries.into_iter().collect())),
+            ]
+        })
+    }
+
+    fn id() -> impl Strategy<Value = RequestId> {
+        prop_oneof![
+            any::<i64>().prop_map(RequestId::Number),
+            ".{0,8}".prop_map(RequestId::String),
+        ]
+    }
+
+    /// Structured parameters, as JSON-RPC requires (or none).
+    fn params() -> impl Strategy<Value = Option<Value>> {
+        proptest::option::of(
+            json().prop_filter("params are structured", |v| v.is_object() || v.is_array()),
+        )
+    }
+
+    /// Any message Ling could send or receive.
+    pub(crate) fn message() -> impl Strategy<Value = Message> {
+        let error = (
+            any::<i64>(),
+            ".{0,12}",
+            proptest::option::of(json().prop_filter("data is a value", |v| !v.is_null())),
+        )
+            .prop_map(|(code, message, data)| ErrorObject {
+                code,
+                message,
+                data,
+            });
+        prop_oneof![
+            (id(), ".{0,12}", params()).prop_map(|(id, method, params)| Message::Request {
+                id,
+                method,
+                params
+            }),
+            (".{0,12}", params())
+                .prop_map(|(method, params)| Message::Notification { method, params }),
+            (id(), prop_oneof![1 => Just(Value::Null), 4 => json()])
+                .prop_map(|(id, result)| Message::Response { id, result }),
+            (proptest::option::of(id()), error)
+                .prop_map(|(id, error)| Message::Error { id, error }),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+
+        #[test]
+        fn any_text_parses_or_is_an_error(text in prop_oneof![
+            ".{0,64}",
+            r#"\{("jsonrpc"|"id"|"method"|"result"|"error"|"params"|:|,|"2.0"|null|[0-9]|\{|\}|\[|\])*\}"#,
+        ]) {
+            let _ = Message::parse(&text);
+        }
+
+        #[test]
+        fn any_json_value_parses_or_is_an_error(mut value in json(), jsonrpc in any::<bool>()) {
+            if let (true, Value::Object(map)) = (jsonrpc, &mut value) {
+                map.insert("jsonrpc".into(), "2.0".into());
+            }
+            let _ = Message::from_value(value);
+        }
+
+        #[test]
+        fn every_message_is_one_line_that_parses_back_to_itself(message in message()) {
+            let line = message.to_line();
+            prop_assert!(!line.contains('\n'), "{}", line);
+            prop_assert_eq!(Message::parse(&line), Ok(message));
+        }
+    }
+
+    #[test]
+    fn a_null_result_is_a_response() {
+        assert_eq!(
+            Message::parse(r#"{"jsonrpc":"2.0","id":1,"result":null}"#),
+            Ok(Message::Response {
+                id: RequestId::Number(1),
+                result: Value::Null
+            })
+        );
     }
 }

@@ -5,7 +5,7 @@
 //!
 //! `Term` has no `Display`, so it cannot be formatted into a `String` and come back in as if it
 //! were Ling's own: `format!` output is outside text again, and a colour formatted into it would
-//! show as `^[[31m` (a visible mistake, never a hole). Build lines with [`term!`] or `+`.
+//! show as `^[[31m` (a visible mistake, never a hole). Build lines with [`term!`](crate::term!) or `+`.
 
 use std::ops::{Add, AddAssign};
 

@@ -64,7 +64,8 @@ impl SseParser {
     pub fn feed(&mut self, chunk: &[u8]) -> Vec<SseEvent> {
         let mut events = Vec::new();
         let mut rest = chunk;
-        if self.after_cr {
+        // An empty chunk between a `\r` and its `\n` must not forget the `\r`.
+        if self.after_cr && !rest.is_empty() {
             self.after_cr = false;
             if let Some(stripped) = rest.strip_prefix(b"\n") {
                 rest = stripped;
@@ -201,6 +202,16 @@ mod tests {
     }
 
     #[test]
+    fn an_empty_chunk_between_cr_and_lf_leaves_them_one_line_end() {
+        let mut p = SseParser::new();
+        let mut got = p.feed(b"data: a\r");
+        got.extend(p.feed(b""));
+        got.extend(p.feed(b"\nevent: x\r\n"));
+        assert_eq!(got, vec![], "the LF after the CR is no blank line");
+        assert_eq!(p.feed(b"\r\n"), vec![event(Some("x"), "a", None)]);
+    }
+
+    #[test]
     fn unterminated_event_is_not_dispatched_and_bad_utf8_is_replaced() {
         let mut p = SseParser::new();
         assert_eq!(
@@ -208,5 +219,53 @@ mod tests {
             vec![event(None, "\u{fffd}", None)]
         );
         assert_eq!(p.feed(b""), vec![]);
+    }
+}
+
+/// Properties: however the body is cut into chunks, the parser yields the same events and ends
+/// with the same id and retry delay; no input panics it.
+#[cfg(test)]
+mod properties {
+    use super::*;
+    use crate::test_support::split_at_cuts;
+    use proptest::prelude::*;
+
+    type Parsed = (Vec<SseEvent>, Option<String>, Option<Duration>);
+
+    fn parse(pieces: &[&[u8]]) -> Parsed {
+        let mut parser = SseParser::new();
+        let events = pieces.iter().flat_map(|p| parser.feed(p)).collect();
+        (events, parser.last_event_id.clone(), parser.retry)
+    }
+
+    /// Bytes that look like an MCP event stream often enough to reach every branch.
+    fn stream_like_bytes() -> impl Strategy<Value = Vec<u8>> {
+        let token = prop_oneof![
+            Just(b"data:".to_vec()),
+            Just(b"data: {\"jsonrpc\":\"2.0\"}".to_vec()),
+            Just(b"event: message".to_vec()),
+            Just(b"id: 7".to_vec()),
+            Just(b"retry: 250".to_vec()),
+            Just(b":".to_vec()),
+            Just(b"\n".to_vec()),
+            Just(b"\r".to_vec()),
+            Just(b"\r\n".to_vec()),
+            Just("\u{feff}".as_bytes().to_vec()),
+            Just(b"\xff\0".to_vec()),
+            proptest::collection::vec(any::<u8>(), 1..8),
+        ];
+        proptest::collection::vec(token, 0..40).prop_map(|t| t.concat())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+
+        #[test]
+        fn any_bytes_parse_the_same_split_or_whole(
+            body in prop_oneof![stream_like_bytes(), proptest::collection::vec(any::<u8>(), 0..256)],
+            cuts in proptest::collection::vec(any::<usize>(), 0..24),
+        ) {
+            prop_assert_eq!(parse(&split_at_cuts(&body, &cuts)), parse(&[&body]));
+        }
     }
 }

@@ -333,6 +333,8 @@ enum Line {
 /// chunks, so memory stays bounded whatever the server writes.
 struct LineReader<R> {
     reader: R,
+    /// The longest line kept ([`MAX_LINE`]; smaller in tests).
+    limit: usize,
     line: Vec<u8>,
     /// Bytes of an overlong line skipped so far.
     skipping: Option<usize>,
@@ -340,8 +342,13 @@ struct LineReader<R> {
 
 impl<R: AsyncBufRead + Unpin> LineReader<R> {
     fn new(reader: R) -> Self {
+        Self::with_limit(reader, MAX_LINE)
+    }
+
+    fn with_limit(reader: R, limit: usize) -> Self {
         Self {
             reader,
+            limit,
             line: Vec::new(),
             skipping: None,
         }
@@ -365,7 +372,7 @@ impl<R: AsyncBufRead + Unpin> LineReader<R> {
             };
             match self.skipping.as_mut() {
                 Some(n) => *n += take,
-                None if self.line.len() + take > MAX_LINE => {
+                None if self.line.len() + take > self.limit => {
                     self.skipping = Some(self.line.len() + take);
                     self.line = Vec::new();
                 }
@@ -404,5 +411,166 @@ mod tests {
         let skipped = format!("<{}>", MAX_LINE + 10);
         let expected = vec!["one", "", "two", skipped.as_str(), "three"];
         assert_eq!(got, expected);
+    }
+}
+
+/// Properties of reading a server's stdout: lines come out the same however the pipe hands
+/// them over, and of any mix of lines exactly the JSON-RPC messages are passed on, in order.
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod properties {
+    use std::collections::VecDeque;
+    use std::pin::Pin;
+    use std::task::{Context, Poll};
+
+    use proptest::prelude::*;
+    use tokio::io::{AsyncRead, ReadBuf};
+
+    use super::*;
+    use crate::mcp::jsonrpc::properties::message;
+    use crate::test_support::split_at_cuts;
+
+    /// A pipe that hands the stream over in the given (non-empty) pieces, one per read.
+    struct Pieces(VecDeque<Vec<u8>>);
+
+    impl Pieces {
+        fn new(bytes: &[u8], cuts: &[usize]) -> Self {
+            let pieces = split_at_cuts(bytes, cuts).into_iter();
+            // An empty read is the end of the stream.
+            Self(
+                pieces
+                    .filter(|p| !p.is_empty())
+                    .map(<[u8]>::to_vec)
+                    .collect(),
+            )
+        }
+    }
+
+    impl AsyncRead for Pieces {
+        fn poll_read(
+            mut self: Pin<&mut Self>,
+            _: &mut Context<'_>,
+            buf: &mut ReadBuf<'_>,
+        ) -> Poll<std::io::Result<()>> {
+            if let Some(mut piece) = self.0.pop_front() {
+                let n = piece.len().min(buf.remaining());
+                buf.put_slice(&piece[..n]);
+                if n < piece.len() {
+                    let rest = piece.split_off(n);
+                    self.0.push_front(rest);
+                }
+            }
+            Poll::Ready(Ok(()))
+        }
+    }
+
+    fn runtime() -> tokio::runtime::Runtime {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .unwrap()
+    }
+
+    /// What the reader must give: the pieces between newlines (a last one only if not empty),
+    /// each longer than `limit` as its length.
+    fn expected_lines(bytes: &[u8], limit: usize) -> Vec<Result<Vec<u8>, usize>> {
+        let mut lines: Vec<&[u8]> = bytes.split(|&b| b == b'\n').collect();
+        if lines.last().is_some_and(|l| l.is_empty()) {
+            lines.pop();
+        }
+        let line = |l: &[u8]| match l.len() > limit {
+            true => Err(l.len()),
+            false => Ok(l.to_vec()),
+        };
+        lines.into_iter().map(line).collect()
+    }
+
+    fn line_bytes() -> impl Strategy<Value = Vec<u8>> {
+        let token = prop_oneof![
+            Just(b"\n".to_vec()),
+            Just(b"\r\n".to_vec()),
+            Just(b"{}".to_vec()),
+            proptest::collection::vec(any::<u8>(), 1..12),
+        ];
+        proptest::collection::vec(token, 0..32).prop_map(|t| t.concat())
+    }
+
+    /// A line a misbehaving server may print: no `{`, so never a message.
+    fn garbage() -> impl Strategy<Value = Vec<u8>> {
+        let byte = any::<u8>().prop_filter("no newline or brace", |b| !b"\n{".contains(b));
+        proptest::collection::vec(byte, 0..24)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(128))]
+
+        #[test]
+        fn lines_are_the_same_however_the_pipe_splits_them(
+            bytes in line_bytes(),
+            cuts in proptest::collection::vec(any::<usize>(), 0..16),
+            capacity in 1..32usize,
+            limit in 0..24usize,
+        ) {
+            let reader = BufReader::with_capacity(capacity, Pieces::new(&bytes, &cuts));
+            let mut lines = LineReader::with_limit(reader, limit);
+            let got = runtime().block_on(async {
+                let mut got = Vec::new();
+                while let Some(line) = lines.next_line().await.unwrap() {
+                    got.push(match line {
+                        Line::Text(text) => Ok(text),
+                        Line::TooLong(n) => Err(n),
+                    });
+                }
+                got
+            });
+            prop_assert_eq!(got, expected_lines(&bytes, limit));
+        }
+
+        #[test]
+        fn exactly_the_messages_among_the_lines_are_passed_on(
+            lines in proptest::collection::vec(
+                prop_oneof![
+                    message().prop_map(Ok),
+                    garbage().prop_map(Err),
+                ],
+                0..12,
+            ),
+            crlf in any::<bool>(),
+            cuts in proptest::collection::vec(any::<usize>(), 0..16),
+        ) {
+            let mut stdout = Vec::new();
+            for line in &lines {
+                match line {
+                    Ok(message) => stdout.extend(message.to_line().into_bytes()),
+                    Err(garbage) => stdout.extend(garbage),
+                }
+                stdout.extend(if crlf { &b"\r\n"[..] } else { b"\n" });
+            }
+            let reader = BufReader::with_capacity(64, Pieces::new(&stdout, &cuts));
+            let (tx, mut rx) = mpsc::channel(lines.len() + 1);
+            let (_exit_tx, exited) = watch::channel(Some("exit status: 0".to_string()));
+            let (_done_tx, stderr_done) = watch::channel(true);
+            let log = Arc::new(ServerLog::discard());
+            let events = runtime().block_on(async {
+                read_stdout(reader, tx, log, "server".into(), exited, stderr_done).await;
+                let mut events = Vec::new();
+                while let Some(event) = rx.recv().await {
+                    events.push(event);
+                }
+                events
+            });
+            let (last, messages) = events.split_last().unwrap();
+            let closed = matches!(last, TransportEvent::Closed { .. });
+            prop_assert!(closed, "the last event is not Closed");
+            let messages: Vec<&Message> = messages
+                .iter()
+                .map(|event| match event {
+                    TransportEvent::Message(message) => message,
+                    TransportEvent::Closed { .. } => panic!("closed twice"),
+                })
+                .collect();
+            let sent: Vec<&Message> = lines.iter().filter_map(|l| l.as_ref().ok()).collect();
+            prop_assert_eq!(messages, sent);
+        }
     }
 }

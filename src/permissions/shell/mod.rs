@@ -6,6 +6,7 @@
 //! `source`, aliases, functions, `trap`) is reported, not guessed; so are output redirections
 //! to files and text that does not parse.
 
+use std::borrow::Cow;
 use std::cell::RefCell;
 
 use tree_sitter::{Node, Parser, Tree, TreeCursor};
@@ -84,9 +85,45 @@ fn parse(text: &str) -> Result<Tree, String> {
             *slot = Some(parser);
         }
         slot.as_mut()
-            .and_then(|parser| parser.parse(text, None))
+            .and_then(|parser| parser.parse(shielded(text).as_bytes(), None))
             .ok_or_else(|| "the bash parser gave no result".to_string())
     })
+}
+
+/// `text` made safe for tree-sitter-bash 0.25, whose scanner hands the character after a `{`
+/// (and after `{1..`) to C's `isdigit`, which is undefined past one byte: `{` then U+E0000
+/// reads out of bounds and kills the process. For the parse, such a character is written as
+/// as many `x` as it has bytes. Bash reads both as plain word characters, and every byte
+/// offset stays the same, so the words are still cut from the real text.
+fn shielded(text: &str) -> Cow<'_, str> {
+    /// Where the scanner would be: after `{` or `{1..` it tests the next character.
+    #[derive(Clone, Copy)]
+    enum At {
+        Other,
+        Tested,
+        Dot,
+    }
+    if text.is_ascii() || !text.contains('{') {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut at = At::Other;
+    for c in text.chars() {
+        if matches!(at, At::Tested) && !c.is_ascii() {
+            out.extend(std::iter::repeat_n('x', c.len_utf8()));
+            at = At::Other;
+            continue;
+        }
+        out.push(c);
+        at = match (at, c) {
+            (_, '{') => At::Tested,
+            (At::Tested, '0'..='9') => At::Tested,
+            (At::Tested, '.') => At::Dot,
+            (At::Dot, '.') => At::Tested,
+            _ => At::Other,
+        };
+    }
+    Cow::Owned(out)
 }
 
 /// Whether the program of `words` runs another command (`sudo`, `timeout`, `sh`, `find`).
@@ -560,4 +597,4 @@ fn runs_text_as_code(program: &str, argv: &[Word]) -> Option<String> {
 
 #[cfg(test)]
 #[path = "tests.rs"]
-mod tests;
+pub(super) mod tests;

@@ -5,7 +5,7 @@ use super::*;
 use pretty_assertions::assert_eq;
 
 /// Every command a text runs, each as its rendered words, wrapped commands after their wrapper.
-fn commands(text: &str) -> Vec<String> {
+pub(in crate::permissions) fn commands(text: &str) -> Vec<String> {
     fn add(command: &Command, out: &mut Vec<String>) {
         let mut words = command.assignments.clone();
         words.extend(command.words.iter().cloned());
@@ -298,4 +298,22 @@ fn arbitrary_text_never_panics() {
             let _ = render_words(&command.words);
         }
     }
+}
+
+/// tree-sitter-bash's scanner gives the character after `{` to C's `isdigit`: a wide one read
+/// out of bounds and killed the process (found by `properties::any_text_is_analysed...`).
+#[test]
+fn a_wide_character_after_a_brace_is_parsed_not_a_crash() {
+    for text in [
+        "{\u{e0000}",
+        "echo {\u{10ffff}}",
+        "{12\u{102bab}",
+        "rm {1..\u{f0000}",
+        "{1..2\u{10ffff}",
+    ] {
+        let _ = analyze(text);
+    }
+    // The words still come from the real text, not the one the parser was given.
+    assert_eq!(commands("echo {\u{e0000}} x"), vec!["echo {\u{e0000}} x"]);
+    assert_eq!(shielded("a{é{1..\u{10ffff}"), "a{xx{1..xxxx");
 }
