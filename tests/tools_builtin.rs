@@ -356,10 +356,10 @@ fn pid_alive(pid: &str) -> bool {
 
 async fn wait_for_pid(pidfile: &Path) -> String {
     for _ in 0..200 {
-        if let Ok(pid) = std::fs::read_to_string(pidfile) {
-            if !pid.trim().is_empty() {
-                return pid.trim().to_string();
-            }
+        if let Ok(pid) = std::fs::read_to_string(pidfile)
+            && !pid.trim().is_empty()
+        {
+            return pid.trim().to_string();
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
     }

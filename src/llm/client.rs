@@ -461,10 +461,10 @@ impl LlmClient {
         }
         if let Some(event) = decoder.finish().map_err(|e| self.too_long(e))? {
             // A half-written last line on a broken connection is the cut, not bad JSON.
-            if let Err(e) = assembler.push(&event.data, on_event) {
-                if !matches!(e, StreamError::Malformed(_)) {
-                    return Err(stream_failure(e));
-                }
+            if let Err(e) = assembler.push(&event.data, on_event)
+                && !matches!(e, StreamError::Malformed(_))
+            {
+                return Err(stream_failure(e));
             }
         }
         let shown = assembler.has_shown_output();

@@ -7,8 +7,6 @@
 
 use std::time::Duration;
 
-use rand::Rng;
-
 /// The longest backoff of our own, however many retries came before.
 const MAX_BACKOFF: Duration = Duration::from_secs(30);
 
@@ -27,7 +25,7 @@ impl RetryPolicy {
         let factor = 2u32.saturating_pow(retry.saturating_sub(1));
         let backoff = self.base_delay.saturating_mul(factor).min(MAX_BACKOFF);
         // Jitter keeps many clients that failed together from retrying together.
-        let backoff = backoff.mul_f64(rand::thread_rng().gen_range(0.8..1.2));
+        let backoff = backoff.mul_f64(0.8 + 0.4 * fastrand::f64());
         server_hint
             .map_or(backoff, |hint| hint.max(backoff))
             .min(self.max_delay)
@@ -47,10 +45,10 @@ pub fn server_delay(
     now: chrono::DateTime<chrono::Utc>,
 ) -> Option<Duration> {
     let non_negative = |v: f64| (v.is_finite() && v >= 0.0).then_some(v);
-    if let Some(ms) = retry_after_ms.and_then(|v| v.trim().parse::<f64>().ok()) {
-        if let Some(ms) = non_negative(ms) {
-            return Some(Duration::from_secs_f64(ms / 1000.0));
-        }
+    if let Some(ms) = retry_after_ms.and_then(|v| v.trim().parse::<f64>().ok())
+        && let Some(ms) = non_negative(ms)
+    {
+        return Some(Duration::from_secs_f64(ms / 1000.0));
     }
     let value = retry_after?.trim();
     if let Some(secs) = value.parse::<f64>().ok().and_then(non_negative) {

@@ -170,12 +170,12 @@ impl Permissions {
         if self.allowed(call, protected.as_ref()) {
             return Check::Allow;
         }
-        if let (Some(protected), Some(target)) = (protected, &call.target) {
-            if self.mode != PermissionMode::Plan {
-                return Check::Ask {
-                    suggestion: self.protected_suggestion(tool.name(), target, &protected),
-                };
-            }
+        if let (Some(protected), Some(target)) = (protected, &call.target)
+            && self.mode != PermissionMode::Plan
+        {
+            return Check::Ask {
+                suggestion: self.protected_suggestion(tool.name(), target, &protected),
+            };
         }
         let ask = || Check::Ask {
             suggestion: self.suggestion(call),

@@ -248,10 +248,10 @@ pub fn check_program(program: &OsStr, path: Option<&OsStr>, cwd: &Path) -> io::R
         }
     }
     // The errors a direct spawn reports, worded the same: "No such file or directory (os error 2)".
-    Err(io::Error::from_raw_os_error(if denied {
-        libc::EACCES
+    Err(io::Error::from(if denied {
+        nix::errno::Errno::EACCES
     } else {
-        libc::ENOENT
+        nix::errno::Errno::ENOENT
     }))
 }
 

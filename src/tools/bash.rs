@@ -245,10 +245,10 @@ impl Group {
         let _ = killpg(self.pgid, Signal::SIGTERM);
         let until = Instant::now() + KILL_GRACE;
         while Instant::now() < until {
-            if let Some(c) = child.as_mut() {
-                if matches!(c.try_wait(), Ok(Some(_))) {
-                    child = None;
-                }
+            if let Some(c) = child.as_mut()
+                && matches!(c.try_wait(), Ok(Some(_)))
+            {
+                child = None;
             }
             if child.is_none() && !self.alive() {
                 break;

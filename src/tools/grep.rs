@@ -167,10 +167,10 @@ impl Search {
                 if !entry.file_type().is_some_and(|t| t.is_file()) {
                     return WalkState::Continue;
                 }
-                if let Some(hits) = self.search_file(&mut searcher, entry.path()) {
-                    if let Ok(mut all) = results.lock() {
-                        all.push(hits);
-                    }
+                if let Some(hits) = self.search_file(&mut searcher, entry.path())
+                    && let Ok(mut all) = results.lock()
+                {
+                    all.push(hits);
                 }
                 WalkState::Continue
             })

@@ -188,10 +188,10 @@ impl HooksConfig {
                 config.merge(Self::parse_value(&user, &text, &value)?);
             }
         }
-        if layers.project {
-            if let Some((path, text)) = project.trusted_text(HOOKS_FILE) {
-                config.merge(Self::parse(path, text)?);
-            }
+        if layers.project
+            && let Some((path, text)) = project.trusted_text(HOOKS_FILE)
+        {
+            config.merge(Self::parse(path, text)?);
         }
         Ok(config)
     }

@@ -124,14 +124,13 @@ impl Shared {
         if let Some(value) = session.as_deref().and_then(|s| s.parse().ok()) {
             headers.insert(SESSION_HEADER, value);
         }
-        if with_session {
-            if let Some(value) = state
+        if with_session
+            && let Some(value) = state
                 .protocol_version
                 .as_deref()
                 .and_then(|v| v.parse().ok())
-            {
-                headers.insert(VERSION_HEADER, value);
-            }
+        {
+            headers.insert(VERSION_HEADER, value);
         }
         (headers, session)
     }
@@ -304,11 +303,10 @@ impl Shared {
         self.spawn(async move {
             let response = shared.get_stream(None).await;
             let _ = opened.send(());
-            if let Ok(response) = response {
-                if http_common::is_event_stream(&response) {
-                    http_reply::read(Arc::clone(&shared), response, http_reply::Reader::stream())
-                        .await;
-                }
+            if let Ok(response) = response
+                && http_common::is_event_stream(&response)
+            {
+                http_reply::read(Arc::clone(&shared), response, http_reply::Reader::stream()).await;
             }
         });
         let _ = tokio::time::timeout(self.timeout.min(GET_STREAM_WAIT), accepted).await;

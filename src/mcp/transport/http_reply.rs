@@ -63,13 +63,14 @@ impl Reader {
     }
 
     async fn route(&mut self, shared: &Shared, message: Message) {
-        if let Message::Response { id, .. } | Message::Error { id: Some(id), .. } = &message {
-            if self.swallow.is_some() && self.expect.as_ref() == Some(id) {
-                if let Some(answer) = self.swallow.take() {
-                    let _ = answer.send(message);
-                }
-                return;
+        if let Message::Response { id, .. } | Message::Error { id: Some(id), .. } = &message
+            && self.swallow.is_some()
+            && self.expect.as_ref() == Some(id)
+        {
+            if let Some(answer) = self.swallow.take() {
+                let _ = answer.send(message);
             }
+            return;
         }
         shared.deliver(message).await;
     }

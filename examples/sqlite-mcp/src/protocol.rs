@@ -449,10 +449,10 @@ fn cancel(msg: &Value, in_flight: &Mutex<InFlight>, canceller: &Canceller) {
     let Some(request_id) = msg.get("params").and_then(|p| p.get("requestId")) else {
         return;
     };
-    if let Ok(mut f) = in_flight.lock() {
-        if f.id.as_ref() == Some(request_id) {
-            f.cancelled = true;
-            canceller.cancel_current();
-        }
+    if let Ok(mut f) = in_flight.lock()
+        && f.id.as_ref() == Some(request_id)
+    {
+        f.cancelled = true;
+        canceller.cancel_current();
     }
 }

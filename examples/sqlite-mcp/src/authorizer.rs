@@ -110,12 +110,11 @@ pub fn authorize(ctx: &AuthContext<'_>, denied: &Mutex<Option<Denial>>) -> Autho
                     specific: true,
                 }
             };
-            if let Ok(mut d) = denied.lock() {
-                if d.as_ref()
+            if let Ok(mut d) = denied.lock()
+                && d.as_ref()
                     .is_none_or(|old| !old.specific && denial.specific)
-                {
-                    *d = Some(denial);
-                }
+            {
+                *d = Some(denial);
             }
             Authorization::Deny
         }
