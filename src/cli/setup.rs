@@ -141,14 +141,12 @@ impl Setup {
                 None,
             ),
         };
-        crate::log::info(|| {
-            format!(
-                "session {} ({}), transcript {}",
-                session.id,
-                if history.is_some() { "resumed" } else { "new" },
-                session.transcript_path.display()
-            )
-        });
+        tracing::info!(
+            "session {} ({}), transcript {}",
+            session.id,
+            if history.is_some() { "resumed" } else { "new" },
+            session.transcript_path.display()
+        );
         let mcp_host = McpHost::new(
             llm.clone(),
             HostPolicy {

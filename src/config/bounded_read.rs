@@ -47,7 +47,7 @@ pub fn read_regular(path: &Path, limit: usize) -> Result<Option<Bounded>, Bounde
     // writer; O_NOCTTY: a terminal device never becomes the controlling terminal.
     let file = match OpenOptions::new()
         .read(true)
-        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .custom_flags(nix::libc::O_NONBLOCK | nix::libc::O_NOCTTY)
         .open(path)
     {
         Ok(file) => file,

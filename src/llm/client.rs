@@ -266,16 +266,14 @@ impl LlmClient {
     ) -> Result<Completion, LlmError> {
         self.preflight()?;
         let body = self.request_body(messages, tools, max_tokens)?;
-        crate::log::debug(|| {
-            format!(
-                "llm: POST {} model={} messages={} tools={} bytes={}",
-                self.shown_endpoint(),
-                self.config.model,
-                messages.len(),
-                tools.len(),
-                body.len()
-            )
-        });
+        tracing::debug!(
+            "llm: POST {} model={} messages={} tools={} bytes={}",
+            self.shown_endpoint(),
+            self.config.model,
+            messages.len(),
+            tools.len(),
+            body.len()
+        );
         let policy = RetryPolicy {
             max_retries: self.config.max_retries,
             base_delay: self.config.retry_base_delay,
@@ -285,32 +283,28 @@ impl LlmClient {
         loop {
             let failure = match self.attempt(body.clone(), on_event).await {
                 Ok(completion) => {
-                    crate::log::debug(|| {
-                        format!(
-                            "llm: completed: finish={:?} chars={} tool_calls={} usage={:?}",
-                            completion.finish_reason,
-                            completion.content.len(),
-                            completion.tool_calls.len(),
-                            completion.usage
-                        )
-                    });
+                    tracing::debug!(
+                        "llm: completed: finish={:?} chars={} tool_calls={} usage={:?}",
+                        completion.finish_reason,
+                        completion.content.len(),
+                        completion.tool_calls.len(),
+                        completion.usage
+                    );
                     return Ok(completion);
                 }
                 Err(failure) => failure,
             };
             if attempt > policy.max_retries || !failure.is_retryable() {
                 let error = self.error_for(failure, attempt);
-                crate::log::error(|| format!("llm: request failed: {error}"));
+                tracing::error!("llm: request failed: {error}");
                 return Err(error);
             }
             let delay = policy.delay(attempt, failure.retry_after());
-            crate::log::warn(|| {
-                format!(
-                    "llm: attempt {attempt} failed ({}); retry {attempt} in {} ms",
-                    failure.reason(),
-                    delay.as_millis()
-                )
-            });
+            tracing::warn!(
+                "llm: attempt {attempt} failed ({}); retry {attempt} in {} ms",
+                failure.reason(),
+                delay.as_millis()
+            );
             on_event(StreamEvent::Retrying {
                 attempt,
                 delay_ms: u64::try_from(delay.as_millis()).unwrap_or(u64::MAX),
@@ -380,14 +374,15 @@ impl LlmClient {
             Ok(Ok(response)) => response,
         };
         let status = response.status();
-        crate::log::debug(|| {
-            let content_type = response
+        tracing::debug!(
+            "llm: HTTP {} ({})",
+            status.as_u16(),
+            response
                 .headers()
                 .get(CONTENT_TYPE)
                 .and_then(|v| v.to_str().ok())
-                .unwrap_or("none");
-            format!("llm: HTTP {} ({content_type})", status.as_u16())
-        });
+                .unwrap_or("none")
+        );
         if !status.is_success() {
             let retry_after = retry_after(response.headers());
             let text = timeout(self.config.idle_timeout, error_body(&mut response))

@@ -7,8 +7,6 @@
 
 use std::time::Duration;
 
-use rand::Rng;
-
 /// The longest backoff of our own, however many retries came before.
 const MAX_BACKOFF: Duration = Duration::from_secs(30);
 
@@ -27,7 +25,7 @@ impl RetryPolicy {
         let factor = 2u32.saturating_pow(retry.saturating_sub(1));
         let backoff = self.base_delay.saturating_mul(factor).min(MAX_BACKOFF);
         // Jitter keeps many clients that failed together from retrying together.
-        let backoff = backoff.mul_f64(rand::thread_rng().gen_range(0.8..1.2));
+        let backoff = backoff.mul_f64(0.8 + 0.4 * fastrand::f64());
         server_hint
             .map_or(backoff, |hint| hint.max(backoff))
             .min(self.max_delay)

@@ -1,15 +1,21 @@
 //! A server's log file, `LING_HOME/logs/mcp-<server>.log`: its stderr, the lines its stdout had
 //! that were not JSON-RPC, and its `notifications/message` entries. Nothing about a server ever
 //! reaches the terminal; error reports point here instead. The file is owner-only and its lines
-//! are scrubbed of the config's secrets: a server may print the token it was given.
+//! are scrubbed of the config's secrets: a server may print the token it was given. A chatty
+//! server cannot fill the disk: past [`LOG_MAX_BYTES`] the file rolls over to `mcp-<server>.log.1`
+//! and [`LOG_KEPT_FILES`] older files are kept (`crate::log::RotatingFile`).
 
 use std::collections::VecDeque;
-use std::fs::File;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use super::redact::Redactor;
+use crate::log::RotatingFile;
+
+/// A server's log rolls over past this size.
+pub const LOG_MAX_BYTES: u64 = 4 * 1024 * 1024;
+/// How many rolled-over files of a server's log are kept (`.1` the newest).
+pub const LOG_KEPT_FILES: usize = 2;
 
 /// How many stderr lines are kept in memory for error reports.
 const TAIL_LINES: usize = 20;
@@ -20,7 +26,7 @@ const TAIL_LINE_CHARS: usize = 400;
 #[derive(Debug)]
 pub struct ServerLog {
     path: PathBuf,
-    file: Mutex<Option<File>>,
+    file: Mutex<Option<RotatingFile>>,
     tail: Mutex<VecDeque<String>>,
     /// The secrets of the server's config, kept out of every line.
     redactor: Redactor,
@@ -42,7 +48,7 @@ impl ServerLog {
             })
             .collect();
         let path = logs_dir.join(format!("mcp-{safe}.log"));
-        let file = crate::config::private_fs::open_append(&path).ok();
+        let file = RotatingFile::open(&path, LOG_MAX_BYTES, LOG_KEPT_FILES).ok();
         Self {
             path,
             file: Mutex::new(file),
@@ -71,14 +77,15 @@ impl ServerLog {
         self.redactor.scrub(text)
     }
 
-    /// Writes one entry: `<time> <kind>: <text>`, scrubbed of secrets.
+    /// Writes one entry, in one write: `<time> <kind>: <text>`, scrubbed of secrets.
     pub fn line(&self, kind: &str, text: &str) {
         let Ok(mut guard) = self.file.lock() else {
             return;
         };
         if let Some(file) = guard.as_mut() {
             let now = chrono::Local::now().format("%Y-%m-%dT%H:%M:%S%.3f");
-            let _ = writeln!(file, "{now} {kind}: {}", self.scrub(text));
+            let line = format!("{now} {kind}: {}\n", self.scrub(text));
+            let _ = file.write_line(line.as_bytes());
         }
     }
 

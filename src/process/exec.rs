@@ -57,10 +57,9 @@ impl Trampoline {
     /// through itself.
     pub fn current() -> Option<Self> {
         if !cfg!(target_os = "linux") {
-            crate::log::debug(|| {
+            tracing::debug!(
                 "process: no parent-death signal on this platform; children start directly"
-                    .to_string()
-            });
+            );
             return None;
         }
         // `/proc/self/exe` still runs this very binary after an upgrade replaced or deleted it,
@@ -72,12 +71,10 @@ impl Trampoline {
             match std::env::current_exe() {
                 Ok(exe) => exe,
                 Err(e) => {
-                    crate::log::debug(|| {
-                        format!(
-                            "process: cannot find Ling's own executable ({e}); children start \
-                             directly, without a parent-death signal"
-                        )
-                    });
+                    tracing::debug!(
+                        "process: cannot find Ling's own executable ({e}); children start \
+                         directly, without a parent-death signal"
+                    );
                     return None;
                 }
             }
@@ -248,10 +245,10 @@ pub fn check_program(program: &OsStr, path: Option<&OsStr>, cwd: &Path) -> io::R
         }
     }
     // The errors a direct spawn reports, worded the same: "No such file or directory (os error 2)".
-    Err(io::Error::from_raw_os_error(if denied {
-        libc::EACCES
+    Err(io::Error::from(if denied {
+        nix::errno::Errno::EACCES
     } else {
-        libc::ENOENT
+        nix::errno::Errno::ENOENT
     }))
 }
 

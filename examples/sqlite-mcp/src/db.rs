@@ -11,6 +11,7 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use rusqlite::config::DbConfig;
+use rusqlite::fallible_iterator::FallibleIterator;
 use rusqlite::hooks::AuthContext;
 use rusqlite::types::{Value as SqlValue, ValueRef};
 use rusqlite::{Batch, Connection, ErrorCode, InterruptHandle, OpenFlags};
@@ -107,7 +108,7 @@ impl Database {
         // No SQLITE_OPEN_CREATE and no SQLITE_OPEN_URI: the file must exist, and a `file:` URI
         // cannot ask for `mode=rw`.
         let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-        let conn = Connection::open_with_flags(path, flags).map_err(open_err)?;
+        let mut conn = Connection::open_with_flags(path, flags).map_err(open_err)?;
         conn.pragma_update(None, "query_only", true)
             .map_err(open_err)?;
         conn.set_db_config(DbConfig::SQLITE_DBCONFIG_DEFENSIVE, true)
@@ -118,7 +119,8 @@ impl Database {
         .map_err(open_err)?;
         let denied = Arc::new(Mutex::new(None));
         let record = Arc::clone(&denied);
-        conn.authorizer(Some(move |ctx: AuthContext<'_>| authorize(&ctx, &record)));
+        conn.authorizer(Some(move |ctx: AuthContext<'_>| authorize(&ctx, &record)))
+            .map_err(open_err)?;
         Ok(Self {
             conn,
             path: path.to_path_buf(),
@@ -173,7 +175,7 @@ impl Database {
                 stmt.raw_bind_parameter(i + 1, value)
                     .map_err(|e| self.sql_error(e))?;
             }
-            let columns: Vec<String> = stmt.column_names().iter().map(|c| c.to_string()).collect();
+            let columns: Vec<String> = stmt.column_names().map(str::to_string).collect();
             let mut rows = stmt.raw_query();
             let mut out = Vec::new();
             let mut truncated = false;

@@ -3,14 +3,11 @@
 //! message naming it and the database directory left byte-for-byte unchanged; a long query is
 //! interrupted at the timeout; a cancelled one stops at once.
 
-#[path = "support/sqlite.rs"]
-mod support;
-
 use std::time::{Duration, Instant};
 
+use crate::support::{Server, demo, path_str, row_counts, snapshot, text};
 use pretty_assertions::assert_eq;
 use serde_json::json;
-use support::{Server, demo, path_str, row_counts, snapshot, text};
 
 /// Runs `sql` through the query tool and asserts it was refused with `expected` in the message
 /// and that the database directory is byte-for-byte what it was, with the same row counts.
@@ -201,4 +198,20 @@ fn a_cancelled_query_stops_and_gets_no_answer() {
     let next = s.response();
     assert_eq!(next, json!({"jsonrpc": "2.0", "id": "after", "result": {}}));
     assert!(started.elapsed() < Duration::from_secs(5));
+}
+
+/// The SQLite the server is built with (bundled by rusqlite) has the fix for CVE-2025-6965
+/// (memory corruption from aggregate terms exceeding the column limit), released in 3.50.2.
+#[test]
+fn the_bundled_sqlite_is_3_50_2_or_newer() {
+    let d = demo();
+    let mut s = Server::ready(&d.db, &[]);
+    let rows = s.query("SELECT sqlite_version()")["structuredContent"]["rows"].clone();
+    let version = rows[0][0].as_str().unwrap_or_default().to_string();
+    let parts: Vec<u32> = version.split('.').filter_map(|p| p.parse().ok()).collect();
+    assert!(
+        parts.len() == 3 && parts >= vec![3, 50, 2],
+        "SQLite {version:?}"
+    );
+    assert!(s.finish().success());
 }
