@@ -1,6 +1,5 @@
 //! Helpers for the hook tests: a temp project and `LING_HOME`, hooks.json writers, scripts, and
 //! a check that a process is really gone.
-#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};

@@ -3,7 +3,6 @@
 //! what the hooks wrote.
 //!
 //! Include after `ling` and `mock_openai` with `#[path = "support/hooks_e2e.rs"] mod e2e;`.
-#![allow(dead_code)]
 
 use std::io::{Read, Write};
 use std::os::unix::fs::PermissionsExt;
@@ -12,8 +11,8 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::ling::{Output, Project, run};
-use crate::mock_openai::{MockServer, Recorded, Reply};
+use super::mock_openai::{MockServer, Recorded, Reply};
+use super::project::{Output, Project, run};
 
 /// Writes `.ling/hooks.json` and trusts the project (`ling trust`), as its user would.
 pub fn hooks(project: &Project, hooks: Value) {

@@ -1,6 +1,5 @@
 //! Helpers for the MCP integration tests: the test server's path, a temp project + LING_HOME,
 //! and stdio server configs for it.
-#![allow(dead_code)]
 
 use std::path::PathBuf;
 use std::sync::Arc;

@@ -6,7 +6,6 @@
 //! tokio, one request per connection (`Connection: close`).
 //!
 //! Include with `#[path = "support/mock_openai.rs"] mod mock_openai;`.
-#![allow(dead_code)]
 
 use std::collections::VecDeque;
 use std::net::SocketAddr;
@@ -360,11 +359,6 @@ impl MockServer {
     /// Every request received so far, in order.
     pub fn requests(&self) -> Vec<Recorded> {
         lock(&self.state).requests.clone()
-    }
-
-    /// Adds replies to the end of the queue.
-    pub fn push(&self, reply: Reply) {
-        lock(&self.state).replies.push_back(reply);
     }
 
     /// Scripted replies not yet served.

