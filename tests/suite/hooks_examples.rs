@@ -1,7 +1,7 @@
 //! The example hook scripts in `examples/hooks/` and the repository's own `.ling/hooks.json`,
 //! run through the engine exactly as Ling runs them.
 
-use crate::support::hooks;
+use crate::support::{hooks, peers};
 
 use std::path::{Path, PathBuf};
 
@@ -18,28 +18,9 @@ fn example(name: &str) -> PathBuf {
         .join(name)
 }
 
-/// Whether `program` is on PATH; under CI a missing one fails the test instead of skipping it.
-fn have(program: &str) -> bool {
-    let found = std::process::Command::new("sh")
-        .arg("-c")
-        .arg(format!("command -v {program}"))
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !found {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "{program} is needed under CI"
-        );
-        eprintln!("skipped: {program} is not installed");
-    }
-    found
-}
-
 #[tokio::test]
 async fn the_repository_guard_blocks_rm_rf_and_force_pushes_only() {
-    if !have("python3") {
-        return;
-    }
+    peers::require_program("python3");
     let home = tempfile::tempdir().unwrap();
     let paths = Paths::with_home(
         PathBuf::from(env!("CARGO_MANIFEST_DIR")),
@@ -133,9 +114,8 @@ async fn audit_log_appends_one_json_line_per_event() {
 
 #[tokio::test]
 async fn format_after_edit_runs_rustfmt_and_tells_the_model() {
-    if !have("python3") || !have("rustfmt") {
-        return;
-    }
+    peers::require_program("python3");
+    peers::require_program("rustfmt");
     let project = Project::new();
     write(&project.root().join("src/a.rs"), "fn  main( ){let x=1;}\n");
     write(&project.root().join("src/tidy.rs"), "fn main() {}\n");

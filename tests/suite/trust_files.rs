@@ -3,6 +3,7 @@
 //! read only from inside the project root and only up to 64 KiB; a configuration file that is a
 //! FIFO or `/dev/zero` is a configuration error naming it, never a hang.
 
+use crate::support::mcp::test_server;
 use crate::support::{mock_openai, project};
 
 use std::os::unix::fs::PermissionsExt;
@@ -14,15 +15,6 @@ use pretty_assertions::assert_eq;
 use project::{Output, Project, run, run_with};
 use rexpect::session::spawn_command;
 use serde_json::json;
-
-fn test_server() -> PathBuf {
-    let exe = std::env::current_exe().unwrap_or_else(|e| panic!("{e}"));
-    let dir = exe
-        .parent()
-        .and_then(|deps| deps.parent())
-        .unwrap_or_else(|| panic!("no target dir above {}", exe.display()));
-    dir.join("examples").join("mcp-test-server")
-}
 
 fn mode(path: &Path) -> u32 {
     std::fs::symlink_metadata(path)

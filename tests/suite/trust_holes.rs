@@ -8,6 +8,7 @@
 //! Everything is configured the user's way (`LING_HOME/settings.json`, `LING_HOME/hooks.json`,
 //! `--mcp-config`), which applies in any project, trusted or not.
 
+use crate::support::mcp::test_server;
 use crate::support::{mock_openai, process, project};
 
 use std::path::PathBuf;
@@ -23,18 +24,6 @@ const OPENAI_KEY: &str = "sk-openai-secret-4711";
 const OTHER_KEY: &str = "sk-other-secret-0815";
 /// A variable that is no key: children must still see it, or the checks prove nothing.
 const MARKER: &str = "LING_TEST_VISIBLE=still-here";
-
-/// `<target>/debug/examples/mcp-test-server`, built by cargo before the tests.
-fn test_server() -> PathBuf {
-    let exe = std::env::current_exe().unwrap_or_else(|e| panic!("current_exe: {e}"));
-    let dir = exe
-        .parent()
-        .and_then(|p| p.parent())
-        .unwrap_or_else(|| panic!("no target dir above {}", exe.display()));
-    let server = dir.join("examples").join("mcp-test-server");
-    assert!(server.exists(), "{} is missing", server.display());
-    server
-}
 
 fn write_home(project: &Project, name: &str, value: &Value) {
     std::fs::write(project.home.path().join(name), value.to_string())

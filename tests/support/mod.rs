@@ -8,6 +8,7 @@ pub mod hooks_e2e;
 pub mod mcp;
 pub mod mcphttp;
 pub mod mock_openai;
+pub mod peers;
 pub mod process;
 pub mod project;
 pub mod sqlite;

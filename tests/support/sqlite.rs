@@ -2,7 +2,6 @@
 //! and spoken to in raw JSON-RPC lines (with timeouts, so a hung server fails the test instead of
 //! hanging it), and a byte-for-byte snapshot of the database directory to prove nothing changed.
 
-
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
