@@ -19,8 +19,8 @@ fn ling_log_debug_records_the_model_request() {
     assert_eq!(out.stdout, "hi\n", "the log must not reach stdout");
     assert_eq!(out.stderr, "", "the log must not reach stderr");
 
-    let log = std::fs::read_to_string(project.home.path().join("logs/ling.log"))
-        .unwrap_or_else(|e| panic!("no log file: {e}"));
+    let log =
+        std::fs::read_to_string(project.home.path().join("logs/ling.log")).expect("no log file");
     let request = format!(
         "DEBUG llm: POST {}/chat/completions model=log-model messages=2 tools=6",
         server.base_url()

@@ -482,9 +482,7 @@ fn an_http_hook_denies_by_its_json_body() {
         tool_results(&server.requests()[1]),
         ["Error: blocked by hook: denied over http"]
     );
-    let body = received
-        .join()
-        .unwrap_or_else(|_| panic!("hook server panicked"));
+    let body = received.join().expect("hook server panicked");
     assert_eq!(body["hook_event_name"], "PreToolUse");
     assert_eq!(
         body["tool_input"],
@@ -560,7 +558,7 @@ fn pre_tool_use_input_and_environment_describe_the_session() {
         .unwrap_or_default()
         .to_string();
     assert!(!session_id.is_empty(), "{}", out.stdout);
-    let root = std::fs::canonicalize(project.path()).unwrap_or_else(|e| panic!("{e}"));
+    let root = std::fs::canonicalize(project.path()).unwrap();
     let input = read_json(&project, "pre.json");
     assert_eq!(input["session_id"], session_id);
     assert_eq!(input["hook_event_name"], "PreToolUse");

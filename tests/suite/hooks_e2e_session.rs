@@ -142,7 +142,7 @@ fn hooks_list_shows_each_handler_with_its_source_file() {
         json!({ "PreToolUse": group("bash", "./guard.sh") }),
     );
     let source = std::fs::canonicalize(project.path())
-        .unwrap_or_else(|e| panic!("canonicalize: {e}"))
+        .unwrap()
         .join(".ling/hooks.json");
     let out = ling_hooks(&project, &["list"]);
     ok(&out);
@@ -181,7 +181,7 @@ fn hooks_run_with_the_example_guard_prints_a_block() {
         project.file("guard.sh"),
         std::fs::Permissions::from_mode(0o755),
     )
-    .unwrap_or_else(|e| panic!("chmod: {e}"));
+    .unwrap();
     hooks(
         &project,
         json!({ "PreToolUse": group("bash", "./guard.sh") }),

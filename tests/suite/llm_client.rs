@@ -24,7 +24,7 @@ fn config(server: &MockServer) -> LlmConfig {
 }
 
 fn client(config: LlmConfig) -> LlmClient {
-    LlmClient::new(config).unwrap_or_else(|e| panic!("client: {e}"))
+    LlmClient::new(config).unwrap()
 }
 
 async fn run(
@@ -66,7 +66,7 @@ fn retries(events: &[StreamEvent]) -> Vec<u64> {
 async fn streamed_text_is_reported_and_assembled() {
     let server = MockServer::start(vec![Reply::text("hello there, world").usage(7, 3)]).await;
     let (events, result) = ask(&client(config(&server))).await;
-    let completion = result.unwrap_or_else(|e| panic!("{e}"));
+    let completion = result.unwrap();
     let shown: String = events
         .iter()
         .map(|e| match e {
@@ -95,7 +95,7 @@ async fn streamed_text_is_reported_and_assembled() {
 async fn reasoning_is_reported_apart_from_the_answer() {
     let server = MockServer::start(vec![Reply::reasoning_then_text("let me think", "42")]).await;
     let (events, result) = ask(&client(config(&server))).await;
-    let completion = result.unwrap_or_else(|e| panic!("{e}"));
+    let completion = result.unwrap();
     assert_eq!(completion.reasoning, "let me think");
     assert_eq!(completion.content, "42");
     assert!(
@@ -112,7 +112,7 @@ async fn fragmented_parallel_tool_calls_are_assembled() {
     ])])
     .await;
     let (events, result) = ask(&client(config(&server))).await;
-    let completion = result.unwrap_or_else(|e| panic!("{e}"));
+    let completion = result.unwrap();
     assert_eq!(
         completion.tool_calls,
         vec![
@@ -147,7 +147,7 @@ async fn malformed_tool_arguments_are_passed_through_verbatim() {
     )])])
     .await;
     let (_, result) = ask(&client(config(&server))).await;
-    let completion = result.unwrap_or_else(|e| panic!("{e}"));
+    let completion = result.unwrap();
     assert_eq!(
         completion.tool_calls,
         vec![ToolCall::new("c1", "bash", "{not json")]
@@ -176,10 +176,10 @@ async fn the_request_body_has_the_documented_shape() {
         parameters: json!({"type": "object", "properties": {"command": {"type": "string"}}}),
     }];
     let (_, result) = run(&keyed, &messages, &tools).await;
-    result.unwrap_or_else(|e| panic!("{e}"));
+    result.unwrap();
     let plain = client(config(&server));
     let (_, result) = run(&plain, &[Message::user("hi")], &[]).await;
-    result.unwrap_or_else(|e| panic!("{e}"));
+    result.unwrap();
 
     let requests = server.requests();
     assert_eq!(requests.len(), 2);
@@ -230,10 +230,7 @@ async fn rate_limit_is_retried_after_the_servers_delay() {
         MockServer::start(vec![Reply::status(429).retry_after(1), Reply::text("ok")]).await;
     let started = Instant::now();
     let (events, result) = ask(&client(config(&server))).await;
-    assert_eq!(
-        result.map(|c| c.content).unwrap_or_else(|e| panic!("{e}")),
-        "ok"
-    );
+    assert_eq!(result.map(|c| c.content).unwrap(), "ok");
     assert!(
         started.elapsed() >= Duration::from_secs(1),
         "{:?}",
@@ -261,10 +258,7 @@ async fn retry_after_ms_is_honoured_too() {
     ])
     .await;
     let (events, result) = ask(&client(config(&server))).await;
-    assert_eq!(
-        result.map(|c| c.content).unwrap_or_else(|e| panic!("{e}")),
-        "ok"
-    );
+    assert_eq!(result.map(|c| c.content).unwrap(), "ok");
     let delays = retries(&events);
     assert_eq!(delays.len(), 2);
     assert_eq!(delays[0], 120);
@@ -353,10 +347,7 @@ async fn bad_request_shows_the_servers_message() {
 async fn a_stream_cut_before_any_output_is_retried() {
     let server = MockServer::start(vec![Reply::cut_before_text(), Reply::text("second try")]).await;
     let (events, result) = ask(&client(config(&server))).await;
-    assert_eq!(
-        result.map(|c| c.content).unwrap_or_else(|e| panic!("{e}")),
-        "second try"
-    );
+    assert_eq!(result.map(|c| c.content).unwrap(), "second try");
     assert_eq!(retries(&events).len(), 1);
     assert_eq!(server.requests().len(), 2);
 }
@@ -380,10 +371,7 @@ async fn a_finish_reason_without_done_counts_as_complete() {
     let body = b"data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"fine\"},\"finish_reason\":\"stop\"}]}\n\n";
     let server = MockServer::start(vec![Reply::raw_sse(vec![body.to_vec()])]).await;
     let (_, result) = ask(&client(config(&server))).await;
-    assert_eq!(
-        result.map(|c| c.content).unwrap_or_else(|e| panic!("{e}")),
-        "fine"
-    );
+    assert_eq!(result.map(|c| c.content).unwrap(), "fine");
 }
 
 #[tokio::test]
@@ -514,7 +502,7 @@ async fn connection_refused_names_the_url() {
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
         .map(|a| a.port())
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
     let base_url = format!("http://127.0.0.1:{port}/v1");
     let (events, result) = ask(&client(LlmConfig {
         max_retries: 1,
@@ -553,10 +541,7 @@ async fn dropping_the_future_mid_stream_leaves_the_client_usable() {
         "the slow answer should still be streaming"
     );
     let (_, result) = ask(&client).await;
-    assert_eq!(
-        result.map(|c| c.content).unwrap_or_else(|e| panic!("{e}")),
-        "next"
-    );
+    assert_eq!(result.map(|c| c.content).unwrap(), "next");
 }
 
 #[test]
@@ -565,11 +550,8 @@ fn the_blocking_mock_serves_plain_tests() {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
     let (_, result) = runtime.block_on(async { ask(&client(config(&server))).await });
-    assert_eq!(
-        result.map(|c| c.content).unwrap_or_else(|e| panic!("{e}")),
-        "from a thread"
-    );
+    assert_eq!(result.map(|c| c.content).unwrap(), "from a thread");
     assert_eq!(server.requests().len(), 1);
 }

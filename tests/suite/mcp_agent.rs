@@ -223,7 +223,7 @@ fn ctrl_c_during_an_mcp_call_cancels_it_at_the_server() {
     let child = process::spawn_captured(cmd);
     process::wait_for_text(&log, "tools/call", "the call never reached the server");
     process::interrupt(&child);
-    let output = child.wait_with_output().unwrap_or_else(|e| panic!("{e}"));
+    let output = child.wait_with_output().unwrap();
     assert_eq!(
         output.status.code(),
         Some(130),
@@ -252,7 +252,7 @@ fn ctrl_c_while_waiting_for_a_slow_server_exits_130_at_once() {
     std::thread::sleep(Duration::from_millis(500));
     let started = std::time::Instant::now();
     process::interrupt(&child);
-    let output = child.wait_with_output().unwrap_or_else(|e| panic!("{e}"));
+    let output = child.wait_with_output().unwrap();
     assert_eq!(output.status.code(), Some(130));
     assert!(
         started.elapsed() < Duration::from_secs(10),
@@ -349,13 +349,13 @@ fn sigterm_ends_a_run_cleanly_with_143() {
     let child = process::spawn_captured(cmd);
     let server_pid = read_pid(&pid_file);
     process::wait_for_text(&log, "tools/call", "the call never reached the server");
-    let pid = i32::try_from(child.id()).unwrap_or_else(|e| panic!("{e}"));
+    let pid = i32::try_from(child.id()).unwrap();
     nix::sys::signal::kill(
         nix::unistd::Pid::from_raw(pid),
         nix::sys::signal::Signal::SIGTERM,
     )
-    .unwrap_or_else(|e| panic!("{e}"));
-    let output = child.wait_with_output().unwrap_or_else(|e| panic!("{e}"));
+    .unwrap();
+    let output = child.wait_with_output().unwrap();
     assert_eq!(
         output.status.code(),
         Some(143),
@@ -379,15 +379,12 @@ fn sigterm_at_the_repl_prompt_shuts_the_servers_down() {
     let pid_file = configure_with_pid(&project, &project.file("server.log"));
     let mut cmd = project.command(&server.base_url());
     cmd.env("TERM", "xterm");
-    let mut p = rexpect::session::spawn_command(cmd, Some(20_000))
-        .unwrap_or_else(|e| panic!("spawn in a pty: {e}"));
-    p.exp_string("> ").unwrap_or_else(|e| panic!("{e}"));
+    let mut p = rexpect::session::spawn_command(cmd, Some(20_000)).expect("spawn in a pty");
+    p.exp_string("> ").unwrap();
     let server_pid = read_pid(&pid_file);
     let ling_pid = nix::unistd::Pid::from_raw(p.process.child_pid.as_raw());
-    nix::sys::signal::kill(ling_pid, nix::sys::signal::Signal::SIGTERM)
-        .unwrap_or_else(|e| panic!("{e}"));
-    p.exp_eof()
-        .unwrap_or_else(|e| panic!("ling did not exit on SIGTERM: {e}"));
+    nix::sys::signal::kill(ling_pid, nix::sys::signal::Signal::SIGTERM).unwrap();
+    p.exp_eof().expect("ling did not exit on SIGTERM");
     assert!(
         process::gone_within(server_pid, Duration::from_secs(5)),
         "the MCP server {server_pid} outlived the REPL"

@@ -48,7 +48,7 @@ async fn a_servers_names_do_not_move_when_a_lookalike_connects_later() {
     status
         .wait_for(|all| all.iter().any(|s| s.name == "a_b" && s.tools > 0))
         .await
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
     let early = names(&manager, "a_b");
     assert!(names(&manager, "a.b").is_empty(), "a.b connected too soon");
     manager.wait_ready().await;
@@ -63,7 +63,7 @@ async fn a_servers_names_do_not_move_when_a_lookalike_connects_later() {
     let genuine = tools
         .iter()
         .find(|t| t.exposed_name == "mcp__a_b__x_y_2")
-        .unwrap_or_else(|| panic!("no x_y_2"));
+        .expect("no x_y_2");
     assert_eq!(genuine.original_name, "x_y_2");
     manager.shutdown().await;
 }

@@ -134,8 +134,8 @@ fn mcp_call_reaches_each_reference_server() {
         {"name": "Ling", "entityType": "agent", "observations": ["speaks MCP over stdio"]}
     ]});
     call(&project, "memory", "create_entities", entities);
-    let saved = std::fs::read_to_string(memory_file(&project))
-        .unwrap_or_else(|e| panic!("the memory server wrote no file: {e}"));
+    let saved =
+        std::fs::read_to_string(memory_file(&project)).expect("the memory server wrote no file");
     assert!(saved.contains("speaks MCP over stdio"), "{saved}");
     let graph = call(&project, "memory", "read_graph", json!({}));
     assert!(

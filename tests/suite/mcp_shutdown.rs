@@ -65,7 +65,7 @@ async fn a_server_that_stops_reading_times_out_and_is_killed() {
     let call = manager.call_tool("mcp__deaf__echo", big_arguments(), &cancel, None);
     let result = tokio::time::timeout(Duration::from_secs(10), call)
         .await
-        .unwrap_or_else(|_| panic!("the call hung past its 2s tool timeout"));
+        .expect("the call hung past its 2s tool timeout");
     assert!(
         matches!(result, Err(McpError::Timeout { .. })),
         "{result:?}"
@@ -99,7 +99,7 @@ async fn ctrl_c_interrupts_a_stuck_write_and_shutdown_does_not_wait_for_it() {
     let call = manager.call_server_tool("deaf", "echo", big_arguments(), &cancel, None);
     let result = tokio::time::timeout(Duration::from_secs(10), call)
         .await
-        .unwrap_or_else(|_| panic!("Ctrl-C did not interrupt the stuck call"));
+        .expect("Ctrl-C did not interrupt the stuck call");
     assert!(matches!(result, Err(McpError::Cancelled)), "{result:?}");
     let shutdown = tokio::time::timeout(Duration::from_secs(5), manager.shutdown()).await;
     assert!(shutdown.is_ok(), "shutdown hung");

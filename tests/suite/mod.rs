@@ -21,6 +21,7 @@ mod mcp_naming;
 mod mcp_reference;
 mod mcp_reference_cli;
 mod mcp_shutdown;
+mod mock_model;
 mod print_mode;
 mod repl;
 mod repl_mcp;

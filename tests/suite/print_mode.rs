@@ -549,13 +549,13 @@ fn a_closed_stdout_pipe_exits_quietly() {
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .stdin(std::process::Stdio::null());
-    let mut child = cmd.spawn().unwrap_or_else(|e| panic!("{e}"));
+    let mut child = cmd.spawn().unwrap();
     // Read one byte, then close our end, like `| head -c1`.
-    let mut stdout = child.stdout.take().unwrap_or_else(|| panic!("no stdout"));
+    let mut stdout = child.stdout.take().expect("no stdout");
     let mut byte = [0u8; 1];
     let _ = std::io::Read::read(&mut stdout, &mut byte);
     drop(stdout);
-    let output = child.wait_with_output().unwrap_or_else(|e| panic!("{e}"));
+    let output = child.wait_with_output().unwrap();
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(!stderr.contains("panicked"), "{stderr}");
     assert!(
@@ -580,7 +580,7 @@ fn ctrl_c_during_bash_kills_its_children_and_exits_130() {
     let grandchild = process::read_pid(&pid_file, "bash never started");
     std::thread::sleep(Duration::from_millis(100));
     process::interrupt(&child);
-    let output = child.wait_with_output().unwrap_or_else(|e| panic!("{e}"));
+    let output = child.wait_with_output().unwrap();
     assert_eq!(
         output.status.code(),
         Some(130),

@@ -11,7 +11,7 @@ use serde_json::json;
 fn start(project: &Project, server: &MockServer, args: &[&str]) -> PtySession {
     let mut cmd = project.command(&server.base_url());
     cmd.args(args).env("TERM", "xterm");
-    spawn_command(cmd, Some(20_000)).unwrap_or_else(|e| panic!("spawn in a pty: {e}"))
+    spawn_command(cmd, Some(20_000)).expect("spawn in a pty")
 }
 
 fn expect(p: &mut PtySession, text: &str) -> String {
@@ -30,12 +30,11 @@ fn prompt_answer_tools_and_exit() {
     let mut p = start(&project, &server, &["--model", "pty-model"]);
     expect(&mut p, "pty-model");
     expect(&mut p, "> ");
-    p.send_line("what does hello.txt say?")
-        .unwrap_or_else(|e| panic!("{e}"));
+    p.send_line("what does hello.txt say?").unwrap();
     expect(&mut p, "read_file(hello.txt)");
     expect(&mut p, "The file greets the world.");
     expect(&mut p, "> ");
-    p.send_line("/tools").unwrap_or_else(|e| panic!("{e}"));
+    p.send_line("/tools").unwrap();
     for tool in [
         "read_file",
         "write_file",
@@ -47,9 +46,8 @@ fn prompt_answer_tools_and_exit() {
         expect(&mut p, tool);
     }
     expect(&mut p, "> ");
-    p.send_line("/exit").unwrap_or_else(|e| panic!("{e}"));
-    p.exp_eof()
-        .unwrap_or_else(|e| panic!("the REPL did not exit: {e}"));
+    p.send_line("/exit").unwrap();
+    p.exp_eof().expect("the REPL did not exit");
 
     let requests = server.requests();
     assert_eq!(requests.len(), 2);
@@ -66,17 +64,15 @@ fn ctrl_c_twice_at_an_empty_prompt_exits_and_ctrl_d_too() {
     let project = Project::new();
     let mut p = start(&project, &server, &[]);
     expect(&mut p, "> ");
-    p.send_control('c').unwrap_or_else(|e| panic!("{e}"));
+    p.send_control('c').unwrap();
     expect(&mut p, "Ctrl-C again");
-    p.send_control('c').unwrap_or_else(|e| panic!("{e}"));
-    p.exp_eof()
-        .unwrap_or_else(|e| panic!("two Ctrl-C did not exit: {e}"));
+    p.send_control('c').unwrap();
+    p.exp_eof().expect("two Ctrl-C did not exit");
 
     let mut p = start(&project, &server, &[]);
     expect(&mut p, "> ");
-    p.send_control('d').unwrap_or_else(|e| panic!("{e}"));
-    p.exp_eof()
-        .unwrap_or_else(|e| panic!("Ctrl-D did not exit: {e}"));
+    p.send_control('d').unwrap();
+    p.exp_eof().expect("Ctrl-D did not exit");
 }
 
 #[test]
@@ -88,17 +84,15 @@ fn ctrl_c_interrupts_a_running_turn_and_returns_to_the_prompt() {
     let project = Project::new();
     let mut p = start(&project, &server, &[]);
     expect(&mut p, "> ");
-    p.send_line("slow question")
-        .unwrap_or_else(|e| panic!("{e}"));
+    p.send_line("slow question").unwrap();
     expect(&mut p, "thinking");
-    p.send_control('c').unwrap_or_else(|e| panic!("{e}"));
+    p.send_control('c').unwrap();
     expect(&mut p, "interrupted");
     expect(&mut p, "> ");
-    p.send_line("next question")
-        .unwrap_or_else(|e| panic!("{e}"));
+    p.send_line("next question").unwrap();
     expect(&mut p, "second answer");
-    p.send_line("/exit").unwrap_or_else(|e| panic!("{e}"));
-    p.exp_eof().unwrap_or_else(|e| panic!("{e}"));
+    p.send_line("/exit").unwrap();
+    p.exp_eof().unwrap();
 }
 
 #[test]
@@ -116,18 +110,17 @@ fn the_repl_asks_before_running_a_command() {
     let project = Project::new();
     let mut p = start(&project, &server, &[]);
     expect(&mut p, "> ");
-    p.send_line("make a file").unwrap_or_else(|e| panic!("{e}"));
+    p.send_line("make a file").unwrap();
     expect(&mut p, "allow?");
-    p.send_line("y").unwrap_or_else(|e| panic!("{e}"));
+    p.send_line("y").unwrap();
     expect(&mut p, "made it");
     expect(&mut p, "> ");
-    p.send_line("make another")
-        .unwrap_or_else(|e| panic!("{e}"));
+    p.send_line("make another").unwrap();
     expect(&mut p, "allow?");
-    p.send_line("n").unwrap_or_else(|e| panic!("{e}"));
+    p.send_line("n").unwrap();
     expect(&mut p, "ok, not made");
-    p.send_line("/exit").unwrap_or_else(|e| panic!("{e}"));
-    p.exp_eof().unwrap_or_else(|e| panic!("{e}"));
+    p.send_line("/exit").unwrap();
+    p.exp_eof().unwrap();
     assert!(project.file("approved.txt").exists());
     assert!(!project.file("denied.txt").exists());
     let denied = &server.requests()[3];
@@ -156,7 +149,7 @@ fn the_question_before_an_edit_shows_its_diff() {
     project.write("a.txt", "hello\nworld\n");
     let mut p = start(&project, &server, &[]);
     expect(&mut p, "> ");
-    p.send_line("change it").unwrap_or_else(|e| panic!("{e}"));
+    p.send_line("change it").unwrap();
     let before = expect(&mut p, "allow?");
     assert!(
         before.contains("-hello") && before.contains("+goodbye"),
@@ -167,9 +160,9 @@ fn the_question_before_an_edit_shows_its_diff() {
         "hello\nworld\n",
         "edited before approval"
     );
-    p.send_line("y").unwrap_or_else(|e| panic!("{e}"));
+    p.send_line("y").unwrap();
     expect(&mut p, "edited");
-    p.send_line("/exit").unwrap_or_else(|e| panic!("{e}"));
-    p.exp_eof().unwrap_or_else(|e| panic!("{e}"));
+    p.send_line("/exit").unwrap();
+    p.exp_eof().unwrap();
     assert_eq!(project.read("a.txt"), "goodbye\nworld\n");
 }

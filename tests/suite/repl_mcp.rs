@@ -20,7 +20,7 @@ fn expect(p: &mut PtySession, text: &str) -> String {
 }
 
 fn send(p: &mut PtySession, line: &str) {
-    p.send_line(line).unwrap_or_else(|e| panic!("{e}"));
+    p.send_line(line).unwrap();
 }
 
 /// Asks `/mcp` until the server is connected (it starts in the background).
@@ -30,7 +30,7 @@ fn wait_connected(p: &mut PtySession) {
         send(p, "/mcp");
         let (_, state) = p
             .exp_regex("(starting|connected|failed)")
-            .unwrap_or_else(|e| panic!("no /mcp status: {e}"));
+            .expect("no /mcp status");
         expect(p, "> ");
         match state.as_str() {
             "connected" => return,
@@ -63,7 +63,7 @@ fn prompts_are_commands_and_sampling_asks_the_user() {
     project.trust();
     let mut cmd = project.command(&server.base_url());
     cmd.args(["--allowed-tools", "mcp__*"]).env("TERM", "xterm");
-    let mut p = spawn_command(cmd, Some(30_000)).unwrap_or_else(|e| panic!("spawn: {e}"));
+    let mut p = spawn_command(cmd, Some(30_000)).unwrap();
     expect(&mut p, "> ");
     wait_connected(&mut p);
 
@@ -89,8 +89,7 @@ fn prompts_are_commands_and_sampling_asks_the_user() {
     expect(&mut p, "The server got its haiku.");
     expect(&mut p, "> ");
     send(&mut p, "/exit");
-    p.exp_eof()
-        .unwrap_or_else(|e| panic!("the REPL did not exit: {e}"));
+    p.exp_eof().expect("the REPL did not exit");
 
     let requests = server.requests();
     assert_eq!(requests.len(), 4);

@@ -38,7 +38,7 @@ fn transcript(project: &Project, id: &str) -> PathBuf {
 
 fn canonical_root(project: &Project) -> String {
     std::fs::canonicalize(project.path())
-        .unwrap_or_else(|e| panic!("canonicalize: {e}"))
+        .unwrap()
         .to_string_lossy()
         .into_owned()
 }
@@ -72,8 +72,7 @@ fn continue_sends_the_first_exchange_and_keeps_the_session() {
         ]
     );
 
-    let text = std::fs::read_to_string(transcript(&project, &first))
-        .unwrap_or_else(|e| panic!("read transcript: {e}"));
+    let text = std::fs::read_to_string(transcript(&project, &first)).expect("read transcript");
     let lines: Vec<Value> = text
         .lines()
         .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
@@ -101,7 +100,7 @@ fn resume_takes_an_id_prefix_from_any_project_and_continue_stays_in_its_project(
     let id = session_id(&run_json(&project, &server, "remember blue", &[]));
 
     // Another project sharing the same LING_HOME.
-    let elsewhere = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let elsewhere = tempfile::tempdir().unwrap();
     let mut cmd = project.command(&server.base_url());
     cmd.current_dir(elsewhere.path())
         .args(["-p", "x", "--continue"]);
@@ -164,13 +163,12 @@ fn a_tool_call_without_a_result_is_repaired_and_corrupt_lines_skipped() {
         "tool_calls": [{"id": "call_1", "type": "function",
             "function": {"name": "bash", "arguments": "{\"command\":\"ls\"}"}}]}});
     let path = transcript(&project, id);
-    std::fs::create_dir_all(path.parent().unwrap_or_else(|| panic!("no parent")))
-        .unwrap_or_else(|e| panic!("{e}"));
+    std::fs::create_dir_all(path.parent().expect("no parent")).unwrap();
     std::fs::write(
         &path,
         format!("{header}\n{user}\n{{\"type\":\"message\",\"mess\n{call}\n"),
     )
-    .unwrap_or_else(|e| panic!("{e}"));
+    .unwrap();
 
     let out = run_json(&project, &server, "go on", &["--continue"]);
     assert_eq!(session_id(&out), id);
@@ -190,7 +188,7 @@ fn a_tool_call_without_a_result_is_repaired_and_corrupt_lines_skipped() {
             json!({"role": "user", "content": "go on"}),
         ]
     );
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{e}"));
+    let text = std::fs::read_to_string(&path).unwrap();
     assert!(
         text.ends_with("{\"type\":\"message\",\"message\":{\"role\":\"assistant\",\"content\":\"Recovered.\"}}\n"),
         "{text}"
@@ -204,11 +202,10 @@ fn the_repl_banner_names_the_resumed_session() {
     let id = session_id(&run_json(&project, &server, "note this", &[]));
     let mut cmd = project.command(&server.base_url());
     cmd.arg("--continue").env("TERM", "xterm");
-    let mut p = spawn_command(cmd, Some(20_000)).unwrap_or_else(|e| panic!("spawn in a pty: {e}"));
+    let mut p = spawn_command(cmd, Some(20_000)).expect("spawn in a pty");
     p.exp_string(&format!("resumed session {id} (2 messages)"))
-        .unwrap_or_else(|e| panic!("no resume line in the banner: {e}"));
-    p.exp_string("> ").unwrap_or_else(|e| panic!("{e}"));
-    p.send_line("/exit").unwrap_or_else(|e| panic!("{e}"));
-    p.exp_eof()
-        .unwrap_or_else(|e| panic!("the REPL did not exit: {e}"));
+        .expect("no resume line in the banner");
+    p.exp_string("> ").unwrap();
+    p.send_line("/exit").unwrap();
+    p.exp_eof().expect("the REPL did not exit");
 }

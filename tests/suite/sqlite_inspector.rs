@@ -16,7 +16,7 @@ use sqlite::{BIN, Demo, demo, row_counts, snapshot};
 fn inspector(d: &Demo, args: &[&str]) -> Output {
     let (node, launcher) = peers::npm_script(INSPECTOR);
     let home = d.dir.path().join("home");
-    std::fs::create_dir_all(&home).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::create_dir_all(&home).unwrap();
     Command::new(node)
         .arg(launcher)
         .arg("--cli")
@@ -27,7 +27,7 @@ fn inspector(d: &Demo, args: &[&str]) -> Output {
         .env("MCP_CATALOG_PATH", home.join("catalog.json"))
         .stdin(Stdio::null())
         .output()
-        .unwrap_or_else(|e| panic!("running the inspector: {e}"))
+        .expect("running the inspector")
 }
 
 fn stdout_json(out: &Output) -> Value {

@@ -23,8 +23,7 @@ fn mode(path: &Path) -> u32 {
 }
 
 fn set_mode(path: &Path, mode: u32) {
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
-        .unwrap_or_else(|e| panic!("{e}"));
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
 }
 
 /// Every folder and file under `dir`, with its mode.
@@ -32,8 +31,8 @@ fn modes_under(dir: &Path) -> Vec<(PathBuf, bool, u32)> {
     let mut found = Vec::new();
     let mut dirs = vec![dir.to_path_buf()];
     while let Some(dir) = dirs.pop() {
-        for entry in std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("{e}")) {
-            let path = entry.unwrap_or_else(|e| panic!("{e}")).path();
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
             let is_dir = path.is_dir();
             found.push((path.clone(), is_dir, mode(&path)));
             if is_dir {
@@ -50,16 +49,16 @@ fn everything_ling_writes_under_ling_home_is_owner_only() {
     let project = Project::new();
     let home = project.home.path();
     // Left behind loose by an older version: tightened when Ling writes there again.
-    std::fs::create_dir_all(home.join("sessions")).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::create_dir_all(home.join("sessions")).unwrap();
     set_mode(&home.join("sessions"), 0o755);
-    std::fs::create_dir_all(home.join("logs")).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::create_dir_all(home.join("logs")).unwrap();
     set_mode(&home.join("logs"), 0o755);
-    std::fs::write(home.join("logs/ling.log"), "old line\n").unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(home.join("logs/ling.log"), "old line\n").unwrap();
     set_mode(&home.join("logs/ling.log"), 0o644);
     let config = json!({"mcpServers": {"test": {
         "command": test_server(), "args": ["--stderr-lines", "3"], "startupTimeoutMs": 10000
     }}});
-    std::fs::write(home.join("mcp.json"), config.to_string()).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(home.join("mcp.json"), config.to_string()).unwrap();
 
     let server = MockServer::start_blocking(vec![
         Reply::tool_calls(vec![("b1", "mcp__test__big", json!({"chars": 150_000}))]),
@@ -80,15 +79,13 @@ fn everything_ling_writes_under_ling_home_is_owner_only() {
     // The REPL writes the history.
     let mut cmd = project.command(&server.base_url());
     cmd.env("TERM", "xterm");
-    let mut repl = spawn_command(cmd, Some(20_000)).unwrap_or_else(|e| panic!("pty: {e}"));
-    repl.exp_string("> ").unwrap_or_else(|e| panic!("{e}"));
-    repl.send_line("hello from the pty")
-        .unwrap_or_else(|e| panic!("{e}"));
-    repl.exp_string("from the repl")
-        .unwrap_or_else(|e| panic!("{e}"));
-    repl.exp_string("> ").unwrap_or_else(|e| panic!("{e}"));
-    repl.send_line("/exit").unwrap_or_else(|e| panic!("{e}"));
-    repl.exp_eof().unwrap_or_else(|e| panic!("{e}"));
+    let mut repl = spawn_command(cmd, Some(20_000)).unwrap();
+    repl.exp_string("> ").unwrap();
+    repl.send_line("hello from the pty").unwrap();
+    repl.exp_string("from the repl").unwrap();
+    repl.exp_string("> ").unwrap();
+    repl.send_line("/exit").unwrap();
+    repl.exp_eof().unwrap();
 
     let found = modes_under(home);
     let names: Vec<String> = found
@@ -132,16 +129,13 @@ fn system_prompt(server: &MockServer) -> String {
 
 #[test]
 fn an_agents_md_symlinked_out_of_the_root_is_not_sent() {
-    let outside = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let outside = tempfile::tempdir().unwrap();
     let secret = outside.path().join("id_rsa");
-    std::fs::write(&secret, "-----BEGIN OUTSIDEMARK PRIVATE KEY-----\n")
-        .unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(&secret, "-----BEGIN OUTSIDEMARK PRIVATE KEY-----\n").unwrap();
     let project = Project::new();
-    std::os::unix::fs::symlink(&secret, project.file("AGENTS.md"))
-        .unwrap_or_else(|e| panic!("{e}"));
+    std::os::unix::fs::symlink(&secret, project.file("AGENTS.md")).unwrap();
     project.write("docs/rules.md", "INSIDEMARK: run make test.\n");
-    std::os::unix::fs::symlink("docs/rules.md", project.file("LING.md"))
-        .unwrap_or_else(|e| panic!("{e}"));
+    std::os::unix::fs::symlink("docs/rules.md", project.file("LING.md")).unwrap();
     let server = MockServer::start_blocking(vec![Reply::text("ok")]);
     let mut cmd = project.command(&server.base_url());
     cmd.args(["-p", "hi"]);
@@ -153,7 +147,7 @@ fn an_agents_md_symlinked_out_of_the_root_is_not_sent() {
         system.contains("INSIDEMARK"),
         "a link inside the root is read"
     );
-    let resolved = secret.canonicalize().unwrap_or_else(|e| panic!("{e}"));
+    let resolved = secret.canonicalize().unwrap();
     let warning = format!(
         "warning: AGENTS.md was not read: it leads to {}, outside the project root",
         resolved.display()
@@ -184,7 +178,7 @@ fn a_large_agents_md_is_cut_with_a_warning() {
 }
 
 fn mkfifo(path: &Path) {
-    nix::unistd::mkfifo(path, nix::sys::stat::Mode::S_IRWXU).unwrap_or_else(|e| panic!("{e}"));
+    nix::unistd::mkfifo(path, nix::sys::stat::Mode::S_IRWXU).unwrap();
 }
 
 /// Runs `ling args` and expects a configuration error naming `path` (exit 2), quickly.
@@ -215,16 +209,16 @@ fn config_files_that_are_fifos_or_devices_are_errors_not_hangs() {
     mkfifo(&settings);
     let out = assert_config_error(&project, &["-p", "hi"], &settings, "a FIFO (named pipe)");
     assert!(out.stderr.contains("not a regular file"), "{}", out.stderr);
-    std::fs::remove_file(&settings).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::remove_file(&settings).unwrap();
 
-    std::os::unix::fs::symlink("/dev/zero", &settings).unwrap_or_else(|e| panic!("{e}"));
+    std::os::unix::fs::symlink("/dev/zero", &settings).unwrap();
     assert_config_error(&project, &["-p", "hi"], &settings, "a character device");
-    std::fs::remove_file(&settings).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::remove_file(&settings).unwrap();
 
     let hooks = project.home.path().join("hooks.json");
-    std::os::unix::fs::symlink("/dev/zero", &hooks).unwrap_or_else(|e| panic!("{e}"));
+    std::os::unix::fs::symlink("/dev/zero", &hooks).unwrap();
     assert_config_error(&project, &["hooks", "list"], &hooks, "a character device");
-    std::fs::remove_file(&hooks).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::remove_file(&hooks).unwrap();
 
     let extra = project.file("extra-mcp.json");
     mkfifo(&extra);
@@ -237,8 +231,7 @@ fn a_config_file_over_the_size_limit_is_an_error() {
     let project = Project::new();
     let mcp = project.home.path().join("mcp.json");
     let padding = " ".repeat(5 * 1024 * 1024);
-    std::fs::write(&mcp, format!("{{\"mcpServers\": {{}}{padding}}}"))
-        .unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(&mcp, format!("{{\"mcpServers\": {{}}{padding}}}")).unwrap();
     let out = assert_config_error(&project, &["mcp", "list"], &mcp, "larger than 4 MiB");
     assert!(out.stderr.contains("make it smaller"), "{}", out.stderr);
 }

@@ -112,7 +112,7 @@ fn hook_env_run(project: &Project, shared: bool) -> String {
     cmd.args(["-p", "hi"]);
     let out = run(cmd);
     assert_eq!(out.code, Some(0), "stderr: {}", out.stderr);
-    std::fs::read_to_string(&dump).unwrap_or_else(|e| panic!("the hook did not run: {e}"))
+    std::fs::read_to_string(&dump).expect("the hook did not run")
 }
 
 #[test]
@@ -129,7 +129,7 @@ fn mcp_config(project: &Project, script: &str, env: Value) -> PathBuf {
         "args": ["-c", script],
         "env": env,
     }}});
-    std::fs::write(&path, config.to_string()).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(&path, config.to_string()).unwrap();
     path
 }
 
@@ -156,7 +156,7 @@ fn mcp_env_run(shared: bool, env: Value, list: bool) -> String {
     if list {
         assert!(out.stdout.contains("connected"), "{}", out.stdout);
     }
-    std::fs::read_to_string(&dump).unwrap_or_else(|e| panic!("the server did not start: {e}"))
+    std::fs::read_to_string(&dump).expect("the server did not start")
 }
 
 #[test]
@@ -187,7 +187,7 @@ fn a_missing_stdio_server_command_is_still_named_in_the_error() {
     let project = Project::new();
     let path = project.home.path().join("servers.json");
     let config = json!({"mcpServers": {"gone": {"command": "ling-no-such-server-xyz"}}});
-    std::fs::write(&path, config.to_string()).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(&path, config.to_string()).unwrap();
     let mut cmd = project.command(&server.base_url());
     cmd.args(["mcp", "list", "--mcp-config"]).arg(&path);
     let out = run(cmd);
@@ -234,7 +234,7 @@ fn kill_9_of_ling_takes_the_bash_tools_command_and_stdio_servers_with_it() {
     });
     assert!(process::alive(mcp), "the server died early");
 
-    ling.kill().unwrap_or_else(|e| panic!("kill -9 ling: {e}"));
+    ling.kill().expect("kill -9 ling");
     let _ = ling.wait();
     let limit = Duration::from_secs(5);
     assert!(
@@ -271,7 +271,7 @@ fn transcript_path(project: &Project, id: &str) -> PathBuf {
 
 fn canonical_root(project: &Project) -> String {
     std::fs::canonicalize(project.path())
-        .unwrap_or_else(|e| panic!("canonicalize: {e}"))
+        .unwrap()
         .to_string_lossy()
         .into_owned()
 }
@@ -295,10 +295,8 @@ fn a_torn_last_transcript_line_is_repaired_and_continue_loses_nothing() {
         json!({"type": "message", "message": {"role": "assistant", "content": "Noted: 7."}});
     let torn = r#"{"type":"message","message":{"role":"user","content":"half a mess"#;
     let path = transcript_path(&project, id);
-    std::fs::create_dir_all(path.parent().unwrap_or_else(|| panic!("no parent")))
-        .unwrap_or_else(|e| panic!("{e}"));
-    std::fs::write(&path, format!("{header}\n{user}\n{answer}\n{torn}"))
-        .unwrap_or_else(|e| panic!("{e}"));
+    std::fs::create_dir_all(path.parent().expect("no parent")).unwrap();
+    std::fs::write(&path, format!("{header}\n{user}\n{answer}\n{torn}")).unwrap();
 
     let out = run_json(&project, &server, &["-p", "what number?", "--continue"]);
     assert_eq!(out.code, Some(0), "stderr: {}", out.stderr);
@@ -319,7 +317,7 @@ fn a_torn_last_transcript_line_is_repaired_and_continue_loses_nothing() {
     );
 
     // Every line parses now, the new exchange included, and the next --continue sees it all.
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{e}"));
+    let text = std::fs::read_to_string(&path).unwrap();
     for line in text.lines() {
         serde_json::from_str::<Value>(line).unwrap_or_else(|e| panic!("{e}: {line}"));
     }

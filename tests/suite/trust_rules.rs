@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 /// The tool results the model was sent in its last request, by call id.
 fn tool_results(server: &MockServer) -> Vec<(String, String)> {
     let requests = server.requests();
-    let last = requests.last().unwrap_or_else(|| panic!("no request"));
+    let last = requests.last().expect("no request");
     last.messages()
         .iter()
         .filter(|m| m["role"] == "tool")
@@ -68,7 +68,7 @@ fn sh(dir: &Path, script: &str) {
         .env("GIT_COMMITTER_NAME", "t")
         .env("GIT_COMMITTER_EMAIL", "t@example.com")
         .status()
-        .unwrap_or_else(|e| panic!("bash: {e}"));
+        .unwrap();
     assert!(status.success(), "setup failed: {script}");
 }
 
@@ -180,7 +180,7 @@ fn deny_rules_in_user_settings_apply_the_same_way() {
         project.home.path().join("settings.json"),
         r#"{"permissions": {"deny": ["bash(rm*)"]}}"#,
     )
-    .unwrap_or_else(|e| panic!("settings: {e}"));
+    .unwrap();
     project.write("victim", "keep me");
     let (_, results) = run_calls(
         &project,
@@ -206,7 +206,7 @@ const PUSH_FORMS: &[&str] = &[
 
 /// A repository with one commit and a bare `origin` outside the project root.
 fn repo_with_remote(project: &Project) -> tempfile::TempDir {
-    let remote = tempfile::tempdir().unwrap_or_else(|e| panic!("tempdir: {e}"));
+    let remote = tempfile::tempdir().unwrap();
     sh(remote.path(), "git init -q --bare");
     sh(
         project.path(),
@@ -223,7 +223,7 @@ fn pushed(remote: &Path) -> bool {
         .args(["for-each-ref", "--count=1"])
         .current_dir(remote)
         .output()
-        .unwrap_or_else(|e| panic!("git: {e}"));
+        .unwrap();
     !out.stdout.is_empty()
 }
 
@@ -475,10 +475,8 @@ fn a_rule_naming_the_protected_path_allows_it() {
 fn a_symlink_to_a_protected_file_is_protected_too() {
     let project = Project::new();
     project.write(".ling/hooks.json", "{}\n");
-    std::os::unix::fs::symlink(".ling/hooks.json", project.file("notes.json"))
-        .unwrap_or_else(|e| panic!("symlink: {e}"));
-    std::os::unix::fs::symlink(".ling", project.file("cfg"))
-        .unwrap_or_else(|e| panic!("symlink: {e}"));
+    std::os::unix::fs::symlink(".ling/hooks.json", project.file("notes.json")).unwrap();
+    std::os::unix::fs::symlink(".ling", project.file("cfg")).unwrap();
     let calls = vec![
         ("r".to_string(), "read_file", json!({"path": "notes.json"})),
         ("w".to_string(), "write_file", write("notes.json")),
@@ -504,7 +502,7 @@ fn files_under_ling_home_are_protected() {
     let project = Project::new();
     // LING_HOME inside the project, so the file tools can reach it without bypass.
     let home = project.file("home");
-    std::fs::create_dir_all(&home).unwrap_or_else(|e| panic!("mkdir: {e}"));
+    std::fs::create_dir_all(&home).unwrap();
     let server = MockServer::start_blocking(vec![
         Reply::tool_calls(vec![("w", "write_file", write("home/hooks.json"))]),
         Reply::text("done"),

@@ -16,11 +16,8 @@ const KEY: &str = "sk-test-KEYMARK-0123456789";
 
 /// A port nothing listens on.
 fn closed_port() -> u16 {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap_or_else(|e| panic!("{e}"));
-    listener
-        .local_addr()
-        .unwrap_or_else(|e| panic!("{e}"))
-        .port()
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.local_addr().unwrap().port()
 }
 
 fn port_of(server: &MockServer) -> String {
@@ -40,8 +37,8 @@ fn everything(project: &Project, outputs: &[&Output]) -> String {
     }
     let mut dirs = vec![project.home.path().to_path_buf()];
     while let Some(dir) = dirs.pop() {
-        for entry in std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("{e}")) {
-            let path = entry.unwrap_or_else(|e| panic!("{e}")).path();
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
             let is_config = path.parent() == Some(project.home.path())
                 && path.extension().is_some_and(|ext| ext == "json");
             if path.is_dir() {
@@ -219,8 +216,7 @@ fn base_url_secrets_and_the_key_are_never_printed_or_logged() {
         result.contains("could not reach http://***@127.0.0.1:"),
         "{result}"
     );
-    let log = std::fs::read_to_string(project.home.path().join("logs/ling.log"))
-        .unwrap_or_else(|e| panic!("no log: {e}"));
+    let log = std::fs::read_to_string(project.home.path().join("logs/ling.log")).expect("no log");
     assert!(log.contains(&format!("llm: POST {shown}")), "{log}");
 
     let all = everything(&project, &[&text, &json_out, &auth, &status, &unreachable]);
@@ -230,7 +226,7 @@ fn base_url_secrets_and_the_key_are_never_printed_or_logged() {
 /// An HTTP MCP server in `~/.ling/mcp.json` whose URL has a token in its path (from a
 /// variable) and its query, and a token header; the server fails and quotes them back.
 fn failing_remote(project: &Project) -> (tokio::runtime::Runtime, mcphttp::TestServer) {
-    let runtime = tokio::runtime::Runtime::new().unwrap_or_else(|e| panic!("{e}"));
+    let runtime = tokio::runtime::Runtime::new().unwrap();
     let server = runtime.block_on(mcphttp::TestServer::start(|request| {
         let text = format!(
             "denied {} (authorization {:?})",
@@ -245,8 +241,7 @@ fn failing_remote(project: &Project) -> (tokio::runtime::Runtime, mcphttp::TestS
         "headers": {"Authorization": "Bearer MCPHEADERMARK"},
         "startupTimeoutMs": 5000,
     }}});
-    std::fs::write(project.home.path().join("mcp.json"), config.to_string())
-        .unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(project.home.path().join("mcp.json"), config.to_string()).unwrap();
     (runtime, server)
 }
 
@@ -288,7 +283,7 @@ fn mcp_url_and_header_secrets_are_masked_everywhere() {
     assert!(call.stderr.contains(&shown), "{}", call.stderr);
     assert!(list.stdout.contains(&shown), "{}", list.stdout);
     let log = std::fs::read_to_string(project.home.path().join("logs/mcp-remote.log"))
-        .unwrap_or_else(|e| panic!("no server log: {e}"));
+        .expect("no server log");
     assert!(log.contains(&format!("{shown} answered HTTP 500")), "{log}");
 
     let all = everything(&project, &[&text, &json_out, &call, &list]);
@@ -298,7 +293,7 @@ fn mcp_url_and_header_secrets_are_masked_everywhere() {
 #[test]
 fn an_http_hook_redirected_elsewhere_is_refused() {
     let elsewhere = MockServer::start_blocking(vec![]);
-    let runtime = tokio::runtime::Runtime::new().unwrap_or_else(|e| panic!("{e}"));
+    let runtime = tokio::runtime::Runtime::new().unwrap();
     let target = format!("{}/steal", elsewhere.base_url());
     let location = target.clone();
     let hook = runtime.block_on(mcphttp::TestServer::start(move |_| mcphttp::Reply::Json {
@@ -311,8 +306,7 @@ fn an_http_hook_redirected_elsewhere_is_refused() {
         "headers": {"X-Api-Key": "HOOKHEADERMARK"}
     }]}]}});
     let project = Project::new();
-    std::fs::write(project.home.path().join("hooks.json"), hooks.to_string())
-        .unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(project.home.path().join("hooks.json"), hooks.to_string()).unwrap();
     let model = MockServer::start_blocking(vec![Reply::text("answered")]);
     let mut cmd = project.command(&model.base_url());
     cmd.args(["-p", "hi"]);
@@ -364,15 +358,14 @@ fn quoting_server(request: &mcphttp::Recorded) -> mcphttp::Reply {
 #[test]
 fn the_error_text_of_ling_mcp_call_is_scrubbed() {
     let project = Project::new();
-    let runtime = tokio::runtime::Runtime::new().unwrap_or_else(|e| panic!("{e}"));
+    let runtime = tokio::runtime::Runtime::new().unwrap();
     let server = runtime.block_on(mcphttp::TestServer::start(quoting_server));
     let config = json!({"mcpServers": {"quoting": {
         "type": "http",
         "url": format!("{}/${{CALL_PATH_VAR}}/mcp?token=CALLQUERYMARK", server.base),
         "headers": {"Authorization": "Bearer CALLHEADERMARK"},
     }}});
-    std::fs::write(project.home.path().join("mcp.json"), config.to_string())
-        .unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(project.home.path().join("mcp.json"), config.to_string()).unwrap();
     let call = |args: &[&str]| {
         let mut cmd = project.command("http://127.0.0.1:9/v1");
         cmd.env("CALL_PATH_VAR", "CALLPATHMARK").args(args);

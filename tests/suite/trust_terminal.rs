@@ -70,7 +70,7 @@ fn bytes_of(read: &str) -> Vec<u8> {
 impl Screen {
     fn spawn(mut cmd: Command) -> Self {
         cmd.env("TERM", "dumb");
-        let p = spawn_command(cmd, Some(30_000)).unwrap_or_else(|e| panic!("spawn in a pty: {e}"));
+        let p = spawn_command(cmd, Some(30_000)).expect("spawn in a pty");
         Self {
             p,
             seen: Vec::new(),
@@ -92,12 +92,12 @@ impl Screen {
     }
 
     fn send_line(&mut self, line: &str) {
-        self.p.send_line(line).unwrap_or_else(|e| panic!("{e}"));
+        self.p.send_line(line).unwrap();
     }
 
     /// Everything up to the end of the process.
     fn finish(mut self) -> Vec<u8> {
-        let rest = self.p.exp_eof().unwrap_or_else(|e| panic!("no exit: {e}"));
+        let rest = self.p.exp_eof().expect("no exit");
         self.seen.extend(bytes_of(&rest));
         self.seen
     }

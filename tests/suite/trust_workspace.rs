@@ -147,7 +147,7 @@ fn project_hooks_run_only_once_trusted_and_again_only_after_a_change_is_trusted(
 fn trust_list_and_revoke() {
     let project = Project::new();
     write_touching_hooks(&project);
-    let root = std::fs::canonicalize(project.path()).unwrap_or_else(|e| panic!("{e}"));
+    let root = std::fs::canonicalize(project.path()).unwrap();
     let root = root.display().to_string();
 
     let out = ling_cmd(&project, &["trust", "--list"]);
@@ -167,10 +167,7 @@ fn trust_list_and_revoke() {
         out.stdout
     );
     let trust_file = project.home.path().join("trust.json");
-    let mode = std::fs::metadata(&trust_file)
-        .unwrap_or_else(|e| panic!("{e}"))
-        .permissions()
-        .mode();
+    let mode = std::fs::metadata(&trust_file).unwrap().permissions().mode();
     assert_eq!(mode & 0o777, 0o600);
 
     let out = ling_cmd(&project, &["trust", "--list"]);
@@ -223,8 +220,7 @@ fn trust_with_nothing_to_trust_says_so_and_writes_nothing() {
 fn a_corrupt_trust_file_is_an_error_not_trust() {
     let project = Project::new();
     write_touching_hooks(&project);
-    std::fs::write(project.home.path().join("trust.json"), "{ not json")
-        .unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(project.home.path().join("trust.json"), "{ not json").unwrap();
     let server = MockServer::start_blocking(vec![Reply::text("hi")]);
     let out = run(ling_p(&project, &server, &[]));
     assert_eq!(out.code, Some(2), "{}", out.stderr);
@@ -260,7 +256,7 @@ fn user_base_url(project: &Project, server: &MockServer) -> Command {
         project.home.path().join("settings.json"),
         json!({ "baseUrl": server.base_url() }).to_string(),
     )
-    .unwrap_or_else(|e| panic!("{e}"));
+    .unwrap();
     let mut cmd = project.command("unused");
     cmd.env_remove("OPENAI_BASE_URL").args(["-p", "hi"]);
     cmd
@@ -377,7 +373,7 @@ fn project_disable_all_hooks_leaves_the_users_hooks_running() {
             {"type": "command", "command": "touch user-hook"}]}]}})
         .to_string(),
     )
-    .unwrap_or_else(|e| panic!("{e}"));
+    .unwrap();
     project.write(
         ".ling/hooks.json",
         &json!({"hooks": {"SessionStart": [{"hooks": [

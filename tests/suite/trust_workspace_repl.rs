@@ -17,7 +17,7 @@ use serde_json::json;
 fn start(project: &Project, server: &MockServer) -> PtySession {
     let mut cmd = project.command(&server.base_url());
     cmd.env("TERM", "xterm");
-    spawn_command(cmd, Some(20_000)).unwrap_or_else(|e| panic!("spawn in a pty: {e}"))
+    spawn_command(cmd, Some(20_000)).expect("spawn in a pty")
 }
 
 fn expect(p: &mut PtySession, text: &str) -> String {
@@ -26,14 +26,13 @@ fn expect(p: &mut PtySession, text: &str) -> String {
 }
 
 fn send(p: &mut PtySession, line: &str) {
-    p.send_line(line).unwrap_or_else(|e| panic!("{e}"));
+    p.send_line(line).unwrap();
 }
 
 /// At the REPL's prompt: `/exit`, and wait for the end.
 fn exit_repl(mut p: PtySession) {
     send(&mut p, "/exit");
-    p.exp_eof()
-        .unwrap_or_else(|e| panic!("the REPL did not exit: {e}"));
+    p.exp_eof().expect("the REPL did not exit");
 }
 
 /// A hook, a server that replaces a user server, and settings sending requests elsewhere.
@@ -58,7 +57,7 @@ fn write_config(project: &Project, other: &MockServer, hook: &str) {
         project.home.path().join("mcp.json"),
         json!({"mcpServers": {"db": {"command": "true"}}}).to_string(),
     )
-    .unwrap_or_else(|e| panic!("{e}"));
+    .unwrap();
 }
 
 #[test]
@@ -120,21 +119,18 @@ fn t_trusts_the_folder_and_runs_its_config() {
     );
     exit_repl(p);
     let trust = project.home.path().join("trust.json");
-    let mode = std::fs::metadata(&trust)
-        .unwrap_or_else(|e| panic!("trust.json: {e}"))
-        .permissions()
-        .mode();
+    let mode = std::fs::metadata(&trust).unwrap().permissions().mode();
     assert_eq!(mode & 0o777, 0o600);
 
     // Trusted now: the next start asks nothing.
-    std::fs::remove_file(project.file("repl-hook")).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::remove_file(project.file("repl-hook")).unwrap();
     let mut p = start(&project, &server);
     let seen = expect(&mut p, "> ");
     assert!(seen.contains("/help for commands"), "{seen}");
     assert!(!seen.contains("trust this folder"), "{seen}");
     assert!(project.file("repl-hook").exists());
     send(&mut p, "/exit");
-    p.exp_eof().unwrap_or_else(|e| panic!("{e}"));
+    p.exp_eof().unwrap();
 }
 
 #[test]
@@ -146,8 +142,7 @@ fn q_quits_with_nothing_run() {
     let mut p = start(&project, &server);
     expect(&mut p, "[t] trust this folder");
     send(&mut p, "q");
-    p.exp_eof()
-        .unwrap_or_else(|e| panic!("`q` did not exit: {e}"));
+    p.exp_eof().expect("`q` did not exit");
     match p.process.wait() {
         Ok(WaitStatus::Exited(_, code)) => assert_eq!(code, 0),
         other => panic!("unexpected end: {other:?}"),
@@ -176,6 +171,6 @@ fn a_changed_config_shows_what_changed() {
     // Only the file that changed is named.
     assert!(!rest.contains(".ling/mcp.json changed"), "{rest}");
     send(&mut p, "q");
-    p.exp_eof().unwrap_or_else(|e| panic!("{e}"));
+    p.exp_eof().unwrap();
     assert!(!project.file("repl-hook").exists());
 }

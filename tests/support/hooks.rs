@@ -66,7 +66,7 @@ impl Project {
     /// Loads the engine (the project trusted), failing the test on a configuration error.
     pub fn engine(&self) -> HookEngine {
         HookEngine::load(&self.paths(), &self.trusted(), HookLayers::ALL)
-            .unwrap_or_else(|e| panic!("hooks did not load: {e}"))
+            .expect("hooks did not load")
             .0
     }
 

@@ -118,13 +118,10 @@ pub fn ling_hooks(project: &Project, args: &[&str]) -> Output {
 /// A one-request HTTP server on 127.0.0.1 answering `body` as JSON; the thread returns the
 /// request body it received.
 pub fn http_hook_server(body: Value) -> (String, std::thread::JoinHandle<Value>) {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap_or_else(|e| panic!("bind 127.0.0.1: {e}"));
-    let addr = listener
-        .local_addr()
-        .unwrap_or_else(|e| panic!("local addr: {e}"));
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
     let handle = std::thread::spawn(move || {
-        let (mut socket, _) = listener.accept().unwrap_or_else(|e| panic!("accept: {e}"));
+        let (mut socket, _) = listener.accept().unwrap();
         let mut buf = Vec::new();
         let mut piece = [0u8; 4096];
         let (head_end, length) = loop {

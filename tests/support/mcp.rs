@@ -22,13 +22,13 @@ pub struct TestEnv {
 
 impl TestEnv {
     pub fn new() -> Self {
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("tempdir: {e}"));
+        let dir = tempfile::tempdir().unwrap();
         let root = dir.path().join("project");
         let home = dir.path().join("home");
         for d in [&root, &home] {
-            std::fs::create_dir_all(d).unwrap_or_else(|e| panic!("mkdir: {e}"));
+            std::fs::create_dir_all(d).unwrap();
         }
-        let root = root.canonicalize().unwrap_or_else(|e| panic!("{e}"));
+        let root = root.canonicalize().unwrap();
         Self {
             paths: Paths::with_home(root, home),
             dir,
@@ -37,9 +37,8 @@ impl TestEnv {
 
     /// The project's config as read now, trusted as `ling trust` would record it.
     pub fn trusted(&self) -> ProjectConfig {
-        let mut config =
-            ProjectConfig::read(&self.paths).unwrap_or_else(|e| panic!("read project: {e}"));
-        config.trust().unwrap_or_else(|e| panic!("trust: {e}"));
+        let mut config = ProjectConfig::read(&self.paths).unwrap();
+        config.trust().unwrap();
         config
     }
 

@@ -27,8 +27,8 @@ impl Default for Project {
 impl Project {
     pub fn new() -> Self {
         Self {
-            root: tempfile::tempdir().unwrap_or_else(|e| panic!("tempdir: {e}")),
-            home: tempfile::tempdir().unwrap_or_else(|e| panic!("tempdir: {e}")),
+            root: tempfile::tempdir().unwrap(),
+            home: tempfile::tempdir().unwrap(),
         }
     }
 
@@ -43,7 +43,7 @@ impl Project {
     pub fn write(&self, rel: &str, content: &str) {
         let path = self.file(rel);
         if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir).unwrap_or_else(|e| panic!("mkdir: {e}"));
+            std::fs::create_dir_all(dir).unwrap();
         }
         std::fs::write(&path, content).unwrap_or_else(|e| panic!("write {}: {e}", path.display()));
     }
@@ -110,14 +110,13 @@ pub fn run_with(mut cmd: Command, stdin: Option<&str>, limit: Duration) -> Outpu
     })
     .stdout(Stdio::piped())
     .stderr(Stdio::piped());
-    let mut child = cmd.spawn().unwrap_or_else(|e| panic!("spawn ling: {e}"));
+    let mut child = cmd.spawn().expect("spawn ling");
     if let Some(input) = stdin {
-        let mut pipe = child.stdin.take().unwrap_or_else(|| panic!("no stdin"));
-        pipe.write_all(input.as_bytes())
-            .unwrap_or_else(|e| panic!("write stdin: {e}"));
+        let mut pipe = child.stdin.take().expect("no stdin");
+        pipe.write_all(input.as_bytes()).unwrap();
     }
-    let mut stdout = child.stdout.take().unwrap_or_else(|| panic!("no stdout"));
-    let mut stderr = child.stderr.take().unwrap_or_else(|| panic!("no stderr"));
+    let mut stdout = child.stdout.take().expect("no stdout");
+    let mut stderr = child.stderr.take().expect("no stderr");
     let out_reader = std::thread::spawn(move || {
         let mut s = String::new();
         let _ = stdout.read_to_string(&mut s);
@@ -130,7 +129,7 @@ pub fn run_with(mut cmd: Command, stdin: Option<&str>, limit: Duration) -> Outpu
     });
     let started = Instant::now();
     let status = loop {
-        if let Some(status) = child.try_wait().unwrap_or_else(|e| panic!("wait: {e}")) {
+        if let Some(status) = child.try_wait().unwrap() {
             break status;
         }
         if started.elapsed() > limit {

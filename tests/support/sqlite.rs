@@ -22,7 +22,7 @@ pub struct Demo {
 }
 
 pub fn demo() -> Demo {
-    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("tempdir: {e}"));
+    let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("demo.sqlite");
     let out = run(&["--init-demo", path_str(&db)]);
     assert!(out.status.success(), "--init-demo failed: {out:?}");
@@ -47,13 +47,13 @@ pub fn run(args: &[&str]) -> Output {
 /// (a journal, a VACUUM INTO target) or deleted.
 pub fn snapshot(dir: &Path) -> BTreeMap<String, Vec<u8>> {
     let mut files = BTreeMap::new();
-    for entry in std::fs::read_dir(dir).unwrap_or_else(|e| panic!("read_dir: {e}")) {
-        let entry = entry.unwrap_or_else(|e| panic!("read_dir entry: {e}"));
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let entry = entry.unwrap();
         // Subdirectories (the Inspector's HOME) are not the database's business.
         if entry.path().is_dir() {
             continue;
         }
-        let bytes = std::fs::read(entry.path()).unwrap_or_else(|e| panic!("read: {e}"));
+        let bytes = std::fs::read(entry.path()).unwrap();
         files.insert(entry.file_name().to_string_lossy().into_owned(), bytes);
     }
     files
@@ -96,10 +96,7 @@ impl Server {
             .spawn()
             .unwrap_or_else(|e| panic!("spawn {BIN}: {e}"));
         let stdin = child.stdin.take();
-        let stdout = child
-            .stdout
-            .take()
-            .unwrap_or_else(|| panic!("no stdout pipe"));
+        let stdout = child.stdout.take().expect("no stdout pipe");
         let (tx, lines) = mpsc::channel();
         std::thread::spawn(move || {
             for line in BufReader::new(stdout).lines() {
@@ -128,14 +125,11 @@ impl Server {
     }
 
     pub fn send_raw(&mut self, bytes: &[u8]) {
-        let stdin = self
-            .stdin
-            .as_mut()
-            .unwrap_or_else(|| panic!("stdin closed"));
+        let stdin = self.stdin.as_mut().expect("stdin closed");
         stdin
             .write_all(bytes)
             .and_then(|()| stdin.flush())
-            .unwrap_or_else(|e| panic!("write to server: {e}"));
+            .expect("write to server");
     }
 
     pub fn send(&mut self, msg: &Value) {
