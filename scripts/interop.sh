@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
 # For developers: everything Ling checks against other people's MCP programs, in one go.
-# Installs the peers (scripts/install-peers.sh), builds, runs every test target that needs a peer
-# with CI set (so a missing peer fails instead of skipping), then the whole conformance suite
-# (scripts/conformance.sh --all), and prints one line per step.
+# Installs the peers (scripts/install-peers.sh), builds, runs every test suite that needs a peer
+# (a missing peer fails its tests), then the whole conformance suite (scripts/conformance.sh
+# --all), and prints one line per step.
 #
 #   scripts/interop.sh
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
-# Every test binary that talks to a peer program from .cache/npm.
-PEER_TESTS=(mcp_reference mcp_reference_cli mcp_http_everything mcp_conformance sqlite_inspector)
+# Every suite of tests/all.rs that talks to a peer program from .cache/npm.
+PEER_SUITES=(mcp_reference mcp_reference_cli mcp_http_everything mcp_conformance sqlite_inspector
+  mcp_features repl_mcp)
 LOGS=target/interop
 mkdir -p "$LOGS"
 
@@ -31,16 +32,15 @@ step() {
 
 step install-peers scripts/install-peers.sh
 step build cargo build --quiet --bins --examples
-target_args=()
-for t in "${PEER_TESTS[@]}"; do target_args+=(--test "$t"); done
-step peer-tests env CI=true cargo test "${target_args[@]}"
+filters=()
+for s in "${PEER_SUITES[@]}"; do filters+=("suite::$s::"); done
+step peer-tests cargo test --test all -- "${filters[@]}"
 step conformance scripts/conformance.sh --all
 
 echo
 echo "=== interop summary"
 printf '  %s\n' "${summary[@]}"
-# "Running tests/x.rs (...)" precedes each binary's "test result:" line.
-awk '/Running tests\//{name=$2} /^test result/{sub(/; finished.*/, ""); print "  " name ": " $0}' \
+awk '/^test result/{sub(/; finished.*/, ""); print "  peer tests: " $0}' \
   "$LOGS/peer-tests.log" 2>/dev/null
 grep -h -e '^Total:' -e 'scenarios passed' "$LOGS/conformance.log" 2>/dev/null \
   | sed 's/^ */  conformance suite: /'

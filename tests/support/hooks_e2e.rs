@@ -1,8 +1,6 @@
-//! Helpers for the hooks end-to-end tests (`tests/hooks_e2e*.rs`): hooks.json and `sh` scripts in
+//! Helpers for the hooks end-to-end suites (`suite::hooks_e2e*`): hooks.json and `sh` scripts in
 //! a temp project, running `ling -p` / `ling hooks` there, and reading what the model was sent and
 //! what the hooks wrote.
-//!
-//! Include after `ling` and `mock_openai` with `#[path = "support/hooks_e2e.rs"] mod e2e;`.
 
 use std::io::{Read, Write};
 use std::os::unix::fs::PermissionsExt;

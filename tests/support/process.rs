@@ -1,7 +1,5 @@
 //! Process checks shared by the tests that kill things: whether a pid is still alive, and
 //! sending Ctrl-C's signal to a child.
-//!
-//! Include with `#[path = "support/process.rs"] mod process;`.
 
 use std::time::{Duration, Instant};
 

@@ -1,7 +1,5 @@
 //! Runs the real `ling` binary for the integration tests: a temp dir as project root, another as
 //! `LING_HOME`, no inherited model configuration, a bounded wait, and the output captured.
-//!
-//! Include with `#[path = "support/ling.rs"] mod ling;`.
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
