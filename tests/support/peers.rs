@@ -62,6 +62,16 @@ pub fn require_program(program: &str) {
     assert!(found, "this test needs {program} on PATH; install it");
 }
 
+/// The variables cargo sets for a test process (besides `CARGO_PKG_*` and `CARGO_BIN_EXE_*`).
+const CARGO_RUN_VARS: &[&str] = &[
+    "CARGO_MANIFEST_DIR",
+    "CARGO_MANIFEST_PATH",
+    "CARGO_CRATE_NAME",
+    "CARGO_PRIMARY_PACKAGE",
+    "CARGO_TARGET_TMPDIR",
+    "OUT_DIR",
+];
+
 /// This package's example `name` (`examples/`), built for this run: `cargo build --example name`
 /// once per test process, so running one suite (`cargo test --test all SUITE::`, which builds no
 /// examples) never runs a missing or stale example.
@@ -85,7 +95,20 @@ pub fn example(name: &str) -> PathBuf {
         Some("debug") | None => "dev",
         Some(other) => other,
     };
-    let out = Command::new(env!("CARGO"))
+    let mut cargo = Command::new(env!("CARGO"));
+    // Without what cargo set for this test run: build scripts that watch one (ring watches
+    // CARGO_MANIFEST_DIR) would rebuild half the tree, and the library with them.
+    for (key, _) in std::env::vars_os() {
+        let key = key.to_string_lossy();
+        if CARGO_RUN_VARS.contains(&key.as_ref())
+            || ["CARGO_PKG_", "CARGO_BIN_EXE_"]
+                .iter()
+                .any(|p| key.starts_with(p))
+        {
+            cargo.env_remove(key.as_ref());
+        }
+    }
+    let out = cargo
         .args(["build", "--quiet", "--example", name, "--profile", profile])
         .arg("--manifest-path")
         .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml"))
