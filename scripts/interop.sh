@@ -1,16 +1,16 @@
 #!/usr/bin/env bash
 # For developers: everything Ling checks against other people's MCP programs, in one go.
-# Installs the peers (scripts/install-peers.sh), builds, runs every test target that needs a peer
-# with CI set (so a missing peer fails instead of skipping), then the whole conformance suite
-# (scripts/conformance.sh --all), and prints one line per step.
+# Installs the peers (scripts/install-peers.sh), builds, runs every test suite that needs a peer
+# (a missing peer fails its tests), then the whole conformance suite (scripts/conformance.sh
+# --all), and prints one line per step.
 #
 #   scripts/interop.sh
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
-# Every test binary of ling that talks to a peer program from .cache/npm (and, below, the
-# example server's Inspector tests, in its own package).
-PEER_TESTS=(mcp_reference mcp_reference_cli mcp_http_everything mcp_conformance)
+# Every suite of tests/all.rs that talks to a peer program from .cache/npm.
+PEER_SUITES=(mcp_reference mcp_reference_cli mcp_http_everything mcp_conformance
+  mcp_features repl_mcp)
 LOGS=target/interop
 mkdir -p "$LOGS"
 
@@ -31,10 +31,10 @@ step() {
 }
 
 step install-peers scripts/install-peers.sh
-step build cargo build --quiet --workspace --bins --examples
-target_args=()
-for t in "${PEER_TESTS[@]}"; do target_args+=(--test "$t"); done
-step peer-tests env CI=true cargo test "${target_args[@]}"
+step build cargo build --quiet --bins --examples
+filters=()
+for s in "${PEER_SUITES[@]}"; do filters+=("suite::$s::"); done
+step peer-tests cargo test --test all -- "${filters[@]}"
 step sqlite-peer-tests env CI=true cargo test -p ling-sqlite-mcp --test sqlite inspector
 step conformance scripts/conformance.sh --all
 

@@ -120,7 +120,6 @@ pub async fn resolve_mentions(text: &str, manager: &McpManager) -> (Vec<String>,
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
     use pretty_assertions::assert_eq;

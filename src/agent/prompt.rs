@@ -118,9 +118,8 @@ mod tests {
 
     #[test]
     fn includes_environment_and_project_instructions() {
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-        std::fs::write(dir.path().join("AGENTS.md"), "Always run `make test`.\n")
-            .unwrap_or_else(|e| panic!("{e}"));
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("AGENTS.md"), "Always run `make test`.\n").unwrap();
         let (prompt, warnings) = build_system_prompt(dir.path(), "m1", &PromptOptions::default());
         assert!(warnings.is_empty(), "{warnings:?}");
         assert!(prompt.starts_with("You are Ling"));
@@ -131,7 +130,7 @@ mod tests {
 
     #[test]
     fn replace_and_append() {
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let dir = tempfile::tempdir().unwrap();
         let options = PromptOptions {
             replace: Some("Custom.".into()),
             append: Some("Extra rule.".into()),
@@ -142,16 +141,15 @@ mod tests {
     }
 
     fn tmp() -> tempfile::TempDir {
-        tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"))
+        tempfile::tempdir().unwrap()
     }
 
     #[test]
     fn a_symlink_out_of_the_root_is_skipped_with_a_warning() {
         let (root, outside) = (tmp(), tmp());
         let secret = outside.path().join("id_rsa");
-        std::fs::write(&secret, "PRIVATE KEY MARKER").unwrap_or_else(|e| panic!("{e}"));
-        std::os::unix::fs::symlink(&secret, root.path().join("AGENTS.md"))
-            .unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(&secret, "PRIVATE KEY MARKER").unwrap();
+        std::os::unix::fs::symlink(&secret, root.path().join("AGENTS.md")).unwrap();
         let (prompt, warnings) = build_system_prompt(root.path(), "m", &PromptOptions::default());
         assert!(!prompt.contains("PRIVATE KEY MARKER"));
         assert_eq!(warnings.len(), 1, "{warnings:?}");
@@ -165,11 +163,9 @@ mod tests {
     #[test]
     fn a_symlink_inside_the_root_is_read() {
         let root = tmp();
-        std::fs::create_dir(root.path().join("docs")).unwrap_or_else(|e| panic!("{e}"));
-        std::fs::write(root.path().join("docs/rules.md"), "Use tabs.")
-            .unwrap_or_else(|e| panic!("{e}"));
-        std::os::unix::fs::symlink("docs/rules.md", root.path().join("LING.md"))
-            .unwrap_or_else(|e| panic!("{e}"));
+        std::fs::create_dir(root.path().join("docs")).unwrap();
+        std::fs::write(root.path().join("docs/rules.md"), "Use tabs.").unwrap();
+        std::os::unix::fs::symlink("docs/rules.md", root.path().join("LING.md")).unwrap();
         let (prompt, warnings) = build_system_prompt(root.path(), "m", &PromptOptions::default());
         assert!(prompt.contains("# Project instructions (LING.md)\n\nUse tabs."));
         assert!(warnings.is_empty(), "{warnings:?}");
@@ -179,9 +175,8 @@ mod tests {
     fn a_large_file_is_cut_and_a_fifo_skipped() {
         let root = tmp();
         let big = format!("START{}END", "x".repeat(INSTRUCTIONS_LIMIT));
-        std::fs::write(root.path().join("AGENTS.md"), &big).unwrap_or_else(|e| panic!("{e}"));
-        nix::unistd::mkfifo(&root.path().join("LING.md"), nix::sys::stat::Mode::S_IRWXU)
-            .unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(root.path().join("AGENTS.md"), &big).unwrap();
+        nix::unistd::mkfifo(&root.path().join("LING.md"), nix::sys::stat::Mode::S_IRWXU).unwrap();
         let (prompt, warnings) = build_system_prompt(root.path(), "m", &PromptOptions::default());
         assert!(prompt.contains("START") && !prompt.contains("END"));
         assert_eq!(

@@ -442,20 +442,19 @@ mod tests {
 
     #[test]
     fn a_recorded_session_is_found_by_project_and_by_id_prefix() {
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let dir = tempfile::tempdir().unwrap();
         let sessions = dir.path().join("sessions");
         let root = Path::new("/some/project");
         let mut session = Session::new(&sessions, root, "m");
         session.record(&Message::user("hello"));
         session.record(&Message::tool("dangling", "never asked for"));
 
-        let latest = Session::open_latest(&sessions, root).unwrap_or_else(|e| panic!("{e}"));
+        let latest = Session::open_latest(&sessions, root).unwrap();
         assert_eq!(latest.session.id, session.id);
         assert_eq!(latest.session.transcript_path, session.transcript_path);
         assert_eq!(latest.messages, vec![Message::user("hello")]);
 
-        let by_prefix =
-            Session::open(&sessions, &session.id[..8]).unwrap_or_else(|e| panic!("{e}"));
+        let by_prefix = Session::open(&sessions, &session.id[..8]).unwrap();
         assert_eq!(by_prefix.session.id, session.id);
 
         let other = Session::open_latest(&sessions, Path::new("/elsewhere"));
@@ -471,12 +470,12 @@ mod tests {
     /// Resumes `abc` from a transcript holding `text`, records one more message, and returns
     /// what was loaded and the file's lines afterwards.
     fn resume_and_append(text: &str) -> (Resumed, Vec<String>) {
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("abc.jsonl");
-        std::fs::write(&path, text).unwrap_or_else(|e| panic!("{e}"));
-        let mut resumed = Session::open(dir.path(), "abc").unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(&path, text).unwrap();
+        let mut resumed = Session::open(dir.path(), "abc").unwrap();
         resumed.session.record(&Message::user("after"));
-        let after = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{e}"));
+        let after = std::fs::read_to_string(&path).unwrap();
         assert!(after.ends_with('\n'), "{after:?}");
         (resumed, after.lines().map(str::to_string).collect())
     }
@@ -495,13 +494,12 @@ mod tests {
         );
         assert_eq!(lines.len(), 3, "{lines:?}");
         assert_eq!(&lines[..2], [HEADER, HI]);
-        let last: Line = serde_json::from_str(&lines[2]).unwrap_or_else(|e| panic!("{e}"));
+        let last: Line = serde_json::from_str(&lines[2]).unwrap();
         assert!(matches!(last, Line::Message { message } if message == Message::user("after")));
         // Loaded again: everything parses, nothing more to repair.
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-        std::fs::write(dir.path().join("abc.jsonl"), lines.join("\n") + "\n")
-            .unwrap_or_else(|e| panic!("{e}"));
-        let again = Session::open(dir.path(), "abc").unwrap_or_else(|e| panic!("{e}"));
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("abc.jsonl"), lines.join("\n") + "\n").unwrap();
+        let again = Session::open(dir.path(), "abc").unwrap();
         assert_eq!(
             again.messages,
             vec![Message::user("hi"), Message::user("after")]
@@ -531,7 +529,7 @@ mod tests {
 
     #[test]
     fn corrupt_lines_are_skipped_with_a_warning() {
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("abc.jsonl");
         let text = concat!(
             r#"{"type":"session","id":"abc","cwd":"/p","created":"2024-01-01T00:00:00Z","model":"m"}"#,
@@ -540,8 +538,8 @@ mod tests {
             "\n",
             r#"{"type":"message","message":{"role":"user","cont"#,
         );
-        std::fs::write(&path, text).unwrap_or_else(|e| panic!("{e}"));
-        let resumed = Session::open(dir.path(), "abc").unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(&path, text).unwrap();
+        let resumed = Session::open(dir.path(), "abc").unwrap();
         assert_eq!(resumed.messages, vec![Message::user("hi")]);
         assert_eq!(resumed.warnings.len(), 2, "{:?}", resumed.warnings);
         assert!(

@@ -553,7 +553,6 @@ fn write_atomically(file: &Path, value: &Value, owner_only: bool) -> Result<(), 
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
 

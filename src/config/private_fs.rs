@@ -120,23 +120,22 @@ mod tests {
     }
 
     fn set_mode(path: &Path, mode: u32) {
-        std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
-            .unwrap_or_else(|e| panic!("{e}"));
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
     }
 
     #[test]
     fn new_folders_and_files_are_owner_only() {
-        let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let tmp = tempfile::tempdir().unwrap();
         let home = tmp.path().join("home");
         let log = home.join("logs").join("a.log");
-        let mut file = open_append(&log).unwrap_or_else(|e| panic!("{e}"));
-        file.write_all(b"line\n").unwrap_or_else(|e| panic!("{e}"));
+        let mut file = open_append(&log).unwrap();
+        file.write_all(b"line\n").unwrap();
         assert_eq!(mode(&home), 0o700);
         assert_eq!(mode(&home.join("logs")), 0o700);
         assert_eq!(mode(&log), 0o600);
 
         let spill = home.join("tool-output").join("x.txt");
-        write_atomic(&spill, b"all of it").unwrap_or_else(|e| panic!("{e}"));
+        write_atomic(&spill, b"all of it").unwrap();
         assert_eq!(mode(&spill), 0o600);
         assert_eq!(mode(&home.join("tool-output")), 0o700);
         assert_eq!(
@@ -147,25 +146,25 @@ mod tests {
 
     #[test]
     fn existing_loose_folders_and_files_are_tightened() {
-        let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let tmp = tempfile::tempdir().unwrap();
         let dir = tmp.path().join("sessions");
-        std::fs::create_dir(&dir).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::create_dir(&dir).unwrap();
         set_mode(&dir, 0o755);
         let file = dir.join("s.jsonl");
-        std::fs::write(&file, "old\n").unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(&file, "old\n").unwrap();
         set_mode(&file, 0o644);
-        drop(open_append(&file).unwrap_or_else(|e| panic!("{e}")));
+        drop(open_append(&file).unwrap());
         assert_eq!(mode(&dir), 0o700);
         assert_eq!(mode(&file), 0o600);
 
         let over = dir.join("mcp.json");
-        std::fs::write(&over, "{}").unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(&over, "{}").unwrap();
         set_mode(&over, 0o666);
-        write_atomic(&over, b"{\"a\":1}").unwrap_or_else(|e| panic!("{e}"));
+        write_atomic(&over, b"{\"a\":1}").unwrap();
         assert_eq!(mode(&over), 0o600);
         // Only the file itself is left: the temporary one was renamed over it.
         let names: Vec<String> = std::fs::read_dir(&dir)
-            .unwrap_or_else(|e| panic!("{e}"))
+            .unwrap()
             .filter_map(|e| e.ok().map(|e| e.file_name().to_string_lossy().into_owned()))
             .collect();
         assert_eq!(names.len(), 2, "{names:?}");
@@ -173,11 +172,11 @@ mod tests {
 
     #[test]
     fn tightening_keeps_the_owner_bits() {
-        let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let tmp = tempfile::tempdir().unwrap();
         let file = tmp.path().join("ro");
-        std::fs::write(&file, "x").unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(&file, "x").unwrap();
         set_mode(&file, 0o444);
-        tighten(&file).unwrap_or_else(|e| panic!("{e}"));
+        tighten(&file).unwrap();
         assert_eq!(mode(&file), 0o400);
         assert!(tighten(&tmp.path().join("missing")).is_ok());
     }

@@ -420,7 +420,7 @@ mod tests {
     use super::*;
 
     fn raw(json: &str) -> RawSettings {
-        serde_json::from_str(json).unwrap_or_else(|e| panic!("{e}"))
+        serde_json::from_str(json).unwrap()
     }
 
     #[test]
@@ -428,22 +428,20 @@ mod tests {
         let user = raw(r#"{"model":"user-model","baseUrl":"http://user/v1","maxTurns":3}"#);
         let project = raw(r#"{"model":"project-model"}"#);
         let none = |_: &str| None;
-        let s = Settings::resolve(&user, &project, &SettingsOverrides::default(), &none)
-            .unwrap_or_else(|e| panic!("{e}"));
+        let s = Settings::resolve(&user, &project, &SettingsOverrides::default(), &none).unwrap();
         assert_eq!(s.model, "project-model");
         assert_eq!(s.base_url, "http://user/v1");
         assert_eq!(s.max_turns, Some(3));
 
         let env = |name: &str| (name == "LING_MODEL").then(|| "env-model".to_string());
-        let s = Settings::resolve(&user, &project, &SettingsOverrides::default(), &env)
-            .unwrap_or_else(|e| panic!("{e}"));
+        let s = Settings::resolve(&user, &project, &SettingsOverrides::default(), &env).unwrap();
         assert_eq!(s.model, "env-model");
 
         let flags = SettingsOverrides {
             model: Some("flag-model".into()),
             ..Default::default()
         };
-        let s = Settings::resolve(&user, &project, &flags, &env).unwrap_or_else(|e| panic!("{e}"));
+        let s = Settings::resolve(&user, &project, &flags, &env).unwrap();
         assert_eq!(s.model, "flag-model");
     }
 
@@ -457,7 +455,7 @@ mod tests {
             &SettingsOverrides::default(),
             &env,
         )
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
         assert_eq!(s.api_key.as_deref(), Some("sk-1"));
         assert_eq!(s.api_key_env, "DEEPSEEK_API_KEY");
     }
@@ -489,14 +487,13 @@ mod tests {
             &defaults,
             &none,
         )
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
         assert_eq!(s.max_retry_delay, Duration::from_secs(60));
         assert_eq!(s.max_stream_line_bytes, 8 * 1024 * 1024);
         assert!(!s.share_api_key_with_tools);
         let set =
             raw(r#"{"maxRetryDelayMs":250,"maxStreamLineBytes":1000,"shareApiKeyWithTools":true}"#);
-        let s = Settings::resolve(&RawSettings::default(), &set, &defaults, &none)
-            .unwrap_or_else(|e| panic!("{e}"));
+        let s = Settings::resolve(&RawSettings::default(), &set, &defaults, &none).unwrap();
         assert_eq!(s.max_retry_delay, Duration::from_millis(250));
         assert_eq!(s.max_stream_line_bytes, 1000);
         assert!(s.share_api_key_with_tools);

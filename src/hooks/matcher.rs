@@ -57,7 +57,7 @@ mod tests {
             Matcher::parse(Some("")),
             Matcher::parse(Some("*")),
         ] {
-            let m = m.unwrap_or_else(|e| panic!("{e}"));
+            let m = m.unwrap();
             assert!(matches!(m, Matcher::All));
             assert!(m.matches("bash"));
             assert!(m.matches(""));

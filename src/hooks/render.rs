@@ -124,8 +124,7 @@ mod tests {
              PreToolUse  bash     command `guard.sh`         timeout 60s, failClosed  /p/.ling/hooks.json\n\
              Stop        *        http http://127.0.0.1:9/x  timeout 1.5s, async      /h/hooks.json\n"
         );
-        let json: serde_json::Value =
-            serde_json::from_str(&render_listing(&list, true)).unwrap_or_else(|e| panic!("{e}"));
+        let json: serde_json::Value = serde_json::from_str(&render_listing(&list, true)).unwrap();
         assert_eq!(json[0]["event"], "PreToolUse");
         assert_eq!(json[0]["failClosed"], true);
         assert_eq!(json[1]["async"], true);
@@ -159,7 +158,7 @@ mod tests {
             "decision: none\n"
         );
         let json: serde_json::Value =
-            serde_json::from_str(&render_outcome(&outcome, true)).unwrap_or_else(|e| panic!("{e}"));
+            serde_json::from_str(&render_outcome(&outcome, true)).unwrap();
         assert_eq!(json["decision"], "block");
         assert_eq!(json["notices"][0]["kind"], "block");
     }

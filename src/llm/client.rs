@@ -639,7 +639,7 @@ mod tests {
     #[test]
     fn preflight_needs_a_key_only_for_api_openai_com() {
         let config = LlmConfig::new("https://api.openai.com/v1", "gpt-4o-mini");
-        let client = LlmClient::new(config.clone()).unwrap_or_else(|e| panic!("{e}"));
+        let client = LlmClient::new(config.clone()).unwrap();
         let message = client
             .preflight()
             .err()
@@ -666,7 +666,7 @@ mod tests {
         let raw: RawSettings = serde_json::from_str(
             r#"{"baseUrl":"http://127.0.0.1:9/v1","apiKeyEnv":"K","idleTimeoutMs":1234,"maxRetries":7}"#,
         )
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
         let env = |name: &str| (name == "K").then(|| "secret".to_string());
         let settings = Settings::resolve(
             &RawSettings::default(),
@@ -674,7 +674,7 @@ mod tests {
             &SettingsOverrides::default(),
             &env,
         )
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
         let config = LlmConfig::from_settings(&settings);
         assert_eq!(config.base_url, "http://127.0.0.1:9/v1");
         assert_eq!(config.api_key.as_deref(), Some("secret"));
@@ -707,8 +707,7 @@ mod tests {
     #[test]
     fn the_stream_future_is_send() {
         fn assert_send<T: Send>(_: T) {}
-        let client = LlmClient::new(LlmConfig::new("http://127.0.0.1:1/v1", "m"))
-            .unwrap_or_else(|e| panic!("{e}"));
+        let client = LlmClient::new(LlmConfig::new("http://127.0.0.1:1/v1", "m")).unwrap();
         let mut on_event = |_: StreamEvent| {};
         assert_send(client.stream_chat(&[], &[], &mut on_event));
     }

@@ -166,9 +166,9 @@ mod tests {
         let mut decoder = SseDecoder::new();
         let mut events: Vec<SseEvent> = pieces
             .iter()
-            .flat_map(|p| decoder.feed(p).unwrap_or_else(|e| panic!("{e}")))
+            .flat_map(|p| decoder.feed(p).unwrap())
             .collect();
-        events.extend(decoder.finish().unwrap_or_else(|e| panic!("{e}")));
+        events.extend(decoder.finish().unwrap());
         events
     }
 

@@ -342,11 +342,11 @@ mod tests {
         let mut assembler = ChunkAssembler::new();
         let mut result = Ok(());
         for piece in pieces {
-            for event in decoder.feed(piece).unwrap_or_else(|e| panic!("{e}")) {
+            for event in decoder.feed(piece).unwrap() {
                 result = result.and_then(|()| assembler.push(&event.data, &mut on_event));
             }
         }
-        if let Some(event) = decoder.finish().unwrap_or_else(|e| panic!("{e}")) {
+        if let Some(event) = decoder.finish().unwrap() {
             result = result.and_then(|()| assembler.push(&event.data, &mut on_event));
         }
         let completion = result.and_then(|()| assembler.finish(&mut on_event));
@@ -354,7 +354,7 @@ mod tests {
     }
 
     fn completion(result: Result<Completion, StreamError>) -> Completion {
-        result.unwrap_or_else(|e| panic!("stream failed: {e:?}"))
+        result.expect("stream failed")
     }
 
     const TOOL_STREAM: &str = concat!(

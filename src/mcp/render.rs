@@ -128,7 +128,6 @@ fn spill(text: &str, dir: &Path) -> std::io::Result<PathBuf> {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
     use pretty_assertions::assert_eq;

@@ -1,6 +1,5 @@
 //! Bash rules on raw command strings: every bypass form of issue 8 denied, every legitimate
 //! form still allowed, and what "always" records.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use super::*;
 use pretty_assertions::assert_eq;

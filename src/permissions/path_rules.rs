@@ -245,7 +245,6 @@ fn split_literal(pattern: &str) -> (Vec<&str>, String) {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
     use serde_json::json;

@@ -1,5 +1,4 @@
 //! Unit tests of the permission engine: modes, rule syntax, deny before allow, suggestions.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use super::*;
 use crate::tools::{ToolContext, ToolError, ToolOutput};

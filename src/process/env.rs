@@ -98,7 +98,6 @@ impl ChildEnv {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
     use crate::config::{RawSettings, SettingsOverrides};

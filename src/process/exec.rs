@@ -253,7 +253,6 @@ pub fn check_program(program: &OsStr, path: Option<&OsStr>, cwd: &Path) -> io::R
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
 

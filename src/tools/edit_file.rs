@@ -209,7 +209,6 @@ fn snippet(text: &str, first_line: usize, changed_lines: usize) -> String {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
     use pretty_assertions::assert_eq;

@@ -113,7 +113,6 @@ fn resolve_existing_prefix(path: &Path) -> io::Result<PathBuf> {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
 

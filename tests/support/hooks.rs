@@ -1,6 +1,5 @@
 //! Helpers for the hook tests: a temp project and `LING_HOME`, hooks.json writers, scripts, and
 //! a check that a process is really gone.
-#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -67,7 +66,7 @@ impl Project {
     /// Loads the engine (the project trusted), failing the test on a configuration error.
     pub fn engine(&self) -> HookEngine {
         HookEngine::load(&self.paths(), &self.trusted(), HookLayers::ALL)
-            .unwrap_or_else(|e| panic!("hooks did not load: {e}"))
+            .expect("hooks did not load")
             .0
     }
 

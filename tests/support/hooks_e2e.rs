@@ -1,9 +1,6 @@
-//! Helpers for the hooks end-to-end tests (`tests/hooks_e2e*.rs`): hooks.json and `sh` scripts in
+//! Helpers for the hooks end-to-end suites (`suite::hooks_e2e*`): hooks.json and `sh` scripts in
 //! a temp project, running `ling -p` / `ling hooks` there, and reading what the model was sent and
 //! what the hooks wrote.
-//!
-//! Include after `ling` and `mock_openai` with `#[path = "support/hooks_e2e.rs"] mod e2e;`.
-#![allow(dead_code)]
 
 use std::io::{Read, Write};
 use std::os::unix::fs::PermissionsExt;
@@ -12,8 +9,8 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::ling::{Output, Project, run};
-use crate::mock_openai::{MockServer, Recorded, Reply};
+use super::mock_openai::{MockServer, Recorded, Reply};
+use super::project::{Output, Project, run};
 
 /// Writes `.ling/hooks.json` and trusts the project (`ling trust`), as its user would.
 pub fn hooks(project: &Project, hooks: Value) {
@@ -119,13 +116,10 @@ pub fn ling_hooks(project: &Project, args: &[&str]) -> Output {
 /// A one-request HTTP server on 127.0.0.1 answering `body` as JSON; the thread returns the
 /// request body it received.
 pub fn http_hook_server(body: Value) -> (String, std::thread::JoinHandle<Value>) {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap_or_else(|e| panic!("bind 127.0.0.1: {e}"));
-    let addr = listener
-        .local_addr()
-        .unwrap_or_else(|e| panic!("local addr: {e}"));
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
     let handle = std::thread::spawn(move || {
-        let (mut socket, _) = listener.accept().unwrap_or_else(|e| panic!("accept: {e}"));
+        let (mut socket, _) = listener.accept().unwrap();
         let mut buf = Vec::new();
         let mut piece = [0u8; 4096];
         let (head_end, length) = loop {

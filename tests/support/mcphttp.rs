@@ -2,7 +2,6 @@
 //! per connection (`Connection: close`), every request recorded, replies scripted by a handler:
 //! a JSON body, a bare status, or an SSE stream written step by step (with pauses, waits for a
 //! signal, and events relayed from a channel) before it closes.
-#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};

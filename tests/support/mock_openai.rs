@@ -5,8 +5,10 @@
 //! queue answers 500 "mock: no scripted response left", so a test never hangs. HTTP/1.1 on plain
 //! tokio, one request per connection (`Connection: close`).
 //!
-//! Include with `#[path = "support/mock_openai.rs"] mod mock_openai;`.
-#![allow(dead_code)]
+//! Every chat request's history is checked as the OpenAI API checks it (each tool call has its
+//! result, no result is orphaned: [`check_tool_calls`]). A request that breaks the rule is
+//! answered 400 with the reason, as the API would, and recorded: the server panics when it is
+//! dropped, so the test that sent it fails even if it expected an error.
 
 use std::collections::VecDeque;
 use std::net::SocketAddr;
@@ -16,6 +18,8 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
+
+pub use super::chat_history::check_tool_calls;
 
 /// One request as the server received it. Header names are lower-case.
 #[derive(Debug, Clone)]
@@ -292,6 +296,8 @@ impl Reply {
 struct State {
     replies: VecDeque<Reply>,
     requests: Vec<Recorded>,
+    /// Chat requests whose history the OpenAI API would reject, with the reason.
+    violations: Vec<String>,
 }
 
 pub struct MockServer {
@@ -307,7 +313,7 @@ impl MockServer {
     pub async fn start(replies: Vec<Reply>) -> Self {
         let listener = TcpListener::bind("127.0.0.1:0")
             .await
-            .unwrap_or_else(|e| panic!("mock: cannot bind 127.0.0.1: {e}"));
+            .expect("mock: cannot bind 127.0.0.1");
         Self::serve(listener, replies, &tokio::runtime::Handle::current(), None)
     }
 
@@ -317,10 +323,10 @@ impl MockServer {
             .worker_threads(1)
             .enable_all()
             .build()
-            .unwrap_or_else(|e| panic!("mock: cannot build a runtime: {e}"));
+            .expect("mock: cannot build a runtime");
         let listener = runtime
             .block_on(TcpListener::bind("127.0.0.1:0"))
-            .unwrap_or_else(|e| panic!("mock: cannot bind 127.0.0.1: {e}"));
+            .expect("mock: cannot bind 127.0.0.1");
         let handle = runtime.handle().clone();
         Self::serve(listener, replies, &handle, Some(runtime))
     }
@@ -331,12 +337,10 @@ impl MockServer {
         handle: &tokio::runtime::Handle,
         runtime: Option<tokio::runtime::Runtime>,
     ) -> Self {
-        let addr = listener
-            .local_addr()
-            .unwrap_or_else(|e| panic!("mock: no local address: {e}"));
+        let addr = listener.local_addr().expect("mock: no local address");
         let state = Arc::new(Mutex::new(State {
             replies: replies.into(),
-            requests: Vec::new(),
+            ..State::default()
         }));
         let shared = state.clone();
         let accept = handle.spawn(async move {
@@ -362,14 +366,15 @@ impl MockServer {
         lock(&self.state).requests.clone()
     }
 
-    /// Adds replies to the end of the queue.
-    pub fn push(&self, reply: Reply) {
-        lock(&self.state).replies.push_back(reply);
-    }
-
     /// Scripted replies not yet served.
     pub fn remaining(&self) -> usize {
         lock(&self.state).replies.len()
+    }
+
+    /// The histories the OpenAI API would have rejected so far, taken: what a test that sends
+    /// one on purpose asserts on (any left when the server is dropped fail the test).
+    pub fn take_violations(&self) -> Vec<String> {
+        std::mem::take(&mut lock(&self.state).violations)
     }
 }
 
@@ -379,6 +384,14 @@ impl Drop for MockServer {
         // `shutdown_background` never blocks, so dropping inside async code cannot panic.
         if let Some(runtime) = self.runtime.take() {
             runtime.shutdown_background();
+        }
+        let violations = self.take_violations();
+        if !violations.is_empty() && !std::thread::panicking() {
+            panic!(
+                "mock model: Ling sent {} chat request(s) the OpenAI API rejects:\n{}",
+                violations.len(),
+                violations.join("\n")
+            );
         }
     }
 }
@@ -397,8 +410,15 @@ async fn handle_connection(mut socket: TcpStream, state: Arc<Mutex<State>>) {
     let route = format!("{} {}", request.method, request.path);
     let reply = {
         let mut state = lock(&state);
+        let number = state.requests.len() + 1;
+        let rejected = check_tool_calls(&request.messages())
+            .err()
+            .filter(|_| is_chat);
         state.requests.push(request);
-        if is_chat {
+        if let Some(reason) = rejected {
+            state.violations.push(format!("request {number}: {reason}"));
+            Some(Reply::status(400).message(&format!("mock: invalid history: {reason}")))
+        } else if is_chat {
             state.replies.pop_front()
         } else {
             Some(Reply::status(404).message(&format!("mock: no route for {route}")))

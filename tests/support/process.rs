@@ -1,8 +1,5 @@
 //! Process checks shared by the tests that kill things: whether a pid is still alive, and
 //! sending Ctrl-C's signal to a child.
-//!
-//! Include with `#[path = "support/process.rs"] mod process;`.
-#![allow(dead_code)]
 
 use std::time::{Duration, Instant};
 
@@ -29,12 +26,12 @@ pub fn gone_within(pid: i32, limit: Duration) -> bool {
 
 /// Sends SIGINT to `child`, as Ctrl-C in a terminal would.
 pub fn interrupt(child: &std::process::Child) {
-    let pid = i32::try_from(child.id()).unwrap_or_else(|e| panic!("pid: {e}"));
+    let pid = i32::try_from(child.id()).unwrap();
     nix::sys::signal::kill(
         nix::unistd::Pid::from_raw(pid),
         nix::sys::signal::Signal::SIGINT,
     )
-    .unwrap_or_else(|e| panic!("SIGINT: {e}"));
+    .unwrap();
 }
 
 /// Spawns `cmd` with no stdin and both outputs captured, for tests that signal it mid-run.
@@ -43,7 +40,7 @@ pub fn spawn_captured(mut cmd: std::process::Command) -> std::process::Child {
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
-        .unwrap_or_else(|e| panic!("spawn: {e}"))
+        .unwrap()
 }
 
 /// Polls `check` every 20 ms until it gives a value; panics with `what` after 20 s.

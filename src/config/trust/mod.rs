@@ -432,7 +432,6 @@ fn user_server_names(paths: &Paths) -> Vec<String> {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

@@ -245,7 +245,7 @@ mod tests {
 
     #[test]
     fn unauthorized_mentions_authentication_and_oauth() {
-        let url = Url::parse("http://h/mcp").unwrap_or_else(|e| panic!("{e}"));
+        let url = Url::parse("http://h/mcp").unwrap();
         let text = Failure::Status {
             status: StatusCode::UNAUTHORIZED,
             body: String::new(),

@@ -207,7 +207,7 @@ mod tests {
 
     #[test]
     fn endpoint_is_resolved_against_the_url_and_kept_on_its_origin() {
-        let url = Url::parse("http://127.0.0.1:9/sse").unwrap_or_else(|e| panic!("{e}"));
+        let url = Url::parse("http://127.0.0.1:9/sse").unwrap();
         let got = resolve_endpoint(&url, "/messages?sessionId=abc").map(|u| u.to_string());
         assert_eq!(
             got,

@@ -390,7 +390,6 @@ impl<R: AsyncBufRead + Unpin> LineReader<R> {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
 

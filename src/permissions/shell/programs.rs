@@ -397,7 +397,6 @@ fn find_option<'a>(options: &'a [GlobalOption], text: &str) -> Option<(&'a Globa
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
 

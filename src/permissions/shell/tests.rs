@@ -1,5 +1,4 @@
 //! The parser and normaliser on raw command strings.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use super::*;
 use pretty_assertions::assert_eq;

@@ -39,7 +39,7 @@ fn peer() -> Option<(PathBuf, PathBuf)> {
 fn inspector(d: &Demo, args: &[&str]) -> Option<Output> {
     let (node, launcher) = peer()?;
     let home = d.dir.path().join("home");
-    std::fs::create_dir_all(&home).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::create_dir_all(&home).unwrap();
     let out = Command::new(node)
         .arg(launcher)
         .arg("--cli")
@@ -50,7 +50,7 @@ fn inspector(d: &Demo, args: &[&str]) -> Option<Output> {
         .env("MCP_CATALOG_PATH", home.join("catalog.json"))
         .stdin(Stdio::null())
         .output()
-        .unwrap_or_else(|e| panic!("running the inspector: {e}"));
+        .expect("running the inspector");
     Some(out)
 }
 

@@ -87,7 +87,7 @@ fn list_tables_gives_names_kinds_and_row_counts() {
     let mut s = Server::ready(&d.db, &[]);
     let result = s.call_tool("list_tables", json!({}));
     assert_eq!(result["isError"], false);
-    let listed: Value = serde_json::from_str(&text(&result)).unwrap_or_else(|e| panic!("{e}"));
+    let listed: Value = serde_json::from_str(&text(&result)).unwrap();
     assert_eq!(
         listed,
         json!({"tables": [
@@ -106,7 +106,7 @@ fn describe_table_gives_columns_keys_and_indexes() {
     let mut s = Server::ready(&d.db, &[]);
     let result = s.call_tool("describe_table", json!({"table": "orders"}));
     assert_eq!(result["isError"], false, "{result}");
-    let t: Value = serde_json::from_str(&text(&result)).unwrap_or_else(|e| panic!("{e}"));
+    let t: Value = serde_json::from_str(&text(&result)).unwrap();
     assert_eq!(t["name"], "orders");
     assert_eq!(t["type"], "table");
     assert!(
@@ -166,7 +166,7 @@ fn query_returns_text_and_structured_content() {
         "rows": [[1, "Mechanical keyboard", 12900], [2, "Trackball", 7900]],
     });
     assert_eq!(result["structuredContent"], expected);
-    let from_text: Value = serde_json::from_str(&text(&result)).unwrap_or_else(|e| panic!("{e}"));
+    let from_text: Value = serde_json::from_str(&text(&result)).unwrap();
     assert_eq!(from_text, expected);
 }
 
@@ -430,9 +430,9 @@ fn resources_list_and_read_table_schemas() {
 
 #[test]
 fn a_missing_or_bad_database_fails_before_any_protocol_traffic() {
-    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let dir = tempfile::tempdir().unwrap();
     let not_db = dir.path().join("notes.txt");
-    std::fs::write(&not_db, "hello").unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(&not_db, "hello").unwrap();
     let missing = dir.path().join("missing.sqlite");
     let cases: [(Vec<&str>, &str); 3] = [
         (vec![], "missing <DATABASE-PATH>"),
@@ -468,14 +468,11 @@ fn help_and_version() {
 #[test]
 fn init_demo_refuses_to_overwrite_without_force_and_is_deterministic() {
     let d = demo();
-    let before = std::fs::read(&d.db).unwrap_or_else(|e| panic!("{e}"));
+    let before = std::fs::read(&d.db).unwrap();
     let again = run(&["--init-demo", path_str(&d.db)]);
     assert!(!again.status.success());
     assert!(String::from_utf8_lossy(&again.stderr).contains("already exists; pass --force"));
-    assert_eq!(
-        std::fs::read(&d.db).unwrap_or_else(|e| panic!("{e}")),
-        before
-    );
+    assert_eq!(std::fs::read(&d.db).unwrap(), before);
 
     let dump = |s: &mut Server| {
         s.query("SELECT * FROM order_totals ORDER BY order_id")["structuredContent"].clone()

@@ -2,10 +2,8 @@
 //! and spoken to in raw JSON-RPC lines (with timeouts, so a hung server fails the test instead of
 //! hanging it), and a byte-for-byte snapshot of the database directory to prove nothing changed.
 
-#![allow(dead_code)]
-
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Output, Stdio};
 use std::sync::mpsc::{self, Receiver};
@@ -24,7 +22,7 @@ pub struct Demo {
 }
 
 pub fn demo() -> Demo {
-    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("tempdir: {e}"));
+    let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("demo.sqlite");
     let out = run(&["--init-demo", path_str(&db)]);
     assert!(out.status.success(), "--init-demo failed: {out:?}");
@@ -49,13 +47,13 @@ pub fn run(args: &[&str]) -> Output {
 /// (a journal, a VACUUM INTO target) or deleted.
 pub fn snapshot(dir: &Path) -> BTreeMap<String, Vec<u8>> {
     let mut files = BTreeMap::new();
-    for entry in std::fs::read_dir(dir).unwrap_or_else(|e| panic!("read_dir: {e}")) {
-        let entry = entry.unwrap_or_else(|e| panic!("read_dir entry: {e}"));
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let entry = entry.unwrap();
         // Subdirectories (the Inspector's HOME) are not the database's business.
         if entry.path().is_dir() {
             continue;
         }
-        let bytes = std::fs::read(entry.path()).unwrap_or_else(|e| panic!("read: {e}"));
+        let bytes = std::fs::read(entry.path()).unwrap();
         files.insert(entry.file_name().to_string_lossy().into_owned(), bytes);
     }
     files
@@ -98,10 +96,7 @@ impl Server {
             .spawn()
             .unwrap_or_else(|e| panic!("spawn {BIN}: {e}"));
         let stdin = child.stdin.take();
-        let stdout = child
-            .stdout
-            .take()
-            .unwrap_or_else(|| panic!("no stdout pipe"));
+        let stdout = child.stdout.take().expect("no stdout pipe");
         let (tx, lines) = mpsc::channel();
         std::thread::spawn(move || {
             for line in BufReader::new(stdout).lines() {
@@ -130,14 +125,11 @@ impl Server {
     }
 
     pub fn send_raw(&mut self, bytes: &[u8]) {
-        let stdin = self
-            .stdin
-            .as_mut()
-            .unwrap_or_else(|| panic!("stdin closed"));
+        let stdin = self.stdin.as_mut().expect("stdin closed");
         stdin
             .write_all(bytes)
             .and_then(|()| stdin.flush())
-            .unwrap_or_else(|e| panic!("write to server: {e}"));
+            .expect("write to server");
     }
 
     pub fn send(&mut self, msg: &Value) {
@@ -245,11 +237,4 @@ pub fn text(result: &Value) -> String {
         .as_str()
         .unwrap_or_else(|| panic!("no text: {result}"))
         .to_string()
-}
-
-/// Reads the rest of a reader into a string (for a child's stderr).
-pub fn read_all(mut r: impl Read) -> String {
-    let mut s = String::new();
-    let _ = r.read_to_string(&mut s);
-    s
 }

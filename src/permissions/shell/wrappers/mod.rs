@@ -444,7 +444,6 @@ fn env_split(text: &str) -> Result<Vec<Word>, String> {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
 

@@ -1,0 +1,168 @@
+//! The REPL through a pseudo-terminal: type a prompt, see the streamed answer, run slash
+//! commands, interrupt with Ctrl-C, exit.
+
+use crate::support::{mock_openai, project};
+
+use mock_openai::{MockServer, Reply};
+use project::Project;
+use rexpect::session::{PtySession, spawn_command};
+use serde_json::json;
+
+fn start(project: &Project, server: &MockServer, args: &[&str]) -> PtySession {
+    let mut cmd = project.command(&server.base_url());
+    cmd.args(args).env("TERM", "xterm");
+    spawn_command(cmd, Some(20_000)).expect("spawn in a pty")
+}
+
+fn expect(p: &mut PtySession, text: &str) -> String {
+    p.exp_string(text)
+        .unwrap_or_else(|e| panic!("expected {text:?} in the REPL output: {e}"))
+}
+
+#[test]
+fn prompt_answer_tools_and_exit() {
+    let server = MockServer::start_blocking(vec![
+        Reply::tool_calls(vec![("c1", "read_file", json!({"path": "hello.txt"}))]),
+        Reply::text("The file greets the world."),
+    ]);
+    let project = Project::new();
+    project.write("hello.txt", "hello world\n");
+    let mut p = start(&project, &server, &["--model", "pty-model"]);
+    expect(&mut p, "pty-model");
+    expect(&mut p, "> ");
+    p.send_line("what does hello.txt say?").unwrap();
+    expect(&mut p, "read_file(hello.txt)");
+    expect(&mut p, "The file greets the world.");
+    expect(&mut p, "> ");
+    p.send_line("/tools").unwrap();
+    for tool in [
+        "read_file",
+        "write_file",
+        "edit_file",
+        "bash",
+        "grep",
+        "glob",
+    ] {
+        expect(&mut p, tool);
+    }
+    expect(&mut p, "> ");
+    p.send_line("/exit").unwrap();
+    p.exp_eof().expect("the REPL did not exit");
+
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    let history = std::fs::read_to_string(project.home.path().join("history")).unwrap_or_default();
+    assert!(
+        history.contains("what does hello.txt say?"),
+        "history: {history}"
+    );
+}
+
+#[test]
+fn ctrl_c_twice_at_an_empty_prompt_exits_and_ctrl_d_too() {
+    let server = MockServer::start_blocking(vec![]);
+    let project = Project::new();
+    let mut p = start(&project, &server, &[]);
+    expect(&mut p, "> ");
+    p.send_control('c').unwrap();
+    expect(&mut p, "Ctrl-C again");
+    p.send_control('c').unwrap();
+    p.exp_eof().expect("two Ctrl-C did not exit");
+
+    let mut p = start(&project, &server, &[]);
+    expect(&mut p, "> ");
+    p.send_control('d').unwrap();
+    p.exp_eof().expect("Ctrl-D did not exit");
+}
+
+#[test]
+fn ctrl_c_interrupts_a_running_turn_and_returns_to_the_prompt() {
+    let server = MockServer::start_blocking(vec![
+        Reply::text("never shown").delay(std::time::Duration::from_secs(30)),
+        Reply::text("second answer"),
+    ]);
+    let project = Project::new();
+    let mut p = start(&project, &server, &[]);
+    expect(&mut p, "> ");
+    p.send_line("slow question").unwrap();
+    expect(&mut p, "thinking");
+    p.send_control('c').unwrap();
+    expect(&mut p, "interrupted");
+    expect(&mut p, "> ");
+    p.send_line("next question").unwrap();
+    expect(&mut p, "second answer");
+    p.send_line("/exit").unwrap();
+    p.exp_eof().unwrap();
+}
+
+#[test]
+fn the_repl_asks_before_running_a_command() {
+    let server = MockServer::start_blocking(vec![
+        Reply::tool_calls(vec![(
+            "b1",
+            "bash",
+            json!({"command": "touch approved.txt"}),
+        )]),
+        Reply::text("made it"),
+        Reply::tool_calls(vec![("b2", "bash", json!({"command": "touch denied.txt"}))]),
+        Reply::text("ok, not made"),
+    ]);
+    let project = Project::new();
+    let mut p = start(&project, &server, &[]);
+    expect(&mut p, "> ");
+    p.send_line("make a file").unwrap();
+    expect(&mut p, "allow?");
+    p.send_line("y").unwrap();
+    expect(&mut p, "made it");
+    expect(&mut p, "> ");
+    p.send_line("make another").unwrap();
+    expect(&mut p, "allow?");
+    p.send_line("n").unwrap();
+    expect(&mut p, "ok, not made");
+    p.send_line("/exit").unwrap();
+    p.exp_eof().unwrap();
+    assert!(project.file("approved.txt").exists());
+    assert!(!project.file("denied.txt").exists());
+    let denied = &server.requests()[3];
+    let last = denied.messages().last().cloned().unwrap_or_default();
+    assert!(
+        last["content"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("denied"),
+        "{last}"
+    );
+}
+
+#[test]
+fn the_question_before_an_edit_shows_its_diff() {
+    let server = MockServer::start_blocking(vec![
+        Reply::tool_calls(vec![("r1", "read_file", json!({"path": "a.txt"}))]),
+        Reply::tool_calls(vec![(
+            "e1",
+            "edit_file",
+            json!({"path": "a.txt", "old_string": "hello", "new_string": "goodbye"}),
+        )]),
+        Reply::text("edited"),
+    ]);
+    let project = Project::new();
+    project.write("a.txt", "hello\nworld\n");
+    let mut p = start(&project, &server, &[]);
+    expect(&mut p, "> ");
+    p.send_line("change it").unwrap();
+    let before = expect(&mut p, "allow?");
+    assert!(
+        before.contains("-hello") && before.contains("+goodbye"),
+        "{before}"
+    );
+    assert_eq!(
+        project.read("a.txt"),
+        "hello\nworld\n",
+        "edited before approval"
+    );
+    p.send_line("y").unwrap();
+    expect(&mut p, "edited");
+    p.send_line("/exit").unwrap();
+    p.exp_eof().unwrap();
+    assert_eq!(project.read("a.txt"), "goodbye\nworld\n");
+}

