@@ -17,6 +17,7 @@ pub mod mcp;
 pub mod permissions;
 pub mod process;
 pub mod redact;
+pub mod run;
 pub mod tools;
 pub mod ui;
 

@@ -5,14 +5,9 @@
 
 mod approval;
 mod dispatch;
-pub mod elicitation;
 mod events;
 mod hook_glue;
-mod mcp_host;
-pub mod mcp_prompts;
-mod mcp_resources;
-mod mcp_tool;
-pub mod mentions;
+pub mod mcp;
 mod prompt;
 mod session;
 mod truncate;
@@ -35,9 +30,7 @@ use crate::tools::ToolRegistry;
 
 pub use approval::{Approval, ApprovalRequest, Approver, NonInteractive};
 pub use events::{AgentEvent, EventSink, HookNotice};
-pub use mcp_host::{HostPolicy, McpAsker, McpHost, SAMPLING_REFUSED, SamplingRequest};
-pub use mcp_resources::{ListMcpResources, ReadMcpResource};
-pub use mcp_tool::McpTool;
+pub use mcp::{HostPolicy, ListMcpResources, McpAsker, McpHost, McpTool, ReadMcpResource};
 pub use prompt::{PromptOptions, build_system_prompt};
 pub use session::{INTERRUPTED_RESULT, Resumed, Session, SessionError};
 pub use truncate::cap_middle;
@@ -343,7 +336,7 @@ impl Agent {
             ));
         }
         if let Some(manager) = self.mcp.clone() {
-            let (blocks, warnings) = mentions::resolve_mentions(prompt, &manager).await;
+            let (blocks, warnings) = mcp::mentions::resolve_mentions(prompt, &manager).await;
             for warning in warnings {
                 sink.emit(AgentEvent::Warning(warning));
             }

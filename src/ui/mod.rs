@@ -1,6 +1,9 @@
 //! Everything that reaches the terminal: the REPL, the outputs of `-p`, rendering of tool calls.
 //! Only [`output`] writes to stdout and stderr, and it takes [`term::Term`]s: text from outside
 //! Ling is neutralised ([`safe_text`]) before Ling's own colours are added.
+//!
+//! The two frontends, the REPL ([`repl::run`]) and `ling -p` ([`print::run`]), each drive a
+//! [`crate::run::Setup`] and return a [`RunOutcome`]; `cli` alone turns it into an exit code.
 
 mod approval;
 mod mcp_dialogs;
@@ -9,7 +12,35 @@ pub mod print;
 pub mod render;
 pub mod repl;
 pub mod safe_text;
+pub mod signals;
 mod spinner;
 pub mod style;
 pub mod term;
 pub mod trust;
+
+pub use signals::Signal;
+
+/// How a frontend's run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunOutcome {
+    /// The model gave its answer; the user left the REPL; or the reader of a `-p` run's
+    /// stdout went away, having what it wanted.
+    Success,
+    /// The run failed: a model error after retries, the turn limit, a hook that stopped it.
+    Failed,
+    /// A signal ended the run (it wound down through hooks, transcript and MCP shutdown).
+    Interrupted(Signal),
+}
+
+/// The terminal could not be used for a question or the prompt.
+#[derive(Debug, thiserror::Error)]
+pub enum TerminalError {
+    #[error("cannot start the line editor: {0}")]
+    Editor(#[source] rustyline::error::ReadlineError),
+    #[error("cannot read input: {0}")]
+    Input(#[source] rustyline::error::ReadlineError),
+    #[error("cannot read the answer: {0}")]
+    Answer(#[source] rustyline::error::ReadlineError),
+    #[error("the line editor stopped: {0}")]
+    EditorStopped(#[source] tokio::task::JoinError),
+}

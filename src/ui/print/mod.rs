@@ -3,6 +3,9 @@
 //! is an [`EventSink`] over the agent's one event stream. The answer on stdout is written exactly
 //! to a pipe or file and neutralised to a terminal ([`stdout_data`]); stderr is always
 //! neutralised; JSON is escaped by serde_json (and C1/bidi characters too, to a terminal).
+//! [`run`] is the `-p` frontend that drives the agent into one of them.
+
+mod run;
 
 use std::sync::Mutex;
 
@@ -14,6 +17,16 @@ use super::style::Style;
 use super::term::Term;
 use crate::agent::{AgentEvent, EventSink, HookNotice};
 use crate::term;
+
+pub use run::run;
+
+/// `--output-format` of a `-p` run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Text,
+    Json,
+    StreamJson,
+}
 
 /// Lines for stderr shared by the outputs: what the user should know about but that must never
 /// reach stdout. Tool calls are handled by [`StderrLog`], which keeps each on one line.

@@ -1,66 +1,18 @@
-//! `ling -p`: one run of the agent loop, its output in the chosen format, and the exit code.
+//! `ling -p`: one run of the agent loop, its output in the chosen format, and how it ended
+//! (which `cli` turns into the exit code).
 
-use std::io::{IsTerminal, Read};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use super::signals::interrupted_exit;
-use super::{CliError, Exit, OutputFormat, RunArgs, Setup};
+use super::{Format, JsonOutput, StreamJsonOutput, TextOutput, json_line};
 use crate::agent::{AgentEvent, EventSink, NonInteractive, RunEnd};
 use crate::mcp::{ServerState, ServerStatus};
+use crate::run::Setup;
+use crate::ui::RunOutcome;
 use crate::ui::output::stderr_line;
-use crate::ui::print::{JsonOutput, StreamJsonOutput, TextOutput, json_line};
-
-/// How long a prompt given as an argument waits for piped stdin to say something before the
-/// pipe is ignored (a parent that leaves stdin open but never writes must not hang the run).
-const STDIN_WAIT: Duration = Duration::from_secs(1);
-
-/// The prompt of a one-shot run: the argument, with piped stdin appended as context; or stdin
-/// alone when there is no argument.
-pub fn read_prompt(arg: Option<&str>) -> Result<String, CliError> {
-    let stdin = std::io::stdin();
-    let piped = if stdin.is_terminal() || (arg.is_some() && !has_input(&stdin)) {
-        String::new()
-    } else {
-        let mut bytes = Vec::new();
-        stdin
-            .lock()
-            .read_to_end(&mut bytes)
-            .map_err(|e| CliError::Usage(format!("cannot read stdin: {e}")))?;
-        String::from_utf8_lossy(&bytes).into_owned()
-    };
-    let prompt = match (arg, piped.trim().is_empty()) {
-        (Some(arg), true) => arg.to_string(),
-        (Some(arg), false) => format!("{arg}\n\n<stdin>\n{}\n</stdin>", piped.trim_end()),
-        (None, false) => piped.trim_end().to_string(),
-        (None, true) => {
-            return Err(CliError::Usage(
-                "no prompt: give one as an argument (ling -p \"PROMPT\") or pipe it on stdin"
-                    .into(),
-            ));
-        }
-    };
-    if prompt.trim().is_empty() {
-        return Err(CliError::Usage("the prompt is empty".into()));
-    }
-    Ok(prompt)
-}
-
-/// Whether stdin has something to read (data or end of file) within [`STDIN_WAIT`]. A file
-/// always has; a pipe whose writer says nothing in that time is left alone.
-fn has_input(stdin: &std::io::Stdin) -> bool {
-    use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
-    use std::os::fd::AsFd;
-    let wait = PollTimeout::try_from(STDIN_WAIT).unwrap_or(PollTimeout::MAX);
-    let mut fds = [PollFd::new(stdin.as_fd(), PollFlags::POLLIN)];
-    match poll(&mut fds, wait) {
-        Ok(ready) => ready > 0,
-        // Not pollable (unusual for a file): reading is the only way to know.
-        Err(_) => true,
-    }
-}
+use crate::ui::signals;
 
 enum Output {
     Text(TextOutput),
@@ -82,22 +34,30 @@ impl Output {
     }
 }
 
-/// How the run ended, as the `result` object and the exit code say it.
+/// How the run ended, as the `result` object and the outcome say it.
 struct Ending {
     subtype: &'static str,
     text: String,
-    exit: Exit,
+    outcome: RunOutcome,
     num_turns: u32,
 }
 
 impl Ending {
-    fn error(text: impl Into<String>, exit: Exit, num_turns: u32) -> Self {
+    fn error(text: impl Into<String>, outcome: RunOutcome, num_turns: u32) -> Self {
         Self {
             subtype: "error_during_execution",
             text: text.into(),
-            exit,
+            outcome,
             num_turns,
         }
+    }
+
+    fn interrupted(num_turns: u32) -> Self {
+        Self::error(
+            "interrupted",
+            RunOutcome::Interrupted(signals::received()),
+            num_turns,
+        )
     }
 
     fn is_error(&self) -> bool {
@@ -105,12 +65,13 @@ impl Ending {
     }
 }
 
-pub async fn run(mut setup: Setup, args: &RunArgs, prompt: String) -> Result<Exit, CliError> {
+/// Runs `prompt` in `format`; `verbose` shows more on stderr.
+pub async fn run(mut setup: Setup, format: Format, verbose: bool, prompt: String) -> RunOutcome {
     let started = Instant::now();
-    let output = match args.output_format {
-        OutputFormat::Text => Output::Text(TextOutput::new(args.verbose)),
-        OutputFormat::Json => Output::Json(JsonOutput::new(args.verbose)),
-        OutputFormat::StreamJson => Output::StreamJson(StreamJsonOutput::new(args.verbose)),
+    let output = match format {
+        Format::Text => Output::Text(TextOutput::new(verbose)),
+        Format::Json => Output::Json(JsonOutput::new(verbose)),
+        Format::StreamJson => Output::StreamJson(StreamJsonOutput::new(verbose)),
     };
     for warning in &setup.warnings {
         stderr_line(format!("warning: {warning}"));
@@ -121,7 +82,7 @@ pub async fn run(mut setup: Setup, args: &RunArgs, prompt: String) -> Result<Exi
     // From here on Ctrl-C, or the reader of stdout going away, ends the run through the same
     // path as everything else: hooks, transcript and MCP servers all finish.
     let cancel = CancellationToken::new();
-    let watcher = tokio::spawn(super::signals::watch(cancel.clone()));
+    let watcher = tokio::spawn(signals::watch(cancel.clone()));
     crate::ui::output::cancel_on_closed_stdout(cancel.clone());
 
     let (mut ending, session_started) = drive(&mut setup, &output, &prompt, &cancel).await;
@@ -137,7 +98,7 @@ pub async fn run(mut setup: Setup, args: &RunArgs, prompt: String) -> Result<Exi
 
     if crate::ui::output::stdout_closed() {
         // `ling -p ... | head -1`: the reader has what it wanted; end quietly.
-        return Ok(Exit::Success);
+        return RunOutcome::Success;
     }
     if ending.is_error() {
         // The answer of a successful run stays byte-exact; an error is Ling's own text.
@@ -159,7 +120,7 @@ pub async fn run(mut setup: Setup, args: &RunArgs, prompt: String) -> Result<Exi
             "project_trust": setup.project_trust.as_str(),
         }));
     }
-    Ok(ending.exit)
+    ending.outcome
 }
 
 /// Everything between setup and the result: the wait for MCP servers, SessionStart, the agent
@@ -175,7 +136,7 @@ async fn drive(
     tokio::select! {
         () = setup.mcp.wait_ready() => {}
         () = cancel.cancelled() => {
-            return (Ending::error("interrupted", interrupted_exit(), 0), false);
+            return (Ending::interrupted(0), false);
         }
     }
     report_failed_servers(&setup.mcp.statuses(), output.sink());
@@ -197,7 +158,7 @@ async fn drive(
     let source = if setup.resumed { "resume" } else { "startup" };
     if let Some(reason) = agent.fire_session_start(source, output.sink()).await {
         return (
-            Ending::error(format!("stopped by hook: {reason}"), Exit::Failure, 0),
+            Ending::error(format!("stopped by hook: {reason}"), RunOutcome::Failed, 0),
             true,
         );
     }
@@ -209,21 +170,21 @@ async fn drive(
             RunEnd::Completed => Ending {
                 subtype: "success",
                 text: run.text,
-                exit: Exit::Success,
+                outcome: RunOutcome::Success,
                 num_turns: run.num_turns,
             },
             RunEnd::MaxTurns => Ending {
                 subtype: "error_max_turns",
                 text: max_turns_message(run.num_turns, default_turn_limit),
-                exit: Exit::Failure,
+                outcome: RunOutcome::Failed,
                 num_turns: run.num_turns,
             },
-            RunEnd::Interrupted => Ending::error("interrupted", interrupted_exit(), run.num_turns),
+            RunEnd::Interrupted => Ending::interrupted(run.num_turns),
             RunEnd::Stopped(reason) | RunEnd::PromptBlocked(reason) => {
-                Ending::error(reason, Exit::Failure, run.num_turns)
+                Ending::error(reason, RunOutcome::Failed, run.num_turns)
             }
         },
-        Err(e) => Ending::error(e.to_string(), Exit::Failure, agent.total_turns()),
+        Err(e) => Ending::error(e.to_string(), RunOutcome::Failed, agent.total_turns()),
     };
     (ending, true)
 }
