@@ -3,6 +3,7 @@
 
 use tokio_util::sync::CancellationToken;
 
+use super::turn::Turn;
 use super::{Agent, AgentEvent, EventSink, HookNotice};
 use crate::hooks::{HookContext, HookInput, HookOutcome, NoticeKind};
 
@@ -21,6 +22,11 @@ impl Agent {
     pub(super) async fn fire(&self, input: HookInput, sink: &dyn EventSink) -> HookOutcome {
         self.fire_cancellable(input, sink, &CancellationToken::new())
             .await
+    }
+
+    /// [`Agent::fire_cancellable`] within a run: its sink, its cancel.
+    pub(super) async fn fire_in(&self, input: HookInput, turn: &Turn<'_>) -> HookOutcome {
+        self.fire_cancellable(input, turn.sink, turn.cancel).await
     }
 
     /// [`Agent::fire`] that Ctrl-C interrupts: the handlers are killed (dropping the run kills

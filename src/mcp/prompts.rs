@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 use super::{McpError, McpManager, ServerState};
 
 /// Why a prompt command could not be listed or expanded; each says what to type instead.
-#[derive(Debug, Clone, thiserror::Error)]
+#[derive(Debug, thiserror::Error)]
 pub enum PromptError {
     /// `key=value` with a key the prompt does not declare; `known` lists those it does.
     #[error("{command} has no argument {key:?}{known}")]
