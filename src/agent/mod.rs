@@ -28,7 +28,7 @@ use crate::process::ChildEnv;
 use crate::tools::ToolRegistry;
 
 pub use approval::{Approval, ApprovalRequest, Approver, NonInteractive};
-pub use events::{AgentEvent, EventSink, HookNotice};
+pub use events::{AgentEvent, EventSink, HookNotice, NoticeDecision};
 pub use mcp::{HostPolicy, ListMcpResources, McpAsker, McpHost, McpTool, ReadMcpResource};
 pub use prompt::{PromptOptions, build_system_prompt};
 pub use session::{INTERRUPTED_RESULT, Resumed, Session, SessionError};

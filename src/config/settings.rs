@@ -15,6 +15,18 @@ pub const DEFAULT_MODEL: &str = "gpt-4o-mini";
 pub const DEFAULT_MAX_RETRY_DELAY_MS: u64 = 60_000;
 /// The default `maxStreamLineBytes` (8 MiB).
 pub const DEFAULT_MAX_STREAM_LINE_BYTES: usize = 8 << 20;
+/// The default `toolOutputLimit`: characters of one tool result the model reads.
+pub const DEFAULT_TOOL_OUTPUT_LIMIT: usize = 100_000;
+/// The default `apiKeyEnv`: the variable the model API key is read from.
+pub const DEFAULT_API_KEY_ENV: &str = "OPENAI_API_KEY";
+/// The default `connectTimeoutMs`.
+pub const DEFAULT_CONNECT_TIMEOUT_MS: u64 = 10_000;
+/// The default `firstByteTimeoutMs`.
+pub const DEFAULT_FIRST_BYTE_TIMEOUT_MS: u64 = 120_000;
+/// The default `idleTimeoutMs`.
+pub const DEFAULT_IDLE_TIMEOUT_MS: u64 = 90_000;
+/// The default `maxRetries`.
+pub const DEFAULT_MAX_RETRIES: u32 = 4;
 
 /// `settings.json` exactly as written. Unknown fields are ignored so that newer files still load.
 #[derive(Debug, Default, Clone, Deserialize)]
@@ -240,7 +252,7 @@ impl Settings {
             .unwrap_or_else(|| DEFAULT_BASE_URL.to_string());
         let base_url = base_url.trim_end_matches('/').to_string();
         let api_key_env = pick(project, user, |s| s.api_key_env.clone())
-            .unwrap_or_else(|| "OPENAI_API_KEY".to_string());
+            .unwrap_or_else(|| DEFAULT_API_KEY_ENV.to_string());
         let api_key = non_empty(&api_key_env);
 
         let permission_mode = match overrides.permission_mode {
@@ -307,11 +319,21 @@ impl Settings {
             hooks_disabled: overrides.no_hooks || user.disable_all_hooks.unwrap_or(false),
             project_hooks_disabled: project.disable_all_hooks.unwrap_or(false),
             max_turns: overrides.max_turns.or(settings_max_turns),
-            tool_output_limit: pick(project, user, |s| s.tool_output_limit).unwrap_or(100_000),
-            connect_timeout: ms(pick(project, user, |s| s.connect_timeout_ms), 10_000),
-            first_byte_timeout: ms(pick(project, user, |s| s.first_byte_timeout_ms), 120_000),
-            idle_timeout: ms(pick(project, user, |s| s.idle_timeout_ms), 90_000),
-            max_retries: pick(project, user, |s| s.max_retries).unwrap_or(4),
+            tool_output_limit: pick(project, user, |s| s.tool_output_limit)
+                .unwrap_or(DEFAULT_TOOL_OUTPUT_LIMIT),
+            connect_timeout: ms(
+                pick(project, user, |s| s.connect_timeout_ms),
+                DEFAULT_CONNECT_TIMEOUT_MS,
+            ),
+            first_byte_timeout: ms(
+                pick(project, user, |s| s.first_byte_timeout_ms),
+                DEFAULT_FIRST_BYTE_TIMEOUT_MS,
+            ),
+            idle_timeout: ms(
+                pick(project, user, |s| s.idle_timeout_ms),
+                DEFAULT_IDLE_TIMEOUT_MS,
+            ),
+            max_retries: pick(project, user, |s| s.max_retries).unwrap_or(DEFAULT_MAX_RETRIES),
             max_retry_delay: ms(max_retry_delay_ms, DEFAULT_MAX_RETRY_DELAY_MS),
             max_stream_line_bytes,
             share_api_key_with_tools: pick(project, user, |s| s.share_api_key_with_tools)

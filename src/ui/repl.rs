@@ -487,10 +487,10 @@ impl EventSink for ReplUi {
             }
             AgentEvent::McpStatus {
                 server,
-                status,
-                detail,
+                state: server_state,
             } => {
                 Self::settle(&mut state);
+                let (status, detail) = server_state.report();
                 let detail = detail.map(|d| format!(": {d}")).unwrap_or_default();
                 stdout_line(style.dim(&format!("mcp {server}: {status}{detail}")));
             }

@@ -3,9 +3,9 @@
 
 use std::time::Instant;
 
-use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
+use super::lines::{Line, McpServer, RunResult, Subtype, System};
 use super::{Format, JsonOutput, StreamJsonOutput, TextOutput, json_line};
 use crate::agent::{AgentEvent, EventSink, NonInteractive, RunEnd};
 use crate::mcp::{ServerState, ServerStatus};
@@ -36,7 +36,7 @@ impl Output {
 
 /// How the run ended, as the `result` object and the outcome say it.
 struct Ending {
-    subtype: &'static str,
+    subtype: Subtype,
     text: String,
     outcome: RunOutcome,
     num_turns: u32,
@@ -45,7 +45,7 @@ struct Ending {
 impl Ending {
     fn error(text: impl Into<String>, outcome: RunOutcome, num_turns: u32) -> Self {
         Self {
-            subtype: "error_during_execution",
+            subtype: Subtype::ErrorDuringExecution,
             text: text.into(),
             outcome,
             num_turns,
@@ -61,7 +61,7 @@ impl Ending {
     }
 
     fn is_error(&self) -> bool {
-        self.subtype != "success"
+        self.subtype != Subtype::Success
     }
 }
 
@@ -93,7 +93,7 @@ pub async fn run(mut setup: Setup, format: Format, verbose: bool, prompt: String
     if session_started {
         setup.agent.end_session("other", output.sink()).await;
     }
-    let servers = mcp_servers_json(&setup.mcp.statuses());
+    let statuses = setup.mcp.statuses();
     setup.shutdown().await;
 
     if crate::ui::output::stdout_closed() {
@@ -106,18 +106,17 @@ pub async fn run(mut setup: Setup, format: Format, verbose: bool, prompt: String
         stderr_line(format!("error: {}", ending.text));
     }
     if output.is_json() {
-        let usage = setup.agent.usage();
-        json_line(&json!({
-            "type": "result",
-            "subtype": ending.subtype,
-            "is_error": ending.is_error(),
-            "result": ending.text,
-            "session_id": setup.agent.session().id,
-            "num_turns": ending.num_turns,
-            "duration_ms": u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
-            "usage": {"prompt_tokens": usage.prompt_tokens, "completion_tokens": usage.completion_tokens},
-            "mcp_servers": servers,
-            "project_trust": setup.project_trust.as_str(),
+        let session_id = &setup.agent.session().id;
+        json_line(&Line::Result(RunResult {
+            subtype: ending.subtype,
+            is_error: ending.is_error(),
+            result: &ending.text,
+            session_id,
+            num_turns: ending.num_turns,
+            duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+            usage: setup.agent.usage(),
+            mcp_servers: &McpServer::list(&statuses),
+            project_trust: setup.project_trust.as_str(),
         }));
     }
     ending.outcome
@@ -144,15 +143,14 @@ async fn drive(
     let default_turn_limit = setup.settings.max_turns.is_none();
     let agent = &mut setup.agent;
     if let Output::StreamJson(_) = output {
-        json_line(&json!({
-            "type": "system",
-            "subtype": "init",
-            "session_id": agent.session().id,
-            "model": agent.model(),
-            "cwd": agent.root(),
-            "tools": agent.tools().names(),
-            "mcp_servers": mcp_servers_json(&setup.mcp.statuses()),
-            "project_trust": setup.project_trust.as_str(),
+        let statuses = setup.mcp.statuses();
+        json_line(&Line::System(System::Init {
+            session_id: &agent.session().id,
+            model: agent.model(),
+            cwd: agent.root().to_string_lossy().into_owned(),
+            tools: agent.tools().names(),
+            mcp_servers: &McpServer::list(&statuses),
+            project_trust: setup.project_trust.as_str(),
         }));
     }
     let source = if setup.resumed { "resume" } else { "startup" };
@@ -168,13 +166,13 @@ async fn drive(
     {
         Ok(run) => match run.end {
             RunEnd::Completed => Ending {
-                subtype: "success",
+                subtype: Subtype::Success,
                 text: run.text,
                 outcome: RunOutcome::Success,
                 num_turns: run.num_turns,
             },
             RunEnd::MaxTurns => Ending {
-                subtype: "error_max_turns",
+                subtype: Subtype::ErrorMaxTurns,
                 text: max_turns_message(run.num_turns, default_turn_limit),
                 outcome: RunOutcome::Failed,
                 num_turns: run.num_turns,
@@ -202,35 +200,13 @@ fn max_turns_message(turns: u32, default_limit: bool) -> String {
     )
 }
 
-/// `mcp_servers` of the json outputs: each enabled server with its status and error.
-fn mcp_servers_json(statuses: &[ServerStatus]) -> Value {
-    let servers = statuses
-        .iter()
-        .filter_map(|status| {
-            let (word, error) = match &status.state {
-                ServerState::Connected => ("connected", None),
-                ServerState::Failed(why) => ("failed", Some(why.clone())),
-                ServerState::Starting => ("failed", Some("still starting".to_string())),
-                ServerState::Disabled => return None,
-            };
-            let mut entry = json!({"name": status.name, "status": word});
-            if let Some(error) = error {
-                entry["error"] = json!(error);
-            }
-            Some(entry)
-        })
-        .collect();
-    Value::Array(servers)
-}
-
 /// A server that could not start is reported (the run goes on without its tools).
 fn report_failed_servers(statuses: &[ServerStatus], sink: &dyn EventSink) {
     for status in statuses {
         if let ServerState::Failed(why) = &status.state {
             sink.emit(AgentEvent::McpStatus {
                 server: status.name.clone(),
-                status: "failed".into(),
-                detail: Some(why.clone()),
+                state: ServerState::Failed(why.clone()),
             });
         }
     }
