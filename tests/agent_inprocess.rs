@@ -6,7 +6,7 @@
 #[path = "support/mock_openai.rs"]
 mod mock_openai;
 
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -56,11 +56,14 @@ fn agent(server: &MockServer, mode: PermissionMode) -> Setup {
     }
 }
 
-/// Collects every event; `on` may act on one as it arrives (cancel the run, say).
+/// Acts on an event as it arrives (cancels the run, say).
+type OnEvent = Box<dyn Fn(&AgentEvent) + Send + Sync>;
+
+/// Collects every event.
 #[derive(Default)]
 struct Recorder {
     events: Mutex<Vec<AgentEvent>>,
-    on: Option<Box<dyn Fn(&AgentEvent) + Send + Sync>>,
+    on: Option<OnEvent>,
 }
 
 impl EventSink for Recorder {
