@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 # Top to bottom; modules on one line are peers and must not use each other.
 LAYERS='cli
 ui
-run
+setup
 agent
 permissions
 tools hooks mcp llm

@@ -12,7 +12,7 @@ use crate::config::{ConfigError, Paths, ProjectConfig, Settings, SettingsOverrid
 use crate::mcp::ManagerOptions;
 use crate::mcp::commands::{self, CommandError, Scope};
 use crate::process::{ChildEnv, Trampoline};
-use crate::run::{children, project_root};
+use crate::setup::{children, project_root};
 use crate::ui::output::{stderr_line, stdout, stdout_data, stdout_json};
 
 /// Where `ling mcp` reads its servers from.

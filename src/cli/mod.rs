@@ -1,4 +1,4 @@
-//! The command-line entry: parses the arguments, builds what a run needs ([`crate::run`]), and
+//! The command-line entry: parses the arguments, builds what a run needs ([`crate::setup`]), and
 //! hands it to the REPL, the one-shot runner (both in `ui`) or a subcommand. It is the one place
 //! that turns how things ended into the exit codes of `spec/cli.md`: a frontend's
 //! [`RunOutcome`] in [`Exit::from`], every failure a [`CliError`] in [`CliError::exit`].
@@ -19,7 +19,7 @@ use crate::agent::PromptOptions;
 use crate::config::{
     ConfigError, Paths, ProjectConfig, SettingsOverrides, TrustError, TrustStatus,
 };
-use crate::run::{Resume, RunOptions, Setup, SetupError};
+use crate::setup::{Resume, RunOptions, Setup, SetupError};
 use crate::ui::{RunOutcome, Signal, TerminalError};
 
 /// Exit codes of `spec/cli.md`.
@@ -133,7 +133,7 @@ async fn run_agent(args: RunArgs) -> Result<Exit, CliError> {
     if !interactive {
         let prompt = prompt::read_prompt(args.prompt.as_deref())?;
         // Nobody to ask: an untrusted project runs without its config (and is told so).
-        let paths = Paths::new(crate::run::project_root(args.cwd.as_ref())?);
+        let paths = Paths::new(crate::setup::project_root(args.cwd.as_ref())?);
         let project = ProjectConfig::read(&paths)?;
         let setup = Setup::prepare(&options, paths, project, false, &warn).await?;
         let format = match args.output_format {
@@ -149,7 +149,7 @@ async fn run_agent(args: RunArgs) -> Result<Exit, CliError> {
             "--output-format applies to -p runs; add -p \"PROMPT\"".into(),
         ));
     }
-    let paths = Paths::new(crate::run::project_root(args.cwd.as_ref())?);
+    let paths = Paths::new(crate::setup::project_root(args.cwd.as_ref())?);
     let mut project = ProjectConfig::read(&paths)?;
     // Asked before anything of the project runs: no hook has fired, no server has started.
     if project.status() == TrustStatus::Untrusted {

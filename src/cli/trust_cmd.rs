@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use super::{CliError, Exit};
 use crate::config::trust::{FolderState, revoke, trusted_folders};
 use crate::config::{Paths, ProjectConfig, TrustStatus, ling_home};
-use crate::run::project_root;
+use crate::setup::project_root;
 use crate::ui::output::stdout;
 use crate::ui::style::Style;
 use crate::ui::term::Term;

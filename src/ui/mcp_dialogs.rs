@@ -14,7 +14,7 @@ use crate::agent::McpAsker;
 use crate::mcp::elicitation::{ElicitAnswer, Form, FormField};
 use crate::mcp::prompts::{expand_prompt, prompt_commands};
 use crate::mcp::sampling::SamplingRequest;
-use crate::run::Setup;
+use crate::setup::Setup;
 use crate::term;
 
 /// Lines of each sampling message shown before the question.

@@ -3,7 +3,7 @@
 //! Ling is neutralised ([`safe_text`]) before Ling's own colours are added.
 //!
 //! The two frontends, the REPL ([`repl::run`]) and `ling -p` ([`print::run`]), each drive a
-//! [`crate::run::Setup`] and return a [`RunOutcome`]; `cli` alone turns it into an exit code.
+//! [`crate::setup::Setup`] and return a [`RunOutcome`]; `cli` alone turns it into an exit code.
 
 mod approval;
 mod mcp_dialogs;

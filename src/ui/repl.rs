@@ -23,7 +23,7 @@ use super::term::Term;
 use super::{RunOutcome, TerminalError};
 use crate::agent::{AgentEvent, Approval, ApprovalRequest, Approver, EventSink, RunEnd, Session};
 use crate::mcp::{ServerState, ServerStatus};
-use crate::run::Setup;
+use crate::setup::Setup;
 use crate::term;
 
 const COMMANDS: [(&str, &str); 8] = [

@@ -9,7 +9,7 @@ use super::lines::{Line, McpServer, RunResult, Subtype, System};
 use super::{Format, JsonOutput, StreamJsonOutput, TextOutput, json_line};
 use crate::agent::{AgentEvent, EventSink, NonInteractive, RunEnd};
 use crate::mcp::{ServerState, ServerStatus};
-use crate::run::Setup;
+use crate::setup::Setup;
 use crate::ui::RunOutcome;
 use crate::ui::output::stderr_line;
 use crate::ui::signals;
