@@ -195,3 +195,18 @@ fn run_options(args: &RunArgs) -> RunOptions {
         },
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_outcome_has_its_exit_code() {
+        let code = |outcome: RunOutcome| Exit::from(outcome) as u8;
+        assert_eq!(code(RunOutcome::Success), 0);
+        assert_eq!(code(RunOutcome::Failed), 1);
+        assert_eq!(code(RunOutcome::Interrupted(Signal::Interrupt)), 130);
+        assert_eq!(code(RunOutcome::Interrupted(Signal::Terminate)), 143);
+        assert_eq!(code(RunOutcome::Interrupted(Signal::HangUp)), 129);
+    }
+}

@@ -11,9 +11,7 @@ use std::sync::Arc;
 use crate::agent::{
     Agent, AgentOptions, HostPolicy, McpHost, PromptOptions, Resumed, Session, SessionError,
 };
-use crate::config::{
-    ConfigError, Paths, ProjectConfig, Settings, SettingsOverrides, TrustError, TrustStatus,
-};
+use crate::config::{ConfigError, Paths, ProjectConfig, Settings, SettingsOverrides, TrustStatus};
 use crate::hooks::HookEngine;
 use crate::llm::{LlmClient, LlmConfig, LlmError};
 use crate::mcp::{ManagerOptions, McpManager};
@@ -63,9 +61,6 @@ pub enum SetupError {
     },
     #[error(transparent)]
     Config(#[from] ConfigError),
-    /// `LING_HOME/trust.json` cannot be read or written.
-    #[error(transparent)]
-    Trust(#[from] TrustError),
     #[error(transparent)]
     Permissions(#[from] PermissionError),
     #[error(transparent)]
@@ -74,6 +69,8 @@ pub enum SetupError {
     Session(#[from] SessionError),
 }
 
+/// A run ready to be driven: [`Setup::prepare`] builds it, a frontend runs the agent in it, and
+/// [`Setup::shutdown`] ends what it started.
 pub struct Setup {
     pub paths: Paths,
     pub settings: Settings,

@@ -112,3 +112,15 @@ pub async fn watch(cancel: CancellationToken) {
         std::process::exit(second.status());
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_signal_ends_the_process_with_128_plus_its_number() {
+        assert_eq!(Signal::Interrupt.status(), 130);
+        assert_eq!(Signal::Terminate.status(), 143);
+        assert_eq!(Signal::HangUp.status(), 129);
+    }
+}
