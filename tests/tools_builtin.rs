@@ -330,8 +330,13 @@ async fn bash_reports_exit_codes_and_keeps_stream_order() {
         p.ok("bash", json!({"command": "cat"})).await,
         "(no output)\nExit code: 0"
     );
+    // A misspelt argument is named, with the ones the tool takes.
     assert_contains(
         &p.err("bash", json!({"cmd": "ls"})).await,
+        "unknown field `cmd`, expected `command` or `timeout_ms`",
+    );
+    assert_contains(
+        &p.err("bash", json!({"timeout_ms": 5})).await,
         "missing field `command`",
     );
 }

@@ -1,4 +1,4 @@
-//! The file rules of `spec/trust.md`, through the real binary: everything Ling writes under
+//! The file rules of `docs/trust.md`, through the real binary: everything Ling writes under
 //! `LING_HOME` is owner-only (folders 0700, files 0600, looser ones tightened); `AGENTS.md` is
 //! read only from inside the project root and only up to 64 KiB; a configuration file that is a
 //! FIFO or `/dev/zero` is a configuration error naming it, never a hang.

@@ -1,5 +1,5 @@
 //! Bash rules that cannot be dodged and files the model must not change without asking
-//! (`spec/trust.md`), through the real binary: the mock model asks for each bypass form of
+//! (`docs/tools.md`), through the real binary: the mock model asks for each bypass form of
 //! issue 8 and the command must not run; each legitimate form must still run under its allow
 //! rule; edits of `.ling`, `.git` and `LING_HOME` ask (so are denied in `-p`) with a hint
 //! naming the path rule, and that rule allows them.

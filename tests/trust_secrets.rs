@@ -1,4 +1,4 @@
-//! The secrets part of `spec/trust.md`, through the real binary: a redirect never carries the API
+//! The secrets part of `docs/trust.md`, through the real binary: a redirect never carries the API
 //! key to another origin (a second mock on another port never sees it), and the secrets of the
 //! model base URL, of MCP server URLs and headers, and the API key itself never appear in
 //! stderr, the `json` output, `ling mcp` output or anything under `LING_HOME`.

@@ -1,4 +1,4 @@
-//! The command line of `spec/cli.md`, parsed by clap.
+//! The command line of `docs/cli.md`, parsed by clap.
 
 use std::path::PathBuf;
 

@@ -1,4 +1,4 @@
-//! `ling mcp list|get|add|remove|call`: the commands of `spec/mcp.md` over `mcp::commands`.
+//! `ling mcp list|get|add|remove|call`: the commands of `docs/mcp.md` over `mcp::commands`.
 //! An untrusted project's servers are listed as `untrusted` and never started.
 
 use std::path::PathBuf;

@@ -1,6 +1,6 @@
 //! The command-line entry: parses the arguments, builds what a run needs ([`crate::setup`]), and
 //! hands it to the REPL, the one-shot runner (both in `ui`) or a subcommand. It is the one place
-//! that turns how things ended into the exit codes of `spec/cli.md`: a frontend's
+//! that turns how things ended into the exit codes of `docs/cli.md`: a frontend's
 //! [`RunOutcome`] in [`Exit::from`], every failure a [`CliError`] in [`CliError::exit`].
 
 mod args;
@@ -22,7 +22,7 @@ use crate::config::{
 use crate::setup::{Resume, RunOptions, Setup, SetupError};
 use crate::ui::{RunOutcome, Signal, TerminalError};
 
-/// Exit codes of `spec/cli.md`.
+/// Exit codes of `docs/cli.md`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Exit {
     Success = 0,

@@ -8,6 +8,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use schemars::JsonSchema;
 use serde::de::{MapAccess, Visitor};
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
@@ -21,11 +22,16 @@ pub const DEFAULT_STARTUP_TIMEOUT_MS: u64 = 30_000;
 pub const DEFAULT_TOOL_TIMEOUT_MS: u64 = 600_000;
 pub const MCP_FILE: &str = "mcp.json";
 
-/// `mcp.json` as written. Keys other than `mcpServers` are ignored with a warning (and kept by
-/// edits).
-#[derive(Debug, Default, Deserialize)]
+/// `mcp.json` as written. Keys other than `mcpServers` and `$schema` are ignored with a warning
+/// (and kept by edits).
+#[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(deny_unknown_fields)]
 pub struct RawMcpFile {
+    /// Where this file's JSON Schema is, for editors; Ling does not read it.
+    #[serde(default, rename = "$schema")]
+    pub schema: Option<String>,
+    /// The servers, by name. Their tools reach the model as `mcp__<server>__<tool>`.
     #[serde(default)]
     pub mcp_servers: RawServers,
 }
@@ -33,6 +39,21 @@ pub struct RawMcpFile {
 /// The servers in file order (the order `ling mcp list` shows them in).
 #[derive(Debug, Default)]
 pub struct RawServers(pub Vec<(String, RawServer)>);
+
+impl JsonSchema for RawServers {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Servers".into()
+    }
+
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "type": "object",
+            "additionalProperties": generator.subschema_for::<RawServer>(),
+            // What `validate_server_name` refuses: `__` separates server and tool in tool names.
+            "propertyNames": {"minLength": 1, "not": {"pattern": "__"}},
+        })
+    }
+}
 
 impl<'de> Deserialize<'de> for RawServers {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
@@ -54,35 +75,75 @@ impl<'de> Deserialize<'de> for RawServers {
     }
 }
 
-/// One server entry as written.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+/// One server entry as written: a stdio server (`command`) or an HTTP one (`url`). `${VAR}` and
+/// `${VAR:-default}` expand in `command`, `args`, `env`, `cwd`, `url` and `headers`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(
+    deny_unknown_fields,
+    rename = "Server",
+    extend(
+        "anyOf" = [{"required": ["command"]}, {"required": ["url"]}],
+        "allOf" = [
+            {
+                "if": {"required": ["type"], "properties": {"type": {"const": "stdio"}}},
+                "then": {"required": ["command"]}
+            },
+            {
+                "if": {"required": ["type"], "properties": {"type": {"enum": HTTP_TYPES}}},
+                "then": {"required": ["url"]}
+            }
+        ]
+    )
+)]
 pub struct RawServer {
+    /// The transport: `stdio` (the default when `command` is set), `http` (Streamable HTTP, the
+    /// default when only `url` is set; also spelled `streamable-http`, `streamableHttp`) or
+    /// `sse` (the 2024-11-05 HTTP+SSE transport).
     #[serde(default, rename = "type", skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("enum" = SERVER_TYPES))]
     pub kind: Option<String>,
+    /// stdio: the program to start. A relative path with a `/` in it is relative to the project
+    /// root; a bare name is looked up in `PATH`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub command: Option<String>,
+    /// stdio: the program's arguments.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub args: Option<Vec<String>>,
+    /// stdio: environment variables for the server, over Ling's own (which lack the API key
+    /// variable unless `shareApiKeyWithTools` is set; this may pass it explicitly).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub env: Option<BTreeMap<String, String>>,
+    /// stdio: the working folder, relative to the project root. Default: the project root.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cwd: Option<String>,
+    /// http, sse: the server's URL.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub url: Option<String>,
+    /// http, sse: headers sent with every request, e.g. `{"Authorization": "Bearer ${TOKEN}"}`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub headers: Option<BTreeMap<String, String>>,
+    /// Keep the entry but do not start the server. Default false.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub disabled: Option<bool>,
+    /// How long the server may take to start and answer `initialize`, in milliseconds.
+    /// Default 30000.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub startup_timeout_ms: Option<u64>,
+    /// How long one tool call may take, in milliseconds. Default 600000.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_timeout_ms: Option<u64>,
+    /// Offer only these tools (the server's own names).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub include_tools: Option<Vec<String>>,
+    /// Do not offer these tools (the server's own names).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exclude_tools: Option<Vec<String>>,
 }
+
+/// The `type` values an entry may have; every one but `stdio` needs a `url`.
+const SERVER_TYPES: [&str; 5] = ["stdio", "http", "streamable-http", "streamableHttp", "sse"];
+const HTTP_TYPES: [&str; 4] = ["http", "streamable-http", "streamableHttp", "sse"];
 
 /// The JSON names of [`RawServer`]'s fields; any other key in an entry gets a warning. Checked
 /// against the struct by a test.
@@ -152,7 +213,7 @@ pub struct ServerConfig {
 }
 
 impl ServerConfig {
-    /// A config with the defaults of `spec/mcp.md`, for ad-hoc servers and tests.
+    /// A config with the defaults of `docs/mcp.md`, for ad-hoc servers and tests.
     pub fn new(name: impl Into<String>, transport: TransportConfig) -> Self {
         Self {
             name: name.into(),
@@ -247,7 +308,10 @@ pub fn parse_mcp_text(
         });
     };
     let shown = file.display();
-    for key in root.keys().filter(|k| *k != "mcpServers") {
+    for key in root
+        .keys()
+        .filter(|k| *k != "mcpServers" && *k != "$schema")
+    {
         warnings.push(format!("{shown}: unknown top-level key `{key}` ignored"));
     }
     let entries = root.get("mcpServers").and_then(Value::as_object);
@@ -269,8 +333,10 @@ fn positioned(error: ConfigError, text: &str, name: &str, raw: &RawServer) -> Co
         return error;
     };
     let mut trail = vec![Seg::Key("mcpServers".into()), Seg::Key(name.into())];
-    let known = ["stdio", "http", "streamable-http", "streamableHttp", "sse"];
-    let bad_type = raw.kind.as_deref().is_some_and(|k| !known.contains(&k));
+    let bad_type = raw
+        .kind
+        .as_deref()
+        .is_some_and(|k| !SERVER_TYPES.contains(&k));
     let on_type = bad_type && validate_server_name(name).is_ok();
     if on_type {
         trail.push(Seg::Key("type".into()));

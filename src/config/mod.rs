@@ -2,8 +2,9 @@
 //! error), and the raw → resolved settings of `.ling/settings.json` and `~/.ling/settings.json`.
 //! Hook and MCP server files have their own raw/resolved pairs in `hooks.rs` and `mcp.rs`.
 //! Whether the project's own files apply at all is decided once, in `trust`.
-//! `bounded_read.rs` reads files Ling does not own (regular files only, size-capped) and
-//! `private_fs.rs` writes the owner-only files under `LING_HOME`.
+//! `bounded_read.rs` reads files Ling does not own (regular files only, size-capped),
+//! `private_fs.rs` writes the owner-only files under `LING_HOME`, and `schema.rs` generates the
+//! JSON Schemas of the three files from their raw types.
 
 pub mod bounded_read;
 mod error;
@@ -12,6 +13,7 @@ mod json;
 pub mod mcp;
 mod paths;
 pub mod private_fs;
+pub mod schema;
 mod settings;
 pub mod trust;
 

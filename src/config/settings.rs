@@ -1,6 +1,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::hooks::HookLayers;
@@ -11,14 +12,9 @@ use super::{ConfigError, Paths, read_json_file};
 pub const SETTINGS_FILE: &str = "settings.json";
 pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
 pub const DEFAULT_MODEL: &str = "gpt-4o-mini";
-/// The default `maxRetryDelayMs`: the longest wait before one retry.
-pub const DEFAULT_MAX_RETRY_DELAY_MS: u64 = 60_000;
-/// The default `maxStreamLineBytes` (8 MiB).
-pub const DEFAULT_MAX_STREAM_LINE_BYTES: usize = 8 << 20;
-/// The default `toolOutputLimit`: characters of one tool result the model reads.
-pub const DEFAULT_TOOL_OUTPUT_LIMIT: usize = 100_000;
-/// The default `apiKeyEnv`: the variable the model API key is read from.
 pub const DEFAULT_API_KEY_ENV: &str = "OPENAI_API_KEY";
+/// The default `toolOutputLimit`, in characters.
+pub const DEFAULT_TOOL_OUTPUT_LIMIT: usize = 100_000;
 /// The default `connectTimeoutMs`.
 pub const DEFAULT_CONNECT_TIMEOUT_MS: u64 = 10_000;
 /// The default `firstByteTimeoutMs`.
@@ -27,35 +23,81 @@ pub const DEFAULT_FIRST_BYTE_TIMEOUT_MS: u64 = 120_000;
 pub const DEFAULT_IDLE_TIMEOUT_MS: u64 = 90_000;
 /// The default `maxRetries`.
 pub const DEFAULT_MAX_RETRIES: u32 = 4;
+/// The default `maxRetryDelayMs`: the longest wait before one retry.
+pub const DEFAULT_MAX_RETRY_DELAY_MS: u64 = 60_000;
+/// The default `maxStreamLineBytes` (8 MiB).
+pub const DEFAULT_MAX_STREAM_LINE_BYTES: usize = 8 << 20;
 
-/// `settings.json` exactly as written. Unknown fields are ignored so that newer files still load.
-#[derive(Debug, Default, Clone, Deserialize)]
+/// `settings.json` exactly as written. Unknown keys are kept in `other` (to be warned about and
+/// ignored), so that newer files still load.
+#[derive(Debug, Default, Clone, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(deny_unknown_fields)]
 pub struct RawSettings {
+    /// Where this file's JSON Schema is, for editors; Ling does not read it.
+    #[serde(rename = "$schema")]
+    pub schema: Option<String>,
+    /// The model id sent to the API. `--model` and `LING_MODEL` come first. Default `gpt-4o-mini`.
+    #[schemars(extend("default" = DEFAULT_MODEL))]
     pub model: Option<String>,
+    /// The OpenAI-compatible base URL, ending before `/chat/completions`, e.g.
+    /// `http://127.0.0.1:8080/v1`. `--base-url`, `OPENAI_BASE_URL` and `LING_BASE_URL` come
+    /// first. Default `https://api.openai.com/v1`.
+    #[schemars(extend("default" = DEFAULT_BASE_URL))]
     pub base_url: Option<String>,
+    /// The environment variable that holds the API key. Default `OPENAI_API_KEY`.
+    #[schemars(extend("default" = DEFAULT_API_KEY_ENV))]
     pub api_key_env: Option<String>,
+    /// The permission mode and rules.
     #[serde(default)]
     pub permissions: RawPermissions,
+    /// Turn hooks off: in `~/.ling/settings.json` every hook, in a project's settings only that
+    /// project's hooks. Default false.
+    #[schemars(extend("default" = false))]
     pub disable_all_hooks: Option<bool>,
+    /// Stop a run after this many model requests (exceeding it is an error). Default: no limit
+    /// in the REPL, 100 in `-p` runs.
+    #[schemars(range(min = 1))]
     pub max_turns: Option<u32>,
     /// Characters of one tool result sent to the model before it is cut (head and tail kept).
+    /// Default 100000.
+    #[schemars(extend("default" = DEFAULT_TOOL_OUTPUT_LIMIT))]
     pub tool_output_limit: Option<usize>,
+    /// How long connecting to the model server may take, in milliseconds. Default 10000.
+    #[schemars(extend("default" = DEFAULT_CONNECT_TIMEOUT_MS))]
     pub connect_timeout_ms: Option<u64>,
+    /// How long to wait for the first byte of a model answer, in milliseconds. Default 120000.
+    #[schemars(extend("default" = DEFAULT_FIRST_BYTE_TIMEOUT_MS))]
     pub first_byte_timeout_ms: Option<u64>,
+    /// How long a model answer may pause between two chunks, in milliseconds. Default 90000.
+    #[schemars(extend("default" = DEFAULT_IDLE_TIMEOUT_MS))]
     pub idle_timeout_ms: Option<u64>,
+    /// How many times a failed model request is retried (connection errors, 408, 409, 429, 5xx,
+    /// a stream cut before anything was shown). Default 4.
+    #[schemars(extend("default" = DEFAULT_MAX_RETRIES))]
     pub max_retries: Option<u32>,
-    /// The longest wait before a retry, however long the server's `Retry-After` asks for.
+    /// The longest wait before a retry, in milliseconds, however long the server's
+    /// `Retry-After` asks for. Default 60000.
+    #[schemars(range(min = 1), extend("default" = DEFAULT_MAX_RETRY_DELAY_MS))]
     pub max_retry_delay_ms: Option<u64>,
-    /// The longest line of a model's event stream (and the largest non-streamed answer).
+    /// The longest line of a model's event stream (and the largest non-streamed answer), in
+    /// bytes; a longer one fails the request without a retry. Default 8388608 (8 MiB).
+    #[schemars(range(min = 1), extend("default" = DEFAULT_MAX_STREAM_LINE_BYTES))]
     pub max_stream_line_bytes: Option<usize>,
     /// Let the `bash` tool, command hooks and stdio MCP servers inherit the API key variable.
+    /// Default false.
+    #[schemars(extend("default" = false))]
     pub share_api_key_with_tools: Option<bool>,
-    /// Allow MCP servers' `sampling/createMessage` in non-interactive runs.
+    /// Allow MCP servers' `sampling/createMessage` in non-interactive runs, without asking.
+    /// Default false.
+    #[schemars(extend("default" = false))]
     pub allow_sampling: Option<bool>,
-    /// Answer to MCP elicitation in non-interactive runs: `decline` (default) or `accept-defaults`.
+    /// Answer to MCP elicitation in non-interactive runs: `decline` (default) or
+    /// `accept-defaults` (accept with every field's default, when every required field has one).
+    #[schemars(extend("enum" = ["decline", "accept-defaults"], "default" = "decline"))]
     pub elicitation: Option<String>,
     #[serde(flatten)]
+    #[schemars(skip)]
     pub other: BTreeMap<String, serde_json::Value>,
 }
 
@@ -72,14 +114,26 @@ impl RawSettings {
     }
 }
 
-#[derive(Debug, Default, Clone, Deserialize)]
+/// `permissions` of `settings.json`. Rules: a tool name (`read_file`), a trailing wildcard
+/// (`mcp__sqlite__*`), `bash(PREFIX*)` or `bash(exact command)`, or a file tool with a path glob
+/// (`edit_file(src/**)`). Deny rules win over allow rules, and rules over the mode.
+#[derive(Debug, Default, Clone, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(deny_unknown_fields, rename = "Permissions")]
 pub struct RawPermissions {
+    /// Calls these rules allow without asking.
     #[serde(default)]
     pub allow: Vec<String>,
+    /// Calls these rules deny. An untrusted project's deny rules still apply.
     #[serde(default)]
     pub deny: Vec<String>,
+    /// The permission mode when `--permission-mode` is not given. Default `default`.
+    #[schemars(extend("enum" = PermissionMode::NAMES, "default" = "default"))]
     pub default_mode: Option<String>,
+    /// Keys Ling does not know, warned about and ignored.
+    #[serde(flatten)]
+    #[schemars(skip)]
+    pub other: BTreeMap<String, serde_json::Value>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -91,6 +145,16 @@ pub enum PermissionMode {
 }
 
 impl PermissionMode {
+    /// Every name [`Self::parse`] accepts: Ling's, and Claude Code's camelCase ones.
+    pub const NAMES: [&str; 6] = [
+        "default",
+        "accept-edits",
+        "acceptEdits",
+        "plan",
+        "bypass",
+        "bypassPermissions",
+    ];
+
     pub fn parse(s: &str) -> Option<Self> {
         match s {
             "default" => Some(Self::Default),
@@ -202,7 +266,12 @@ impl Settings {
         })
         .map(|mut settings| {
             for (path, raw) in [(&user_path, &user), (&project_path, &project_raw)] {
-                for key in raw.other.keys() {
+                let permissions = raw
+                    .permissions
+                    .other
+                    .keys()
+                    .map(|k| format!("permissions.{k}"));
+                for key in raw.other.keys().cloned().chain(permissions) {
                     settings.warnings.push(format!(
                         "{}: unknown setting `{key}` ignored",
                         path.display()
@@ -440,6 +509,32 @@ mod tests {
                 .unwrap_or_default();
             assert!(err.contains(needle), "{err}");
         }
+    }
+
+    #[test]
+    fn the_schema_enum_of_modes_is_what_parse_accepts() {
+        for name in PermissionMode::NAMES {
+            assert!(PermissionMode::parse(name).is_some(), "{name}");
+        }
+        for mode in [
+            PermissionMode::Default,
+            PermissionMode::AcceptEdits,
+            PermissionMode::Plan,
+            PermissionMode::Bypass,
+        ] {
+            assert!(PermissionMode::NAMES.contains(&mode.as_str()), "{mode:?}");
+            assert!(
+                PermissionMode::NAMES.contains(&mode.hook_name()),
+                "{mode:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn unknown_permission_keys_are_kept_for_a_warning() {
+        let s = raw(r#"{"permissions":{"alow":["bash"],"deny":["x"]}}"#);
+        assert_eq!(s.permissions.other.keys().collect::<Vec<_>>(), ["alow"]);
+        assert_eq!(s.permissions.deny, ["x"]);
     }
 
     #[test]

@@ -1,4 +1,4 @@
-//! The hook engine of `spec/hooks.md`: Claude Code's hook contract (stdin JSON, exit codes, JSON
+//! The hook engine of `docs/hooks.md`: Claude Code's hook contract (stdin JSON, exit codes, JSON
 //! output), so that existing hook scripts work unchanged. The configuration is read by
 //! `config::hooks`; here the matchers are compiled ([`matcher`]), handlers run as `sh -c`
 //! commands ([`command`]) or HTTP POSTs ([`http`]), their output is read ([`output`]) and combined

@@ -1,4 +1,4 @@
-//! The MCP host of `spec/mcp.md`: JSON-RPC, transports, one client per server, and the manager
+//! The MCP host of `docs/mcp.md`: JSON-RPC, transports, one client per server, and the manager
 //! that starts them all, names their tools for the model and renders their results; and the
 //! protocol's own content: elicitation forms, prompts as commands, sampling requests. It knows
 //! nothing of the agent or the model (the agent answers sampling through a [`ClientHandler`]).

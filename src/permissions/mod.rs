@@ -1,4 +1,4 @@
-//! Permission rules and modes of `spec/tools.md` and `spec/trust.md`: whether a tool call
+//! Permission rules and modes of `docs/tools.md`: whether a tool call
 //! runs, needs the user's approval, or is refused. Rules (`--allowed-tools`,
 //! `--disallowed-tools`, settings `permissions.allow` / `permissions.deny`) are checked first,
 //! deny before allow; edits of protected paths (`.git`, `.ling`, `LING_HOME`) ask unless a rule

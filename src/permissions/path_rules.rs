@@ -1,5 +1,5 @@
 //! Path rules for the file tools (`edit_file(src/**)`, `read_file(.env)`) and the protected
-//! paths of `spec/trust.md`. Both match the path a call acts on as the tool resolves it
+//! paths of `docs/tools.md`. Both match the path a call acts on as the tool resolves it
 //! (relative to the canonical project root, `..` applied, symlinks followed), so a symlink
 //! or `..` cannot dodge a rule.
 

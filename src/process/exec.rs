@@ -15,8 +15,8 @@
 //! started this way dies with Ling even when Ling is killed with SIGKILL.
 //!
 //! The format is options before `--`, each `--name value`, then the program and its arguments
-//! untouched; an option this binary does not know is an error, never a guess. The shell sandbox of
-//! `spec/tools.md` (Landlock and seccomp) belongs here too, as further options applied in
+//! untouched; an option this binary does not know is an error, never a guess. The shell sandbox (Landlock
+//! and seccomp, not built yet) belongs here too, as further options applied in
 //! [`Request::run`] just before the exec.
 //!
 //! Linux caveat: the parent-death signal fires when the *thread* that spawned the child exits,

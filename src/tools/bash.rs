@@ -13,14 +13,15 @@ use async_trait::async_trait;
 use nix::errno::Errno;
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
+use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio::io::AsyncReadExt;
 use tokio::process::Child;
 use tokio::time::Instant;
 
 use super::output::CappedOutput;
-use super::{Tool, ToolContext, ToolError, ToolKind, ToolOutput, parse_args};
+use super::{Tool, ToolContext, ToolError, ToolKind, ToolOutput, args_schema, parse_args};
 
 pub const DEFAULT_TIMEOUT_MS: u64 = 120_000;
 pub const MAX_TIMEOUT_MS: u64 = 600_000;
@@ -41,10 +42,14 @@ timeout the command and all its children are killed. A background process (`cmd 
 its output (`cmd > log.txt 2>&1 &`), otherwise it is stopped when the command ends. Prefer \
 read_file, grep and glob over cat, grep and find.";
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 struct Args {
+    /// The bash command to run
     command: String,
+    /// Timeout in milliseconds (default 120000, max 600000)
     #[serde(default)]
+    #[schemars(range(min = 1, max = MAX_TIMEOUT_MS))]
     timeout_ms: Option<u64>,
 }
 
@@ -61,15 +66,7 @@ impl Tool for Bash {
     }
 
     fn input_schema(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "command": {"type": "string", "description": "The bash command to run"},
-                "timeout_ms": {"type": "integer", "minimum": 1, "maximum": MAX_TIMEOUT_MS, "description": "Timeout in milliseconds (default 120000, max 600000)"}
-            },
-            "required": ["command"],
-            "additionalProperties": false
-        })
+        args_schema::<Args>()
     }
 
     fn kind(&self) -> ToolKind {
@@ -281,6 +278,7 @@ impl Drop for Group {
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     async fn bash(command: &str) -> Result<ToolOutput, ToolError> {
         let dir = tempfile::tempdir().unwrap();

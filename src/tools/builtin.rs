@@ -1,4 +1,4 @@
-//! Registration of the six builtin tools of `spec/tools.md`.
+//! Registration of the six builtin tools of `docs/tools.md`.
 
 use std::sync::Arc;
 

@@ -2,12 +2,13 @@
 //! user sees a coloured unified diff, the model a short confirmation with context.
 
 use async_trait::async_trait;
+use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::diff::unified_diff;
 use super::files::{io_error, mark_read, read_text, require_read, write_atomic};
-use super::{Tool, ToolContext, ToolError, ToolKind, ToolOutput, parse_args, paths};
+use super::{Tool, ToolContext, ToolError, ToolKind, ToolOutput, args_schema, parse_args, paths};
 
 /// Lines of the edited file shown around the change in the model's confirmation.
 const CONTEXT_LINES: usize = 3;
@@ -19,11 +20,16 @@ number and tab), and must occur exactly once; include a few surrounding lines to
 set `replace_all` to replace every occurrence (e.g. to rename a variable). The file must have been \
 read with read_file in this session. To create a file, use write_file.";
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 struct Args {
+    /// The file to edit, relative to the project root
     path: String,
+    /// The exact text to replace
     old_string: String,
+    /// The text to put in its place (must differ from old_string)
     new_string: String,
+    /// Replace every occurrence instead of requiring exactly one (default false)
     #[serde(default)]
     replace_all: bool,
 }
@@ -41,17 +47,7 @@ impl Tool for EditFile {
     }
 
     fn input_schema(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "path": {"type": "string", "description": "The file to edit, relative to the project root"},
-                "old_string": {"type": "string", "description": "The exact text to replace"},
-                "new_string": {"type": "string", "description": "The text to put in its place (must differ from old_string)"},
-                "replace_all": {"type": "boolean", "description": "Replace every occurrence instead of requiring exactly one (default false)"}
-            },
-            "required": ["path", "old_string", "new_string"],
-            "additionalProperties": false
-        })
+        args_schema::<Args>()
     }
 
     fn kind(&self) -> ToolKind {

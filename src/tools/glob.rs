@@ -7,10 +7,11 @@ use std::time::SystemTime;
 use async_trait::async_trait;
 use globset::GlobBuilder;
 use ignore::WalkBuilder;
+use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 
-use super::{Tool, ToolContext, ToolError, ToolKind, ToolOutput, parse_args, paths};
+use super::{Tool, ToolContext, ToolError, ToolKind, ToolOutput, args_schema, parse_args, paths};
 
 pub const MAX_RESULTS: usize = 200;
 
@@ -20,9 +21,12 @@ depth, `src/*.toml` only directly in src, `*.md` only at the top level, `**/test
 alternatives. Respects .gitignore and skips hidden files. Returns paths relative to the project \
 root, most recently modified first, capped at 200.";
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 struct Args {
+    /// The glob to match, e.g. `**/*.rs`
     pattern: String,
+    /// The folder to search (default: the project root)
     #[serde(default)]
     path: Option<String>,
 }
@@ -40,15 +44,7 @@ impl Tool for Glob {
     }
 
     fn input_schema(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "pattern": {"type": "string", "description": "The glob to match, e.g. `**/*.rs`"},
-                "path": {"type": "string", "description": "The folder to search (default: the project root)"}
-            },
-            "required": ["pattern"],
-            "additionalProperties": false
-        })
+        args_schema::<Args>()
     }
 
     fn kind(&self) -> ToolKind {

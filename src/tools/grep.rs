@@ -10,10 +10,11 @@ use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContext, SinkMatch};
 use ignore::overrides::OverrideBuilder;
 use ignore::{WalkBuilder, WalkState};
+use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 
-use super::{Tool, ToolContext, ToolError, ToolKind, ToolOutput, parse_args, paths};
+use super::{Tool, ToolContext, ToolError, ToolKind, ToolOutput, args_schema, parse_args, paths};
 
 /// Output lines shown in `content` mode, and files in `files` / `count` mode.
 pub const MAX_LINES: usize = 500;
@@ -29,7 +30,8 @@ for `context` lines around them; `files` lists matching files; `count` gives mat
 Results are sorted by path and capped; narrow the search if it is cut. Use this instead of running \
 grep or rg with bash.";
 
-#[derive(Debug, Deserialize, Clone, Copy, PartialEq, Eq, Default)]
+/// `content` (matching lines, default), `files` (matching file paths) or `count` (matches per file)
+#[derive(Debug, Deserialize, JsonSchema, Clone, Copy, PartialEq, Eq, Default)]
 #[serde(rename_all = "snake_case")]
 enum OutputMode {
     #[default]
@@ -38,17 +40,23 @@ enum OutputMode {
     Count,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 struct Args {
+    /// The regular expression to search for
     pattern: String,
+    /// The folder or file to search (default: the project root)
     #[serde(default)]
     path: Option<String>,
+    /// Only search files matching this glob, e.g. `*.rs` or `src/**/*.py`
     #[serde(default)]
     glob: Option<String>,
+    /// Match case-insensitively (default false)
     #[serde(default)]
     case_insensitive: bool,
     #[serde(default)]
     output: OutputMode,
+    /// Lines of context before and after each match (content mode)
     #[serde(default)]
     context: usize,
 }
@@ -66,19 +74,7 @@ impl Tool for Grep {
     }
 
     fn input_schema(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "pattern": {"type": "string", "description": "The regular expression to search for"},
-                "path": {"type": "string", "description": "The folder or file to search (default: the project root)"},
-                "glob": {"type": "string", "description": "Only search files matching this glob, e.g. `*.rs` or `src/**/*.py`"},
-                "case_insensitive": {"type": "boolean", "description": "Match case-insensitively (default false)"},
-                "output": {"type": "string", "enum": ["content", "files", "count"], "description": "`content` (matching lines, default), `files` (matching file paths) or `count` (matches per file)"},
-                "context": {"type": "integer", "minimum": 0, "description": "Lines of context before and after each match (content mode)"}
-            },
-            "required": ["pattern"],
-            "additionalProperties": false
-        })
+        args_schema::<Args>()
     }
 
     fn kind(&self) -> ToolKind {

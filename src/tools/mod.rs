@@ -1,5 +1,5 @@
 //! The `Tool` trait every tool implements (builtin and MCP alike), the registry the agent
-//! dispatches through, and the six builtin tools of `spec/tools.md`.
+//! dispatches through, and the six builtin tools of `docs/tools.md`.
 //!
 //! Tools know nothing of the agent: they get typed arguments and a [`ToolContext`], and return a
 //! [`ToolOutput`] or a [`ToolError`] the model reads.
@@ -9,13 +9,16 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
+use schemars::JsonSchema;
+use schemars::generate::SchemaSettings;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use crate::config::schema::{for_each_subschema, simplify_types};
 use crate::process::ChildEnv;
 
-/// What a tool does, which decides the permission column of `spec/tools.md` it falls in.
+/// What a tool does, which decides the permission column of `docs/tools.md` it falls in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ToolKind {
     /// Reads only: always allowed; may run concurrently with other reads of one response.
@@ -114,6 +117,38 @@ pub trait Tool: Send + Sync {
     }
 }
 
+/// The JSON Schema of a tool's typed arguments, derived from its serde struct (field doc comments
+/// become descriptions, `#[schemars(range(...))]` the bounds), in the shape OpenAI-compatible
+/// function calling expects: an object with `properties`, `required` and, since every `Args`
+/// struct denies unknown fields, `additionalProperties: false`; subschemas inlined, and none of
+/// the `$schema`, `title`, `default`, integer `format` or `null` types some servers refuse (the
+/// descriptions say the defaults). An optional argument is one the model leaves out, so its
+/// schema does not offer `null`.
+pub fn args_schema<T: JsonSchema>() -> Value {
+    let generator = SchemaSettings::draft07()
+        .with(|s| {
+            s.meta_schema = None;
+            s.inline_subschemas = true;
+        })
+        .into_generator();
+    let mut schema = generator.into_root_schema_for::<T>().to_value();
+    for_each_subschema(&mut schema, &mut |object| {
+        for key in ["title", "default", "$schema"] {
+            object.shift_remove(key);
+        }
+        simplify_types(object);
+    });
+    if let Some(root) = schema.as_object_mut() {
+        root.entry("properties")
+            .or_insert_with(|| Value::Object(serde_json::Map::new()));
+        // Last, as the hand-written schemas had it: type, properties, required, then this.
+        if let Some(additional) = root.shift_remove("additionalProperties") {
+            root.insert("additionalProperties".into(), additional);
+        }
+    }
+    schema
+}
+
 /// Parses a tool's JSON arguments into its typed struct; a mismatch is a tool error that names the
 /// problem, so the model can fix its call.
 pub fn parse_args<T: DeserializeOwned>(tool: &str, input: Value) -> Result<T, ToolError> {
@@ -132,7 +167,7 @@ impl ToolRegistry {
         Self::default()
     }
 
-    /// The six builtin tools of `spec/tools.md`.
+    /// The six builtin tools of `docs/tools.md`.
     pub fn builtins() -> Self {
         let mut registry = Self::new();
         builtin::register_all(&mut registry);
@@ -177,3 +212,6 @@ mod output;
 pub mod paths;
 pub mod read_file;
 pub mod write_file;
+
+#[cfg(test)]
+mod schema_tests;

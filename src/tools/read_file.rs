@@ -1,11 +1,12 @@
 //! `read_file`: a text file as numbered lines (`cat -n` style), or a directory's entries.
 
 use async_trait::async_trait;
+use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::files::{check_readable, decode_text, io_error, mark_read};
-use super::{Tool, ToolContext, ToolError, ToolKind, ToolOutput, parse_args, paths};
+use super::{Tool, ToolContext, ToolError, ToolKind, ToolOutput, args_schema, parse_args, paths};
 
 pub const DEFAULT_LIMIT: usize = 2000;
 /// Longer lines (minified code, data) are cut so one line cannot flood the context.
@@ -20,12 +21,18 @@ cut. For a large file, read it in parts with offset and limit. Binary files are 
 directory path lists its entries (folders end with `/`). Read a file before editing or \
 overwriting it.";
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 struct Args {
+    /// The file (or directory) to read, relative to the project root
     path: String,
+    /// The 1-based line to start at (default 1)
     #[serde(default)]
+    #[schemars(range(min = 1))]
     offset: Option<usize>,
+    /// How many lines to read (default 2000)
     #[serde(default)]
+    #[schemars(range(min = 1))]
     limit: Option<usize>,
 }
 
@@ -42,16 +49,7 @@ impl Tool for ReadFile {
     }
 
     fn input_schema(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "path": {"type": "string", "description": "The file (or directory) to read, relative to the project root"},
-                "offset": {"type": "integer", "minimum": 1, "description": "The 1-based line to start at (default 1)"},
-                "limit": {"type": "integer", "minimum": 1, "description": "How many lines to read (default 2000)"}
-            },
-            "required": ["path"],
-            "additionalProperties": false
-        })
+        args_schema::<Args>()
     }
 
     fn kind(&self) -> ToolKind {

@@ -1,21 +1,25 @@
 //! `write_file`: creates or replaces a whole file, atomically, refusing blind overwrites.
 
 use async_trait::async_trait;
+use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::diff::{line_counts, unified_diff};
 use super::files::{check_readable, decode_text, io_error, mark_read, require_read, write_atomic};
-use super::{Tool, ToolContext, ToolError, ToolKind, ToolOutput, parse_args, paths};
+use super::{Tool, ToolContext, ToolError, ToolKind, ToolOutput, args_schema, parse_args, paths};
 
 const DESCRIPTION: &str = "Writes a file, replacing it entirely if it exists; parent folders are \
 created. `path` is relative to the project root. Overwriting an existing file requires reading it \
 with read_file first in this session. Prefer edit_file to change part of an existing file; use \
 write_file for new files or complete rewrites.";
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 struct Args {
+    /// The file to write, relative to the project root
     path: String,
+    /// The complete new content of the file
     content: String,
 }
 
@@ -32,15 +36,7 @@ impl Tool for WriteFile {
     }
 
     fn input_schema(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "path": {"type": "string", "description": "The file to write, relative to the project root"},
-                "content": {"type": "string", "description": "The complete new content of the file"}
-            },
-            "required": ["path", "content"],
-            "additionalProperties": false
-        })
+        args_schema::<Args>()
     }
 
     fn kind(&self) -> ToolKind {

@@ -6,11 +6,12 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
+use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::mcp::{McpClient, McpError, McpManager, ServerState};
-use crate::tools::{Tool, ToolContext, ToolError, ToolKind, ToolOutput, parse_args};
+use crate::tools::{Tool, ToolContext, ToolError, ToolKind, ToolOutput, args_schema, parse_args};
 
 pub const LIST_RESOURCES: &str = "list_mcp_resources";
 pub const READ_RESOURCE: &str = "read_mcp_resource";
@@ -37,15 +38,20 @@ impl ReadMcpResource {
     }
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 struct ListArgs {
+    /// Only this MCP server (default: all)
     #[serde(default)]
     server: Option<String>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 struct ReadArgs {
+    /// The MCP server's name
     server: String,
+    /// The resource URI
     uri: String,
 }
 
@@ -61,12 +67,7 @@ impl Tool for ListMcpResources {
     }
 
     fn input_schema(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "server": {"type": "string", "description": "Only this MCP server (default: all)"}
-            }
-        })
+        args_schema::<ListArgs>()
     }
 
     fn kind(&self) -> ToolKind {
@@ -115,14 +116,7 @@ impl Tool for ReadMcpResource {
     }
 
     fn input_schema(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "server": {"type": "string", "description": "The MCP server's name"},
-                "uri": {"type": "string", "description": "The resource URI"}
-            },
-            "required": ["server", "uri"]
-        })
+        args_schema::<ReadArgs>()
     }
 
     fn kind(&self) -> ToolKind {
@@ -263,6 +257,32 @@ pub fn render_contents(result: &Value) -> String {
 mod tests {
     use super::*;
     use pretty_assertions::assert_eq;
+
+    #[test]
+    fn resource_tool_schemas_are_closed_objects() {
+        assert_eq!(
+            args_schema::<ListArgs>(),
+            json!({
+                "type": "object",
+                "properties": {
+                    "server": {"type": "string", "description": "Only this MCP server (default: all)"}
+                },
+                "additionalProperties": false
+            })
+        );
+        assert_eq!(
+            args_schema::<ReadArgs>(),
+            json!({
+                "type": "object",
+                "properties": {
+                    "server": {"type": "string", "description": "The MCP server's name"},
+                    "uri": {"type": "string", "description": "The resource URI"}
+                },
+                "required": ["server", "uri"],
+                "additionalProperties": false
+            })
+        );
+    }
 
     #[test]
     fn renders_one_text_content_as_is_and_several_under_their_uris() {

@@ -15,6 +15,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 pub(crate) mod locate;
+pub(crate) mod schema;
 
 use super::trust::ProjectConfig;
 use super::{ConfigError, Paths, read_json_value};
@@ -23,7 +24,7 @@ use locate::{Seg, locate};
 pub const HOOKS_FILE: &str = "hooks.json";
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
 
-/// The events of `spec/hooks.md`, spelled as Claude Code spells them.
+/// The events of `docs/hooks.md`, spelled as Claude Code spells them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 pub enum HookEventName {
     SessionStart,
@@ -271,12 +272,22 @@ impl FileParser<'_> {
             "the file must be a JSON object like {\"hooks\": {...}}",
         )?;
         for (key, value) in root {
-            if key == "hooks" {
-                self.trail.push(Seg::Key(key.clone()));
-                self.events(value)?;
-                self.trail.pop();
-            } else {
-                self.warn_key(key, "unknown top-level field");
+            match key.as_str() {
+                "hooks" => {
+                    self.trail.push(Seg::Key(key.clone()));
+                    self.events(value)?;
+                    self.trail.pop();
+                }
+                // For editors: the file's JSON Schema (docs/schemas/hooks.schema.json).
+                "$schema" if value.is_string() => {}
+                "$schema" => {
+                    self.trail.push(Seg::Key(key.clone()));
+                    return Err(self.error(format!(
+                        "`$schema` must be a string (the path or URL of the file's JSON Schema), found {}",
+                        kind_of(value)
+                    )));
+                }
+                _ => self.warn_key(key, "unknown top-level field"),
             }
         }
         Ok(())

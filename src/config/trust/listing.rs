@@ -262,7 +262,8 @@ fn add_new(names: &mut Vec<String>, more: Vec<String>) {
 }
 
 /// Settings that neither widen what Ling may do nor change where requests go.
-const HARMLESS_SETTINGS: [&str; 10] = [
+const HARMLESS_SETTINGS: [&str; 11] = [
+    "$schema",
     "model",
     "maxRetryDelayMs",
     "maxStreamLineBytes",

@@ -1,4 +1,4 @@
-//! The JSON lines of `-p`'s json outputs as types, in the field order of `spec/cli.md`: the
+//! The JSON lines of `-p`'s json outputs as types, in the field order of `docs/cli.md`: the
 //! `system` lines (`init`, `mcp_status`), one line per step (`assistant`, `tool_use`,
 //! `tool_result`, `hook`), and the `result` object that ends both `json` and `stream-json`.
 
