@@ -324,29 +324,52 @@ async fn a_denied_call_is_an_error_result_and_the_file_is_not_written() {
     assert!(!setup.root.path().join("x.txt").exists());
 }
 
-#[tokio::test]
-async fn cancelling_during_the_request_ends_the_run_as_interrupted() {
-    let server =
-        MockServer::start(vec![Reply::text("too late").delay(Duration::from_secs(20))]).await;
-    let mut setup = agent(&server, PermissionMode::Default);
+/// A recorder that cancels the returned token `after` the first event `when` accepts.
+fn cancelling_on(when: fn(&AgentEvent) -> bool, after: Duration) -> (Recorder, CancellationToken) {
     let cancel = CancellationToken::new();
-    let on_start = cancel.clone();
+    let token = cancel.clone();
     let sink = Recorder {
         on: Some(Box::new(move |event| {
-            if matches!(event, AgentEvent::RequestStarted { .. }) {
-                on_start.cancel();
+            if when(event) {
+                let token = token.clone();
+                tokio::spawn(async move {
+                    tokio::time::sleep(after).await;
+                    token.cancel();
+                });
             }
         })),
         ..Recorder::default()
     };
+    (sink, cancel)
+}
+
+/// A run that `cancel` ends: it must end well before anything scripted would have.
+async fn interrupted_run(
+    setup: &mut Setup,
+    prompt: &str,
+    sink: &Recorder,
+    cancel: &CancellationToken,
+) {
     let started = std::time::Instant::now();
-    let result = run_with(&mut setup, "hi", &sink, &NonInteractive, &cancel).await;
+    let result = run_with(setup, prompt, sink, &NonInteractive, cancel).await;
     assert!(
         started.elapsed() < Duration::from_secs(10),
         "{:?}",
         started.elapsed()
     );
     assert_eq!(result.end, RunEnd::Interrupted);
+}
+
+#[tokio::test]
+async fn cancelling_during_the_request_ends_the_run_as_interrupted() {
+    let server =
+        MockServer::start(vec![Reply::text("too late").delay(Duration::from_secs(20))]).await;
+    let mut setup = agent(&server, PermissionMode::Default);
+    let (sink, cancel) = cancelling_on(
+        |event| matches!(event, AgentEvent::RequestStarted { .. }),
+        Duration::ZERO,
+    );
+    interrupted_run(&mut setup, "hi", &sink, &cancel).await;
     assert_eq!(
         sink.events(),
         vec![
@@ -367,29 +390,12 @@ async fn cancelling_during_a_tool_interrupts_it_and_the_history_stays_whole() {
     ])
     .await;
     let mut setup = agent(&server, PermissionMode::Bypass);
-    let cancel = CancellationToken::new();
-    let on_begin = cancel.clone();
-    let sink = Recorder {
-        on: Some(Box::new(move |event| {
-            if matches!(event, AgentEvent::ToolCallBegin { .. }) {
-                let cancel = on_begin.clone();
-                // Once the command is running.
-                tokio::spawn(async move {
-                    tokio::time::sleep(Duration::from_millis(300)).await;
-                    cancel.cancel();
-                });
-            }
-        })),
-        ..Recorder::default()
-    };
-    let started = std::time::Instant::now();
-    let result = run_with(&mut setup, "sleep", &sink, &NonInteractive, &cancel).await;
-    assert!(
-        started.elapsed() < Duration::from_secs(10),
-        "{:?}",
-        started.elapsed()
+    // Once the command is running.
+    let (sink, cancel) = cancelling_on(
+        |event| matches!(event, AgentEvent::ToolCallBegin { .. }),
+        Duration::from_millis(300),
     );
-    assert_eq!(result.end, RunEnd::Interrupted);
+    interrupted_run(&mut setup, "sleep", &sink, &cancel).await;
     let (content, is_error) = call_end(&sink.events());
     assert!(is_error, "{content}");
     assert!(content.contains("interrupted"), "{content}");

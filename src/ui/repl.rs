@@ -449,8 +449,11 @@ impl EventSink for ReplUi {
                 ..
             } => {
                 state.spinner = None;
+                // The outcome goes on the call's own line when it is still open; else the call
+                // is repeated on a line of its own.
+                let continues = state.tool_lines.is_open(&id);
                 let line = state.tool_lines.end(style, &id, &content, is_error);
-                if !line.as_str().starts_with(' ') && state.open_line {
+                if !continues && state.open_line {
                     stdout("\n");
                 }
                 stdout(line);
