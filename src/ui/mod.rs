@@ -18,8 +18,6 @@ pub mod style;
 pub mod term;
 pub mod trust;
 
-pub use signals::Signal;
-
 /// How a frontend's run ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RunOutcome {
@@ -30,6 +28,39 @@ pub enum RunOutcome {
     Failed,
     /// A signal ended the run (it wound down through hooks, transcript and MCP shutdown).
     Interrupted(Signal),
+}
+
+/// A signal that ends a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Signal {
+    /// Ctrl-C (SIGINT).
+    Interrupt,
+    /// SIGTERM.
+    Terminate,
+    /// SIGHUP: the terminal went away.
+    HangUp,
+}
+
+impl Signal {
+    /// The status of a process ended by this signal, as a shell reports it: 128 + its number.
+    /// Used where Ling has to exit at once, without returning to `cli`.
+    fn status(self) -> i32 {
+        use nix::sys::signal::Signal as Nix;
+        let number = match self {
+            Self::Interrupt => Nix::SIGINT,
+            Self::Terminate => Nix::SIGTERM,
+            Self::HangUp => Nix::SIGHUP,
+        };
+        128 + number as i32
+    }
+
+    fn code(self) -> u8 {
+        match self {
+            Self::Interrupt => 1,
+            Self::Terminate => 2,
+            Self::HangUp => 3,
+        }
+    }
 }
 
 /// The terminal could not be used for a question or the prompt.
@@ -43,4 +74,16 @@ pub enum TerminalError {
     Answer(#[source] rustyline::error::ReadlineError),
     #[error("the line editor stopped: {0}")]
     EditorStopped(#[source] tokio::task::JoinError),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_signal_ends_the_process_with_128_plus_its_number() {
+        assert_eq!(Signal::Interrupt.status(), 130);
+        assert_eq!(Signal::Terminate.status(), 143);
+        assert_eq!(Signal::HangUp.status(), 129);
+    }
 }

@@ -7,40 +7,8 @@ use std::sync::atomic::{AtomicU8, Ordering};
 use tokio::signal::unix::{SignalKind, signal};
 use tokio_util::sync::CancellationToken;
 
+use super::Signal;
 use super::output::stderr_line;
-
-/// A signal that ends a run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Signal {
-    /// Ctrl-C (SIGINT).
-    Interrupt,
-    /// SIGTERM.
-    Terminate,
-    /// SIGHUP: the terminal went away.
-    HangUp,
-}
-
-impl Signal {
-    /// The status of a process ended by this signal, as a shell reports it: 128 + its number.
-    /// Used where Ling has to exit at once, without returning to `cli`.
-    fn status(self) -> i32 {
-        use nix::sys::signal::Signal as Nix;
-        let number = match self {
-            Self::Interrupt => Nix::SIGINT,
-            Self::Terminate => Nix::SIGTERM,
-            Self::HangUp => Nix::SIGHUP,
-        };
-        128 + number as i32
-    }
-
-    fn code(self) -> u8 {
-        match self {
-            Self::Interrupt => 1,
-            Self::Terminate => 2,
-            Self::HangUp => 3,
-        }
-    }
-}
 
 /// The first signal received ([`Signal::code`]), 0 while none was.
 static RECEIVED: AtomicU8 = AtomicU8::new(0);
@@ -110,17 +78,5 @@ pub async fn watch(cancel: CancellationToken) {
     if let Some(second) = next().await {
         stderr_line("error: interrupted twice; exiting now");
         std::process::exit(second.status());
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_signal_ends_the_process_with_128_plus_its_number() {
-        assert_eq!(Signal::Interrupt.status(), 130);
-        assert_eq!(Signal::Terminate.status(), 143);
-        assert_eq!(Signal::HangUp.status(), 129);
     }
 }
