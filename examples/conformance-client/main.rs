@@ -10,11 +10,13 @@ use std::time::Duration;
 
 use anyhow::bail;
 use async_trait::async_trait;
-use ling::agent::elicitation::accept_defaults;
 use ling::mcp::jsonrpc::{ErrorObject, METHOD_NOT_FOUND};
 use ling::mcp::transport::http;
-use ling::mcp::{ClientHandler, ClientOptions, HandlerSupport, McpClient, ServerLog};
-use serde_json::{Value, json};
+use ling::mcp::{
+    ClientHandler, ClientOptions, ElicitAnswer, ElicitRequest, HandlerSupport, McpClient,
+    SamplingRequest, SamplingResult, ServerLog,
+};
+use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 const TIMEOUT: Duration = Duration::from_secs(20);
@@ -90,7 +92,11 @@ impl ClientHandler for AcceptDefaults {
     }
 
     /// Never called: `support` does not declare sampling, so the client refuses it itself.
-    async fn create_message(&self, _server: &str, _params: Value) -> Result<Value, ErrorObject> {
+    async fn create_message(
+        &self,
+        _server: &str,
+        _request: &SamplingRequest,
+    ) -> Result<SamplingResult, ErrorObject> {
         Err(ErrorObject {
             code: METHOD_NOT_FOUND,
             message: "sampling is not supported by the conformance driver".into(),
@@ -99,7 +105,11 @@ impl ClientHandler for AcceptDefaults {
     }
 
     /// Ling's own default filling, as `ling -p` uses with `"elicitation": "accept-defaults"`.
-    async fn elicit(&self, _server: &str, params: Value) -> Result<Value, ErrorObject> {
-        Ok(accept_defaults(&params).to_result())
+    async fn elicit(
+        &self,
+        _server: &str,
+        request: &ElicitRequest,
+    ) -> Result<ElicitAnswer, ErrorObject> {
+        Ok(request.accept_defaults())
     }
 }

@@ -8,11 +8,47 @@ use futures::future::join_all;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::{Agent, AgentEvent, Approval, ApprovalRequest, Approver, EventSink, cap_middle};
+use super::turn::Turn;
+use super::{Agent, AgentEvent, cap_middle};
 use crate::hooks::{Decision, HookInput};
 use crate::llm::{Message, ToolCall};
-use crate::permissions::{Check, Evaluation};
 use crate::tools::{Tool, ToolContext, ToolError, ToolKind, ToolOutput};
+
+/// Why a call has no result from its tool. The message is what the model reads (after
+/// `Error: `) and the user sees as the call's outcome.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum CallError {
+    /// The arguments are JSON, but not an object (`got` names what they are).
+    #[error("tool arguments must be a JSON object, got {0}")]
+    NotAnObject(&'static str),
+    #[error("the arguments are not valid JSON ({error}); they were: {snippet}")]
+    BadJson {
+        #[source]
+        error: serde_json::Error,
+        /// The start of the argument text.
+        snippet: String,
+    },
+    #[error("unknown tool {name:?}; the available tools are: {available}")]
+    UnknownTool { name: String, available: String },
+    /// A PreToolUse hook blocked the call (or said `continue: false`): its reason.
+    #[error("blocked by hook: {0}")]
+    BlockedByHook(String),
+    /// A deny rule, the mode or a protected path refused it: the reason names the rule or flag.
+    #[error("permission denied: {0}")]
+    Denied(String),
+    /// It needed a question and nobody can be asked: the reason says which flag would allow it.
+    #[error("permission denied: {0}. Tell the user what you wanted to do instead of retrying.")]
+    NobodyToAsk(String),
+    /// The user answered no.
+    #[error(
+        "the user denied permission to run {0}. Do not retry it unchanged; ask the user what \
+         they want instead."
+    )]
+    UserDenied(String),
+    /// The tool failed, or was interrupted.
+    #[error(transparent)]
+    Tool(#[from] ToolError),
+}
 
 /// The result of one call, as the model and the user will see it.
 struct CallResult {
@@ -21,10 +57,10 @@ struct CallResult {
     display: Option<String>,
 }
 
-impl CallResult {
-    fn error(message: impl Into<String>) -> Self {
+impl From<CallError> for CallResult {
+    fn from(error: CallError) -> Self {
         Self {
-            content: message.into(),
+            content: error.to_string(),
             is_error: true,
             display: None,
         }
@@ -34,13 +70,7 @@ impl CallResult {
 impl Agent {
     /// Runs the calls of one model response and returns their tool messages in call order.
     /// Consecutive read-only calls run concurrently; everything else runs one at a time.
-    pub(super) async fn dispatch_all(
-        &self,
-        calls: &[ToolCall],
-        sink: &dyn EventSink,
-        approver: &dyn Approver,
-        cancel: &CancellationToken,
-    ) -> Vec<Message> {
+    pub(super) async fn dispatch_all(&self, calls: &[ToolCall], turn: &Turn<'_>) -> Vec<Message> {
         let mut messages = Vec::with_capacity(calls.len());
         let mut i = 0;
         while i < calls.len() {
@@ -51,12 +81,7 @@ impl Agent {
                 }
             }
             let batch = &calls[i..end];
-            let results = join_all(
-                batch
-                    .iter()
-                    .map(|call| self.dispatch(call, sink, approver, cancel)),
-            )
-            .await;
+            let results = join_all(batch.iter().map(|call| self.dispatch(call, turn))).await;
             for (call, content) in batch.iter().zip(results) {
                 messages.push(Message::tool(call.id.clone(), content));
             }
@@ -72,23 +97,17 @@ impl Agent {
     }
 
     /// One call through every step; returns what the model reads.
-    async fn dispatch(
-        &self,
-        call: &ToolCall,
-        sink: &dyn EventSink,
-        approver: &dyn Approver,
-        cancel: &CancellationToken,
-    ) -> String {
+    async fn dispatch(&self, call: &ToolCall, turn: &Turn<'_>) -> String {
         let result = match parse_arguments(call.arguments()) {
-            Err(message) => {
-                begin(call, &Value::String(call.arguments().to_string()), sink);
-                CallResult::error(message)
+            Err(error) => {
+                begin(call, &Value::String(call.arguments().to_string()), turn);
+                error.into()
             }
-            Ok(input) if cancel.is_cancelled() => {
-                begin(call, &input, sink);
-                CallResult::error(ToolError::Interrupted.to_string())
+            Ok(input) if turn.is_cancelled() => {
+                begin(call, &input, turn);
+                CallError::Tool(ToolError::Interrupted).into()
             }
-            Ok(input) => self.run_call(call, input, sink, approver, cancel).await,
+            Ok(input) => self.run_call(call, input, turn).await,
         };
         // MCP results are cut by the manager, which also saves the whole output to a file.
         let content = if self
@@ -100,7 +119,7 @@ impl Agent {
         } else {
             cap_middle(&result.content, self.options.tool_output_limit)
         };
-        sink.emit(AgentEvent::ToolCallEnd {
+        turn.emit(AgentEvent::ToolCallEnd {
             id: call.id.clone(),
             name: call.name().to_string(),
             content: content.clone(),
@@ -114,50 +133,33 @@ impl Agent {
         }
     }
 
-    async fn run_call(
-        &self,
-        call: &ToolCall,
-        input: Value,
-        sink: &dyn EventSink,
-        approver: &dyn Approver,
-        cancel: &CancellationToken,
-    ) -> CallResult {
+    async fn run_call(&self, call: &ToolCall, input: Value, turn: &Turn<'_>) -> CallResult {
         let Some(tool) = self.tools.get(call.name()).cloned() else {
-            begin(call, &input, sink);
-            return CallResult::error(format!(
-                "unknown tool {:?}; the available tools are: {}",
-                call.name(),
-                self.tools.names().join(", ")
-            ));
+            begin(call, &input, turn);
+            return CallError::UnknownTool {
+                name: call.name().to_string(),
+                available: self.tools.names().join(", "),
+            }
+            .into();
         };
-        let pre = match self.pre_tool_hooks(call, input.clone(), sink, cancel).await {
+        let pre = match self.pre_tool_hooks(call, input.clone(), turn).await {
             Ok(pre) => pre,
-            Err(reason) => {
-                begin(call, &input, sink);
-                return CallResult::error(if cancel.is_cancelled() {
-                    ToolError::Interrupted.to_string()
+            Err(error) => {
+                begin(call, &input, turn);
+                return if turn.is_cancelled() {
+                    CallError::Tool(ToolError::Interrupted).into()
                 } else {
-                    format!("blocked by hook: {reason}")
-                });
+                    error.into()
+                };
             }
         };
         // Shown after PreToolUse, so the user sees (and approves) the input that will really run.
-        begin(call, &pre.input, sink);
-        if let Err(message) = self
-            .authorize(
-                tool.as_ref(),
-                &pre.input,
-                pre.decision,
-                pre.reason.as_deref(),
-                sink,
-                approver,
-            )
-            .await
-        {
-            return CallResult::error(message);
+        begin(call, &pre.input, turn);
+        if let Err(error) = self.authorize(tool.as_ref(), &pre, turn).await {
+            return error.into();
         }
         let mut result = match self
-            .call_tool(tool.as_ref(), call, pre.input.clone(), sink, cancel)
+            .call_tool(tool.as_ref(), call, pre.input.clone(), turn)
             .await
         {
             Ok(ToolOutput { content, display }) => CallResult {
@@ -165,12 +167,12 @@ impl Agent {
                 is_error: false,
                 display,
             },
-            Err(e) => CallResult::error(e.to_string()),
+            Err(e) => CallError::Tool(e).into(),
         };
         for context in pre.context {
             append_note(&mut result.content, "PreToolUse hook context", &context);
         }
-        self.post_tool_hooks(call, pre.input, &mut result, sink, cancel)
+        self.post_tool_hooks(call, pre.input, &mut result, turn)
             .await;
         result
     }
@@ -181,32 +183,32 @@ impl Agent {
         &self,
         call: &ToolCall,
         input: Value,
-        sink: &dyn EventSink,
-        cancel: &CancellationToken,
-    ) -> Result<PreHook, String> {
+        turn: &Turn<'_>,
+    ) -> Result<PreHook, CallError> {
         let outcome = self
-            .fire_cancellable(
+            .fire_in(
                 HookInput::PreToolUse {
                     tool_name: call.name().to_string(),
                     tool_input: input.clone(),
                     tool_use_id: call.id.clone(),
                 },
-                sink,
-                cancel,
+                turn,
             )
             .await;
-        if cancel.is_cancelled() {
-            return Err(ToolError::Interrupted.to_string());
+        if turn.is_cancelled() {
+            return Err(CallError::Tool(ToolError::Interrupted));
         }
         if let Some(reason) = outcome.stop.clone() {
             // `continue: false` wins over any decision: the tool does not run, the run stops.
-            self.request_stop(reason.clone());
-            return Err(reason);
+            turn.request_stop(reason.clone());
+            return Err(CallError::BlockedByHook(reason));
         }
         if outcome.decision == Some(Decision::Block) {
-            return Err(outcome
-                .reason
-                .unwrap_or_else(|| "a PreToolUse hook blocked this call".into()));
+            return Err(CallError::BlockedByHook(
+                outcome
+                    .reason
+                    .unwrap_or_else(|| "a PreToolUse hook blocked this call".into()),
+            ));
         }
         Ok(PreHook {
             input: outcome.updated_input.unwrap_or(input),
@@ -223,8 +225,7 @@ impl Agent {
         call: &ToolCall,
         input: Value,
         result: &mut CallResult,
-        sink: &dyn EventSink,
-        cancel: &CancellationToken,
+        turn: &Turn<'_>,
     ) {
         let event = if result.is_error {
             HookInput::PostToolUseFailure {
@@ -241,9 +242,9 @@ impl Agent {
                 tool_use_id: call.id.clone(),
             }
         };
-        let outcome = self.fire_cancellable(event, sink, cancel).await;
+        let outcome = self.fire_in(event, turn).await;
         if let Some(reason) = outcome.stop {
-            self.request_stop(reason);
+            turn.request_stop(reason);
         }
         if outcome.decision == Some(Decision::Block) && !result.is_error {
             let reason = outcome.reason.unwrap_or_default();
@@ -260,11 +261,10 @@ impl Agent {
         tool: &dyn Tool,
         call: &ToolCall,
         input: Value,
-        sink: &dyn EventSink,
-        cancel: &CancellationToken,
+        turn: &Turn<'_>,
     ) -> Result<ToolOutput, ToolError> {
         let (progress_tx, mut progress_rx) = tokio::sync::mpsc::unbounded_channel::<String>();
-        let mut ctx = self.tool_context(cancel);
+        let mut ctx = self.tool_context(turn.cancel);
         ctx.progress = Some(Arc::new(move |message| {
             let _ = progress_tx.send(message);
         }));
@@ -273,11 +273,11 @@ impl Agent {
         loop {
             tokio::select! {
                 result = &mut running => return result,
-                Some(message) = progress_rx.recv() => sink.emit(AgentEvent::ToolProgress {
+                Some(message) = progress_rx.recv() => turn.emit(AgentEvent::ToolProgress {
                     id: call.id.clone(),
                     message,
                 }),
-                () = cancel.cancelled() => {
+                () = turn.cancel.cancelled() => {
                     // Tools stop themselves on cancel (bash kills its group, MCP tells the
                     // server); one that does not is dropped after a grace, so Ctrl-C always works.
                     return match tokio::time::timeout(CANCEL_GRACE, &mut running).await {
@@ -289,7 +289,7 @@ impl Agent {
         }
     }
 
-    fn tool_context(&self, cancel: &CancellationToken) -> ToolContext {
+    pub(super) fn tool_context(&self, cancel: &CancellationToken) -> ToolContext {
         ToolContext {
             root: self.options.root.clone(),
             confine_to_root: self.lock_permissions().confine_to_root(),
@@ -299,112 +299,17 @@ impl Agent {
             child_env: self.options.child_env.clone(),
         }
     }
-
-    /// The permission step. A deny rule always wins; a hook's `allow` skips the question and
-    /// its `ask` forces it; otherwise the rules, then the mode. "Ask" goes to the approver, and
-    /// with nobody to ask it is a denial that says which flag or rule would allow the call.
-    async fn authorize(
-        &self,
-        tool: &dyn Tool,
-        input: &Value,
-        hook_decision: Option<Decision>,
-        hook_reason: Option<&str>,
-        sink: &dyn EventSink,
-        approver: &dyn Approver,
-    ) -> Result<(), String> {
-        let Evaluation {
-            check,
-            denied_by_rule: rule_denial,
-            session_rule,
-        } = self.lock_permissions().evaluate(tool, input);
-        let deny = |reason: String| {
-            sink.emit(AgentEvent::PermissionDenied {
-                tool: tool.name().to_string(),
-                message: reason.clone(),
-            });
-            Err(format!("permission denied: {reason}"))
-        };
-        if let Some(reason) = rule_denial {
-            return deny(reason);
-        }
-        let suggestion = match (check, hook_decision) {
-            (Check::Deny { reason }, _) => return deny(reason),
-            (_, Some(Decision::Allow)) | (Check::Allow, None) => return Ok(()),
-            (Check::Ask { suggestion }, _) => Some(suggestion),
-            (Check::Allow, _) => None,
-        };
-        let request = ApprovalRequest {
-            tool: tool.name().to_string(),
-            input: input.clone(),
-            session_rule,
-            reason: hook_reason.map(str::to_string),
-            // Only worth a file read when somebody will see it.
-            preview: if approver.can_ask() {
-                tool.preview(input, &self.tool_context(&CancellationToken::new()))
-                    .await
-            } else {
-                None
-            },
-        };
-        // One question at a time, even when read-only calls run concurrently.
-        let _asking = self.approval_turn.lock().await;
-        match approver.approve(&request).await {
-            Some(Approval::Once) => Ok(()),
-            Some(Approval::Always) => {
-                self.lock_permissions()
-                    .allow_for_session(request.session_rule.clone());
-                Ok(())
-            }
-            Some(Approval::Deny) => Err(format!(
-                "the user denied permission to run {}. Do not retry it unchanged; ask the user what they want instead.",
-                tool.name()
-            )),
-            None => {
-                let why = match &suggestion {
-                    Some(s) => {
-                        let mut hint = format!("rerun with {}", s.flag);
-                        if let Some(mode) = &s.mode_hint {
-                            hint.push_str(&format!(" or {mode}"));
-                        }
-                        let mut asked = match &s.why {
-                            Some(why) => format!(" ({why})"),
-                            None => String::new(),
-                        };
-                        asked.push_str(&match (hook_decision, hook_reason) {
-                            (Some(Decision::Ask), Some(reason)) => {
-                                format!(" (a PreToolUse hook asked too: {reason})")
-                            }
-                            _ => String::new(),
-                        });
-                        format!(
-                            "{} needs approval{asked}, and this run is non-interactive, so it was denied; to allow it, {hint}",
-                            tool.name()
-                        )
-                    }
-                    None => format!(
-                        "a PreToolUse hook asked for confirmation of {} ({}), and this run is non-interactive, so it was denied",
-                        tool.name(),
-                        hook_reason.unwrap_or("no reason given")
-                    ),
-                };
-                let result: Result<(), String> = deny(why);
-                result.map_err(|e| {
-                    format!("{e}. Tell the user what you wanted to do instead of retrying.")
-                })
-            }
-        }
-    }
 }
 
 /// How long a cancelled tool may take to stop by itself before it is dropped.
 const CANCEL_GRACE: std::time::Duration = std::time::Duration::from_secs(3);
 
 /// What PreToolUse hooks leave for the rest of the call.
-struct PreHook {
-    input: Value,
-    decision: Option<Decision>,
-    reason: Option<String>,
-    context: Vec<String>,
+pub(super) struct PreHook {
+    pub input: Value,
+    pub decision: Option<Decision>,
+    pub reason: Option<String>,
+    pub context: Vec<String>,
 }
 
 fn append_note(content: &mut String, label: &str, text: &str) {
@@ -414,8 +319,8 @@ fn append_note(content: &mut String, label: &str, text: &str) {
     content.push_str(&format!("\n\n[{label}]\n{}", text.trim_end()));
 }
 
-fn begin(call: &ToolCall, input: &Value, sink: &dyn EventSink) {
-    sink.emit(AgentEvent::ToolCallBegin {
+fn begin(call: &ToolCall, input: &Value, turn: &Turn<'_>) {
+    turn.emit(AgentEvent::ToolCallBegin {
         id: call.id.clone(),
         name: call.name().to_string(),
         input: input.clone(),
@@ -423,22 +328,17 @@ fn begin(call: &ToolCall, input: &Value, sink: &dyn EventSink) {
 }
 
 /// The model's argument text as a JSON object; anything else is an error it can fix.
-fn parse_arguments(arguments: &str) -> Result<Value, String> {
+fn parse_arguments(arguments: &str) -> Result<Value, CallError> {
     if arguments.trim().is_empty() {
         return Ok(Value::Object(Default::default()));
     }
     match serde_json::from_str::<Value>(arguments) {
         Ok(value @ Value::Object(_)) => Ok(value),
-        Ok(other) => Err(format!(
-            "tool arguments must be a JSON object, got {}",
-            json_kind(&other)
-        )),
-        Err(e) => {
-            let snippet: String = arguments.chars().take(200).collect();
-            Err(format!(
-                "the arguments are not valid JSON ({e}); they were: {snippet}"
-            ))
-        }
+        Ok(other) => Err(CallError::NotAnObject(json_kind(&other))),
+        Err(error) => Err(CallError::BadJson {
+            error,
+            snippet: arguments.chars().take(200).collect(),
+        }),
     }
 }
 
@@ -459,19 +359,22 @@ mod tests {
 
     #[test]
     fn arguments_must_be_a_json_object() {
-        assert_eq!(parse_arguments(""), Ok(serde_json::json!({})));
+        let parsed = |text: &str| parse_arguments(text).ok();
+        let error = |text: &str| parse_arguments(text).err().map(|e| e.to_string());
+        assert_eq!(parsed(""), Some(serde_json::json!({})));
         assert_eq!(
-            parse_arguments(r#"{"path":"a"}"#),
-            Ok(serde_json::json!({"path":"a"}))
+            parsed(r#"{"path":"a"}"#),
+            Some(serde_json::json!({"path":"a"}))
         );
-        assert!(
-            parse_arguments("[1]")
-                .err()
-                .unwrap_or_default()
-                .contains("an array")
+        assert_eq!(
+            error("[1]").as_deref(),
+            Some("tool arguments must be a JSON object, got an array")
         );
-        let err = parse_arguments(r#"{"path": "a"#).err().unwrap_or_default();
-        assert!(err.starts_with("the arguments are not valid JSON"), "{err}");
-        assert!(err.contains(r#"{"path": "a"#), "{err}");
+        assert_eq!(
+            error(r#"{"path": "a"#).as_deref(),
+            Some(
+                r#"the arguments are not valid JSON (EOF while parsing a string at line 1 column 11); they were: {"path": "a"#
+            )
+        );
     }
 }

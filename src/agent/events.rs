@@ -1,9 +1,12 @@
 //! What the agent loop reports while it runs. The REPL, `-p` text, `json` and `stream-json`
 //! output are four consumers of this one stream.
 
+use serde::Serialize;
 use serde_json::Value;
 
+use crate::hooks::NoticeKind;
 use crate::llm::Usage;
+use crate::mcp::ServerState;
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum AgentEvent {
@@ -45,11 +48,10 @@ pub enum AgentEvent {
     },
     /// A hook blocked, rewrote, failed, timed out or said something to the user.
     Hook(HookNotice),
-    /// An MCP server's state changed (connected, failed, tools changed).
+    /// An MCP server's state changed (a server that could not start is `Failed`, with why).
     McpStatus {
         server: String,
-        status: String,
-        detail: Option<String>,
+        state: ServerState,
     },
     /// Progress reported by a running tool (MCP progress notifications).
     ToolProgress {
@@ -64,14 +66,69 @@ pub enum AgentEvent {
     },
 }
 
-/// A hook outcome worth showing: `event` is the hook event name, `decision` what it decided
-/// (`block`, `deny`, `ask`, `allow`, `rewrite`, `error`, `timeout`, `message`, `context`).
+/// A hook outcome worth showing: `event` is the hook event name, `decision` what it decided.
 #[derive(Debug, Clone, PartialEq)]
 pub struct HookNotice {
     pub event: String,
-    pub decision: String,
+    pub decision: NoticeDecision,
     pub message: String,
     pub tool: Option<String>,
+}
+
+/// What a hook did, as the user is told (and stream-json writes it, in snake case).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NoticeDecision {
+    Block,
+    Ask,
+    Allow,
+    /// It rewrote the tool input.
+    Rewrite,
+    /// The handler failed; the action went on.
+    Error,
+    Timeout,
+    /// `continue: false`.
+    Stop,
+    /// Output the event cannot use.
+    Ignored,
+    /// A `systemMessage` for the user.
+    Message,
+}
+
+impl NoticeDecision {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Block => "block",
+            Self::Ask => "ask",
+            Self::Allow => "allow",
+            Self::Rewrite => "rewrite",
+            Self::Error => "error",
+            Self::Timeout => "timeout",
+            Self::Stop => "stop",
+            Self::Ignored => "ignored",
+            Self::Message => "message",
+        }
+    }
+
+    /// A refusal or a failure, shown in red; the rest is news, shown in yellow.
+    pub fn is_alarm(self) -> bool {
+        matches!(self, Self::Block | Self::Error | Self::Timeout)
+    }
+}
+
+impl From<NoticeKind> for NoticeDecision {
+    fn from(kind: NoticeKind) -> Self {
+        match kind {
+            NoticeKind::Error => Self::Error,
+            NoticeKind::Timeout => Self::Timeout,
+            NoticeKind::Block => Self::Block,
+            NoticeKind::Ask => Self::Ask,
+            NoticeKind::Allow => Self::Allow,
+            NoticeKind::Rewrite => Self::Rewrite,
+            NoticeKind::Stop => Self::Stop,
+            NoticeKind::Ignored => Self::Ignored,
+        }
+    }
 }
 
 /// Receives agent events. Called on the agent's task, in order; keep it quick.
@@ -82,5 +139,30 @@ pub trait EventSink: Send + Sync {
 impl<F: Fn(AgentEvent) + Send + Sync> EventSink for F {
     fn emit(&self, event: AgentEvent) {
         self(event)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_decision_serialises_as_its_word() {
+        for decision in [
+            NoticeDecision::Block,
+            NoticeDecision::Ask,
+            NoticeDecision::Allow,
+            NoticeDecision::Rewrite,
+            NoticeDecision::Error,
+            NoticeDecision::Timeout,
+            NoticeDecision::Stop,
+            NoticeDecision::Ignored,
+            NoticeDecision::Message,
+        ] {
+            assert_eq!(
+                serde_json::to_value(decision).ok(),
+                Some(Value::String(decision.as_str().into()))
+            );
+        }
     }
 }

@@ -3,8 +3,9 @@
 
 use tokio_util::sync::CancellationToken;
 
-use super::{Agent, AgentEvent, EventSink, HookNotice};
-use crate::hooks::{HookContext, HookInput, HookOutcome, NoticeKind};
+use super::turn::Turn;
+use super::{Agent, AgentEvent, EventSink, HookNotice, NoticeDecision};
+use crate::hooks::{HookContext, HookInput, HookOutcome};
 
 impl Agent {
     pub(super) fn hook_context(&self) -> HookContext {
@@ -21,6 +22,11 @@ impl Agent {
     pub(super) async fn fire(&self, input: HookInput, sink: &dyn EventSink) -> HookOutcome {
         self.fire_cancellable(input, sink, &CancellationToken::new())
             .await
+    }
+
+    /// [`Agent::fire_cancellable`] within a run: its sink, its cancel.
+    pub(super) async fn fire_in(&self, input: HookInput, turn: &Turn<'_>) -> HookOutcome {
+        self.fire_cancellable(input, turn.sink, turn.cancel).await
     }
 
     /// [`Agent::fire`] that Ctrl-C interrupts: the handlers are killed (dropping the run kills
@@ -107,7 +113,7 @@ fn report(outcome: &HookOutcome, event: String, tool: Option<&str>, sink: &dyn E
     for message in &outcome.system_messages {
         sink.emit(AgentEvent::Hook(HookNotice {
             event: event.clone(),
-            decision: "message".into(),
+            decision: NoticeDecision::Message,
             message: message.clone(),
             tool: tool.map(str::to_string),
         }));
@@ -115,19 +121,9 @@ fn report(outcome: &HookOutcome, event: String, tool: Option<&str>, sink: &dyn E
 }
 
 fn notice_event(notice: &crate::hooks::HookNotice, tool: Option<&str>) -> HookNotice {
-    let decision = match notice.kind {
-        NoticeKind::Error => "error",
-        NoticeKind::Timeout => "timeout",
-        NoticeKind::Block => "block",
-        NoticeKind::Ask => "ask",
-        NoticeKind::Allow => "allow",
-        NoticeKind::Rewrite => "rewrite",
-        NoticeKind::Stop => "stop",
-        NoticeKind::Ignored => "ignored",
-    };
     HookNotice {
         event: notice.event.to_string(),
-        decision: decision.to_string(),
+        decision: notice.kind.into(),
         message: format!("{}: {}", notice.handler, notice.message),
         tool: tool.map(str::to_string),
     }

@@ -1,43 +1,35 @@
 //! The agent loop: the user's prompt goes to the model with the tools; the tool calls it makes are
 //! dispatched through one registry (hooks and permissions at the one dispatch point) and their
 //! results sent back, until the model answers without tool calls or `--max-turns` is reached.
-//! Everything the loop does is reported as [`AgentEvent`]s.
+//! Everything the loop does is reported as [`AgentEvent`]s. This file holds the [`Agent`] and
+//! its state; one run of the loop, phase by phase, is `turn.rs`, one tool call `dispatch.rs`.
 
 mod approval;
+mod authorize;
 mod dispatch;
-pub mod elicitation;
 mod events;
 mod hook_glue;
-mod mcp_host;
-pub mod mcp_prompts;
-mod mcp_resources;
-mod mcp_tool;
-pub mod mentions;
+pub mod mcp;
 mod prompt;
 mod session;
 mod truncate;
+mod turn;
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use tokio_util::sync::CancellationToken;
-
 use crate::config::PermissionMode;
-use crate::hooks::{Decision, HookEngine, HookInput};
-use crate::llm::{
-    Completion, FinishReason, LlmClient, LlmError, Message, StreamEvent, ToolSpec, Usage,
-};
+use crate::hooks::HookEngine;
+use crate::llm::{LlmClient, LlmError, Message, ToolSpec, Usage};
 use crate::mcp::McpManager;
 use crate::permissions::Permissions;
 use crate::process::ChildEnv;
 use crate::tools::ToolRegistry;
 
 pub use approval::{Approval, ApprovalRequest, Approver, NonInteractive};
-pub use events::{AgentEvent, EventSink, HookNotice};
-pub use mcp_host::{HostPolicy, McpAsker, McpHost, SAMPLING_REFUSED, SamplingRequest};
-pub use mcp_resources::{ListMcpResources, ReadMcpResource};
-pub use mcp_tool::McpTool;
+pub use events::{AgentEvent, EventSink, HookNotice, NoticeDecision};
+pub use mcp::{HostPolicy, ListMcpResources, McpAsker, McpHost, McpTool, ReadMcpResource};
 pub use prompt::{PromptOptions, build_system_prompt};
 pub use session::{INTERRUPTED_RESULT, Resumed, Session, SessionError};
 pub use truncate::cap_middle;
@@ -102,8 +94,6 @@ pub struct Agent {
     hooks: HookEngine,
     /// Context SessionStart hooks gave for the model; part of the system prompt.
     session_context: Vec<String>,
-    /// A hook's `continue: false` during tool dispatch: the run stops after the current calls.
-    stop_request: Mutex<Option<String>>,
     /// Held while the user is asked, so two questions never share the terminal.
     approval_turn: tokio::sync::Mutex<()>,
     /// Setup warnings not yet shown (see [`Agent::take_warnings`]).
@@ -135,7 +125,6 @@ impl Agent {
             total_turns: 0,
             hooks: HookEngine::empty(),
             session_context: Vec::new(),
-            stop_request: Mutex::new(None),
             approval_turn: tokio::sync::Mutex::new(()),
             warnings,
         }
@@ -197,21 +186,6 @@ impl Agent {
             prompt.push('\n');
         }
         self.system_prompt = prompt;
-    }
-
-    fn request_stop(&self, reason: String) {
-        let mut stop = self
-            .stop_request
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        stop.get_or_insert(reason);
-    }
-
-    fn take_stop_request(&self) -> Option<String> {
-        self.stop_request
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .take()
     }
 
     pub fn root(&self) -> &Path {
@@ -294,196 +268,5 @@ impl Agent {
     fn push(&mut self, message: Message) {
         self.session.record(&message);
         self.history.push(message);
-    }
-
-    /// Runs the loop for one user prompt until the model is done, the turn limit is reached, or
-    /// `cancel` fires. The history stays valid for the API whatever happens: every tool call of
-    /// an assistant message gets its tool message.
-    pub async fn run(
-        &mut self,
-        prompt: &str,
-        sink: &dyn EventSink,
-        approver: &dyn Approver,
-        cancel: &CancellationToken,
-    ) -> Result<RunResult, AgentError> {
-        let finish = |end: RunEnd, text: String, num_turns: u32, usage: Usage| {
-            sink.emit(AgentEvent::TurnFinished { usage, num_turns });
-            Ok(RunResult {
-                end,
-                text,
-                num_turns,
-            })
-        };
-        let submitted = self
-            .fire_cancellable(
-                HookInput::UserPromptSubmit {
-                    prompt: prompt.to_string(),
-                },
-                sink,
-                cancel,
-            )
-            .await;
-        if cancel.is_cancelled() {
-            return finish(RunEnd::Interrupted, String::new(), 0, self.usage);
-        }
-        if let Some(reason) = submitted.stop {
-            return finish(RunEnd::Stopped(reason), String::new(), 0, self.usage);
-        }
-        if submitted.decision == Some(Decision::Block) {
-            let reason = submitted
-                .reason
-                .unwrap_or_else(|| "a UserPromptSubmit hook blocked the prompt".into());
-            return finish(RunEnd::PromptBlocked(reason), String::new(), 0, self.usage);
-        }
-        let mut content = prompt.to_string();
-        for context in &submitted.additional_context {
-            content.push_str(&format!(
-                "\n\n<hook-context>\n{}\n</hook-context>",
-                context.trim_end()
-            ));
-        }
-        if let Some(manager) = self.mcp.clone() {
-            let (blocks, warnings) = mentions::resolve_mentions(prompt, &manager).await;
-            for warning in warnings {
-                sink.emit(AgentEvent::Warning(warning));
-            }
-            for block in blocks {
-                content.push_str("\n\n");
-                content.push_str(&block);
-            }
-        }
-        self.push(Message::user(content));
-        let mut num_turns = 0;
-        let mut last_text = String::new();
-        let mut stop_hook_active = false;
-        loop {
-            if self.options.max_turns.is_some_and(|max| num_turns >= max) {
-                return finish(RunEnd::MaxTurns, last_text, num_turns, self.usage);
-            }
-            num_turns += 1;
-            self.total_turns += 1;
-            sink.emit(AgentEvent::RequestStarted { turn: num_turns });
-            self.sync_tools().await;
-            let completion = match self.request(sink, cancel).await {
-                Ok(Some(completion)) => completion,
-                Ok(None) => return finish(RunEnd::Interrupted, last_text, num_turns, self.usage),
-                Err(e) => {
-                    sink.emit(AgentEvent::TurnFinished {
-                        usage: self.usage,
-                        num_turns,
-                    });
-                    return Err(e);
-                }
-            };
-            if let Some(usage) = completion.usage {
-                self.usage += usage;
-            }
-            if !completion.content.is_empty() || completion.tool_calls.is_empty() {
-                last_text = completion.content.clone();
-            }
-            sink.emit(AgentEvent::AssistantMessage {
-                text: completion.content.clone(),
-            });
-            match completion.finish_reason {
-                FinishReason::Length if completion.tool_calls.is_empty() => {
-                    sink.emit(AgentEvent::Warning(
-                        "the model stopped because it reached its output token limit; the answer may be cut short".into(),
-                    ));
-                }
-                FinishReason::ContentFilter => sink.emit(AgentEvent::Warning(
-                    "the model's provider stopped the answer with its content filter".into(),
-                )),
-                _ => {}
-            }
-            let calls = completion.tool_calls.clone();
-            self.push(Message::Assistant {
-                content: (!completion.content.is_empty()).then(|| completion.content.clone()),
-                tool_calls: calls.clone(),
-            });
-            if calls.is_empty() {
-                // Stop hooks may send the model back to work, at most once in a row.
-                let stop = self
-                    .fire_cancellable(
-                        HookInput::Stop {
-                            stop_hook_active,
-                            last_assistant_message: last_text.clone(),
-                        },
-                        sink,
-                        cancel,
-                    )
-                    .await;
-                if cancel.is_cancelled() {
-                    return finish(RunEnd::Interrupted, last_text, num_turns, self.usage);
-                }
-                if let Some(reason) = stop.stop {
-                    return finish(RunEnd::Stopped(reason), last_text, num_turns, self.usage);
-                }
-                if stop.decision == Some(Decision::Block) && !stop_hook_active {
-                    stop_hook_active = true;
-                    let reason = stop
-                        .reason
-                        .unwrap_or_else(|| "A Stop hook asks you to continue.".into());
-                    self.push(Message::user(reason));
-                    continue;
-                }
-                return finish(RunEnd::Completed, last_text, num_turns, self.usage);
-            }
-            let results = self.dispatch_all(&calls, sink, approver, cancel).await;
-            for message in results {
-                self.push(message);
-            }
-            if cancel.is_cancelled() {
-                return finish(RunEnd::Interrupted, last_text, num_turns, self.usage);
-            }
-            if let Some(reason) = self.take_stop_request() {
-                return finish(RunEnd::Stopped(reason), last_text, num_turns, self.usage);
-            }
-        }
-    }
-
-    /// One model request, streamed. `Ok(None)` when the user interrupted it.
-    async fn request(
-        &self,
-        sink: &dyn EventSink,
-        cancel: &CancellationToken,
-    ) -> Result<Option<Completion>, AgentError> {
-        let mut messages = Vec::with_capacity(self.history.len() + 1);
-        messages.push(Message::system(self.system_prompt.clone()));
-        messages.extend(self.history.iter().cloned());
-        let specs = self.tool_specs();
-        tracing::debug!(
-            "agent: model request, {} messages, {} tools",
-            messages.len(),
-            specs.len()
-        );
-        let mut on_event = |event: StreamEvent| match event {
-            StreamEvent::TextDelta(text) => sink.emit(AgentEvent::TextDelta(text)),
-            StreamEvent::ReasoningDelta(text) => sink.emit(AgentEvent::ReasoningDelta(text)),
-            StreamEvent::Retrying {
-                attempt,
-                delay_ms,
-                reason,
-            } => sink.emit(AgentEvent::Retrying {
-                attempt,
-                delay_ms,
-                reason,
-            }),
-            StreamEvent::ToolCallStarted { .. } => {}
-        };
-        let result = tokio::select! {
-            result = self.llm.stream_chat(&messages, &specs, &mut on_event) => Some(result),
-            () = cancel.cancelled() => None,
-        };
-        match &result {
-            Some(Ok(c)) => tracing::debug!(
-                "agent: model answered, {} chars, {} tool calls, finish {:?}",
-                c.content.len(),
-                c.tool_calls.len(),
-                c.finish_reason
-            ),
-            Some(Err(e)) => tracing::debug!("agent: model request failed: {e}"),
-            None => tracing::debug!("agent: model request interrupted"),
-        }
-        result.transpose().map_err(AgentError::from)
     }
 }

@@ -3,10 +3,10 @@
 
 use std::path::PathBuf;
 
-use super::setup::{children, project_root};
 use super::{CliError, Exit, HooksCommand};
 use crate::config::{Paths, PermissionMode, ProjectConfig, Settings, SettingsOverrides};
 use crate::hooks::{HookContext, HookEngine, made_up_input, render_listing, render_outcome};
+use crate::setup::{children, project_root};
 use crate::ui::output::{stderr_line, stdout, stdout_json};
 
 pub async fn run(command: HooksCommand, cwd: Option<PathBuf>) -> Result<Exit, CliError> {

@@ -6,13 +6,13 @@ use std::path::PathBuf;
 use tokio_util::sync::CancellationToken;
 
 use super::args::{ScopeArg, TransportArg};
-use super::setup::{children, project_root};
 use super::{CliError, Exit, McpCommand};
 use crate::config::mcp::load_servers;
 use crate::config::{ConfigError, Paths, ProjectConfig, Settings, SettingsOverrides, TrustStatus};
 use crate::mcp::ManagerOptions;
 use crate::mcp::commands::{self, CommandError, Scope};
 use crate::process::{ChildEnv, Trampoline};
+use crate::setup::{children, project_root};
 use crate::ui::output::{stderr_line, stdout, stdout_data, stdout_json};
 
 /// Where `ling mcp` reads its servers from.

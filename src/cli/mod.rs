@@ -1,14 +1,13 @@
-//! The command-line entry: parses the arguments, builds what a run needs, and hands it to the
-//! REPL, the one-shot runner or a subcommand. Every failure is a [`CliError`], which maps to the
-//! exit codes of `docs/cli.md` in [`CliError::exit`].
+//! The command-line entry: parses the arguments, builds what a run needs ([`crate::setup`]), and
+//! hands it to the REPL, the one-shot runner (both in `ui`) or a subcommand. It is the one place
+//! that turns how things ended into the exit codes of `docs/cli.md`: a frontend's
+//! [`RunOutcome`] in [`Exit::from`], every failure a [`CliError`] in [`CliError::exit`].
 
 mod args;
 mod completion_cmd;
 mod hooks_cmd;
 mod mcp_cmd;
-mod print;
-mod setup;
-pub(crate) mod signals;
+mod prompt;
 mod trust_cmd;
 
 #[cfg(test)]
@@ -19,9 +18,13 @@ use std::io::IsTerminal;
 use clap::Parser;
 
 pub use args::{Cli, Command, HooksCommand, McpCommand, OutputFormat, RunArgs};
-pub use setup::Setup;
 
-use crate::config::{ConfigError, Paths, ProjectConfig, TrustError, TrustStatus};
+use crate::agent::PromptOptions;
+use crate::config::{
+    ConfigError, Paths, ProjectConfig, SettingsOverrides, TrustError, TrustStatus,
+};
+use crate::setup::{Resume, RunOptions, Setup, SetupError};
+use crate::ui::{RunOutcome, Signal, TerminalError};
 
 /// Exit codes of `docs/cli.md`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -42,6 +45,18 @@ impl From<Exit> for std::process::ExitCode {
     }
 }
 
+impl From<RunOutcome> for Exit {
+    fn from(outcome: RunOutcome) -> Self {
+        match outcome {
+            RunOutcome::Success => Self::Success,
+            RunOutcome::Failed => Self::Failure,
+            RunOutcome::Interrupted(Signal::Interrupt) => Self::Interrupted,
+            RunOutcome::Interrupted(Signal::Terminate) => Self::Terminated,
+            RunOutcome::Interrupted(Signal::HangUp) => Self::HungUp,
+        }
+    }
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum CliError {
     /// A bad flag or argument: exit 2.
@@ -53,6 +68,12 @@ pub enum CliError {
     /// `LING_HOME/trust.json` cannot be read or written: exit 2.
     #[error(transparent)]
     Trust(#[from] TrustError),
+    /// The run could not be set up (bad rules, settings, session, model URL): exit 2.
+    #[error(transparent)]
+    Setup(#[from] SetupError),
+    /// The terminal failed the REPL or its questions: exit 1.
+    #[error(transparent)]
+    Terminal(#[from] TerminalError),
     /// The run failed (API error after retries, a tool loop aborted): exit 1.
     #[error("{0}")]
     Failed(String),
@@ -61,8 +82,8 @@ pub enum CliError {
 impl CliError {
     pub fn exit(&self) -> Exit {
         match self {
-            Self::Usage(_) | Self::Config(_) | Self::Trust(_) => Exit::Usage,
-            Self::Failed(_) => Exit::Failure,
+            Self::Usage(_) | Self::Config(_) | Self::Trust(_) | Self::Setup(_) => Exit::Usage,
+            Self::Terminal(_) | Self::Failed(_) => Exit::Failure,
         }
     }
 }
@@ -113,20 +134,27 @@ async fn dispatch(cli: Cli) -> Result<Exit, CliError> {
 
 async fn run_agent(args: RunArgs) -> Result<Exit, CliError> {
     let interactive = !args.print && std::io::stdin().is_terminal();
+    let options = run_options(&args);
     if !interactive {
-        let prompt = print::read_prompt(args.prompt.as_deref())?;
+        let prompt = prompt::read_prompt(args.prompt.as_deref())?;
         // Nobody to ask: an untrusted project runs without its config (and is told so).
-        let paths = Paths::new(setup::project_root(args.cwd.as_ref())?);
+        let paths = Paths::new(crate::setup::project_root(args.cwd.as_ref())?);
         let project = ProjectConfig::read(&paths)?;
-        let setup = Setup::prepare(&args, paths, project, false).await?;
-        return print::run(setup, &args, prompt).await;
+        let setup = Setup::prepare(&options, paths, project, false, &warn).await?;
+        let format = match args.output_format {
+            OutputFormat::Text => crate::ui::print::Format::Text,
+            OutputFormat::Json => crate::ui::print::Format::Json,
+            OutputFormat::StreamJson => crate::ui::print::Format::StreamJson,
+        };
+        let outcome = crate::ui::print::run(setup, format, args.verbose, prompt).await;
+        return Ok(outcome.into());
     }
     if args.output_format != OutputFormat::Text {
         return Err(CliError::Usage(
             "--output-format applies to -p runs; add -p \"PROMPT\"".into(),
         ));
     }
-    let paths = Paths::new(setup::project_root(args.cwd.as_ref())?);
+    let paths = Paths::new(crate::setup::project_root(args.cwd.as_ref())?);
     let mut project = ProjectConfig::read(&paths)?;
     // Asked before anything of the project runs: no hook has fired, no server has started.
     if project.status() == TrustStatus::Untrusted {
@@ -136,6 +164,54 @@ async fn run_agent(args: RunArgs) -> Result<Exit, CliError> {
             crate::ui::trust::Answer::Quit => return Ok(Exit::Success),
         }
     }
-    let setup = Setup::prepare(&args, paths, project, true).await?;
-    crate::ui::repl::run(setup, args.prompt.clone()).await
+    let setup = Setup::prepare(&options, paths, project, true, &warn).await?;
+    let outcome = crate::ui::repl::run(setup, args.prompt.clone()).await?;
+    Ok(outcome.into())
+}
+
+/// A problem of the configuration files, shown as soon as the run's setup finds it.
+fn warn(warning: &str) {
+    crate::ui::output::stderr_line(format!("warning: {warning}"));
+}
+
+/// What the flags ask of an agent run.
+fn run_options(args: &RunArgs) -> RunOptions {
+    RunOptions {
+        overrides: SettingsOverrides {
+            model: args.model.clone(),
+            base_url: args.base_url.clone(),
+            permission_mode: args.permission_mode.map(Into::into),
+            allowed_tools: args::split_rules(&args.allowed_tools),
+            disallowed_tools: args::split_rules(&args.disallowed_tools),
+            max_turns: args.max_turns,
+            no_hooks: args.no_hooks,
+            allow_sampling: args.allow_sampling,
+        },
+        mcp_config: args.mcp_config.clone(),
+        strict_mcp_config: args.strict_mcp_config,
+        prompt: PromptOptions {
+            replace: args.system_prompt.clone(),
+            append: args.append_system_prompt.clone(),
+        },
+        resume: match (&args.resume, args.continue_session) {
+            (Some(id), _) => Resume::Id(id.clone()),
+            (None, true) => Resume::Latest,
+            (None, false) => Resume::New,
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_outcome_has_its_exit_code() {
+        let code = |outcome: RunOutcome| Exit::from(outcome) as u8;
+        assert_eq!(code(RunOutcome::Success), 0);
+        assert_eq!(code(RunOutcome::Failed), 1);
+        assert_eq!(code(RunOutcome::Interrupted(Signal::Interrupt)), 130);
+        assert_eq!(code(RunOutcome::Interrupted(Signal::Terminate)), 143);
+        assert_eq!(code(RunOutcome::Interrupted(Signal::HangUp)), 129);
+    }
 }

@@ -3,10 +3,10 @@
 
 use std::path::PathBuf;
 
-use super::setup::project_root;
 use super::{CliError, Exit};
 use crate::config::trust::{FolderState, revoke, trusted_folders};
 use crate::config::{Paths, ProjectConfig, TrustStatus, ling_home};
+use crate::setup::project_root;
 use crate::ui::output::stdout;
 use crate::ui::style::Style;
 use crate::ui::term::Term;

@@ -15,7 +15,11 @@ use super::retry::{RetryPolicy, is_retryable_status, server_delay};
 use super::sse::{LineTooLong, SseDecoder};
 use super::stream::{ChunkAssembler, StreamError};
 use super::types::{Completion, Message, StreamEvent, ToolSpec};
-use crate::config::{DEFAULT_MAX_RETRY_DELAY_MS, DEFAULT_MAX_STREAM_LINE_BYTES, Settings};
+use crate::config::{
+    DEFAULT_API_KEY_ENV, DEFAULT_CONNECT_TIMEOUT_MS, DEFAULT_FIRST_BYTE_TIMEOUT_MS,
+    DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_MAX_RETRIES, DEFAULT_MAX_RETRY_DELAY_MS,
+    DEFAULT_MAX_STREAM_LINE_BYTES, Settings,
+};
 use crate::http_client::{self, ClientOptions, Target, redirect_refusal};
 use crate::redact;
 
@@ -52,11 +56,11 @@ impl LlmConfig {
             base_url: base_url.into(),
             model: model.into(),
             api_key: None,
-            api_key_env: "OPENAI_API_KEY".to_string(),
-            connect_timeout: Duration::from_secs(10),
-            first_byte_timeout: Duration::from_secs(120),
-            idle_timeout: Duration::from_secs(90),
-            max_retries: 4,
+            api_key_env: DEFAULT_API_KEY_ENV.to_string(),
+            connect_timeout: Duration::from_millis(DEFAULT_CONNECT_TIMEOUT_MS),
+            first_byte_timeout: Duration::from_millis(DEFAULT_FIRST_BYTE_TIMEOUT_MS),
+            idle_timeout: Duration::from_millis(DEFAULT_IDLE_TIMEOUT_MS),
+            max_retries: DEFAULT_MAX_RETRIES,
             retry_base_delay: DEFAULT_RETRY_BASE_DELAY,
             max_retry_delay: Duration::from_millis(DEFAULT_MAX_RETRY_DELAY_MS),
             max_line_bytes: DEFAULT_MAX_STREAM_LINE_BYTES,
@@ -635,6 +639,21 @@ fn is_json(headers: &HeaderMap) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_defaults_are_the_settings_defaults() {
+        let none = |_: &str| None;
+        let raw = crate::config::RawSettings::default();
+        let settings = Settings::resolve(&raw, &raw, &Default::default(), &none)
+            .unwrap_or_else(|e| panic!("{e}"));
+        let mut from_settings = LlmConfig::from_settings(&settings);
+        // Only the tests' retry delay comes from the environment.
+        from_settings.retry_base_delay = DEFAULT_RETRY_BASE_DELAY;
+        assert_eq!(
+            LlmConfig::new(settings.base_url.clone(), settings.model.clone()),
+            from_settings
+        );
+    }
 
     #[test]
     fn preflight_needs_a_key_only_for_api_openai_com() {

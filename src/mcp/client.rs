@@ -12,13 +12,15 @@ use serde_json::{Value, json};
 use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
+use super::elicitation::ElicitRequest;
 use super::error::McpError;
 use super::handler::{
     ClientHandler, HandlerSupport, client_capabilities, method_not_found, roots_result,
 };
-use super::jsonrpc::{ErrorObject, Message, RequestId};
+use super::jsonrpc::{ErrorObject, INVALID_PARAMS, Message, RequestId};
 use super::log::ServerLog;
 use super::peer::{Incoming, Outcome, Pending, ProgressRoutes};
+use super::sampling::SamplingRequest;
 use super::transport::http::is_transport_failure;
 use super::transport::{Connection, Transport, TransportError, TransportEvent};
 use super::types::{
@@ -598,10 +600,18 @@ impl Inner {
                 Ok(roots_result(&roots))
             }
             ("sampling/createMessage", Some((handler, support))) if support.sampling => {
-                handler.create_message(server, params).await
+                let request = SamplingRequest::parse(&params).map_err(|e| ErrorObject {
+                    code: INVALID_PARAMS,
+                    message: e.to_string(),
+                    data: None,
+                })?;
+                let result = handler.create_message(server, &request).await?;
+                Ok(result.to_value())
             }
             ("elicitation/create", Some((handler, support))) if support.elicitation => {
-                handler.elicit(server, params).await
+                let request = ElicitRequest::parse(&params);
+                let answer = handler.elicit(server, &request).await?;
+                Ok(request.result(&answer))
             }
             _ => Err(method_not_found(method)),
         }

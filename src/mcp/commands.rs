@@ -75,15 +75,6 @@ pub async fn probe(
     (statuses, tools)
 }
 
-fn status_word(state: &ServerState) -> (&'static str, Option<String>) {
-    match state {
-        ServerState::Connected => ("connected", None),
-        ServerState::Disabled => ("disabled", None),
-        ServerState::Failed(why) => ("failed", Some(why.clone())),
-        ServerState::Starting => ("failed", Some("still starting".into())),
-    }
-}
-
 /// `ling mcp list [--json]`. `untrusted`: (name, transport) of the servers of an untrusted
 /// project, shown after the others with status `untrusted`.
 pub fn render_list(
@@ -95,7 +86,7 @@ pub fn render_list(
         let mut servers: Vec<Value> = statuses
             .iter()
             .map(|s| {
-                let (status, error) = status_word(&s.state);
+                let (status, error) = s.state.report();
                 let mut entry = json!({"name": s.name, "transport": s.transport, "status": status});
                 if let Some(error) = error {
                     entry["error"] = json!(error);
@@ -115,10 +106,12 @@ pub fn render_list(
     }
     let mut out = String::new();
     for s in statuses {
-        let (status, error) = status_word(&s.state);
-        let detail = match (status, error) {
-            ("connected", _) => format!("connected, {} tool{}", s.tools, plural(s.tools)),
-            (_, Some(error)) => format!("{status}: {}", indent_rest(&error)),
+        let (status, error) = s.state.report();
+        let detail = match (&s.state, error) {
+            (ServerState::Connected, _) => {
+                format!("connected, {} tool{}", s.tools, plural(s.tools))
+            }
+            (_, Some(error)) => format!("{status}: {}", indent_rest(error)),
             _ => status.to_string(),
         };
         out.push_str(&format!("{} ({}): {detail}\n", s.name, s.transport));
@@ -193,9 +186,9 @@ pub fn render_get(
     let tools: Vec<&McpToolInfo> = tools.iter().filter(|t| t.server == config.name).collect();
     let redactor = Redactor::for_config(config);
     let (state, error) = status
-        .map(|s| status_word(&s.state))
-        .unwrap_or(("failed", Some("not started".into())));
-    let error = error.map(|e| redactor.scrub(&e));
+        .map(|s| s.state.report())
+        .unwrap_or(("failed", Some("not started")));
+    let error = error.map(|e| redactor.scrub(e));
     let info = status.and_then(|s| s.server_info.as_ref());
     if as_json {
         let mut out = json!({

@@ -4,7 +4,7 @@
 use super::jsonrpc::ErrorObject;
 use super::transport::TransportError;
 
-#[derive(Debug, Clone, thiserror::Error)]
+#[derive(Debug, thiserror::Error)]
 pub enum McpError {
     #[error("MCP server {server:?}: {method} timed out after {}s", .after.as_secs_f64())]
     Timeout {

@@ -1,14 +1,17 @@
 //! Requests a server sends to Ling. `ping` and `roots/list` are always answered; `sampling/
 //! createMessage` and `elicitation/create` only when the library user registered a
 //! [`ClientHandler`] that serves them (and only then are those capabilities declared); anything
-//! else gets `-32601`.
+//! else gets `-32601`. The handler gets each request parsed ([`SamplingRequest`],
+//! [`ElicitRequest`]); params that do not parse are answered `-32602` without it.
 
 use std::path::{Path, PathBuf};
 
 use async_trait::async_trait;
 use serde_json::{Value, json};
 
+use super::elicitation::{ElicitAnswer, ElicitRequest};
 use super::jsonrpc::{ErrorObject, METHOD_NOT_FOUND};
+use super::sampling::{SamplingRequest, SamplingResult};
 
 /// Which of the optional client features a [`ClientHandler`] serves.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -25,11 +28,20 @@ pub struct HandlerSupport {
 pub trait ClientHandler: Send + Sync {
     fn support(&self) -> HandlerSupport;
 
-    /// `sampling/createMessage`: returns `{role, content, model, stopReason}`.
-    async fn create_message(&self, server: &str, params: Value) -> Result<Value, ErrorObject>;
+    /// `sampling/createMessage` from the server named `server`: the model's answer, or the
+    /// JSON-RPC error to send (`SAMPLING_REFUSED` when the user or the policy said no).
+    async fn create_message(
+        &self,
+        server: &str,
+        request: &SamplingRequest,
+    ) -> Result<SamplingResult, ErrorObject>;
 
-    /// `elicitation/create`: returns `{action, content?}`.
-    async fn elicit(&self, server: &str, params: Value) -> Result<Value, ErrorObject>;
+    /// `elicitation/create` from the server named `server`: what the user answered.
+    async fn elicit(
+        &self,
+        server: &str,
+        request: &ElicitRequest,
+    ) -> Result<ElicitAnswer, ErrorObject>;
 }
 
 /// The `capabilities` Ling declares in `initialize`.

@@ -69,6 +69,19 @@ pub enum ServerState {
     Disabled,
 }
 
+impl ServerState {
+    /// The `status` of the json outputs and its `error`: a server still starting when the run
+    /// needed it counts as failed.
+    pub fn report(&self) -> (&'static str, Option<&str>) {
+        match self {
+            Self::Connected => ("connected", None),
+            Self::Disabled => ("disabled", None),
+            Self::Failed(why) => ("failed", Some(why)),
+            Self::Starting => ("failed", Some("still starting")),
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct ServerStatus {
     pub name: String,

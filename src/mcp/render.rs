@@ -9,8 +9,9 @@ use serde_json::Value;
 
 use super::types::CallToolResult;
 
-/// The default cap on what the model reads of one result, in characters.
-pub const DEFAULT_OUTPUT_CAP: usize = 100_000;
+/// The default cap on what the model reads of one result, in characters: settings'
+/// `toolOutputLimit` default, as for the builtin tools.
+pub const DEFAULT_OUTPUT_CAP: usize = crate::config::DEFAULT_TOOL_OUTPUT_LIMIT;
 
 /// A result as the model reads it.
 #[derive(Debug, Clone, PartialEq, Eq)]

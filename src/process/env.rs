@@ -11,7 +11,7 @@ use super::exec::Trampoline;
 use crate::config::Settings;
 
 /// The variable the model API key is read from unless settings `apiKeyEnv` names another.
-pub const DEFAULT_KEY_VAR: &str = "OPENAI_API_KEY";
+pub const DEFAULT_KEY_VAR: &str = crate::config::DEFAULT_API_KEY_ENV;
 
 /// The environment children start in: Ling's own minus the variables that hold the model API
 /// key (unless settings `shareApiKeyWithTools`), and, from the `ling` binary, the trampoline

@@ -10,10 +10,11 @@ use super::output::stdout_line;
 use super::repl::ReplUi;
 use super::style::Style;
 use super::term::Term;
-use crate::agent::elicitation::{ElicitAnswer, Form, FormField};
-use crate::agent::mcp_prompts::{expand_prompt, prompt_commands};
-use crate::agent::{McpAsker, SamplingRequest};
-use crate::cli::Setup;
+use crate::agent::McpAsker;
+use crate::mcp::elicitation::{ElicitAnswer, Form, FormField};
+use crate::mcp::prompts::{expand_prompt, prompt_commands};
+use crate::mcp::sampling::SamplingRequest;
+use crate::setup::Setup;
 use crate::term;
 
 /// Lines of each sampling message shown before the question.
@@ -70,7 +71,7 @@ fn show_text(style: Style, label: &str, text: &str) {
 
 #[async_trait]
 impl McpAsker for ReplUi {
-    async fn approve_sampling(&self, request: &SamplingRequest) -> bool {
+    async fn approve_sampling(&self, server: &str, request: &SamplingRequest) -> bool {
         let style = self.style;
         self.settle_now();
         let limit = request
@@ -80,14 +81,14 @@ impl McpAsker for ReplUi {
         stdout_line(term![
             style.yellow("?"),
             " MCP server ",
-            style.bold(&request.server),
+            style.bold(server),
             format!(" asks to use the model{limit}:")
         ]);
         if let Some(system) = &request.system_prompt {
             show_text(style, "system:", system);
         }
-        for (role, text) in &request.messages {
-            show_text(style, &format!("{role}:"), text);
+        for message in &request.messages {
+            show_text(style, &format!("{}:", message.role.as_str()), &message.text);
         }
         let answer = choose("  send it to the model? [y] yes  [n] no > ", &["yes", "no"]).await;
         answer.as_deref() == Some("yes")

@@ -92,6 +92,11 @@ impl ToolLines {
         line
     }
 
+    /// Whether the line of call `id` is still open (its outcome will end it).
+    pub fn is_open(&self, id: &str) -> bool {
+        self.open.as_deref() == Some(id)
+    }
+
     /// The text that ends a call's line, newline included.
     pub fn end(&mut self, style: Style, id: &str, content: &str, is_error: bool) -> Term {
         let outcome = tool_outcome(style, content, is_error);
@@ -136,6 +141,20 @@ mod tests {
     use super::*;
     use pretty_assertions::assert_eq;
     use serde_json::json;
+
+    #[test]
+    fn a_line_is_open_from_its_call_until_its_outcome_or_something_else() {
+        let style = Style::plain();
+        let mut lines = ToolLines::default();
+        lines.begin(style, "a", "bash", &json!({"command": "ls"}));
+        assert!(lines.is_open("a"));
+        assert!(!lines.is_open("b"));
+        lines.end(style, "a", "ok", false);
+        assert!(!lines.is_open("a"));
+        lines.begin(style, "b", "bash", &json!({"command": "ls"}));
+        lines.interrupt();
+        assert!(!lines.is_open("b"));
+    }
 
     #[test]
     fn summaries_pick_the_telling_argument() {

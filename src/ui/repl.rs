@@ -20,9 +20,10 @@ use super::render::ToolLines;
 use super::spinner::Spinner;
 use super::style::Style;
 use super::term::Term;
+use super::{RunOutcome, TerminalError};
 use crate::agent::{AgentEvent, Approval, ApprovalRequest, Approver, EventSink, RunEnd, Session};
-use crate::cli::{CliError, Exit, Setup};
 use crate::mcp::{ServerState, ServerStatus};
+use crate::setup::Setup;
 use crate::term;
 
 const COMMANDS: [(&str, &str); 8] = [
@@ -41,7 +42,11 @@ const COMMANDS: [(&str, &str); 8] = [
 
 type LineEditor = Editor<ReplHelper, DefaultHistory>;
 
-pub async fn run(mut setup: Setup, first_prompt: Option<String>) -> Result<Exit, CliError> {
+/// Runs the REPL until the user leaves (Ctrl-D, `/exit`) or a hook stops the session.
+pub async fn run(
+    mut setup: Setup,
+    first_prompt: Option<String>,
+) -> Result<RunOutcome, TerminalError> {
     let style = Style::for_stdout();
     let history_path = setup.paths.history_file();
     let mut editor = new_editor()?;
@@ -50,7 +55,7 @@ pub async fn run(mut setup: Setup, first_prompt: Option<String>) -> Result<Exit,
 
     let ui = Arc::new(ReplUi::new(style));
     let mcp = setup.mcp.clone();
-    tokio::spawn(crate::cli::signals::exit_on_termination(async move {
+    tokio::spawn(super::signals::exit_on_termination(async move {
         mcp.shutdown().await;
     }));
     setup.mcp_host.set_asker(ui.clone());
@@ -58,7 +63,7 @@ pub async fn run(mut setup: Setup, first_prompt: Option<String>) -> Result<Exit,
     if let Some(reason) = setup.agent.fire_session_start(source, ui.as_ref()).await {
         stdout_line(term![style.yellow("stopped by hook:"), " ", reason]);
         setup.agent.end_session("other", ui.as_ref()).await;
-        return Ok(Exit::Failure);
+        return Ok(RunOutcome::Failed);
     }
     let mut pending = first_prompt;
     let mut interrupted_once = false;
@@ -84,7 +89,7 @@ pub async fn run(mut setup: Setup, first_prompt: Option<String>) -> Result<Exit,
                         continue;
                     }
                     Err(ReadlineError::Eof) => break,
-                    Err(e) => return Err(CliError::Failed(format!("cannot read input: {e}"))),
+                    Err(e) => return Err(TerminalError::Input(e)),
                 }
             }
         };
@@ -116,7 +121,7 @@ pub async fn run(mut setup: Setup, first_prompt: Option<String>) -> Result<Exit,
         .end_session("prompt_input_exit", ui.as_ref())
         .await;
     setup.shutdown().await;
-    Ok(Exit::Success)
+    Ok(RunOutcome::Success)
 }
 
 /// Servers start in the background: before each prompt, say which connected or failed since.
@@ -334,9 +339,8 @@ fn print_banner(setup: &Setup, style: Style) {
     }
 }
 
-fn new_editor() -> Result<LineEditor, CliError> {
-    let mut editor = LineEditor::new()
-        .map_err(|e| CliError::Failed(format!("cannot start the line editor: {e}")))?;
+fn new_editor() -> Result<LineEditor, TerminalError> {
+    let mut editor = LineEditor::new().map_err(TerminalError::Editor)?;
     editor.set_helper(Some(ReplHelper));
     Ok(editor)
 }
@@ -345,13 +349,13 @@ fn new_editor() -> Result<LineEditor, CliError> {
 async fn read_line(
     mut editor: LineEditor,
     prompt: &'static str,
-) -> Result<(LineEditor, rustyline::Result<String>), CliError> {
+) -> Result<(LineEditor, rustyline::Result<String>), TerminalError> {
     tokio::task::spawn_blocking(move || {
         let result = editor.readline(prompt);
         (editor, result)
     })
     .await
-    .map_err(|e| CliError::Failed(format!("the line editor stopped: {e}")))
+    .map_err(TerminalError::EditorStopped)
 }
 
 /// Renders agent events in the terminal and asks the user for permissions (and, in
@@ -445,8 +449,11 @@ impl EventSink for ReplUi {
                 ..
             } => {
                 state.spinner = None;
+                // The outcome goes on the call's own line when it is still open; else the call
+                // is repeated on a line of its own.
+                let continues = state.tool_lines.is_open(&id);
                 let line = state.tool_lines.end(style, &id, &content, is_error);
-                if !line.as_str().starts_with(' ') && state.open_line {
+                if !continues && state.open_line {
                     stdout("\n");
                 }
                 stdout(line);
@@ -483,10 +490,10 @@ impl EventSink for ReplUi {
             }
             AgentEvent::McpStatus {
                 server,
-                status,
-                detail,
+                state: server_state,
             } => {
                 Self::settle(&mut state);
+                let (status, detail) = server_state.report();
                 let detail = detail.map(|d| format!(": {d}")).unwrap_or_default();
                 stdout_line(style.dim(&format!("mcp {server}: {status}{detail}")));
             }

@@ -8,10 +8,10 @@ use std::borrow::Cow;
 
 use rustyline::error::ReadlineError;
 
+use super::TerminalError;
 use super::output::{stdout, stdout_line};
 use super::style::Style;
 use super::term::Term;
-use crate::cli::CliError;
 use crate::config::Paths;
 use crate::config::trust::{
     Changes, FileChangeKind, HookTarget, Item, ProjectConfig, ProjectListing, ServerTarget,
@@ -29,7 +29,7 @@ pub enum Answer {
 }
 
 /// Shows what the untrusted project would bring and asks. Ctrl-C or Ctrl-D quits.
-pub async fn ask(project: &ProjectConfig, paths: &Paths) -> Result<Answer, CliError> {
+pub async fn ask(project: &ProjectConfig, paths: &Paths) -> Result<Answer, TerminalError> {
     let style = Style::for_stdout();
     let header = if project.changed_since_trusted() {
         format!(
@@ -56,8 +56,7 @@ pub async fn ask(project: &ProjectConfig, paths: &Paths) -> Result<Answer, CliEr
         " [t] trust this folder  [o] open without it  [q] quit › "
     ];
     tokio::task::spawn_blocking(move || {
-        let mut editor = rustyline::DefaultEditor::new()
-            .map_err(|e| CliError::Failed(format!("cannot start the line editor: {e}")))?;
+        let mut editor = rustyline::DefaultEditor::new().map_err(TerminalError::Editor)?;
         loop {
             match editor.readline(prompt.as_str()) {
                 Ok(line) => match line.trim().to_lowercase().as_str() {
@@ -67,12 +66,12 @@ pub async fn ask(project: &ProjectConfig, paths: &Paths) -> Result<Answer, CliEr
                     _ => continue,
                 },
                 Err(ReadlineError::Interrupted | ReadlineError::Eof) => return Ok(Answer::Quit),
-                Err(e) => return Err(CliError::Failed(format!("cannot read the answer: {e}"))),
+                Err(e) => return Err(TerminalError::Answer(e)),
             }
         }
     })
     .await
-    .map_err(|e| CliError::Failed(format!("the line editor stopped: {e}")))?
+    .map_err(TerminalError::EditorStopped)?
 }
 
 /// What the project would bring, then what changed since it was trusted (when it was).

@@ -8,7 +8,11 @@ use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use ling::mcp::jsonrpc::ErrorObject;
-use ling::mcp::{ClientHandler, HandlerSupport, McpError, McpManager, Progress, ServerState};
+use ling::mcp::sampling::StopReason;
+use ling::mcp::{
+    ClientHandler, ElicitAnswer, ElicitRequest, HandlerSupport, McpError, McpManager, Progress,
+    SamplingRequest, SamplingResult, ServerState,
+};
 use mcp::TestEnv;
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
@@ -419,12 +423,22 @@ impl ClientHandler for Sampler {
             ..HandlerSupport::default()
         }
     }
-    async fn create_message(&self, server: &str, params: Value) -> Result<Value, ErrorObject> {
-        Ok(
-            json!({"role":"assistant","content":{"type":"text","text":format!("{server} asked {}", params["q"])},"model":"m","stopReason":"endTurn"}),
-        )
+    async fn create_message(
+        &self,
+        server: &str,
+        request: &SamplingRequest,
+    ) -> Result<SamplingResult, ErrorObject> {
+        Ok(SamplingResult {
+            text: format!("{server} asked {}", request.messages[0].text),
+            model: "m".into(),
+            stop_reason: StopReason::EndTurn,
+        })
     }
-    async fn elicit(&self, _server: &str, _params: Value) -> Result<Value, ErrorObject> {
+    async fn elicit(
+        &self,
+        _server: &str,
+        _request: &ElicitRequest,
+    ) -> Result<ElicitAnswer, ErrorObject> {
         Err(ErrorObject {
             code: -32603,
             message: "not here".into(),
@@ -437,10 +451,18 @@ impl ClientHandler for Sampler {
 async fn server_requests_are_answered_or_refused() {
     let env = TestEnv::new();
     let plain = env.start(vec![env.server("plain", &[])]).await;
-    let ask = |manager: Arc<McpManager>, tool: &'static str, method: &'static str| async move {
-        let args = json!({"method": method, "params": {"q": "why"}});
+    let ask_with = |manager: Arc<McpManager>,
+                    tool: &'static str,
+                    method: &'static str,
+                    params: Value| async move {
+        let args = json!({"method": method, "params": params});
         let text = call(&manager, tool, args).await.unwrap().text;
         serde_json::from_str::<Value>(&text).unwrap()
+    };
+    let ask = |manager: Arc<McpManager>, tool: &'static str, method: &'static str| {
+        let why =
+            json!({"messages": [{"role": "user", "content": {"type": "text", "text": "why"}}]});
+        ask_with(manager, tool, method, why)
     };
     let roots = ask(plain.clone(), "mcp__plain__ask_client", "roots/list").await;
     let root = env.paths.project_root.display().to_string();
@@ -480,7 +502,23 @@ async fn server_requests_are_answered_or_refused() {
         "sampling/createMessage",
     )
     .await;
-    assert_eq!(answer["result"]["content"]["text"], "s asked \"why\"");
+    assert_eq!(
+        answer["result"],
+        json!({"role": "assistant", "content": {"type": "text", "text": "s asked why"},
+               "model": "m", "stopReason": "endTurn"})
+    );
+    let bad = ask_with(
+        manager.clone(),
+        "mcp__s__ask_client",
+        "sampling/createMessage",
+        json!({"q": "why"}),
+    )
+    .await;
+    assert_eq!(
+        bad["error"],
+        json!({"code": -32602, "message": "sampling/createMessage needs \"messages\""}),
+        "params that do not parse never reach the handler"
+    );
     let elicit = ask(manager.clone(), "mcp__s__ask_client", "elicitation/create").await;
     assert_eq!(
         elicit["error"]["code"],

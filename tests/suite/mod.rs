@@ -1,6 +1,7 @@
 //! The integration suites, one module per area; each drives the real `ling` binary or the
 //! library, with the helpers of `crate::support`.
 
+mod agent_inprocess;
 mod debug_log;
 mod hooks_config;
 mod hooks_e2e;
@@ -24,6 +25,7 @@ mod mcp_reference;
 mod mcp_reference_cli;
 mod mcp_shutdown;
 mod mock_model;
+mod print_lines;
 mod print_mode;
 mod repl;
 mod repl_mcp;

@@ -4,6 +4,7 @@
 
 pub mod stdio;
 
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use async_trait::async_trait;
@@ -25,14 +26,39 @@ pub enum TransportEvent {
     },
 }
 
-#[derive(Debug, Clone, thiserror::Error)]
+#[derive(Debug, thiserror::Error)]
 pub enum TransportError {
+    /// The connection is gone; says why (with a stdio server's stderr tail when there is one).
     #[error("{0}")]
     Closed(String),
-    #[error("{0}")]
-    Io(String),
+    /// A stdio server's program could not be started.
+    #[error("cannot start `{command}` in {}: {source}", .cwd.display())]
+    Spawn {
+        command: String,
+        cwd: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// The child started without the pipes Ling asked for.
+    #[error("`{0}`: pipes missing")]
+    Pipes(String),
+    /// Writing to a stdio server failed (it usually just exited).
+    #[error("cannot write to the server: {source}{}", stderr_note(.stderr_tail))]
+    Write {
+        #[source]
+        source: std::io::Error,
+        /// The last lines of the server's stderr.
+        stderr_tail: Option<String>,
+    },
     #[error("{0}")]
     Http(String),
+}
+
+/// The stderr tail as error reports append it (see [`ServerLog::with_tail`]).
+fn stderr_note(tail: &Option<String>) -> String {
+    tail.as_ref()
+        .map(|tail| format!("\nlast lines of its stderr:\n{tail}"))
+        .unwrap_or_default()
 }
 
 #[async_trait]

@@ -50,11 +50,10 @@ pub async fn spawn(
     log: Arc<ServerLog>,
     child_env: &ChildEnv,
 ) -> Result<Connection, TransportError> {
-    let cannot_start = |e: std::io::Error| {
-        TransportError::Io(format!(
-            "cannot start `{command}` in {}: {e}",
-            cwd.display()
-        ))
+    let cannot_start = |source: std::io::Error| TransportError::Spawn {
+        command: command.to_string(),
+        cwd: cwd.to_path_buf(),
+        source,
     };
     if child_env.is_tied() {
         // Through the trampoline a missing program would only show as an exit status 127.
@@ -86,7 +85,7 @@ pub async fn spawn(
     let (Some(stdin), Some(stdout), Some(stderr)) =
         (child.stdin.take(), child.stdout.take(), child.stderr.take())
     else {
-        return Err(TransportError::Io(format!("`{command}`: pipes missing")));
+        return Err(TransportError::Pipes(command.to_string()));
     };
     log.line(
         "ling",
@@ -171,12 +170,12 @@ impl Transport for StdioTransport {
                 stuck.armed = false;
                 Ok(())
             }
-            Ok(Err(e)) => {
+            Ok(Err(source)) => {
                 stuck.armed = false;
-                Err(TransportError::Closed(
-                    self.log
-                        .with_tail(&format!("cannot write to the server: {e}")),
-                ))
+                Err(TransportError::Write {
+                    source,
+                    stderr_tail: self.log.stderr_tail(),
+                })
             }
             Err(_) => Err(TransportError::Closed(self.log.with_tail(&format!(
                 "the server stopped reading its stdin (a write was stuck for {}s); killed it",
@@ -392,6 +391,29 @@ impl<R: AsyncBufRead + Unpin> LineReader<R> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test]
+    async fn a_program_that_cannot_start_keeps_its_io_error() {
+        let cwd = std::env::temp_dir();
+        let log = Arc::new(ServerLog::discard());
+        let child_env = ChildEnv::without(Vec::<String>::new());
+        let Err(error) = spawn("/nonexistent/ling-server", &[], &[], &cwd, log, &child_env).await
+        else {
+            panic!("a missing program started");
+        };
+        let source = std::error::Error::source(&error)
+            .and_then(|e| e.downcast_ref::<std::io::Error>())
+            .expect("the io::Error is the source");
+        assert_eq!(source.kind(), std::io::ErrorKind::NotFound);
+        assert_eq!(
+            error.to_string(),
+            format!(
+                "cannot start `/nonexistent/ling-server` in {}: No such file or directory (os \
+                 error 2)",
+                cwd.display()
+            )
+        );
+    }
 
     #[tokio::test]
     async fn splits_lines_and_skips_overlong_ones() {

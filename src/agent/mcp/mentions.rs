@@ -5,7 +5,7 @@
 
 use crate::mcp::{McpManager, ServerState};
 
-use super::mcp_resources::render_contents;
+use super::resources::render_contents;
 
 /// One `@server:uri` in a prompt.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -1,26 +1,76 @@
-//! Builds what every agent run needs from the flags and the configuration files (the project's
-//! own only as far as its trust allows): the project root, settings, permissions, the model client, the debug log, the session (new, or found
-//! again with `--continue` / `--resume ID`) and the agent itself.
+//! One agent run, assembled: what both frontends (the REPL and `ling -p`) drive. Built from the
+//! run's options and the configuration files (the project's own only as far as its trust allows):
+//! the project root, settings, permissions, the model client, the debug log, the session (new,
+//! or found again with `--continue` / `--resume ID`), the MCP servers and the agent itself.
+//! It sits between the frontends (`cli`, `ui`) and `agent`, and prints nothing: warnings go to
+//! the caller's `warn`, failures are a [`SetupError`].
 
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use super::{CliError, RunArgs};
-use crate::agent::{Agent, AgentOptions, HostPolicy, McpHost, PromptOptions, Resumed, Session};
-use crate::config::{Paths, ProjectConfig, Settings, SettingsOverrides, TrustStatus};
+use crate::agent::{
+    Agent, AgentOptions, HostPolicy, McpHost, PromptOptions, Resumed, Session, SessionError,
+};
+use crate::config::{ConfigError, Paths, ProjectConfig, Settings, SettingsOverrides, TrustStatus};
 use crate::hooks::HookEngine;
-use crate::llm::{LlmClient, LlmConfig};
+use crate::llm::{LlmClient, LlmConfig, LlmError};
 use crate::mcp::{ManagerOptions, McpManager};
-use crate::permissions::Permissions;
+use crate::permissions::{PermissionError, Permissions};
 use crate::process::{ChildEnv, Trampoline};
 use crate::tools::ToolRegistry;
-use crate::ui::output::stderr_line;
 
 /// Model requests a `-p` run may make when neither `--max-turns` nor settings `maxTurns` says:
 /// a model stuck calling tools ends with `error_max_turns` instead of running up a bill forever.
 /// The REPL has no default limit (the user is watching and can press Ctrl-C).
 pub const DEFAULT_PRINT_MAX_TURNS: u32 = 100;
 
+/// What the command line asks of a run, beyond the configuration files.
+#[derive(Debug, Clone, Default)]
+pub struct RunOptions {
+    /// Flags that win over the settings files.
+    pub overrides: SettingsOverrides,
+    /// `--mcp-config` files, and `--strict-mcp-config` (only those).
+    pub mcp_config: Vec<PathBuf>,
+    pub strict_mcp_config: bool,
+    pub prompt: PromptOptions,
+    pub resume: Resume,
+}
+
+/// Which recorded session the run continues.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Resume {
+    /// A new session.
+    #[default]
+    New,
+    /// `--continue`: the latest session of this project.
+    Latest,
+    /// `--resume ID`.
+    Id(String),
+}
+
+/// Why a run could not be set up. Each is a usage or configuration problem (exit 2 in `cli`).
+#[derive(Debug, thiserror::Error)]
+pub enum SetupError {
+    #[error("cannot read the current directory: {0}")]
+    CurrentDir(#[source] std::io::Error),
+    #[error("project root {} is not usable: {source}; pass an existing directory to -C", .path.display())]
+    ProjectRoot {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    #[error(transparent)]
+    Permissions(#[from] PermissionError),
+    #[error(transparent)]
+    Llm(#[from] LlmError),
+    #[error(transparent)]
+    Session(#[from] SessionError),
+}
+
+/// A run ready to be driven: [`Setup::prepare`] builds it, a frontend runs the agent in it, and
+/// [`Setup::shutdown`] ends what it started.
 pub struct Setup {
     pub paths: Paths,
     pub settings: Settings,
@@ -49,49 +99,36 @@ impl Setup {
 }
 
 /// The project root: `-C DIR` or the current directory, made absolute and canonical.
-pub fn project_root(cwd: Option<&PathBuf>) -> Result<PathBuf, CliError> {
+pub fn project_root(cwd: Option<&PathBuf>) -> Result<PathBuf, SetupError> {
     let dir = match cwd {
         Some(dir) => dir.clone(),
-        None => std::env::current_dir()
-            .map_err(|e| CliError::Usage(format!("cannot read the current directory: {e}")))?,
+        None => std::env::current_dir().map_err(SetupError::CurrentDir)?,
     };
-    std::fs::canonicalize(&dir).map_err(|e| {
-        CliError::Usage(format!(
-            "project root {} is not usable: {e}; pass an existing directory to -C",
-            dir.display()
-        ))
-    })
+    std::fs::canonicalize(&dir).map_err(|source| SetupError::ProjectRoot { path: dir, source })
 }
 
 impl Setup {
     /// `interactive`: the REPL, where the user can be asked (MCP sampling is then declared).
     /// `project`: the project's config and its trust, decided (and, in the REPL, asked) before.
+    /// `warn` gets each problem of the configuration files as it is found (the frontend shows
+    /// them at once, before anything else can fail); later ones are in [`Setup::warnings`].
     pub async fn prepare(
-        args: &RunArgs,
+        options: &RunOptions,
         paths: Paths,
         project: ProjectConfig,
         interactive: bool,
-    ) -> Result<Self, CliError> {
+        warn: &dyn Fn(&str),
+    ) -> Result<Self, SetupError> {
         let mut warnings = Vec::new();
         if let Err(e) = crate::log::init(&paths.logs_dir()) {
             warnings.push(e.to_string());
         }
-        let overrides = SettingsOverrides {
-            model: args.model.clone(),
-            base_url: args.base_url.clone(),
-            permission_mode: args.permission_mode.map(Into::into),
-            allowed_tools: super::args::split_rules(&args.allowed_tools),
-            disallowed_tools: super::args::split_rules(&args.disallowed_tools),
-            max_turns: args.max_turns,
-            no_hooks: args.no_hooks,
-            allow_sampling: args.allow_sampling,
-        };
-        let settings = Settings::load(&paths, &project, &overrides)?;
+        let settings = Settings::load(&paths, &project, &options.overrides)?;
         let (servers, mcp_warnings) = crate::config::mcp::load_servers(
             &paths,
             &project,
-            &args.mcp_config,
-            args.strict_mcp_config,
+            &options.mcp_config,
+            options.strict_mcp_config,
         )?;
         let child_env = children(&settings);
         let (hooks, hook_warnings) = HookEngine::load(&paths, &project, settings.hook_layers())?;
@@ -99,28 +136,22 @@ impl Setup {
         let trust_notice = project.skipped_notice(&paths);
         let all_warnings = settings.warnings.iter().chain(&hook_warnings);
         for warning in all_warnings.chain(&mcp_warnings) {
-            stderr_line(format!("warning: {warning}"));
+            warn(warning);
         }
         let permissions = Permissions::new(
             settings.permission_mode,
             &settings.allow_rules,
             &settings.deny_rules,
             &paths,
-        )
-        .map_err(|e| CliError::Usage(e.to_string()))?;
-        let llm = LlmClient::new(LlmConfig::from_settings(&settings))
-            .map_err(|e| CliError::Usage(e.to_string()))?;
-        llm.preflight()
-            .map_err(|e| CliError::Usage(e.to_string()))?;
-        let resumed = resume(args, &paths)?;
+        )?;
+        let llm = LlmClient::new(LlmConfig::from_settings(&settings))?;
+        llm.preflight()?;
+        let resumed = resume(&options.resume, &paths)?;
         let options = AgentOptions {
             root: paths.project_root.clone(),
             max_turns: turn_limit(settings.max_turns, interactive),
             tool_output_limit: settings.tool_output_limit,
-            prompt: PromptOptions {
-                replace: args.system_prompt.clone(),
-                append: args.append_system_prompt.clone(),
-            },
+            prompt: options.prompt.clone(),
             child_env: child_env.clone(),
         };
         let (session, history) = match resumed {
@@ -185,7 +216,7 @@ impl Setup {
 
 /// What the children of this run start with: the settings' environment, and tied to this
 /// process through the `ling` binary's own trampoline (`run` is only ever the binary's entry).
-pub(super) fn children(settings: &Settings) -> ChildEnv {
+pub fn children(settings: &Settings) -> ChildEnv {
     ChildEnv::from_settings(settings).with_trampoline(Trampoline::current())
 }
 
@@ -196,14 +227,14 @@ fn turn_limit(configured: Option<u32>, interactive: bool) -> Option<u32> {
 }
 
 /// The session `--continue` or `--resume ID` asks for; `None` for a new one.
-fn resume(args: &RunArgs, paths: &Paths) -> Result<Option<Resumed>, CliError> {
+fn resume(resume: &Resume, paths: &Paths) -> Result<Option<Resumed>, SessionError> {
     let dir = paths.sessions_dir();
-    let found = match (&args.resume, args.continue_session) {
-        (Some(id), _) => Session::open(&dir, id.trim()),
-        (None, true) => Session::open_latest(&dir, &paths.project_root),
-        (None, false) => return Ok(None),
+    let found = match resume {
+        Resume::Id(id) => Session::open(&dir, id.trim()),
+        Resume::Latest => Session::open_latest(&dir, &paths.project_root),
+        Resume::New => return Ok(None),
     };
-    found.map(Some).map_err(|e| CliError::Usage(e.to_string()))
+    found.map(Some)
 }
 
 #[cfg(test)]

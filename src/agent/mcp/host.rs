@@ -7,94 +7,37 @@
 use std::sync::{Arc, Mutex, RwLock};
 
 use async_trait::async_trait;
-use serde_json::{Value, json};
 
-use super::elicitation::{ElicitAnswer, Form, accept_defaults};
 use crate::config::ElicitationPolicy;
 use crate::llm::{FinishReason, LlmClient, Message};
+use crate::mcp::elicitation::{ElicitAnswer, ElicitRequest, Form};
 use crate::mcp::jsonrpc::{ErrorObject, INTERNAL_ERROR, INVALID_PARAMS};
+use crate::mcp::sampling::{Role, SAMPLING_REFUSED, SamplingRequest, SamplingResult, StopReason};
 use crate::mcp::{ClientHandler, HandlerSupport};
 
-/// The JSON-RPC code MCP uses for a sampling request the user (or the policy) rejected.
-pub const SAMPLING_REFUSED: i64 = -1;
-
-/// One sampling request, as shown to the user and sent to the model.
-#[derive(Debug, Clone, PartialEq)]
-pub struct SamplingRequest {
-    pub server: String,
-    pub system_prompt: Option<String>,
-    /// `(role, text)`, `role` being `user` or `assistant`.
-    pub messages: Vec<(String, String)>,
-    pub max_tokens: Option<u32>,
-}
-
-impl SamplingRequest {
-    pub fn parse(server: &str, params: &Value) -> Result<Self, String> {
-        let list = params["messages"]
-            .as_array()
-            .ok_or("sampling/createMessage needs \"messages\"")?;
-        let mut messages = Vec::with_capacity(list.len());
-        for message in list {
-            let role = match message["role"].as_str() {
-                Some(role @ ("user" | "assistant")) => role.to_string(),
-                other => return Err(format!("message role {other:?} is not user or assistant")),
-            };
-            let blocks = match &message["content"] {
-                Value::Array(blocks) => blocks.clone(),
-                block => vec![block.clone()],
-            };
-            let text: Vec<String> = blocks.iter().map(block_text).collect();
-            messages.push((role, text.join("\n")));
-        }
-        Ok(Self {
-            server: server.to_string(),
-            system_prompt: params["systemPrompt"]
-                .as_str()
-                .filter(|s| !s.is_empty())
-                .map(str::to_string),
-            messages,
-            max_tokens: params["maxTokens"]
-                .as_u64()
-                .map(|n| u32::try_from(n).unwrap_or(u32::MAX)),
-        })
+/// The conversation of a sampling request, as sent to the model.
+pub fn chat_messages(request: &SamplingRequest) -> Vec<Message> {
+    let mut messages = Vec::with_capacity(request.messages.len() + 1);
+    if let Some(system) = &request.system_prompt {
+        messages.push(Message::system(system.clone()));
     }
-
-    /// The conversation sent to the model.
-    pub fn chat_messages(&self) -> Vec<Message> {
-        let mut messages = Vec::with_capacity(self.messages.len() + 1);
-        if let Some(system) = &self.system_prompt {
-            messages.push(Message::system(system.clone()));
-        }
-        for (role, text) in &self.messages {
-            messages.push(match role.as_str() {
-                "assistant" => Message::Assistant {
-                    content: Some(text.clone()),
-                    tool_calls: Vec::new(),
-                },
-                _ => Message::user(text.clone()),
-            });
-        }
-        messages
+    for message in &request.messages {
+        messages.push(match message.role {
+            Role::Assistant => Message::Assistant {
+                content: Some(message.text.clone()),
+                tool_calls: Vec::new(),
+            },
+            Role::User => Message::user(message.text.clone()),
+        });
     }
-}
-
-/// A content block's text; media the model API here cannot take become a placeholder.
-fn block_text(block: &Value) -> String {
-    match block["type"].as_str() {
-        Some("text") => block["text"].as_str().unwrap_or_default().to_string(),
-        Some(kind) => format!(
-            "[{kind} {} omitted]",
-            block["mimeType"].as_str().unwrap_or("content")
-        ),
-        None => String::new(),
-    }
+    messages
 }
 
 /// Whoever can answer a server's questions: the REPL user.
 #[async_trait]
 pub trait McpAsker: Send + Sync {
-    /// Shows the request (server, system prompt, messages); true lets it go to the model.
-    async fn approve_sampling(&self, request: &SamplingRequest) -> bool;
+    /// Shows the request of `server` (system prompt, messages); true lets it go to the model.
+    async fn approve_sampling(&self, server: &str, request: &SamplingRequest) -> bool;
     /// Asks for the form's fields, or lets the user decline or cancel.
     async fn fill_form(&self, server: &str, form: &Form) -> ElicitAnswer;
     /// Shows a URL the server wants the user to visit (never opened by Ling); `Accept` means
@@ -176,9 +119,11 @@ impl ClientHandler for McpHost {
         }
     }
 
-    async fn create_message(&self, server: &str, params: Value) -> Result<Value, ErrorObject> {
-        let request =
-            SamplingRequest::parse(server, &params).map_err(|m| error(INVALID_PARAMS, m))?;
+    async fn create_message(
+        &self,
+        server: &str,
+        request: &SamplingRequest,
+    ) -> Result<SamplingResult, ErrorObject> {
         if !self.policy.allow_sampling {
             let Some(asker) = self.asker() else {
                 return Err(error(
@@ -188,7 +133,7 @@ impl ClientHandler for McpHost {
                         .into(),
                 ));
             };
-            if !asker.approve_sampling(&request).await {
+            if !asker.approve_sampling(server, request).await {
                 return Err(error(
                     SAMPLING_REFUSED,
                     "the user rejected the sampling request".into(),
@@ -198,82 +143,79 @@ impl ClientHandler for McpHost {
         let llm = self.llm();
         let completion = llm
             .stream_chat_with(
-                &request.chat_messages(),
+                &chat_messages(request),
                 &[],
                 request.max_tokens,
                 &mut |_| {},
             )
             .await
             .map_err(|e| error(INTERNAL_ERROR, format!("the model request failed: {e}")))?;
-        let stop_reason = match completion.finish_reason {
-            FinishReason::Length => "maxTokens",
-            _ => "endTurn",
-        };
-        Ok(json!({
-            "role": "assistant",
-            "content": {"type": "text", "text": completion.content},
-            "model": llm.config().model,
-            "stopReason": stop_reason,
-        }))
+        Ok(SamplingResult {
+            text: completion.content,
+            model: llm.config().model.clone(),
+            stop_reason: match completion.finish_reason {
+                FinishReason::Length => StopReason::MaxTokens,
+                _ => StopReason::EndTurn,
+            },
+        })
     }
 
-    async fn elicit(&self, server: &str, params: Value) -> Result<Value, ErrorObject> {
+    async fn elicit(
+        &self,
+        server: &str,
+        request: &ElicitRequest,
+    ) -> Result<ElicitAnswer, ErrorObject> {
         let asker = self.asker();
-        if params["mode"].as_str() == Some("url") {
-            let url = params["url"].as_str().unwrap_or_default();
-            let message = params["message"].as_str().unwrap_or_default();
-            let answer = match asker {
-                Some(asker) if !url.is_empty() => asker.show_url(server, message, url).await,
-                _ => ElicitAnswer::Decline,
-            };
-            return Ok(match answer {
-                ElicitAnswer::Accept(_) => json!({"action": "accept"}),
-                other => other.to_result(),
-            });
-        }
-        let answer = match asker {
-            Some(asker) => {
-                let form = Form::parse(&params).map_err(|m| error(INVALID_PARAMS, m))?;
-                asker.fill_form(server, &form).await
+        match (request, asker) {
+            (ElicitRequest::Url { message, url }, Some(asker)) if !url.is_empty() => {
+                Ok(asker.show_url(server, message, url).await)
             }
-            None => match self.policy.elicitation {
-                ElicitationPolicy::AcceptDefaults => accept_defaults(&params),
-                ElicitationPolicy::Decline => ElicitAnswer::Decline,
+            (ElicitRequest::Url { .. }, _) => Ok(ElicitAnswer::Decline),
+            (ElicitRequest::Form(form), Some(asker)) => match form {
+                Ok(form) => Ok(asker.fill_form(server, form).await),
+                Err(why) => Err(error(INVALID_PARAMS, why.to_string())),
             },
-        };
-        Ok(answer.to_result())
+            (ElicitRequest::Form(_), None) => Ok(match self.policy.elicitation {
+                ElicitationPolicy::AcceptDefaults => request.accept_defaults(),
+                ElicitationPolicy::Decline => ElicitAnswer::Decline,
+            }),
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::mcp::sampling::SamplingMessage;
     use pretty_assertions::assert_eq;
+    use serde_json::{Value, json};
+
+    fn elicit(params: Value) -> ElicitRequest {
+        ElicitRequest::parse(&params)
+    }
 
     #[test]
-    fn parses_a_sampling_request_into_chat_messages() {
-        let params = json!({
-            "messages": [
-                {"role": "user", "content": {"type": "text", "text": "hi"}},
-                {"role": "assistant", "content": [{"type": "text", "text": "hello"},
-                                                   {"type": "image", "mimeType": "image/png"}]}
-            ],
-            "systemPrompt": "be brief", "maxTokens": 100
-        });
-        let request = SamplingRequest::parse("srv", &params).unwrap();
-        assert_eq!(request.max_tokens, Some(100));
+    fn a_sampling_request_becomes_the_chat_messages_sent() {
+        let message = |role, text: &str| SamplingMessage {
+            role,
+            text: text.into(),
+        };
+        let request = SamplingRequest {
+            system_prompt: Some("be brief".into()),
+            messages: vec![message(Role::User, "hi"), message(Role::Assistant, "hello")],
+            max_tokens: None,
+        };
         assert_eq!(
-            request.chat_messages(),
+            chat_messages(&request),
             vec![
                 Message::system("be brief"),
                 Message::user("hi"),
                 Message::Assistant {
-                    content: Some("hello\n[image image/png omitted]".into()),
+                    content: Some("hello".into()),
                     tool_calls: Vec::new()
                 },
             ]
         );
-        assert!(SamplingRequest::parse("srv", &json!({"messages": [{"role": "x"}]})).is_err());
     }
 
     fn host(policy: HostPolicy) -> Arc<McpHost> {
@@ -293,17 +235,15 @@ mod tests {
             "sampling declared with nobody to serve it"
         );
         assert!(strict.support().elicitation);
-        let refused = strict
-            .create_message("s", json!({"messages": []}))
-            .await
-            .unwrap_err();
+        let empty = SamplingRequest::parse(&json!({"messages": []})).unwrap();
+        let refused = strict.create_message("s", &empty).await.unwrap_err();
         assert_eq!(refused.code, SAMPLING_REFUSED);
         assert!(refused.message.contains("--allow-sampling"), "{refused:?}");
         let form = json!({"message": "m", "requestedSchema": {"type": "object",
             "properties": {"n": {"type": "string", "default": "x"}}}});
         assert_eq!(
-            strict.elicit("s", form.clone()).await.unwrap(),
-            json!({"action": "decline"})
+            strict.elicit("s", &elicit(form.clone())).await.unwrap(),
+            ElicitAnswer::Decline
         );
         let lenient = host(HostPolicy {
             allow_sampling: false,
@@ -319,14 +259,18 @@ mod tests {
             assert!(served.support().sampling);
         }
         assert_eq!(
-            lenient.elicit("s", form).await.unwrap(),
+            lenient
+                .elicit("s", &elicit(form))
+                .await
+                .unwrap()
+                .to_result(),
             json!({"action": "accept", "content": {"n": "x"}})
         );
         let url = json!({"mode": "url", "url": "https://example.com", "message": "m",
                          "elicitationId": "e"});
         assert_eq!(
-            lenient.elicit("s", url).await.unwrap(),
-            json!({"action": "decline"})
+            lenient.elicit("s", &elicit(url)).await.unwrap(),
+            ElicitAnswer::Decline
         );
     }
 }

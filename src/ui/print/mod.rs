@@ -3,17 +3,33 @@
 //! is an [`EventSink`] over the agent's one event stream. The answer on stdout is written exactly
 //! to a pipe or file and neutralised to a terminal ([`stdout_data`]); stderr is always
 //! neutralised; JSON is escaped by serde_json (and C1/bidi characters too, to a terminal).
+//! [`run`] is the `-p` frontend that drives the agent into one of them.
+
+mod lines;
+mod run;
 
 use std::sync::Mutex;
 
-use serde_json::{Value, json};
+use serde::Serialize;
 
 use super::output::{stderr, stderr_line, stdout_data, stdout_json};
 use super::render::{ToolLines, styled_display};
 use super::style::Style;
 use super::term::Term;
 use crate::agent::{AgentEvent, EventSink, HookNotice};
+use crate::mcp::ServerState;
 use crate::term;
+use lines::{Line, System};
+
+pub use run::run;
+
+/// `--output-format` of a `-p` run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Text,
+    Json,
+    StreamJson,
+}
 
 /// Lines for stderr shared by the outputs: what the user should know about but that must never
 /// reach stdout. Tool calls are handled by [`StderrLog`], which keeps each on one line.
@@ -35,14 +51,14 @@ fn side_channel(event: &AgentEvent, style: Style, verbose: bool) -> Option<Term>
             "retrying model request (attempt {attempt}) in {delay_ms} ms: {reason}"
         ))),
         AgentEvent::Warning(text) => Some(term![style.yellow("warning:"), " ", text]),
-        AgentEvent::McpStatus {
-            server,
-            status,
-            detail,
-        } if verbose || status == "failed" => Some(Term::from(match detail {
-            Some(detail) => format!("mcp {server}: {status}: {detail}"),
-            None => format!("mcp {server}: {status}"),
-        })),
+        AgentEvent::McpStatus { server, state }
+            if verbose || matches!(state, ServerState::Failed(_)) =>
+        {
+            Some(Term::from(match state.report() {
+                (status, Some(detail)) => format!("mcp {server}: {status}: {detail}"),
+                (status, None) => format!("mcp {server}: {status}"),
+            }))
+        }
         AgentEvent::ToolProgress { message, .. } if verbose => Some(style.dim(message)),
         AgentEvent::ReasoningDelta(text) if verbose => Some(style.dim(text)),
         _ => None,
@@ -107,9 +123,11 @@ pub fn hook_line(style: Style, notice: &HookNotice) -> Term {
         Some(tool) => format!("{} hook ({tool})", notice.event),
         None => format!("{} hook", notice.event),
     };
-    let verdict = match notice.decision.as_str() {
-        "block" | "deny" | "error" | "timeout" => style.red(&notice.decision),
-        _ => style.yellow(&notice.decision),
+    let word = notice.decision.as_str();
+    let verdict = if notice.decision.is_alarm() {
+        style.red(word)
+    } else {
+        style.yellow(word)
     };
     term![subject, ": ", verdict, ": ", &notice.message]
 }
@@ -197,49 +215,43 @@ impl StreamJsonOutput {
 }
 
 /// Writes one JSON object as a line on stdout.
-pub fn json_line(value: &Value) {
-    let mut line = value.to_string();
+fn json_line(value: &impl Serialize) {
+    // Cannot fail: the lines hold strings, numbers and JSON values only.
+    let Ok(mut line) = serde_json::to_string(value) else {
+        return;
+    };
     line.push('\n');
     stdout_json(&line);
 }
 
 impl EventSink for StreamJsonOutput {
     fn emit(&self, event: AgentEvent) {
-        let value = match &event {
-            AgentEvent::AssistantMessage { text } if !text.is_empty() => {
-                json!({"type": "assistant", "text": text})
-            }
-            AgentEvent::ToolCallBegin { id, name, input } => {
-                json!({"type": "tool_use", "id": id, "name": name, "input": input})
-            }
+        let line = match &event {
+            AgentEvent::AssistantMessage { text } if !text.is_empty() => Line::Assistant { text },
+            AgentEvent::ToolCallBegin { id, name, input } => Line::ToolUse { id, name, input },
             AgentEvent::ToolCallEnd {
                 id,
                 content,
                 is_error,
                 ..
-            } => json!({
-                "type": "tool_result", "tool_use_id": id, "content": content, "is_error": is_error
-            }),
-            AgentEvent::Hook(notice) => {
-                let mut value = json!({
-                    "type": "hook", "event": notice.event, "decision": notice.decision,
-                    "message": notice.message,
-                });
-                if let Some(tool) = &notice.tool {
-                    value["tool"] = json!(tool);
-                }
-                value
-            }
-            AgentEvent::McpStatus {
-                server,
-                status,
-                detail,
-            } => {
-                let mut value = json!({"type": "system", "subtype": "mcp_status", "name": server, "status": status});
-                if let Some(detail) = detail {
-                    value["error"] = json!(detail);
-                }
-                value
+            } => Line::ToolResult {
+                tool_use_id: id,
+                content,
+                is_error: *is_error,
+            },
+            AgentEvent::Hook(notice) => Line::Hook {
+                event: &notice.event,
+                decision: notice.decision,
+                message: &notice.message,
+                tool: notice.tool.as_deref(),
+            },
+            AgentEvent::McpStatus { server, state } => {
+                let (status, error) = state.report();
+                Line::System(System::McpStatus {
+                    name: server,
+                    status,
+                    error,
+                })
             }
             _ => {
                 if let Some(line) = side_channel(&event, Style::for_stderr(), self.verbose) {
@@ -248,6 +260,6 @@ impl EventSink for StreamJsonOutput {
                 return;
             }
         };
-        json_line(&value);
+        json_line(&line);
     }
 }

@@ -1,37 +1,37 @@
 //! The signals that end a run: Ctrl-C (SIGINT), SIGTERM and SIGHUP. The first one cancels the
-//! run, which then winds down through the normal path (hooks, transcript, MCP shutdown); a second
-//! one while it does exits at once.
+//! run, which then winds down through the normal path (hooks, transcript, MCP shutdown) and
+//! reports the [`Signal`] in its outcome; a second one while it does exits at once.
 
 use std::sync::atomic::{AtomicU8, Ordering};
 
 use tokio::signal::unix::{SignalKind, signal};
 use tokio_util::sync::CancellationToken;
 
-use super::Exit;
-use crate::ui::output::stderr_line;
+use super::Signal;
+use super::output::stderr_line;
 
-/// The exit code of the first signal received, 0 while none was.
+/// The first signal received ([`Signal::code`]), 0 while none was.
 static RECEIVED: AtomicU8 = AtomicU8::new(0);
 
-/// The exit code for the signal that interrupted the run: 130 for SIGINT (also when none was
-/// recorded), 143 for SIGTERM, 129 for SIGHUP.
-pub fn interrupted_exit() -> Exit {
+/// The signal that interrupted the run: SIGINT also when none was recorded (a Ctrl-C the
+/// terminal delivered to the REPL's own handling).
+pub fn received() -> Signal {
     match RECEIVED.load(Ordering::Relaxed) {
-        143 => Exit::Terminated,
-        129 => Exit::HungUp,
-        _ => Exit::Interrupted,
+        2 => Signal::Terminate,
+        3 => Signal::HangUp,
+        _ => Signal::Interrupt,
     }
 }
 
-/// Waits for the next of the three signals and returns its exit code; `None` if the signal
-/// handlers could not be installed.
-async fn next() -> Option<Exit> {
+/// Waits for the next of the three signals; `None` if the signal handlers could not be
+/// installed.
+async fn next() -> Option<Signal> {
     let mut term = signal(SignalKind::terminate()).ok()?;
     let mut hup = signal(SignalKind::hangup()).ok()?;
     tokio::select! {
-        result = tokio::signal::ctrl_c() => result.ok().map(|()| Exit::Interrupted),
-        _ = term.recv() => Some(Exit::Terminated),
-        _ = hup.recv() => Some(Exit::HungUp),
+        result = tokio::signal::ctrl_c() => result.ok().map(|()| Signal::Interrupt),
+        _ = term.recv() => Some(Signal::Terminate),
+        _ = hup.recv() => Some(Signal::HangUp),
     }
 }
 
@@ -51,9 +51,9 @@ where
         let (Ok(mut term), Ok(mut hup)) = handlers else {
             return;
         };
-        let code = tokio::select! {
-            _ = term.recv() => Exit::Terminated,
-            _ = hup.recv() => Exit::HungUp,
+        let signal = tokio::select! {
+            _ = term.recv() => Signal::Terminate,
+            _ = hup.recv() => Signal::HangUp,
         };
         if let Some(saved) = saved {
             // rustyline may be in raw mode at the prompt; leave the terminal usable.
@@ -64,7 +64,7 @@ where
             );
         }
         cleanup.await;
-        std::process::exit(code as i32);
+        std::process::exit(signal.status());
     }
 }
 
@@ -73,10 +73,10 @@ pub async fn watch(cancel: CancellationToken) {
     let Some(first) = next().await else {
         return;
     };
-    RECEIVED.store(first as u8, Ordering::Relaxed);
+    RECEIVED.store(first.code(), Ordering::Relaxed);
     cancel.cancel();
     if let Some(second) = next().await {
         stderr_line("error: interrupted twice; exiting now");
-        std::process::exit(second as i32);
+        std::process::exit(second.status());
     }
 }

@@ -1,9 +1,55 @@
-//! The form of an MCP `elicitation/create` request (form mode): its fields parsed from the
-//! `requestedSchema` (string, number, integer, boolean, single and multiple choice, with titles,
-//! descriptions, defaults and bounds), a user's typed answer checked against its field, the
-//! "accept with every default" answer of non-interactive runs, and the result sent back.
+//! An MCP `elicitation/create` request, parsed before any [`super::ClientHandler`] sees it: a
+//! URL to visit, or a form whose fields come from the `requestedSchema` (string, number,
+//! integer, boolean, single and multiple choice, with titles, descriptions, defaults and bounds);
+//! a user's typed answer checked against its field; the "accept with every default" answer of
+//! non-interactive runs; and the result sent back.
 
 use serde_json::{Map, Value, json};
+
+/// What a server asks the user.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ElicitRequest {
+    /// Form mode. `Err` when the schema asks for something a form cannot (a field of type
+    /// `object`, ...): the handler declines it, or answers with the error when someone was to
+    /// fill it in.
+    Form(Result<Form, FormError>),
+    /// URL mode: a page the user should visit (Ling never opens it).
+    Url { message: String, url: String },
+}
+
+impl ElicitRequest {
+    pub fn parse(params: &Value) -> Self {
+        if params["mode"].as_str() == Some("url") {
+            let text = |key: &str| params[key].as_str().unwrap_or_default().to_string();
+            return Self::Url {
+                message: text("message"),
+                url: text("url"),
+            };
+        }
+        Self::Form(Form::parse(params))
+    }
+
+    /// The answer of a non-interactive run with `elicitation: accept-defaults`: accept with
+    /// every default filled when the form parses and all its required fields have defaults,
+    /// else decline (a URL too: nobody is there to visit it).
+    pub fn accept_defaults(&self) -> ElicitAnswer {
+        match self {
+            Self::Form(Ok(form)) => form
+                .defaults()
+                .map_or(ElicitAnswer::Decline, ElicitAnswer::Accept),
+            Self::Form(Err(_)) | Self::Url { .. } => ElicitAnswer::Decline,
+        }
+    }
+
+    /// The `elicitation/create` result of `answer` to this request: an accepted URL has no
+    /// content.
+    pub fn result(&self, answer: &ElicitAnswer) -> Value {
+        match (self, answer) {
+            (Self::Url { .. }, ElicitAnswer::Accept(_)) => json!({"action": "accept"}),
+            _ => answer.to_result(),
+        }
+    }
+}
 
 /// What the user answered.
 #[derive(Debug, Clone, PartialEq)]
@@ -14,7 +60,7 @@ pub enum ElicitAnswer {
 }
 
 impl ElicitAnswer {
-    /// The `elicitation/create` result.
+    /// The `elicitation/create` result of a form.
     pub fn to_result(&self) -> Value {
         match self {
             Self::Accept(content) => json!({"action": "accept", "content": content}),
@@ -22,6 +68,44 @@ impl ElicitAnswer {
             Self::Cancel => json!({"action": "cancel"}),
         }
     }
+}
+
+/// Why a form's schema cannot be asked.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FormError {
+    #[error("requestedSchema.properties is not an object")]
+    Properties,
+    #[error("field {0:?}: an array field needs enum items")]
+    ArrayWithoutChoices(String),
+    #[error(
+        "field {name:?} has type {kind:?}; forms take string, number, integer, boolean or array \
+         of choices"
+    )]
+    Type { name: String, kind: Option<String> },
+}
+
+/// Why a typed answer does not fit its field; the message completes "expected ...".
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum InputError {
+    #[error("at least {0} characters")]
+    TooShort(u64),
+    #[error("at most {0} characters")]
+    TooLong(u64),
+    #[error("not a valid {0}")]
+    Format(String),
+    #[error("a whole number")]
+    NotAnInteger,
+    #[error("a number")]
+    NotANumber,
+    /// Outside the field's bounds; carries the field's hint (`integer 1..100`).
+    #[error("out of range: {0}")]
+    OutOfRange(String),
+    #[error("yes or no")]
+    NotYesOrNo,
+    #[error("{input:?} is not one of {choices}")]
+    NotAChoice { input: String, choices: String },
+    #[error("choose between {min} and {max} of them")]
+    Count { min: u64, max: String },
 }
 
 /// A form-mode request.
@@ -71,12 +155,12 @@ pub enum FieldKind {
 
 impl Form {
     /// Parses `params` of a form-mode request; an error names what is wrong with the schema.
-    pub fn parse(params: &Value) -> Result<Self, String> {
+    pub fn parse(params: &Value) -> Result<Self, FormError> {
         let schema = &params["requestedSchema"];
         let properties = match schema.get("properties") {
             None | Some(Value::Null) => Map::new(),
             Some(Value::Object(p)) => p.clone(),
-            Some(_) => return Err("requestedSchema.properties is not an object".into()),
+            Some(_) => return Err(FormError::Properties),
         };
         let required: Vec<&str> = schema["required"]
             .as_array()
@@ -94,7 +178,7 @@ impl Form {
                     default: property.get("default").cloned(),
                 })
             })
-            .collect::<Result<Vec<_>, String>>()?;
+            .collect::<Result<Vec<_>, FormError>>()?;
         Ok(Self {
             message: params["message"].as_str().unwrap_or_default().to_string(),
             fields,
@@ -117,15 +201,6 @@ impl Form {
     }
 }
 
-/// The answer of a non-interactive run with `elicitation: accept-defaults`: accept with every
-/// default filled when the form parses and all its required fields have defaults, else decline.
-pub fn accept_defaults(params: &Value) -> ElicitAnswer {
-    match Form::parse(params).ok().and_then(|form| form.defaults()) {
-        Some(content) => ElicitAnswer::Accept(content),
-        None => ElicitAnswer::Decline,
-    }
-}
-
 fn text(value: &Value, key: &str) -> Option<String> {
     value[key]
         .as_str()
@@ -133,7 +208,7 @@ fn text(value: &Value, key: &str) -> Option<String> {
         .map(str::to_string)
 }
 
-fn field_kind(name: &str, property: &Value) -> Result<FieldKind, String> {
+fn field_kind(name: &str, property: &Value) -> Result<FieldKind, FormError> {
     let number = |key: &str| property[key].as_f64();
     let count = |key: &str| property[key].as_u64();
     match property["type"].as_str() {
@@ -157,12 +232,12 @@ fn field_kind(name: &str, property: &Value) -> Result<FieldKind, String> {
                 min_items: count("minItems"),
                 max_items: count("maxItems"),
             }),
-            None => Err(format!("field {name:?}: an array field needs enum items")),
+            None => Err(FormError::ArrayWithoutChoices(name.to_string())),
         },
-        other => Err(format!(
-            "field {name:?} has type {other:?}; forms take string, number, integer, boolean or \
-             array of choices"
-        )),
+        other => Err(FormError::Type {
+            name: name.to_string(),
+            kind: other.map(str::to_string),
+        }),
     }
 }
 
@@ -269,7 +344,7 @@ impl FormField {
     }
 
     /// Checks one typed answer (already trimmed, not empty) and converts it to the value sent.
-    pub fn parse_input(&self, input: &str) -> Result<Value, String> {
+    pub fn parse_input(&self, input: &str) -> Result<Value, InputError> {
         let input = input.trim();
         match &self.kind {
             FieldKind::Text {
@@ -278,11 +353,11 @@ impl FormField {
                 max_length,
             } => {
                 let length = input.chars().count() as u64;
-                if min_length.is_some_and(|min| length < min) {
-                    return Err(format!("at least {} characters", min_length.unwrap_or(0)));
+                if let Some(min) = min_length.filter(|min| length < *min) {
+                    return Err(InputError::TooShort(min));
                 }
-                if max_length.is_some_and(|max| length > max) {
-                    return Err(format!("at most {} characters", max_length.unwrap_or(0)));
+                if let Some(max) = max_length.filter(|max| length > *max) {
+                    return Err(InputError::TooLong(max));
                 }
                 check_format(format.as_deref(), input)?;
                 Ok(Value::String(input.to_string()))
@@ -296,25 +371,25 @@ impl FormField {
                     input
                         .parse::<i64>()
                         .map(Value::from)
-                        .map_err(|_| "a whole number".to_string())?
+                        .map_err(|_| InputError::NotAnInteger)?
                 } else {
                     let n = input
                         .parse::<f64>()
                         .ok()
                         .filter(|n| n.is_finite())
-                        .ok_or_else(|| "a number".to_string())?;
+                        .ok_or(InputError::NotANumber)?;
                     json!(n)
                 };
                 let n = value.as_f64().unwrap_or_default();
                 if minimum.is_some_and(|min| n < min) || maximum.is_some_and(|max| n > max) {
-                    return Err(format!("out of range: {}", self.hint()));
+                    return Err(InputError::OutOfRange(self.hint()));
                 }
                 Ok(value)
             }
             FieldKind::Boolean => match input.to_lowercase().as_str() {
                 "y" | "yes" | "true" => Ok(Value::Bool(true)),
                 "n" | "no" | "false" => Ok(Value::Bool(false)),
-                _ => Err("yes or no".into()),
+                _ => Err(InputError::NotYesOrNo),
             },
             FieldKind::Choice(choices) => pick(choices, input).map(Value::String),
             FieldKind::MultiChoice {
@@ -330,11 +405,10 @@ impl FormField {
                     .collect::<Result<Vec<_>, _>>()?;
                 let n = picked.len() as u64;
                 if min_items.is_some_and(|min| n < min) || max_items.is_some_and(|max| n > max) {
-                    return Err(format!(
-                        "choose between {} and {} of them",
-                        min_items.unwrap_or(0),
-                        max_items.map_or("any".to_string(), |m| m.to_string())
-                    ));
+                    return Err(InputError::Count {
+                        min: min_items.unwrap_or(0),
+                        max: max_items.map_or("any".to_string(), |m| m.to_string()),
+                    });
                 }
                 Ok(json!(picked))
             }
@@ -343,7 +417,7 @@ impl FormField {
 }
 
 /// A choice by its value or its label (case-insensitive).
-fn pick(choices: &[Choice], input: &str) -> Result<String, String> {
+fn pick(choices: &[Choice], input: &str) -> Result<String, InputError> {
     choices
         .iter()
         .find(|c| c.value == input || c.label.eq_ignore_ascii_case(input))
@@ -351,12 +425,15 @@ fn pick(choices: &[Choice], input: &str) -> Result<String, String> {
         .map(|c| c.value.clone())
         .ok_or_else(|| {
             let values: Vec<&str> = choices.iter().map(|c| c.value.as_str()).collect();
-            format!("{input:?} is not one of {}", values.join(", "))
+            InputError::NotAChoice {
+                input: input.to_string(),
+                choices: values.join(", "),
+            }
         })
 }
 
 /// The formats a form may name; a light check, the server validates for real.
-fn check_format(format: Option<&str>, input: &str) -> Result<(), String> {
+fn check_format(format: Option<&str>, input: &str) -> Result<(), InputError> {
     let ok = match format {
         Some("email") => input
             .split_once('@')
@@ -373,7 +450,7 @@ fn check_format(format: Option<&str>, input: &str) -> Result<(), String> {
     if ok {
         Ok(())
     } else {
-        Err(format!("not a valid {}", format.unwrap_or("value")))
+        Err(InputError::Format(format.unwrap_or("value").to_string()))
     }
 }
 
@@ -402,6 +479,7 @@ mod tests {
                    "note": {"type": "string"}}),
             json!([]),
         );
+        let accept_defaults = |params: &Value| ElicitRequest::parse(params).accept_defaults();
         assert_eq!(
             accept_defaults(&all).to_result(),
             json!({"action": "accept", "content": {"name": "John Doe", "age": 30, "verified": true}})
@@ -413,6 +491,37 @@ mod tests {
         assert_eq!(accept_defaults(&missing), ElicitAnswer::Decline);
         let bad = params(json!({"x": {"type": "object"}}), json!([]));
         assert_eq!(accept_defaults(&bad), ElicitAnswer::Decline);
+        let url = json!({"mode": "url", "url": "https://example.com", "message": "m"});
+        assert_eq!(accept_defaults(&url), ElicitAnswer::Decline);
+    }
+
+    #[test]
+    fn parses_the_mode_and_says_why_a_schema_cannot_be_asked() {
+        let url =
+            ElicitRequest::parse(&json!({"mode": "url", "url": "https://e.com", "message": "m"}));
+        assert_eq!(
+            url,
+            ElicitRequest::Url {
+                message: "m".into(),
+                url: "https://e.com".into()
+            }
+        );
+        let accepted = ElicitAnswer::Accept(Map::new());
+        assert_eq!(url.result(&accepted), json!({"action": "accept"}));
+        let form = ElicitRequest::parse(&params(json!({}), json!([])));
+        assert_eq!(
+            form.result(&accepted),
+            json!({"action": "accept", "content": {}})
+        );
+        let object = ElicitRequest::parse(&params(json!({"x": {"type": "object"}}), json!([])));
+        let ElicitRequest::Form(Err(why)) = object else {
+            panic!("{object:?}")
+        };
+        assert_eq!(
+            why.to_string(),
+            "field \"x\" has type Some(\"object\"); forms take string, number, integer, boolean or \
+             array of choices"
+        );
     }
 
     #[test]

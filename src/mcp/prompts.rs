@@ -5,7 +5,49 @@
 
 use serde_json::{Map, Value};
 
-use crate::mcp::{McpManager, ServerState};
+use super::{McpError, McpManager, ServerState};
+
+/// Why a prompt command could not be listed or expanded; each says what to type instead.
+#[derive(Debug, thiserror::Error)]
+pub enum PromptError {
+    /// `key=value` with a key the prompt does not declare; `known` lists those it does.
+    #[error("{command} has no argument {key:?}{known}")]
+    UnknownArgument {
+        command: String,
+        key: String,
+        known: String,
+    },
+    #[error("{command} takes {count} argument(s){known}; quote a value that has spaces")]
+    TooManyArguments {
+        command: String,
+        count: usize,
+        known: String,
+    },
+    #[error("{command} needs {missing}: {command} {usage}")]
+    MissingArguments {
+        command: String,
+        missing: String,
+        usage: String,
+    },
+    #[error("a quote is not closed")]
+    UnclosedQuote,
+    #[error("MCP server {0} is not connected")]
+    NotConnected(String),
+    #[error("{command}: {source}")]
+    Get {
+        command: String,
+        #[source]
+        source: McpError,
+    },
+    #[error("{0} expanded to nothing")]
+    Empty(String),
+    #[error("listing the prompts of {server} failed: {source}")]
+    List {
+        server: String,
+        #[source]
+        source: McpError,
+    },
+}
 
 /// One prompt of one server, as a command.
 #[derive(Debug, Clone, PartialEq)]
@@ -73,7 +115,7 @@ impl PromptCommand {
     }
 
     /// The `arguments` of `prompts/get` from what the user typed after the command.
-    pub fn map_arguments(&self, input: &str) -> Result<Map<String, Value>, String> {
+    pub fn map_arguments(&self, input: &str) -> Result<Map<String, Value>, PromptError> {
         let mut values = Map::new();
         let mut positional = Vec::new();
         for token in split_args(input)? {
@@ -82,11 +124,11 @@ impl PromptCommand {
                     values.insert(key.to_string(), Value::String(value.to_string()));
                 }
                 Some((key, _)) if self.arguments.is_empty() || is_plain_key(key) => {
-                    return Err(format!(
-                        "{} has no argument {key:?}{}",
-                        self.command,
-                        self.known_arguments()
-                    ));
+                    return Err(PromptError::UnknownArgument {
+                        command: self.command.clone(),
+                        key: key.to_string(),
+                        known: self.known_arguments(),
+                    });
                 }
                 _ => positional.push(token),
             }
@@ -99,12 +141,11 @@ impl PromptCommand {
         let mut free = free.into_iter();
         for value in positional {
             let Some(argument) = free.next() else {
-                return Err(format!(
-                    "{} takes {} argument(s){}; quote a value that has spaces",
-                    self.command,
-                    self.arguments.len(),
-                    self.known_arguments()
-                ));
+                return Err(PromptError::TooManyArguments {
+                    command: self.command.clone(),
+                    count: self.arguments.len(),
+                    known: self.known_arguments(),
+                });
             };
             values.insert(argument.name.clone(), Value::String(value));
         }
@@ -115,13 +156,11 @@ impl PromptCommand {
             .map(|a| a.name.as_str())
             .collect();
         if !missing.is_empty() {
-            return Err(format!(
-                "{} needs {}: {} {}",
-                self.command,
-                missing.join(", "),
-                self.command,
-                self.usage()
-            ));
+            return Err(PromptError::MissingArguments {
+                command: self.command.clone(),
+                missing: missing.join(", "),
+                usage: self.usage(),
+            });
         }
         Ok(values)
     }
@@ -160,7 +199,7 @@ pub fn command_name(server: &str, prompt: &str) -> String {
 }
 
 /// Splits on whitespace; `"..."` and `'...'` keep spaces (also inside `key="a b"`).
-fn split_args(input: &str) -> Result<Vec<String>, String> {
+fn split_args(input: &str) -> Result<Vec<String>, PromptError> {
     let mut tokens = Vec::new();
     let mut current = String::new();
     let mut in_token = false;
@@ -186,7 +225,7 @@ fn split_args(input: &str) -> Result<Vec<String>, String> {
         }
     }
     if quote.is_some() {
-        return Err("a quote is not closed".into());
+        return Err(PromptError::UnclosedQuote);
     }
     if in_token {
         tokens.push(current);
@@ -227,7 +266,7 @@ pub fn prompt_text(result: &Value) -> String {
 
 /// The prompts of every connected server that offers prompts, as commands. A server whose
 /// listing fails is left out; the error is in the list of problems.
-pub async fn prompt_commands(manager: &McpManager) -> (Vec<PromptCommand>, Vec<String>) {
+pub async fn prompt_commands(manager: &McpManager) -> (Vec<PromptCommand>, Vec<PromptError>) {
     let mut commands = Vec::new();
     let mut problems = Vec::new();
     for status in manager.statuses() {
@@ -247,10 +286,10 @@ pub async fn prompt_commands(manager: &McpManager) -> (Vec<PromptCommand>, Vec<S
                     .iter()
                     .filter_map(|p| PromptCommand::from_listing(&status.name, p)),
             ),
-            Err(e) => problems.push(format!(
-                "listing the prompts of {} failed: {e}",
-                status.name
-            )),
+            Err(source) => problems.push(PromptError::List {
+                server: status.name.clone(),
+                source,
+            }),
         }
     }
     (commands, problems)
@@ -261,18 +300,21 @@ pub async fn expand_prompt(
     manager: &McpManager,
     command: &PromptCommand,
     input: &str,
-) -> Result<String, String> {
+) -> Result<String, PromptError> {
     let arguments = command.map_arguments(input)?;
     let client = manager
         .client(&command.server)
-        .ok_or_else(|| format!("MCP server {} is not connected", command.server))?;
+        .ok_or_else(|| PromptError::NotConnected(command.server.clone()))?;
     let result = client
         .get_prompt(&command.prompt, Value::Object(arguments))
         .await
-        .map_err(|e| format!("{}: {e}", command.command))?;
+        .map_err(|source| PromptError::Get {
+            command: command.command.clone(),
+            source,
+        })?;
     let text = prompt_text(&result);
     if text.trim().is_empty() {
-        return Err(format!("{} expanded to nothing", command.command));
+        return Err(PromptError::Empty(command.command.clone()));
     }
     Ok(text)
 }
@@ -325,13 +367,21 @@ mod tests {
     #[test]
     fn says_which_required_argument_is_missing_and_rejects_unknown_ones() {
         let command = args_prompt();
-        let missing = command.map_arguments("state=TX").unwrap_err();
-        assert!(missing.contains("needs city"), "{missing}");
-        let unknown = command.map_arguments("town=Paris").unwrap_err();
-        assert!(unknown.contains("no argument \"town\""), "{unknown}");
-        let extra = command.map_arguments("a b c").unwrap_err();
-        assert!(extra.contains("takes 2 argument(s)"), "{extra}");
-        assert!(command.map_arguments("'open").is_err());
+        let error = |input: &str| command.map_arguments(input).unwrap_err().to_string();
+        assert_eq!(
+            error("state=TX"),
+            "/mcp__every_thing__args-prompt needs city: /mcp__every_thing__args-prompt city [state]"
+        );
+        assert_eq!(
+            error("town=Paris"),
+            "/mcp__every_thing__args-prompt has no argument \"town\" (its arguments: city, state)"
+        );
+        assert_eq!(
+            error("a b c"),
+            "/mcp__every_thing__args-prompt takes 2 argument(s) (its arguments: city, state); \
+             quote a value that has spaces"
+        );
+        assert_eq!(error("'open"), "a quote is not closed");
     }
 
     #[test]

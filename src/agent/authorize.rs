@@ -1,0 +1,150 @@
+//! The permission step of a tool call. A deny rule always wins; a PreToolUse hook's `allow` skips
+//! the question and its `ask` forces it; otherwise the rules, then the mode. "Ask" goes to the
+//! run's approver, and with nobody to ask it is a denial that says which flag or rule would
+//! allow the call.
+
+use tokio_util::sync::CancellationToken;
+
+use super::dispatch::{CallError, PreHook};
+use super::turn::Turn;
+use super::{Agent, AgentEvent, Approval, ApprovalRequest};
+use crate::hooks::Decision;
+use crate::permissions::{Check, Evaluation, Suggestion};
+use crate::tools::Tool;
+
+impl Agent {
+    /// `Ok` when the call may run with the input PreToolUse left (`pre`).
+    pub(super) async fn authorize(
+        &self,
+        tool: &dyn Tool,
+        pre: &PreHook,
+        turn: &Turn<'_>,
+    ) -> Result<(), CallError> {
+        let input = &pre.input;
+        let Evaluation {
+            check,
+            denied_by_rule,
+            session_rule,
+        } = self.lock_permissions().evaluate(tool, input);
+        if let Some(reason) = denied_by_rule {
+            return Err(CallError::Denied(denied(tool, reason, turn)));
+        }
+        let suggestion = match (check, pre.decision) {
+            (Check::Deny { reason }, _) => {
+                return Err(CallError::Denied(denied(tool, reason, turn)));
+            }
+            (_, Some(Decision::Allow)) | (Check::Allow, None) => return Ok(()),
+            (Check::Ask { suggestion }, _) => Some(suggestion),
+            (Check::Allow, _) => None,
+        };
+        let request = ApprovalRequest {
+            tool: tool.name().to_string(),
+            input: input.clone(),
+            session_rule,
+            reason: pre.reason.clone(),
+            // Only worth a file read when somebody will see it.
+            preview: if turn.approver.can_ask() {
+                tool.preview(input, &self.tool_context(&CancellationToken::new()))
+                    .await
+            } else {
+                None
+            },
+        };
+        // One question at a time, even when read-only calls run concurrently.
+        let _asking = self.approval_turn.lock().await;
+        match turn.approver.approve(&request).await {
+            Some(Approval::Once) => Ok(()),
+            Some(Approval::Always) => {
+                self.lock_permissions()
+                    .allow_for_session(request.session_rule.clone());
+                Ok(())
+            }
+            Some(Approval::Deny) => Err(CallError::UserDenied(tool.name().to_string())),
+            None => {
+                let why = nobody_to_ask(tool.name(), suggestion.as_ref(), pre);
+                Err(CallError::NobodyToAsk(denied(tool, why, turn)))
+            }
+        }
+    }
+}
+
+/// Tells the user the call was refused, and why; returns the reason.
+fn denied(tool: &dyn Tool, reason: String, turn: &Turn<'_>) -> String {
+    turn.emit(AgentEvent::PermissionDenied {
+        tool: tool.name().to_string(),
+        message: reason.clone(),
+    });
+    reason
+}
+
+/// Why a call that needed a question was denied in a non-interactive run, and how to allow it.
+fn nobody_to_ask(tool: &str, suggestion: Option<&Suggestion>, pre: &PreHook) -> String {
+    let hook_reason = pre.reason.as_deref();
+    let Some(s) = suggestion else {
+        return format!(
+            "a PreToolUse hook asked for confirmation of {tool} ({}), and this run is \
+             non-interactive, so it was denied",
+            hook_reason.unwrap_or("no reason given")
+        );
+    };
+    let mut hint = format!("rerun with {}", s.flag);
+    if let Some(mode) = &s.mode_hint {
+        hint.push_str(&format!(" or {mode}"));
+    }
+    let mut asked = match &s.why {
+        Some(why) => format!(" ({why})"),
+        None => String::new(),
+    };
+    if let (Some(Decision::Ask), Some(reason)) = (pre.decision, hook_reason) {
+        asked.push_str(&format!(" (a PreToolUse hook asked too: {reason})"));
+    }
+    format!(
+        "{tool} needs approval{asked}, and this run is non-interactive, so it was denied; to \
+         allow it, {hint}"
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+    use serde_json::Value;
+
+    fn pre(decision: Option<Decision>, reason: Option<&str>) -> PreHook {
+        PreHook {
+            input: Value::Null,
+            decision,
+            reason: reason.map(str::to_string),
+            context: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_denial_without_anybody_to_ask_names_the_flag_and_the_hook() {
+        let suggestion = Suggestion {
+            rule: "bash(git push*)".into(),
+            flag: "--allowed-tools 'bash(git push*)'".into(),
+            mode_hint: None,
+            why: Some("it leaves the project".into()),
+        };
+        assert_eq!(
+            nobody_to_ask(
+                "bash",
+                Some(&suggestion),
+                &pre(Some(Decision::Ask), Some("pushes are reviewed"))
+            ),
+            "bash needs approval (it leaves the project) (a PreToolUse hook asked too: pushes \
+             are reviewed), and this run is non-interactive, so it was denied; to allow it, \
+             rerun with --allowed-tools 'bash(git push*)'"
+        );
+        assert_eq!(
+            nobody_to_ask("bash", None, &pre(Some(Decision::Ask), None)),
+            "a PreToolUse hook asked for confirmation of bash (no reason given), and this run \
+             is non-interactive, so it was denied"
+        );
+        assert_eq!(
+            CallError::NobodyToAsk("x".into()).to_string(),
+            "permission denied: x. Tell the user what you wanted to do instead of retrying."
+        );
+    }
+}

@@ -1,0 +1,305 @@
+//! One run of the loop for one prompt, in its phases: the prompt is submitted (UserPromptSubmit
+//! hooks, `@server:uri` mentions), then model requests and their tool calls alternate until the
+//! model answers without tools, the Stop hooks may send it back to work once, and the run
+//! finishes with [`AgentEvent::TurnFinished`]. What the phases share is a [`Turn`]: who hears the
+//! events, who is asked, what cancels the run, and a stop a hook asked for along the way.
+
+use std::sync::Mutex;
+
+use tokio_util::sync::CancellationToken;
+
+use super::{Agent, AgentError, AgentEvent, Approver, EventSink, RunEnd, RunResult, mcp};
+use crate::hooks::{Decision, HookInput};
+use crate::llm::{Completion, FinishReason, Message, StreamEvent, ToolCall};
+
+/// The context of one run, handed to every step of it.
+pub(super) struct Turn<'a> {
+    pub sink: &'a dyn EventSink,
+    pub approver: &'a dyn Approver,
+    pub cancel: &'a CancellationToken,
+    /// A hook's `continue: false` during tool dispatch: the run stops after the current calls.
+    stop: Mutex<Option<String>>,
+}
+
+impl<'a> Turn<'a> {
+    fn new(
+        sink: &'a dyn EventSink,
+        approver: &'a dyn Approver,
+        cancel: &'a CancellationToken,
+    ) -> Self {
+        Self {
+            sink,
+            approver,
+            cancel,
+            stop: Mutex::new(None),
+        }
+    }
+
+    pub fn emit(&self, event: AgentEvent) {
+        self.sink.emit(event);
+    }
+
+    pub fn is_cancelled(&self) -> bool {
+        self.cancel.is_cancelled()
+    }
+
+    /// Asks the run to stop once the calls of this response are done; the first reason wins.
+    pub fn request_stop(&self, reason: String) {
+        self.lock_stop().get_or_insert(reason);
+    }
+
+    fn take_stop(&self) -> Option<String> {
+        self.lock_stop().take()
+    }
+
+    fn lock_stop(&self) -> std::sync::MutexGuard<'_, Option<String>> {
+        self.stop
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+/// What the run has to show so far: model requests made, the model's last visible text.
+#[derive(Default)]
+struct Tally {
+    num_turns: u32,
+    last_text: String,
+}
+
+/// What the Stop hooks decided.
+enum AfterStop {
+    /// The run ends this way.
+    End(RunEnd),
+    /// A hook blocked the stop: this is sent to the model, which goes on.
+    Continue(String),
+}
+
+impl Agent {
+    /// Runs the loop for one user prompt until the model is done, the turn limit is reached, or
+    /// `cancel` fires. The history stays valid for the API whatever happens: every tool call of
+    /// an assistant message gets its tool message.
+    pub async fn run(
+        &mut self,
+        prompt: &str,
+        sink: &dyn EventSink,
+        approver: &dyn Approver,
+        cancel: &CancellationToken,
+    ) -> Result<RunResult, AgentError> {
+        let turn = Turn::new(sink, approver, cancel);
+        let mut tally = Tally::default();
+        let end = match self.submit(prompt, &turn).await {
+            Some(end) => Ok(end),
+            None => self.request_loop(&turn, &mut tally).await,
+        };
+        turn.emit(AgentEvent::TurnFinished {
+            usage: self.usage,
+            num_turns: tally.num_turns,
+        });
+        end.map(|end| RunResult {
+            end,
+            text: tally.last_text,
+            num_turns: tally.num_turns,
+        })
+    }
+
+    /// UserPromptSubmit hooks, then the prompt (with the hooks' context and the text of its
+    /// `@server:uri` mentions) goes into the history. `Some` when the run ends before any request.
+    async fn submit(&mut self, prompt: &str, turn: &Turn<'_>) -> Option<RunEnd> {
+        let submitted = self
+            .fire_in(
+                HookInput::UserPromptSubmit {
+                    prompt: prompt.to_string(),
+                },
+                turn,
+            )
+            .await;
+        if turn.is_cancelled() {
+            return Some(RunEnd::Interrupted);
+        }
+        if let Some(reason) = submitted.stop {
+            return Some(RunEnd::Stopped(reason));
+        }
+        if submitted.decision == Some(Decision::Block) {
+            let reason = submitted
+                .reason
+                .unwrap_or_else(|| "a UserPromptSubmit hook blocked the prompt".into());
+            return Some(RunEnd::PromptBlocked(reason));
+        }
+        let mut content = prompt.to_string();
+        for context in &submitted.additional_context {
+            content.push_str(&format!(
+                "\n\n<hook-context>\n{}\n</hook-context>",
+                context.trim_end()
+            ));
+        }
+        if let Some(manager) = self.mcp.clone() {
+            let (blocks, warnings) = mcp::mentions::resolve_mentions(prompt, &manager).await;
+            for warning in warnings {
+                turn.emit(AgentEvent::Warning(warning));
+            }
+            for block in blocks {
+                content.push_str("\n\n");
+                content.push_str(&block);
+            }
+        }
+        self.push(Message::user(content));
+        None
+    }
+
+    /// Model requests and their tool calls, until the run ends.
+    async fn request_loop(
+        &mut self,
+        turn: &Turn<'_>,
+        tally: &mut Tally,
+    ) -> Result<RunEnd, AgentError> {
+        let mut stop_hook_active = false;
+        loop {
+            if self
+                .options
+                .max_turns
+                .is_some_and(|max| tally.num_turns >= max)
+            {
+                return Ok(RunEnd::MaxTurns);
+            }
+            tally.num_turns += 1;
+            self.total_turns += 1;
+            turn.emit(AgentEvent::RequestStarted {
+                turn: tally.num_turns,
+            });
+            self.sync_tools().await;
+            let Some(completion) = self.request(turn).await? else {
+                return Ok(RunEnd::Interrupted);
+            };
+            let calls = self.record(completion, turn, tally);
+            if calls.is_empty() {
+                // Stop hooks may send the model back to work, at most once in a row.
+                match self.stop_hooks(turn, tally, stop_hook_active).await {
+                    AfterStop::End(end) => return Ok(end),
+                    AfterStop::Continue(reason) => {
+                        stop_hook_active = true;
+                        self.push(Message::user(reason));
+                        continue;
+                    }
+                }
+            }
+            for message in self.dispatch_all(&calls, turn).await {
+                self.push(message);
+            }
+            if turn.is_cancelled() {
+                return Ok(RunEnd::Interrupted);
+            }
+            if let Some(reason) = turn.take_stop() {
+                return Ok(RunEnd::Stopped(reason));
+            }
+        }
+    }
+
+    /// Takes one model response into the usage, the tally and the history, and says what the
+    /// user should know about how it ended. Returns its tool calls.
+    fn record(
+        &mut self,
+        completion: Completion,
+        turn: &Turn<'_>,
+        tally: &mut Tally,
+    ) -> Vec<ToolCall> {
+        if let Some(usage) = completion.usage {
+            self.usage += usage;
+        }
+        if !completion.content.is_empty() || completion.tool_calls.is_empty() {
+            tally.last_text = completion.content.clone();
+        }
+        turn.emit(AgentEvent::AssistantMessage {
+            text: completion.content.clone(),
+        });
+        match completion.finish_reason {
+            FinishReason::Length if completion.tool_calls.is_empty() => {
+                turn.emit(AgentEvent::Warning(
+                    "the model stopped because it reached its output token limit; the answer may be cut short".into(),
+                ));
+            }
+            FinishReason::ContentFilter => turn.emit(AgentEvent::Warning(
+                "the model's provider stopped the answer with its content filter".into(),
+            )),
+            _ => {}
+        }
+        let calls = completion.tool_calls;
+        self.push(Message::Assistant {
+            content: (!completion.content.is_empty()).then_some(completion.content),
+            tool_calls: calls.clone(),
+        });
+        calls
+    }
+
+    /// The model answered without tools: the Stop hooks decide whether that is the end.
+    async fn stop_hooks(
+        &self,
+        turn: &Turn<'_>,
+        tally: &Tally,
+        stop_hook_active: bool,
+    ) -> AfterStop {
+        let stop = self
+            .fire_in(
+                HookInput::Stop {
+                    stop_hook_active,
+                    last_assistant_message: tally.last_text.clone(),
+                },
+                turn,
+            )
+            .await;
+        if turn.is_cancelled() {
+            return AfterStop::End(RunEnd::Interrupted);
+        }
+        if let Some(reason) = stop.stop {
+            return AfterStop::End(RunEnd::Stopped(reason));
+        }
+        if stop.decision == Some(Decision::Block) && !stop_hook_active {
+            let reason = stop
+                .reason
+                .unwrap_or_else(|| "A Stop hook asks you to continue.".into());
+            return AfterStop::Continue(reason);
+        }
+        AfterStop::End(RunEnd::Completed)
+    }
+
+    /// One model request, streamed. `Ok(None)` when the user interrupted it.
+    async fn request(&self, turn: &Turn<'_>) -> Result<Option<Completion>, AgentError> {
+        let mut messages = Vec::with_capacity(self.history.len() + 1);
+        messages.push(Message::system(self.system_prompt.clone()));
+        messages.extend(self.history.iter().cloned());
+        let specs = self.tool_specs();
+        tracing::debug!(
+            "agent: model request, {} messages, {} tools",
+            messages.len(),
+            specs.len()
+        );
+        let mut on_event = |event: StreamEvent| match event {
+            StreamEvent::TextDelta(text) => turn.emit(AgentEvent::TextDelta(text)),
+            StreamEvent::ReasoningDelta(text) => turn.emit(AgentEvent::ReasoningDelta(text)),
+            StreamEvent::Retrying {
+                attempt,
+                delay_ms,
+                reason,
+            } => turn.emit(AgentEvent::Retrying {
+                attempt,
+                delay_ms,
+                reason,
+            }),
+            StreamEvent::ToolCallStarted { .. } => {}
+        };
+        let result = tokio::select! {
+            result = self.llm.stream_chat(&messages, &specs, &mut on_event) => Some(result),
+            () = turn.cancel.cancelled() => None,
+        };
+        match &result {
+            Some(Ok(c)) => tracing::debug!(
+                "agent: model answered, {} chars, {} tool calls, finish {:?}",
+                c.content.len(),
+                c.tool_calls.len(),
+                c.finish_reason
+            ),
+            Some(Err(e)) => tracing::debug!("agent: model request failed: {e}"),
+            None => tracing::debug!("agent: model request interrupted"),
+        }
+        result.transpose().map_err(AgentError::from)
+    }
+}
