@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
-# Installs the cargo tools CI runs (`cargo deny`, `cargo machete`) from crates.io into
-# .cache/tools (LING_TOOLS_DIR overrides it) and prints the directory to put on PATH. Versions
+# Installs the cargo tools CI runs (`cargo deny`, `cargo machete`) from crates.io into the user's
+# cache, ~/.cache/ling/tools (LING_TOOLS_DIR overrides it), outside the checkout so that every
+# clone on a machine (CI clones afresh for each run) shares them, and prints the directory to put on PATH. Versions
 # are pinned here, the one place that names them; `--locked` builds each with the dependency
 # versions its authors tested. A tool already installed at its version is not built again, so
 # only the first run pays (about 4 minutes of CPU for both on 2 cores).
 set -euo pipefail
 
-ROOT="$(cd "$(dirname "$0")/.." && pwd)"
-TOOLS_DIR="${LING_TOOLS_DIR:-$ROOT/.cache/tools}"
+TOOLS_DIR="${LING_TOOLS_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/ling/tools}"
 
 TOOLS=(
   "cargo-deny@0.20.2"
