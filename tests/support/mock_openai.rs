@@ -230,6 +230,21 @@ impl Reply {
         .message(&format!("mock error {status}"))
     }
 
+    /// A 200 with this JSON body.
+    pub fn json(value: &Value) -> Self {
+        Self {
+            status: 200,
+            content_type: "application/json",
+            ..Self::events(Vec::new(), false)
+        }
+        .raw_body(value.to_string())
+    }
+
+    fn raw_body(mut self, body: String) -> Self {
+        self.body = Body::Raw(vec![body.into_bytes()]);
+        self
+    }
+
     /// Replaces the error message of a [`Reply::status`].
     pub fn message(mut self, message: &str) -> Self {
         let body =
@@ -292,9 +307,51 @@ impl Reply {
     }
 }
 
+/// How the mock says a request is over its context limit, as each server does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Overflow {
+    /// OpenAI: 400, `code: context_length_exceeded`.
+    OpenAi,
+    /// llama.cpp: 400, `type: exceed_context_size_error`, with `n_ctx`.
+    LlamaCpp,
+    /// vLLM: 400, "This model's maximum context length is N tokens".
+    Vllm,
+    /// A proxy's 413.
+    TooLarge,
+}
+
+impl Overflow {
+    fn reply(self, size: usize, limit: usize) -> Reply {
+        let body = match self {
+            Self::OpenAi => json!({"error": {"message": format!(
+                "This model's maximum context length is {limit} tokens. However, your messages resulted in {size} tokens."),
+                "type": "invalid_request_error", "param": "messages", "code": "context_length_exceeded"}}),
+            Self::LlamaCpp => json!({"error": {"code": 400, "message": format!(
+                "request ({size} tokens) exceeds the available context size ({limit} tokens), try increasing it"),
+                "type": "exceed_context_size_error", "n_prompt_tokens": size, "n_ctx": limit}}),
+            Self::Vllm => json!({"object": "error", "message": format!(
+                "This model's maximum context length is {limit} tokens. However, you requested {size} tokens. Please reduce the length of the messages or completion."),
+                "type": "BadRequestError", "code": 400}),
+            Self::TooLarge => json!({"error": "Request Entity Too Large"}),
+        };
+        let status = if self == Self::TooLarge { 413 } else { 400 };
+        let mut reply = Reply::status(status);
+        reply.body = Body::Raw(vec![body.to_string().into_bytes()]);
+        reply
+    }
+}
+
 #[derive(Default)]
 struct State {
     replies: VecDeque<Reply>,
+    /// Chat requests whose `messages` JSON is over this many bytes are refused, this way.
+    context_limit: Option<(usize, Overflow)>,
+    /// Requests that offer no tools are summary requests: answered with this text and the
+    /// number of the summary, without taking a scripted reply.
+    summary: Option<String>,
+    summaries: usize,
+    /// Other routes (`"GET /props"`) and their JSON answers.
+    routes: Vec<(String, Value)>,
     requests: Vec<Recorded>,
     /// Chat requests whose history the OpenAI API would reject, with the reason.
     violations: Vec<String>,
@@ -361,9 +418,34 @@ impl MockServer {
         format!("http://{}/v1", self.addr)
     }
 
-    /// Every request received so far, in order.
+    /// Every chat-completions request received so far, in order.
     pub fn requests(&self) -> Vec<Recorded> {
+        let state = lock(&self.state);
+        let chat = state.requests.iter().filter(|r| is_chat(r));
+        chat.cloned().collect()
+    }
+
+    /// Every request received so far, the context-window probes (`/props`, `/models`,
+    /// `/api/show`) included.
+    pub fn all_requests(&self) -> Vec<Recorded> {
         lock(&self.state).requests.clone()
+    }
+
+    /// Refuses chat requests whose `messages` JSON is over `bytes` bytes, as `style`'s server
+    /// refuses a request over its context window (the limit is stated as `bytes`).
+    pub fn context_limit(&self, bytes: usize, style: Overflow) {
+        lock(&self.state).context_limit = Some((bytes, style));
+    }
+
+    /// Answers every chat request that offers no tools (a summary request) with
+    /// `"{text} #N"`, N counting from 1, without taking a scripted reply.
+    pub fn answer_summaries(&self, text: &str) {
+        lock(&self.state).summary = Some(text.to_string());
+    }
+
+    /// Answers `route` (`"GET /props"`, `"POST /api/show"`) with this JSON.
+    pub fn route(&self, route: &str, answer: Value) {
+        lock(&self.state).routes.push((route.to_string(), answer));
     }
 
     /// Scripted replies not yet served.
@@ -402,11 +484,15 @@ fn lock(state: &Mutex<State>) -> MutexGuard<'_, State> {
         .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
+fn is_chat(request: &Recorded) -> bool {
+    request.method == "POST" && request.path.ends_with("/chat/completions")
+}
+
 async fn handle_connection(mut socket: TcpStream, state: Arc<Mutex<State>>) {
     let Some(request) = read_request(&mut socket).await else {
         return;
     };
-    let is_chat = request.method == "POST" && request.path.ends_with("/chat/completions");
+    let is_chat = is_chat(&request);
     let route = format!("{} {}", request.method, request.path);
     let reply = {
         let mut state = lock(&state);
@@ -414,10 +500,31 @@ async fn handle_connection(mut socket: TcpStream, state: Arc<Mutex<State>>) {
         let rejected = check_tool_calls(&request.messages())
             .err()
             .filter(|_| is_chat);
+        let size = request.body["messages"].to_string().len();
+        let summary_request = request.body.get("tools").is_none();
         state.requests.push(request);
+        let route_answer = state
+            .routes
+            .iter()
+            .find(|(r, _)| *r == route)
+            .map(|(_, answer)| answer.clone());
         if let Some(reason) = rejected {
             state.violations.push(format!("request {number}: {reason}"));
             Some(Reply::status(400).message(&format!("mock: invalid history: {reason}")))
+        } else if let Some(answer) = route_answer {
+            Some(Reply::json(&answer))
+        } else if let Some((limit, style)) =
+            state.context_limit.filter(|(l, _)| is_chat && size > *l)
+        {
+            Some(style.reply(size, limit))
+        } else if is_chat && summary_request && state.summary.is_some() {
+            state.summaries += 1;
+            let text = format!(
+                "{} #{}",
+                state.summary.clone().unwrap_or_default(),
+                state.summaries
+            );
+            Some(Reply::text(&text))
         } else if is_chat {
             state.replies.pop_front()
         } else {
