@@ -68,7 +68,7 @@ impl Agent {
         sink: &dyn EventSink,
         cancel: &CancellationToken,
     ) -> Compaction {
-        self.compact_with(Trigger::Manual, instructions, sink, cancel)
+        self.compact_with(Trigger::Manual, instructions, None, sink, cancel)
             .await
     }
 
@@ -85,8 +85,9 @@ impl Agent {
         if self.elide_old_outputs(usage.window, threshold).await {
             return;
         }
-        if let Compaction::Blocked(reason) | Compaction::Failed(reason) =
-            self.compact_with(Trigger::Auto, "", sink, cancel).await
+        if let Compaction::Blocked(reason) | Compaction::Failed(reason) = self
+            .compact_with(Trigger::Auto, "", None, sink, cancel)
+            .await
         {
             sink.emit(AgentEvent::Warning(format!(
                 "the conversation was not compacted ({reason}); the request may not fit the \
@@ -135,15 +136,19 @@ impl Agent {
         self.context.threshold(window) / 3
     }
 
+    /// Compacts as if the window were at most `window_cap` (after the server refused a
+    /// request, what it holds is less than was sent).
     pub(super) async fn compact_with(
         &mut self,
         trigger: Trigger,
         instructions: &str,
+        window_cap: Option<u64>,
         sink: &dyn EventSink,
         cancel: &CancellationToken,
     ) -> Compaction {
         let before = self.context_usage().await;
-        let keep = self.keep_budget(before.window);
+        let window = window_cap.map_or(before.window, |cap| cap.min(before.window));
+        let keep = self.keep_budget(window);
         let cut = rebuild::cut_point(&self.history, keep).or_else(|| {
             // Asked for by hand: summarise all before the latest request.
             let last = self
@@ -180,10 +185,7 @@ impl Agent {
         });
         // Owned: the summary request borrows the agent mutably.
         let prefix = self.history[..cut].to_vec();
-        let summary = match self
-            .summarise(&prefix, instructions, before.window, cancel)
-            .await
-        {
+        let summary = match self.summarise(&prefix, instructions, window, cancel).await {
             Ok(Some(summary)) => summary,
             Ok(None) => return Compaction::Interrupted,
             Err(e) => return Compaction::Failed(e.to_string()),
@@ -218,8 +220,8 @@ impl Agent {
         cancel: &CancellationToken,
     ) -> Result<Option<String>, AgentError> {
         let overhead = estimate::text(COMPACT_PROMPT) + estimate::text(instructions) + 200;
-        // Half the window for the conversation, the rest for the prompt and the answer.
-        let mut part_tokens = (window / 2).saturating_sub(overhead).max(256);
+        // Two thirds of the window for the conversation, the rest for the prompt and the answer.
+        let mut part_tokens = (window * 65 / 100).saturating_sub(overhead).max(256);
         let mut splits = 0;
         'split: loop {
             let parts = rebuild::render_parts(messages, part_tokens);
@@ -295,23 +297,26 @@ impl Agent {
         Ok(Some(summary))
     }
 
-    /// After a "context too long" answer: the next step of recovery. False when none is left.
+    /// After a "context too long" answer to a request of about `refused` tokens (the window
+    /// the server stated, if it did): the next step of recovery. False when none is left.
     pub(super) async fn recover_overflow(
         &mut self,
         step: u32,
+        refused: u64,
         window: Option<u64>,
         sink: &dyn EventSink,
         cancel: &CancellationToken,
     ) -> bool {
-        if let Some(window) = window {
-            self.context.learn_window(window);
-        }
+        // What the server holds is less than what it refused.
+        let cap = window.unwrap_or(refused * 9 / 10);
+        self.context.learn_window(cap);
         if step == 1 {
             sink.emit(AgentEvent::Warning(
                 "the request did not fit the model's context; compacting the conversation".into(),
             ));
-            if let Compaction::Done { .. } =
-                self.compact_with(Trigger::Auto, "", sink, cancel).await
+            if let Compaction::Done { .. } = self
+                .compact_with(Trigger::Auto, "", Some(cap), sink, cancel)
+                .await
             {
                 return true;
             }

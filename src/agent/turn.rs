@@ -278,8 +278,9 @@ impl Agent {
                     if turn.is_cancelled() {
                         return Ok(None);
                     }
+                    let refused = self.context_usage().await.used;
                     if !self
-                        .recover_overflow(step, window, turn.sink, turn.cancel)
+                        .recover_overflow(step, refused, window, turn.sink, turn.cancel)
                         .await
                     {
                         let window = self.context_usage().await.window;

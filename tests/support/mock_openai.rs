@@ -321,7 +321,10 @@ pub enum Overflow {
 }
 
 impl Overflow {
+    /// The refusal of a request of `size` bytes over `limit` bytes, stated as tokens (a
+    /// quarter of the bytes), as servers state them.
     fn reply(self, size: usize, limit: usize) -> Reply {
+        let (size, limit) = (size / 4, limit / 4);
         let body = match self {
             Self::OpenAi => json!({"error": {"message": format!(
                 "This model's maximum context length is {limit} tokens. However, your messages resulted in {size} tokens."),
@@ -346,6 +349,8 @@ struct State {
     replies: VecDeque<Reply>,
     /// Chat requests whose `messages` JSON is over this many bytes are refused, this way.
     context_limit: Option<(usize, Overflow)>,
+    /// The same for summary requests (those that offer no tools) alone.
+    summary_limit: Option<(usize, Overflow)>,
     /// Requests that offer no tools are summary requests: answered with this text and the
     /// number of the summary, without taking a scripted reply.
     summary: Option<String>,
@@ -437,6 +442,12 @@ impl MockServer {
         lock(&self.state).context_limit = Some((bytes, style));
     }
 
+    /// Refuses summary requests (those without tools) over `bytes` bytes, as
+    /// [`MockServer::context_limit`] does.
+    pub fn summary_limit(&self, bytes: usize, style: Overflow) {
+        lock(&self.state).summary_limit = Some((bytes, style));
+    }
+
     /// Answers every chat request that offers no tools (a summary request) with
     /// `"{text} #N"`, N counting from 1, without taking a scripted reply.
     pub fn answer_summaries(&self, text: &str) {
@@ -513,8 +524,12 @@ async fn handle_connection(mut socket: TcpStream, state: Arc<Mutex<State>>) {
             Some(Reply::status(400).message(&format!("mock: invalid history: {reason}")))
         } else if let Some(answer) = route_answer {
             Some(Reply::json(&answer))
-        } else if let Some((limit, style)) =
-            state.context_limit.filter(|(l, _)| is_chat && size > *l)
+        } else if let Some((limit, style)) = state
+            .context_limit
+            .filter(|(l, _)| is_chat && size > *l)
+            .or(state
+                .summary_limit
+                .filter(|(l, _)| is_chat && summary_request && size > *l))
         {
             Some(style.reply(size, limit))
         } else if is_chat && summary_request && state.summary.is_some() {

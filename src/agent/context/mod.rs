@@ -151,9 +151,11 @@ impl ContextState {
         self.anchor = None;
     }
 
-    /// The server said the window is smaller than assumed: believe it, unless settings say.
+    /// The server refused a request: the window is at most `window` (what it stated, or less
+    /// than it refused). Believed unless the settings say otherwise, and only ever smaller.
     pub fn learn_window(&mut self, window: u64) {
-        if self.options.window.is_none() && window > 0 {
+        let smaller = self.window.is_none_or(|(current, _)| window < current);
+        if self.options.window.is_none() && window > 0 && smaller {
             self.window = Some((window, WindowSource::ServerError));
         }
     }
