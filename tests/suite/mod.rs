@@ -3,6 +3,7 @@
 
 mod agent_inprocess;
 mod context_compaction;
+mod context_overflow;
 mod debug_log;
 mod hooks_config;
 mod hooks_e2e;

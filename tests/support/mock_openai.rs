@@ -355,6 +355,8 @@ struct State {
     /// number of the summary, without taking a scripted reply.
     summary: Option<String>,
     summaries: usize,
+    /// How long a summary answer waits before it is sent.
+    summary_delay: Duration,
     /// Other routes (`"GET /props"`) and their JSON answers.
     routes: Vec<(String, Value)>,
     requests: Vec<Recorded>,
@@ -454,6 +456,11 @@ impl MockServer {
         lock(&self.state).summary = Some(text.to_string());
     }
 
+    /// Delays every summary answer (to stop Ling in the middle of a compaction).
+    pub fn summary_delay(&self, delay: Duration) {
+        lock(&self.state).summary_delay = delay;
+    }
+
     /// Answers `route` (`"GET /props"`, `"POST /api/show"`) with this JSON.
     pub fn route(&self, route: &str, answer: Value) {
         lock(&self.state).routes.push((route.to_string(), answer));
@@ -539,7 +546,7 @@ async fn handle_connection(mut socket: TcpStream, state: Arc<Mutex<State>>) {
                 state.summary.clone().unwrap_or_default(),
                 state.summaries
             );
-            Some(Reply::text(&text))
+            Some(Reply::text(&text).delay(state.summary_delay))
         } else if is_chat {
             state.replies.pop_front()
         } else {
