@@ -4,6 +4,8 @@
 mod agent_inprocess;
 mod context_compaction;
 mod context_overflow;
+mod context_repl;
+mod context_sessions;
 mod debug_log;
 mod hooks_config;
 mod hooks_e2e;
