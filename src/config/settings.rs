@@ -487,6 +487,34 @@ mod tests {
     }
 
     #[test]
+    fn context_settings_have_defaults_and_refuse_nonsense() {
+        let none = |_: &str| None;
+        let resolve = |project: &str| {
+            Settings::resolve(
+                &RawSettings::default(),
+                &raw(project),
+                &SettingsOverrides::default(),
+                &none,
+            )
+        };
+        let s = resolve("{}").unwrap();
+        assert_eq!(
+            (s.context_window, s.auto_compact, s.auto_compact_percent),
+            (None, true, 85)
+        );
+        let s = resolve(r#"{"contextWindow":4096,"autoCompact":false,"autoCompactPercent":70}"#)
+            .unwrap();
+        assert_eq!(
+            (s.context_window, s.auto_compact, s.auto_compact_percent),
+            (Some(4096), false, 70)
+        );
+        let err = resolve(r#"{"contextWindow":0}"#).unwrap_err();
+        assert!(err.contains("contextWindow is 0"), "{err}");
+        let err = resolve(r#"{"autoCompactPercent":5}"#).unwrap_err();
+        assert!(err.contains("between 10 and 100"), "{err}");
+    }
+
+    #[test]
     fn api_key_comes_from_the_named_variable() {
         let project = raw(r#"{"apiKeyEnv":"DEEPSEEK_API_KEY"}"#);
         let env = |name: &str| (name == "DEEPSEEK_API_KEY").then(|| "sk-1".to_string());

@@ -131,3 +131,38 @@ fn the_window_is_asked_of_the_server_at_its_root_not_under_v1() {
     assert!(paths.contains(&"POST /api/show".to_string()), "{paths:?}");
     assert!(!paths.iter().any(|p| p.contains("/v1/props")), "{paths:?}");
 }
+
+/// The probe, in-process: each server kind's answer gives the window; none gives `None`.
+#[tokio::test]
+async fn the_probe_reads_vllm_llama_cpp_and_ollama() {
+    use ling::llm::{LlmClient, LlmConfig};
+    let window = |server: &MockServer, model: &str| {
+        let client = LlmClient::new(LlmConfig::new(server.base_url(), model)).unwrap();
+        async move { client.probe_context_window().await }
+    };
+    let vllm = MockServer::start(Vec::new()).await;
+    vllm.route(
+        "GET /v1/models",
+        json!({"object": "list", "data": [
+            {"id": "other", "max_model_len": 999},
+            {"id": "Qwen/Qwen2.5-Coder-7B", "max_model_len": 32768}]}),
+    );
+    assert_eq!(window(&vllm, "Qwen/Qwen2.5-Coder-7B").await, Some(32768));
+    let llama = MockServer::start(Vec::new()).await;
+    llama.route(
+        "GET /props",
+        json!({"default_generation_settings": {"n_ctx": 8192}}),
+    );
+    assert_eq!(window(&llama, "local").await, Some(8192));
+    let ollama = MockServer::start(Vec::new()).await;
+    ollama.route(
+        "POST /api/show",
+        json!({"model_info": {"general.architecture": "qwen2", "qwen2.context_length": 131072}}),
+    );
+    assert_eq!(window(&ollama, "qwen2.5-coder:7b").await, Some(131072));
+    let show = ollama.all_requests();
+    let show = show.iter().find(|r| r.path == "/api/show").unwrap();
+    assert_eq!(show.body, json!({"model": "qwen2.5-coder:7b"}));
+    let none = MockServer::start(Vec::new()).await;
+    assert_eq!(window(&none, "local").await, None);
+}

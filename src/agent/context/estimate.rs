@@ -8,34 +8,64 @@ use crate::llm::{Message, ToolSpec};
 /// Tokens a chat message costs beyond its text (role, separators), as OpenAI counts them.
 const MESSAGE_OVERHEAD: u64 = 4;
 
-/// The estimated tokens of `text`.
+/// The estimated tokens of `text`, from its runs of characters as BPE tokenizers split them: a
+/// word is a token per five or six letters (short words and identifiers one each); a run of ASCII
+/// symbols a token per two (`":`, `->`, `();`); a single space joins the next word, a longer run
+/// of spaces (indentation) is one token, and so is each line end; any other character about one.
 pub fn text(text: &str) -> u64 {
-    let mut word_chars = 0u64;
-    let mut symbols = 0u64;
-    let mut spaces = 0u64;
-    let mut other = 0u64;
-    let mut newlines = 0u64;
+    #[derive(PartialEq, Clone, Copy)]
+    enum Run {
+        None,
+        Word,
+        Symbol,
+        Space,
+        /// Spaces after a line end: the line end's token takes them.
+        Indent,
+    }
+    let mut tokens = 0.0f64;
+    let mut run = Run::None;
+    let mut len = 0u32;
+    let close = |run: Run, len: u32| match run {
+        Run::Word => f64::from(1 + len.saturating_sub(1) / 7),
+        // A lone symbol often joins the word after it (`.len`, `(self`).
+        Run::Symbol if len == 1 => 0.85,
+        Run::Symbol => f64::from(len.div_ceil(2)),
+        Run::Space if len > 1 => 1.0,
+        Run::Space | Run::None | Run::Indent => 0.0,
+    };
     for c in text.chars() {
-        if c.is_ascii_alphanumeric() {
-            word_chars += 1;
+        let kind = if c.is_ascii_alphanumeric() {
+            Run::Word
         } else if c == '\n' {
-            newlines += 1;
+            tokens += close(run, len);
+            run = Run::Indent;
+            len = 0;
+            tokens += 1.0;
+            continue;
         } else if c.is_ascii_whitespace() {
-            spaces += 1;
+            if run == Run::Indent {
+                continue;
+            }
+            Run::Space
         } else if c.is_ascii() {
-            symbols += 1;
+            Run::Symbol
         } else {
-            other += 1;
+            tokens += close(run, len);
+            run = Run::None;
+            len = 0;
+            tokens += 1.0;
+            continue;
+        };
+        if kind == run {
+            len += 1;
+        } else {
+            tokens += close(run, len);
+            run = kind;
+            len = 1;
         }
     }
-    // Letters and digits in runs of about four per token; most ASCII symbols are a token of
-    // their own or half of one; runs of spaces (indentation) merge; lines are about a token.
-    let estimate = word_chars as f64 / 4.2
-        + symbols as f64 * 0.6
-        + spaces as f64 * 0.15
-        + newlines as f64 * 0.6
-        + other as f64 * 0.9;
-    estimate.ceil() as u64
+    tokens += close(run, len);
+    tokens.ceil() as u64
 }
 
 /// The estimated tokens of one message as sent.

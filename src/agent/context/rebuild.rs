@@ -208,9 +208,12 @@ mod tests {
                 "budget {budget} cut at a tool result"
             );
         }
-        // A small budget keeps the last call and its result.
-        let cut = cut_point(&history, 200).unwrap();
-        assert_eq!(cut, 7);
+        // A budget for the last call and its result keeps those two.
+        let last_two = estimate::messages(&history[7..]);
+        assert_eq!(cut_point(&history, last_two), Some(7));
+        assert_eq!(cut_point(&history, last_two + 5), Some(7));
+        let last_four = estimate::messages(&history[5..]);
+        assert_eq!(cut_point(&history, last_four), Some(5));
         // A large one keeps everything: nothing to summarise.
         assert_eq!(cut_point(&history, 1_000_000), None);
     }
