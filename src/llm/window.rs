@@ -122,12 +122,12 @@ pub fn window_in_error(body: &str) -> Option<u64> {
     digits.parse().ok().filter(|n| *n > 0)
 }
 
-/// `{base}` without a trailing `/v1` (and without a query): where llama.cpp and Ollama serve
-/// their own routes.
-fn server_root(base_url: &str) -> String {
-    let base = base_url.split(['?', '#']).next().unwrap_or(base_url);
+/// `{base}` without a trailing `/v1`, where llama.cpp and Ollama serve their own routes, and the
+/// query the base URL has (`?api-version=...`), to keep after a route.
+fn server_root(base_url: &str) -> (String, &str) {
+    let (base, query) = base_url.split_at(base_url.find(['?', '#']).unwrap_or(base_url.len()));
     let base = base.trim_end_matches('/');
-    base.strip_suffix("/v1").unwrap_or(base).to_string()
+    (base.strip_suffix("/v1").unwrap_or(base).to_string(), query)
 }
 
 impl LlmClient {
@@ -136,9 +136,10 @@ impl LlmClient {
     /// [`PROBE_TIMEOUT`].
     pub async fn probe_context_window(&self) -> Option<u64> {
         let base = self.config().base_url.clone();
-        let root = server_root(&base);
+        let (root, query) = server_root(&base);
+        let path = base[..base.len() - query.len()].trim_end_matches('/');
         let model = self.config().model.clone();
-        let models = format!("{}/models", base.trim_end_matches('/'));
+        let models = format!("{path}/models{query}");
         let vllm = async {
             let value = self.probe_json(&models, None).await?;
             let data = value["data"].as_array()?;
@@ -148,14 +149,14 @@ impl LlmClient {
                 .or_else(|| (data.len() == 1).then(|| &data[0]))?;
             entry["max_model_len"].as_u64()
         };
-        let props = format!("{root}/props");
+        let props = format!("{root}/props{query}");
         let llama = async {
             let value = self.probe_json(&props, None).await?;
             value["default_generation_settings"]["n_ctx"]
                 .as_u64()
                 .or_else(|| value["n_ctx"].as_u64())
         };
-        let show = format!("{root}/api/show");
+        let show = format!("{root}/api/show{query}");
         let body = serde_json::json!({ "model": model });
         let ollama = async {
             let value = self.probe_json(&show, Some(&body)).await?;
@@ -250,9 +251,18 @@ mod tests {
 
     #[test]
     fn the_root_drops_a_trailing_v1() {
-        assert_eq!(server_root("http://h:8080/v1"), "http://h:8080");
-        assert_eq!(server_root("http://h:8080/v1/"), "http://h:8080");
-        assert_eq!(server_root("http://h/openai/v1?x=1"), "http://h/openai");
-        assert_eq!(server_root("http://h:11434"), "http://h:11434");
+        assert_eq!(
+            server_root("http://h:8080/v1"),
+            ("http://h:8080".into(), "")
+        );
+        assert_eq!(
+            server_root("http://h:8080/v1/"),
+            ("http://h:8080".into(), "")
+        );
+        assert_eq!(
+            server_root("http://h/openai/v1?x=1"),
+            ("http://h/openai".into(), "?x=1")
+        );
+        assert_eq!(server_root("http://h:11434"), ("http://h:11434".into(), ""));
     }
 }

@@ -425,10 +425,13 @@ impl MockServer {
         format!("http://{}/v1", self.addr)
     }
 
-    /// Every chat-completions request received so far, in order.
+    /// Every chat-completions request received so far, in order (a path with a query too).
     pub fn requests(&self) -> Vec<Recorded> {
         let state = lock(&self.state);
-        let chat = state.requests.iter().filter(|r| is_chat(r));
+        let chat = state.requests.iter().filter(|r| {
+            let path = r.path.split('?').next().unwrap_or_default();
+            r.method == "POST" && path.ends_with("/chat/completions")
+        });
         chat.cloned().collect()
     }
 
