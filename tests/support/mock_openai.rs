@@ -20,6 +20,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
 pub use super::chat_history::check_tool_calls;
+pub use super::mock_overflow::Overflow;
 
 /// One request as the server received it. Header names are lower-case.
 #[derive(Debug, Clone)]
@@ -240,7 +241,7 @@ impl Reply {
         .raw_body(value.to_string())
     }
 
-    fn raw_body(mut self, body: String) -> Self {
+    pub(super) fn raw_body(mut self, body: String) -> Self {
         self.body = Body::Raw(vec![body.into_bytes()]);
         self
     }
@@ -304,43 +305,6 @@ impl Reply {
                     .collect()
             }
         }
-    }
-}
-
-/// How the mock says a request is over its context limit, as each server does.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Overflow {
-    /// OpenAI: 400, `code: context_length_exceeded`.
-    OpenAi,
-    /// llama.cpp: 400, `type: exceed_context_size_error`, with `n_ctx`.
-    LlamaCpp,
-    /// vLLM: 400, "This model's maximum context length is N tokens".
-    Vllm,
-    /// A proxy's 413.
-    TooLarge,
-}
-
-impl Overflow {
-    /// The refusal of a request of `size` bytes over `limit` bytes, stated as tokens (a
-    /// quarter of the bytes), as servers state them.
-    fn reply(self, size: usize, limit: usize) -> Reply {
-        let (size, limit) = (size / 4, limit / 4);
-        let body = match self {
-            Self::OpenAi => json!({"error": {"message": format!(
-                "This model's maximum context length is {limit} tokens. However, your messages resulted in {size} tokens."),
-                "type": "invalid_request_error", "param": "messages", "code": "context_length_exceeded"}}),
-            Self::LlamaCpp => json!({"error": {"code": 400, "message": format!(
-                "request ({size} tokens) exceeds the available context size ({limit} tokens), try increasing it"),
-                "type": "exceed_context_size_error", "n_prompt_tokens": size, "n_ctx": limit}}),
-            Self::Vllm => json!({"object": "error", "message": format!(
-                "This model's maximum context length is {limit} tokens. However, you requested {size} tokens. Please reduce the length of the messages or completion."),
-                "type": "BadRequestError", "code": 400}),
-            Self::TooLarge => json!({"error": "Request Entity Too Large"}),
-        };
-        let status = if self == Self::TooLarge { 413 } else { 400 };
-        let mut reply = Reply::status(status);
-        reply.body = Body::Raw(vec![body.to_string().into_bytes()]);
-        reply
     }
 }
 
