@@ -102,10 +102,26 @@ impl Agent {
         let protect_from = rebuild::cut_point(&self.history, self.keep_budget(window))
             .unwrap_or(self.history.len());
         let candidates = rebuild::elidable(&self.history, protect_from, &self.context.elided);
+        if candidates.is_empty() {
+            return false;
+        }
+        // From here the count is the estimate: what the server counted had the outputs whole.
+        self.context.forget_count();
+        let mut used = self.context_usage().await.used;
         for id in candidates {
+            let saved = self.history.iter().find_map(|m| match m {
+                Message::Tool {
+                    tool_call_id,
+                    content,
+                } if *tool_call_id == id => {
+                    let note = Message::tool(id.clone(), rebuild::elision_note(content));
+                    Some(estimate::message(m).saturating_sub(estimate::message(&note)))
+                }
+                _ => None,
+            });
             self.context.elided.insert(id);
-            self.context.forget_count();
-            if self.context_usage().await.used < target {
+            used = used.saturating_sub(saved.unwrap_or(0));
+            if used < target {
                 tracing::debug!(
                     "context: elided {} old tool outputs",
                     self.context.elided.len()

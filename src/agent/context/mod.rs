@@ -212,3 +212,68 @@ impl ContextState {
         window * u64::from(self.options.percent) / 100
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn state(window: Option<u64>) -> ContextState {
+        ContextState::new(ContextOptions {
+            window,
+            ..ContextOptions::default()
+        })
+    }
+
+    #[tokio::test]
+    async fn the_count_is_the_server_s_plus_an_estimate_of_what_came_after() {
+        let mut context = state(Some(10_000));
+        let history = vec![
+            Message::user("hello"),
+            Message::user("a newer message with some words in it"),
+        ];
+        let estimated = context.usage("m", "system", &[], &history).await;
+        assert!(!estimated.reported);
+        assert_eq!(estimated.window, 10_000);
+        assert_eq!(estimated.source, WindowSource::Settings);
+        assert_eq!(
+            estimated.used,
+            estimate::text("system") + 4 + estimate::messages(&history)
+        );
+        // The server counted 1000 tokens for the first message (and this system prompt).
+        context.counted(1000, 1, estimate::text("system") + 4);
+        let counted = context.usage("m", "system", &[], &history).await;
+        assert!(counted.reported);
+        assert_eq!(counted.used, 1000 + estimate::message(&history[1]));
+        // A longer system prompt since then is added on top.
+        let longer = context
+            .usage("m", "system prompt now longer", &[], &history)
+            .await;
+        assert!(longer.used > counted.used);
+        context.forget_count();
+        assert!(!context.usage("m", "system", &[], &history).await.reported);
+        assert_eq!(context.threshold(10_000), 8_500);
+    }
+
+    #[tokio::test]
+    async fn the_window_comes_from_settings_the_table_or_the_default_and_only_shrinks() {
+        assert_eq!(
+            state(None).window("gpt-4o").await,
+            (128_000, WindowSource::KnownModel)
+        );
+        assert_eq!(
+            state(None).window("local").await,
+            (DEFAULT_CONTEXT_WINDOW, WindowSource::Default)
+        );
+        let mut learned = state(None);
+        learned.learn_window(4096);
+        assert_eq!(
+            learned.window("gpt-4o").await,
+            (4096, WindowSource::ServerError)
+        );
+        learned.learn_window(8192);
+        assert_eq!(learned.window("gpt-4o").await.0, 4096, "only ever smaller");
+        let mut fixed = state(Some(50_000));
+        fixed.learn_window(4096);
+        assert_eq!(fixed.window("x").await, (50_000, WindowSource::Settings));
+    }
+}
