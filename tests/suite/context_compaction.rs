@@ -335,3 +335,46 @@ fn forty_turns_with_large_tool_outputs_finish_under_a_small_window() {
     assert_eq!(text.matches("fn item_0(").count(), TURNS);
     assert!(!text.contains("output elided"));
 }
+
+#[test]
+fn a_blocking_pre_compact_hook_stops_the_compaction_and_the_run_goes_on() {
+    let replies = (1..=3)
+        .map(|n| Reply::text(&format!("answer {n}")))
+        .collect();
+    let server = MockServer::start_blocking(replies);
+    server.answer_summaries("SUMMARY");
+    let project = Project::new();
+    user_settings(&project, json!({ "contextWindow": 7000 }));
+    let command = "cat > /dev/null; echo 'keep everything' >&2; exit 2";
+    let group =
+        json!([{ "matcher": "auto", "hooks": [{ "type": "command", "command": command }] }]);
+    std::fs::write(
+        project.home.path().join("hooks.json"),
+        json!({ "hooks": { "PreCompact": group } }).to_string(),
+    )
+    .unwrap();
+    for n in 1..=2 {
+        let out = run_turn(&project, &server, &prompt(n, 12_000), n > 1);
+        assert_eq!(out.code, Some(0), "run {n}: {}", out.stderr);
+        assert!(compact_events(&out).is_empty());
+        if n == 2 {
+            assert!(
+                out.stderr.contains("was not compacted (keep everything)"),
+                "{}",
+                out.stderr
+            );
+            let hook = out
+                .json_lines()
+                .into_iter()
+                .find(|l| l["type"] == "hook")
+                .unwrap();
+            assert_eq!(
+                (&hook["event"], &hook["decision"]),
+                (&json!("PreCompact"), &json!("block"))
+            );
+        }
+    }
+    let requests = server.requests();
+    assert!(requests.iter().all(|r| !is_summary_request(r)));
+    assert_eq!(requests.last().unwrap().messages().len(), 4, "sent whole");
+}

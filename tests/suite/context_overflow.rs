@@ -37,6 +37,17 @@ fn each_server_s_overflow_answer_compacts_and_retries_once() {
                 );
                 let result = out.json_lines().pop().unwrap();
                 assert_eq!(result["result"], "answer 3", "{style:?}");
+                // The run's usage totals its requests, the summary requests' included (the
+                // main answers report none).
+                let summaries = server
+                    .requests()
+                    .iter()
+                    .filter(|r| is_summary_request(r))
+                    .count();
+                assert_eq!(
+                    result["usage"],
+                    json!({"prompt_tokens": 100 * summaries, "completion_tokens": 10 * summaries})
+                );
             }
         }
         let requests = server.requests();

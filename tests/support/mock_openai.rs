@@ -418,7 +418,8 @@ impl MockServer {
     }
 
     /// Answers every chat request that offers no tools (a summary request) with
-    /// `"{text} #N"`, N counting from 1, without taking a scripted reply.
+    /// `"{text} #N"`, N counting from 1, and a usage of 100 prompt and 10 completion tokens,
+    /// without taking a scripted reply.
     pub fn answer_summaries(&self, text: &str) {
         lock(&self.state).summary = Some(text.to_string());
     }
@@ -513,7 +514,7 @@ async fn handle_connection(mut socket: TcpStream, state: Arc<Mutex<State>>) {
                 state.summary.clone().unwrap_or_default(),
                 state.summaries
             );
-            Some(Reply::text(&text).delay(state.summary_delay))
+            Some(Reply::text(&text).usage(100, 10).delay(state.summary_delay))
         } else if is_chat {
             state.replies.pop_front()
         } else {
