@@ -59,6 +59,16 @@ pub enum AgentEvent {
         message: String,
     },
     Warning(String),
+    /// The conversation is being summarised (`trigger`: `auto` or `manual`).
+    CompactStarted {
+        trigger: String,
+    },
+    /// The conversation was compacted: the estimated context before and after, in tokens.
+    Compacted {
+        trigger: String,
+        pre_tokens: u64,
+        post_tokens: u64,
+    },
     /// The loop ended; usage is the run's total so far.
     TurnFinished {
         usage: Usage,

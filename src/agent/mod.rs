@@ -6,12 +6,15 @@
 
 mod approval;
 mod authorize;
+mod compact;
+pub mod context;
 mod dispatch;
 mod events;
 mod hook_glue;
 pub mod mcp;
 mod prompt;
 mod session;
+pub mod session_list;
 mod truncate;
 mod turn;
 
@@ -28,10 +31,13 @@ use crate::process::ChildEnv;
 use crate::tools::ToolRegistry;
 
 pub use approval::{Approval, ApprovalRequest, Approver, NonInteractive};
+pub use compact::{Compaction, Trigger};
+pub use context::{ContextOptions, ContextUsage, WindowSource};
 pub use events::{AgentEvent, EventSink, HookNotice, NoticeDecision};
 pub use mcp::{HostPolicy, ListMcpResources, McpAsker, McpHost, McpTool, ReadMcpResource};
 pub use prompt::{PromptOptions, build_system_prompt};
 pub use session::{INTERRUPTED_RESULT, Resumed, Session, SessionError};
+pub use session_list::SessionSummary;
 pub use truncate::cap_middle;
 
 /// Limits and choices fixed for the life of an agent.
@@ -45,6 +51,8 @@ pub struct AgentOptions {
     pub prompt: PromptOptions,
     /// What the `bash` tool's children start with.
     pub child_env: ChildEnv,
+    /// The context window and when to compact.
+    pub context: ContextOptions,
 }
 
 /// How a run ended.
@@ -75,6 +83,19 @@ pub struct RunResult {
 pub enum AgentError {
     #[error(transparent)]
     Llm(#[from] LlmError),
+    /// Compacting and eliding were not enough for the server.
+    #[error(
+        "the conversation does not fit the model's context window ({window} tokens) even after \
+         compacting it and leaving out old tool outputs (the server said: {message}). Use \
+         `/compact` with instructions to keep less, or `/clear` to start over (with -p: run \
+         without --continue/--resume); or set `contextWindow` in settings if the server's \
+         window is other than that"
+    )]
+    ContextFull { window: u64, message: String },
+    #[error(
+        "the model answered the summary request with nothing; the conversation was not compacted"
+    )]
+    EmptySummary,
 }
 
 pub struct Agent {
@@ -98,6 +119,8 @@ pub struct Agent {
     approval_turn: tokio::sync::Mutex<()>,
     /// Setup warnings not yet shown (see [`Agent::take_warnings`]).
     warnings: Vec<String>,
+    /// How full the context is, and the window.
+    context: context::ContextState,
 }
 
 impl Agent {
@@ -110,6 +133,7 @@ impl Agent {
     ) -> Self {
         let (system_prompt, warnings) =
             build_system_prompt(&options.root, &llm.config().model, &options.prompt);
+        let context = context::ContextState::new(options.context);
         Self {
             llm,
             builtins: tools.clone(),
@@ -127,7 +151,14 @@ impl Agent {
             session_context: Vec::new(),
             approval_turn: tokio::sync::Mutex::new(()),
             warnings,
+            context,
         }
+    }
+
+    /// Asks the model's server for its context window in the background (unless the settings
+    /// say it); needs a tokio runtime.
+    pub fn probe_context_window(&mut self) {
+        self.context.start_probe(&self.llm);
     }
 
     /// Problems found while setting up (an `AGENTS.md` skipped or cut), for the UI to show once.
@@ -186,6 +217,7 @@ impl Agent {
             prompt.push('\n');
         }
         self.system_prompt = prompt;
+        self.context.forget_count();
     }
 
     pub fn root(&self) -> &Path {
@@ -202,6 +234,7 @@ impl Agent {
 
     pub fn set_model(&mut self, model: String) {
         self.llm.set_model(model);
+        self.context.model_changed();
         (self.system_prompt, _) = build_system_prompt(
             &self.options.root,
             &self.llm.config().model,
@@ -234,6 +267,14 @@ impl Agent {
     /// [`Agent::new`] must be the resumed one, so new messages go to the same transcript.
     pub fn resume(&mut self, history: Vec<Message>) {
         self.history = history;
+        self.context.elided.clear();
+        self.context.forget_count();
+    }
+
+    /// Switches to another recorded session (REPL `/resume`): its transcript and history.
+    pub fn switch_session(&mut self, session: Session, history: Vec<Message>) {
+        self.clear(session);
+        self.resume(history);
     }
 
     /// Forgets the conversation (REPL `/clear`) and starts a new session.
@@ -241,6 +282,8 @@ impl Agent {
         self.history.clear();
         self.session = session;
         self.session_context.clear();
+        self.context.elided.clear();
+        self.context.forget_count();
         self.rebuild_system_prompt();
         if let Ok(mut files) = self.read_files.lock() {
             files.clear();

@@ -5,7 +5,11 @@
 //! `{"type":"session","id":"<uuid>","cwd":"/abs/project/root","created":"<RFC 3339>","model":"m"}`,
 //! and every other line is one history message as the chat-completions API takes it,
 //! `{"type":"message","message":{"role":"user","content":"..."}}`. The system prompt is not
-//! recorded: a resumed session gets a fresh one. Lines are only ever appended, so a resumed
+//! recorded: a resumed session gets a fresh one. A compaction is a line of its own,
+//! `{"type":"compaction","trigger":"auto","pre_tokens":N,"post_tokens":N,"messages":[...]}`,
+//! holding the whole history after it (the summary and the recent messages): loading replaces
+//! what came before with it, and the full earlier conversation stays in the file above it. Lines
+//! are only ever appended, so a resumed
 //! session keeps its id and its file; the file's modification time says which session of a
 //! project was used last. A line that cannot be read is skipped with a warning, and a tool call
 //! left without its result (Ling stopped mid-tool) gets a result saying so, so that the loaded
@@ -37,19 +41,27 @@ pub struct Session {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-struct Header {
-    id: String,
-    cwd: PathBuf,
-    created: String,
-    model: String,
+pub(super) struct Header {
+    pub id: String,
+    pub cwd: PathBuf,
+    pub created: String,
+    pub model: String,
 }
 
 /// One line of a transcript.
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "lowercase")]
-enum Line {
+pub(super) enum Line {
     Session(Header),
-    Message { message: Message },
+    Message {
+        message: Message,
+    },
+    Compaction {
+        trigger: String,
+        pre_tokens: u64,
+        post_tokens: u64,
+        messages: Vec<Message>,
+    },
 }
 
 /// A session found again, with the history to give the agent.
@@ -162,6 +174,28 @@ impl Session {
 
     /// Appends one message to the transcript. Best effort: the agent goes on if the disk fails.
     pub fn record(&mut self, message: &Message) {
+        self.append(&Line::Message {
+            message: message.clone(),
+        });
+    }
+
+    /// Appends a compaction: the history that replaces everything before it.
+    pub fn record_compaction(
+        &mut self,
+        trigger: &str,
+        pre_tokens: u64,
+        post_tokens: u64,
+        messages: &[Message],
+    ) {
+        self.append(&Line::Compaction {
+            trigger: trigger.to_string(),
+            pre_tokens,
+            post_tokens,
+            messages: messages.to_vec(),
+        });
+    }
+
+    fn append(&mut self, line: &Line) {
         if !self.writable {
             return;
         }
@@ -172,9 +206,7 @@ impl Session {
             if let Some(header) = &self.header {
                 text.push_str(&to_line(&Line::Session(header.clone()))?);
             }
-            text.push_str(&to_line(&Line::Message {
-                message: message.clone(),
-            })?);
+            text.push_str(&to_line(line)?);
             // One write per record, so a crash leaves whole lines and the header comes first.
             file.write_all(text.as_bytes())
         })();
@@ -191,16 +223,16 @@ fn to_line(line: &Line) -> std::io::Result<String> {
     Ok(text)
 }
 
-fn transcript_path(sessions_dir: &Path, id: &str) -> PathBuf {
+pub(super) fn transcript_path(sessions_dir: &Path, id: &str) -> PathBuf {
     sessions_dir.join(format!("{id}.jsonl"))
 }
 
-fn stem(path: &Path) -> Option<&str> {
+pub(super) fn stem(path: &Path) -> Option<&str> {
     path.file_stem().and_then(|s| s.to_str())
 }
 
 /// The `*.jsonl` files of the sessions directory; none when it does not exist yet.
-fn transcripts(sessions_dir: &Path) -> impl Iterator<Item = PathBuf> {
+pub(super) fn transcripts(sessions_dir: &Path) -> impl Iterator<Item = PathBuf> {
     std::fs::read_dir(sessions_dir)
         .into_iter()
         .flatten()
@@ -210,13 +242,13 @@ fn transcripts(sessions_dir: &Path) -> impl Iterator<Item = PathBuf> {
 }
 
 /// The metadata line of a transcript, reading only its first line.
-fn read_header(path: &Path) -> Option<Header> {
+pub(super) fn read_header(path: &Path) -> Option<Header> {
     let file = std::fs::File::open(path).ok()?;
     let mut first = String::new();
     BufReader::new(file).read_line(&mut first).ok()?;
     match serde_json::from_str(&first).ok()? {
         Line::Session(header) => Some(header),
-        Line::Message { .. } => None,
+        _ => None,
     }
 }
 
@@ -246,6 +278,10 @@ fn load(path: &Path) -> Result<Resumed, SessionError> {
                 message: Message::System { .. },
             }) => {}
             Ok(Line::Message { message }) => messages.push(message),
+            Ok(Line::Compaction {
+                messages: compacted,
+                ..
+            }) => messages = compacted,
             Ok(Line::Session(h)) => header = header.or(Some(h)),
             Err(e) => warnings.push(format!(
                 "skipped line {} of {}: it is not a transcript record ({e})",

@@ -8,9 +8,9 @@ use std::sync::Mutex;
 
 use tokio_util::sync::CancellationToken;
 
-use super::{Agent, AgentError, AgentEvent, Approver, EventSink, RunEnd, RunResult, mcp};
+use super::{Agent, AgentError, AgentEvent, Approver, EventSink, RunEnd, RunResult, context, mcp};
 use crate::hooks::{Decision, HookInput};
-use crate::llm::{Completion, FinishReason, Message, StreamEvent, ToolCall};
+use crate::llm::{Completion, FinishReason, LlmError, Message, StreamEvent, ToolCall};
 
 /// The context of one run, handed to every step of it.
 pub(super) struct Turn<'a> {
@@ -167,6 +167,10 @@ impl Agent {
                 turn: tally.num_turns,
             });
             self.sync_tools().await;
+            self.fit_context(turn.sink, turn.cancel).await;
+            if turn.is_cancelled() {
+                return Ok(RunEnd::Interrupted);
+            }
             let Some(completion) = self.request(turn).await? else {
                 return Ok(RunEnd::Interrupted);
             };
@@ -261,12 +265,48 @@ impl Agent {
         AfterStop::End(RunEnd::Completed)
     }
 
+    /// One model request, with the recovery from a "context too long" answer: compact and
+    /// retry, then elide and retry, then fail naming `/compact` and `/clear`.
+    async fn request(&mut self, turn: &Turn<'_>) -> Result<Option<Completion>, AgentError> {
+        let mut step = 0;
+        loop {
+            match self.request_once(turn).await {
+                Err(AgentError::Llm(LlmError::ContextOverflow {
+                    window, message, ..
+                })) => {
+                    step += 1;
+                    if turn.is_cancelled() {
+                        return Ok(None);
+                    }
+                    let refused = self.context_usage().await.used;
+                    if !self
+                        .recover_overflow(step, refused, window, turn.sink, turn.cancel)
+                        .await
+                    {
+                        let window = self.context_usage().await.window;
+                        return Err(AgentError::ContextFull { window, message });
+                    }
+                    if turn.is_cancelled() {
+                        return Ok(None);
+                    }
+                }
+                other => return other,
+            }
+        }
+    }
+
     /// One model request, streamed. `Ok(None)` when the user interrupted it.
-    async fn request(&self, turn: &Turn<'_>) -> Result<Option<Completion>, AgentError> {
+    async fn request_once(&mut self, turn: &Turn<'_>) -> Result<Option<Completion>, AgentError> {
         let mut messages = Vec::with_capacity(self.history.len() + 1);
         messages.push(Message::system(self.system_prompt.clone()));
-        messages.extend(self.history.iter().cloned());
+        messages.extend(context::rebuild::with_elisions(
+            &self.history,
+            &self.context.elided,
+        ));
         let specs = self.tool_specs();
+        let sent_len = self.history.len();
+        let fixed_estimate =
+            context::estimate::text(&self.system_prompt) + 4 + context::estimate::tools(&specs);
         tracing::debug!(
             "agent: model request, {} messages, {} tools",
             messages.len(),
@@ -299,6 +339,13 @@ impl Agent {
             ),
             Some(Err(e)) => tracing::debug!("agent: model request failed: {e}"),
             None => tracing::debug!("agent: model request interrupted"),
+        }
+        if let Some(Ok(Completion {
+            usage: Some(usage), ..
+        })) = &result
+        {
+            self.context
+                .counted(usage.prompt_tokens, sent_len, fixed_estimate);
         }
         result.transpose().map_err(AgentError::from)
     }

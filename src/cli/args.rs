@@ -182,6 +182,14 @@ pub enum Command {
         #[arg(long)]
         revoke: bool,
     },
+    /// List this project's recorded sessions (resume one with --resume ID or --continue)
+    Sessions {
+        #[command(subcommand)]
+        command: SessionsCommand,
+        /// Project root (default: the current directory)
+        #[arg(short = 'C', long = "cwd", value_name = "DIR", global = true)]
+        cwd: Option<PathBuf>,
+    },
     /// Inspect hooks (.ling/hooks.json) and test them without a model
     Hooks {
         #[command(subcommand)]
@@ -264,6 +272,16 @@ pub enum TransportArg {
 pub enum ScopeArg {
     Project,
     User,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SessionsCommand {
+    /// This project's sessions, most recent first: id, start, last activity, first prompt,
+    /// messages
+    List {
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Debug, Subcommand)]

@@ -8,6 +8,7 @@ mod completion_cmd;
 mod hooks_cmd;
 mod mcp_cmd;
 mod prompt;
+mod sessions_cmd;
 mod trust_cmd;
 
 #[cfg(test)]
@@ -126,6 +127,7 @@ async fn dispatch(cli: Cli) -> Result<Exit, CliError> {
             mcp_cmd::run(command, sources).await
         }
         Some(Command::Hooks { command, cwd }) => hooks_cmd::run(command, cwd).await,
+        Some(Command::Sessions { command, cwd }) => sessions_cmd::run(command, cwd),
         Some(Command::Trust { dir, list, revoke }) => trust_cmd::run(dir, list, revoke),
         Some(Command::Completion { shell }) => Ok(completion_cmd::run(shell)),
         None => run_agent(cli.run).await,

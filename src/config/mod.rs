@@ -21,10 +21,11 @@ pub use error::ConfigError;
 pub use json::{CONFIG_FILE_LIMIT, read_config_text, read_json_file, read_json_value};
 pub use paths::{Paths, expand_vars, expand_vars_with, ling_home, var_names};
 pub use settings::{
-    DEFAULT_API_KEY_ENV, DEFAULT_CONNECT_TIMEOUT_MS, DEFAULT_FIRST_BYTE_TIMEOUT_MS,
-    DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_MAX_RETRIES, DEFAULT_MAX_RETRY_DELAY_MS,
-    DEFAULT_MAX_STREAM_LINE_BYTES, DEFAULT_TOOL_OUTPUT_LIMIT, ElicitationPolicy, PermissionMode,
-    RawPermissions, RawSettings, SETTINGS_FILE, Settings, SettingsOverrides,
+    DEFAULT_API_KEY_ENV, DEFAULT_AUTO_COMPACT_PERCENT, DEFAULT_CONNECT_TIMEOUT_MS,
+    DEFAULT_CONTEXT_WINDOW, DEFAULT_FIRST_BYTE_TIMEOUT_MS, DEFAULT_IDLE_TIMEOUT_MS,
+    DEFAULT_MAX_RETRIES, DEFAULT_MAX_RETRY_DELAY_MS, DEFAULT_MAX_STREAM_LINE_BYTES,
+    DEFAULT_TOOL_OUTPUT_LIMIT, ElicitationPolicy, PermissionMode, RawPermissions, RawSettings,
+    SETTINGS_FILE, Settings, SettingsOverrides,
 };
 pub use trust::{ProjectConfig, TrustError, TrustStatus};
 

@@ -25,6 +25,11 @@ pub const DEFAULT_IDLE_TIMEOUT_MS: u64 = 90_000;
 pub const DEFAULT_MAX_RETRIES: u32 = 4;
 /// The default `maxRetryDelayMs`: the longest wait before one retry.
 pub const DEFAULT_MAX_RETRY_DELAY_MS: u64 = 60_000;
+/// The default `autoCompactPercent`: compact when a request would fill this much of the window.
+pub const DEFAULT_AUTO_COMPACT_PERCENT: u8 = 85;
+/// The context window assumed when neither settings, the server nor the table of well-known
+/// models says (tokens).
+pub const DEFAULT_CONTEXT_WINDOW: u64 = 32_768;
 /// The default `maxStreamLineBytes` (8 MiB).
 pub const DEFAULT_MAX_STREAM_LINE_BYTES: usize = 8 << 20;
 
@@ -96,6 +101,17 @@ pub struct RawSettings {
     /// `accept-defaults` (accept with every field's default, when every required field has one).
     #[schemars(extend("enum" = ["decline", "accept-defaults"], "default" = "decline"))]
     pub elicitation: Option<String>,
+    /// The model's context window in tokens. Default: what the server says (llama.cpp, vLLM,
+    /// Ollama), else a table of well-known models, else 32768.
+    #[schemars(range(min = 1))]
+    pub context_window: Option<u64>,
+    /// Summarise the conversation by itself when it nears the context window. Default true.
+    #[schemars(extend("default" = true))]
+    pub auto_compact: Option<bool>,
+    /// How full the context window may get, in percent, before the conversation is compacted.
+    /// Default 85.
+    #[schemars(range(min = 10, max = 100), extend("default" = DEFAULT_AUTO_COMPACT_PERCENT))]
+    pub auto_compact_percent: Option<u8>,
     #[serde(flatten)]
     #[schemars(skip)]
     pub other: BTreeMap<String, serde_json::Value>,
@@ -231,6 +247,10 @@ pub struct Settings {
     pub share_api_key_with_tools: bool,
     pub allow_sampling: bool,
     pub elicitation: ElicitationPolicy,
+    /// `contextWindow`: the window in tokens when the settings say it.
+    pub context_window: Option<u64>,
+    pub auto_compact: bool,
+    pub auto_compact_percent: u8,
     /// Unknown keys found in the settings files, for a warning.
     pub warnings: Vec<String>,
 }
@@ -377,6 +397,24 @@ impl Settings {
             ));
         }
 
+        let context_window = pick(project, user, |s| s.context_window);
+        if context_window == Some(0) {
+            return Err(
+                "contextWindow is 0; set it to the model's context window in tokens (e.g. 32768), \
+                 or remove it to ask the server"
+                    .to_string(),
+            );
+        }
+        let auto_compact_percent =
+            pick(project, user, |s| s.auto_compact_percent).unwrap_or(DEFAULT_AUTO_COMPACT_PERCENT);
+        if !(10..=100).contains(&auto_compact_percent) {
+            return Err(format!(
+                "autoCompactPercent {auto_compact_percent} is not between 10 and 100; set the \
+                 percentage of the context window at which to compact (default \
+                 {DEFAULT_AUTO_COMPACT_PERCENT})"
+            ));
+        }
+
         Ok(Self {
             model,
             base_url,
@@ -410,6 +448,9 @@ impl Settings {
             allow_sampling: overrides.allow_sampling
                 || pick(project, user, |s| s.allow_sampling).unwrap_or(false),
             elicitation,
+            context_window,
+            auto_compact: pick(project, user, |s| s.auto_compact).unwrap_or(true),
+            auto_compact_percent,
             warnings: Vec::new(),
         })
     }
@@ -443,6 +484,34 @@ mod tests {
         };
         let s = Settings::resolve(&user, &project, &flags, &env).unwrap();
         assert_eq!(s.model, "flag-model");
+    }
+
+    #[test]
+    fn context_settings_have_defaults_and_refuse_nonsense() {
+        let none = |_: &str| None;
+        let resolve = |project: &str| {
+            Settings::resolve(
+                &RawSettings::default(),
+                &raw(project),
+                &SettingsOverrides::default(),
+                &none,
+            )
+        };
+        let s = resolve("{}").unwrap();
+        assert_eq!(
+            (s.context_window, s.auto_compact, s.auto_compact_percent),
+            (None, true, 85)
+        );
+        let s = resolve(r#"{"contextWindow":4096,"autoCompact":false,"autoCompactPercent":70}"#)
+            .unwrap();
+        assert_eq!(
+            (s.context_window, s.auto_compact, s.auto_compact_percent),
+            (Some(4096), false, 70)
+        );
+        let err = resolve(r#"{"contextWindow":0}"#).unwrap_err();
+        assert!(err.contains("contextWindow is 0"), "{err}");
+        let err = resolve(r#"{"autoCompactPercent":5}"#).unwrap_err();
+        assert!(err.contains("between 10 and 100"), "{err}");
     }
 
     #[test]

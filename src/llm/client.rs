@@ -15,6 +15,7 @@ use super::retry::{RetryPolicy, is_retryable_status, server_delay};
 use super::sse::{LineTooLong, SseDecoder};
 use super::stream::{ChunkAssembler, StreamError};
 use super::types::{Completion, Message, StreamEvent, ToolSpec};
+use super::window::{is_context_overflow, window_in_error};
 use crate::config::{
     DEFAULT_API_KEY_ENV, DEFAULT_CONNECT_TIMEOUT_MS, DEFAULT_FIRST_BYTE_TIMEOUT_MS,
     DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_MAX_RETRIES, DEFAULT_MAX_RETRY_DELAY_MS,
@@ -91,7 +92,7 @@ impl LlmConfig {
 /// A client for one OpenAI-compatible server. Cheap to clone: the connection pool is shared.
 #[derive(Debug, Clone)]
 pub struct LlmClient {
-    http: reqwest::Client,
+    pub(super) http: reqwest::Client,
     config: LlmConfig,
 }
 
@@ -142,6 +143,8 @@ enum Failure {
         status: u16,
         message: String,
         retry_after: Option<Duration>,
+        /// The body says the request did not fit the context (with the window, if it says).
+        overflow: Option<Option<u64>>,
     },
     Cut {
         shown: bool,
@@ -155,7 +158,9 @@ impl Failure {
         match self {
             Self::Connect(_) | Self::Network(_) => true,
             Self::Timeout { shown, .. } | Self::Cut { shown, .. } => !shown,
-            Self::Status { status, .. } => is_retryable_status(*status),
+            Self::Status {
+                status, overflow, ..
+            } => overflow.is_none() && is_retryable_status(*status),
             Self::Fatal(_) => false,
         }
     }
@@ -392,11 +397,14 @@ impl LlmClient {
             let text = timeout(self.config.idle_timeout, error_body(&mut response))
                 .await
                 .unwrap_or_default();
+            let overflow =
+                is_context_overflow(status.as_u16(), &text).then(|| window_in_error(&text));
             return Err(Failure::Status {
                 status: status.as_u16(),
                 // A server may quote the key or the URL back.
                 message: redact::scrub(&server_message(&text)),
                 retry_after,
+                overflow,
             });
         }
         let mut assembler = ChunkAssembler::new();
@@ -505,6 +513,16 @@ impl LlmClient {
                 },
                 url,
                 attempts,
+            },
+            Failure::Status {
+                status,
+                message,
+                overflow: Some(window),
+                ..
+            } => LlmError::ContextOverflow {
+                status,
+                message,
+                window,
             },
             Failure::Status {
                 status, message, ..

@@ -74,6 +74,15 @@ pub enum LlmError {
     #[error("the server rejected the request (HTTP {status}): {message}")]
     BadRequest { status: u16, message: String },
 
+    /// The request did not fit the model's context window (`context_length_exceeded`,
+    /// `exceed_context_size_error`, a 413, ...); `window` when the server said how large it is.
+    #[error("the conversation is too long for the model's context (HTTP {status}): {message}")]
+    ContextOverflow {
+        status: u16,
+        message: String,
+        window: Option<u64>,
+    },
+
     /// Any other HTTP error, after the retries ran out (or at once, if it is not retryable).
     #[error("HTTP {status} from {url} after {}: {message}", attempts_text(*.attempts))]
     Status {

@@ -11,6 +11,7 @@ mod retry;
 mod sse;
 mod stream;
 mod types;
+mod window;
 
 pub use client::{DEFAULT_RETRY_BASE_DELAY, LlmClient, LlmConfig, RETRY_BASE_ENV};
 pub use error::{LlmError, TimeoutKind};
@@ -19,3 +20,4 @@ pub use stream::{ChunkAssembler, StreamError};
 pub use types::{
     Completion, FinishReason, FunctionCall, Message, StreamEvent, ToolCall, ToolSpec, Usage,
 };
+pub use window::{PROBE_TIMEOUT, is_context_overflow, known_window};

@@ -9,7 +9,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use crate::agent::{
-    Agent, AgentOptions, HostPolicy, McpHost, PromptOptions, Resumed, Session, SessionError,
+    Agent, AgentOptions, ContextOptions, HostPolicy, McpHost, PromptOptions, Resumed, Session,
+    SessionError,
 };
 use crate::config::{ConfigError, Paths, ProjectConfig, Settings, SettingsOverrides, TrustStatus};
 use crate::hooks::HookEngine;
@@ -153,6 +154,11 @@ impl Setup {
             tool_output_limit: settings.tool_output_limit,
             prompt: options.prompt.clone(),
             child_env: child_env.clone(),
+            context: ContextOptions {
+                window: settings.context_window,
+                auto_compact: settings.auto_compact,
+                percent: settings.auto_compact_percent,
+            },
         };
         let (session, history) = match resumed {
             Some(Resumed {
@@ -188,6 +194,7 @@ impl Setup {
         );
         let mut agent = Agent::new(llm, ToolRegistry::builtins(), permissions, options, session)
             .with_hooks(hooks);
+        agent.probe_context_window();
         warnings.extend(agent.take_warnings());
         // Started last, once nothing else can fail, so no server is left running on an error.
         let mut manager_options = ManagerOptions::new(paths.clone());

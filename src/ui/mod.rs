@@ -11,6 +11,7 @@ pub mod output;
 pub mod print;
 pub mod render;
 pub mod repl;
+mod repl_context;
 pub mod safe_text;
 pub mod signals;
 mod spinner;

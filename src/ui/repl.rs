@@ -26,7 +26,7 @@ use crate::mcp::{ServerState, ServerStatus};
 use crate::setup::Setup;
 use crate::term;
 
-const COMMANDS: [(&str, &str); 8] = [
+const COMMANDS: [(&str, &str); 11] = [
     ("/help", "show this help"),
     ("/tools", "list the tools the model can call"),
     ("/hooks", "list the loaded hooks"),
@@ -36,6 +36,15 @@ const COMMANDS: [(&str, &str); 8] = [
     ),
     ("/clear", "forget the conversation and start a new session"),
     ("/model", "show the model, or switch with /model NAME"),
+    (
+        "/compact",
+        "summarise the conversation to free context; /compact INSTRUCTIONS says what to keep",
+    ),
+    ("/context", "how full the model's context is, by part"),
+    (
+        "/resume",
+        "continue another session of this project (a picker), or /resume ID",
+    ),
     ("/exit", "leave Ling (also Ctrl-D)"),
     ("/quit", "same as /exit"),
 ];
@@ -241,6 +250,9 @@ async fn slash_command(setup: &mut Setup, line: &str, style: Style, ui: &ReplUi)
                 return Flow::Exit;
             }
         }
+        "/compact" => super::repl_context::compact(setup, rest, style, ui).await,
+        "/context" => super::repl_context::context(setup, style).await,
+        "/resume" => super::repl_context::resume(setup, rest, style, ui).await,
         "/hooks" => {
             let listing = setup.agent.hooks().list();
             if listing.is_empty() {
@@ -310,6 +322,7 @@ async fn run_turn(setup: &mut Setup, ui: &Arc<ReplUi>, prompt: &str) {
             crate::redact::scrub(&e.to_string())
         ]),
     }
+    super::repl_context::footer(setup, style).await;
 }
 
 fn print_banner(setup: &Setup, style: Style) {
@@ -336,6 +349,7 @@ fn print_banner(setup: &Setup, style: Style) {
             setup.agent.session().id,
             setup.agent.history().len()
         )));
+        super::repl_context::recent(setup.agent.history(), style);
     }
 }
 
@@ -500,6 +514,20 @@ impl EventSink for ReplUi {
             AgentEvent::ToolProgress { message, .. } => {
                 Self::settle(&mut state);
                 stdout_line(term!["  ", style.dim(&message)]);
+            }
+            AgentEvent::CompactStarted { .. } => {
+                Self::settle(&mut state);
+                state.spinner = Some(Spinner::start("compacting the conversation", style));
+            }
+            AgentEvent::Compacted {
+                trigger,
+                pre_tokens,
+                post_tokens,
+            } => {
+                Self::settle(&mut state);
+                stdout_line(style.dim(&format!(
+                    "conversation compacted ({trigger}): {pre_tokens} → {post_tokens} tokens"
+                )));
             }
             AgentEvent::AssistantMessage { .. } | AgentEvent::TurnFinished { .. } => {
                 state.spinner = None;

@@ -36,8 +36,8 @@ fn certificates(ca_name: &str) -> (String, rcgen::Certificate, KeyPair) {
     (issuer.pem(), cert, leaf_key)
 }
 
-/// Serves HTTPS (HTTP/1.1) on 127.0.0.1, answering every POST with [`ANSWER`]; returns the base
-/// URL and the number of requests answered.
+/// Serves HTTPS (HTTP/1.1) on 127.0.0.1, answering every chat request with [`ANSWER`] (anything
+/// else with a 404); returns the base URL and the number of chat requests answered.
 fn serve(cert: &rcgen::Certificate, key: &KeyPair) -> (String, Arc<AtomicUsize>) {
     let key = PrivateKeyDer::from(PrivatePkcs8KeyDer::from(key.serialize_der()));
     let provider = Arc::new(rustls::crypto::ring::default_provider());
@@ -62,7 +62,16 @@ fn serve(cert: &rcgen::Certificate, key: &KeyPair) -> (String, Arc<AtomicUsize>)
             };
             let mut tls = rustls::Stream::new(&mut conn, &mut tcp);
             // A client that refuses the certificate ends the handshake here.
-            if read_request(&mut tls).is_none() {
+            let Some(request) = read_request(&mut tls) else {
+                continue;
+            };
+            // The context-window probes (`/props`, `/v1/models`, `/api/show`) are not answered.
+            let line = request.split(|&b| b == b'\r').next().unwrap_or_default();
+            if !String::from_utf8_lossy(line).contains("/chat/completions") {
+                let _ = tls.write_all(
+                    b"HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\nconnection: close\r\n\r\n",
+                );
+                let _ = tls.flush();
                 continue;
             }
             let response = format!(

@@ -332,14 +332,14 @@ async fn not_found_names_the_base_url_and_the_model() {
 #[tokio::test]
 async fn bad_request_shows_the_servers_message() {
     let server = MockServer::start(vec![
-        Reply::status(400).message("context_length_exceeded: too long"),
+        Reply::status(400).message("invalid value for temperature: 7"),
     ])
     .await;
     let (_, result) = ask(&client(config(&server))).await;
     let (_, text) = error_text(result);
     assert_eq!(
         text,
-        "the server rejected the request (HTTP 400): context_length_exceeded: too long"
+        "the server rejected the request (HTTP 400): invalid value for temperature: 7"
     );
 }
 

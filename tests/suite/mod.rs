@@ -2,6 +2,10 @@
 //! library, with the helpers of `crate::support`.
 
 mod agent_inprocess;
+mod context_compaction;
+mod context_overflow;
+mod context_repl;
+mod context_sessions;
 mod debug_log;
 mod hooks_config;
 mod hooks_e2e;

@@ -20,6 +20,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
 pub use super::chat_history::check_tool_calls;
+pub use super::mock_overflow::Overflow;
 
 /// One request as the server received it. Header names are lower-case.
 #[derive(Debug, Clone)]
@@ -230,6 +231,21 @@ impl Reply {
         .message(&format!("mock error {status}"))
     }
 
+    /// A 200 with this JSON body.
+    pub fn json(value: &Value) -> Self {
+        Self {
+            status: 200,
+            content_type: "application/json",
+            ..Self::events(Vec::new(), false)
+        }
+        .raw_body(value.to_string())
+    }
+
+    pub(super) fn raw_body(mut self, body: String) -> Self {
+        self.body = Body::Raw(vec![body.into_bytes()]);
+        self
+    }
+
     /// Replaces the error message of a [`Reply::status`].
     pub fn message(mut self, message: &str) -> Self {
         let body =
@@ -295,6 +311,18 @@ impl Reply {
 #[derive(Default)]
 struct State {
     replies: VecDeque<Reply>,
+    /// Chat requests whose `messages` JSON is over this many bytes are refused, this way.
+    context_limit: Option<(usize, Overflow)>,
+    /// The same for summary requests (those that offer no tools) alone.
+    summary_limit: Option<(usize, Overflow)>,
+    /// Requests that offer no tools are summary requests: answered with this text and the
+    /// number of the summary, without taking a scripted reply.
+    summary: Option<String>,
+    summaries: usize,
+    /// How long a summary answer waits before it is sent.
+    summary_delay: Duration,
+    /// Other routes (`"GET /props"`) and their JSON answers.
+    routes: Vec<(String, Value)>,
     requests: Vec<Recorded>,
     /// Chat requests whose history the OpenAI API would reject, with the reason.
     violations: Vec<String>,
@@ -361,9 +389,49 @@ impl MockServer {
         format!("http://{}/v1", self.addr)
     }
 
-    /// Every request received so far, in order.
+    /// Every chat-completions request received so far, in order (a path with a query too).
     pub fn requests(&self) -> Vec<Recorded> {
+        let state = lock(&self.state);
+        let chat = state.requests.iter().filter(|r| {
+            let path = r.path.split('?').next().unwrap_or_default();
+            r.method == "POST" && path.ends_with("/chat/completions")
+        });
+        chat.cloned().collect()
+    }
+
+    /// Every request received so far, the context-window probes (`/props`, `/models`,
+    /// `/api/show`) included.
+    pub fn all_requests(&self) -> Vec<Recorded> {
         lock(&self.state).requests.clone()
+    }
+
+    /// Refuses chat requests whose `messages` JSON is over `bytes` bytes, as `style`'s server
+    /// refuses a request over its context window (the limit is stated as `bytes`).
+    pub fn context_limit(&self, bytes: usize, style: Overflow) {
+        lock(&self.state).context_limit = Some((bytes, style));
+    }
+
+    /// Refuses summary requests (those without tools) over `bytes` bytes, as
+    /// [`MockServer::context_limit`] does.
+    pub fn summary_limit(&self, bytes: usize, style: Overflow) {
+        lock(&self.state).summary_limit = Some((bytes, style));
+    }
+
+    /// Answers every chat request that offers no tools (a summary request) with
+    /// `"{text} #N"`, N counting from 1, and a usage of 100 prompt and 10 completion tokens,
+    /// without taking a scripted reply.
+    pub fn answer_summaries(&self, text: &str) {
+        lock(&self.state).summary = Some(text.to_string());
+    }
+
+    /// Delays every summary answer (to stop Ling in the middle of a compaction).
+    pub fn summary_delay(&self, delay: Duration) {
+        lock(&self.state).summary_delay = delay;
+    }
+
+    /// Answers `route` (`"GET /props"`, `"POST /api/show"`) with this JSON.
+    pub fn route(&self, route: &str, answer: Value) {
+        lock(&self.state).routes.push((route.to_string(), answer));
     }
 
     /// Scripted replies not yet served.
@@ -402,11 +470,15 @@ fn lock(state: &Mutex<State>) -> MutexGuard<'_, State> {
         .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
+fn is_chat(request: &Recorded) -> bool {
+    request.method == "POST" && request.path.ends_with("/chat/completions")
+}
+
 async fn handle_connection(mut socket: TcpStream, state: Arc<Mutex<State>>) {
     let Some(request) = read_request(&mut socket).await else {
         return;
     };
-    let is_chat = request.method == "POST" && request.path.ends_with("/chat/completions");
+    let is_chat = is_chat(&request);
     let route = format!("{} {}", request.method, request.path);
     let reply = {
         let mut state = lock(&state);
@@ -414,10 +486,35 @@ async fn handle_connection(mut socket: TcpStream, state: Arc<Mutex<State>>) {
         let rejected = check_tool_calls(&request.messages())
             .err()
             .filter(|_| is_chat);
+        let size = request.body["messages"].to_string().len();
+        let summary_request = request.body.get("tools").is_none();
         state.requests.push(request);
+        let route_answer = state
+            .routes
+            .iter()
+            .find(|(r, _)| *r == route)
+            .map(|(_, answer)| answer.clone());
         if let Some(reason) = rejected {
             state.violations.push(format!("request {number}: {reason}"));
             Some(Reply::status(400).message(&format!("mock: invalid history: {reason}")))
+        } else if let Some(answer) = route_answer {
+            Some(Reply::json(&answer))
+        } else if let Some((limit, style)) = state
+            .context_limit
+            .filter(|(l, _)| is_chat && size > *l)
+            .or(state
+                .summary_limit
+                .filter(|(l, _)| is_chat && summary_request && size > *l))
+        {
+            Some(style.reply(size, limit))
+        } else if is_chat && summary_request && state.summary.is_some() {
+            state.summaries += 1;
+            let text = format!(
+                "{} #{}",
+                state.summary.clone().unwrap_or_default(),
+                state.summaries
+            );
+            Some(Reply::text(&text).usage(100, 10).delay(state.summary_delay))
         } else if is_chat {
             state.replies.pop_front()
         } else {

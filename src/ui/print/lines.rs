@@ -50,6 +50,12 @@ pub enum System<'a> {
         mcp_servers: &'a [McpServer<'a>],
         project_trust: &'static str,
     },
+    /// The conversation was compacted.
+    Compact {
+        trigger: &'a str,
+        pre_tokens: u64,
+        post_tokens: u64,
+    },
     /// A server's state changed (one that could not start, with why).
     McpStatus {
         name: &'a str,

@@ -51,6 +51,13 @@ fn side_channel(event: &AgentEvent, style: Style, verbose: bool) -> Option<Term>
             "retrying model request (attempt {attempt}) in {delay_ms} ms: {reason}"
         ))),
         AgentEvent::Warning(text) => Some(term![style.yellow("warning:"), " ", text]),
+        AgentEvent::Compacted {
+            trigger,
+            pre_tokens,
+            post_tokens,
+        } => Some(style.dim(&format!(
+            "conversation compacted ({trigger}): {pre_tokens} -> {post_tokens} tokens"
+        ))),
         AgentEvent::McpStatus { server, state }
             if verbose || matches!(state, ServerState::Failed(_)) =>
         {
@@ -245,6 +252,15 @@ impl EventSink for StreamJsonOutput {
                 message: &notice.message,
                 tool: notice.tool.as_deref(),
             },
+            AgentEvent::Compacted {
+                trigger,
+                pre_tokens,
+                post_tokens,
+            } => Line::System(System::Compact {
+                trigger,
+                pre_tokens: *pre_tokens,
+                post_tokens: *post_tokens,
+            }),
             AgentEvent::McpStatus { server, state } => {
                 let (status, error) = state.report();
                 Line::System(System::McpStatus {

@@ -1,0 +1,155 @@
+//! The REPL's context and session commands through a pseudo-terminal: `/context` by part, the
+//! footer's percentage, `/compact INSTRUCTIONS` (PreCompact `manual` with
+//! `custom_instructions`, the summary request carrying them, the next request starting from the
+//! summary), `/resume`'s picker, and a resumed REPL showing the last exchanges.
+
+use crate::support::{mock_openai, project};
+
+use super::context_compaction::{
+    hook_events, is_summary_request, log_compaction_hooks, user_settings,
+};
+use mock_openai::{MockServer, Reply};
+use pretty_assertions::assert_eq;
+use project::{Project, run};
+use rexpect::session::{PtySession, spawn_command};
+use serde_json::json;
+
+fn start(project: &Project, server: &MockServer, args: &[&str]) -> PtySession {
+    let mut cmd = project.command(&server.base_url());
+    cmd.args(["--model", "local"])
+        .args(args)
+        .env("TERM", "xterm");
+    spawn_command(cmd, Some(20_000)).expect("spawn in a pty")
+}
+
+fn expect(p: &mut PtySession, text: &str) -> String {
+    p.exp_string(text)
+        .unwrap_or_else(|e| panic!("expected {text:?} in the REPL output: {e}"))
+}
+
+#[test]
+fn context_by_part_the_footer_and_compact_with_instructions() {
+    let server = MockServer::start_blocking(vec![
+        Reply::text("first answer"),
+        Reply::text("second answer"),
+        Reply::text("third answer"),
+    ]);
+    server.answer_summaries("SUMMARY");
+    let project = Project::new();
+    user_settings(&project, json!({ "contextWindow": 20000 }));
+    log_compaction_hooks(&project);
+    let mut p = start(&project, &server, &[]);
+    expect(&mut p, "> ");
+    p.send_line("first question").unwrap();
+    expect(&mut p, "first answer");
+    expect(&mut p, "% of 20k tokens");
+    expect(&mut p, "> ");
+    p.send_line("second question").unwrap();
+    expect(&mut p, "second answer");
+    expect(&mut p, "> ");
+    p.send_line("/context").unwrap();
+    expect(&mut p, "of 20000 tokens");
+    expect(&mut p, "settings contextWindow");
+    for part in ["system prompt", "tools", "messages"] {
+        expect(&mut p, part);
+    }
+    expect(&mut p, "> ");
+    p.send_line("/compact keep the parser notes").unwrap();
+    expect(&mut p, "conversation compacted (manual)");
+    expect(&mut p, "> ");
+    p.send_line("third question").unwrap();
+    expect(&mut p, "third answer");
+    expect(&mut p, "> ");
+    p.send_line("/exit").unwrap();
+    p.exp_eof().expect("the REPL did not exit");
+
+    let requests = server.requests();
+    assert_eq!(requests.len(), 4);
+    assert!(is_summary_request(&requests[2]));
+    let asked = requests[2].messages()[1]["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(asked.contains("first question") && asked.contains("keep the parser notes"));
+    assert!(
+        !asked.contains("second question"),
+        "the latest exchange is kept verbatim"
+    );
+    let sent = requests[3].messages();
+    assert!(sent[1]["content"].as_str().unwrap().contains("SUMMARY #1"));
+    assert_eq!(
+        sent[2..],
+        [
+            json!({"role": "user", "content": "second question"}),
+            json!({"role": "assistant", "content": "second answer"}),
+            json!({"role": "user", "content": "third question"}),
+        ]
+    );
+    let pre: Vec<_> = hook_events(&project)
+        .into_iter()
+        .filter(|e| e["hook_event_name"] == "PreCompact")
+        .collect();
+    assert_eq!(pre.len(), 1);
+    assert_eq!(pre[0]["trigger"], "manual");
+    assert_eq!(pre[0]["custom_instructions"], "keep the parser notes");
+}
+
+/// Records a session of `project` with one `-p` exchange.
+fn record(project: &Project, server: &MockServer, prompt: &str) -> String {
+    let mut cmd = project.command(&server.base_url());
+    cmd.args(["-p", prompt, "--model", "local", "--output-format", "json"]);
+    let out = run(cmd);
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    out.json()["session_id"].as_str().unwrap().to_string()
+}
+
+#[test]
+fn resume_picks_a_session_and_a_resumed_repl_shows_the_last_exchanges() {
+    let server = MockServer::start_blocking(vec![
+        Reply::text("the parser is in src/parse.rs"),
+        Reply::text("tests added"),
+        Reply::text("back in the old one"),
+        Reply::text("continued"),
+    ]);
+    let project = Project::new();
+    let old = record(&project, &server, "where is the parser?");
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    let new = record(&project, &server, "add tests");
+
+    let mut p = start(&project, &server, &[]);
+    expect(&mut p, "> ");
+    p.send_line("/resume").unwrap();
+    expect(&mut p, "[1]");
+    expect(&mut p, "add tests");
+    expect(&mut p, "[2]");
+    expect(&mut p, "where is the parser?");
+    expect(&mut p, "resume which?");
+    p.send_line("2").unwrap();
+    expect(&mut p, &format!("resumed session {old}"));
+    expect(&mut p, "where is the parser?");
+    expect(&mut p, "the parser is in src/parse.rs");
+    expect(&mut p, "> ");
+    p.send_line("go on").unwrap();
+    expect(&mut p, "back in the old one");
+    expect(&mut p, "> ");
+    p.send_line("/exit").unwrap();
+    p.exp_eof().expect("the REPL did not exit");
+    let sent = server.requests().last().unwrap().messages();
+    assert_eq!(
+        sent[1..],
+        [
+            json!({"role": "user", "content": "where is the parser?"}),
+            json!({"role": "assistant", "content": "the parser is in src/parse.rs"}),
+            json!({"role": "user", "content": "go on"}),
+        ]
+    );
+
+    // `--resume ID` shows where the session was before the first prompt.
+    let mut p = start(&project, &server, &["--resume", &new]);
+    expect(&mut p, &format!("resumed session {new}"));
+    expect(&mut p, "add tests");
+    expect(&mut p, "tests added");
+    expect(&mut p, "> ");
+    p.send_line("/exit").unwrap();
+    p.exp_eof().expect("the REPL did not exit");
+}
