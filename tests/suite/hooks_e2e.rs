@@ -150,7 +150,7 @@ fn updated_input_rewrites_the_command_the_tool_runs() {
         json!({ "command": "echo rewritten-output" })
     );
     assert!(
-        post[0]["tool_response"]
+        post[0]["tool_response"]["text"]
             .as_str()
             .unwrap_or_default()
             .contains("rewritten-output"),
