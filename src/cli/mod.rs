@@ -192,6 +192,7 @@ fn run_options(args: &RunArgs) -> RunOptions {
         prompt: PromptOptions {
             replace: args.system_prompt.clone(),
             append: args.append_system_prompt.clone(),
+            ..PromptOptions::default()
         },
         resume: match (&args.resume, args.continue_session) {
             (Some(id), _) => Resume::Id(id.clone()),

@@ -13,6 +13,7 @@ use serde::de::{MapAccess, Visitor};
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
 
+use super::claude::CLAUDE_MCP_FILE;
 use super::hooks::locate::{Seg, locate};
 use super::json::{read_config_text, syntax_error};
 use super::trust::ProjectConfig;
@@ -239,7 +240,8 @@ impl ServerConfig {
 }
 
 /// Loads and resolves every configured server, with warnings about ignored keys. The sources,
-/// in precedence order (a later one wins on a name clash): `~/.ling/mcp.json`, `.ling/mcp.json`
+/// in precedence order (a later one wins on a name clash): Claude Code's `.mcp.json` when
+/// `project` is trusted (and `claudeCompat` is not off), `~/.ling/mcp.json`, `.ling/mcp.json`
 /// when `project` is trusted, then each `--mcp-config`; with `strict`, only the `--mcp-config`
 /// files. A missing user or project file is fine; a missing `--mcp-config` file, invalid JSON,
 /// a file that is not an object or an invalid entry is an error naming the file.
@@ -251,6 +253,10 @@ pub fn load_servers(
 ) -> Result<(Vec<ServerConfig>, Vec<String>), ConfigError> {
     let mut sources: Vec<(PathBuf, Option<String>)> = Vec::new();
     if !strict {
+        // Claude Code's `.mcp.json` first, so that a server of Ling's own files wins its name.
+        if let Some((path, text)) = project.trusted_text(CLAUDE_MCP_FILE) {
+            sources.push((path.to_path_buf(), Some(text.to_string())));
+        }
         let user = paths.user_file(MCP_FILE);
         let text = read_config_text(&user)?;
         sources.push((user, text));

@@ -7,6 +7,7 @@
 //! JSON Schemas of the three files from their raw types.
 
 pub mod bounded_read;
+pub mod claude;
 mod error;
 pub mod hooks;
 mod json;

@@ -4,6 +4,7 @@ use std::time::Duration;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
+use super::claude::{CLAUDE_SETTINGS_FILES, ClaudeRules, RawClaudeCompat};
 use super::hooks::HookLayers;
 use super::json::syntax_error;
 use super::trust::ProjectConfig;
@@ -96,6 +97,10 @@ pub struct RawSettings {
     /// `accept-defaults` (accept with every field's default, when every required field has one).
     #[schemars(extend("enum" = ["decline", "accept-defaults"], "default" = "decline"))]
     pub elicitation: Option<String>,
+    /// Claude Code's files: `true` (default) reads a trusted project's `.claude/settings.json`,
+    /// `.claude/settings.local.json` and `.mcp.json`, and `CLAUDE.md`; `false` none of them;
+    /// `{"userHooks": true}` also runs the hooks of `~/.claude/settings.json`.
+    pub claude_compat: Option<RawClaudeCompat>,
     #[serde(flatten)]
     #[schemars(skip)]
     pub other: BTreeMap<String, serde_json::Value>,
@@ -107,6 +112,8 @@ impl RawSettings {
         Self {
             permissions: RawPermissions {
                 deny: self.permissions.deny,
+                // `ask` only narrows too.
+                ask: self.permissions.ask,
                 ..RawPermissions::default()
             },
             ..Self::default()
@@ -127,6 +134,10 @@ pub struct RawPermissions {
     /// Calls these rules deny. An untrusted project's deny rules still apply.
     #[serde(default)]
     pub deny: Vec<String>,
+    /// Calls these rules always ask about, whatever the mode or an allow rule says (deny rules
+    /// still win).
+    #[serde(default)]
+    pub ask: Vec<String>,
     /// The permission mode when `--permission-mode` is not given. Default `default`.
     #[schemars(extend("enum" = PermissionMode::NAMES, "default" = "default"))]
     pub default_mode: Option<String>,
@@ -215,6 +226,8 @@ pub struct Settings {
     pub permission_mode: PermissionMode,
     pub allow_rules: Vec<String>,
     pub deny_rules: Vec<String>,
+    /// Rules that always ask: settings `permissions.ask`, Ling's then Claude Code's.
+    pub ask_rules: Vec<String>,
     /// Every hook off: `--no-hooks`, or `disableAllHooks` in the user's settings.
     pub hooks_disabled: bool,
     /// The project's hooks off: `disableAllHooks` in the project's settings (never the user's).
@@ -280,6 +293,24 @@ impl Settings {
             }
             settings
         })
+        .and_then(|mut settings| {
+            settings.add_claude_rules(project)?;
+            Ok(settings)
+        })
+    }
+
+    /// The `permissions` of a trusted project's Claude Code settings files, after Ling's own.
+    fn add_claude_rules(&mut self, project: &ProjectConfig) -> Result<(), ConfigError> {
+        for name in CLAUDE_SETTINGS_FILES {
+            let Some((path, text)) = project.trusted_text(name) else {
+                continue;
+            };
+            let rules = ClaudeRules::parse(path, text)?;
+            self.allow_rules.extend(rules.allow);
+            self.ask_rules.extend(rules.ask);
+            self.deny_rules.extend(rules.deny);
+        }
+        Ok(())
     }
 
     /// Which hook files load: `--no-hooks` or the user's `disableAllHooks` turn off all, the
@@ -341,6 +372,8 @@ impl Settings {
         let mut deny_rules = overrides.disallowed_tools.clone();
         deny_rules.extend(project.permissions.deny.iter().cloned());
         deny_rules.extend(user.permissions.deny.iter().cloned());
+        let mut ask_rules = project.permissions.ask.clone();
+        ask_rules.extend(user.permissions.ask.iter().cloned());
 
         let elicitation = match pick(project, user, |s| s.elicitation.clone()).as_deref() {
             None | Some("decline") => ElicitationPolicy::Decline,
@@ -385,6 +418,7 @@ impl Settings {
             permission_mode,
             allow_rules,
             deny_rules,
+            ask_rules,
             hooks_disabled: overrides.no_hooks || user.disable_all_hooks.unwrap_or(false),
             project_hooks_disabled: project.disable_all_hooks.unwrap_or(false),
             max_turns: overrides.max_turns.or(settings_max_turns),

@@ -17,6 +17,7 @@ use serde_json::{Map, Value};
 pub(crate) mod locate;
 pub(crate) mod schema;
 
+use super::claude::{self, CLAUDE_SETTINGS_FILES};
 use super::trust::ProjectConfig;
 use super::{ConfigError, Paths, read_json_value};
 use locate::{Seg, locate};
@@ -186,8 +187,10 @@ impl HookLayers {
 
 impl HooksConfig {
     /// Reads `~/.ling/hooks.json` then, when `project` is trusted, `.ling/hooks.json` (the text
-    /// read when trust was decided); `layers` switches either off. A missing file contributes
-    /// nothing.
+    /// read when trust was decided) and the `hooks` of `.claude/settings.json` and
+    /// `.claude/settings.local.json`, then with `claudeCompat.userHooks` those of
+    /// `~/.claude/settings.json`; `layers` switches the user's or the project's off. A missing
+    /// file contributes nothing.
     pub fn load(
         paths: &Paths,
         project: &ProjectConfig,
@@ -204,6 +207,21 @@ impl HooksConfig {
             && let Some((path, text)) = project.trusted_text(HOOKS_FILE)
         {
             config.merge(Self::parse(path, text)?);
+        }
+        // Claude Code's files after Ling's, so that Ling's win a handler both list.
+        if layers.project {
+            for name in CLAUDE_SETTINGS_FILES {
+                if let Some((path, text)) = project.trusted_text(name) {
+                    config.merge(Self::parse_claude(path, text)?);
+                }
+            }
+        }
+        if layers.user
+            && project.claude().user_hooks
+            && let Some(path) = claude::user_settings_file()
+            && let Some(text) = crate::config::read_config_text(&path)?
+        {
+            config.merge(Self::parse_claude(&path, &text)?);
         }
         Ok(config)
     }
