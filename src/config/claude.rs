@@ -31,6 +31,7 @@ pub const CLAUDE_PROJECT_FILES: [&str; 3] = [
 /// more.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(untagged)]
+#[schemars(rename = "ClaudeCompat")]
 pub enum RawClaudeCompat {
     /// `true` (the default): Claude Code's project files and `CLAUDE.md` are read; `false`: none.
     Switch(bool),
@@ -41,6 +42,7 @@ pub enum RawClaudeCompat {
 /// `claudeCompat` as an object.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[schemars(rename = "ClaudeCompatOptions")]
 pub struct RawClaudeOptions {
     /// Read Claude Code's project files and `CLAUDE.md`. Default true.
     pub enabled: Option<bool>,

@@ -2,6 +2,7 @@
 //! library, with the helpers of `crate::support`.
 
 mod agent_inprocess;
+mod claude_hooks;
 mod debug_log;
 mod hooks_config;
 mod hooks_e2e;
