@@ -3,6 +3,7 @@
 
 mod agent_inprocess;
 mod claude_hooks;
+mod claude_project;
 mod debug_log;
 mod hooks_config;
 mod hooks_e2e;
