@@ -115,6 +115,24 @@ pub async fn run(command: McpCommand, sources: McpSources) -> Result<Exit, CliEr
             stdout(&text);
             Ok(Exit::Success)
         }
+        McpCommand::Import {
+            from,
+            scope,
+            force,
+            dry_run,
+        } => {
+            let options = super::mcp_import_cmd::ImportOptions {
+                from,
+                scope: scope_of(scope),
+                force,
+                dry_run,
+            };
+            super::mcp_import_cmd::run(&paths, options)?;
+            if !dry_run {
+                keep_trust(&paths, &project)?;
+            }
+            Ok(Exit::Success)
+        }
         McpCommand::Remove { name, scope } => {
             let text =
                 commands::remove(&paths, scope.map(scope_of), &name).map_err(command_error)?;

@@ -7,6 +7,7 @@ mod args;
 mod completion_cmd;
 mod hooks_cmd;
 mod mcp_cmd;
+mod mcp_import_cmd;
 mod prompt;
 mod trust_cmd;
 

@@ -495,6 +495,34 @@ pub fn add_server_entry(
     Ok(replaced)
 }
 
+/// Adds (or replaces) several entries in `file` at once, keeping every other entry and key, and
+/// returns the file's new content; with `write` false (`--dry-run`) nothing is written.
+/// `owner_only` as for [`add_server_entry`].
+pub fn add_server_entries(
+    file: &Path,
+    entries: &[(String, RawServer)],
+    owner_only: bool,
+    write: bool,
+) -> Result<Value, ConfigError> {
+    let mut root = read_object(file)?;
+    let servers = servers_object(&mut root, file)?;
+    for (name, entry) in entries {
+        let entry = serde_json::to_value(entry).map_err(|e| ConfigError::Other(e.to_string()))?;
+        servers.insert(name.clone(), entry);
+    }
+    let root = Value::Object(root);
+    if write {
+        write_atomically(file, &root, owner_only)?;
+    }
+    Ok(root)
+}
+
+/// The server names already in `file` (none when it does not exist).
+pub fn server_names(file: &Path) -> Result<Vec<String>, ConfigError> {
+    let mut root = read_object(file)?;
+    Ok(servers_object(&mut root, file)?.keys().cloned().collect())
+}
+
 /// Removes one entry from `file`. Returns false (and leaves the file alone) when it is not there.
 /// `owner_only` as for [`add_server_entry`].
 pub fn remove_server_entry(file: &Path, name: &str, owner_only: bool) -> Result<bool, ConfigError> {

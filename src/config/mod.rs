@@ -12,6 +12,7 @@ mod error;
 pub mod hooks;
 mod json;
 pub mod mcp;
+pub mod mcp_import;
 mod paths;
 pub mod private_fs;
 pub mod schema;

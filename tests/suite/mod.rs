@@ -3,6 +3,7 @@
 
 mod agent_inprocess;
 mod claude_hooks;
+mod claude_mcp_import;
 mod claude_project;
 mod debug_log;
 mod hooks_config;
