@@ -101,6 +101,14 @@ fn untrusted_nothing_of_claudes_config_applies() {
         "{}",
         out.stderr
     );
+    let hooks = ling(&project, &["hooks", "list"]);
+    assert!(
+        hooks
+            .stdout
+            .contains(".claude/settings.json (1 hook) not loaded: this project is not trusted"),
+        "{}",
+        hooks.stdout
+    );
     // CLAUDE.md is instructions, like AGENTS.md: read in any project.
     assert!(system_prompt(&requests[0]).contains(MEMORY));
 }

@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
-use super::claude::{CLAUDE_PROJECT_FILES, ClaudeCompat};
+use super::claude::{CLAUDE_PROJECT_FILES, CLAUDE_SETTINGS_FILES, ClaudeCompat};
 use super::json::read_config_text;
 use super::mcp::{MCP_FILE, parse_mcp_text, transport_kind};
 use super::{ConfigError, Paths};
@@ -364,14 +364,28 @@ impl ProjectConfig {
         servers
     }
 
-    /// The number of hooks in an untrusted project's `hooks.json` (`None`: trusted, no file).
-    pub fn untrusted_hook_count(&self, paths: &Paths) -> Option<usize> {
+    /// The hook files of an untrusted project that exist, each shown (`.ling/hooks.json`,
+    /// `.claude/settings.json`) with its number of hooks. Empty when trusted.
+    pub fn untrusted_hooks(&self, paths: &Paths) -> Vec<(String, usize)> {
         if self.status != TrustStatus::Untrusted {
-            return None;
+            return Vec::new();
         }
         let listing = self.listing(paths);
-        let file = listing.files.iter().find(|f| f.name == "hooks.json")?;
-        Some(file.items.as_ref().map_or(0, Vec::len))
+        let hooks = |f: &FileListing| {
+            f.items.as_ref().map_or(0, |items| {
+                items
+                    .iter()
+                    .filter(|i| matches!(i, Item::Hook { .. }))
+                    .count()
+            })
+        };
+        listing
+            .files
+            .iter()
+            .filter(|f| f.name == "hooks.json" || CLAUDE_SETTINGS_FILES.contains(&f.name))
+            .map(|f| (shown_name(f.name), hooks(f)))
+            .filter(|(name, n)| *n > 0 || name == ".ling/hooks.json")
+            .collect()
     }
 }
 
