@@ -480,6 +480,16 @@ mod tests {
     }
 
     #[test]
+    fn an_untrusted_project_keeps_only_its_narrowing_rules() {
+        let s = raw(r#"{"model":"m","permissions":{"allow":["bash"],"deny":["x"],"ask":["y"]}}"#)
+            .deny_only();
+        assert_eq!(s.model, None);
+        assert!(s.permissions.allow.is_empty());
+        assert_eq!(s.permissions.deny, ["x"]);
+        assert_eq!(s.permissions.ask, ["y"]);
+    }
+
+    #[test]
     fn api_key_comes_from_the_named_variable() {
         let project = raw(r#"{"apiKeyEnv":"DEEPSEEK_API_KEY"}"#);
         let env = |name: &str| (name == "DEEPSEEK_API_KEY").then(|| "sk-1".to_string());

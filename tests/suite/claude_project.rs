@@ -23,7 +23,7 @@ fn claude_project() -> Project {
         ".claude/settings.json",
         &json!({
             "permissions": {
-                "allow": ["Bash(echo:*)", "mcp__test"],
+                "allow": ["Bash(echo:*)", "mcp__test", "WebFetch(domain:example.com)"],
                 "deny": ["Read(./.env)"]
             },
             "hooks": { "UserPromptSubmit": [{ "hooks": [{ "type": "command", "command": log }] }] },
@@ -96,7 +96,7 @@ fn untrusted_nothing_of_claudes_config_applies() {
         "an untrusted .mcp.json server started"
     );
     assert!(
-        out.stderr.contains(".claude/settings.json (3 items)")
+        out.stderr.contains(".claude/settings.json (4 items)")
             && out.stderr.contains(".mcp.json (1 server)"),
         "{}",
         out.stderr
@@ -125,7 +125,16 @@ fn trusted_everything_applies_and_a_change_lapses_trust() {
     );
     assert!(listing.stdout.contains(".mcp.json"), "{}", listing.stdout);
     let server = model();
-    ok(&ling_p(&project, &server));
+    let out = ling_p(&project, &server);
+    ok(&out);
+    assert!(
+        out.stderr.contains(
+            "permission rule `WebFetch(domain:example.com)` names a Claude Code tool Ling does not \
+             have; it is ignored"
+        ),
+        "{}",
+        out.stderr
+    );
     assert!(
         project.file("hook-ran").exists(),
         "the Claude hook did not run"
