@@ -1,5 +1,5 @@
 //! The system prompt: the built-in Markdown prompt, facts about the environment, and the project's
-//! own instructions (`AGENTS.md`, `LING.md`) when present. An instruction file is read only when
+//! own instructions (`AGENTS.md`, `LING.md`, and Claude Code's `CLAUDE.md`) when present. An instruction file is read only when
 //! it is a regular file inside the project root after symlinks (an `AGENTS.md` linked to
 //! `~/.ssh/id_rsa` is skipped), and only its first [`INSTRUCTIONS_LIMIT`] bytes; what was skipped
 //! or cut comes back as a warning for the user.
@@ -12,6 +12,8 @@ const BUILTIN: &str = include_str!("../prompts/system.md");
 
 /// Project instruction files read from the project root, in this order.
 const INSTRUCTION_FILES: [&str; 2] = ["AGENTS.md", "LING.md"];
+/// Claude Code's project memory, read after them unless settings `claudeCompat` is false.
+const CLAUDE_MEMORY: &str = "CLAUDE.md";
 /// The most of one instruction file that goes into the prompt (64 KiB).
 pub const INSTRUCTIONS_LIMIT: usize = 64 * 1024;
 
@@ -22,6 +24,8 @@ pub struct PromptOptions {
     pub replace: Option<String>,
     /// `--append-system-prompt`: added at the end.
     pub append: Option<String>,
+    /// Leave out `CLAUDE.md` (settings `claudeCompat: false`).
+    pub no_claude_memory: bool,
 }
 
 /// The system prompt, and warnings about instruction files that were skipped or cut.
@@ -53,7 +57,8 @@ pub fn build_system_prompt(
     if root.join(".git").exists() {
         prompt.push_str("- The project is a git repository.\n");
     }
-    for name in INSTRUCTION_FILES {
+    let claude = (!options.no_claude_memory).then_some(CLAUDE_MEMORY);
+    for name in INSTRUCTION_FILES.into_iter().chain(claude) {
         let Some(text) = read_instructions(root, name, &mut warnings) else {
             continue;
         };
@@ -129,11 +134,28 @@ mod tests {
     }
 
     #[test]
+    fn claude_md_is_read_after_agents_md_unless_turned_off() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("AGENTS.md"), "agents\n").unwrap();
+        std::fs::write(dir.path().join("CLAUDE.md"), "Use pnpm.\n").unwrap();
+        let (prompt, _) = build_system_prompt(dir.path(), "m", &PromptOptions::default());
+        let claude = prompt.find("# Project instructions (CLAUDE.md)\n\nUse pnpm.");
+        assert!(claude > prompt.find("(AGENTS.md)"), "{prompt}");
+        let off = PromptOptions {
+            no_claude_memory: true,
+            ..PromptOptions::default()
+        };
+        let (prompt, _) = build_system_prompt(dir.path(), "m", &off);
+        assert!(!prompt.contains("CLAUDE.md"), "{prompt}");
+    }
+
+    #[test]
     fn replace_and_append() {
         let dir = tempfile::tempdir().unwrap();
         let options = PromptOptions {
             replace: Some("Custom.".into()),
             append: Some("Extra rule.".into()),
+            ..PromptOptions::default()
         };
         let (prompt, _) = build_system_prompt(dir.path(), "m", &options);
         assert!(prompt.starts_with("Custom.\n\n# Environment"));

@@ -244,6 +244,21 @@ pub enum McpCommand {
         #[arg(long, value_enum)]
         scope: Option<ScopeArg>,
     },
+    /// Copy the MCP servers of Claude Desktop, Claude Code, Cursor, VS Code or Codex into
+    /// .ling/mcp.json (or ~/.ling/mcp.json with --scope user)
+    Import {
+        /// The tool whose config files to read
+        #[arg(long, value_enum)]
+        from: ImportFrom,
+        #[arg(long, value_enum, default_value_t = ScopeArg::Project)]
+        scope: ScopeArg,
+        /// Replace servers of the same name (default: keep them and skip the imported one)
+        #[arg(long)]
+        force: bool,
+        /// Print the resulting file; write nothing
+        #[arg(long)]
+        dry_run: bool,
+    },
     /// Connect to a server, call one tool and print its result (exit 1 if it is an error)
     Call {
         /// Server name (omit with --url)
@@ -266,6 +281,16 @@ pub enum TransportArg {
     Stdio,
     Http,
     Sse,
+}
+
+/// `ling mcp import --from`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ImportFrom {
+    ClaudeDesktop,
+    ClaudeCode,
+    Cursor,
+    Vscode,
+    Codex,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

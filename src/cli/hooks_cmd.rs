@@ -19,11 +19,16 @@ pub async fn run(command: HooksCommand, cwd: Option<PathBuf>) -> Result<Exit, Cl
         stderr_line(format!("warning: {warning}"));
     }
     // The same rule as a run: an untrusted project's hooks are not loaded, and this says so.
-    let skipped = project.untrusted_hook_count(&paths).map(|n| {
+    let untrusted: Vec<String> = project
+        .untrusted_hooks(&paths)
+        .into_iter()
+        .map(|(file, n)| format!("{file} ({n} hook{})", if n == 1 { "" } else { "s" }))
+        .collect();
+    let skipped = (!untrusted.is_empty()).then(|| {
         format!(
-            ".ling/hooks.json ({n} hook{}) not loaded: this project is not trusted; run `ling \
-             trust` to use it",
-            if n == 1 { "" } else { "s" }
+            "{} not loaded: this project is not trusted; run `ling trust` to use {}",
+            untrusted.join(", "),
+            if untrusted.len() == 1 { "it" } else { "them" }
         )
     });
     match command {

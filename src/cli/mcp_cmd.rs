@@ -57,8 +57,13 @@ pub async fn run(command: McpCommand, sources: McpSources) -> Result<Exit, CliEr
                 .filter(|(name, _)| !configs.iter().any(|c| c.name == *name))
                 .cloned()
                 .collect();
+            let sources: Vec<(String, String)> = configs
+                .iter()
+                .map(|c| (c.name.clone(), paths.display(&c.source).into_owned()))
+                .collect();
             let (statuses, _) = commands::probe(configs, options).await;
-            listing(&commands::render_list(&statuses, &untrusted, json), json);
+            let list = commands::render_list(&statuses, &untrusted, json);
+            listing(&with_sources(&list, &sources, json), json);
             Ok(Exit::Success)
         }
         McpCommand::Get { name, json } => {
@@ -108,6 +113,24 @@ pub async fn run(command: McpCommand, sources: McpSources) -> Result<Exit, CliEr
             .map_err(command_error)?;
             keep_trust(&paths, &project)?;
             stdout(&text);
+            Ok(Exit::Success)
+        }
+        McpCommand::Import {
+            from,
+            scope,
+            force,
+            dry_run,
+        } => {
+            let options = super::mcp_import_cmd::ImportOptions {
+                from,
+                scope: scope_of(scope),
+                force,
+                dry_run,
+            };
+            super::mcp_import_cmd::run(&paths, options)?;
+            if !dry_run {
+                keep_trust(&paths, &project)?;
+            }
             Ok(Exit::Success)
         }
         McpCommand::Remove { name, scope } => {
@@ -215,6 +238,34 @@ fn scope_of(scope: ScopeArg) -> Scope {
 /// After `add`/`remove` edited `.ling/mcp.json`: a folder that was trusted, or had no project
 /// config at all, stays usable, since the only change is the one the user just made. An
 /// untrusted folder stays untrusted.
+/// `ling mcp list` with the file each server came from: a `source` key per server in JSON,
+/// `[from FILE]` at the end of its first line in text.
+fn with_sources(list: &str, sources: &[(String, String)], json: bool) -> String {
+    let source = |name: &str| sources.iter().find(|(n, _)| n == name).map(|(_, s)| s);
+    if json {
+        let Ok(mut value) = serde_json::from_str::<serde_json::Value>(list) else {
+            return list.to_string();
+        };
+        for server in value["servers"].as_array_mut().into_iter().flatten() {
+            let found = server["name"].as_str().and_then(source).cloned();
+            if let Some(found) = found {
+                server["source"] = serde_json::Value::String(found);
+            }
+        }
+        return format!("{value}\n");
+    }
+    let mut out = String::new();
+    for line in list.split_inclusive('\n') {
+        let named = sources.iter().find_map(|(name, file)| {
+            let rest = line.strip_prefix(name.as_str())?.strip_prefix(" (")?;
+            rest.split_once("):")?;
+            Some(format!("{}  [from {file}]\n", line.trim_end_matches('\n')))
+        });
+        out.push_str(named.as_deref().unwrap_or(line));
+    }
+    out
+}
+
 fn keep_trust(paths: &Paths, before: &ProjectConfig) -> Result<(), CliError> {
     let was_usable = match before.status() {
         TrustStatus::Trusted => true,

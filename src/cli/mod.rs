@@ -7,6 +7,7 @@ mod args;
 mod completion_cmd;
 mod hooks_cmd;
 mod mcp_cmd;
+mod mcp_import_cmd;
 mod prompt;
 mod sessions_cmd;
 mod trust_cmd;
@@ -194,6 +195,7 @@ fn run_options(args: &RunArgs) -> RunOptions {
         prompt: PromptOptions {
             replace: args.system_prompt.clone(),
             append: args.append_system_prompt.clone(),
+            ..PromptOptions::default()
         },
         resume: match (&args.resume, args.continue_session) {
             (Some(id), _) => Resume::Id(id.clone()),

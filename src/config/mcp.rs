@@ -13,6 +13,7 @@ use serde::de::{MapAccess, Visitor};
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
 
+use super::claude::CLAUDE_MCP_FILE;
 use super::hooks::locate::{Seg, locate};
 use super::json::{read_config_text, syntax_error};
 use super::trust::ProjectConfig;
@@ -239,7 +240,8 @@ impl ServerConfig {
 }
 
 /// Loads and resolves every configured server, with warnings about ignored keys. The sources,
-/// in precedence order (a later one wins on a name clash): `~/.ling/mcp.json`, `.ling/mcp.json`
+/// in precedence order (a later one wins on a name clash): Claude Code's `.mcp.json` when
+/// `project` is trusted (and `claudeCompat` is not off), `~/.ling/mcp.json`, `.ling/mcp.json`
 /// when `project` is trusted, then each `--mcp-config`; with `strict`, only the `--mcp-config`
 /// files. A missing user or project file is fine; a missing `--mcp-config` file, invalid JSON,
 /// a file that is not an object or an invalid entry is an error naming the file.
@@ -251,6 +253,10 @@ pub fn load_servers(
 ) -> Result<(Vec<ServerConfig>, Vec<String>), ConfigError> {
     let mut sources: Vec<(PathBuf, Option<String>)> = Vec::new();
     if !strict {
+        // Claude Code's `.mcp.json` first, so that a server of Ling's own files wins its name.
+        if let Some((path, text)) = project.trusted_text(CLAUDE_MCP_FILE) {
+            sources.push((path.to_path_buf(), Some(text.to_string())));
+        }
         let user = paths.user_file(MCP_FILE);
         let text = read_config_text(&user)?;
         sources.push((user, text));
@@ -487,6 +493,34 @@ pub fn add_server_entry(
     let replaced = servers.insert(name.to_string(), entry).is_some();
     write_atomically(file, &Value::Object(root), owner_only)?;
     Ok(replaced)
+}
+
+/// Adds (or replaces) several entries in `file` at once, keeping every other entry and key, and
+/// returns the file's new content; with `write` false (`--dry-run`) nothing is written.
+/// `owner_only` as for [`add_server_entry`].
+pub fn add_server_entries(
+    file: &Path,
+    entries: &[(String, RawServer)],
+    owner_only: bool,
+    write: bool,
+) -> Result<Value, ConfigError> {
+    let mut root = read_object(file)?;
+    let servers = servers_object(&mut root, file)?;
+    for (name, entry) in entries {
+        let entry = serde_json::to_value(entry).map_err(|e| ConfigError::Other(e.to_string()))?;
+        servers.insert(name.clone(), entry);
+    }
+    let root = Value::Object(root);
+    if write {
+        write_atomically(file, &root, owner_only)?;
+    }
+    Ok(root)
+}
+
+/// The server names already in `file` (none when it does not exist).
+pub fn server_names(file: &Path) -> Result<Vec<String>, ConfigError> {
+    let mut root = read_object(file)?;
+    Ok(servers_object(&mut root, file)?.keys().cloned().collect())
 }
 
 /// Removes one entry from `file`. Returns false (and leaves the file alone) when it is not there.

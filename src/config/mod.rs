@@ -7,10 +7,12 @@
 //! JSON Schemas of the three files from their raw types.
 
 pub mod bounded_read;
+pub mod claude;
 mod error;
 pub mod hooks;
 mod json;
 pub mod mcp;
+pub mod mcp_import;
 mod paths;
 pub mod private_fs;
 pub mod schema;

@@ -4,6 +4,7 @@ use std::time::Duration;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
+use super::claude::{CLAUDE_SETTINGS_FILES, ClaudeRules, RawClaudeCompat};
 use super::hooks::HookLayers;
 use super::json::syntax_error;
 use super::trust::ProjectConfig;
@@ -112,6 +113,10 @@ pub struct RawSettings {
     /// Default 85.
     #[schemars(range(min = 10, max = 100), extend("default" = DEFAULT_AUTO_COMPACT_PERCENT))]
     pub auto_compact_percent: Option<u8>,
+    /// Claude Code's files: `true` (default) reads a trusted project's `.claude/settings.json`,
+    /// `.claude/settings.local.json` and `.mcp.json`, and `CLAUDE.md`; `false` none of them;
+    /// `{"userHooks": true}` also runs the hooks of `~/.claude/settings.json`.
+    pub claude_compat: Option<RawClaudeCompat>,
     #[serde(flatten)]
     #[schemars(skip)]
     pub other: BTreeMap<String, serde_json::Value>,
@@ -123,6 +128,8 @@ impl RawSettings {
         Self {
             permissions: RawPermissions {
                 deny: self.permissions.deny,
+                // `ask` only narrows too.
+                ask: self.permissions.ask,
                 ..RawPermissions::default()
             },
             ..Self::default()
@@ -143,6 +150,10 @@ pub struct RawPermissions {
     /// Calls these rules deny. An untrusted project's deny rules still apply.
     #[serde(default)]
     pub deny: Vec<String>,
+    /// Calls these rules always ask about, whatever the mode or an allow rule says (deny rules
+    /// still win).
+    #[serde(default)]
+    pub ask: Vec<String>,
     /// The permission mode when `--permission-mode` is not given. Default `default`.
     #[schemars(extend("enum" = PermissionMode::NAMES, "default" = "default"))]
     pub default_mode: Option<String>,
@@ -231,6 +242,8 @@ pub struct Settings {
     pub permission_mode: PermissionMode,
     pub allow_rules: Vec<String>,
     pub deny_rules: Vec<String>,
+    /// Rules that always ask: settings `permissions.ask`, Ling's then Claude Code's.
+    pub ask_rules: Vec<String>,
     /// Every hook off: `--no-hooks`, or `disableAllHooks` in the user's settings.
     pub hooks_disabled: bool,
     /// The project's hooks off: `disableAllHooks` in the project's settings (never the user's).
@@ -300,6 +313,24 @@ impl Settings {
             }
             settings
         })
+        .and_then(|mut settings| {
+            settings.add_claude_rules(project)?;
+            Ok(settings)
+        })
+    }
+
+    /// The `permissions` of a trusted project's Claude Code settings files, after Ling's own.
+    fn add_claude_rules(&mut self, project: &ProjectConfig) -> Result<(), ConfigError> {
+        for name in CLAUDE_SETTINGS_FILES {
+            let Some((path, text)) = project.trusted_text(name) else {
+                continue;
+            };
+            let rules = ClaudeRules::parse(path, text)?;
+            self.allow_rules.extend(rules.allow);
+            self.ask_rules.extend(rules.ask);
+            self.deny_rules.extend(rules.deny);
+        }
+        Ok(())
     }
 
     /// Which hook files load: `--no-hooks` or the user's `disableAllHooks` turn off all, the
@@ -361,6 +392,8 @@ impl Settings {
         let mut deny_rules = overrides.disallowed_tools.clone();
         deny_rules.extend(project.permissions.deny.iter().cloned());
         deny_rules.extend(user.permissions.deny.iter().cloned());
+        let mut ask_rules = project.permissions.ask.clone();
+        ask_rules.extend(user.permissions.ask.iter().cloned());
 
         let elicitation = match pick(project, user, |s| s.elicitation.clone()).as_deref() {
             None | Some("decline") => ElicitationPolicy::Decline,
@@ -423,6 +456,7 @@ impl Settings {
             permission_mode,
             allow_rules,
             deny_rules,
+            ask_rules,
             hooks_disabled: overrides.no_hooks || user.disable_all_hooks.unwrap_or(false),
             project_hooks_disabled: project.disable_all_hooks.unwrap_or(false),
             max_turns: overrides.max_turns.or(settings_max_turns),
@@ -512,6 +546,16 @@ mod tests {
         assert!(err.contains("contextWindow is 0"), "{err}");
         let err = resolve(r#"{"autoCompactPercent":5}"#).unwrap_err();
         assert!(err.contains("between 10 and 100"), "{err}");
+    }
+
+    #[test]
+    fn an_untrusted_project_keeps_only_its_narrowing_rules() {
+        let s = raw(r#"{"model":"m","permissions":{"allow":["bash"],"deny":["x"],"ask":["y"]}}"#)
+            .deny_only();
+        assert_eq!(s.model, None);
+        assert!(s.permissions.allow.is_empty());
+        assert_eq!(s.permissions.deny, ["x"]);
+        assert_eq!(s.permissions.ask, ["y"]);
     }
 
     #[test]

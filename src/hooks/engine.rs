@@ -9,13 +9,16 @@ use std::time::Duration;
 use serde::Serialize;
 use tokio::task::JoinHandle;
 
+use super::claude;
 use super::command::run_command;
 use super::http::run_http;
 use super::input::{HookContext, HookInput};
 use super::matcher::Matcher;
 use super::outcome::{Effect, HookNotice, HookOutcome, NoticeKind, combine};
 use super::output::{RunResult, interpret};
-use crate::config::hooks::{HandlerKind, HookEventName, HookHandler, HookLayers, HooksConfig};
+use crate::config::hooks::{
+    HandlerKind, HookDialect, HookEventName, HookHandler, HookLayers, HooksConfig,
+};
 use crate::config::{ConfigError, Paths, ProjectConfig};
 use crate::http_client::{self, ClientOptions, Target};
 use crate::process::ChildEnv;
@@ -35,6 +38,8 @@ pub struct HookListing {
     #[serde(rename = "failClosed")]
     pub fail_closed: bool,
     pub source: PathBuf,
+    /// `claude`: from a Claude Code file, told Claude's tool names.
+    pub dialect: HookDialect,
 }
 
 /// Cheap to clone: clones share the hooks and the async handlers in flight.
@@ -62,6 +67,7 @@ struct Group {
 struct Handler {
     config: HookHandler,
     description: String,
+    dialect: HookDialect,
 }
 
 impl HookEngine {
@@ -100,6 +106,7 @@ impl HookEngine {
                     Arc::new(Handler {
                         description: describe(&config.kind),
                         config,
+                        dialect: group.dialect,
                     })
                 })
                 .collect();
@@ -158,18 +165,46 @@ impl HookEngine {
         if handlers.is_empty() {
             return HookOutcome::default();
         }
-        let payload = serde_json::to_vec(&input.to_json(ctx)).unwrap_or_default();
+        let payload_of =
+            |dialect| serde_json::to_vec(&input.to_json(ctx, dialect)).unwrap_or_default();
+        let mut payloads: [Option<Vec<u8>>; 2] = [None, None];
+        for handler in &handlers {
+            let slot = &mut payloads[handler.dialect as usize];
+            if slot.is_none() {
+                *slot = Some(payload_of(handler.dialect));
+            }
+        }
+        let payload = |handler: &Handler| {
+            payloads[handler.dialect as usize]
+                .as_deref()
+                .unwrap_or_default()
+        };
         let (background, foreground): (Vec<_>, Vec<_>) =
             handlers.into_iter().partition(|h| h.config.is_async);
         for handler in background {
-            self.start_background(handler, event, payload.clone(), ctx.clone());
+            let bytes = payload(&handler).to_vec();
+            self.start_background(handler, event, bytes, ctx.clone());
         }
-        let effects = futures::future::join_all(
+        let mut effects = futures::future::join_all(
             foreground
                 .iter()
-                .map(|handler| self.run_one(handler, event, &payload, ctx)),
+                .map(|handler| self.run_one(handler, event, payload(handler), ctx)),
         )
         .await;
+        if let HookInput::PreToolUse {
+            tool_name,
+            tool_input,
+            ..
+        } = input
+        {
+            // An `updatedInput` may use Claude's field names; the tool gets Ling's.
+            let sent = claude::with_claude_fields(tool_name, tool_input);
+            for effect in &mut effects {
+                if let Some(update) = effect.updated_input.take() {
+                    effect.updated_input = Some(claude::to_ling_update(tool_name, &sent, update));
+                }
+            }
+        }
         combine(input.tool_input(), effects)
     }
 
@@ -187,6 +222,7 @@ impl HookEngine {
                         is_async: handler.config.is_async,
                         fail_closed: handler.config.fail_closed,
                         source: group.source.clone(),
+                        dialect: handler.dialect,
                     });
                 }
             }

@@ -6,7 +6,8 @@ use std::path::PathBuf;
 
 use serde_json::{Map, Value, json};
 
-use crate::config::hooks::HookEventName;
+use super::claude;
+use crate::config::hooks::{HookDialect, HookEventName};
 
 /// The session a hook runs in. `cwd` is the project root; hooks run there.
 #[derive(Debug, Clone)]
@@ -93,8 +94,18 @@ impl HookInput {
         }
     }
 
-    /// The JSON a handler receives on stdin (or as the POST body).
-    pub fn to_json(&self, ctx: &HookContext) -> Value {
+    /// The JSON a handler receives on stdin (or as the POST body). A builtin tool's input
+    /// carries Claude Code's field names beside Ling's, and a PostToolUse `tool_response` is
+    /// Claude's object for the tool with the text beside it ([`claude`]); `dialect` says whose
+    /// spelling `tool_name` has.
+    pub fn to_json(&self, ctx: &HookContext, dialect: HookDialect) -> Value {
+        let name = |tool: &str| -> String {
+            match (dialect, claude::claude_tool_name(tool)) {
+                (HookDialect::Claude, Some(claude)) => claude.to_string(),
+                _ => tool.to_string(),
+            }
+        };
+        let input = claude::with_claude_fields;
         let mut map = Map::new();
         map.insert("session_id".into(), json!(ctx.session_id));
         map.insert(
@@ -111,18 +122,23 @@ impl HookInput {
                 tool_name,
                 tool_input,
                 tool_use_id,
-            } => {
-                json!({ "tool_name": tool_name, "tool_input": tool_input, "tool_use_id": tool_use_id })
-            }
+            } => json!({
+                "tool_name": name(tool_name),
+                "tool_input": input(tool_name, tool_input),
+                "tool_use_id": tool_use_id,
+            }),
             Self::PostToolUse {
                 tool_name,
                 tool_input,
                 tool_response,
                 tool_use_id,
             } => json!({
-                "tool_name": tool_name,
-                "tool_input": tool_input,
-                "tool_response": tool_response,
+                "tool_name": name(tool_name),
+                "tool_input": input(tool_name, tool_input),
+                "tool_response": match tool_response {
+                    Value::String(text) => claude::tool_response(tool_name, tool_input, text, &ctx.cwd),
+                    other => other.clone(),
+                },
                 "tool_use_id": tool_use_id,
             }),
             Self::PostToolUseFailure {
@@ -131,8 +147,8 @@ impl HookInput {
                 tool_use_id,
                 error,
             } => json!({
-                "tool_name": tool_name,
-                "tool_input": tool_input,
+                "tool_name": name(tool_name),
+                "tool_input": input(tool_name, tool_input),
                 "tool_use_id": tool_use_id,
                 "error": error,
             }),
@@ -185,7 +201,7 @@ pub fn made_up_input(
         fields.insert("tool_input".into(), tool_input);
     }
     let tool_name = match tool {
-        Some(name) => name.to_string(),
+        Some(name) => claude::ling_tool_name(name).unwrap_or(name).to_string(),
         None if tool_event => {
             let name = text(&mut fields, "tool_name", "")?;
             if name.is_empty() {
@@ -272,7 +288,7 @@ mod tests {
             tool_use_id: "call_1".into(),
         };
         assert_eq!(
-            input.to_json(&ctx()),
+            input.to_json(&ctx(), HookDialect::Ling),
             json!({
                 "session_id": "s1",
                 "transcript_path": "/tmp/t.jsonl",
@@ -284,11 +300,13 @@ mod tests {
                 "tool_use_id": "call_1",
             })
         );
+        let claude = input.to_json(&ctx(), HookDialect::Claude);
+        assert_eq!(claude["tool_name"], json!("Bash"));
         let stop = HookInput::Stop {
             stop_hook_active: true,
             last_assistant_message: "done".into(),
         };
-        let json = stop.to_json(&ctx());
+        let json = stop.to_json(&ctx(), HookDialect::Claude);
         assert_eq!(json["stop_hook_active"], json!(true));
         assert_eq!(json["last_assistant_message"], json!("done"));
         assert_eq!(json["hook_event_name"], json!("Stop"));

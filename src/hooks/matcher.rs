@@ -1,9 +1,13 @@
 //! Hook matchers, compiled once at load: omitted, `""` or `"*"` match everything; a value made
 //! only of `[A-Za-z0-9_-]` and `|` is an exact name or a list of exact names; anything else is a
 //! regular expression that must match the whole name (so `mcp__memory` alone never matches
-//! `mcp__memory__read`, while `mcp__memory__.*` does).
+//! `mcp__memory__read`, while `mcp__memory__.*` does). A builtin tool's name is tested in both
+//! spellings, Ling's and Claude Code's (`bash` and `Bash`, `edit_file` and `Edit`), so matchers
+//! written for Claude Code (`Edit|Write`, `(Edit|Write)`, `Notebook.*`) work unchanged.
 
 use regex::Regex;
+
+use super::claude::claude_tool_name;
 
 #[derive(Debug, Clone)]
 pub enum Matcher {
@@ -34,6 +38,10 @@ impl Matcher {
 
     /// Tests a tool name, session source or compaction trigger. Allocates nothing.
     pub fn matches(&self, value: &str) -> bool {
+        self.matches_one(value) || claude_tool_name(value).is_some_and(|c| self.matches_one(c))
+    }
+
+    fn matches_one(&self, value: &str) -> bool {
         match self {
             Self::All => true,
             Self::Names(names) => names.iter().any(|n| n == value),
@@ -76,7 +84,7 @@ mod tests {
 
         let m = matcher("bash");
         assert!(m.matches("bash"));
-        assert!(!m.matches("Bash"));
+        assert!(!m.matches("bsh"));
         assert!(!m.matches("bash2"));
         assert!(matcher("mcp__memory").matches("mcp__memory"));
         assert!(!matcher("mcp__memory").matches("mcp__memory__read"));
@@ -96,6 +104,33 @@ mod tests {
         let m = matcher("(write|edit)_file");
         assert!(m.matches("edit_file"));
         assert!(!m.matches("edit_file_x"));
+    }
+
+    #[test]
+    fn claude_code_tool_names_match_lings_tools() {
+        for (text, tool) in [
+            ("Edit|Write", "edit_file"),
+            ("Edit|Write", "write_file"),
+            ("(Edit|Write)", "write_file"),
+            ("Bash", "bash"),
+            ("Read", "read_file"),
+            ("Gr.*", "grep"),
+            ("Glob", "glob"),
+            ("mcp__db__.*", "mcp__db__query"),
+        ] {
+            assert!(matcher(text).matches(tool), "{text} should match {tool}");
+        }
+        for (text, tool) in [
+            ("Edit|Write", "bash"),
+            ("Notebook.*", "edit_file"),
+            ("MultiEdit", "edit_file"),
+            ("Bash", "mcp__x__Bash_tool"),
+        ] {
+            assert!(
+                !matcher(text).matches(tool),
+                "{text} should not match {tool}"
+            );
+        }
     }
 
     #[test]

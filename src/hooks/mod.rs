@@ -4,6 +4,7 @@
 //! commands (`command`) or HTTP POSTs (`http`), their output is read (`output`) and combined
 //! into one [`HookOutcome`] per event (`outcome`) by the [`HookEngine`].
 
+pub mod claude;
 mod command;
 mod engine;
 mod http;

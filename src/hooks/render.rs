@@ -91,6 +91,7 @@ pub fn render_outcome(outcome: &HookOutcome, json: bool) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::hooks::HookDialect;
     use crate::config::hooks::HookEventName;
     use crate::hooks::outcome::{Decision, HookNotice, NoticeKind};
     use pretty_assertions::assert_eq;
@@ -107,6 +108,7 @@ mod tests {
                 is_async: false,
                 fail_closed: true,
                 source: PathBuf::from("/p/.ling/hooks.json"),
+                dialect: HookDialect::Ling,
             },
             HookListing {
                 event: HookEventName::Stop,
@@ -116,6 +118,7 @@ mod tests {
                 is_async: true,
                 fail_closed: false,
                 source: PathBuf::from("/h/hooks.json"),
+                dialect: HookDialect::Ling,
             },
         ];
         assert_eq!(

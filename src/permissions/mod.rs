@@ -84,6 +84,8 @@ pub struct Permissions {
     mode: PermissionMode,
     allow: Vec<(String, Rule)>,
     deny: Vec<(String, Rule)>,
+    /// Settings `permissions.ask`: these calls always ask (deny rules still win).
+    ask: Vec<(String, Rule)>,
     scope: Scope,
 }
 
@@ -107,8 +109,36 @@ impl Permissions {
             mode,
             allow: parse(allow)?,
             deny: parse(deny)?,
+            ask: Vec::new(),
             scope,
         })
+    }
+
+    /// Adds `ask` rules: a call one matches asks in every mode (plan mode still denies what it
+    /// denies), even when an allow rule or the mode would allow it; deny rules still win.
+    pub fn with_ask_rules(mut self, ask: &[String]) -> Result<Self, PermissionError> {
+        for rule in ask {
+            self.ask
+                .push((rule.trim().to_string(), Rule::parse(rule, &self.scope)?));
+        }
+        Ok(self)
+    }
+
+    /// The rules accepted only to be ignored, because they name a Claude Code tool Ling does
+    /// not have (`WebFetch(domain:example.com)`), one sentence each for a warning.
+    pub fn ignored_rules(&self) -> Vec<String> {
+        self.allow
+            .iter()
+            .chain(&self.deny)
+            .chain(&self.ask)
+            .filter(|(_, rule)| rule.is_ignored())
+            .map(|(text, _)| {
+                format!(
+                    "permission rule `{text}` names a Claude Code tool Ling does not have; it is \
+                     ignored"
+                )
+            })
+            .collect()
     }
 
     pub fn mode(&self) -> PermissionMode {
@@ -165,6 +195,16 @@ impl Permissions {
                          {\"command\": \"...\"}"
                     .into(),
             };
+        }
+        if let Some(rule) = self.asked(call)
+            && (self.mode != PermissionMode::Plan || tool.kind() == ToolKind::Read)
+        {
+            let mut suggestion = self.suggestion(call);
+            suggestion.why = Some(format!(
+                "the ask rule `{rule}` (settings permissions.ask) asks for every such call, \
+                 whatever allow rules and the mode say"
+            ));
+            return Check::Ask { suggestion };
         }
         let protected = self.protected(call);
         if self.allowed(call, protected.as_ref()) {
@@ -238,6 +278,34 @@ impl Permissions {
             Some(analysis) => bash_rules::allowed(&bash_patterns, analysis),
             None => false,
         }
+    }
+
+    /// The first ask rule that matches the call. A bash rule matches when any command in the
+    /// text matches it, or when what the text runs cannot be known (asking is the safe side).
+    fn asked(&self, call: &Call) -> Option<&str> {
+        let mut forms = None;
+        for (text, rule) in &self.ask {
+            let hit = match rule {
+                Rule::Bash(pattern) => call.bash.as_ref().is_some_and(|analysis| {
+                    let forms = forms.get_or_insert_with(|| bash_rules::deny_forms_of(analysis));
+                    analysis.error.is_some()
+                        || !analysis.opaque.is_empty()
+                        || !matches!(
+                            bash_rules::deny_verdict(pattern, analysis, forms).0,
+                            Verdict::NoMatch
+                        )
+                }),
+                Rule::Path { tools, pattern } => {
+                    tools.contains(&call.name())
+                        && call.target.as_ref().is_some_and(|t| pattern.matches(t))
+                }
+                _ => rule.names_tool(call.name()),
+            };
+            if hit {
+                return Some(text);
+            }
+        }
+        None
     }
 
     /// Adds an allow rule for the rest of the session ("always" in the REPL prompt). The rule

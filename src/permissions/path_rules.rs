@@ -21,6 +21,9 @@ pub fn path_rule_tools(name: &str) -> Option<&'static [&'static str]> {
         // Claude Code's `Read(...)` covers its search tools, `Edit(...)` every file edit.
         "Read" => &["read_file", "grep", "glob"],
         "Edit" => &["edit_file", "write_file"],
+        "MultiEdit" => &["edit_file"],
+        // Ling's read_file lists a directory.
+        "LS" => &["read_file"],
         _ => return None,
     })
 }

@@ -1,6 +1,9 @@
 //! One permission rule as written in `--allowed-tools`, `--disallowed-tools` or settings
 //! `permissions.allow` / `permissions.deny`: a tool name, a name prefix, a bash command
-//! pattern or a file tool with a path glob.
+//! pattern or a file tool with a path glob. Claude Code's spellings mean the same: `Bash(npm run
+//! test:*)`, `Read`, `Edit(src/**)`, `mcp__server` (every tool of the server); rules for Claude
+//! tools Ling does not have (`WebFetch`, `WebSearch`, `NotebookEdit`, `Task`...) are accepted
+//! and match nothing, with a warning.
 
 use super::PermissionError;
 use super::bash_rules::BashPattern;
@@ -19,7 +22,25 @@ pub enum Rule {
         tools: &'static [&'static str],
         pattern: PathPattern,
     },
+    /// A Claude Code tool name that stands for several of Ling's (`Read`: `read_file`, `grep`,
+    /// `glob`; `Edit`: `edit_file`, `write_file`).
+    Tools(&'static [&'static str]),
+    /// A rule for a Claude Code tool Ling does not have: it matches nothing.
+    Ignored,
 }
+
+/// Claude Code tools Ling has no counterpart for: their rules are accepted and ignored.
+const CLAUDE_ONLY_TOOLS: [&str; 9] = [
+    "WebFetch",
+    "WebSearch",
+    "NotebookEdit",
+    "NotebookRead",
+    "Task",
+    "TodoWrite",
+    "ExitPlanMode",
+    "BashOutput",
+    "KillShell",
+];
 
 impl Rule {
     pub fn parse(text: &str, scope: &Scope) -> Result<Self, PermissionError> {
@@ -39,6 +60,9 @@ impl Rule {
             // `Bash` is how Claude Code spells it; accepting it lets its settings carry over.
             if name == "bash" || name == "Bash" {
                 return bash_rule(inner).map_err(invalid);
+            }
+            if CLAUDE_ONLY_TOOLS.contains(&name) {
+                return Ok(Rule::Ignored);
             }
             let Some(tools) = path_rule_tools(name) else {
                 return Err(invalid(
@@ -61,13 +85,27 @@ impl Rule {
                 "a tool name has only letters, digits, `_`, `-` and `.`, with an optional trailing `*`",
             ));
         }
+        if !wildcard && CLAUDE_ONLY_TOOLS.contains(&name) {
+            return Ok(Rule::Ignored);
+        }
         Ok(if wildcard {
             Rule::NamePrefix(name.to_string())
         } else if name == "Bash" {
             Rule::Name("bash".to_string())
+        } else if let Some(tools) = path_rule_tools(name).filter(|_| name != name.to_lowercase()) {
+            // A Claude Code name: `Read`, `Edit`, `Write`, `MultiEdit`, `Grep`, `Glob`, `LS`.
+            Rule::Tools(tools)
+        } else if let Some(server) = name.strip_prefix("mcp__").filter(|s| !s.contains("__")) {
+            // `mcp__server`: Claude Code's rule for every tool of that server.
+            Rule::NamePrefix(format!("mcp__{server}__"))
         } else {
             Rule::Name(name.to_string())
         })
+    }
+
+    /// Whether the rule was accepted only to be ignored (a Claude Code tool Ling lacks).
+    pub fn is_ignored(&self) -> bool {
+        matches!(self, Rule::Ignored)
     }
 
     /// Whether the rule names `tool` whatever its input (a name or name prefix).
@@ -75,7 +113,8 @@ impl Rule {
         match self {
             Rule::Name(name) => tool == name,
             Rule::NamePrefix(prefix) => tool.starts_with(prefix.as_str()),
-            Rule::Bash(_) | Rule::Path { .. } => false,
+            Rule::Tools(tools) => tools.contains(&tool),
+            Rule::Bash(_) | Rule::Path { .. } | Rule::Ignored => false,
         }
     }
 }

@@ -529,3 +529,57 @@ fn evaluate_is_check_deny_and_session_rule_at_once() {
     }
     assert_eq!(p.session_rule_for(&BASH, &json!({})), "bash()");
 }
+
+#[test]
+fn claude_code_rules_mean_the_same_as_lings() {
+    let project = Project::new();
+    let p = project.perms(
+        PermissionMode::Default,
+        &[
+            "Bash(npm run test:*)",
+            "Edit(src/**)",
+            "mcp__sqlite",
+            "Grep",
+        ],
+        &["Read(./.env)", "WebFetch(domain:example.com)"],
+    );
+    assert_eq!(outcome(p.check(&BASH, &cmd("npm run test -- -w"))), "allow");
+    assert_eq!(outcome(p.check(&BASH, &cmd("npm run build"))), "ask");
+    assert_eq!(outcome(p.check(&EDIT_FILE, &path("src/a.rs"))), "allow");
+    assert_eq!(outcome(p.check(&EDIT, &path("src/a.rs"))), "allow");
+    assert_eq!(outcome(p.check(&READ, &path(".env"))), "deny");
+    assert_eq!(outcome(p.check(&MCP, &json!({}))), "allow");
+    assert_eq!(p.ignored_rules().len(), 1);
+    assert!(
+        p.ignored_rules()[0].contains("WebFetch"),
+        "{:?}",
+        p.ignored_rules()
+    );
+    // Bare Claude names stand for Ling's tools.
+    let p = perms(PermissionMode::Default, &["Write", "LS"], &["Edit"]);
+    assert_eq!(outcome(p.check(&EDIT, &cmd("x"))), "deny");
+    assert_eq!(outcome(p.check(&BASH, &cmd("ls"))), "ask");
+}
+
+#[test]
+fn ask_rules_ask_whatever_allow_rules_and_the_mode_say() {
+    let p = perms(PermissionMode::Bypass, &["bash"], &["bash(rm*)"])
+        .with_ask_rules(&strings(&["Bash(git push:*)", "write_file", "mcp__sqlite"]))
+        .unwrap();
+    assert_eq!(outcome(p.check(&BASH, &cmd("git -C . push origin"))), "ask");
+    assert_eq!(outcome(p.check(&BASH, &cmd("ls && git push"))), "ask");
+    assert_eq!(outcome(p.check(&BASH, &cmd("git status"))), "allow");
+    assert_eq!(outcome(p.check(&BASH, &cmd("git push; rm -rf x"))), "deny");
+    assert_eq!(outcome(p.check(&EDIT, &path("a"))), "ask");
+    assert_eq!(outcome(p.check(&MCP, &json!({}))), "ask");
+    let Check::Ask { suggestion } = p.check(&EDIT, &path("a")) else {
+        panic!("should ask")
+    };
+    assert!(suggestion.why.unwrap_or_default().contains("`write_file`"));
+    // Plan mode still denies what it denies.
+    let p = perms(PermissionMode::Plan, &[], &[])
+        .with_ask_rules(&strings(&["write_file", "read_file"]))
+        .unwrap();
+    assert_eq!(outcome(p.check(&EDIT, &path("a"))), "deny");
+    assert_eq!(outcome(p.check(&READ, &path("a"))), "ask");
+}

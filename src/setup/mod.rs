@@ -144,7 +144,11 @@ impl Setup {
             &settings.allow_rules,
             &settings.deny_rules,
             &paths,
-        )?;
+        )?
+        .with_ask_rules(&settings.ask_rules)?;
+        for warning in permissions.ignored_rules() {
+            warn(&warning);
+        }
         let llm = LlmClient::new(LlmConfig::from_settings(&settings))?;
         llm.preflight()?;
         let resumed = resume(&options.resume, &paths)?;
@@ -152,7 +156,10 @@ impl Setup {
             root: paths.project_root.clone(),
             max_turns: turn_limit(settings.max_turns, interactive),
             tool_output_limit: settings.tool_output_limit,
-            prompt: options.prompt.clone(),
+            prompt: PromptOptions {
+                no_claude_memory: !project.claude().project,
+                ..options.prompt.clone()
+            },
             child_env: child_env.clone(),
             context: ContextOptions {
                 window: settings.context_window,

@@ -51,6 +51,10 @@ struct Args {
     #[serde(default)]
     #[schemars(range(min = 1, max = MAX_TIMEOUT_MS))]
     timeout_ms: Option<u64>,
+    /// A few words on what the command does (shown to hooks; optional)
+    #[serde(default)]
+    #[allow(dead_code)]
+    description: Option<String>,
 }
 
 pub struct Bash;

@@ -73,7 +73,8 @@ fn bash_schema() {
             "type": "object",
             "properties": {
                 "command": {"type": "string", "description": "The bash command to run"},
-                "timeout_ms": {"type": "integer", "minimum": 1, "maximum": 600000, "description": "Timeout in milliseconds (default 120000, max 600000)"}
+                "timeout_ms": {"type": "integer", "minimum": 1, "maximum": 600000, "description": "Timeout in milliseconds (default 120000, max 600000)"},
+                "description": {"type": "string", "description": "A few words on what the command does (shown to hooks; optional)"}
             },
             "required": ["command"],
             "additionalProperties": false

@@ -89,7 +89,11 @@ pub fn describe(project: &ProjectConfig, paths: &Paths, style: Style) -> Term {
 pub fn render_listing(listing: &ProjectListing, style: Style) -> Term {
     let mut out = Term::new();
     for file in &listing.files {
-        out += crate::term!["  ", style.bold(&format!(".ling/{}", file.name)), "\n"];
+        out += crate::term![
+            "  ",
+            style.bold(&crate::config::trust::shown_name(file.name)),
+            "\n"
+        ];
         match &file.items {
             Err(error) => {
                 out += crate::term![
@@ -125,7 +129,7 @@ fn render_changes(changes: &Changes, style: Style) -> Term {
             FileChangeKind::Removed => "was removed",
             FileChangeKind::Changed => "changed",
         };
-        out += format!("  .ling/{} {what}\n", file.name);
+        out += format!("  {} {what}\n", crate::config::trust::shown_name(file.name));
         for item in &file.added {
             out += crate::term!["    ", style.green("+"), " ", render_item(item), "\n"];
         }

@@ -150,7 +150,7 @@ fn updated_input_rewrites_the_command_the_tool_runs() {
         json!({ "command": "echo rewritten-output" })
     );
     assert!(
-        post[0]["tool_response"]
+        post[0]["tool_response"]["text"]
             .as_str()
             .unwrap_or_default()
             .contains("rewritten-output"),
@@ -206,7 +206,8 @@ fn two_rewrites_merge_shallowly_in_configuration_order() {
     let post = json_lines(&project, "post.jsonl");
     assert_eq!(
         post[0]["tool_input"],
-        json!({ "command": "echo from-second", "timeout_ms": 5000 })
+        // Claude Code's spelling beside Ling's (docs/hooks.md#claude-codes-names).
+        json!({ "command": "echo from-second", "timeout_ms": 5000, "timeout": 5000 })
     );
     assert!(!project.file("original").exists());
 }
@@ -362,7 +363,10 @@ fn post_tool_use_failure_fires_with_the_error_instead_of_post_tool_use() {
     let input = read_json(&project, "failure.json");
     assert_eq!(input["hook_event_name"], "PostToolUseFailure");
     assert_eq!(input["tool_name"], "read_file");
-    assert_eq!(input["tool_input"], json!({ "path": "missing.txt" }));
+    assert_eq!(
+        input["tool_input"],
+        json!({ "path": "missing.txt", "file_path": "missing.txt" })
+    );
     let error = input["error"].as_str().unwrap_or_default();
     assert!(error.contains("missing.txt"), "{input}");
     let results = tool_results(&server.requests()[1]);
@@ -565,7 +569,10 @@ fn pre_tool_use_input_and_environment_describe_the_session() {
     assert_eq!(input["cwd"], json!(root));
     assert_eq!(input["permission_mode"], "acceptEdits");
     assert_eq!(input["tool_name"], "read_file");
-    assert_eq!(input["tool_input"], json!({ "path": "notes.txt" }));
+    assert_eq!(
+        input["tool_input"],
+        json!({ "path": "notes.txt", "file_path": "notes.txt" })
+    );
     assert_eq!(input["tool_use_id"], "call_7");
     let transcript = input["transcript_path"].as_str().unwrap_or_default();
     assert!(

@@ -2,6 +2,9 @@
 //! library, with the helpers of `crate::support`.
 
 mod agent_inprocess;
+mod claude_hooks;
+mod claude_mcp_import;
+mod claude_project;
 mod context_compaction;
 mod context_overflow;
 mod context_repl;

@@ -331,7 +331,7 @@ async fn bash_reports_exit_codes_and_keeps_stream_order() {
     // A misspelt argument is named, with the ones the tool takes.
     assert_contains(
         &p.err("bash", json!({"cmd": "ls"})).await,
-        "unknown field `cmd`, expected `command` or `timeout_ms`",
+        "unknown field `cmd`, expected one of `command`, `timeout_ms`, `description`",
     );
     assert_contains(
         &p.err("bash", json!({"timeout_ms": 5})).await,

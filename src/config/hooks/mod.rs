@@ -17,6 +17,7 @@ use serde_json::{Map, Value};
 pub(crate) mod locate;
 pub(crate) mod schema;
 
+use super::claude::{self, CLAUDE_SETTINGS_FILES};
 use super::trust::ProjectConfig;
 use super::{ConfigError, Paths, read_json_value};
 use locate::{Seg, locate};
@@ -136,6 +137,16 @@ pub struct Position {
     pub column: usize,
 }
 
+/// Which tool names a group's handlers are told: Ling's (`.ling/hooks.json`) or Claude Code's
+/// (`.claude/settings.json` and the other Claude files), as in `tool_name: "Bash"`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum HookDialect {
+    #[default]
+    Ling,
+    Claude,
+}
+
 /// One `{ "matcher": ..., "hooks": [...] }` entry under an event.
 #[derive(Debug, Clone)]
 pub struct HookGroup {
@@ -145,6 +156,7 @@ pub struct HookGroup {
     pub matcher_at: Position,
     pub handlers: Vec<HookHandler>,
     pub source: PathBuf,
+    pub dialect: HookDialect,
 }
 
 /// All hook groups in configuration order (user file first), and warnings about ignored fields.
@@ -175,8 +187,10 @@ impl HookLayers {
 
 impl HooksConfig {
     /// Reads `~/.ling/hooks.json` then, when `project` is trusted, `.ling/hooks.json` (the text
-    /// read when trust was decided); `layers` switches either off. A missing file contributes
-    /// nothing.
+    /// read when trust was decided) and the `hooks` of `.claude/settings.json` and
+    /// `.claude/settings.local.json`, then with `claudeCompat.userHooks` those of
+    /// `~/.claude/settings.json`; `layers` switches the user's or the project's off. A missing
+    /// file contributes nothing.
     pub fn load(
         paths: &Paths,
         project: &ProjectConfig,
@@ -194,6 +208,21 @@ impl HooksConfig {
         {
             config.merge(Self::parse(path, text)?);
         }
+        // Claude Code's files after Ling's, so that Ling's win a handler both list.
+        if layers.project {
+            for name in CLAUDE_SETTINGS_FILES {
+                if let Some((path, text)) = project.trusted_text(name) {
+                    config.merge(Self::parse_claude(path, text)?);
+                }
+            }
+        }
+        if layers.user
+            && project.claude().user_hooks
+            && let Some(path) = claude::user_settings_file()
+            && let Some(text) = crate::config::read_config_text(&path)?
+        {
+            config.merge(Self::parse_claude(&path, &text)?);
+        }
         Ok(config)
     }
 
@@ -204,9 +233,37 @@ impl HooksConfig {
         Self::parse_value(path, text, &value)
     }
 
+    /// The `hooks` of a Claude Code settings file (`.claude/settings.json`): the same format,
+    /// its other keys left to their own readers. Events and handler types Ling lacks are
+    /// warnings, not errors, since the file is written for Claude Code.
+    pub fn parse_claude(path: &Path, text: &str) -> Result<Self, ConfigError> {
+        let value: Value =
+            serde_json::from_str(text).map_err(|e| crate::config::json::syntax_error(path, &e))?;
+        let mut parser = FileParser {
+            path,
+            dialect: HookDialect::Claude,
+            text,
+            trail: vec![Seg::Key("hooks".into())],
+            out: Self::default(),
+        };
+        match value.get("hooks") {
+            Some(hooks) => parser.events(hooks)?,
+            None if value.is_object() => {}
+            None => {
+                parser.trail.clear();
+                return Err(parser.error(format!(
+                    "a Claude Code settings file must be a JSON object, found {}",
+                    kind_of(&value)
+                )));
+            }
+        }
+        Ok(parser.out)
+    }
+
     fn parse_value(path: &Path, text: &str, value: &Value) -> Result<Self, ConfigError> {
         let mut parser = FileParser {
             path,
+            dialect: HookDialect::Ling,
             text,
             trail: Vec::new(),
             out: Self::default(),
@@ -260,6 +317,8 @@ const UNSUPPORTED_FIELDS: [&str; 7] = [
 /// Walks one file's JSON, keeping the path to the current value for error positions.
 struct FileParser<'a> {
     path: &'a Path,
+    /// A Claude Code settings file: its events and handler types Ling lacks are warnings.
+    dialect: HookDialect,
     text: &'a str,
     trail: Vec<Seg>,
     out: HooksConfig,
@@ -298,6 +357,11 @@ impl FileParser<'_> {
         for (name, groups) in events {
             self.trail.push(Seg::Key(name.clone()));
             let Some(event) = HookEventName::parse(name) else {
+                if self.dialect == HookDialect::Claude {
+                    self.trail.pop();
+                    self.warn_key(name, "Claude Code hook event Ling does not have:");
+                    continue;
+                }
                 return Err(self.error_at_key(format!(
                     "unknown hook event `{name}`; valid events are {}",
                     HookEventName::valid_list()
@@ -351,7 +415,7 @@ impl FileParser<'_> {
                     let mut parsed = Vec::with_capacity(list.len());
                     for (i, handler) in list.iter().enumerate() {
                         self.trail.push(Seg::Index(i));
-                        parsed.push(self.handler(handler)?);
+                        parsed.extend(self.handler(handler)?);
                         self.trail.pop();
                     }
                     handlers = Some(parsed);
@@ -377,17 +441,22 @@ impl FileParser<'_> {
             ));
         }
         dedupe_within(&mut handlers);
+        if handlers.is_empty() && self.dialect == HookDialect::Claude {
+            return Ok(());
+        }
         self.out.groups.push(HookGroup {
             event,
             matcher,
             matcher_at,
             handlers,
             source: self.path.to_path_buf(),
+            dialect: self.dialect,
         });
         Ok(())
     }
 
-    fn handler(&mut self, value: &Value) -> Result<HookHandler, ConfigError> {
+    /// `None`: a Claude Code handler type Ling does not run (`prompt`, `agent`), warned about.
+    fn handler(&mut self, value: &Value) -> Result<Option<HookHandler>, ConfigError> {
         let fields = self.object(value, "a handler must be an object with a `type`")?;
         let Some(kind) = fields.get("type") else {
             return Err(self.error(format!(
@@ -397,6 +466,18 @@ impl FileParser<'_> {
         self.trail.push(Seg::Key("type".into()));
         let kind = match kind {
             Value::String(s) if s == "command" || s == "http" => s.clone(),
+            Value::String(s) if self.dialect == HookDialect::Claude => {
+                self.trail.pop();
+                let at = self.position(false);
+                self.out.warnings.push(format!(
+                    "{}:{}:{}: a `{s}` handler (Claude Code) is not one Ling runs; it is ignored \
+                     (Ling runs {HANDLER_TYPES})",
+                    self.path.display(),
+                    at.line,
+                    at.column
+                ));
+                return Ok(None);
+            }
             Value::String(s) => {
                 return Err(self.error(format!(
                     "unknown handler type `{s}`; valid types are {HANDLER_TYPES}"
@@ -451,7 +532,7 @@ impl FileParser<'_> {
             }
             _ => return Err(self.error("an `http` handler needs a `url` string".into())),
         };
-        Ok(handler)
+        Ok(Some(handler))
     }
 
     fn timeout(&self, value: &Value) -> Result<Duration, ConfigError> {

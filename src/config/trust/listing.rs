@@ -8,7 +8,8 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::PROJECT_FILES;
+use super::ALL_PROJECT_FILES;
+use crate::config::claude::{CLAUDE_MCP_FILE, CLAUDE_SETTINGS_FILES, ClaudeRules};
 use crate::config::hooks::{HandlerKind, HooksConfig};
 use crate::config::mcp::{RawServer, parse_mcp_text, transport_kind};
 use crate::config::{PermissionMode, RawSettings, var_names};
@@ -64,7 +65,7 @@ pub struct FileListing {
     pub items: Result<Vec<Item>, String>,
 }
 
-/// The project files that exist, in the order of [`PROJECT_FILES`].
+/// The project files that exist, in the order of [`ALL_PROJECT_FILES`].
 #[derive(Debug, Clone, Default)]
 pub struct ProjectListing {
     pub files: Vec<FileListing>,
@@ -136,7 +137,7 @@ impl Changes {
     /// The difference from `old` (as trusted) to `new` (on disk), file by file.
     pub(super) fn between(old: &ProjectListing, new: &ProjectListing) -> Self {
         let mut files = Vec::new();
-        for name in PROJECT_FILES {
+        for name in ALL_PROJECT_FILES {
             let (before, after) = (old.file(name), new.file(name));
             let items = |f: Option<&FileListing>| -> Vec<Item> {
                 f.and_then(|f| f.items.as_ref().ok())
@@ -169,14 +170,32 @@ fn items_of(
     user_servers: &[String],
 ) -> Result<Vec<Item>, String> {
     match name {
-        "hooks.json" => hook_items(path, text),
-        "mcp.json" => server_items(path, text, user_servers),
+        "hooks.json" => hook_items(HooksConfig::parse(path, text)),
+        "mcp.json" | CLAUDE_MCP_FILE => server_items(path, text, user_servers),
+        name if CLAUDE_SETTINGS_FILES.contains(&name) => claude_settings_items(path, text),
         _ => setting_items(path, text),
     }
 }
 
-fn hook_items(path: &Path, text: &str) -> Result<Vec<Item>, String> {
-    let config = HooksConfig::parse(path, text).map_err(|e| e.to_string())?;
+/// A Claude Code settings file brings its hooks and its allow and ask rules (its deny rules
+/// only narrow); Ling reads nothing else of it.
+fn claude_settings_items(path: &Path, text: &str) -> Result<Vec<Item>, String> {
+    let mut items = hook_items(HooksConfig::parse_claude(path, text))?;
+    let rules = ClaudeRules::parse(path, text).map_err(|e| e.to_string())?;
+    for rule in rules.allow {
+        items.push(Item::Setting {
+            key: "permissions.allow".into(),
+            value: rule,
+            effect: "would run without asking".into(),
+        });
+    }
+    Ok(items)
+}
+
+fn hook_items(
+    config: Result<HooksConfig, crate::config::ConfigError>,
+) -> Result<Vec<Item>, String> {
+    let config = config.map_err(|e| e.to_string())?;
     let mut items = Vec::new();
     for group in config.groups {
         for handler in group.handlers {
@@ -262,8 +281,9 @@ fn add_new(names: &mut Vec<String>, more: Vec<String>) {
 }
 
 /// Settings that neither widen what Ling may do nor change where requests go.
-const HARMLESS_SETTINGS: [&str; 11] = [
+const HARMLESS_SETTINGS: [&str; 12] = [
     "$schema",
+    "claudeCompat",
     "model",
     "maxRetryDelayMs",
     "maxStreamLineBytes",
@@ -340,7 +360,7 @@ const UNEXPLAINED: &str = "a setting this list does not explain: read it before 
 fn permission_items(sub: &str, value: &Value, item: &mut impl FnMut(&str, String, String)) {
     let key = format!("permissions.{sub}");
     match (sub, value) {
-        ("deny", _) => {}
+        ("deny" | "ask", _) => {}
         ("defaultMode", Value::String(mode)) => match PermissionMode::parse(mode) {
             Some(PermissionMode::Default | PermissionMode::Plan) => {}
             Some(PermissionMode::AcceptEdits) => item(

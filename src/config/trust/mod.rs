@@ -16,6 +16,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
+use super::claude::{CLAUDE_PROJECT_FILES, CLAUDE_SETTINGS_FILES, ClaudeCompat};
 use super::json::read_config_text;
 use super::mcp::{MCP_FILE, parse_mcp_text, transport_kind};
 use super::{ConfigError, Paths};
@@ -26,8 +27,32 @@ pub use listing::{
 };
 use store::{TrustRecord, TrustStore};
 
-/// The project files trust covers, in fingerprint order.
+/// Ling's project files trust covers (under `.ling/`), in fingerprint order.
 pub const PROJECT_FILES: [&str; 3] = ["settings.json", "hooks.json", "mcp.json"];
+/// Every project file trust covers, in fingerprint and listing order: Ling's, then Claude Code's
+/// (relative to the project root, read unless `claudeCompat` is off).
+pub const ALL_PROJECT_FILES: [&str; 6] = [
+    PROJECT_FILES[0],
+    PROJECT_FILES[1],
+    PROJECT_FILES[2],
+    CLAUDE_PROJECT_FILES[0],
+    CLAUDE_PROJECT_FILES[1],
+    CLAUDE_PROJECT_FILES[2],
+];
+
+/// Whether `name` is one of Claude Code's files (relative to the root, not under `.ling/`).
+pub fn is_claude_file(name: &str) -> bool {
+    CLAUDE_PROJECT_FILES.contains(&name)
+}
+
+/// How a project file is shown: `.ling/hooks.json`, `.mcp.json`.
+pub fn shown_name(name: &str) -> String {
+    if is_claude_file(name) {
+        name.to_string()
+    } else {
+        format!(".ling/{name}")
+    }
+}
 
 #[derive(Debug, thiserror::Error)]
 pub enum TrustError {
@@ -96,6 +121,8 @@ pub struct ProjectConfig {
     /// The trust recorded for this root when the config changed since.
     previous: Option<TrustRecord>,
     user_config: bool,
+    /// What `claudeCompat` of the user's settings and (trusted) the project's says.
+    claude: ClaudeCompat,
 }
 
 impl ProjectConfig {
@@ -105,6 +132,12 @@ impl ProjectConfig {
         let root = std::fs::canonicalize(&paths.project_root)
             .unwrap_or_else(|_| paths.project_root.clone());
         let user_config = is_user_config(&root, &paths.home);
+        // Unreadable user settings are reported by the settings loader; here they say nothing.
+        let user_settings = read_config_text(&paths.user_file(PROJECT_FILES[0]))
+            .ok()
+            .flatten();
+        let user_compat = user_settings.as_deref().and_then(ClaudeCompat::raw_of);
+        let claude_files = ClaudeCompat::resolve(&[user_compat]).project;
         let mut files = Vec::new();
         if !user_config {
             for name in PROJECT_FILES {
@@ -112,15 +145,28 @@ impl ProjectConfig {
                 let text = read_config_text(&path)?;
                 files.push(ProjectFile { name, path, text });
             }
+            for name in CLAUDE_PROJECT_FILES.into_iter().filter(|_| claude_files) {
+                let path = paths.project_root.join(name);
+                let text = read_config_text(&path)?;
+                files.push(ProjectFile { name, path, text });
+            }
         }
         let mut config = Self {
-            fingerprint: fingerprint(files.iter().map(|f| (f.name, f.text.as_deref()))),
+            // Claude Code's files count only when present, so that trust recorded before Ling
+            // read them still holds for projects without them.
+            fingerprint: fingerprint(
+                files
+                    .iter()
+                    .filter(|f| f.text.is_some() || !is_claude_file(f.name))
+                    .map(|f| (f.name, f.text.as_deref())),
+            ),
             root,
             home: paths.home.clone(),
             files,
             status: TrustStatus::None,
             previous: None,
             user_config,
+            claude: ClaudeCompat::resolve(&[user_compat]),
         };
         if config.has_config() {
             let store = TrustStore::load(&config.home)?;
@@ -133,7 +179,17 @@ impl ProjectConfig {
                 None => TrustStatus::Untrusted,
             };
         }
+        let project_compat = config
+            .trusted_text(PROJECT_FILES[0])
+            .and_then(|(_, text)| ClaudeCompat::raw_of(text));
+        config.claude = ClaudeCompat::resolve(&[project_compat, user_compat]);
         Ok(config)
+    }
+
+    /// What `claudeCompat` says for this run: whether Claude Code's project files (when trusted)
+    /// and `CLAUDE.md` are read, and whether `~/.claude/settings.json` hooks run.
+    pub fn claude(&self) -> ClaudeCompat {
+        self.claude
     }
 
     pub fn status(&self) -> TrustStatus {
@@ -167,7 +223,7 @@ impl ProjectConfig {
 
     /// A project file's text for loading: only in a trusted project.
     pub fn trusted_text(&self, name: &str) -> Option<(&Path, &str)> {
-        if self.status != TrustStatus::Trusted {
+        if self.status != TrustStatus::Trusted || (is_claude_file(name) && !self.claude.project) {
             return None;
         }
         self.any_text(name)
@@ -252,7 +308,10 @@ impl ProjectConfig {
         }
         let listing = self.listing(paths);
         let mut skipped = Vec::new();
-        for name in ["hooks.json", "mcp.json", "settings.json"] {
+        let order = ["hooks.json", "mcp.json", "settings.json"]
+            .into_iter()
+            .chain(CLAUDE_PROJECT_FILES);
+        for name in order {
             let Some(file) = listing.files.iter().find(|f| f.name == name) else {
                 continue;
             };
@@ -260,9 +319,10 @@ impl ProjectConfig {
                 ("settings.json", _) => "except permissions.deny".to_string(),
                 (_, Err(_)) => "invalid".to_string(),
                 ("hooks.json", Ok(items)) => count(items.len(), "hook", "hooks"),
-                (_, Ok(items)) => count(items.len(), "server", "servers"),
+                ("mcp.json" | CLAUDE_MCP, Ok(items)) => count(items.len(), "server", "servers"),
+                (_, Ok(items)) => count(items.len(), "item", "items"),
             };
-            skipped.push(format!(".ling/{name} ({what})"));
+            skipped.push(format!("{} ({what})", shown_name(name)));
         }
         let skipped = match skipped.split_last() {
             Some((last, [])) => last.clone(),
@@ -285,32 +345,51 @@ impl ProjectConfig {
         if self.status != TrustStatus::Untrusted {
             return Vec::new();
         }
-        let Some((path, text)) = self.any_text(MCP_FILE) else {
-            return Vec::new();
-        };
-        let Ok(raw) = parse_mcp_text(path, text, &mut Vec::new()) else {
-            return Vec::new();
-        };
-        raw.mcp_servers
-            .0
-            .into_iter()
-            .filter_map(|(name, server)| {
-                let kind = transport_kind(&name, &server).ok()?;
-                Some((name, kind))
-            })
-            .collect()
+        let mut servers: Vec<(String, &'static str)> = Vec::new();
+        for file in [MCP_FILE, CLAUDE_MCP] {
+            let Some((path, text)) = self.any_text(file) else {
+                continue;
+            };
+            let Ok(raw) = parse_mcp_text(path, text, &mut Vec::new()) else {
+                continue;
+            };
+            for (name, server) in raw.mcp_servers.0 {
+                if let Ok(kind) = transport_kind(&name, &server)
+                    && !servers.iter().any(|(seen, _)| *seen == name)
+                {
+                    servers.push((name, kind));
+                }
+            }
+        }
+        servers
     }
 
-    /// The number of hooks in an untrusted project's `hooks.json` (`None`: trusted, no file).
-    pub fn untrusted_hook_count(&self, paths: &Paths) -> Option<usize> {
+    /// The hook files of an untrusted project that exist, each shown (`.ling/hooks.json`,
+    /// `.claude/settings.json`) with its number of hooks. Empty when trusted.
+    pub fn untrusted_hooks(&self, paths: &Paths) -> Vec<(String, usize)> {
         if self.status != TrustStatus::Untrusted {
-            return None;
+            return Vec::new();
         }
         let listing = self.listing(paths);
-        let file = listing.files.iter().find(|f| f.name == "hooks.json")?;
-        Some(file.items.as_ref().map_or(0, Vec::len))
+        let hooks = |f: &FileListing| {
+            f.items.as_ref().map_or(0, |items| {
+                items
+                    .iter()
+                    .filter(|i| matches!(i, Item::Hook { .. }))
+                    .count()
+            })
+        };
+        listing
+            .files
+            .iter()
+            .filter(|f| f.name == "hooks.json" || CLAUDE_SETTINGS_FILES.contains(&f.name))
+            .map(|f| (shown_name(f.name), hooks(f)))
+            .filter(|(name, n)| *n > 0 || name == ".ling/hooks.json")
+            .collect()
     }
 }
+
+const CLAUDE_MCP: &str = CLAUDE_PROJECT_FILES[2];
 
 fn count(n: usize, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
