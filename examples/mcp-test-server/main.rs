@@ -32,6 +32,9 @@ struct Opts {
     tool_description: Option<String>,
     stderr_lines: usize,
     stop_reading_after: Option<usize>,
+    /// Keeps running after stdin closes (until a signal), as server-everything does once roots
+    /// are declared.
+    ignore_stdin_eof: bool,
 }
 
 fn parse_args() -> Opts {
@@ -58,6 +61,7 @@ fn parse_args() -> Opts {
             "--tool-description" => opts.tool_description = Some(value()),
             "--stderr-lines" => opts.stderr_lines = value().parse().unwrap_or(0),
             "--stop-reading-after" => opts.stop_reading_after = value().parse().ok(),
+            "--ignore-stdin-eof" => opts.ignore_stdin_eof = true,
             other => eprintln!("mcp-test-server: ignoring unknown argument {other}"),
         }
     }
@@ -209,6 +213,8 @@ impl Server {
             }
             "structured" => json!({"content":[],"structuredContent":{"answer":42}}),
             "big" => text("b".repeat(args["chars"].as_u64().unwrap_or(0) as usize)),
+            // Listed with `--tool-name huge`: one reply line of `mib` MiB.
+            "huge" => return self.huge_reply(&id, &args),
             "slow" | "ask_client" => {
                 let server = self.clone();
                 std::thread::spawn(move || {
@@ -232,6 +238,35 @@ impl Server {
         if self.opts.list_changed_after_call && !self.added_tool.swap(true, Ordering::SeqCst) {
             self.notify("notifications/tools/list_changed", json!({}));
         }
+    }
+
+    /// A reply of `mib` MiB on one line, streamed in chunks; `id_last` puts the id after the
+    /// result (as the TypeScript SDK does), `id_hidden` between the result and another object
+    /// member, where a reader skipping the line cannot find it cheaply.
+    fn huge_reply(&self, id: &Value, args: &Value) {
+        let mib = args["mib"].as_u64().unwrap_or(17);
+        let id_hidden = args["id_hidden"].as_bool().unwrap_or(false);
+        let id_last = id_hidden || args["id_last"].as_bool().unwrap_or(false);
+        let mut out = self.out.lock().unwrap_or_else(|e| e.into_inner());
+        let head = b"{\"jsonrpc\":\"2.0\",";
+        let _ = out.write_all(head);
+        if !id_last {
+            let _ = write!(out, "\"id\":{id},");
+        }
+        let _ = out.write_all(b"\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"");
+        let chunk = vec![b'h'; 1 << 20];
+        for _ in 0..mib {
+            let _ = out.write_all(&chunk);
+        }
+        let _ = out.write_all(b"\"}]}");
+        if id_last {
+            let _ = write!(out, ",\"id\":{id}");
+        }
+        if id_hidden {
+            let _ = out.write_all(b",\"extra\":{\"x\":1}");
+        }
+        let _ = out.write_all(b"}\n");
+        let _ = out.flush();
     }
 
     fn slow(&self, params: &Value) -> Value {
@@ -355,6 +390,12 @@ fn main() {
             loop {
                 std::thread::park();
             }
+        }
+    }
+    if server.opts.ignore_stdin_eof {
+        eprintln!("mcp-test-server: stdin closed, running on as asked");
+        loop {
+            std::thread::park();
         }
     }
     eprintln!("mcp-test-server: stdin closed, exiting");

@@ -428,6 +428,10 @@ impl McpClient {
                 server: server(),
                 error: Box::new(error),
             }),
+            Ok(Outcome::TooLarge(message)) => Err(McpError::TooLarge {
+                server: server(),
+                message,
+            }),
             Ok(Outcome::Closed(reason)) => Err(McpError::Closed {
                 server: server(),
                 reason,
@@ -509,6 +513,7 @@ async fn read_events(inner: Weak<Inner>, mut events: mpsc::Receiver<TransportEve
         };
         match event {
             TransportEvent::Message(message) => inner.dispatch(message),
+            TransportEvent::Oversized { id, message } => inner.on_oversized(id, message),
             TransportEvent::Closed { reason } => break reason,
         }
     };
@@ -522,6 +527,33 @@ async fn read_events(inner: Weak<Inner>, mut events: mpsc::Receiver<TransportEve
 }
 
 impl Inner {
+    /// A message over the size limit was dropped: the call it answers fails now. When its id
+    /// could not be read, every call in flight to this server fails, since any might be the one.
+    fn on_oversized(&self, id: Option<RequestId>, message: String) {
+        if let Some(id) = id {
+            let failed = self.pending.complete(
+                &id,
+                Outcome::TooLarge(format!("its reply was {message}; it was dropped")),
+            );
+            if !failed {
+                self.options.log.line(
+                    "ling",
+                    &format!("the dropped message (id {id}) answered no call in flight"),
+                );
+            }
+            return;
+        }
+        let every = format!(
+            "it sent a message of {message}, which was dropped; its id could not be read, so \
+             every call in flight to this server failed"
+        );
+        let failed = self.pending.fail_all(|| Outcome::TooLarge(every.clone()));
+        self.options.log.line(
+            "ling",
+            &format!("a dropped message without a readable id failed {failed} call(s) in flight"),
+        );
+    }
+
     fn dispatch(self: &Arc<Self>, message: Message) {
         match message {
             Message::Response { id, result } => {

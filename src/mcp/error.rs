@@ -26,6 +26,9 @@ pub enum McpError {
     /// The server broke the protocol (bad result shape, unsupported version...).
     #[error("MCP server {server:?}: {message}")]
     Protocol { server: String, message: String },
+    /// A reply over the transport's size limit; `message` names the limit.
+    #[error("MCP server {server:?}: {message}")]
+    TooLarge { server: String, message: String },
     #[error("MCP server {server:?}: {source}")]
     Transport {
         server: String,

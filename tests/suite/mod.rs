@@ -20,6 +20,7 @@ mod mcp_failures;
 mod mcp_features;
 mod mcp_http;
 mod mcp_http_everything;
+mod mcp_limits;
 mod mcp_naming;
 mod mcp_reference;
 mod mcp_reference_cli;

@@ -24,6 +24,13 @@ pub enum TransportEvent {
     Closed {
         reason: String,
     },
+    /// A message over the transport's size limit was dropped. `id` is the id it carried when it
+    /// could be read cheaply; `message` gives its size and names the limit ("17.0 MiB, over the
+    /// 16 MiB limit of one stdio message").
+    Oversized {
+        id: Option<super::jsonrpc::RequestId>,
+        message: String,
+    },
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -80,6 +87,7 @@ pub struct Connection {
 pub mod http;
 mod http_common;
 mod http_reply;
+mod lines;
 pub mod sse;
 mod sse_parse;
 
