@@ -18,6 +18,7 @@ mod mcp_config;
 mod mcp_conformance;
 mod mcp_failures;
 mod mcp_features;
+mod mcp_fresh;
 mod mcp_http;
 mod mcp_http_everything;
 mod mcp_limits;
