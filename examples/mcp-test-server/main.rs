@@ -35,6 +35,14 @@ struct Opts {
     /// Keeps running after stdin closes (until a signal), as server-everything does once roots
     /// are declared.
     ignore_stdin_eof: bool,
+    /// Speaks the 2026-07-28 revision: the versions `server/discover` lists (empty: legacy only).
+    modern: Vec<String>,
+    /// A legacy server that never answers `server/discover`.
+    discover_silent: bool,
+    /// A legacy server answering `server/discover` with this error code (default -32601).
+    discover_error: Option<i64>,
+    /// The `ttlMs` of a modern `tools/list`.
+    ttl_ms: Option<u64>,
 }
 
 fn parse_args() -> Opts {
@@ -62,6 +70,11 @@ fn parse_args() -> Opts {
             "--stderr-lines" => opts.stderr_lines = value().parse().unwrap_or(0),
             "--stop-reading-after" => opts.stop_reading_after = value().parse().ok(),
             "--ignore-stdin-eof" => opts.ignore_stdin_eof = true,
+            "--modern" => opts.modern = vec!["2026-07-28".into()],
+            "--dual-era" => opts.modern = vec!["2026-07-28".into(), "2025-11-25".into()],
+            "--discover-silent" => opts.discover_silent = true,
+            "--discover-error" => opts.discover_error = value().parse().ok(),
+            "--ttl-ms" => opts.ttl_ms = value().parse().ok(),
             other => eprintln!("mcp-test-server: ignoring unknown argument {other}"),
         }
     }
@@ -167,6 +180,96 @@ impl Server {
                 "instructions": "A test server.",
             }),
         );
+    }
+
+    /// A 2026-07-28 request, when this server speaks that revision and the request is in it
+    /// (`_meta` names the version): checked and answered; true when it was. Legacy requests of
+    /// a dual-era server fall through.
+    fn modern_request(&self, id: &Value, method: &str, params: &Value) -> bool {
+        if self.opts.modern.is_empty() {
+            return false;
+        }
+        let meta = &params["_meta"];
+        let Some(version) = meta["io.modelcontextprotocol/protocolVersion"].as_str() else {
+            // A legacy request: a dual-era server answers it; a modern-only one refuses it.
+            if self.opts.modern.len() > 1 {
+                return false;
+            }
+            self.send(&json!({"jsonrpc":"2.0","id":id,"error":{"code":-32022,
+                "message":"Unsupported protocol version",
+                "data":{"supported":self.opts.modern,"requested":params["protocolVersion"]}}}));
+            return true;
+        };
+        if !self.opts.modern.iter().any(|v| v == version) {
+            self.send(&json!({"jsonrpc":"2.0","id":id,"error":{"code":-32022,
+                "message":"Unsupported protocol version",
+                "data":{"supported":self.opts.modern,"requested":version}}}));
+            return true;
+        }
+        if meta["io.modelcontextprotocol/clientCapabilities"].is_null()
+            || meta["io.modelcontextprotocol/clientInfo"]["name"].is_null()
+        {
+            self.fail(id, -32602, "_meta lacks clientCapabilities or clientInfo");
+            return true;
+        }
+        let complete = |mut result: Value| {
+            result["resultType"] = json!("complete");
+            result
+        };
+        match method {
+            "server/discover" => self.reply(
+                id,
+                complete(json!({
+                    "supportedVersions": self.opts.modern,
+                    "capabilities": {"tools": {}},
+                    "_meta": {"io.modelcontextprotocol/serverInfo":
+                        {"name": self.opts.name, "version": "2.0.0"}},
+                    "instructions": "A modern test server.",
+                    "ttlMs": 60000, "cacheScope": "public",
+                })),
+            ),
+            "tools/list" => {
+                let mut result = complete(json!({"tools": self.tools(), "cacheScope": "public"}));
+                if let Some(ttl) = self.opts.ttl_ms {
+                    result["ttlMs"] = json!(ttl);
+                }
+                self.reply(id, result);
+            }
+            "tools/call" if params["name"] == "ask_client" => {
+                let args = &params["arguments"];
+                let answer = &params["inputResponses"]["q1"];
+                if answer.is_null() {
+                    let request = json!({"method": args["method"], "params": args["params"]});
+                    self.reply(
+                        id,
+                        json!({"resultType": "input_required",
+                        "inputRequests": {"q1": request}, "requestState": "state-1"}),
+                    );
+                } else {
+                    let text = format!("{answer} state={}", params["requestState"]);
+                    self.reply(
+                        id,
+                        complete(json!({"content":[{"type":"text","text":text}]})),
+                    );
+                }
+            }
+            "tools/call" => {
+                let text = match params["name"].as_str().unwrap_or_default() {
+                    "echo" => params["arguments"]["text"]
+                        .as_str()
+                        .unwrap_or_default()
+                        .to_string(),
+                    other => format!("called {other}"),
+                };
+                self.reply(
+                    id,
+                    complete(json!({"content":[{"type":"text","text":text}]})),
+                );
+            }
+            "ping" => self.fail(id, -32601, "Method not found: ping (removed in 2026-07-28)"),
+            other => self.fail(id, -32601, &format!("Method not found: {other}")),
+        }
+        true
     }
 
     fn list_tools(&self, id: &Value, params: &Value) {
@@ -353,7 +456,13 @@ fn main() {
         let method = message["method"].as_str().map(str::to_string);
         let params = message.get("params").cloned().unwrap_or(Value::Null);
         match (method, id) {
+            (Some(method), Some(id)) if server.modern_request(&id, &method, &params) => {}
             (Some(method), Some(id)) => match method.as_str() {
+                "server/discover" if server.opts.discover_silent => {}
+                "server/discover" => {
+                    let code = server.opts.discover_error.unwrap_or(-32601);
+                    server.fail(&id, code, "Method not found: server/discover");
+                }
                 "initialize" => server.initialize(&id, &params),
                 "tools/list" => server.list_tools(&id, &params),
                 "tools/call" => server.call(id, params),

@@ -211,7 +211,7 @@ async fn resume(shared: &Shared, mut parser: SseParser, mut reader: Reader) {
                 }
             }
             // A status (405: no resuming here) or a non-stream answer will not change.
-            Ok(_) | Err(Failure::Status { .. }) => break,
+            Ok(_) | Err(Failure::Status { .. } | Failure::Rpc { .. }) => break,
             Err(Failure::Other(_)) => {}
         }
     }
