@@ -433,10 +433,19 @@ impl McpClient {
         call: Call<'_>,
     ) -> Result<Value, McpError> {
         let mut params = params;
+        let mut version_retried = false;
         for _ in 0..era::MAX_INPUT_ROUNDS {
-            let result = self
+            let result = match self
                 .request_once(method, params.clone(), call.clone())
-                .await?;
+                .await
+            {
+                // A modern server that rejects the version it listed in discovery: once more.
+                Err(e) if !version_retried && self.rejects_our_version(&e) => {
+                    version_retried = true;
+                    continue;
+                }
+                other => other?,
+            };
             match self.next_round(method, params.as_ref(), result).await? {
                 era::Round::Complete(result) => return Ok(result),
                 era::Round::Retry(next) => params = Some(next),

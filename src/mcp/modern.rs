@@ -80,7 +80,11 @@ pub struct Discovered {
 impl Discovered {
     pub fn from_result(result: &Value) -> Self {
         let text = |v: &Value| v.as_str().map(str::to_string);
-        let info = &result["_meta"][META_SERVER_INFO];
+        // In `_meta` as the schema has it; at the top level as some servers send it.
+        let info = match &result["_meta"][META_SERVER_INFO] {
+            Value::Null => &result["serverInfo"],
+            info => info,
+        };
         Self {
             supported: strings(&result["supportedVersions"]),
             name: text(&info["name"]).unwrap_or_default(),
@@ -137,13 +141,14 @@ pub fn standard_headers(
     headers
 }
 
-/// A header value as the revision encodes it: plain when it is visible ASCII (and spaces) with
-/// no leading or trailing whitespace and not itself shaped like the sentinel, else
-/// `=?base64?…?=` of its UTF-8.
+/// A header value as the revision encodes it: plain when it is visible ASCII (and inner spaces)
+/// with no leading or trailing whitespace and not itself shaped like the sentinel, else
+/// `=?base64?…?=` of its UTF-8. A tab is encoded too (HTTP allows it, but the conformance
+/// suite, like many proxies, does not).
 pub fn header_value(value: &str) -> String {
     let plain = value
         .bytes()
-        .all(|b| b == b' ' || b == b'\t' || (0x21..=0x7e).contains(&b))
+        .all(|b| b == b' ' || (0x21..=0x7e).contains(&b))
         && value.trim() == value
         && !(value.starts_with("=?base64?") && value.ends_with("?="));
     if plain {
@@ -292,6 +297,9 @@ mod tests {
         );
         assert_eq!(header_value(" padded "), "=?base64?IHBhZGRlZCA=?=");
         assert_eq!(header_value("line1\nline2"), "=?base64?bGluZTEKbGluZTI=?=");
+        assert_eq!(header_value("a\tb"), "=?base64?YQli?=");
+        assert_eq!(header_value("in side"), "in side");
+        assert_eq!(header_value(""), "");
         assert_eq!(
             header_value("=?base64?literal?="),
             "=?base64?PT9iYXNlNjQ/bGl0ZXJhbD89?="

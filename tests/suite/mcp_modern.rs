@@ -435,3 +435,35 @@ async fn over_http_a_400_that_is_not_a_modern_error_falls_back_and_a_modern_one_
             .any(|r| r.rpc_method() == "initialize")
     );
 }
+
+#[tokio::test]
+async fn a_modern_server_rejecting_the_first_request_with_32022_gets_it_again_in_a_listed_version()
+{
+    let rejected = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let seen = Arc::clone(&rejected);
+    let server = TestServer::start(move |r: &Recorded| {
+        let id = r.json()["id"].clone();
+        if !seen.swap(true, std::sync::atomic::Ordering::SeqCst) {
+            let error = json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32022,
+                "message": "Unsupported protocol version",
+                "data": {"supported": ["2026-07-28"], "requested": "2026-07-28"}}});
+            return Reply::error(400, &error.to_string());
+        }
+        modern_http(r)
+    })
+    .await;
+    let client = connect_http(&format!("{}/mcp", server.base)).await.unwrap();
+    assert_eq!(client.era(), Era::Modern("2026-07-28".into()));
+    let discovers = server
+        .with_method("POST")
+        .iter()
+        .filter(|p| p.rpc_method() == "server/discover")
+        .count();
+    assert_eq!(discovers, 2);
+    assert!(
+        !server
+            .requests()
+            .iter()
+            .any(|r| r.rpc_method() == "initialize")
+    );
+}

@@ -64,11 +64,10 @@ impl McpClient {
                 Err(McpError::Rpc { error, .. }) if error.code == UNSUPPORTED_PROTOCOL_VERSION => {
                     let data = error.data.unwrap_or(Value::Null);
                     let supported = modern::strings(&data["supported"]);
-                    if let Some(other) = supported
-                        .iter()
-                        .find(|v| *v == MODERN_PROTOCOL_VERSION && **v != version)
-                    {
-                        version = other.clone();
+                    // Retried once in the modern version it lists (even the one just sent:
+                    // the conformance suite rejects the first request whatever it carries).
+                    if let Some(modern) = supported.iter().find(|v| *v == MODERN_PROTOCOL_VERSION) {
+                        version = modern.clone();
                         continue;
                     }
                     if supported
@@ -122,6 +121,19 @@ impl McpClient {
             capabilities: found.capabilities,
             instructions: found.instructions,
         }
+    }
+
+    /// True for a `-32022` of a modern server that lists the version Ling is speaking to it.
+    pub(super) fn rejects_our_version(&self, error: &McpError) -> bool {
+        let (Some(version), McpError::Rpc { error, .. }) = (self.modern_version(), error) else {
+            return false;
+        };
+        let supported = error
+            .data
+            .as_ref()
+            .map(|d| modern::strings(&d["supported"]));
+        error.code == UNSUPPORTED_PROTOCOL_VERSION
+            && supported.is_some_and(|s| s.contains(&version))
     }
 
     /// The modern version requests are sent in, once the probe found a modern server.
