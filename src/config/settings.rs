@@ -6,6 +6,7 @@ use serde::Deserialize;
 
 use super::hooks::HookLayers;
 use super::json::syntax_error;
+use super::tool_search::{RawToolSearch, ToolSearchSettings};
 use super::trust::ProjectConfig;
 use super::{ConfigError, Paths, read_json_file};
 
@@ -96,6 +97,8 @@ pub struct RawSettings {
     /// `accept-defaults` (accept with every field's default, when every required field has one).
     #[schemars(extend("enum" = ["decline", "accept-defaults"], "default" = "decline"))]
     pub elicitation: Option<String>,
+    /// When MCP tools are offered by name behind `search_tools` rather than in full.
+    pub tool_search: Option<RawToolSearch>,
     #[serde(flatten)]
     #[schemars(skip)]
     pub other: BTreeMap<String, serde_json::Value>,
@@ -231,6 +234,7 @@ pub struct Settings {
     pub share_api_key_with_tools: bool,
     pub allow_sampling: bool,
     pub elicitation: ElicitationPolicy,
+    pub tool_search: ToolSearchSettings,
     /// Unknown keys found in the settings files, for a warning.
     pub warnings: Vec<String>,
 }
@@ -410,6 +414,10 @@ impl Settings {
             allow_sampling: overrides.allow_sampling
                 || pick(project, user, |s| s.allow_sampling).unwrap_or(false),
             elicitation,
+            tool_search: ToolSearchSettings::resolve(
+                project.tool_search.as_ref(),
+                user.tool_search.as_ref(),
+            )?,
             warnings: Vec::new(),
         })
     }

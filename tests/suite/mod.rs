@@ -27,6 +27,7 @@ mod mcp_naming;
 mod mcp_reference;
 mod mcp_reference_cli;
 mod mcp_shutdown;
+mod mcp_tool_search;
 mod mock_model;
 mod print_lines;
 mod print_mode;
