@@ -318,13 +318,13 @@ impl Server {
             "big" => text("b".repeat(args["chars"].as_u64().unwrap_or(0) as usize)),
             // Listed with `--tool-name huge`: one reply line of `mib` MiB.
             "huge" => return self.huge_reply(&id, &args),
-            "slow" | "ask_client" => {
+            "slow" | "ask_client" | "flood" => {
                 let server = self.clone();
                 std::thread::spawn(move || {
-                    let result = if name == "slow" {
-                        server.slow(&params)
-                    } else {
-                        server.ask_client(&args)
+                    let result = match name.as_str() {
+                        "slow" => server.slow(&params),
+                        "flood" => server.flood(&args),
+                        _ => server.ask_client(&args),
                     };
                     server.reply(&id, result);
                 });
@@ -391,6 +391,39 @@ impl Server {
             json!({"progressToken":"unknown","progress":1}),
         );
         json!({"content":[{"type":"text","text":format!("done after {steps} steps")}]})
+    }
+
+    /// Listed with `--tool-name flood`: `count` requests of `method` (with `params`) sent to
+    /// the client at once, as a flooding server does; the result lists how each was answered
+    /// (the `action` of an elicitation, `result` or the error code otherwise).
+    fn flood(self: &Arc<Self>, args: &Value) -> Value {
+        let count = args["count"].as_u64().unwrap_or(20);
+        let threads: Vec<_> = (0..count)
+            .map(|_| {
+                let server = self.clone();
+                let args = args.clone();
+                std::thread::spawn(move || server.ask_client(&args))
+            })
+            .collect();
+        let mut answers = Vec::new();
+        for thread in threads {
+            let text = thread
+                .join()
+                .ok()
+                .and_then(|r| r["content"][0]["text"].as_str().map(str::to_string))
+                .unwrap_or_default();
+            let answer: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
+            answers.push(
+                match (&answer["result"]["action"], &answer["error"]["code"]) {
+                    (Value::String(action), _) => action.clone(),
+                    (_, Value::Number(code)) => format!("error {code}"),
+                    _ if answer["result"].is_object() => "result".to_string(),
+                    _ => "none".to_string(),
+                },
+            );
+        }
+        answers.sort();
+        json!({"content":[{"type":"text","text":format!("answers: {}", answers.join(","))}]})
     }
 
     fn ask_client(&self, args: &Value) -> Value {

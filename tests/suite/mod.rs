@@ -33,6 +33,7 @@ mod print_lines;
 mod print_mode;
 mod repl;
 mod repl_mcp;
+mod repl_mcp_flood;
 mod schemas;
 mod sessions;
 mod tools_builtin;
