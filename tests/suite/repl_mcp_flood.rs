@@ -83,7 +83,7 @@ fn decline_all_from_this_server_answers_the_rest_of_a_flood_without_asking() {
     expect(&mut p, "> ");
     assert_eq!(
         tool_result(&server, 1),
-        format!("answers: {}", vec!["decline"; 30].join(","))
+        format!("answers: {}", ["decline"; 30].join(","))
     );
     // The server stays declined for the session: its sampling requests too, without a question.
     p.send_line("more").unwrap();
@@ -93,7 +93,7 @@ fn decline_all_from_this_server_answers_the_rest_of_a_flood_without_asking() {
         "(declined 5 more MCP server question(s) without asking)",
     );
     expect(&mut p, "> ");
-    let refused = vec!["error -1"; 5].join(",");
+    let refused = ["error -1"; 5].join(",");
     assert_eq!(tool_result(&server, 3), format!("answers: {refused}"));
     let started = Instant::now();
     p.send_control('d').unwrap();
