@@ -9,6 +9,8 @@ Times, each as the median of ROUNDS runs:
     one model request, the answer, and shutdown: server-everything ignores its stdin closing once
     roots are declared, so Ling's shutdown grace of 100 ms before SIGTERM is paid in full).
 The goal (issue 12): ling's time at most the server's start-up plus 100 ms.
+Then `ling mcp list` with the three reference servers (everything, filesystem, memory), spawn to
+exit, against server-everything's start-up alone.
 
     scripts/bench-mcp-oneshot.py LING_BIN NPM_DIR
 """
@@ -81,6 +83,17 @@ def ling_oneshot(ling, base_url, root, home):
     return took
 
 
+def ling_mcp_list(ling, root, home):
+    began = time.monotonic()
+    out = subprocess.run([ling, "mcp", "list", "--json"], cwd=root, capture_output=True,
+                         env=dict(os.environ, LING_HOME=home, NO_COLOR="1"))
+    took = time.monotonic() - began
+    servers = json.loads(out.stdout or b"{}").get("servers", [])
+    if out.returncode != 0 or any(s.get("status") != "connected" for s in servers):
+        raise SystemExit(f"ling mcp list failed: {out.stdout.decode()} {out.stderr.decode()}")
+    return took
+
+
 def main():
     ling = os.path.abspath(sys.argv[1])
     npm_dir = os.path.abspath(sys.argv[2] if len(sys.argv) > 2 else ".cache/npm")
@@ -104,12 +117,25 @@ def main():
         for _ in range(ROUNDS):
             startups.append(server_startup(node, script, root))
             oneshots.append(ling_oneshot(ling, base_url, root, home))
+        package = lambda name: os.path.join(modules, "@modelcontextprotocol", name, "dist/index.js")
+        three = {"mcpServers": {
+            "everything": {"command": node, "args": [package("server-everything"), "stdio"]},
+            "filesystem": {"command": node, "args": [package("server-filesystem"), root]},
+            "memory": {"command": node, "args": [package("server-memory")],
+                       "env": {"MEMORY_FILE_PATH": os.path.join(tmp, "memory.jsonl")}},
+        }}
+        with open(os.path.join(home, "mcp.json"), "w") as f:
+            json.dump(three, f)
+        lists = [ling_mcp_list(ling, root, home) for _ in range(ROUNDS)]
     startup = statistics.median(startups)
     oneshot = statistics.median(oneshots)
     print(f"server-everything start-up (spawn to initialize answered): {startup * 1e3:6.0f} ms")
     print(f"ling -p with server-everything (spawn to exit):           {oneshot * 1e3:6.0f} ms")
     print(f"difference: {(oneshot - startup) * 1e3:+.0f} ms (goal: at most +100 ms); "
           f"medians of {ROUNDS}")
+    listed = statistics.median(lists)
+    print(f"ling mcp list with everything, filesystem, memory (spawn to exit): "
+          f"{listed * 1e3:6.0f} ms ({(listed - startup) * 1e3:+.0f} ms over everything alone)")
     model.shutdown()
 
 

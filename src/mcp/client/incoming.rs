@@ -17,7 +17,7 @@ use crate::mcp::peer::Outcome;
 use crate::mcp::sampling::SamplingRequest;
 use crate::mcp::transport::TransportEvent;
 
-/// Reads the connection until it closes. Holds the client weakly: once every [`McpClient`] is
+/// Reads the connection until it closes. Holds the client weakly: once every [`McpClient`](super::McpClient) is
 /// dropped, the transport goes too.
 pub(super) async fn read_events(inner: Weak<Inner>, mut events: mpsc::Receiver<TransportEvent>) {
     let reason = loop {

@@ -1,7 +1,7 @@
 //! Bounded line reading for the stdio transport, and what an overlong line still tells: a line
 //! longer than the limit is skipped as it streams by, never buffered whole, but its first and last
 //! few KiB are kept, so the id of the JSON-RPC message it was can be read
-//! ([`Oversized::request_id`]) and the call it answers failed at once rather than left to its
+//! (`Oversized::kind`) and the call it answers failed at once rather than left to its
 //! timeout.
 
 use serde_json::Value;

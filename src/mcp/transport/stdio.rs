@@ -3,9 +3,9 @@
 //! streams by, never buffered whole; lines that are not JSON-RPC are logged and skipped. stderr is
 //! drained into the server's log (its tail kept for error reports). A write that blocks too long
 //! or is abandoned halfway kills the server. Shutdown closes stdin, waits a short grace
-//! ([`SHUTDOWN_GRACE`]), then SIGTERMs and finally SIGKILLs the group, and ends whatever the server left running in it. The server starts
-//! without the API key variable unless its own `env` passes it, and dies with Ling, even on
-//! SIGKILL ([`ChildEnv::tied_command`]).
+//! (`SHUTDOWN_GRACE`, 100 ms), then SIGTERMs and finally SIGKILLs the group, and ends whatever
+//! the server left running in it. The server starts without the API key variable unless its own
+//! `env` passes it, and dies with Ling, even on SIGKILL ([`ChildEnv::tied_command`]).
 //!
 //! [`ChildEnv::tied_command`]: crate::process::ChildEnv::tied_command
 
