@@ -595,6 +595,11 @@ impl InFlight<'_> {
         if !self.inner.pending.forget(self.id) {
             return;
         }
+        // 2026-07-28 over HTTP has no client notifications: the request just stops.
+        let modern = matches!(self.inner.era.read().as_deref(), Ok(Era::Modern(_)));
+        if modern && self.inner.transport.mirrors_headers() {
+            return;
+        }
         let notice = Message::notification(
             "notifications/cancelled",
             Some(json!({ "requestId": self.id, "reason": reason })),

@@ -295,6 +295,14 @@ fn modern_http(r: &Recorded) -> Reply {
                     "a": {"type": "array", "items": {"type": "string", "x-mcp-header": "A"}}}}},
             ]}),
         ),
+        "tools/call" if body["params"]["name"] == "slow" => Reply::sse(vec![
+            mcphttp::Step::Sleep(Duration::from_secs(3)),
+            mcphttp::event(
+                "1",
+                &json!({"jsonrpc": "2.0", "id": id, "result": {
+                "resultType": "complete", "content": []}}),
+            ),
+        ]),
         "tools/call" => {
             let seen: Vec<String> = [
                 "mcp-protocol-version",
@@ -360,6 +368,24 @@ async fn modern_http_requests_carry_the_standard_headers_and_bad_header_tools_ar
     assert!(
         server.with_method("GET").is_empty(),
         "a modern client opens no GET stream"
+    );
+    // A cancelled call sends no notification: the revision has none over HTTP.
+    let cancel = CancellationToken::new();
+    let stop = cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        stop.cancel();
+    });
+    let slow = client.call_tool("slow", json!({}), &cancel, None, Duration::from_secs(10));
+    assert!(matches!(slow.await, Err(McpError::Cancelled)));
+    let posted: Vec<String> = server
+        .with_method("POST")
+        .iter()
+        .map(|p| p.rpc_method())
+        .collect();
+    assert!(
+        !posted.contains(&"notifications/cancelled".to_string()),
+        "{posted:?}"
     );
     // Resource not found is -32602 in this revision.
     let missing = client.read_resource("file:///nope").await.unwrap_err();
