@@ -32,6 +32,17 @@ struct Opts {
     tool_description: Option<String>,
     stderr_lines: usize,
     stop_reading_after: Option<usize>,
+    /// Keeps running after stdin closes (until a signal), as server-everything does once roots
+    /// are declared.
+    ignore_stdin_eof: bool,
+    /// Speaks the 2026-07-28 revision: the versions `server/discover` lists (empty: legacy only).
+    modern: Vec<String>,
+    /// A legacy server that never answers `server/discover`.
+    discover_silent: bool,
+    /// A legacy server answering `server/discover` with this error code (default -32601).
+    discover_error: Option<i64>,
+    /// The `ttlMs` of a modern `tools/list`.
+    ttl_ms: Option<u64>,
 }
 
 fn parse_args() -> Opts {
@@ -58,6 +69,12 @@ fn parse_args() -> Opts {
             "--tool-description" => opts.tool_description = Some(value()),
             "--stderr-lines" => opts.stderr_lines = value().parse().unwrap_or(0),
             "--stop-reading-after" => opts.stop_reading_after = value().parse().ok(),
+            "--ignore-stdin-eof" => opts.ignore_stdin_eof = true,
+            "--modern" => opts.modern = vec!["2026-07-28".into()],
+            "--dual-era" => opts.modern = vec!["2026-07-28".into(), "2025-11-25".into()],
+            "--discover-silent" => opts.discover_silent = true,
+            "--discover-error" => opts.discover_error = value().parse().ok(),
+            "--ttl-ms" => opts.ttl_ms = value().parse().ok(),
             other => eprintln!("mcp-test-server: ignoring unknown argument {other}"),
         }
     }
@@ -165,6 +182,96 @@ impl Server {
         );
     }
 
+    /// A 2026-07-28 request, when this server speaks that revision and the request is in it
+    /// (`_meta` names the version): checked and answered; true when it was. Legacy requests of
+    /// a dual-era server fall through.
+    fn modern_request(&self, id: &Value, method: &str, params: &Value) -> bool {
+        if self.opts.modern.is_empty() {
+            return false;
+        }
+        let meta = &params["_meta"];
+        let Some(version) = meta["io.modelcontextprotocol/protocolVersion"].as_str() else {
+            // A legacy request: a dual-era server answers it; a modern-only one refuses it.
+            if self.opts.modern.len() > 1 {
+                return false;
+            }
+            self.send(&json!({"jsonrpc":"2.0","id":id,"error":{"code":-32022,
+                "message":"Unsupported protocol version",
+                "data":{"supported":self.opts.modern,"requested":params["protocolVersion"]}}}));
+            return true;
+        };
+        if !self.opts.modern.iter().any(|v| v == version) {
+            self.send(&json!({"jsonrpc":"2.0","id":id,"error":{"code":-32022,
+                "message":"Unsupported protocol version",
+                "data":{"supported":self.opts.modern,"requested":version}}}));
+            return true;
+        }
+        if meta["io.modelcontextprotocol/clientCapabilities"].is_null()
+            || meta["io.modelcontextprotocol/clientInfo"]["name"].is_null()
+        {
+            self.fail(id, -32602, "_meta lacks clientCapabilities or clientInfo");
+            return true;
+        }
+        let complete = |mut result: Value| {
+            result["resultType"] = json!("complete");
+            result
+        };
+        match method {
+            "server/discover" => self.reply(
+                id,
+                complete(json!({
+                    "supportedVersions": self.opts.modern,
+                    "capabilities": {"tools": {}},
+                    "_meta": {"io.modelcontextprotocol/serverInfo":
+                        {"name": self.opts.name, "version": "2.0.0"}},
+                    "instructions": "A modern test server.",
+                    "ttlMs": 60000, "cacheScope": "public",
+                })),
+            ),
+            "tools/list" => {
+                let mut result = complete(json!({"tools": self.tools(), "cacheScope": "public"}));
+                if let Some(ttl) = self.opts.ttl_ms {
+                    result["ttlMs"] = json!(ttl);
+                }
+                self.reply(id, result);
+            }
+            "tools/call" if params["name"] == "ask_client" => {
+                let args = &params["arguments"];
+                let answer = &params["inputResponses"]["q1"];
+                if answer.is_null() {
+                    let request = json!({"method": args["method"], "params": args["params"]});
+                    self.reply(
+                        id,
+                        json!({"resultType": "input_required",
+                        "inputRequests": {"q1": request}, "requestState": "state-1"}),
+                    );
+                } else {
+                    let text = format!("{answer} state={}", params["requestState"]);
+                    self.reply(
+                        id,
+                        complete(json!({"content":[{"type":"text","text":text}]})),
+                    );
+                }
+            }
+            "tools/call" => {
+                let text = match params["name"].as_str().unwrap_or_default() {
+                    "echo" => params["arguments"]["text"]
+                        .as_str()
+                        .unwrap_or_default()
+                        .to_string(),
+                    other => format!("called {other}"),
+                };
+                self.reply(
+                    id,
+                    complete(json!({"content":[{"type":"text","text":text}]})),
+                );
+            }
+            "ping" => self.fail(id, -32601, "Method not found: ping (removed in 2026-07-28)"),
+            other => self.fail(id, -32601, &format!("Method not found: {other}")),
+        }
+        true
+    }
+
     fn list_tools(&self, id: &Value, params: &Value) {
         let tools = self.tools();
         let Some(size) = self.opts.page_size else {
@@ -209,13 +316,15 @@ impl Server {
             }
             "structured" => json!({"content":[],"structuredContent":{"answer":42}}),
             "big" => text("b".repeat(args["chars"].as_u64().unwrap_or(0) as usize)),
-            "slow" | "ask_client" => {
+            // Listed with `--tool-name huge`: one reply line of `mib` MiB.
+            "huge" => return self.huge_reply(&id, &args),
+            "slow" | "ask_client" | "flood" => {
                 let server = self.clone();
                 std::thread::spawn(move || {
-                    let result = if name == "slow" {
-                        server.slow(&params)
-                    } else {
-                        server.ask_client(&args)
+                    let result = match name.as_str() {
+                        "slow" => server.slow(&params),
+                        "flood" => server.flood(&args),
+                        _ => server.ask_client(&args),
                     };
                     server.reply(&id, result);
                 });
@@ -232,6 +341,35 @@ impl Server {
         if self.opts.list_changed_after_call && !self.added_tool.swap(true, Ordering::SeqCst) {
             self.notify("notifications/tools/list_changed", json!({}));
         }
+    }
+
+    /// A reply of `mib` MiB on one line, streamed in chunks; `id_last` puts the id after the
+    /// result (as the TypeScript SDK does), `id_hidden` between the result and another object
+    /// member, where a reader skipping the line cannot find it cheaply.
+    fn huge_reply(&self, id: &Value, args: &Value) {
+        let mib = args["mib"].as_u64().unwrap_or(17);
+        let id_hidden = args["id_hidden"].as_bool().unwrap_or(false);
+        let id_last = id_hidden || args["id_last"].as_bool().unwrap_or(false);
+        let mut out = self.out.lock().unwrap_or_else(|e| e.into_inner());
+        let head = b"{\"jsonrpc\":\"2.0\",";
+        let _ = out.write_all(head);
+        if !id_last {
+            let _ = write!(out, "\"id\":{id},");
+        }
+        let _ = out.write_all(b"\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"");
+        let chunk = vec![b'h'; 1 << 20];
+        for _ in 0..mib {
+            let _ = out.write_all(&chunk);
+        }
+        let _ = out.write_all(b"\"}]}");
+        if id_last {
+            let _ = write!(out, ",\"id\":{id}");
+        }
+        if id_hidden {
+            let _ = out.write_all(b",\"extra\":{\"x\":1}");
+        }
+        let _ = out.write_all(b"}\n");
+        let _ = out.flush();
     }
 
     fn slow(&self, params: &Value) -> Value {
@@ -253,6 +391,39 @@ impl Server {
             json!({"progressToken":"unknown","progress":1}),
         );
         json!({"content":[{"type":"text","text":format!("done after {steps} steps")}]})
+    }
+
+    /// Listed with `--tool-name flood`: `count` requests of `method` (with `params`) sent to
+    /// the client at once, as a flooding server does; the result lists how each was answered
+    /// (the `action` of an elicitation, `result` or the error code otherwise).
+    fn flood(self: &Arc<Self>, args: &Value) -> Value {
+        let count = args["count"].as_u64().unwrap_or(20);
+        let threads: Vec<_> = (0..count)
+            .map(|_| {
+                let server = self.clone();
+                let args = args.clone();
+                std::thread::spawn(move || server.ask_client(&args))
+            })
+            .collect();
+        let mut answers = Vec::new();
+        for thread in threads {
+            let text = thread
+                .join()
+                .ok()
+                .and_then(|r| r["content"][0]["text"].as_str().map(str::to_string))
+                .unwrap_or_default();
+            let answer: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
+            answers.push(
+                match (&answer["result"]["action"], &answer["error"]["code"]) {
+                    (Value::String(action), _) => action.clone(),
+                    (_, Value::Number(code)) => format!("error {code}"),
+                    _ if answer["result"].is_object() => "result".to_string(),
+                    _ => "none".to_string(),
+                },
+            );
+        }
+        answers.sort();
+        json!({"content":[{"type":"text","text":format!("answers: {}", answers.join(","))}]})
     }
 
     fn ask_client(&self, args: &Value) -> Value {
@@ -318,7 +489,13 @@ fn main() {
         let method = message["method"].as_str().map(str::to_string);
         let params = message.get("params").cloned().unwrap_or(Value::Null);
         match (method, id) {
+            (Some(method), Some(id)) if server.modern_request(&id, &method, &params) => {}
             (Some(method), Some(id)) => match method.as_str() {
+                "server/discover" if server.opts.discover_silent => {}
+                "server/discover" => {
+                    let code = server.opts.discover_error.unwrap_or(-32601);
+                    server.fail(&id, code, "Method not found: server/discover");
+                }
                 "initialize" => server.initialize(&id, &params),
                 "tools/list" => server.list_tools(&id, &params),
                 "tools/call" => server.call(id, params),
@@ -355,6 +532,12 @@ fn main() {
             loop {
                 std::thread::park();
             }
+        }
+    }
+    if server.opts.ignore_stdin_eof {
+        eprintln!("mcp-test-server: stdin closed, running on as asked");
+        loop {
+            std::thread::park();
         }
     }
     eprintln!("mcp-test-server: stdin closed, exiting");

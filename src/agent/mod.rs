@@ -23,6 +23,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use crate::config::PermissionMode;
+use crate::config::tool_search::ToolSearchSettings;
 use crate::hooks::HookEngine;
 use crate::llm::{LlmClient, LlmError, Message, ToolSpec, Usage};
 use crate::mcp::McpManager;
@@ -34,7 +35,10 @@ pub use approval::{Approval, ApprovalRequest, Approver, NonInteractive};
 pub use compact::{Compaction, Trigger};
 pub use context::{ContextOptions, ContextUsage, WindowSource};
 pub use events::{AgentEvent, EventSink, HookNotice, NoticeDecision};
-pub use mcp::{HostPolicy, ListMcpResources, McpAsker, McpHost, McpTool, ReadMcpResource};
+pub use mcp::{
+    HostPolicy, ListMcpResources, McpAsker, McpHost, McpTool, ReadMcpResource, SEARCH_TOOLS,
+    ToolSearch,
+};
 pub use prompt::{PromptOptions, build_system_prompt};
 pub use session::{INTERRUPTED_RESULT, Resumed, Session, SessionError};
 pub use session_list::SessionSummary;
@@ -121,6 +125,10 @@ pub struct Agent {
     warnings: Vec<String>,
     /// How full the context is, and the window.
     context: context::ContextState,
+    /// When MCP tools go by name only, and which the model has picked.
+    tool_search: ToolSearch,
+    /// The MCP tools whose definitions the next request leaves out (tool search).
+    deferred: HashSet<String>,
 }
 
 impl Agent {
@@ -152,6 +160,8 @@ impl Agent {
             approval_turn: tokio::sync::Mutex::new(()),
             warnings,
             context,
+            tool_search: ToolSearch::default(),
+            deferred: HashSet::new(),
         }
     }
 
@@ -159,6 +169,12 @@ impl Agent {
     /// say it); needs a tokio runtime.
     pub fn probe_context_window(&mut self) {
         self.context.start_probe(&self.llm);
+    }
+
+    /// Offers MCP tools by name behind `search_tools` as these settings say.
+    pub fn with_tool_search(mut self, settings: ToolSearchSettings) -> Self {
+        self.tool_search = ToolSearch::new(settings);
+        self
     }
 
     /// Problems found while setting up (an `AGENTS.md` skipped or cut), for the UI to show once.
@@ -194,7 +210,15 @@ impl Agent {
             tools.register(Arc::new(ListMcpResources::new(manager.clone())));
             tools.register(Arc::new(ReadMcpResource::new(manager.clone())));
         }
-        for info in manager.tools() {
+        let infos = manager.tools();
+        let model = self.llm.config().model.clone();
+        let (window, _) = self.context.window(&model).await;
+        self.deferred = self.tool_search.deferred(&infos, &self.history, window);
+        if !self.deferred.is_empty() {
+            let search = self.tool_search.tool(manager.clone(), &self.deferred);
+            tools.register(Arc::new(search));
+        }
+        for info in infos {
             tools.register(Arc::new(McpTool::new(info, manager.clone())));
         }
         self.tools = tools;
@@ -297,9 +321,12 @@ impl Agent {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
+    /// The definitions the next request carries: every tool but the MCP tools deferred by tool
+    /// search (still callable; their names are in `search_tools`).
     fn tool_specs(&self) -> Vec<ToolSpec> {
         self.tools
             .iter()
+            .filter(|tool| !self.deferred.contains(tool.name()))
             .map(|tool| ToolSpec {
                 name: tool.name().to_string(),
                 description: tool.description().to_string(),

@@ -216,9 +216,17 @@ pub enum McpCommand {
     },
     /// One server: its config (secrets masked), server info and tools
     Get {
-        name: String,
+        /// Server name (omit with --url)
+        #[arg(required_unless_present = "url", conflicts_with = "url")]
+        name: Option<String>,
         #[arg(long)]
         json: bool,
+        /// An ad-hoc Streamable HTTP server instead of a configured one
+        #[arg(long)]
+        url: Option<String>,
+        /// HTTP header for --url, 'K: V' (repeatable)
+        #[arg(short = 'H', long = "header", value_name = "K: V", requires = "url")]
+        header: Vec<String>,
     },
     /// Add a server to .ling/mcp.json: `NAME -- COMMAND [ARGS...]` or `--transport http NAME URL`
     Add {

@@ -66,7 +66,20 @@ pub async fn run(command: McpCommand, sources: McpSources) -> Result<Exit, CliEr
             listing(&with_sources(&list, &sources, json), json);
             Ok(Exit::Success)
         }
-        McpCommand::Get { name, json } => {
+        McpCommand::Get {
+            url: Some(url),
+            header,
+            json,
+            ..
+        } => {
+            let config = commands::adhoc_http(&url, &header).map_err(command_error)?;
+            let (statuses, tools) = commands::probe(vec![config.clone()], options).await;
+            let status = statuses.first();
+            listing(&commands::render_get(&config, status, &tools, json), json);
+            Ok(Exit::Success)
+        }
+        McpCommand::Get { name, json, .. } => {
+            let name = name.unwrap_or_default();
             let mut configs = load()?;
             let config = configs
                 .iter()

@@ -17,6 +17,7 @@ mod paths;
 pub mod private_fs;
 pub mod schema;
 mod settings;
+pub mod tool_search;
 pub mod trust;
 
 pub use error::ConfigError;

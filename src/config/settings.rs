@@ -7,6 +7,7 @@ use serde::Deserialize;
 use super::claude::{CLAUDE_SETTINGS_FILES, ClaudeRules, RawClaudeCompat};
 use super::hooks::HookLayers;
 use super::json::syntax_error;
+use super::tool_search::{RawToolSearch, ToolSearchSettings};
 use super::trust::ProjectConfig;
 use super::{ConfigError, Paths, read_json_file};
 
@@ -117,6 +118,8 @@ pub struct RawSettings {
     /// `.claude/settings.local.json` and `.mcp.json`, and `CLAUDE.md`; `false` none of them;
     /// `{"userHooks": true}` also runs the hooks of `~/.claude/settings.json`.
     pub claude_compat: Option<RawClaudeCompat>,
+    /// When MCP tools are offered by name behind `search_tools` rather than in full.
+    pub tool_search: Option<RawToolSearch>,
     #[serde(flatten)]
     #[schemars(skip)]
     pub other: BTreeMap<String, serde_json::Value>,
@@ -264,6 +267,7 @@ pub struct Settings {
     pub context_window: Option<u64>,
     pub auto_compact: bool,
     pub auto_compact_percent: u8,
+    pub tool_search: ToolSearchSettings,
     /// Unknown keys found in the settings files, for a warning.
     pub warnings: Vec<String>,
 }
@@ -485,6 +489,10 @@ impl Settings {
             context_window,
             auto_compact: pick(project, user, |s| s.auto_compact).unwrap_or(true),
             auto_compact_percent,
+            tool_search: ToolSearchSettings::resolve(
+                project.tool_search.as_ref(),
+                user.tool_search.as_ref(),
+            )?,
             warnings: Vec::new(),
         })
     }

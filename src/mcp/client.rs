@@ -1,32 +1,36 @@
-//! One MCP client over one [`Connection`]: the `initialize` handshake and version negotiation,
-//! requests with a timeout each (a timed-out or cancelled one sends `notifications/cancelled` and
+//! One MCP client over one [`Connection`]: the era of its server (a 2026-07-28 one found by the
+//! `server/discover` probe, in `client/era.rs`, else the `initialize` handshake and version
+//! negotiation), requests with a timeout each (a timed-out or cancelled one sends `notifications/cancelled` and
 //! its late reply is ignored), progress routing, the server's requests and notifications, and the
 //! typed calls the host makes (`tools/list` with every page, `tools/call`, resources, prompts).
 
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, OnceLock, RwLock, Weak};
+use std::sync::{Arc, OnceLock, RwLock};
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use tokio::sync::{mpsc, watch};
+use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
-use super::elicitation::ElicitRequest;
 use super::error::McpError;
-use super::handler::{
-    ClientHandler, HandlerSupport, client_capabilities, method_not_found, roots_result,
-};
-use super::jsonrpc::{ErrorObject, INVALID_PARAMS, Message, RequestId};
+use super::handler::{ClientHandler, HandlerSupport, client_capabilities};
+use super::jsonrpc::{INVALID_PARAMS, Message, RequestId};
 use super::log::ServerLog;
+use super::modern::{Era, HeaderPath, LEGACY_RESOURCE_NOT_FOUND};
 use super::peer::{Incoming, Outcome, Pending, ProgressRoutes};
-use super::sampling::SamplingRequest;
 use super::transport::http::is_transport_failure;
-use super::transport::{Connection, Transport, TransportError, TransportEvent};
+use super::transport::{Connection, Transport, TransportError};
 use super::types::{
     CallToolResult, LATEST_PROTOCOL_VERSION, ProgressCallback, SUPPORTED_PROTOCOL_VERSIONS,
     ServerInfo, Tool,
 };
+
+mod era;
+mod incoming;
+
+pub use era::DISCOVER_TIMEOUT;
 
 /// More pages than this in one listing means a server that never stops paginating.
 const MAX_PAGES: usize = 10_000;
@@ -44,6 +48,10 @@ pub struct ClientOptions {
     pub log: Arc<ServerLog>,
     /// The timeout of every request other than `tools/call`.
     pub request_timeout: Duration,
+    /// The server's era when it is known from an earlier connection (no probe then).
+    pub era: Option<Era>,
+    /// How long the `server/discover` probe waits before taking the server for a legacy one.
+    pub discover_timeout: Duration,
 }
 
 impl ClientOptions {
@@ -54,6 +62,8 @@ impl ClientOptions {
             handler: None,
             log,
             request_timeout: Duration::from_secs(60),
+            era: None,
+            discover_timeout: DISCOVER_TIMEOUT,
         }
     }
 }
@@ -74,16 +84,24 @@ struct Inner {
     tools_changed: AtomicBool,
     info: OnceLock<ServerInfo>,
     closed: watch::Sender<Option<String>>,
+    /// Legacy until the probe found a modern server.
+    era: RwLock<Era>,
+    /// The `x-mcp-header` annotations of each tool (modern HTTP servers).
+    header_paths: RwLock<HashMap<String, Vec<HeaderPath>>>,
+    /// When the tool list's `ttlMs` runs out (modern servers, which send no list_changed).
+    tools_stale_at: std::sync::Mutex<Option<tokio::time::Instant>>,
 }
 
 /// Options of one request.
-#[derive(Default)]
+#[derive(Default, Clone)]
 struct Call<'a> {
     timeout: Option<Duration>,
     cancel: Option<&'a CancellationToken>,
     progress: Option<ProgressCallback>,
     /// `initialize` must never be cancelled.
     no_cancel_notice: bool,
+    /// The modern version to send the request in, before the era is settled (the probe).
+    version: Option<String>,
 }
 
 impl McpClient {
@@ -100,8 +118,14 @@ impl McpClient {
             tools_changed: AtomicBool::new(false),
             info: OnceLock::new(),
             closed,
+            era: RwLock::new(Era::Legacy),
+            header_paths: RwLock::default(),
+            tools_stale_at: std::sync::Mutex::new(None),
         });
-        tokio::spawn(read_events(Arc::downgrade(&inner), connection.events));
+        tokio::spawn(incoming::read_events(
+            Arc::downgrade(&inner),
+            connection.events,
+        ));
         Self { inner }
     }
 
@@ -116,8 +140,34 @@ impl McpClient {
         &self.inner.options.server
     }
 
-    /// The handshake: `initialize`, version negotiation, `notifications/initialized`.
+    /// Connects in the server's era: the `server/discover` probe first (unless the era is known
+    /// from before), and when the server is a legacy one, the handshake: `initialize`, version
+    /// negotiation, `notifications/initialized`.
     pub async fn initialize(&self) -> Result<&ServerInfo, McpError> {
+        let known = self.inner.options.era.clone();
+        if let (Some(era @ Era::Modern(_)), Ok(mut current)) = (&known, self.inner.era.write()) {
+            // A modern server stays one: `server/discover` for its info, no fallback.
+            *current = era.clone();
+        }
+        if known != Some(Era::Legacy)
+            && let Some(info) = self.discover().await?
+        {
+            return Ok(self.inner.info.get_or_init(|| info));
+        }
+        self.initialize_legacy().await
+    }
+
+    /// The server's era (legacy until a probe found a modern server).
+    pub fn era(&self) -> Era {
+        self.inner
+            .era
+            .read()
+            .map(|e| e.clone())
+            .unwrap_or(Era::Legacy)
+    }
+
+    /// What Ling declares it serves (sampling, elicitation).
+    fn support(&self) -> HandlerSupport {
         let support = self
             .inner
             .options
@@ -125,10 +175,14 @@ impl McpClient {
             .as_ref()
             .map(|h| h.support())
             .unwrap_or_default();
-        let support = HandlerSupport {
+        HandlerSupport {
             elicitation_url: support.elicitation && support.elicitation_url,
             ..support
-        };
+        }
+    }
+
+    async fn initialize_legacy(&self) -> Result<&ServerInfo, McpError> {
+        let support = self.support();
         let params = json!({
             "protocolVersion": LATEST_PROTOCOL_VERSION,
             "capabilities": client_capabilities(support),
@@ -172,11 +226,13 @@ impl McpClient {
 
     /// Every tool, following `nextCursor` through all pages.
     pub async fn list_tools(&self) -> Result<Vec<Tool>, McpError> {
-        let items = self.list_all("tools/list", "tools").await?;
+        let (items, ttl) = self.list_all_with_ttl("tools/list", "tools").await?;
+        self.tools_listed(ttl);
         let mut tools = Vec::with_capacity(items.len());
         for item in items {
             match serde_json::from_value::<Tool>(item) {
-                Ok(tool) => tools.push(tool),
+                Ok(tool) if self.keep_tool(&tool) => tools.push(tool),
+                Ok(_) => {}
                 Err(e) => self
                     .inner
                     .options
@@ -206,7 +262,7 @@ impl McpClient {
             timeout: Some(timeout),
             cancel: Some(cancel),
             progress,
-            no_cancel_notice: false,
+            ..Call::default()
         };
         let params = json!({ "name": name, "arguments": arguments });
         let result = self.request_with("tools/call", Some(params), call).await?;
@@ -225,10 +281,25 @@ impl McpClient {
             .await
     }
 
-    /// `resources/read`: the raw result (`{contents: [...]}`).
+    /// `resources/read`: the raw result (`{contents: [...]}`). An unknown resource is
+    /// [`McpError::ResourceNotFound`], whether the server says so with `-32602` (2026-07-28) or
+    /// `-32002` (earlier revisions).
     pub async fn read_resource(&self, uri: &str) -> Result<Value, McpError> {
-        self.request("resources/read", Some(json!({ "uri": uri })))
-            .await
+        let result = self
+            .request("resources/read", Some(json!({ "uri": uri })))
+            .await;
+        match result {
+            Err(McpError::Rpc { server, error })
+                if matches!(error.code, INVALID_PARAMS | LEGACY_RESOURCE_NOT_FOUND) =>
+            {
+                Err(McpError::ResourceNotFound {
+                    server,
+                    uri: uri.to_string(),
+                    message: error.message,
+                })
+            }
+            other => other,
+        }
     }
 
     /// Every prompt (all pages).
@@ -252,6 +323,10 @@ impl McpClient {
         if let Ok(mut current) = self.inner.roots.write() {
             *current = roots;
         }
+        // A modern server asks for roots in each request that needs them; the notice is gone.
+        if matches!(self.era(), Era::Modern(_)) {
+            return Ok(());
+        }
         self.send_roots_list_changed().await
     }
 
@@ -259,9 +334,10 @@ impl McpClient {
         self.notify("notifications/roots/list_changed", None).await
     }
 
-    /// True once after the server sent `notifications/tools/list_changed` (any number of them).
+    /// True once after the server sent `notifications/tools/list_changed` (any number of them),
+    /// or once the `ttlMs` of its last tool list ran out.
     pub fn take_tools_changed(&self) -> bool {
-        self.inner.tools_changed.swap(false, Ordering::AcqRel)
+        self.inner.tools_changed.swap(false, Ordering::AcqRel) || self.tools_expired()
     }
 
     /// Why the connection closed, once it has.
@@ -307,12 +383,25 @@ impl McpClient {
     }
 
     async fn list_all(&self, method: &str, key: &str) -> Result<Vec<Value>, McpError> {
+        Ok(self.list_all_with_ttl(method, key).await?.0)
+    }
+
+    /// Every page of a listing, and the `ttlMs` of the first page (modern servers).
+    async fn list_all_with_ttl(
+        &self,
+        method: &str,
+        key: &str,
+    ) -> Result<(Vec<Value>, Option<u64>), McpError> {
         let mut items = Vec::new();
         let mut cursor: Option<Value> = None;
         let mut seen = std::collections::HashSet::new();
+        let mut ttl = None;
         for _ in 0..MAX_PAGES {
             let params = cursor.as_ref().map(|c| json!({ "cursor": c }));
             let mut page = self.request(method, params).await?;
+            if cursor.is_none() {
+                ttl = page.get("ttlMs").and_then(Value::as_u64);
+            }
             match page.get_mut(key).map(Value::take) {
                 Some(Value::Array(list)) => items.extend(list),
                 None | Some(Value::Null) => {}
@@ -321,7 +410,7 @@ impl McpClient {
                 }
             }
             match page.get("nextCursor") {
-                None | Some(Value::Null) => return Ok(items),
+                None | Some(Value::Null) => return Ok((items, ttl)),
                 Some(next) => {
                     if !seen.insert(next.to_string()) {
                         return Err(self.protocol_error(format!(
@@ -335,7 +424,40 @@ impl McpClient {
         Err(self.protocol_error(format!("{method}: more than {MAX_PAGES} pages")))
     }
 
+    /// One request as the caller sees it: for a modern server, an `input_required` result is
+    /// answered ([`era`]) and the request sent again until it completes.
     async fn request_with(
+        &self,
+        method: &str,
+        params: Option<Value>,
+        call: Call<'_>,
+    ) -> Result<Value, McpError> {
+        let mut params = params;
+        let mut version_retried = false;
+        for _ in 0..era::MAX_INPUT_ROUNDS {
+            let result = match self
+                .request_once(method, params.clone(), call.clone())
+                .await
+            {
+                // A modern server that rejects the version it listed in discovery: once more.
+                Err(e) if !version_retried && self.rejects_our_version(&e) => {
+                    version_retried = true;
+                    continue;
+                }
+                other => other?,
+            };
+            match self.next_round(method, params.as_ref(), result).await? {
+                era::Round::Complete(result) => return Ok(result),
+                era::Round::Retry(next) => params = Some(next),
+            }
+        }
+        Err(self.protocol_error(format!(
+            "{method}: the server asked for input {} times in a row; gave up",
+            era::MAX_INPUT_ROUNDS
+        )))
+    }
+
+    async fn request_once(
         &self,
         method: &str,
         params: Option<Value>,
@@ -367,6 +489,11 @@ impl McpClient {
                 guard.token = Some(token);
             }
         }
+        let version = call.version.clone().or_else(|| self.modern_version());
+        let headers = match &version {
+            Some(version) => self.modern_headers(version, method, &mut params),
+            None => Vec::new(),
+        };
         let message = Message::request(RequestId::Number(id), method, params);
         let timeout = call.timeout.unwrap_or(inner.options.request_timeout);
         let deadline = tokio::time::Instant::now() + timeout;
@@ -385,7 +512,7 @@ impl McpClient {
         // The write is bounded too: a server that stops reading its stdin blocks it. Giving up
         // on an unsent request needs no notice to the server (the guard just forgets the id).
         let sent = tokio::select! {
-            sent = inner.transport.send(message) => sent,
+            sent = inner.transport.send_with_headers(message, headers) => sent,
             () = tokio::time::sleep_until(deadline) => return Err(timed_out()),
             () = &mut cancelled => return Err(McpError::Cancelled),
         };
@@ -428,6 +555,10 @@ impl McpClient {
                 server: server(),
                 error: Box::new(error),
             }),
+            Ok(Outcome::TooLarge(message)) => Err(McpError::TooLarge {
+                server: server(),
+                message,
+            }),
             Ok(Outcome::Closed(reason)) => Err(McpError::Closed {
                 server: server(),
                 reason,
@@ -464,6 +595,11 @@ impl InFlight<'_> {
         if !self.inner.pending.forget(self.id) {
             return;
         }
+        // 2026-07-28 over HTTP has no client notifications: the request just stops.
+        let modern = matches!(self.inner.era.read().as_deref(), Ok(Era::Modern(_)));
+        if modern && self.inner.transport.mirrors_headers() {
+            return;
+        }
         let notice = Message::notification(
             "notifications/cancelled",
             Some(json!({ "requestId": self.id, "reason": reason })),
@@ -493,127 +629,6 @@ impl Drop for InFlight<'_> {
             runtime.spawn(async move {
                 let _ = transport.send(notice).await;
             });
-        }
-    }
-}
-
-/// Reads the connection until it closes. Holds the client weakly: once every [`McpClient`] is
-/// dropped, the transport goes too.
-async fn read_events(inner: Weak<Inner>, mut events: mpsc::Receiver<TransportEvent>) {
-    let reason = loop {
-        let Some(event) = events.recv().await else {
-            break "the connection ended".to_string();
-        };
-        let Some(inner) = inner.upgrade() else {
-            return;
-        };
-        match event {
-            TransportEvent::Message(message) => inner.dispatch(message),
-            TransportEvent::Closed { reason } => break reason,
-        }
-    };
-    if let Some(inner) = inner.upgrade() {
-        inner.pending.close_all(&reason);
-        inner.closed.send_if_modified(|r| {
-            r.get_or_insert(reason);
-            true
-        });
-    }
-}
-
-impl Inner {
-    fn dispatch(self: &Arc<Self>, message: Message) {
-        match message {
-            Message::Response { id, result } => {
-                self.pending.complete(&id, Outcome::Result(result));
-            }
-            Message::Error {
-                id: Some(id),
-                error,
-            } => {
-                self.pending.complete(&id, Outcome::Error(error));
-            }
-            Message::Error { id: None, error } => self.options.log.line(
-                "ling",
-                &format!("server reported error {}: {}", error.code, error.message),
-            ),
-            Message::Request { id, method, params } => self.answer(id, method, params),
-            Message::Notification { method, params } => {
-                let params = params.unwrap_or(Value::Null);
-                self.on_notification(&method, &params);
-            }
-        }
-    }
-
-    fn on_notification(&self, method: &str, params: &Value) {
-        match method {
-            "notifications/progress" => self.progress.route(params),
-            "notifications/cancelled" => self.incoming.cancel(params),
-            "notifications/tools/list_changed" => {
-                self.tools_changed.store(true, Ordering::Release);
-            }
-            "notifications/message" => {
-                let level = params["level"].as_str().unwrap_or("info");
-                let data = match &params["data"] {
-                    Value::String(s) => s.clone(),
-                    other => other.to_string(),
-                };
-                let text = match params["logger"].as_str() {
-                    Some(logger) => format!("[{level}] {logger}: {data}"),
-                    None => format!("[{level}] {data}"),
-                };
-                self.options.log.line("server", &text);
-            }
-            _ => {}
-        }
-    }
-
-    /// Answers one server request in its own task, so a slow handler never stalls the reading.
-    fn answer(self: &Arc<Self>, id: RequestId, method: String, params: Option<Value>) {
-        let inner = self.clone();
-        let stop = self.incoming.start(&id);
-        tokio::spawn(async move {
-            let params = params.unwrap_or(Value::Null);
-            let answer = tokio::select! {
-                answer = inner.serve(&method, params) => answer,
-                () = stop.cancelled() => return,
-            };
-            inner.incoming.finish(&id);
-            let reply = match answer {
-                Ok(result) => Message::Response { id, result },
-                Err(error) => Message::Error {
-                    id: Some(id),
-                    error,
-                },
-            };
-            let _ = inner.transport.send(reply).await;
-        });
-    }
-
-    async fn serve(&self, method: &str, params: Value) -> Result<Value, ErrorObject> {
-        let server = &self.options.server;
-        let support = self.options.handler.as_ref().map(|h| (h, h.support()));
-        match (method, support) {
-            ("ping", _) => Ok(json!({})),
-            ("roots/list", _) => {
-                let roots = self.roots.read().map(|r| r.clone()).unwrap_or_default();
-                Ok(roots_result(&roots))
-            }
-            ("sampling/createMessage", Some((handler, support))) if support.sampling => {
-                let request = SamplingRequest::parse(&params).map_err(|e| ErrorObject {
-                    code: INVALID_PARAMS,
-                    message: e.to_string(),
-                    data: None,
-                })?;
-                let result = handler.create_message(server, &request).await?;
-                Ok(result.to_value())
-            }
-            ("elicitation/create", Some((handler, support))) if support.elicitation => {
-                let request = ElicitRequest::parse(&params);
-                let answer = handler.elicit(server, &request).await?;
-                Ok(request.result(&answer))
-            }
-            _ => Err(method_not_found(method)),
         }
     }
 }

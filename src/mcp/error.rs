@@ -26,6 +26,16 @@ pub enum McpError {
     /// The server broke the protocol (bad result shape, unsupported version...).
     #[error("MCP server {server:?}: {message}")]
     Protocol { server: String, message: String },
+    /// `resources/read` of a URI the server does not have (`-32602` or `-32002`).
+    #[error("MCP server {server:?} has no resource {uri}: {message}")]
+    ResourceNotFound {
+        server: String,
+        uri: String,
+        message: String,
+    },
+    /// A reply over the transport's size limit; `message` names the limit.
+    #[error("MCP server {server:?}: {message}")]
+    TooLarge { server: String, message: String },
     #[error("MCP server {server:?}: {source}")]
     Transport {
         server: String,

@@ -18,6 +18,7 @@ use super::client::{ClientOptions, McpClient};
 use super::error::McpError;
 use super::handler::ClientHandler;
 use super::log::ServerLog;
+use super::modern::Era;
 use super::naming::{assign_names, normalize_schema, server_prefixes};
 use super::redact::Redactor;
 use super::render::{DEFAULT_OUTPUT_CAP, RenderedResult, render};
@@ -131,6 +132,8 @@ struct SlotState {
     info: Option<ServerInfo>,
     /// Bumped by every (re)start and shutdown, so a stale start or close report is ignored.
     generation: u64,
+    /// The server's era once a connection found it: a reconnect skips the probe.
+    era: Option<Era>,
 }
 
 #[derive(Default)]
@@ -164,6 +167,7 @@ impl McpManager {
                         tools: Vec::new(),
                         info: None,
                         generation: 0,
+                        era: None,
                     }),
                 }
             })
@@ -392,6 +396,7 @@ impl McpManager {
                 match outcome {
                     Ok((client, tools)) => {
                         state.state = ServerState::Connected;
+                        state.era = Some(client.era());
                         state.info = client.server_info().cloned();
                         state.tools = tools;
                         state.client = Some(client.clone());
@@ -443,6 +448,7 @@ impl McpManager {
         options.roots = self.options.roots.clone();
         options.handler = self.options.handler.clone();
         options.request_timeout = self.options.request_timeout;
+        options.era = slot.state.lock().ok().and_then(|s| s.era.clone());
         let client = McpClient::new(connection, options);
         let handshake = async {
             client.initialize().await?;

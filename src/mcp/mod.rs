@@ -11,6 +11,7 @@ pub mod handler;
 pub mod jsonrpc;
 pub mod log;
 pub mod manager;
+pub mod modern;
 pub mod naming;
 mod peer;
 pub mod prompts;

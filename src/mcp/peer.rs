@@ -21,6 +21,8 @@ pub(crate) enum Outcome {
     Error(ErrorObject),
     /// The connection closed first; why.
     Closed(String),
+    /// The reply was over the transport's size limit and dropped; the message names the limit.
+    TooLarge(String),
 }
 
 #[derive(Default)]
@@ -70,6 +72,19 @@ impl Pending {
         self.table
             .lock()
             .is_ok_and(|mut table| table.waiting.remove(&id).is_some())
+    }
+
+    /// Fails every request in flight with `outcome(id)`, leaving the connection open. How many.
+    pub(crate) fn fail_all(&self, outcome: impl Fn() -> Outcome) -> usize {
+        let waiting = match self.table.lock() {
+            Ok(mut table) => std::mem::take(&mut table.waiting),
+            Err(_) => return 0,
+        };
+        let failed = waiting.len();
+        for (_, tx) in waiting {
+            let _ = tx.send(outcome());
+        }
+        failed
     }
 
     /// Fails every request in flight with `reason`, and every later one at once.

@@ -200,7 +200,8 @@ impl Setup {
             },
         );
         let mut agent = Agent::new(llm, ToolRegistry::builtins(), permissions, options, session)
-            .with_hooks(hooks);
+            .with_hooks(hooks)
+            .with_tool_search(settings.tool_search);
         agent.probe_context_window();
         warnings.extend(agent.take_warnings());
         // Started last, once nothing else can fail, so no server is left running on an error.

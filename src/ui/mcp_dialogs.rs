@@ -2,6 +2,15 @@
 //! filling in an elicitation form field by field with defaults pre-filled and answers checked,
 //! a URL to visit, shown and never opened), and the prompt commands `/mcp__<server>__<prompt>`
 //! (listed in `/help`, expanded into the user message of a turn).
+//!
+//! A server cannot take the terminal away with a flood of questions ([`DialogQueue`]): they
+//! queue and are asked one at a time, only while a turn runs (at the prompt they are declined,
+//! so Ctrl-D and `/exit` always reach the REPL); each question offers "decline all from this
+//! server"; and Ctrl-C or Ctrl-D at a question interrupts the turn and declines every question
+//! still queued or still to come in it.
+
+use std::collections::HashSet;
+use std::sync::Mutex;
 
 use async_trait::async_trait;
 use serde_json::Map;
@@ -19,6 +28,76 @@ use crate::term;
 
 /// Lines of each sampling message shown before the question.
 const SHOWN_LINES: usize = 12;
+
+/// The servers' questions: one asked at a time, in the order they came (a fair lock), and which
+/// are answered without asking.
+#[derive(Default)]
+pub(super) struct DialogQueue {
+    asking: tokio::sync::Mutex<()>,
+    state: Mutex<QueueState>,
+}
+
+#[derive(Default)]
+struct QueueState {
+    /// A turn runs and the user has not dismissed its questions.
+    open: bool,
+    /// Servers whose questions the user declined all of, for the rest of the session.
+    declined: HashSet<String>,
+    /// Questions declined without asking since the turn began.
+    skipped: usize,
+}
+
+impl DialogQueue {
+    fn lock(&self) -> std::sync::MutexGuard<'_, QueueState> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// A turn begins: questions are asked again.
+    pub(super) fn open(&self) {
+        let mut state = self.lock();
+        state.open = true;
+        state.skipped = 0;
+    }
+
+    /// The turn ended: later questions are declined. How many were declined without asking.
+    pub(super) fn close(&self) -> usize {
+        let mut state = self.lock();
+        state.open = false;
+        std::mem::take(&mut state.skipped)
+    }
+
+    /// Ctrl-C or Ctrl-D at a question: nothing more is asked in this turn.
+    fn dismiss(&self) {
+        self.lock().open = false;
+    }
+
+    fn decline_server(&self, server: &str) {
+        self.lock().declined.insert(server.to_string());
+    }
+
+    /// False (counted) when a question of `server` is to be declined without asking.
+    fn admits(&self, server: &str) -> bool {
+        let mut state = self.lock();
+        let admitted = state.open && !state.declined.contains(server);
+        if !admitted {
+            state.skipped += 1;
+        }
+        admitted
+    }
+
+    /// Waits for this question's turn; `None` when it is to be declined without asking (the
+    /// check is made again once its turn comes: the user may have declined meanwhile).
+    async fn enter(&self, server: &str) -> Option<tokio::sync::MutexGuard<'_, ()>> {
+        if !self.admits(server) {
+            return None;
+        }
+        let guard = self.asking.lock().await;
+        self.admits(server).then_some(guard)
+    }
+}
+
+/// The choice at every question that declines the rest of the server's questions too.
+const DECLINE_ALL: &str = "decline-all";
 
 /// One answer typed at a question; `None` when the user pressed Ctrl-C or Ctrl-D. The
 /// pre-filled `initial` text (a server's default) is neutralised like the prompt.
@@ -72,6 +151,9 @@ fn show_text(style: Style, label: &str, text: &str) {
 #[async_trait]
 impl McpAsker for ReplUi {
     async fn approve_sampling(&self, server: &str, request: &SamplingRequest) -> bool {
+        let Some(_asking) = self.dialogs.enter(server).await else {
+            return false;
+        };
         let style = self.style;
         self.settle_now();
         let limit = request
@@ -90,11 +172,25 @@ impl McpAsker for ReplUi {
         for message in &request.messages {
             show_text(style, &format!("{}:", message.role.as_str()), &message.text);
         }
-        let answer = choose("  send it to the model? [y] yes  [n] no > ", &["yes", "no"]).await;
-        answer.as_deref() == Some("yes")
+        let prompt = "  send it to the model? [y] yes  [n] no  [d] decline all from this server > ";
+        match choose(prompt, &["yes", "no", DECLINE_ALL]).await.as_deref() {
+            Some("yes") => true,
+            Some("no") => false,
+            Some(_) => {
+                self.dialogs.decline_server(server);
+                false
+            }
+            None => {
+                self.dismiss_questions();
+                false
+            }
+        }
     }
 
     async fn fill_form(&self, server: &str, form: &Form) -> ElicitAnswer {
+        let Some(_asking) = self.dialogs.enter(server).await else {
+            return ElicitAnswer::Decline;
+        };
         let style = self.style;
         self.settle_now();
         stdout_line(term![
@@ -104,11 +200,12 @@ impl McpAsker for ReplUi {
             " asks: ",
             &form.message
         ]);
-        let prompt = "  [y] fill in the form  [n] decline  [c] cancel > ";
-        match choose(prompt, &["yes", "no", "cancel"]).await.as_deref() {
+        let prompt =
+            "  [y] fill in the form  [n] decline  [c] cancel  [d] decline all from this server > ";
+        match self.choose_or_dismiss(server, prompt).await {
             Some("yes") => {}
-            Some("no") => return ElicitAnswer::Decline,
-            _ => return ElicitAnswer::Cancel,
+            Some(answer) => return answer_of(answer),
+            None => return ElicitAnswer::Cancel,
         }
         let mut content = Map::new();
         for field in &form.fields {
@@ -117,13 +214,19 @@ impl McpAsker for ReplUi {
                     content.insert(field.name.clone(), value);
                 }
                 FieldAnswer::Skipped => {}
-                FieldAnswer::Cancelled => return ElicitAnswer::Cancel,
+                FieldAnswer::Cancelled => {
+                    self.dismiss_questions();
+                    return ElicitAnswer::Cancel;
+                }
             }
         }
         ElicitAnswer::Accept(content)
     }
 
     async fn show_url(&self, server: &str, message: &str, url: &str) -> ElicitAnswer {
+        let Some(_asking) = self.dialogs.enter(server).await else {
+            return ElicitAnswer::Decline;
+        };
         let style = self.style;
         self.settle_now();
         stdout_line(term![
@@ -136,12 +239,48 @@ impl McpAsker for ReplUi {
             stdout_line(term!["  ", message]);
         }
         stdout_line(term!["  ", style.cyan(url)]);
-        let prompt = "  [y] I will open it  [n] decline  [c] cancel > ";
-        match choose(prompt, &["yes", "no", "cancel"]).await.as_deref() {
+        let prompt =
+            "  [y] I will open it  [n] decline  [c] cancel  [d] decline all from this server > ";
+        match self.choose_or_dismiss(server, prompt).await {
             Some("yes") => ElicitAnswer::Accept(Map::new()),
-            Some("no") => ElicitAnswer::Decline,
-            _ => ElicitAnswer::Cancel,
+            Some(answer) => answer_of(answer),
+            None => ElicitAnswer::Cancel,
         }
+    }
+}
+
+impl ReplUi {
+    /// Ctrl-C or Ctrl-D at a question: the turn is interrupted and nothing more is asked in it.
+    fn dismiss_questions(&self) {
+        self.dialogs.dismiss();
+        self.interrupt_turn();
+        stdout_line(
+            self.style
+                .dim("(interrupted: the MCP servers' other questions in this turn are declined)"),
+        );
+    }
+
+    /// One of yes / no / cancel / decline-all (which declines the server's later questions
+    /// too); `None` after Ctrl-C or Ctrl-D, which dismissed the questions.
+    async fn choose_or_dismiss(&self, server: &str, prompt: &str) -> Option<&'static str> {
+        const CHOICES: [&str; 4] = ["yes", "no", "cancel", DECLINE_ALL];
+        let Some(answer) = choose(prompt, &CHOICES).await else {
+            self.dismiss_questions();
+            return None;
+        };
+        let answer = CHOICES.into_iter().find(|c| *c == answer)?;
+        if answer == DECLINE_ALL {
+            self.dialogs.decline_server(server);
+        }
+        Some(answer)
+    }
+}
+
+/// The elicitation answer of a choice other than yes.
+fn answer_of(choice: &str) -> ElicitAnswer {
+    match choice {
+        "no" | DECLINE_ALL => ElicitAnswer::Decline,
+        _ => ElicitAnswer::Cancel,
     }
 }
 

@@ -377,6 +377,8 @@ async fn read_line(
 pub(super) struct ReplUi {
     pub(super) style: Style,
     state: Mutex<UiState>,
+    /// MCP servers' questions, one at a time (`mcp_dialogs`).
+    pub(super) dialogs: super::mcp_dialogs::DialogQueue,
 }
 
 #[derive(Default)]
@@ -393,6 +395,7 @@ impl ReplUi {
         Self {
             style,
             state: Mutex::new(UiState::default()),
+            dialogs: super::mcp_dialogs::DialogQueue::default(),
         }
     }
 
@@ -402,14 +405,28 @@ impl ReplUi {
 
     fn begin_turn(&self, cancel: CancellationToken) {
         self.lock().cancel = Some(cancel);
+        self.dialogs.open();
+    }
+
+    /// Interrupts the turn running now, if any (Ctrl-C in an MCP server's question).
+    pub(super) fn interrupt_turn(&self) {
+        if let Some(cancel) = &self.lock().cancel {
+            cancel.cancel();
+        }
     }
 
     fn end_turn(&self) {
+        let skipped = self.dialogs.close();
         let mut state = self.lock();
         state.spinner = None;
         if state.open_line {
             stdout("\n");
             state.open_line = false;
+        }
+        if skipped > 0 {
+            stdout_line(self.style.dim(&format!(
+                "(declined {skipped} more MCP server question(s) without asking)"
+            )));
         }
         state.cancel = None;
     }

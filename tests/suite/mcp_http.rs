@@ -527,8 +527,14 @@ async fn a_refused_connection_reads_as_a_transport_error_not_a_server_error() {
 
 #[tokio::test]
 async fn a_servers_own_32000_error_stays_a_server_error() {
-    let body = json!({"jsonrpc":"2.0","id":0,"error":{"code":-32000,"message":"quota exceeded"}});
-    let server = TestServer::start(move |_: &Recorded| Reply::json(body.clone())).await;
+    // Every request, the server/discover probe included, gets the same error.
+    let server = TestServer::start(move |r: &Recorded| {
+        let id = r.json()["id"].clone();
+        Reply::json(
+            json!({"jsonrpc":"2.0","id":id,"error":{"code":-32000,"message":"quota exceeded"}}),
+        )
+    })
+    .await;
     let conn = http::connect(&server.base, &[], TIMEOUT).await.unwrap();
     let options = ClientOptions::new("remote", Arc::new(ServerLog::discard()));
     let error = McpClient::connect(conn, options).await.err().unwrap();

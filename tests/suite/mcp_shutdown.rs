@@ -40,11 +40,12 @@ fn state(manager: &McpManager, name: &str) -> ServerState {
         .unwrap_or_else(|| panic!("no server {name}"))
 }
 
-/// Starts a server that answers `initialize` and `tools/list`, then never reads again.
+/// Starts a server that answers the probe, `initialize` and `tools/list`, then never reads again.
 async fn deaf_server(env: &TestEnv) -> (std::sync::Arc<McpManager>, i32) {
     let pid_file = env.dir.path().join("deaf.pid");
     let before = format!("echo $$ > {}", pid_file.display());
-    let mut config = via_shell(env, "deaf", &before, "--stop-reading-after 3");
+    // server/discover, initialize, notifications/initialized, tools/list.
+    let mut config = via_shell(env, "deaf", &before, "--stop-reading-after 4");
     config.tool_timeout = Duration::from_secs(2);
     let manager = env.start(vec![config]).await;
     assert_eq!(state(&manager, "deaf"), ServerState::Connected);

@@ -84,7 +84,10 @@ fn prompts_are_commands_and_sampling_asks_the_user() {
         "MCP server everything asks to use the model (at most 40 tokens)",
     );
     expect(&mut p, "You are a helpful test server.");
-    expect(&mut p, "send it to the model? [y] yes  [n] no > ");
+    expect(
+        &mut p,
+        "send it to the model? [y] yes  [n] no  [d] decline all from this server > ",
+    );
     send(&mut p, "y");
     expect(&mut p, "The server got its haiku.");
     expect(&mut p, "> ");

@@ -209,7 +209,7 @@ fn kill_9_of_ling_takes_the_bash_tools_command_and_stdio_servers_with_it() {
     // A server that stops reading after the handshake never sees its stdin close: only the
     // parent-death signal can end it.
     let script = format!(
-        "echo $$ > '{}'; exec '{}' --stop-reading-after 3",
+        "echo $$ > '{}'; exec '{}' --stop-reading-after 4",
         server_pid.display(),
         test_server().display()
     );

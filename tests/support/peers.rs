@@ -74,7 +74,19 @@ const CARGO_RUN_VARS: &[&str] = &[
 /// once per test process, so running one suite (`cargo test --test all SUITE::`, which builds no
 /// examples) never runs a missing or stale example.
 pub fn example(name: &str) -> PathBuf {
+    built(&["--example", name], &format!("examples/{name}"))
+}
+
+/// The binary `bin` of the workspace package `package` (the example SQLite server), built for
+/// this run as [`example`] builds examples.
+pub fn package_bin(package: &str, bin: &str) -> PathBuf {
+    built(&["-p", package, "--bin", bin], bin)
+}
+
+/// Runs `cargo build ARGS` once per test process and returns `<profile dir>/<rel>`.
+fn built(args: &[&str], rel: &str) -> PathBuf {
     static BUILT: Mutex<BTreeMap<String, PathBuf>> = Mutex::new(BTreeMap::new());
+    let name = rel;
     // Held while building, so parallel tests wait for one build instead of starting their own.
     let mut built = BUILT
         .lock()
@@ -107,7 +119,9 @@ pub fn example(name: &str) -> PathBuf {
         }
     }
     let out = cargo
-        .args(["build", "--quiet", "--example", name, "--profile", profile])
+        .args(["build", "--quiet"])
+        .args(args)
+        .args(["--profile", profile])
         .arg("--manifest-path")
         .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml"))
         .arg("--target-dir")
@@ -116,10 +130,11 @@ pub fn example(name: &str) -> PathBuf {
         .expect("running cargo to build an example");
     assert!(
         out.status.success(),
-        "cargo build --example {name} failed:\n{}",
+        "cargo build {} failed:\n{}",
+        args.join(" "),
         String::from_utf8_lossy(&out.stderr)
     );
-    let path = profile_dir.join("examples").join(name);
+    let path = profile_dir.join(rel);
     assert!(
         path.is_file(),
         "{} is missing after its build",

@@ -1,7 +1,9 @@
 //! The read-only database: opening a file so that SQLite itself refuses every write (read-only open,
 //! `query_only`, defensive mode, the authorizer of `authorizer.rs`, and `sqlite3_stmt_readonly` on
-//! every statement), running one user statement with bound parameters, a row limit and a time
-//! limit, and the schema introspection the tools and resources are built on.
+//! every statement), running one user statement with bound parameters, a row limit, a size limit
+//! on the rows returned and a time limit, under SQLite's own length limit (`SQLITE_LIMIT_LENGTH`)
+//! and hard heap limit (so one recursive query cannot take gigabytes), and the schema
+//! introspection the tools and resources are built on.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -13,6 +15,7 @@ use std::time::Duration;
 use rusqlite::config::DbConfig;
 use rusqlite::fallible_iterator::FallibleIterator;
 use rusqlite::hooks::AuthContext;
+use rusqlite::limits::Limit;
 use rusqlite::types::{Value as SqlValue, ValueRef};
 use rusqlite::{Batch, Connection, ErrorCode, InterruptHandle, OpenFlags};
 use serde_json::{Value, json};
@@ -22,6 +25,24 @@ use crate::authorizer::{Denial, authorize};
 /// Blobs up to this size are sent as base64; larger ones as a placeholder naming their size, so a
 /// stray `SELECT` of an image column cannot flood the client.
 const MAX_INLINE_BLOB: usize = 4096;
+/// The default of `--max-result-bytes`: rows past this much JSON are cut (1 MiB).
+pub const DEFAULT_MAX_RESULT_BYTES: u64 = 1 << 20;
+/// The default of `--heap-limit-mib`: SQLite's hard heap limit.
+pub const DEFAULT_HEAP_LIMIT_MIB: u64 = 256;
+/// The longest string or blob SQLite may build (`SQLITE_LIMIT_LENGTH`, 8 MiB), so a runaway
+/// `group_concat` or `printf` fails at once rather than growing to the heap limit.
+pub const MAX_VALUE_BYTES: i32 = 8 << 20;
+
+/// The bounds of every query.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    /// A statement running longer is interrupted.
+    pub timeout: Duration,
+    /// Rows are cut once their JSON reaches this many bytes.
+    pub max_result_bytes: usize,
+    /// SQLite's hard heap limit (`PRAGMA hard_heap_limit`).
+    pub heap_limit_bytes: u64,
+}
 
 #[derive(Debug, thiserror::Error)]
 pub enum DbError {
@@ -45,6 +66,21 @@ pub enum DbError {
     Timeout(u64),
     #[error("the query was cancelled by the client")]
     Cancelled,
+    #[error(
+        "the query needed more memory than this server's {0} MiB limit (--heap-limit-mib); \
+         narrow it (fewer rows, no huge sort or recursion) or add a LIMIT"
+    )]
+    OutOfMemory(u64),
+    #[error(
+        "a value grew over SQLite's {} MiB length limit; build smaller strings or blobs",
+        MAX_VALUE_BYTES >> 20
+    )]
+    TooBig,
+    #[error(
+        "the first row alone is {size} bytes of JSON, over this server's {limit}-byte result \
+         limit (--max-result-bytes); select fewer or shorter columns (e.g. substr(col, 1, 1000))"
+    )]
+    RowTooLarge { size: usize, limit: usize },
     #[error("parameter {index}: {reason}")]
     Param { index: usize, reason: String },
     #[error(
@@ -65,13 +101,15 @@ pub struct QueryResult {
     pub columns: Vec<String>,
     pub rows: Vec<Vec<Value>>,
     pub truncated: bool,
+    /// Set when the rows were cut because they reached this many bytes of JSON.
+    pub cut_at_bytes: Option<usize>,
 }
 
 /// The read-only connection plus the state the safety layers share.
 pub struct Database {
     conn: Connection,
     path: PathBuf,
-    timeout: Duration,
+    limits: Limits,
     /// The most telling action the authorizer denied, so a refusal can say what was refused.
     denied: Arc<Mutex<Option<Denial>>>,
     /// Set by `cancel_current` (from the stdin reader thread) to tell a timeout from a cancel.
@@ -95,7 +133,7 @@ impl Canceller {
 impl Database {
     /// Opens `path` read-only and proves it is a database by reading its schema, so a wrong path
     /// fails here, before any protocol traffic.
-    pub fn open(path: &Path, timeout: Duration) -> Result<Self, DbError> {
+    pub fn open(path: &Path, limits: Limits) -> Result<Self, DbError> {
         if !path.exists() {
             return Err(DbError::Missing {
                 path: path.to_path_buf(),
@@ -113,6 +151,16 @@ impl Database {
             .map_err(open_err)?;
         conn.set_db_config(DbConfig::SQLITE_DBCONFIG_DEFENSIVE, true)
             .map_err(open_err)?;
+        // Both before the authorizer, which refuses setting pragmas. The heap limit can only be
+        // lowered by a later `PRAGMA hard_heap_limit`, never raised.
+        conn.set_limit(Limit::SQLITE_LIMIT_LENGTH, MAX_VALUE_BYTES)
+            .map_err(open_err)?;
+        conn.pragma_update(
+            None,
+            "hard_heap_limit",
+            i64::try_from(limits.heap_limit_bytes).unwrap_or(i64::MAX),
+        )
+        .map_err(open_err)?;
         conn.query_row("SELECT count(*) FROM sqlite_schema", [], |r| {
             r.get::<_, i64>(0)
         })
@@ -124,7 +172,7 @@ impl Database {
         Ok(Self {
             conn,
             path: path.to_path_buf(),
-            timeout,
+            limits,
             denied,
             cancelled: Arc::new(AtomicBool::new(false)),
         })
@@ -179,6 +227,9 @@ impl Database {
             let mut rows = stmt.raw_query();
             let mut out = Vec::new();
             let mut truncated = false;
+            let mut cut_at_bytes = None;
+            let max_bytes = self.limits.max_result_bytes;
+            let mut bytes = 0;
             while let Some(row) = rows.next().map_err(|e| self.sql_error(e))? {
                 if out.len() == limit {
                     truncated = true;
@@ -189,12 +240,26 @@ impl Database {
                     let cell = row.get_ref(i).map_err(|e| self.sql_error(e))?;
                     cells.push(json_cell(cell));
                 }
+                let size = serde_json::to_string(&cells).map_or(0, |t| t.len() + 1);
+                if bytes + size > max_bytes {
+                    if out.is_empty() {
+                        return Err(DbError::RowTooLarge {
+                            size,
+                            limit: max_bytes,
+                        });
+                    }
+                    truncated = true;
+                    cut_at_bytes = Some(max_bytes);
+                    break;
+                }
+                bytes += size;
                 out.push(cells);
             }
             Ok(QueryResult {
                 columns,
                 rows: out,
                 truncated,
+                cut_at_bytes,
             })
         })
     }
@@ -363,11 +428,11 @@ impl Database {
             *denied = None;
         }
         self.cancelled.store(false, Ordering::SeqCst);
-        let timer = Timer::start(self.conn.get_interrupt_handle(), self.timeout)?;
+        let timer = Timer::start(self.conn.get_interrupt_handle(), self.limits.timeout)?;
         let result = work();
         let fired = timer.stop();
         match result {
-            Err(DbError::Sql(_)) if fired => Err(DbError::Timeout(millis(self.timeout))),
+            Err(DbError::Sql(_)) if fired => Err(DbError::Timeout(millis(self.limits.timeout))),
             Err(DbError::Sql(_)) if self.cancelled.load(Ordering::SeqCst) => {
                 Err(DbError::Cancelled)
             }
@@ -385,10 +450,14 @@ impl Database {
         if e.sqlite_error_code() == Some(ErrorCode::AuthorizationForStatementDenied) {
             return DbError::Refused("the statement is not authorized".to_string());
         }
-        if e.sqlite_error_code() == Some(ErrorCode::ReadOnly) {
-            return DbError::Refused(e.to_string());
+        match e.sqlite_error_code() {
+            Some(ErrorCode::ReadOnly) => DbError::Refused(e.to_string()),
+            Some(ErrorCode::OutOfMemory) => {
+                DbError::OutOfMemory(self.limits.heap_limit_bytes >> 20)
+            }
+            Some(ErrorCode::TooBig) => DbError::TooBig,
+            _ => DbError::Sql(e.to_string()),
         }
-        DbError::Sql(e.to_string())
     }
 }
 

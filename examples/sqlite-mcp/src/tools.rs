@@ -66,7 +66,8 @@ pub fn definitions() -> Value {
                 "Run exactly one read-only SQL statement (SELECT, WITH ... SELECT, EXPLAIN, \
                  schema pragmas) and return its rows. Bind values with \"?\" placeholders and \
                  params instead of quoting them into the SQL. At most limit rows are returned \
-                 (default {DEFAULT_LIMIT}, max {MAX_LIMIT}); truncated says whether more existed. \
+                 (default {DEFAULT_LIMIT}, max {MAX_LIMIT}) and at most about 1 MiB of them; truncated says \
+                 whether more existed (and note why, when they were cut for size). \
                  Blobs come back as \"base64:...\" strings. Writes are refused."
             ),
             "inputSchema": {
@@ -98,6 +99,10 @@ pub fn definitions() -> Value {
                     },
                     "row_count": {"type": "integer", "minimum": 0},
                     "truncated": {"type": "boolean"},
+                    "note": {
+                        "type": "string",
+                        "description": "Why the rows were cut, when they were cut for size.",
+                    },
                 },
                 "required": ["columns", "rows", "row_count", "truncated"],
             },
@@ -210,16 +215,28 @@ fn query(db: &Database, args: &QueryArgs) -> Result<Value, DbError> {
         columns,
         rows,
         truncated,
+        cut_at_bytes,
     } = db.query(&args.sql, &args.params, limit)?;
-    let structured = json!({
+    let mut structured = json!({
         "columns": columns,
         "row_count": rows.len(),
         "truncated": truncated,
         "rows": rows,
     });
+    if let Some(bytes) = cut_at_bytes {
+        structured["note"] = json!(format!(
+            "rows cut after {}: the result reached this server's {bytes}-byte size limit; \
+             select fewer columns, aggregate, or page with LIMIT/OFFSET",
+            rows_len(&structured)
+        ));
+    }
     let mut result = text_result(&structured);
     result["structuredContent"] = structured;
     Ok(result)
+}
+
+fn rows_len(structured: &Value) -> u64 {
+    structured["row_count"].as_u64().unwrap_or(0)
 }
 
 /// A successful result whose one text block is the JSON of `value`.

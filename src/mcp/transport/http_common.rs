@@ -11,7 +11,7 @@ use tokio::sync::mpsc;
 
 use super::{TransportError, TransportEvent};
 use crate::http_client::{self, ClientOptions, Target, redirect_refusal};
-use crate::mcp::jsonrpc::{ErrorObject, Message, RequestId};
+use crate::mcp::jsonrpc::{ErrorObject, METHOD_NOT_FOUND, Message, RequestId};
 
 /// The code of the JSON-RPC errors a transport makes up for a failed HTTP exchange (the code the
 /// MCP TypeScript SDK uses for its transport errors).
@@ -36,7 +36,16 @@ pub(crate) const ACCEPT_SSE: &str = "text/event-stream";
 /// Why one HTTP exchange failed.
 #[derive(Debug)]
 pub(crate) enum Failure {
-    Status { status: StatusCode, body: String },
+    Status {
+        status: StatusCode,
+        body: String,
+    },
+    /// A 4xx whose body is a JSON-RPC error only a 2026-07-28 server sends (a modern error code,
+    /// or 404 with -32601 for an unknown method): the server's answer, not a transport failure.
+    Rpc {
+        status: StatusCode,
+        error: ErrorObject,
+    },
     Other(String),
 }
 
@@ -55,6 +64,10 @@ impl Failure {
             Self::Status { status, body } => {
                 format!("the MCP server at {url} answered HTTP {status}: {body}")
             }
+            Self::Rpc { status, error } => format!(
+                "the MCP server at {url} answered HTTP {status}: error {}: {}",
+                error.code, error.message
+            ),
             Self::Other(text) => text.clone(),
         }
     }
@@ -145,10 +158,24 @@ pub(crate) async fn status_failure(response: reqwest::Response, timeout: Duratio
     let body = tokio::time::timeout(timeout, body_start(&mut response))
         .await
         .unwrap_or_default();
+    if let Some(error) = modern_error(status, &body) {
+        return Failure::Rpc { status, error };
+    }
     Failure::Status {
         status,
         body: snippet(&body),
     }
+}
+
+/// The JSON-RPC error of a 4xx body when it is one only a modern server sends.
+fn modern_error(status: StatusCode, body: &str) -> Option<ErrorObject> {
+    if !status.is_client_error() {
+        return None;
+    }
+    let value: serde_json::Value = serde_json::from_str(body).ok()?;
+    let error: ErrorObject = serde_json::from_value(value.get("error")?.clone()).ok()?;
+    let unknown_method = status == StatusCode::NOT_FOUND && error.code == METHOD_NOT_FOUND;
+    (crate::mcp::modern::is_modern_error(error.code) || unknown_method).then_some(error)
 }
 
 /// The first [`ERROR_BODY_BYTES`] of a body, however much the server sends.

@@ -19,6 +19,9 @@ use crate::mcp::jsonrpc::{Message, RequestId};
 const DEFAULT_RETRY: Duration = Duration::from_secs(1);
 /// How many GETs one cut stream may take to resume.
 const RESUME_ATTEMPTS: usize = 3;
+/// The largest message read from a reply, a JSON body or one SSE event (16 MiB, as for stdio). A
+/// larger one fails the request it answers at once.
+const MAX_MESSAGE: usize = super::stdio::MAX_LINE;
 
 /// What a reply is read for.
 pub(crate) struct Reader {
@@ -88,8 +91,9 @@ impl Reader {
 pub(crate) async fn read(shared: Arc<Shared>, response: reqwest::Response, mut reader: Reader) {
     if http_common::is_event_stream(&response) {
         let mut parser = SseParser::new();
-        read_events(&shared, response, &mut parser, &mut reader).await;
-        resume(&shared, parser, reader).await;
+        if read_events(&shared, response, &mut parser, &mut reader).await {
+            resume(&shared, parser, reader).await;
+        }
     } else {
         read_json(&shared, response, &mut reader).await;
     }
@@ -98,17 +102,25 @@ pub(crate) async fn read(shared: Arc<Shared>, response: reqwest::Response, mut r
 async fn read_json(shared: &Shared, response: reqwest::Response, reader: &mut Reader) {
     let status = response.status();
     let content_type = http_common::content_type(&response);
-    let bytes = match response.bytes().await {
-        Ok(bytes) => bytes,
-        Err(e) => {
-            let reason = format!(
-                "reading the reply of the MCP server at {} failed: {}",
-                http_common::shown(&shared.url),
-                http_common::chain(&e)
-            );
-            return reader.fail(shared, reason);
+    let mut response = response;
+    let mut bytes = Vec::new();
+    loop {
+        match response.chunk().await {
+            Ok(Some(chunk)) if bytes.len() + chunk.len() > MAX_MESSAGE => {
+                return reader.fail(shared, too_large(shared));
+            }
+            Ok(Some(chunk)) => bytes.extend_from_slice(&chunk),
+            Ok(None) => break,
+            Err(e) => {
+                let reason = format!(
+                    "reading the reply of the MCP server at {} failed: {}",
+                    http_common::shown(&shared.url),
+                    http_common::chain(&e)
+                );
+                return reader.fail(shared, reason);
+            }
         }
-    };
+    }
     let text = String::from_utf8_lossy(&bytes);
     let values = match serde_json::from_str::<serde_json::Value>(text.trim()) {
         Ok(serde_json::Value::Array(values)) => values,
@@ -140,15 +152,31 @@ async fn read_json(shared: &Shared, response: reqwest::Response, reader: &mut Re
     }
 }
 
+/// Why a reply was dropped: it was over [`MAX_MESSAGE`].
+fn too_large(shared: &Shared) -> String {
+    format!(
+        "the reply of the MCP server at {} was over the {} MiB limit of one message; it was \
+         dropped",
+        http_common::shown(&shared.url),
+        MAX_MESSAGE >> 20
+    )
+}
+
+/// Reads an SSE reply until it ends. False when it was given up because one event grew over
+/// [`MAX_MESSAGE`] (its request failed then; there is nothing to resume).
 async fn read_events(
     shared: &Shared,
     response: reqwest::Response,
     parser: &mut SseParser,
     reader: &mut Reader,
-) {
+) -> bool {
     let mut body = response.bytes_stream();
     // A stream that breaks is handled like one that ends: resumed if its response is missing.
     while let Some(Ok(chunk)) = body.next().await {
+        if parser.buffered() + chunk.len() > MAX_MESSAGE {
+            reader.fail(shared, too_large(shared));
+            return false;
+        }
         for event in parser.feed(&chunk) {
             // Priming events carry an id and no data; other event types are not MCP messages.
             if event.data.trim().is_empty() || event.kind() != "message" {
@@ -159,6 +187,7 @@ async fn read_events(
             }
         }
     }
+    true
 }
 
 async fn resume(shared: &Shared, mut parser: SseParser, mut reader: Reader) {
@@ -177,10 +206,12 @@ async fn resume(shared: &Shared, mut parser: SseParser, mut reader: Reader) {
         match shared.get_stream(Some(&last_event_id)).await {
             Ok(response) if http_common::is_event_stream(&response) => {
                 parser = parser.next_stream();
-                read_events(shared, response, &mut parser, &mut reader).await;
+                if !read_events(shared, response, &mut parser, &mut reader).await {
+                    return;
+                }
             }
             // A status (405: no resuming here) or a non-stream answer will not change.
-            Ok(_) | Err(Failure::Status { .. }) => break,
+            Ok(_) | Err(Failure::Status { .. } | Failure::Rpc { .. }) => break,
             Err(Failure::Other(_)) => {}
         }
     }

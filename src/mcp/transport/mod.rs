@@ -24,6 +24,13 @@ pub enum TransportEvent {
     Closed {
         reason: String,
     },
+    /// A message over the transport's size limit was dropped. `id` is the id it carried when it
+    /// could be read cheaply; `message` gives its size and names the limit ("17.0 MiB, over the
+    /// 16 MiB limit of one stdio message").
+    Oversized {
+        id: Option<super::jsonrpc::RequestId>,
+        message: String,
+    },
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -65,7 +72,22 @@ fn stderr_note(tail: &Option<String>) -> String {
 pub trait Transport: Send + Sync {
     /// Sends one message. For HTTP, replies to a request arrive later as [`TransportEvent`]s.
     async fn send(&self, message: Message) -> Result<(), TransportError>;
-    /// Called once the protocol version is negotiated (HTTP sends it as a header).
+    /// Sends one message with extra HTTP headers (a 2026-07-28 request's `Mcp-Method`,
+    /// `Mcp-Name` and `Mcp-Param-*`); transports without headers just send it.
+    async fn send_with_headers(
+        &self,
+        message: Message,
+        _headers: Vec<(String, String)>,
+    ) -> Result<(), TransportError> {
+        self.send(message).await
+    }
+    /// True when [`Transport::send_with_headers`] sends the headers (HTTP), so tools with an
+    /// invalid `x-mcp-header` must be dropped.
+    fn mirrors_headers(&self) -> bool {
+        false
+    }
+    /// Called once the protocol version is known (HTTP sends it as a header): the negotiated
+    /// one, or the modern one before the `server/discover` probe.
     fn set_protocol_version(&self, _version: &str) {}
     /// Shuts the connection down (stdio: close stdin, wait, SIGTERM, SIGKILL; HTTP: DELETE).
     async fn close(&self);
@@ -80,6 +102,7 @@ pub struct Connection {
 pub mod http;
 mod http_common;
 mod http_reply;
+mod lines;
 pub mod sse;
 mod sse_parse;
 

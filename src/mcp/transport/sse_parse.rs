@@ -60,6 +60,12 @@ impl SseParser {
         }
     }
 
+    /// How many bytes of an event not yet complete it holds (the unterminated line and the
+    /// data so far), for a caller bounding the size of one message.
+    pub fn buffered(&self) -> usize {
+        self.line.len() + self.data.as_ref().map_or(0, String::len)
+    }
+
     /// Feeds one chunk of the body and returns the events it completed.
     pub fn feed(&mut self, chunk: &[u8]) -> Vec<SseEvent> {
         let mut events = Vec::new();

@@ -2,10 +2,10 @@
 //! one JSON message per line. Lines are bounded ([`MAX_LINE`]): a longer one is skipped as it
 //! streams by, never buffered whole; lines that are not JSON-RPC are logged and skipped. stderr is
 //! drained into the server's log (its tail kept for error reports). A write that blocks too long
-//! or is abandoned halfway kills the server. Shutdown closes stdin, waits, then SIGTERMs and
-//! finally SIGKILLs the group, and ends whatever the server left running in it. The server starts
-//! without the API key variable unless its own `env` passes it, and dies with Ling, even on
-//! SIGKILL ([`ChildEnv::tied_command`]).
+//! or is abandoned halfway kills the server. Shutdown closes stdin, waits a short grace
+//! (`SHUTDOWN_GRACE`, 100 ms), then SIGTERMs and finally SIGKILLs the group, and ends whatever
+//! the server left running in it. The server starts without the API key variable unless its own
+//! `env` passes it, and dies with Ling, even on SIGKILL ([`ChildEnv::tied_command`]).
 //!
 //! [`ChildEnv::tied_command`]: crate::process::ChildEnv::tied_command
 
@@ -17,22 +17,31 @@ use std::time::Duration;
 use async_trait::async_trait;
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
-use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncBufRead, AsyncWriteExt, BufReader};
 use tokio::process::ChildStdin;
 use tokio::sync::{Mutex, mpsc, watch};
 
+use super::lines::{Line, LineReader, Skipped};
 use super::{Connection, Transport, TransportError, TransportEvent};
 use crate::mcp::jsonrpc::Message;
 use crate::mcp::log::ServerLog;
 use crate::process::ChildEnv;
 use crate::process::exec::check_program;
 
-/// The longest line accepted from a server's stdout (16 MiB). Longer ones are skipped.
+/// The longest line accepted from a server's stdout (16 MiB). Longer ones are skipped, and the
+/// call they answer fails at once ([`TransportEvent::Oversized`]).
 pub const MAX_LINE: usize = 16 * 1024 * 1024;
-/// How long each shutdown step waits for the child to exit before the next, harsher one. Well
+const MIB: f64 = (1 << 20) as f64;
+/// How long a server may take to exit once its stdin is closed before it gets SIGTERM. Well
 /// behaved servers exit within milliseconds of stdin closing; some (server-everything once roots
-/// are declared) keep timers alive and only go on SIGTERM, so the first wait is kept short.
-const SHUTDOWN_STEP: Duration = Duration::from_secs(1);
+/// are declared) keep timers alive and only go on SIGTERM, so this grace is short: it is what a
+/// one-shot run with such a server pays on top of its work.
+const SHUTDOWN_GRACE: Duration = Duration::from_millis(100);
+/// How long a server may take to exit on SIGTERM before it gets SIGKILL (and how long what it
+/// left in its process group may take on SIGTERM).
+const TERM_WAIT: Duration = Duration::from_millis(500);
+/// How long the reader waits for the exit status once stdout closed, for the close report.
+const EXIT_REPORT_WAIT: Duration = Duration::from_secs(1);
 /// How long one write to the server's stdin may block. A server reads what it is sent at once;
 /// one that does not for this long has stopped reading and is killed.
 const WRITE_LIMIT: Duration = Duration::from_secs(30);
@@ -104,13 +113,14 @@ pub async fn spawn(
     let (stderr_done_tx, stderr_done_rx) = watch::channel(false);
     let stderr_log = log.clone();
     tokio::spawn(async move {
-        let mut lines = LineReader::new(BufReader::new(stderr));
+        let mut lines = LineReader::with_limit(BufReader::new(stderr), MAX_LINE);
         while let Ok(Some(line)) = lines.next_line().await {
             match line {
                 Line::Text(bytes) => stderr_log.stderr(String::from_utf8_lossy(&bytes).trim_end()),
-                Line::TooLong(n) => {
-                    stderr_log.line("ling", &format!("skipped a {n}-byte stderr line"))
-                }
+                Line::TooLong(skipped) => stderr_log.line(
+                    "ling",
+                    &format!("skipped a {}-byte stderr line", skipped.len),
+                ),
             }
         }
         let _ = stderr_done_tx.send(true);
@@ -187,10 +197,11 @@ impl Transport for StdioTransport {
     async fn close(&self) {
         // Closing stdin is the polite request; most servers exit within milliseconds. A writer
         // stuck on a full pipe holds the lock: then go straight to the signals.
-        match tokio::time::timeout(SHUTDOWN_STEP, self.stdin.lock()).await {
+        let began = tokio::time::Instant::now();
+        match tokio::time::timeout(SHUTDOWN_GRACE, self.stdin.lock()).await {
             Ok(mut stdin) => {
                 if let Some(mut pipe) = stdin.take() {
-                    let _ = tokio::time::timeout(SHUTDOWN_STEP, pipe.shutdown()).await;
+                    let _ = tokio::time::timeout(SHUTDOWN_GRACE, pipe.shutdown()).await;
                 }
             }
             Err(_) => self
@@ -200,7 +211,16 @@ impl Transport for StdioTransport {
         let Some(pid) = self.pid else {
             return;
         };
-        for signal in [None, Some(Signal::SIGTERM), Some(Signal::SIGKILL)] {
+        // The grace counts from the start of the close, the stdin steps included.
+        let steps = [
+            (
+                None,
+                (began + SHUTDOWN_GRACE).saturating_duration_since(tokio::time::Instant::now()),
+            ),
+            (Some(Signal::SIGTERM), TERM_WAIT),
+            (Some(Signal::SIGKILL), TERM_WAIT),
+        ];
+        for (signal, wait) in steps {
             if let Some(signal) = signal {
                 if self.exited.borrow().is_some() {
                     break;
@@ -212,8 +232,8 @@ impl Transport for StdioTransport {
                 );
             }
             let mut exited = self.exited.clone();
-            let wait = exited.wait_for(|status| status.is_some());
-            if tokio::time::timeout(SHUTDOWN_STEP, wait).await.is_ok() {
+            let wait_for_exit = exited.wait_for(|status| status.is_some());
+            if tokio::time::timeout(wait, wait_for_exit).await.is_ok() {
                 break;
             }
         }
@@ -234,7 +254,7 @@ async fn end_group(pid: i32, log: &ServerLog) {
         "ling",
         "sent SIGTERM to what is left of the server's process group",
     );
-    let until = tokio::time::Instant::now() + SHUTDOWN_STEP;
+    let until = tokio::time::Instant::now() + TERM_WAIT;
     while has_members() && tokio::time::Instant::now() < until {
         tokio::time::sleep(GROUP_POLL).await;
     }
@@ -271,7 +291,7 @@ async fn read_stdout<R: AsyncBufRead + Unpin>(
     mut exited: watch::Receiver<Option<String>>,
     mut stderr_done: watch::Receiver<bool>,
 ) {
-    let mut lines = LineReader::new(reader);
+    let mut lines = LineReader::with_limit(reader, MAX_LINE);
     loop {
         match lines.next_line().await {
             Ok(Some(Line::Text(bytes))) => {
@@ -292,10 +312,26 @@ async fn read_stdout<R: AsyncBufRead + Unpin>(
                     }
                 }
             }
-            Ok(Some(Line::TooLong(n))) => log.line(
-                "ling",
-                &format!("skipped a {n}-byte stdout line (the limit is {MAX_LINE} bytes)"),
-            ),
+            Ok(Some(Line::TooLong(skipped))) => {
+                let message = format!(
+                    "{:.1} MiB, over the {} MiB limit of one stdio message",
+                    skipped.len as f64 / MIB,
+                    MAX_LINE / (1 << 20)
+                );
+                let skipped_line =
+                    format!("skipped a {}-byte stdout line ({message})", skipped.len);
+                log.line("ling", &skipped_line);
+                let id = match skipped.kind() {
+                    Skipped::Reply(id) => Some(id),
+                    Skipped::UnknownReply => None,
+                    // Nothing of Ling's waits for it.
+                    Skipped::ServerMessage | Skipped::NotJsonRpc => continue,
+                };
+                let event = TransportEvent::Oversized { id, message };
+                if events.send(event).await.is_err() {
+                    return;
+                }
+            }
             Ok(None) => break,
             Err(e) => {
                 log.line("ling", &format!("cannot read the server's stdout: {e}"));
@@ -305,7 +341,7 @@ async fn read_stdout<R: AsyncBufRead + Unpin>(
     }
     // stdout is closed: the server is exiting. Wait briefly for its status and last stderr lines
     // so the report says why.
-    let status = tokio::time::timeout(SHUTDOWN_STEP, exited.wait_for(|s| s.is_some()))
+    let status = tokio::time::timeout(EXIT_REPORT_WAIT, exited.wait_for(|s| s.is_some()))
         .await
         .ok()
         .and_then(|s| s.ok().and_then(|s| s.clone()));
@@ -320,72 +356,6 @@ async fn read_stdout<R: AsyncBufRead + Unpin>(
             reason: log.with_tail(&reason),
         })
         .await;
-}
-
-enum Line {
-    Text(Vec<u8>),
-    /// A line longer than [`MAX_LINE`], skipped; its length in bytes.
-    TooLong(usize),
-}
-
-/// Splits a byte stream into lines of at most [`MAX_LINE`] bytes, reading in buffer-sized
-/// chunks, so memory stays bounded whatever the server writes.
-struct LineReader<R> {
-    reader: R,
-    /// The longest line kept ([`MAX_LINE`]; smaller in tests).
-    limit: usize,
-    line: Vec<u8>,
-    /// Bytes of an overlong line skipped so far.
-    skipping: Option<usize>,
-}
-
-impl<R: AsyncBufRead + Unpin> LineReader<R> {
-    fn new(reader: R) -> Self {
-        Self::with_limit(reader, MAX_LINE)
-    }
-
-    fn with_limit(reader: R, limit: usize) -> Self {
-        Self {
-            reader,
-            limit,
-            line: Vec::new(),
-            skipping: None,
-        }
-    }
-
-    async fn next_line(&mut self) -> std::io::Result<Option<Line>> {
-        loop {
-            let chunk = self.reader.fill_buf().await?;
-            if chunk.is_empty() {
-                if let Some(n) = self.skipping.take() {
-                    return Ok(Some(Line::TooLong(n)));
-                }
-                if self.line.is_empty() {
-                    return Ok(None);
-                }
-                return Ok(Some(Line::Text(std::mem::take(&mut self.line))));
-            }
-            let (take, complete) = match chunk.iter().position(|&b| b == b'\n') {
-                Some(i) => (i, true),
-                None => (chunk.len(), false),
-            };
-            match self.skipping.as_mut() {
-                Some(n) => *n += take,
-                None if self.line.len() + take > self.limit => {
-                    self.skipping = Some(self.line.len() + take);
-                    self.line = Vec::new();
-                }
-                None => self.line.extend_from_slice(&chunk[..take]),
-            }
-            self.reader.consume(take + usize::from(complete));
-            if complete {
-                if let Some(n) = self.skipping.take() {
-                    return Ok(Some(Line::TooLong(n)));
-                }
-                return Ok(Some(Line::Text(std::mem::take(&mut self.line))));
-            }
-        }
-    }
 }
 
 #[cfg(test)]
@@ -413,25 +383,6 @@ mod tests {
                 cwd.display()
             )
         );
-    }
-
-    #[tokio::test]
-    async fn splits_lines_and_skips_overlong_ones() {
-        let mut input = b"one\n\ntwo".to_vec();
-        input.push(b'\n');
-        input.extend(std::iter::repeat_n(b'x', MAX_LINE + 10));
-        input.extend(b"\nthree");
-        let mut lines = LineReader::new(BufReader::with_capacity(4096, &input[..]));
-        let mut got = Vec::new();
-        while let Some(line) = lines.next_line().await.unwrap() {
-            got.push(match line {
-                Line::Text(t) => String::from_utf8(t).unwrap(),
-                Line::TooLong(n) => format!("<{n}>"),
-            });
-        }
-        let skipped = format!("<{}>", MAX_LINE + 10);
-        let expected = vec!["one", "", "two", skipped.as_str(), "three"];
-        assert_eq!(got, expected);
     }
 }
 
@@ -539,7 +490,7 @@ mod properties {
                 while let Some(line) = lines.next_line().await.unwrap() {
                     got.push(match line {
                         Line::Text(text) => Ok(text),
-                        Line::TooLong(n) => Err(n),
+                        Line::TooLong(skipped) => Err(skipped.len),
                     });
                 }
                 got
@@ -588,6 +539,7 @@ mod properties {
                 .map(|event| match event {
                     TransportEvent::Message(message) => message,
                     TransportEvent::Closed { .. } => panic!("closed twice"),
+                    TransportEvent::Oversized { .. } => panic!("no line is over the limit"),
                 })
                 .collect();
             let sent: Vec<&Message> = lines.iter().filter_map(|l| l.as_ref().ok()).collect();

@@ -7,6 +7,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod inspector;
+mod limits;
 mod protocol;
 mod readonly;
 mod support;
