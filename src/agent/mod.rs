@@ -11,6 +11,7 @@ mod events;
 mod hook_glue;
 pub mod mcp;
 mod prompt;
+mod sandbox_glue;
 mod session;
 mod truncate;
 mod turn;
@@ -25,6 +26,7 @@ use crate::llm::{LlmClient, LlmError, Message, ToolSpec, Usage};
 use crate::mcp::McpManager;
 use crate::permissions::Permissions;
 use crate::process::ChildEnv;
+use crate::process::sandbox::Decision;
 use crate::tools::ToolRegistry;
 
 pub use approval::{Approval, ApprovalRequest, Approver, NonInteractive};
@@ -45,6 +47,8 @@ pub struct AgentOptions {
     pub prompt: PromptOptions,
     /// What the `bash` tool's children start with.
     pub child_env: ChildEnv,
+    /// The shell sandbox of the `bash` tool.
+    pub sandbox: Decision,
 }
 
 /// How a run ended.

@@ -6,6 +6,7 @@ use serde::Deserialize;
 
 use super::hooks::HookLayers;
 use super::json::syntax_error;
+use super::sandbox::{RawSandbox, SandboxMode, SandboxSettings};
 use super::trust::ProjectConfig;
 use super::{ConfigError, Paths, read_json_file};
 
@@ -96,6 +97,9 @@ pub struct RawSettings {
     /// `accept-defaults` (accept with every field's default, when every required field has one).
     #[schemars(extend("enum" = ["decline", "accept-defaults"], "default" = "decline"))]
     pub elicitation: Option<String>,
+    /// The shell sandbox of the `bash` tool (Linux: Landlock and seccomp).
+    #[serde(default)]
+    pub sandbox: RawSandbox,
     #[serde(flatten)]
     #[schemars(skip)]
     pub other: BTreeMap<String, serde_json::Value>,
@@ -202,6 +206,8 @@ pub struct SettingsOverrides {
     pub max_turns: Option<u32>,
     pub no_hooks: bool,
     pub allow_sampling: bool,
+    /// `--sandbox`.
+    pub sandbox: Option<SandboxMode>,
 }
 
 /// Resolved settings: flags over environment over `.ling/settings.json` (of a trusted project)
@@ -231,6 +237,8 @@ pub struct Settings {
     pub share_api_key_with_tools: bool,
     pub allow_sampling: bool,
     pub elicitation: ElicitationPolicy,
+    /// The shell sandbox asked for (whether the kernel can enforce it is decided at setup).
+    pub sandbox: SandboxSettings,
     /// Unknown keys found in the settings files, for a warning.
     pub warnings: Vec<String>,
 }
@@ -265,6 +273,12 @@ impl Settings {
             message,
         })
         .map(|mut settings| {
+            // Relative writable roots are the project's.
+            for root in &mut settings.sandbox.writable_roots {
+                if root.is_relative() {
+                    *root = paths.project_root.join(&*root);
+                }
+            }
             for (path, raw) in [(&user_path, &user), (&project_path, &project_raw)] {
                 let permissions = raw
                     .permissions
@@ -377,6 +391,17 @@ impl Settings {
             ));
         }
 
+        let home = env("HOME")
+            .filter(|h| !h.is_empty())
+            .map(std::path::PathBuf::from);
+        let sandbox = SandboxSettings::resolve(
+            overrides.sandbox,
+            &user.sandbox,
+            &project.sandbox,
+            std::path::Path::new(""),
+            home.as_deref(),
+        )?;
+
         Ok(Self {
             model,
             base_url,
@@ -410,6 +435,7 @@ impl Settings {
             allow_sampling: overrides.allow_sampling
                 || pick(project, user, |s| s.allow_sampling).unwrap_or(false),
             elicitation,
+            sandbox,
             warnings: Vec::new(),
         })
     }

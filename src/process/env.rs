@@ -2,12 +2,13 @@
 //! resolved settings and handed to the three places that spawn (the `bash` tool through its
 //! `ToolContext`, the hook engine, the MCP manager's options).
 
-use std::ffi::OsStr;
+use std::ffi::{OsStr, OsString};
 use std::sync::Arc;
 
 use tokio::process::Command;
 
 use super::exec::Trampoline;
+use super::sandbox::Policy;
 use crate::config::Settings;
 
 /// The variable the model API key is read from unless settings `apiKeyEnv` names another.
@@ -88,6 +89,35 @@ impl ChildEnv {
         };
         self.strip(&mut cmd);
         cmd
+    }
+
+    /// The `bash` tool's shell: tied to Ling like [`ChildEnv::tied_command`], in a session of
+    /// its own (its pid is its process group, and it has no controlling terminal), and inside
+    /// `sandbox` when given. Without a trampoline the child only gets a process group of its
+    /// own, and a sandbox is an error.
+    pub fn session_command(
+        &self,
+        program: impl AsRef<OsStr>,
+        sandbox: Option<&Policy>,
+    ) -> Result<Command, String> {
+        let mut cmd = match &self.trampoline {
+            Some(trampoline) => {
+                let mut options = vec![OsString::from("--setsid")];
+                options.extend(sandbox.map(Policy::to_args).unwrap_or_default());
+                trampoline.command_with(program.as_ref(), &options)
+            }
+            None if sandbox.is_some() => {
+                return Err("the shell sandbox needs Ling's trampoline (`ling __ling-exec`),                             which this process cannot start; use --sandbox off"
+                    .into());
+            }
+            None => {
+                let mut cmd = Command::new(program);
+                cmd.process_group(0);
+                cmd
+            }
+        };
+        self.strip(&mut cmd);
+        Ok(cmd)
     }
 
     fn strip(&self, cmd: &mut Command) {

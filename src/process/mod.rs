@@ -5,6 +5,7 @@
 
 mod env;
 pub mod exec;
+pub mod sandbox;
 
 pub use env::{ChildEnv, DEFAULT_KEY_VAR};
 pub use exec::Trampoline;

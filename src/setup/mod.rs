@@ -16,6 +16,7 @@ use crate::hooks::HookEngine;
 use crate::llm::{LlmClient, LlmConfig, LlmError};
 use crate::mcp::{ManagerOptions, McpManager};
 use crate::permissions::{PermissionError, Permissions};
+use crate::process::sandbox::{self, Decision, SandboxError};
 use crate::process::{ChildEnv, Trampoline};
 use crate::tools::ToolRegistry;
 
@@ -67,6 +68,8 @@ pub enum SetupError {
     Llm(#[from] LlmError),
     #[error(transparent)]
     Session(#[from] SessionError),
+    #[error(transparent)]
+    Sandbox(#[from] SandboxError),
 }
 
 /// A run ready to be driven: [`Setup::prepare`] builds it, a frontend runs the agent in it, and
@@ -82,6 +85,8 @@ pub struct Setup {
     pub mcp_host: Arc<McpHost>,
     /// True when the agent continues a recorded session.
     pub resumed: bool,
+    /// The shell sandbox of the `bash` tool (`/status`, stream-json `init`).
+    pub sandbox: Decision,
     /// Whether the project's own config applies (`project_trust` of the json outputs).
     pub project_trust: TrustStatus,
     /// For an untrusted project: the one line saying what was skipped and how to trust it.
@@ -138,12 +143,17 @@ impl Setup {
         for warning in all_warnings.chain(&mcp_warnings) {
             warn(warning);
         }
-        let permissions = Permissions::new(
+        let sandbox = sandbox::decide(&settings.sandbox, sandbox::availability())?;
+        if let Some(warning) = &sandbox.warning {
+            warn(warning);
+        }
+        let mut permissions = Permissions::new(
             settings.permission_mode,
             &settings.allow_rules,
             &settings.deny_rules,
             &paths,
         )?;
+        permissions.set_sandboxed(sandbox.is_on());
         let llm = LlmClient::new(LlmConfig::from_settings(&settings))?;
         llm.preflight()?;
         let resumed = resume(&options.resume, &paths)?;
@@ -153,6 +163,7 @@ impl Setup {
             tool_output_limit: settings.tool_output_limit,
             prompt: options.prompt.clone(),
             child_env: child_env.clone(),
+            sandbox: sandbox.clone(),
         };
         let (session, history) = match resumed {
             Some(Resumed {
@@ -209,6 +220,7 @@ impl Setup {
             mcp,
             mcp_host,
             resumed,
+            sandbox,
             warnings,
         })
     }

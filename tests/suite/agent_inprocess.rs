@@ -46,6 +46,7 @@ fn agent(server: &MockServer, mode: PermissionMode) -> Setup {
         tool_output_limit: ling::config::DEFAULT_TOOL_OUTPUT_LIMIT,
         prompt: PromptOptions::default(),
         child_env: ChildEnv::default(),
+        sandbox: ling::process::sandbox::Decision::off(),
     };
     let session = Session::new(&paths.sessions_dir(), &project_root, "m");
     Setup {
