@@ -308,6 +308,8 @@ impl Agent {
     }
 
     pub(super) fn tool_context(&self, cancel: &CancellationToken) -> ToolContext {
+        // Before the literal: the permissions' lock below lives to its end.
+        let sandbox = self.sandbox_policy();
         ToolContext {
             root: self.options.root.clone(),
             confine_to_root: self.lock_permissions().confine_to_root(),
@@ -315,7 +317,7 @@ impl Agent {
             read_files: self.read_files.clone(),
             progress: None,
             child_env: self.options.child_env.clone(),
-            sandbox: self.sandbox_policy(),
+            sandbox,
         }
     }
 }

@@ -71,29 +71,44 @@ pub struct RawSandbox {
 }
 
 impl RawSandbox {
-    /// Whether this (project) file turns the sandbox off or widens it, for the trust listing:
-    /// each such key as `sandbox.KEY: VALUE`.
-    pub fn widenings(&self) -> Vec<String> {
+    /// The keys of this (project) file that turn the sandbox off or widen it, for the trust
+    /// listing: each as (key, value, what it does).
+    pub fn widenings(&self) -> Vec<(String, String, String)> {
         let mut out = Vec::new();
-        if let Some(mode) = &self.mode
-            && mode != "workspace-write"
-            && mode != "read-only"
+        let mut add = |key: &str, value: String, effect: &str| {
+            out.push((format!("sandbox.{key}"), value, effect.to_string()));
+        };
+        if let Some(mode) = self
+            .mode
+            .as_ref()
+            .filter(|m| *m != "workspace-write" && *m != "read-only")
         {
-            out.push(format!(
-                "sandbox.mode: {mode} (commands run without the sandbox)"
-            ));
+            add(
+                "mode",
+                mode.clone(),
+                "bash commands would run without the sandbox",
+            );
         }
         if self.network == Some(true) {
-            out.push("sandbox.network: true (sandboxed commands reach the network)".into());
+            add(
+                "network",
+                "true".into(),
+                "sandboxed commands would reach the network",
+            );
         }
-        if let Some(roots) = self.writable_roots.as_ref().filter(|r| !r.is_empty()) {
-            out.push(format!(
-                "sandbox.writableRoots: {} (sandboxed commands may write there)",
-                roots.join(", ")
-            ));
+        for root in self.writable_roots.iter().flatten() {
+            add(
+                "writableRoots",
+                root.clone(),
+                "sandboxed commands could write there",
+            );
         }
         if self.required == Some(false) {
-            out.push("sandbox.required: false (falls back to no sandbox)".into());
+            add(
+                "required",
+                "false".into(),
+                "without a usable kernel sandbox Ling would go on without one",
+            );
         }
         out
     }
@@ -228,8 +243,15 @@ mod tests {
         );
         let w = raw(r#"{"mode":"off","network":true,"writableRoots":["/x"],"required":false}"#)
             .widenings();
-        assert_eq!(w.len(), 4, "{w:?}");
-        assert!(w[0].starts_with("sandbox.mode: off"));
-        assert!(w[2].contains("/x"));
+        let keys: Vec<_> = w.iter().map(|(k, v, _)| format!("{k}={v}")).collect();
+        assert_eq!(
+            keys,
+            [
+                "sandbox.mode=off",
+                "sandbox.network=true",
+                "sandbox.writableRoots=/x",
+                "sandbox.required=false"
+            ]
+        );
     }
 }

@@ -3,16 +3,20 @@
 //! `ToolContext`, the hook engine, the MCP manager's options).
 
 use std::ffi::{OsStr, OsString};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use tokio::process::Command;
 
 use super::exec::Trampoline;
-use super::sandbox::Policy;
+use super::sandbox::{self, Decision, Policy, SandboxMode};
 use crate::config::Settings;
 
 /// The variable the model API key is read from unless settings `apiKeyEnv` names another.
 pub const DEFAULT_KEY_VAR: &str = crate::config::DEFAULT_API_KEY_ENV;
+
+const NO_TRAMPOLINE: &str = "the shell sandbox needs Ling's trampoline (`ling __ling-exec`), \
+                             which this process cannot start; use --sandbox off";
 
 /// The environment children start in: Ling's own minus the variables that hold the model API
 /// key (unless settings `shareApiKeyWithTools`), and, from the `ling` binary, the trampoline
@@ -21,6 +25,9 @@ pub const DEFAULT_KEY_VAR: &str = crate::config::DEFAULT_API_KEY_ENV;
 pub struct ChildEnv {
     removed: Arc<[String]>,
     trampoline: Option<Trampoline>,
+    /// The run's sandbox and project root, for the children that may be sandboxed besides the
+    /// `bash` tool's (command hooks with `sandbox.hooks`, stdio MCP servers with `"sandbox"`).
+    sandbox: Option<Arc<(Decision, PathBuf)>>,
 }
 
 impl Default for ChildEnv {
@@ -50,6 +57,7 @@ impl ChildEnv {
         Self {
             removed: vars.into_iter().map(Into::into).collect(),
             trampoline: None,
+            sandbox: None,
         }
     }
 
@@ -57,6 +65,54 @@ impl ChildEnv {
     pub fn with_trampoline(mut self, trampoline: Option<Trampoline>) -> Self {
         self.trampoline = trampoline;
         self
+    }
+
+    /// The run's sandbox (`decision`) for commands run in `root`.
+    pub fn with_sandbox(mut self, decision: Decision, root: PathBuf) -> Self {
+        self.sandbox = Some(Arc::new((decision, root)));
+        self
+    }
+
+    /// The sandbox of command hooks: the run's, when it is on and settings `sandbox.hooks`.
+    pub fn hook_policy(&self) -> Option<Policy> {
+        let (decision, root) = self.sandbox.as_deref()?;
+        if !decision.hooks {
+            return None;
+        }
+        decision.policy(decision.mode, root)
+    }
+
+    /// The sandbox of a stdio MCP server whose entry asks for `mode`: an error when this
+    /// kernel cannot enforce it (the server then does not start).
+    pub fn server_policy(&self, mode: SandboxMode) -> Result<Option<Policy>, String> {
+        if mode == SandboxMode::Off {
+            return Ok(None);
+        }
+        sandbox::availability().map_err(|e| e.to_string())?;
+        let off = (Decision::off(), PathBuf::from("."));
+        let (decision, root) = self.sandbox.as_deref().unwrap_or(&off);
+        let network = decision.is_on() && decision.network;
+        Ok(Some(Policy::for_project(
+            mode,
+            network,
+            &decision.writable_roots,
+            root,
+        )))
+    }
+
+    /// A tied child inside `policy` (its own group is the caller's to set). An error without a
+    /// trampoline, which alone can apply a sandbox.
+    pub fn sandboxed_command(
+        &self,
+        program: impl AsRef<OsStr>,
+        policy: &Policy,
+    ) -> Result<Command, String> {
+        let Some(trampoline) = &self.trampoline else {
+            return Err(NO_TRAMPOLINE.into());
+        };
+        let mut cmd = trampoline.command_with(program.as_ref(), &policy.to_args());
+        self.strip(&mut cmd);
+        Ok(cmd)
     }
 
     /// The variables children do not inherit.

@@ -135,7 +135,9 @@ impl Setup {
             &options.mcp_config,
             options.strict_mcp_config,
         )?;
-        let child_env = children(&settings);
+        let sandbox = sandbox::decide(&settings.sandbox, sandbox::availability())?;
+        let child_env =
+            children(&settings).with_sandbox(sandbox.clone(), paths.project_root.clone());
         let (hooks, hook_warnings) = HookEngine::load(&paths, &project, settings.hook_layers())?;
         let hooks = hooks.with_child_env(child_env.clone());
         let trust_notice = project.skipped_notice(&paths);
@@ -143,7 +145,6 @@ impl Setup {
         for warning in all_warnings.chain(&mcp_warnings) {
             warn(warning);
         }
-        let sandbox = sandbox::decide(&settings.sandbox, sandbox::availability())?;
         if let Some(warning) = &sandbox.warning {
             warn(warning);
         }

@@ -14,6 +14,7 @@ pub mod repl;
 pub mod safe_text;
 pub mod signals;
 mod spinner;
+mod status;
 pub mod style;
 pub mod term;
 pub mod trust;

@@ -25,19 +25,15 @@ impl std::fmt::Display for Blocked {
     }
 }
 
-const FILE_ERRORS: [&str; 3] = [
-    "Permission denied",
-    "Read-only file system",
-    "Operation not permitted",
-];
+/// EACCES (Landlock) and EROFS (the read-only binds).
+const FILE_ERRORS: [&str; 2] = ["Permission denied", "Read-only file system"];
 
-const NETWORK_ERRORS: [&str; 9] = [
+const NETWORK_ERRORS: [&str; 8] = [
     "Could not resolve host",
     "Temporary failure in name resolution",
     "Name or service not known",
     "Failed to connect",
     "Network is unreachable",
-    "Connection refused",
     "Permission denied",
     "getaddrinfo",
     "Couldn't connect",
@@ -51,6 +47,10 @@ pub fn find_blocked(output: &str, policy: &Policy, cwd: &Path) -> Option<Blocked
             continue;
         }
         for candidate in path_candidates(line) {
+            // bash's `/dev/tcp/HOST/PORT` is a connection, not a file.
+            if candidate.starts_with("/dev/tcp/") || candidate.starts_with("/dev/udp/") {
+                continue;
+            }
             let path = cwd.join(candidate);
             let path = normalise(&path);
             if !policy.allows_write(&path) {
@@ -74,10 +74,19 @@ pub fn find_blocked(output: &str, policy: &Policy, cwd: &Path) -> Option<Blocked
     None
 }
 
-/// The words of `line` that look like paths: quoted (`'x'`, `"x"`, `` `x' ``) or containing
-/// a `/`, each cut at a `:`.
+/// The words of `line` that look like paths: the one just before `: ERROR` (`sh: 1: x:
+/// Permission denied`), quoted ones (`'x'`, `"x"`, `` `x' ``) and those containing a `/`,
+/// each cut at a `:`.
 fn path_candidates(line: &str) -> Vec<String> {
     let mut out = Vec::new();
+    for error in FILE_ERRORS {
+        if let Some(before) = line.find(&format!(": {error}")).map(|i| &line[..i]) {
+            let last = before.rsplit(": ").next().unwrap_or(before).trim();
+            if !last.is_empty() && !last.contains(char::is_whitespace) {
+                out.push(last.to_string());
+            }
+        }
+    }
     for quote in ['\'', '"', '`', '\u{2018}'] {
         let mut rest = line;
         while let Some(start) = rest.find(quote) {
@@ -146,6 +155,18 @@ mod tests {
         );
         let out = "touch: cannot touch 'src/x': Permission denied";
         assert_eq!(find_blocked(out, &policy(true), cwd), None);
+        let out = "bash: line 1: notes.txt: Permission denied";
+        let mut read_only = policy(true);
+        read_only.write.clear();
+        assert_eq!(
+            find_blocked(out, &read_only, cwd),
+            Some(Blocked::Write("/p/notes.txt".into()))
+        );
+        let out = "bash: connect: Permission denied\nbash: line 1: /dev/tcp/127.0.0.1/80: Permission denied";
+        assert!(matches!(
+            find_blocked(out, &policy(false), cwd),
+            Some(Blocked::Network(_))
+        ));
         assert_eq!(
             find_blocked("error: no such file", &policy(false), cwd),
             None
