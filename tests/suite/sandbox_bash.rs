@@ -17,6 +17,7 @@ use mock_openai::{MockServer, Reply};
 use project::{Output, Project, run};
 use serde_json::json;
 
+/// A project whose `bash` commands run in the sandbox, with a directory outside it.
 pub struct Sandboxed {
     pub project: Project,
     /// A directory outside every writable root.

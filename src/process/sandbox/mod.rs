@@ -210,16 +210,15 @@ pub fn decide(
     if decision.mode == SandboxMode::Off {
         return Ok(decision);
     }
-    if let Err(Unavailable(reason)) = available {
+    if let Err(unavailable) = available {
+        let reason = unavailable.to_string();
         if settings.explicit && settings.required {
             return Err(SandboxError::Required {
                 mode: decision.mode,
                 reason,
             });
         }
-        decision.warning = Some(format!(
-            "no shell sandbox: the kernel cannot enforce it ({reason}); every command asks"
-        ));
+        decision.warning = Some(format!("no shell sandbox ({reason}); every command asks"));
         decision.mode = SandboxMode::Off;
     }
     Ok(decision)
