@@ -14,10 +14,13 @@
 //! directory and environment all carry over the exec, so killing the group keeps working. A child
 //! started this way dies with Ling even when Ling is killed with SIGKILL.
 //!
-//! The format is options before `--`, each `--name value`, then the program and its arguments
-//! untouched; an option this binary does not know is an error, never a guess. The shell sandbox (Landlock
-//! and seccomp, not built yet) belongs here too, as further options applied in
-//! [`Request::run`] just before the exec.
+//! The format is options before `--`, each `--name value` (or the flag `--setsid`), then the
+//! program and its arguments untouched; an option this binary does not know is an error, never
+//! a guess. `--setsid` gives the program a session of its own (no controlling terminal; its pid
+//! is its process group), and `--sandbox MODE` with `--network`, `--write PATH` and `--protect
+//! PATH` restricts it ([`super::sandbox`]) in [`Request::run`], just before the exec. The same
+//! entry point is the small `ling-exec` binary ([`HELPER`]), which Ling prefers because it
+//! starts faster than the whole `ling`.
 //!
 //! Linux caveat: the parent-death signal fires when the *thread* that spawned the child exits,
 //! not the process. Tokio's worker threads and the main thread live as long as Ling, but

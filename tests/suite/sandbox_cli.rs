@@ -262,3 +262,50 @@ fn bash_commands_have_no_controlling_terminal() {
         assert!(!result.contains("opened"), "{args:?}: {result}");
     }
 }
+
+#[test]
+fn a_stdio_server_runs_in_the_sandbox_only_when_its_entry_asks() {
+    let s = Sandboxed::new();
+    let outside = s.outside("server-wrote");
+    let entry = |sandbox: Option<&str>| {
+        let mut server = json!({
+            "command": "sh",
+            "args": ["-c", format!("touch {} 2>/dev/null; exit 1", outside.display())],
+        });
+        if let Some(mode) = sandbox {
+            server["sandbox"] = json!(mode);
+        }
+        std::fs::write(
+            s.project.home.path().join("mcp.json"),
+            json!({"mcpServers": {"probe": server}}).to_string(),
+        )
+        .unwrap();
+    };
+    let list = || {
+        let mut cmd = s.command("http://127.0.0.1:9");
+        cmd.args(["mcp", "list"]);
+        run(cmd)
+    };
+    entry(Some("workspace-write"));
+    let out = list();
+    assert!(out.stdout.contains("probe"), "{out:?}");
+    assert!(!outside.exists(), "a sandboxed server wrote outside");
+    entry(None);
+    list();
+    assert!(outside.exists(), "the unsandboxed server did not run");
+
+    // Only stdio servers can be sandboxed, and only in a mode Ling knows.
+    for bad in [
+        json!({"type": "http", "url": "http://127.0.0.1:9/mcp", "sandbox": "read-only"}),
+        json!({"command": "sh", "sandbox": "strict"}),
+    ] {
+        std::fs::write(
+            s.project.home.path().join("mcp.json"),
+            json!({"mcpServers": {"probe": bad}}).to_string(),
+        )
+        .unwrap();
+        let out = list();
+        assert_eq!(out.code, Some(2), "{out:?}");
+        assert!(out.stderr.contains("\"sandbox\""), "{}", out.stderr);
+    }
+}
