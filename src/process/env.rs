@@ -4,12 +4,12 @@
 
 use std::ffi::{OsStr, OsString};
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use tokio::process::Command;
 
 use super::exec::Trampoline;
-use super::sandbox::{self, Decision, Policy, SandboxMode};
+use super::sandbox::{self, Decision, Holder, Policy, SandboxMode};
 use crate::config::Settings;
 
 /// The variable the model API key is read from unless settings `apiKeyEnv` names another.
@@ -21,14 +21,26 @@ const NO_TRAMPOLINE: &str = "the shell sandbox needs Ling's trampoline (`ling __
 /// The environment children start in: Ling's own minus the variables that hold the model API
 /// key (unless settings `shareApiKeyWithTools`), and, from the `ling` binary, the trampoline
 /// that ties a child to Ling's life. Cheap to clone.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct ChildEnv {
     removed: Arc<[String]>,
     trampoline: Option<Trampoline>,
     /// The run's sandbox and project root, for the children that may be sandboxed besides the
     /// `bash` tool's (command hooks with `sandbox.hooks`, stdio MCP servers with `"sandbox"`).
     sandbox: Option<Arc<(Decision, PathBuf)>>,
+    /// The namespaces sandboxed commands join (started with the first that needs them).
+    holder: Arc<Mutex<Option<Holder>>>,
 }
+
+impl PartialEq for ChildEnv {
+    fn eq(&self, other: &Self) -> bool {
+        self.removed == other.removed
+            && self.trampoline == other.trampoline
+            && self.sandbox == other.sandbox
+    }
+}
+
+impl Eq for ChildEnv {}
 
 impl Default for ChildEnv {
     /// Without `OPENAI_API_KEY`, started directly: the safe choice for code that was not told
@@ -58,6 +70,7 @@ impl ChildEnv {
             removed: vars.into_iter().map(Into::into).collect(),
             trampoline: None,
             sandbox: None,
+            holder: Arc::default(),
         }
     }
 
@@ -110,9 +123,37 @@ impl ChildEnv {
         let Some(trampoline) = &self.trampoline else {
             return Err(NO_TRAMPOLINE.into());
         };
+        let policy = self.joined(trampoline, policy);
         let mut cmd = trampoline.command_with(program.as_ref(), &policy.to_args());
         self.strip(&mut cmd);
         Ok(cmd)
+    }
+
+    /// `policy` joining the run's namespace holder when it needs the read-only binds (the
+    /// holder is started, or restarted for other paths, here). Without a holder (it could not
+    /// start) the child makes its own namespaces.
+    fn joined(&self, trampoline: &Trampoline, policy: &Policy) -> Policy {
+        let mut policy = policy.clone();
+        if !policy.needs_binds() {
+            return policy;
+        }
+        let Ok(mut holder) = self.holder.lock() else {
+            return policy;
+        };
+        if holder
+            .as_ref()
+            .is_none_or(|h| h.protects() != policy.protect)
+        {
+            *holder = match Holder::start(trampoline.exe(), &policy.protect) {
+                Ok(started) => Some(started),
+                Err(e) => {
+                    tracing::debug!("sandbox: {e}; each command makes its own namespaces");
+                    None
+                }
+            };
+        }
+        policy.join = holder.as_ref().map(Holder::pid);
+        policy
     }
 
     /// The variables children do not inherit.
@@ -159,7 +200,8 @@ impl ChildEnv {
         let mut cmd = match &self.trampoline {
             Some(trampoline) => {
                 let mut options = vec![OsString::from("--setsid")];
-                options.extend(sandbox.map(Policy::to_args).unwrap_or_default());
+                let sandbox = sandbox.map(|p| self.joined(trampoline, p));
+                options.extend(sandbox.as_ref().map(Policy::to_args).unwrap_or_default());
                 trampoline.command_with(program.as_ref(), &options)
             }
             None if sandbox.is_some() => {

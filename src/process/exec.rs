@@ -109,6 +109,11 @@ impl Trampoline {
         }
     }
 
+    /// The executable the trampoline runs.
+    pub fn exe(&self) -> &Path {
+        &self.exe
+    }
+
     /// `ling __ling-exec --parent PID -- PROGRAM`; the caller adds PROGRAM's arguments, stdio,
     /// working directory and environment as for a direct spawn.
     pub fn command(&self, program: &OsStr) -> Command {
@@ -176,7 +181,10 @@ pub struct Request {
     pub parent: u32,
     /// `--setsid`: a session of its own, so the program has no controlling terminal.
     pub setsid: bool,
-    /// `--sandbox MODE` with its `--network`, `--write` and `--protect` options.
+    /// `--hold` with its `--protect` paths: become the sandbox's namespace holder
+    /// ([`super::sandbox::Holder`]) instead of a program.
+    pub hold: Option<Vec<PathBuf>>,
+    /// `--sandbox MODE` with its `--network`, `--write`, `--protect` and `--join` options.
     pub sandbox: Option<Policy>,
     pub program: OsString,
     pub args: Vec<OsString>,
@@ -188,6 +196,8 @@ impl Request {
         let mut args = args.into_iter();
         let mut parent = None;
         let mut setsid = false;
+        let mut hold = false;
+        let mut join = None;
         let mut mode = None;
         let (mut network, mut write, mut protect) = (false, Vec::new(), Vec::new());
         loop {
@@ -201,6 +211,10 @@ impl Request {
             }
             if option == "--setsid" {
                 setsid = true;
+                continue;
+            }
+            if option == "--hold" {
+                hold = true;
                 continue;
             }
             let name = option.to_string_lossy().into_owned();
@@ -230,6 +244,12 @@ impl Request {
                 "--network" => network = value == "on",
                 "--write" => write.push(PathBuf::from(value)),
                 "--protect" => protect.push(PathBuf::from(value)),
+                "--join" => {
+                    let pid = value.to_str().and_then(|v| v.parse::<u32>().ok());
+                    join = Some(pid.ok_or_else(|| {
+                        ExecError::Usage(format!("--join {value:?} is not a pid"))
+                    })?);
+                }
                 _ => {
                     return Err(ExecError::Usage(format!(
                         "does not know the option {option:?}"
@@ -238,17 +258,29 @@ impl Request {
             }
         }
         let parent = parent.ok_or_else(|| ExecError::Usage("needs --parent PID".into()))?;
+        if hold {
+            return Ok(Self {
+                parent,
+                setsid,
+                hold: Some(protect),
+                sandbox: None,
+                program: OsString::new(),
+                args: Vec::new(),
+            });
+        }
         let program = args
             .next()
             .ok_or_else(|| ExecError::Usage(format!("needs a program after `{END_OF_OPTIONS}`")))?;
         Ok(Self {
             parent,
             setsid,
+            hold: None,
             sandbox: mode.map(|mode| Policy {
                 mode,
                 network,
                 write,
                 protect,
+                join,
             }),
             program,
             args: args.collect(),
@@ -279,6 +311,12 @@ impl Request {
                     program,
                 };
             }
+        }
+        if let Some(protect) = &self.hold {
+            return match Policy::hold(protect) {
+                Ok(()) => std::process::exit(0),
+                Err(e) => ExecError::Sandbox(e),
+            };
         }
         if let Some(policy) = &self.sandbox
             && let Err(e) = policy.apply()
@@ -342,6 +380,7 @@ mod tests {
             Request {
                 parent: 42,
                 setsid: false,
+                hold: None,
                 sandbox: None,
                 program: "bash".into(),
                 args: vec!["-c".into(), "--parent 7 --".into()],

@@ -16,7 +16,7 @@ use seccompiler::{
     TargetArch,
 };
 
-use super::{MIN_LANDLOCK_ABI, Policy, SandboxMode};
+use super::{MIN_LANDLOCK_ABI, Policy};
 
 /// The ABI whose rights the sandbox handles (file rights through `IoctlDev`, TCP, scopes).
 const ABI_USED: ABI = ABI::V6;
@@ -46,8 +46,10 @@ pub(super) fn probe() -> Result<(), String> {
 }
 
 pub(super) fn apply(policy: &Policy) -> Result<(), String> {
-    let needs_binds = policy.mode == SandboxMode::WorkspaceWrite && !policy.protect.is_empty();
-    let write = if needs_binds && bind_read_only(&policy.protect).is_err() {
+    let bound = || {
+        policy.join.is_some_and(|pid| join(pid).is_ok()) || bind_read_only(&policy.protect).is_ok()
+    };
+    let write = if policy.needs_binds() && !bound() {
         // No user namespace here: grant the writable roots entry by entry around the protected.
         grants_around(&policy.write, &policy.protect)
     } else {
@@ -57,6 +59,36 @@ pub(super) fn apply(policy: &Policy) -> Result<(), String> {
     if !policy.network {
         filter_sockets()?;
     }
+    Ok(())
+}
+
+/// Joins the user and mount namespaces of the holder `pid` (made by [`hold`]), keeping the
+/// working directory (joining a mount namespace resets it to its root).
+fn join(pid: u32) -> Result<(), String> {
+    let cwd = std::env::current_dir().map_err(|e| format!("cwd: {e}"))?;
+    for (ns, flag) in [
+        ("user", CloneFlags::CLONE_NEWUSER),
+        ("mnt", CloneFlags::CLONE_NEWNS),
+    ] {
+        let path = format!("/proc/{pid}/ns/{ns}");
+        let file = std::fs::File::open(&path).map_err(|e| format!("{path}: {e}"))?;
+        nix::sched::setns(file, flag).map_err(|e| format!("setns {path}: {e}"))?;
+    }
+    std::env::set_current_dir(&cwd).map_err(|e| format!("cwd {}: {e}", cwd.display()))
+}
+
+/// The holder's side: the namespaces with the read-only binds, kept alive until stdin closes.
+// Its stdout is a pipe to Ling, never the terminal.
+#[allow(clippy::disallowed_methods)]
+pub(super) fn hold(protect: &[PathBuf]) -> Result<(), String> {
+    use std::io::{Read, Write};
+    bind_read_only(protect)?;
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "ready")
+        .and_then(|()| out.flush())
+        .map_err(|e| format!("stdout: {e}"))?;
+    let mut sink = Vec::new();
+    let _ = std::io::stdin().lock().read_to_end(&mut sink);
     Ok(())
 }
 

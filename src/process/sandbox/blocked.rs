@@ -137,6 +137,7 @@ mod tests {
             network,
             write: vec![PathBuf::from("/p"), PathBuf::from("/tmp")],
             protect: vec![PathBuf::from("/p/.git")],
+            join: None,
         }
     }
 

@@ -18,6 +18,7 @@
 #[cfg(target_os = "linux")]
 mod apply;
 mod blocked;
+mod holder;
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -25,6 +26,7 @@ use std::path::{Path, PathBuf};
 pub use crate::config::SandboxMode;
 use crate::config::SandboxSettings;
 pub use blocked::{Blocked, find_blocked};
+pub use holder::Holder;
 
 /// Set to `1`, makes [`availability`] report that the kernel has no Landlock: a test hook for
 /// the fallback path on machines that have it.
@@ -43,6 +45,9 @@ pub struct Policy {
     pub write: Vec<PathBuf>,
     /// Paths beneath `write` that stay read-only.
     pub protect: Vec<PathBuf>,
+    /// The pid of a [`Holder`] whose namespaces already have `protect` read-only: joining them
+    /// costs less than making new ones per command.
+    pub join: Option<u32>,
 }
 
 impl Policy {
@@ -85,7 +90,13 @@ impl Policy {
             network,
             write,
             protect,
+            join: None,
         }
+    }
+
+    /// Whether the child needs the read-only binds (see the module doc).
+    pub fn needs_binds(&self) -> bool {
+        self.mode == SandboxMode::WorkspaceWrite && !self.protect.is_empty()
     }
 
     /// The trampoline options that carry this policy (see `exec::Request::parse`).
@@ -100,6 +111,9 @@ impl Policy {
         for path in &self.protect {
             args.extend(["--protect".into(), path.clone().into_os_string()]);
         }
+        if let Some(pid) = self.join {
+            args.extend(["--join".into(), pid.to_string().into()]);
+        }
         args
     }
 
@@ -108,6 +122,20 @@ impl Policy {
     pub fn allows_write(&self, path: &Path) -> bool {
         let beneath = |roots: &[PathBuf]| roots.iter().any(|r| path.starts_with(r));
         beneath(&self.write) && !beneath(&self.protect)
+    }
+
+    /// Becomes the [`Holder`] of namespaces in which `protect` is read-only: says `ready` on
+    /// stdout, then waits for stdin to close and exits. Linux only.
+    pub fn hold(protect: &[PathBuf]) -> Result<(), String> {
+        #[cfg(target_os = "linux")]
+        {
+            apply::hold(protect)
+        }
+        #[cfg(not(target_os = "linux"))]
+        {
+            let _ = protect;
+            Err("the shell sandbox needs Linux (Landlock)".into())
+        }
     }
 
     /// Restricts this process as the policy says; the caller execs right after. Linux only.
