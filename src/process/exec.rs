@@ -389,6 +389,36 @@ mod tests {
     }
 
     #[test]
+    fn sandbox_and_holder_options_are_parsed() {
+        let request = parse(&[
+            "--parent",
+            "1",
+            "--setsid",
+            "--sandbox",
+            "workspace-write",
+            "--write",
+            "/p",
+            "--protect",
+            "/p/.git",
+            "--join",
+            "9",
+            "--",
+            "bash",
+        ])
+        .unwrap();
+        assert!(request.setsid && request.hold.is_none());
+        let policy = request.sandbox.unwrap();
+        assert_eq!(policy.mode, SandboxMode::WorkspaceWrite);
+        assert!(!policy.network);
+        assert_eq!(policy.join, Some(9));
+        assert_eq!(policy.write, [PathBuf::from("/p")]);
+        assert_eq!(policy.to_args().len(), 8);
+        let hold = parse(&["--parent", "1", "--hold", "--protect", "/p/.git", "--"]).unwrap();
+        assert_eq!(hold.hold, Some(vec![PathBuf::from("/p/.git")]));
+        assert!(parse(&["--parent", "1", "--join", "x", "--", "sh"]).is_err());
+    }
+
+    #[test]
     fn a_malformed_line_is_an_error_never_a_guess() {
         for (args, needle) in [
             (&["--", "bash"][..], "needs --parent"),

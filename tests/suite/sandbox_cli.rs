@@ -4,7 +4,7 @@
 //! `ask`, the REPL's question to run a blocked command outside, and the controlling terminal.
 
 use crate::suite::sandbox_bash::Sandboxed;
-use crate::support::{hooks_e2e, mock_openai, project};
+use crate::support::{hooks_e2e, mock_openai, process, project};
 
 use mock_openai::{MockServer, Reply};
 use project::run;
@@ -308,4 +308,25 @@ fn a_stdio_server_runs_in_the_sandbox_only_when_its_entry_asks() {
         assert_eq!(out.code, Some(2), "{out:?}");
         assert!(out.stderr.contains("\"sandbox\""), "{}", out.stderr);
     }
+}
+
+#[test]
+fn commands_join_one_namespace_holder_which_ends_with_ling() {
+    let s = Sandboxed::new();
+    s.project.write(".git/HEAD", "x\n");
+    let probe = "readlink /proc/self/ns/mnt; pgrep -P $PPID -f -- --hold";
+    let (_, results) = s.bash(&[probe, probe], &[]);
+    let lines: Vec<Vec<&str>> = results.iter().map(|r| r.lines().collect()).collect();
+    // Both commands in the same mount namespace, not Ling's, held by one child of Ling.
+    assert_eq!(lines[0][0], lines[1][0], "{results:?}");
+    let own = std::fs::read_link("/proc/self/ns/mnt").unwrap();
+    assert_ne!(lines[0][0], own.to_str().unwrap(), "{results:?}");
+    assert_eq!(lines[0][1], lines[1][1], "{results:?}");
+    let holder: i32 = lines[0][1]
+        .parse()
+        .unwrap_or_else(|_| panic!("{results:?}"));
+    assert!(
+        process::gone_within(holder, std::time::Duration::from_secs(5)),
+        "the holder outlived Ling"
+    );
 }
