@@ -2,7 +2,8 @@
 //! adds on top: `bash -c true` spawned directly against the same through `ling __ling-exec`,
 //! through the small `ling-exec` helper (as the `bash` tool starts it: its own session), and
 //! through the helper inside the `workspace-write` sandbox (network off, a project with `.git`
-//! and `.ling` to protect), with `sh -c true` for scale; spawn to exit, on a multi-thread
+//! and `.ling` to protect, joining the run's namespace holder as the `bash` tool does) and
+//! inside `read-only`, with `sh -c true` for scale; spawn to exit, on a multi-thread
 //! runtime like Ling's. The kinds take turns so drift hits them alike.
 //! Usage: bench-spawn LING_BINARY [N] (default 300); the helper is looked for beside it.
 //! `scripts/bench-spawn.sh` builds both in release mode.
@@ -27,7 +28,9 @@ fn main() -> anyhow::Result<()> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
-    runtime.block_on(bench(Path::new(&ling), iterations))
+    // Absolute: the children start in a temp project, where a relative path would not resolve.
+    let ling = std::fs::canonicalize(&ling)?;
+    runtime.block_on(bench(&ling, iterations))
 }
 
 const KINDS: [&str; 6] = [
