@@ -1,13 +1,18 @@
-//! Measures what the `ling __ling-exec` trampoline adds to starting a child: `bash -c true`
-//! spawned directly against the same through the trampoline (as the `bash` tool and stdio MCP
-//! servers are started), with `sh -c true` for scale; spawn to exit, in its own process group,
-//! on a multi-thread runtime like Ling's. The three kinds take turns so drift hits them alike.
-//! Usage: bench-spawn LING_BINARY [N] (default 300). `scripts/bench-spawn.sh` builds both in
-//! release mode.
+//! Measures what starting a child through the trampoline adds, and what the shell sandbox
+//! adds on top: `bash -c true` spawned directly against the same through `ling __ling-exec`,
+//! through the small `ling-exec` helper (as the `bash` tool starts it: its own session), and
+//! through the helper inside the `workspace-write` sandbox (network off, a project with `.git`
+//! and `.ling` to protect, joining the run's namespace holder as the `bash` tool does) and
+//! inside `read-only`, with `sh -c true` for scale; spawn to exit, on a multi-thread
+//! runtime like Ling's. The kinds take turns so drift hits them alike.
+//! Usage: bench-spawn LING_BINARY [N] (default 300); the helper is looked for beside it.
+//! `scripts/bench-spawn.sh` builds both in release mode.
 
+use std::path::Path;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
+use ling::process::sandbox::{Policy, SandboxMode};
 use ling::process::{ChildEnv, Trampoline};
 
 fn main() -> anyhow::Result<()> {
@@ -23,70 +28,86 @@ fn main() -> anyhow::Result<()> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
+    // Absolute: the children start in a temp project, where a relative path would not resolve.
+    let ling = std::fs::canonicalize(&ling)?;
     runtime.block_on(bench(&ling, iterations))
 }
 
-#[derive(Clone, Copy)]
-enum Kind {
-    Sh,
-    Bash,
-    Tied,
-}
+const KINDS: [&str; 6] = [
+    "sh -c true, direct",
+    "bash -c true, direct",
+    "bash via `ling __ling-exec`",
+    "bash via ling-exec",
+    "bash via ling-exec, workspace-write",
+    "bash via ling-exec, read-only",
+];
 
-async fn bench(ling: &str, iterations: usize) -> anyhow::Result<()> {
+async fn bench(ling: &Path, iterations: usize) -> anyhow::Result<()> {
+    let helper = ling.with_file_name(ling::process::exec::HELPER);
+    anyhow::ensure!(
+        helper.is_file(),
+        "no {} beside {}",
+        helper.display(),
+        ling.display()
+    );
+    let project = tempfile::tempdir()?;
+    std::fs::create_dir(project.path().join(".git"))?;
+    std::fs::create_dir(project.path().join(".ling"))?;
+    let write = Policy::for_project(SandboxMode::WorkspaceWrite, false, &[], project.path());
+    let read = Policy::for_project(SandboxMode::ReadOnly, false, &[], project.path());
     let direct = ChildEnv::default();
-    let tied = ChildEnv::default().with_trampoline(Some(Trampoline::with_exe(ling)));
-    let kinds = [Kind::Sh, Kind::Bash, Kind::Tied];
-    let mut times: [Vec<Duration>; 3] = Default::default();
+    let via_ling = ChildEnv::default().with_trampoline(Some(Trampoline::with_exe(ling)));
+    let via_helper = ChildEnv::default().with_trampoline(Some(Trampoline::with_exe(&helper)));
+    let mut times: Vec<Vec<Duration>> = vec![Vec::new(); KINDS.len()];
     // A few unmeasured rounds warm the page cache and the dynamic loader.
     for round in 0..iterations + 10 {
-        for (slot, kind) in kinds.iter().enumerate() {
-            let mut cmd = match kind {
-                Kind::Sh => direct.command("sh"),
-                Kind::Bash => direct.command("bash"),
-                Kind::Tied => tied.tied_command("bash"),
-            };
+        for (slot, times) in times.iter_mut().enumerate() {
+            let mut cmd = match slot {
+                0 => direct.session_command("sh", None),
+                1 => direct.session_command("bash", None),
+                2 => via_ling.session_command("bash", None),
+                3 => via_helper.session_command("bash", None),
+                4 => via_helper.session_command("bash", Some(&write)),
+                _ => via_helper.session_command("bash", Some(&read)),
+            }
+            .map_err(anyhow::Error::msg)?;
             cmd.args(["-c", "true"])
+                .current_dir(project.path())
                 .stdin(Stdio::null())
                 .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .process_group(0);
+                .stderr(Stdio::null());
             let started = Instant::now();
             let status = cmd.status().await?;
             let elapsed = started.elapsed();
-            anyhow::ensure!(status.success(), "the child failed: {status}");
+            anyhow::ensure!(status.success(), "{} failed: {status}", KINDS[slot]);
             if round >= 10 {
-                times[slot].push(elapsed);
+                times.push(elapsed);
             }
         }
     }
-    let [sh, bash, through] = times.map(|mut t| {
-        t.sort();
-        (t[t.len() / 2], t.iter().sum::<Duration>() / t.len() as u32)
-    });
-    let us = |d: Duration| d.as_secs_f64() * 1e6;
-    println!("{iterations} runs each, median (mean) per spawn-to-exit:");
-    println!(
-        "  sh -c true, direct:            {:>7.0} µs ({:.0})",
-        us(sh.0),
-        us(sh.1)
-    );
-    println!(
-        "  bash -c true, direct:          {:>7.0} µs ({:.0})",
-        us(bash.0),
-        us(bash.1)
-    );
-    println!(
-        "  bash -c true, via trampoline:  {:>7.0} µs ({:.0})",
-        us(through.0),
-        us(through.1)
-    );
-    println!(
-        "  trampoline adds:               {:>7.0} µs ({:.0}); {:.2}x bash direct, {:.2}x sh -c true",
-        us(through.0) - us(bash.0),
-        us(through.1) - us(bash.1),
-        us(through.0) / us(bash.0),
-        us(through.0) / us(sh.0),
-    );
+    let medians: Vec<f64> = times
+        .into_iter()
+        .map(|mut t| {
+            t.sort();
+            t[t.len() / 2].as_secs_f64() * 1e6
+        })
+        .collect();
+    println!("{iterations} runs each, median spawn-to-exit:");
+    for (kind, us) in KINDS.iter().zip(&medians) {
+        println!("  {kind:<38} {us:>7.0} µs");
+    }
+    let (sh, bash) = (medians[0], medians[1]);
+    for (slot, what) in [
+        (2, "ling __ling-exec"),
+        (3, "ling-exec"),
+        (4, "workspace-write"),
+        (5, "read-only"),
+    ] {
+        let added = medians[slot] - bash;
+        println!(
+            "  {what:<18} adds {added:>6.0} µs to bash direct: {:.2}x sh -c true",
+            added / sh
+        );
+    }
     Ok(())
 }

@@ -21,7 +21,8 @@ layer_of() {
     echo "$LAYERS" | awk -v m="$1" '{ for (i = 1; i <= NF; i++) if ($i == m) { print NR; exit } }'
 }
 
-modules=$(ls src | sed -n 's/\.rs$//p; /\./!p' | grep -vx -e lib -e main -e prompts | sort -u)
+# `bin/` holds the other binaries (`ling-exec`), not library modules.
+modules=$(ls src | sed -n 's/\.rs$//p; /\./!p' | grep -vx -e lib -e main -e bin -e prompts | sort -u)
 
 edges=$(for m in $modules; do
     if [ -d "src/$m" ]; then files=$(find "src/$m" -name '*.rs'); else files="src/$m.rs"; fi

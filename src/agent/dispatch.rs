@@ -51,10 +51,10 @@ pub(super) enum CallError {
 }
 
 /// The result of one call, as the model and the user will see it.
-struct CallResult {
-    content: String,
-    is_error: bool,
-    display: Option<String>,
+pub(super) struct CallResult {
+    pub content: String,
+    pub is_error: bool,
+    pub display: Option<String>,
 }
 
 impl From<CallError> for CallResult {
@@ -162,7 +162,13 @@ impl Agent {
             .call_tool(tool.as_ref(), call, pre.input.clone(), turn)
             .await
         {
-            Ok(ToolOutput { content, display }) => CallResult {
+            Ok(output) if output.sandbox_blocked.is_some() && turn.approver.can_ask() => {
+                self.outside_sandbox(tool.as_ref(), call, &pre.input, output, turn)
+                    .await
+            }
+            Ok(ToolOutput {
+                content, display, ..
+            }) => CallResult {
                 content,
                 is_error: false,
                 display,
@@ -256,15 +262,27 @@ impl Agent {
     }
 
     /// The tool itself, with its progress reports shown while it runs.
-    async fn call_tool(
+    pub(super) async fn call_tool(
         &self,
         tool: &dyn Tool,
         call: &ToolCall,
         input: Value,
         turn: &Turn<'_>,
     ) -> Result<ToolOutput, ToolError> {
+        self.call_tool_in(tool, call, input, turn, self.tool_context(turn.cancel))
+            .await
+    }
+
+    /// [`Agent::call_tool`] with the given context (the sandbox's escape runs without one).
+    pub(super) async fn call_tool_in(
+        &self,
+        tool: &dyn Tool,
+        call: &ToolCall,
+        input: Value,
+        turn: &Turn<'_>,
+        mut ctx: ToolContext,
+    ) -> Result<ToolOutput, ToolError> {
         let (progress_tx, mut progress_rx) = tokio::sync::mpsc::unbounded_channel::<String>();
-        let mut ctx = self.tool_context(turn.cancel);
         ctx.progress = Some(Arc::new(move |message| {
             let _ = progress_tx.send(message);
         }));
@@ -290,6 +308,8 @@ impl Agent {
     }
 
     pub(super) fn tool_context(&self, cancel: &CancellationToken) -> ToolContext {
+        // Before the literal: the permissions' lock below lives to its end.
+        let sandbox = self.sandbox_policy();
         ToolContext {
             root: self.options.root.clone(),
             confine_to_root: self.lock_permissions().confine_to_root(),
@@ -297,6 +317,7 @@ impl Agent {
             read_files: self.read_files.clone(),
             progress: None,
             child_env: self.options.child_env.clone(),
+            sandbox,
         }
     }
 }

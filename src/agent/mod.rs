@@ -13,6 +13,7 @@ mod events;
 mod hook_glue;
 pub mod mcp;
 mod prompt;
+mod sandbox_glue;
 mod session;
 pub mod session_list;
 mod truncate;
@@ -29,6 +30,7 @@ use crate::llm::{LlmClient, LlmError, Message, ToolSpec, Usage};
 use crate::mcp::McpManager;
 use crate::permissions::Permissions;
 use crate::process::ChildEnv;
+use crate::process::sandbox::Decision;
 use crate::tools::ToolRegistry;
 
 pub use approval::{Approval, ApprovalRequest, Approver, NonInteractive};
@@ -57,6 +59,8 @@ pub struct AgentOptions {
     pub child_env: ChildEnv,
     /// The context window and when to compact.
     pub context: ContextOptions,
+    /// The shell sandbox of the `bash` tool.
+    pub sandbox: Decision,
 }
 
 /// How a run ended.

@@ -49,6 +49,10 @@ pub struct RunArgs {
     #[arg(long, value_enum)]
     pub permission_mode: Option<ModeArg>,
 
+    /// The shell sandbox of the bash tool (default: workspace-write where the kernel has Landlock)
+    #[arg(long, value_enum, value_name = "MODE")]
+    pub sandbox: Option<SandboxArg>,
+
     /// Allow rules, comma-separated: a tool name, `mcp__server__*`, or `bash(PREFIX*)`.
     // Raw flag values; `split_rules` splits them (a `//` comment: doc comments become the help).
     #[arg(long, value_name = "RULE,...")]
@@ -149,6 +153,23 @@ impl From<ModeArg> for crate::config::PermissionMode {
     }
 }
 
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SandboxArg {
+    Off,
+    WorkspaceWrite,
+    ReadOnly,
+}
+
+impl From<SandboxArg> for crate::config::SandboxMode {
+    fn from(mode: SandboxArg) -> Self {
+        match mode {
+            SandboxArg::Off => Self::Off,
+            SandboxArg::WorkspaceWrite => Self::WorkspaceWrite,
+            SandboxArg::ReadOnly => Self::ReadOnly,
+        }
+    }
+}
+
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Manage and test MCP servers (.ling/mcp.json)
@@ -198,12 +219,36 @@ pub enum Command {
         #[arg(short = 'C', long = "cwd", value_name = "DIR", global = true)]
         cwd: Option<PathBuf>,
     },
+    /// Run a command in the shell sandbox, to try a policy (exits with the command's code)
+    Sandbox {
+        #[command(subcommand)]
+        command: SandboxCommand,
+    },
     /// Print the shell completion script for SHELL on stdout
     #[command(after_help = "Install it once, e.g. `ling completion bash > \
                       ~/.local/share/bash-completion/completions/ling` (the README has zsh and fish).")]
     Completion {
         #[arg(value_enum, value_name = "SHELL")]
         shell: clap_complete::Shell,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SandboxCommand {
+    /// Run CMD in the sandbox a bash command of this project gets: `ling sandbox run -- CMD...`
+    Run {
+        /// The sandbox mode (default: settings `sandbox.mode`, else workspace-write)
+        #[arg(long, value_enum, value_name = "MODE")]
+        mode: Option<SandboxArg>,
+        /// Allow the network (default: settings `sandbox.network`)
+        #[arg(long)]
+        network: bool,
+        /// Project root (default: the current directory)
+        #[arg(short = 'C', long = "cwd", value_name = "DIR")]
+        cwd: Option<PathBuf>,
+        /// The command and its arguments
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, required = true)]
+        command: Vec<std::ffi::OsString>,
     },
 }
 

@@ -9,6 +9,7 @@ mod hooks_cmd;
 mod mcp_cmd;
 mod mcp_import_cmd;
 mod prompt;
+mod sandbox_cmd;
 mod sessions_cmd;
 mod trust_cmd;
 
@@ -31,19 +32,35 @@ use crate::ui::{RunOutcome, Signal, TerminalError};
 /// Exit codes of `docs/cli.md`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Exit {
-    Success = 0,
-    Failure = 1,
-    Usage = 2,
-    Interrupted = 130,
+    Success,
+    Failure,
+    Usage,
+    Interrupted,
     /// Ended by SIGHUP (the terminal went away).
-    HungUp = 129,
+    HungUp,
     /// Ended by SIGTERM.
-    Terminated = 143,
+    Terminated,
+    /// The exit code of the command `ling sandbox run` ran.
+    Command(u8),
+}
+
+impl Exit {
+    pub fn code(self) -> u8 {
+        match self {
+            Self::Success => 0,
+            Self::Failure => 1,
+            Self::Usage => 2,
+            Self::Interrupted => 130,
+            Self::HungUp => 129,
+            Self::Terminated => 143,
+            Self::Command(code) => code,
+        }
+    }
 }
 
 impl From<Exit> for std::process::ExitCode {
     fn from(exit: Exit) -> Self {
-        Self::from(exit as u8)
+        Self::from(exit.code())
     }
 }
 
@@ -131,6 +148,7 @@ async fn dispatch(cli: Cli) -> Result<Exit, CliError> {
         Some(Command::Sessions { command, cwd }) => sessions_cmd::run(command, cwd),
         Some(Command::Trust { dir, list, revoke }) => trust_cmd::run(dir, list, revoke),
         Some(Command::Completion { shell }) => Ok(completion_cmd::run(shell)),
+        Some(Command::Sandbox { command }) => sandbox_cmd::run(command).await,
         None => run_agent(cli.run).await,
     }
 }
@@ -189,6 +207,7 @@ fn run_options(args: &RunArgs) -> RunOptions {
             max_turns: args.max_turns,
             no_hooks: args.no_hooks,
             allow_sampling: args.allow_sampling,
+            sandbox: args.sandbox.map(Into::into),
         },
         mcp_config: args.mcp_config.clone(),
         strict_mcp_config: args.strict_mcp_config,
@@ -211,7 +230,7 @@ mod tests {
 
     #[test]
     fn each_outcome_has_its_exit_code() {
-        let code = |outcome: RunOutcome| Exit::from(outcome) as u8;
+        let code = |outcome: RunOutcome| Exit::from(outcome).code();
         assert_eq!(code(RunOutcome::Success), 0);
         assert_eq!(code(RunOutcome::Failed), 1);
         assert_eq!(code(RunOutcome::Interrupted(Signal::Interrupt)), 130);

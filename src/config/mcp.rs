@@ -16,6 +16,7 @@ use serde_json::Value;
 use super::claude::CLAUDE_MCP_FILE;
 use super::hooks::locate::{Seg, locate};
 use super::json::{read_config_text, syntax_error};
+use super::sandbox::SandboxMode;
 use super::trust::ProjectConfig;
 use super::{ConfigError, Paths, expand_vars, read_json_value};
 
@@ -124,6 +125,11 @@ pub struct RawServer {
     /// http, sse: headers sent with every request, e.g. `{"Authorization": "Bearer ${TOKEN}"}`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub headers: Option<BTreeMap<String, String>>,
+    /// stdio: run the server in the shell sandbox, `workspace-write` or `read-only` (its
+    /// network as settings `sandbox.network`). Default: not sandboxed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("enum" = ["off", "workspace-write", "read-only"]))]
+    pub sandbox: Option<String>,
     /// Keep the entry but do not start the server. Default false.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub disabled: Option<bool>,
@@ -150,6 +156,7 @@ const HTTP_TYPES: [&str; 4] = ["http", "streamable-http", "streamableHttp", "sse
 /// against the struct by a test.
 const SERVER_FIELDS: &[&str] = &[
     "type",
+    "sandbox",
     "command",
     "args",
     "env",
@@ -206,6 +213,8 @@ pub struct ServerConfig {
     /// `None`: every tool. `Some`: only these (original tool names).
     pub include_tools: Option<Vec<String>>,
     pub exclude_tools: Vec<String>,
+    /// stdio: the shell sandbox the server runs in (`"sandbox"` of its entry); `None`: none.
+    pub sandbox: Option<SandboxMode>,
     /// The file the entry came from.
     pub source: PathBuf,
     /// A `${VAR}` that could not be expanded: the server is not started and fails with this.
@@ -222,6 +231,7 @@ impl ServerConfig {
             disabled: false,
             startup_timeout: Duration::from_millis(DEFAULT_STARTUP_TIMEOUT_MS),
             tool_timeout: Duration::from_millis(DEFAULT_TOOL_TIMEOUT_MS),
+            sandbox: None,
             include_tools: None,
             exclude_tools: Vec::new(),
             source: PathBuf::new(),
@@ -459,9 +469,23 @@ pub fn resolve_server(
             TransportConfig::Http { url, headers }
         }
     };
+    let sandbox = match raw.sandbox.as_deref() {
+        None | Some("off") => None,
+        Some(mode) => Some(
+            SandboxMode::parse(mode)
+                .filter(|_| kind == "stdio")
+                .ok_or_else(|| {
+                    invalid(format!(
+                        "server {name:?}: \"sandbox\": {mode:?} must be \"workspace-write\", \
+                         \"read-only\" or \"off\", for a stdio server"
+                    ))
+                })?,
+        ),
+    };
     Ok(ServerConfig {
         name: name.to_string(),
         transport,
+        sandbox,
         disabled: raw.disabled.unwrap_or(false),
         startup_timeout: Duration::from_millis(
             raw.startup_timeout_ms.unwrap_or(DEFAULT_STARTUP_TIMEOUT_MS),
@@ -617,6 +641,7 @@ mod tests {
             cwd: Some(String::new()),
             url: Some(String::new()),
             headers: Some(BTreeMap::new()),
+            sandbox: Some(String::new()),
             disabled: Some(false),
             startup_timeout_ms: Some(0),
             tool_timeout_ms: Some(0),

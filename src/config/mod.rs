@@ -15,6 +15,7 @@ pub mod mcp;
 pub mod mcp_import;
 mod paths;
 pub mod private_fs;
+pub mod sandbox;
 pub mod schema;
 mod settings;
 pub mod tool_search;
@@ -23,6 +24,7 @@ pub mod trust;
 pub use error::ConfigError;
 pub use json::{CONFIG_FILE_LIMIT, read_config_text, read_json_file, read_json_value};
 pub use paths::{Paths, expand_vars, expand_vars_with, ling_home, var_names};
+pub use sandbox::{SandboxMode, SandboxSettings};
 pub use settings::{
     DEFAULT_API_KEY_ENV, DEFAULT_AUTO_COMPACT_PERCENT, DEFAULT_CONNECT_TIMEOUT_MS,
     DEFAULT_CONTEXT_WINDOW, DEFAULT_FIRST_BYTE_TIMEOUT_MS, DEFAULT_IDLE_TIMEOUT_MS,

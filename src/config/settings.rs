@@ -7,6 +7,7 @@ use serde::Deserialize;
 use super::claude::{CLAUDE_SETTINGS_FILES, ClaudeRules, RawClaudeCompat};
 use super::hooks::HookLayers;
 use super::json::syntax_error;
+use super::sandbox::{RawSandbox, SandboxMode, SandboxSettings};
 use super::tool_search::{RawToolSearch, ToolSearchSettings};
 use super::trust::ProjectConfig;
 use super::{ConfigError, Paths, read_json_file};
@@ -120,6 +121,9 @@ pub struct RawSettings {
     pub claude_compat: Option<RawClaudeCompat>,
     /// When MCP tools are offered by name behind `search_tools` rather than in full.
     pub tool_search: Option<RawToolSearch>,
+    /// The shell sandbox of the `bash` tool (Linux: Landlock and seccomp).
+    #[serde(default)]
+    pub sandbox: RawSandbox,
     #[serde(flatten)]
     #[schemars(skip)]
     pub other: BTreeMap<String, serde_json::Value>,
@@ -232,6 +236,8 @@ pub struct SettingsOverrides {
     pub max_turns: Option<u32>,
     pub no_hooks: bool,
     pub allow_sampling: bool,
+    /// `--sandbox`.
+    pub sandbox: Option<SandboxMode>,
 }
 
 /// Resolved settings: flags over environment over `.ling/settings.json` (of a trusted project)
@@ -268,6 +274,8 @@ pub struct Settings {
     pub auto_compact: bool,
     pub auto_compact_percent: u8,
     pub tool_search: ToolSearchSettings,
+    /// The shell sandbox asked for (whether the kernel can enforce it is decided at setup).
+    pub sandbox: SandboxSettings,
     /// Unknown keys found in the settings files, for a warning.
     pub warnings: Vec<String>,
 }
@@ -302,6 +310,12 @@ impl Settings {
             message,
         })
         .map(|mut settings| {
+            // Relative writable roots are the project's.
+            for root in &mut settings.sandbox.writable_roots {
+                if root.is_relative() {
+                    *root = paths.project_root.join(&*root);
+                }
+            }
             for (path, raw) in [(&user_path, &user), (&project_path, &project_raw)] {
                 let permissions = raw
                     .permissions
@@ -451,6 +465,16 @@ impl Settings {
                  {DEFAULT_AUTO_COMPACT_PERCENT})"
             ));
         }
+        let home = env("HOME")
+            .filter(|h| !h.is_empty())
+            .map(std::path::PathBuf::from);
+        let sandbox = SandboxSettings::resolve(
+            overrides.sandbox,
+            &user.sandbox,
+            &project.sandbox,
+            std::path::Path::new(""),
+            home.as_deref(),
+        )?;
 
         Ok(Self {
             model,
@@ -493,6 +517,7 @@ impl Settings {
                 project.tool_search.as_ref(),
                 user.tool_search.as_ref(),
             )?,
+            sandbox,
             warnings: Vec::new(),
         })
     }

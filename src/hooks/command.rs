@@ -32,7 +32,14 @@ pub(crate) async fn run_command(
     timeout: Duration,
     child_env: &ChildEnv,
 ) -> RunResult {
-    let mut cmd = child_env.command("sh");
+    // With settings `sandbox.hooks`, inside the run's sandbox.
+    let mut cmd = match child_env.hook_policy() {
+        Some(policy) => match child_env.sandboxed_command("sh", &policy) {
+            Ok(cmd) => cmd,
+            Err(e) => return RunResult::Failed(e),
+        },
+        None => child_env.command("sh"),
+    };
     cmd.arg("-c")
         .arg(command)
         .current_dir(&ctx.cwd)

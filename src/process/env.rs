@@ -2,25 +2,45 @@
 //! resolved settings and handed to the three places that spawn (the `bash` tool through its
 //! `ToolContext`, the hook engine, the MCP manager's options).
 
-use std::ffi::OsStr;
-use std::sync::Arc;
+use std::ffi::{OsStr, OsString};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
 
 use tokio::process::Command;
 
 use super::exec::Trampoline;
+use super::sandbox::{self, Decision, Holder, Policy, SandboxMode};
 use crate::config::Settings;
 
 /// The variable the model API key is read from unless settings `apiKeyEnv` names another.
 pub const DEFAULT_KEY_VAR: &str = crate::config::DEFAULT_API_KEY_ENV;
 
+const NO_TRAMPOLINE: &str = "the shell sandbox needs Ling's trampoline (`ling __ling-exec`), \
+                             which this process cannot start; use --sandbox off";
+
 /// The environment children start in: Ling's own minus the variables that hold the model API
 /// key (unless settings `shareApiKeyWithTools`), and, from the `ling` binary, the trampoline
 /// that ties a child to Ling's life. Cheap to clone.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct ChildEnv {
     removed: Arc<[String]>,
     trampoline: Option<Trampoline>,
+    /// The run's sandbox and project root, for the children that may be sandboxed besides the
+    /// `bash` tool's (command hooks with `sandbox.hooks`, stdio MCP servers with `"sandbox"`).
+    sandbox: Option<Arc<(Decision, PathBuf)>>,
+    /// The namespaces sandboxed commands join (started with the first that needs them).
+    holder: Arc<Mutex<Option<Holder>>>,
 }
+
+impl PartialEq for ChildEnv {
+    fn eq(&self, other: &Self) -> bool {
+        self.removed == other.removed
+            && self.trampoline == other.trampoline
+            && self.sandbox == other.sandbox
+    }
+}
+
+impl Eq for ChildEnv {}
 
 impl Default for ChildEnv {
     /// Without `OPENAI_API_KEY`, started directly: the safe choice for code that was not told
@@ -49,6 +69,8 @@ impl ChildEnv {
         Self {
             removed: vars.into_iter().map(Into::into).collect(),
             trampoline: None,
+            sandbox: None,
+            holder: Arc::default(),
         }
     }
 
@@ -56,6 +78,82 @@ impl ChildEnv {
     pub fn with_trampoline(mut self, trampoline: Option<Trampoline>) -> Self {
         self.trampoline = trampoline;
         self
+    }
+
+    /// The run's sandbox (`decision`) for commands run in `root`.
+    pub fn with_sandbox(mut self, decision: Decision, root: PathBuf) -> Self {
+        self.sandbox = Some(Arc::new((decision, root)));
+        self
+    }
+
+    /// The sandbox of command hooks: the run's, when it is on and settings `sandbox.hooks`.
+    pub fn hook_policy(&self) -> Option<Policy> {
+        let (decision, root) = self.sandbox.as_deref()?;
+        if !decision.hooks {
+            return None;
+        }
+        decision.policy(decision.mode, root)
+    }
+
+    /// The sandbox of a stdio MCP server whose entry asks for `mode`: an error when this
+    /// kernel cannot enforce it (the server then does not start).
+    pub fn server_policy(&self, mode: SandboxMode) -> Result<Option<Policy>, String> {
+        if mode == SandboxMode::Off {
+            return Ok(None);
+        }
+        sandbox::availability().map_err(|e| e.to_string())?;
+        let off = (Decision::off(), PathBuf::from("."));
+        let (decision, root) = self.sandbox.as_deref().unwrap_or(&off);
+        let network = decision.is_on() && decision.network;
+        Ok(Some(Policy::for_project(
+            mode,
+            network,
+            &decision.writable_roots,
+            root,
+        )))
+    }
+
+    /// A tied child inside `policy` (its own group is the caller's to set). An error without a
+    /// trampoline, which alone can apply a sandbox.
+    pub fn sandboxed_command(
+        &self,
+        program: impl AsRef<OsStr>,
+        policy: &Policy,
+    ) -> Result<Command, String> {
+        let Some(trampoline) = &self.trampoline else {
+            return Err(NO_TRAMPOLINE.into());
+        };
+        let policy = self.joined(trampoline, policy);
+        let mut cmd = trampoline.command_with(program.as_ref(), &policy.to_args());
+        self.strip(&mut cmd);
+        Ok(cmd)
+    }
+
+    /// `policy` joining the run's namespace holder when it needs the read-only binds (the
+    /// holder is started, or restarted for other paths, here). Without a holder (it could not
+    /// start) the child makes its own namespaces.
+    fn joined(&self, trampoline: &Trampoline, policy: &Policy) -> Policy {
+        let mut policy = policy.clone();
+        if !policy.needs_binds() {
+            return policy;
+        }
+        let Ok(mut holder) = self.holder.lock() else {
+            return policy;
+        };
+        if holder
+            .as_ref()
+            .is_none_or(|h| h.protects() != policy.protect)
+        {
+            *holder = match Holder::start(trampoline.exe(), &policy.protect) {
+                Ok(started) => Some(started),
+                Err(e) => {
+                    tracing::debug!("sandbox: {e}; each command makes its own namespaces");
+                    None
+                }
+            };
+        }
+        policy.join = holder.as_ref().map(Holder::pid);
+        policy
     }
 
     /// The variables children do not inherit.
@@ -88,6 +186,36 @@ impl ChildEnv {
         };
         self.strip(&mut cmd);
         cmd
+    }
+
+    /// The `bash` tool's shell: tied to Ling like [`ChildEnv::tied_command`], in a session of
+    /// its own (its pid is its process group, and it has no controlling terminal), and inside
+    /// `sandbox` when given. Without a trampoline the child only gets a process group of its
+    /// own, and a sandbox is an error.
+    pub fn session_command(
+        &self,
+        program: impl AsRef<OsStr>,
+        sandbox: Option<&Policy>,
+    ) -> Result<Command, String> {
+        let mut cmd = match &self.trampoline {
+            Some(trampoline) => {
+                let mut options = vec![OsString::from("--setsid")];
+                let sandbox = sandbox.map(|p| self.joined(trampoline, p));
+                options.extend(sandbox.as_ref().map(Policy::to_args).unwrap_or_default());
+                trampoline.command_with(program.as_ref(), &options)
+            }
+            None if sandbox.is_some() => {
+                return Err("the shell sandbox needs Ling's trampoline (`ling __ling-exec`),                             which this process cannot start; use --sandbox off"
+                    .into());
+            }
+            None => {
+                let mut cmd = Command::new(program);
+                cmd.process_group(0);
+                cmd
+            }
+        };
+        self.strip(&mut cmd);
+        Ok(cmd)
     }
 
     fn strip(&self, cmd: &mut Command) {

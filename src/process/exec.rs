@@ -14,10 +14,13 @@
 //! directory and environment all carry over the exec, so killing the group keeps working. A child
 //! started this way dies with Ling even when Ling is killed with SIGKILL.
 //!
-//! The format is options before `--`, each `--name value`, then the program and its arguments
-//! untouched; an option this binary does not know is an error, never a guess. The shell sandbox (Landlock
-//! and seccomp, not built yet) belongs here too, as further options applied in
-//! [`Request::run`] just before the exec.
+//! The format is options before `--`, each `--name value` (or the flag `--setsid`), then the
+//! program and its arguments untouched; an option this binary does not know is an error, never
+//! a guess. `--setsid` gives the program a session of its own (no controlling terminal; its pid
+//! is its process group), and `--sandbox MODE` with `--network`, `--write PATH` and `--protect
+//! PATH` restricts it ([`super::sandbox`]) in [`Request::run`], just before the exec. The same
+//! entry point is the small `ling-exec` binary ([`HELPER`]), which Ling prefers because it
+//! starts faster than the whole `ling`.
 //!
 //! Linux caveat: the parent-death signal fires when the *thread* that spawned the child exits,
 //! not the process. Tokio's worker threads and the main thread live as long as Ling, but
@@ -35,9 +38,14 @@ use std::sync::Arc;
 
 use tokio::process::Command;
 
+use super::sandbox::{Policy, SandboxMode};
+
 /// The hidden first argument of the trampoline. No prompt or subcommand looks like it, and
 /// `main` takes it before clap sees anything.
 pub const MARKER: &str = "__ling-exec";
+
+/// The name of the small trampoline binary installed beside `ling` (`src/bin/ling-exec.rs`).
+pub const HELPER: &str = "ling-exec";
 
 /// Ends the options; what follows is the program and its arguments, passed on untouched.
 const END_OF_OPTIONS: &str = "--";
@@ -51,8 +59,10 @@ pub struct Trampoline {
 }
 
 impl Trampoline {
-    /// This process's own executable, when this platform can tie a child to its parent and the
-    /// executable can be found; `None` (logged) otherwise, and children are started directly.
+    /// The trampoline for this process: the small `ling-exec` helper beside this executable
+    /// when there is one (it starts in a fraction of the time `ling` takes), else this
+    /// process's own executable (`ling __ling-exec`). `None` (logged) when this platform cannot
+    /// tie a child to its parent or no executable can be found; children then start directly.
     /// Only the `ling` binary, whose `main` calls [`run_if_requested`], may start children
     /// through itself.
     pub fn current() -> Option<Self> {
@@ -62,17 +72,26 @@ impl Trampoline {
             );
             return None;
         }
+        let current = std::env::current_exe().ok();
+        if let Some(helper) = current
+            .as_deref()
+            .and_then(Path::parent)
+            .map(|dir| dir.join(HELPER))
+            && helper.is_file()
+        {
+            return Some(Self::with_exe(helper));
+        }
         // `/proc/self/exe` still runs this very binary after an upgrade replaced or deleted it,
         // so the trampoline always speaks the format of the Ling that spawns it.
         let proc_exe = Path::new("/proc/self/exe");
         let exe = if proc_exe.exists() {
             proc_exe.to_path_buf()
         } else {
-            match std::env::current_exe() {
-                Ok(exe) => exe,
-                Err(e) => {
+            match current {
+                Some(exe) => exe,
+                None => {
                     tracing::debug!(
-                        "process: cannot find Ling's own executable ({e}); children start \
+                        "process: cannot find Ling's own executable; children start \
                          directly, without a parent-death signal"
                     );
                     return None;
@@ -90,13 +109,25 @@ impl Trampoline {
         }
     }
 
+    /// The executable the trampoline runs.
+    pub fn exe(&self) -> &Path {
+        &self.exe
+    }
+
     /// `ling __ling-exec --parent PID -- PROGRAM`; the caller adds PROGRAM's arguments, stdio,
     /// working directory and environment as for a direct spawn.
     pub fn command(&self, program: &OsStr) -> Command {
+        self.command_with(program, &[])
+    }
+
+    /// Like [`Trampoline::command`], with more options before the program (`--setsid`, the
+    /// sandbox's).
+    pub fn command_with(&self, program: &OsStr, options: &[OsString]) -> Command {
         let mut cmd = Command::new(&*self.exe);
         cmd.arg(MARKER)
             .arg("--parent")
             .arg(self.parent.to_string())
+            .args(options)
             .arg(END_OF_OPTIONS)
             .arg(program);
         cmd
@@ -109,8 +140,10 @@ impl Trampoline {
 pub enum ExecError {
     #[error("{MARKER} {0}; this entry point is Ling's own way of starting programs, not a command")]
     Usage(String),
-    #[error("cannot ask for a parent-death signal: {0}")]
+    #[error("{0}")]
     Setup(String),
+    #[error("cannot set up the shell sandbox ({0}); run with --sandbox off to go without it")]
+    Sandbox(String),
     #[error("Ling (pid {parent}) exited before `{program}` could start; not starting it")]
     ParentGone { parent: u32, program: String },
     #[error("cannot run `{program}`: {source}")]
@@ -120,7 +153,7 @@ pub enum ExecError {
 impl ExecError {
     pub fn exit_code(&self) -> u8 {
         match self {
-            Self::Usage(_) | Self::Setup(_) | Self::ParentGone { .. } => 125,
+            Self::Usage(_) | Self::Setup(_) | Self::Sandbox(_) | Self::ParentGone { .. } => 125,
             Self::Exec { source, .. } if source.kind() == io::ErrorKind::NotFound => 127,
             Self::Exec { .. } => 126,
         }
@@ -146,6 +179,13 @@ pub fn run_if_requested() -> Option<ExecError> {
 pub struct Request {
     /// The pid the trampoline must find as its parent.
     pub parent: u32,
+    /// `--setsid`: a session of its own, so the program has no controlling terminal.
+    pub setsid: bool,
+    /// `--hold` with its `--protect` paths: become the sandbox's namespace holder
+    /// ([`super::sandbox::Holder`]) instead of a program.
+    pub hold: Option<Vec<PathBuf>>,
+    /// `--sandbox MODE` with its `--network`, `--write`, `--protect` and `--join` options.
+    pub sandbox: Option<Policy>,
     pub program: OsString,
     pub args: Vec<OsString>,
 }
@@ -155,6 +195,11 @@ impl Request {
     pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Self, ExecError> {
         let mut args = args.into_iter();
         let mut parent = None;
+        let mut setsid = false;
+        let mut hold = false;
+        let mut join = None;
+        let mut mode = None;
+        let (mut network, mut write, mut protect) = (false, Vec::new(), Vec::new());
         loop {
             let Some(option) = args.next() else {
                 return Err(ExecError::Usage(format!(
@@ -164,16 +209,46 @@ impl Request {
             if option == END_OF_OPTIONS {
                 break;
             }
-            let value = args.next();
-            match (option.to_str(), value) {
-                (Some("--parent"), Some(value)) => {
+            if option == "--setsid" {
+                setsid = true;
+                continue;
+            }
+            if option == "--hold" {
+                hold = true;
+                continue;
+            }
+            let name = option.to_string_lossy().into_owned();
+            let Some(value) = args.next() else {
+                return Err(ExecError::Usage(format!("{name} needs a value")));
+            };
+            match name.as_str() {
+                "--parent" => {
                     let pid = value.to_str().and_then(|v| v.parse::<u32>().ok());
                     parent = Some(pid.ok_or_else(|| {
                         ExecError::Usage(format!("--parent {value:?} is not a pid"))
                     })?);
                 }
-                (Some("--parent"), None) => {
-                    return Err(ExecError::Usage("--parent needs a pid".into()));
+                "--sandbox" => {
+                    mode = Some(
+                        value
+                            .to_str()
+                            .and_then(SandboxMode::parse)
+                            .filter(|m| *m != SandboxMode::Off)
+                            .ok_or_else(|| {
+                                ExecError::Usage(format!(
+                                    "--sandbox {value:?} is not workspace-write or read-only"
+                                ))
+                            })?,
+                    );
+                }
+                "--network" => network = value == "on",
+                "--write" => write.push(PathBuf::from(value)),
+                "--protect" => protect.push(PathBuf::from(value)),
+                "--join" => {
+                    let pid = value.to_str().and_then(|v| v.parse::<u32>().ok());
+                    join = Some(pid.ok_or_else(|| {
+                        ExecError::Usage(format!("--join {value:?} is not a pid"))
+                    })?);
                 }
                 _ => {
                     return Err(ExecError::Usage(format!(
@@ -183,25 +258,51 @@ impl Request {
             }
         }
         let parent = parent.ok_or_else(|| ExecError::Usage("needs --parent PID".into()))?;
+        if hold {
+            return Ok(Self {
+                parent,
+                setsid,
+                hold: Some(protect),
+                sandbox: None,
+                program: OsString::new(),
+                args: Vec::new(),
+            });
+        }
         let program = args
             .next()
             .ok_or_else(|| ExecError::Usage(format!("needs a program after `{END_OF_OPTIONS}`")))?;
         Ok(Self {
             parent,
+            setsid,
+            hold: None,
+            sandbox: mode.map(|mode| Policy {
+                mode,
+                network,
+                write,
+                protect,
+                join,
+            }),
             program,
             args: args.collect(),
         })
     }
 
-    /// Ties this process to its parent and becomes the program; returns only on failure.
+    /// Ties this process to its parent, restricts it, and becomes the program; returns only
+    /// on failure.
     pub fn run(self) -> ExecError {
         use std::os::unix::process::CommandExt;
         let program = self.program.to_string_lossy().into_owned();
+        // First, so that the process leaves Ling's group (and terminal) as early as it can.
+        if self.setsid
+            && let Err(e) = nix::unistd::setsid()
+        {
+            return ExecError::Setup(format!("setsid: {e}"));
+        }
         #[cfg(target_os = "linux")]
         {
             use nix::sys::signal::Signal;
             if let Err(e) = nix::sys::prctl::set_pdeathsig(Signal::SIGKILL) {
-                return ExecError::Setup(e.to_string());
+                return ExecError::Setup(format!("cannot ask for a parent-death signal: {e}"));
             }
             // Reparented already: the parent died before the request above, which will never fire.
             if u32::try_from(nix::unistd::getppid().as_raw()).ok() != Some(self.parent) {
@@ -210,6 +311,17 @@ impl Request {
                     program,
                 };
             }
+        }
+        if let Some(protect) = &self.hold {
+            return match Policy::hold(protect) {
+                Ok(()) => std::process::exit(0),
+                Err(e) => ExecError::Sandbox(e),
+            };
+        }
+        if let Some(policy) = &self.sandbox
+            && let Err(e) = policy.apply()
+        {
+            return ExecError::Sandbox(e);
         }
         // std's exec also resets the signal mask and SIGPIPE (which this Rust binary ignores) to
         // their defaults, so the program starts as if Ling had spawned it directly.
@@ -267,6 +379,9 @@ mod tests {
             request,
             Request {
                 parent: 42,
+                setsid: false,
+                hold: None,
+                sandbox: None,
                 program: "bash".into(),
                 args: vec!["-c".into(), "--parent 7 --".into()],
             }
@@ -274,14 +389,48 @@ mod tests {
     }
 
     #[test]
+    fn sandbox_and_holder_options_are_parsed() {
+        let request = parse(&[
+            "--parent",
+            "1",
+            "--setsid",
+            "--sandbox",
+            "workspace-write",
+            "--write",
+            "/p",
+            "--protect",
+            "/p/.git",
+            "--join",
+            "9",
+            "--",
+            "bash",
+        ])
+        .unwrap();
+        assert!(request.setsid && request.hold.is_none());
+        let policy = request.sandbox.unwrap();
+        assert_eq!(policy.mode, SandboxMode::WorkspaceWrite);
+        assert!(!policy.network);
+        assert_eq!(policy.join, Some(9));
+        assert_eq!(policy.write, [PathBuf::from("/p")]);
+        assert_eq!(policy.to_args().len(), 8);
+        let hold = parse(&["--parent", "1", "--hold", "--protect", "/p/.git", "--"]).unwrap();
+        assert_eq!(hold.hold, Some(vec![PathBuf::from("/p/.git")]));
+        assert!(parse(&["--parent", "1", "--join", "x", "--", "sh"]).is_err());
+    }
+
+    #[test]
     fn a_malformed_line_is_an_error_never_a_guess() {
         for (args, needle) in [
             (&["--", "bash"][..], "needs --parent"),
             (&["--parent", "x", "--", "bash"][..], "is not a pid"),
-            (&["--parent"][..], "needs a pid"),
+            (&["--parent"][..], "--parent needs a value"),
             (
                 &["--parent", "1", "--sandbox", "on", "--", "sh"][..],
-                "\"--sandbox\"",
+                "is not workspace-write or read-only",
+            ),
+            (
+                &["--parent", "1", "--color", "on", "--", "sh"][..],
+                "\"--color\"",
             ),
             (&["--parent", "1"][..], "needs `-- PROGRAM"),
             (&["--parent", "1", "--"][..], "needs a program"),

@@ -17,6 +17,7 @@ use crate::hooks::HookEngine;
 use crate::llm::{LlmClient, LlmConfig, LlmError};
 use crate::mcp::{ManagerOptions, McpManager};
 use crate::permissions::{PermissionError, Permissions};
+use crate::process::sandbox::{self, Decision, SandboxError};
 use crate::process::{ChildEnv, Trampoline};
 use crate::tools::ToolRegistry;
 
@@ -68,6 +69,8 @@ pub enum SetupError {
     Llm(#[from] LlmError),
     #[error(transparent)]
     Session(#[from] SessionError),
+    #[error(transparent)]
+    Sandbox(#[from] SandboxError),
 }
 
 /// A run ready to be driven: [`Setup::prepare`] builds it, a frontend runs the agent in it, and
@@ -83,6 +86,8 @@ pub struct Setup {
     pub mcp_host: Arc<McpHost>,
     /// True when the agent continues a recorded session.
     pub resumed: bool,
+    /// The shell sandbox of the `bash` tool (`/status`, stream-json `init`).
+    pub sandbox: Decision,
     /// Whether the project's own config applies (`project_trust` of the json outputs).
     pub project_trust: TrustStatus,
     /// For an untrusted project: the one line saying what was skipped and how to trust it.
@@ -131,7 +136,9 @@ impl Setup {
             &options.mcp_config,
             options.strict_mcp_config,
         )?;
-        let child_env = children(&settings);
+        let sandbox = sandbox::decide(&settings.sandbox, sandbox::availability())?;
+        let child_env =
+            children(&settings).with_sandbox(sandbox.clone(), paths.project_root.clone());
         let (hooks, hook_warnings) = HookEngine::load(&paths, &project, settings.hook_layers())?;
         let hooks = hooks.with_child_env(child_env.clone());
         let trust_notice = project.skipped_notice(&paths);
@@ -139,7 +146,10 @@ impl Setup {
         for warning in all_warnings.chain(&mcp_warnings) {
             warn(warning);
         }
-        let permissions = Permissions::new(
+        if let Some(warning) = &sandbox.warning {
+            warn(warning);
+        }
+        let mut permissions = Permissions::new(
             settings.permission_mode,
             &settings.allow_rules,
             &settings.deny_rules,
@@ -149,6 +159,7 @@ impl Setup {
         for warning in permissions.ignored_rules() {
             warn(&warning);
         }
+        permissions.set_sandboxed(sandbox.is_on());
         let llm = LlmClient::new(LlmConfig::from_settings(&settings))?;
         llm.preflight()?;
         let resumed = resume(&options.resume, &paths)?;
@@ -166,6 +177,7 @@ impl Setup {
                 auto_compact: settings.auto_compact,
                 percent: settings.auto_compact_percent,
             },
+            sandbox: sandbox.clone(),
         };
         let (session, history) = match resumed {
             Some(Resumed {
@@ -224,6 +236,7 @@ impl Setup {
             mcp,
             mcp_host,
             resumed,
+            sandbox,
             warnings,
         })
     }

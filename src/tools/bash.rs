@@ -22,6 +22,7 @@ use tokio::time::Instant;
 
 use super::output::CappedOutput;
 use super::{Tool, ToolContext, ToolError, ToolKind, ToolOutput, args_schema, parse_args};
+use crate::process::sandbox::{Blocked, Policy, SandboxMode, find_blocked};
 
 pub const DEFAULT_TIMEOUT_MS: u64 = 120_000;
 pub const MAX_TIMEOUT_MS: u64 = 600_000;
@@ -115,8 +116,17 @@ impl Tool for Bash {
                  output, e.g. `cmd > log.txt 2>&1 &`, to keep them running)\n",
             );
         }
+        let blocked = match &ctx.sandbox {
+            Some(policy) if !run.status.success() => find_blocked(&content, policy, &ctx.root),
+            _ => None,
+        };
         content.push_str(&status_line(run.status));
-        Ok(ToolOutput::text(content))
+        let mut output = ToolOutput::text(content);
+        if let (Some(blocked), Some(policy)) = (blocked, &ctx.sandbox) {
+            output.content.push_str(&blocked_note(&blocked, policy));
+            output.sandbox_blocked = Some(blocked.to_string());
+        }
+        Ok(output)
     }
 }
 
@@ -134,14 +144,18 @@ async fn run(command: &str, ctx: &ToolContext, timeout_ms: u64) -> Result<Run, T
     let stderr = stdout.try_clone().map_err(spawn_error)?;
     // Spawned right here in the tool's async task, on a runtime thread that lives as long as Ling:
     // the parent-death signal follows the spawning thread, so never move this to a blocking one.
-    let mut cmd = ctx.child_env.tied_command("bash");
+    // A session of its own (so its pid is its group, and it has no controlling terminal), in
+    // the sandbox when there is one.
+    let mut cmd = ctx
+        .child_env
+        .session_command("bash", ctx.sandbox.as_ref())
+        .map_err(ToolError::failed)?;
     cmd.arg("-c")
         .arg(command)
         .current_dir(&ctx.root)
         .stdin(Stdio::null())
         .stdout(Stdio::from(stdout))
-        .stderr(Stdio::from(stderr))
-        .process_group(0);
+        .stderr(Stdio::from(stderr));
     let mut child = cmd.spawn().map_err(spawn_error)?;
     // The command holds our copies of the write end; they must close for the reader to see EOF.
     drop(cmd);
@@ -192,6 +206,29 @@ async fn run(command: &str, ctx: &ToolContext, timeout_ms: u64) -> Result<Run, T
             });
         }
     }
+}
+
+/// What the model reads after a command the sandbox stopped: what was refused, what the mode
+/// allows, and how the user can widen it.
+fn blocked_note(blocked: &Blocked, policy: &Policy) -> String {
+    let allows = match policy.mode {
+        SandboxMode::ReadOnly => "writes nothing",
+        _ => {
+            "writes only in the project root (not its .git/ and .ling/), the temp dir and \
+              settings sandbox.writableRoots"
+        }
+    };
+    let network = if policy.network {
+        ""
+    } else {
+        ", and the network is off"
+    };
+    format!(
+        "\nBlocked by the sandbox: {blocked}. The {} sandbox {allows}{network}. Do not work \
+         around it; if it is needed, the user can allow it: run Ling with --sandbox off, or add \
+         the directory to settings sandbox.writableRoots (sandbox.network: true for the network).",
+        policy.mode
+    )
 }
 
 fn timed_out(timeout_ms: u64, output: CappedOutput) -> ToolError {
@@ -260,6 +297,8 @@ impl Group {
             let _ = killpg(self.pgid, Signal::SIGKILL);
         }
         if let Some(c) = child {
+            // Killed before the trampoline's setsid made the group: the child alone.
+            let _ = c.start_kill();
             let _ = tokio::time::timeout(KILL_GRACE, c.wait()).await;
         }
         self.armed = false;

@@ -17,6 +17,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::schema::{for_each_subschema, simplify_types};
 use crate::process::ChildEnv;
+use crate::process::sandbox::Policy;
 
 /// What a tool does, which decides the permission column of `docs/tools.md` it falls in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -44,6 +45,8 @@ pub struct ToolContext {
     pub progress: Option<Arc<dyn Fn(String) + Send + Sync>>,
     /// What the `bash` tool's shell starts with (no API key variable; tied to Ling's life).
     pub child_env: ChildEnv,
+    /// The shell sandbox of the `bash` tool's commands; `None`: none.
+    pub sandbox: Option<Policy>,
 }
 
 impl ToolContext {
@@ -55,6 +58,7 @@ impl ToolContext {
             read_files: Arc::default(),
             progress: None,
             child_env: ChildEnv::default(),
+            sandbox: None,
         }
     }
 }
@@ -66,6 +70,9 @@ pub struct ToolOutput {
     pub content: String,
     /// What the user sees beside the one-line summary, when it differs (an edit's diff).
     pub display: Option<String>,
+    /// What the shell sandbox stopped, when a `bash` command failed on it (the user may be
+    /// offered to run it once outside).
+    pub sandbox_blocked: Option<String>,
 }
 
 impl ToolOutput {
@@ -73,6 +80,7 @@ impl ToolOutput {
         Self {
             content: content.into(),
             display: None,
+            sandbox_blocked: None,
         }
     }
 }

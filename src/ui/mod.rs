@@ -15,6 +15,7 @@ mod repl_context;
 pub mod safe_text;
 pub mod signals;
 mod spinner;
+mod status;
 pub mod style;
 pub mod term;
 pub mod trust;

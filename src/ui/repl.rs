@@ -26,7 +26,7 @@ use crate::mcp::{ServerState, ServerStatus};
 use crate::setup::Setup;
 use crate::term;
 
-const COMMANDS: [(&str, &str); 11] = [
+const COMMANDS: [(&str, &str); 12] = [
     ("/help", "show this help"),
     ("/tools", "list the tools the model can call"),
     ("/hooks", "list the loaded hooks"),
@@ -45,6 +45,7 @@ const COMMANDS: [(&str, &str); 11] = [
         "/resume",
         "continue another session of this project (a picker), or /resume ID",
     ),
+    ("/status", "the model, permission mode and shell sandbox"),
     ("/exit", "leave Ling (also Ctrl-D)"),
     ("/quit", "same as /exit"),
 ];
@@ -224,6 +225,9 @@ async fn slash_command(setup: &mut Setup, line: &str, style: Style, ui: &ReplUi)
             }
             _ => stdout_line("usage: /mcp, or /mcp reconnect NAME"),
         },
+        "/status" => super::status::lines(setup)
+            .into_iter()
+            .for_each(stdout_line),
         "/tools" => {
             setup.agent.sync_tools().await;
             for tool in setup.agent.tools().iter() {

@@ -47,6 +47,7 @@ fn agent(server: &MockServer, mode: PermissionMode) -> Setup {
         prompt: PromptOptions::default(),
         child_env: ChildEnv::default(),
         context: Default::default(),
+        sandbox: ling::process::sandbox::Decision::off(),
     };
     let session = Session::new(&paths.sessions_dir(), &project_root, "m");
     Setup {

@@ -219,9 +219,9 @@ fn allow_skips_the_permission_question_but_not_a_deny_rule_or_no_hooks() {
     let allow = script(&project, "allow.sh", &allow);
     hooks(&project, json!({ "PreToolUse": group("bash", &allow) }));
 
-    // Default mode, non-interactive: bash would be denied without the hook.
+    // Default mode, non-interactive, no sandbox: bash would be denied without the hook.
     let server = bash_then_text("touch allowed.txt");
-    ok(&run(ling_p(&project, &server, "go", &[])));
+    ok(&run(ling_p(&project, &server, "go", &["--sandbox", "off"])));
     assert!(
         project.file("allowed.txt").exists(),
         "the allowed call did not run"
@@ -232,7 +232,7 @@ fn allow_skips_the_permission_question_but_not_a_deny_rule_or_no_hooks() {
         &project,
         &server,
         "go",
-        &["--disallowed-tools", "bash"],
+        &["--disallowed-tools", "bash", "--sandbox", "off"],
     ));
     ok(&out);
     assert!(!project.file("denied-by-rule.txt").exists());
@@ -244,7 +244,12 @@ fn allow_skips_the_permission_question_but_not_a_deny_rule_or_no_hooks() {
 
     // --no-hooks: the allow is gone, so the default mode denies the call.
     let server = bash_then_text("touch unhooked.txt");
-    ok(&run(ling_p(&project, &server, "go", &["--no-hooks"])));
+    ok(&run(ling_p(
+        &project,
+        &server,
+        "go",
+        &["--no-hooks", "--sandbox", "off"],
+    )));
     assert!(!project.file("unhooked.txt").exists());
     let results = tool_results(&server.requests()[1]);
     assert!(results[0].contains("needs approval"), "{results:?}");
@@ -277,9 +282,10 @@ fn ask_is_denied_in_a_non_interactive_run_with_the_hooks_reason() {
     );
     assert!(out.stderr.contains("permission denied"), "{}", out.stderr);
 
-    // In default mode the call asks anyway; the hook's reason still reaches the model.
+    // In default mode without the sandbox the call asks anyway; the hook's reason still
+    // reaches the model.
     let server = bash_then_text("touch asked-default.txt");
-    ok(&run(ling_p(&project, &server, "go", &[])));
+    ok(&run(ling_p(&project, &server, "go", &["--sandbox", "off"])));
     assert!(!project.file("asked-default.txt").exists());
     let results = tool_results(&server.requests()[1]);
     assert!(

@@ -41,6 +41,8 @@ mod print_mode;
 mod repl;
 mod repl_mcp;
 mod repl_mcp_flood;
+pub mod sandbox_bash;
+mod sandbox_cli;
 mod schemas;
 mod sessions;
 mod tools_builtin;

@@ -230,7 +230,8 @@ fn a_permission_denial_in_print_mode_tells_the_model_and_the_user() {
     ]);
     let project = Project::new();
     let mut cmd = project.command(&server.base_url());
-    cmd.args(["-p", "touch a file"]);
+    // Without the shell sandbox (which would let it run), bash asks.
+    cmd.args(["-p", "touch a file", "--sandbox", "off"]);
     let out = run(cmd);
     assert_eq!(out.code, Some(0), "stderr: {}", out.stderr);
     assert!(!project.file("ran.txt").exists(), "the denied command ran");
@@ -271,7 +272,12 @@ fn an_allow_rule_lets_the_command_run() {
     let mut cmd = project.command(&server.base_url());
     // A comma inside a rule's parentheses does not split it.
     cmd.args(["-p", "touch", "--allowed-tools", "glob,bash(touch*)"]);
-    cmd.args(["--allowed-tools", "bash(echo a,b > comma.txt)"]);
+    cmd.args([
+        "--allowed-tools",
+        "bash(echo a,b > comma.txt)",
+        "--sandbox",
+        "off",
+    ]);
     let out = run(cmd);
     assert_eq!(out.code, Some(0), "stderr: {}", out.stderr);
     assert!(project.file("ran.txt").exists() && project.file("comma.txt").exists());

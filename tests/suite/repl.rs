@@ -108,7 +108,8 @@ fn the_repl_asks_before_running_a_command() {
         Reply::text("ok, not made"),
     ]);
     let project = Project::new();
-    let mut p = start(&project, &server, &[]);
+    // Without the shell sandbox, so that bash asks.
+    let mut p = start(&project, &server, &["--sandbox", "off"]);
     expect(&mut p, "> ");
     p.send_line("make a file").unwrap();
     expect(&mut p, "allow?");

@@ -30,7 +30,7 @@ fn tool_results(server: &MockServer) -> Vec<(String, String)> {
         .collect()
 }
 
-/// One `ling -p` turn in which the model calls `calls`, then says "done".
+/// One `ling -p` turn in which the model calls `calls`, then says "done", without the sandbox.
 fn run_calls(
     project: &Project,
     calls: Vec<(String, &str, Value)>,
@@ -42,7 +42,8 @@ fn run_calls(
         .collect();
     let server = MockServer::start_blocking(vec![Reply::tool_calls(borrowed), Reply::text("done")]);
     let mut cmd = project.command(&server.base_url());
-    cmd.args(["-p", "go"]).args(args);
+    // The rules alone, without the shell sandbox (which would let bash run without asking).
+    cmd.args(["-p", "go", "--sandbox", "off"]).args(args);
     let out = run(cmd);
     assert_eq!(out.code, Some(0), "stderr: {}", out.stderr);
     let results = tool_results(&server);

@@ -411,7 +411,8 @@ fn a_repl_approval_shows_the_real_command_whole_and_visible() {
         Reply::tool_calls(vec![("b2", "bash", json!({ "command": long }))]),
         Reply::text("second denied"),
     ]);
-    let mut screen = repl(&project, &server, &[]);
+    // Without the shell sandbox, so that bash asks.
+    let mut screen = repl(&project, &server, &["--sandbox", "off"]);
     screen.send_line("one");
     screen.expect("allow?");
     screen.send_line("n");

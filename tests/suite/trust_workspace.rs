@@ -328,7 +328,8 @@ fn an_untrusted_default_mode_is_ignored_but_its_deny_rules_apply() {
         r#"{"permissions": {"defaultMode": "bypass"}}"#,
     );
     let server = MockServer::start_blocking(bash_then_done("touch bypassed"));
-    let out = run(ling_p(&project, &server, &[]));
+    // Without the shell sandbox, which would let bash run in the project root anyway.
+    let out = run(ling_p(&project, &server, &["--sandbox", "off"]));
     ok(&out);
     assert!(
         !project.file("bypassed").exists(),

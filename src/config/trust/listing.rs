@@ -332,6 +332,11 @@ fn setting_items(path: &Path, text: &str) -> Result<Vec<Item>, String> {
                     permission_items(sub, value, &mut item);
                 }
             }
+            ("sandbox", Value::Object(_)) => {
+                for (key, value, effect) in raw.sandbox.widenings() {
+                    item(&key, value, effect);
+                }
+            }
             ("allowSampling" | "shareApiKeyWithTools", Value::Bool(false)) => {}
             ("shareApiKeyWithTools", _) => item(
                 key,
@@ -435,6 +440,16 @@ mod tests {
                 ("baseUrl".into(), "https://evil.example:8443".into()),
                 ("apiKeyEnv".into(), "GITHUB_TOKEN".into()),
                 ("permissions.allow".into(), "bash(ls*)".into()),
+            ]
+        );
+        let listed = settings(r#"{"sandbox":{"mode":"read-only","hooks":true},"model":"m"}"#);
+        assert_eq!(listed, []);
+        let listed = settings(r#"{"sandbox":{"mode":"off","writableRoots":["/srv"]}}"#);
+        assert_eq!(
+            listed,
+            [
+                ("sandbox.mode".into(), "off".into()),
+                ("sandbox.writableRoots".into(), "/srv".into()),
             ]
         );
         let listed = settings(

@@ -59,6 +59,9 @@ pub enum TransportError {
     },
     #[error("{0}")]
     Http(String),
+    /// The server's entry asks for a sandbox that cannot be had here.
+    #[error("{0}; remove \"sandbox\" from the server's entry to start it without one")]
+    Sandbox(String),
 }
 
 /// The stderr tail as error reports append it (see [`ServerLog::with_tail`]).
@@ -119,7 +122,15 @@ pub async fn connect(
             args,
             env,
             cwd,
-        } => stdio::spawn(command, args, env, cwd, log, child_env).await,
+        } => {
+            let sandbox = match config.sandbox {
+                Some(mode) => child_env
+                    .server_policy(mode)
+                    .map_err(TransportError::Sandbox)?,
+                None => None,
+            };
+            stdio::spawn(command, args, env, cwd, log, child_env, sandbox.as_ref()).await
+        }
         TransportConfig::Http { url, headers } => {
             http::connect(url, headers, config.startup_timeout).await
         }

@@ -27,6 +27,7 @@ use crate::mcp::jsonrpc::Message;
 use crate::mcp::log::ServerLog;
 use crate::process::ChildEnv;
 use crate::process::exec::check_program;
+use crate::process::sandbox::Policy;
 
 /// The longest line accepted from a server's stdout (16 MiB). Longer ones are skipped, and the
 /// call they answer fails at once ([`TransportEvent::Oversized`]).
@@ -58,6 +59,7 @@ pub async fn spawn(
     cwd: &Path,
     log: Arc<ServerLog>,
     child_env: &ChildEnv,
+    sandbox: Option<&Policy>,
 ) -> Result<Connection, TransportError> {
     let cannot_start = |source: std::io::Error| TransportError::Spawn {
         command: command.to_string(),
@@ -76,8 +78,13 @@ pub async fn spawn(
     }
     // Spawned in this async task, on a runtime thread that lives as long as Ling: the
     // parent-death signal follows the spawning thread, so never move this to a blocking one.
-    let mut child = child_env
-        .tied_command(command)
+    let mut cmd = match sandbox {
+        Some(policy) => child_env
+            .sandboxed_command(command, policy)
+            .map_err(TransportError::Sandbox)?,
+        None => child_env.tied_command(command),
+    };
+    let mut child = cmd
         .args(args)
         .envs(env.iter().map(|(k, v)| (k, v)))
         .current_dir(cwd)
@@ -367,7 +374,16 @@ mod tests {
         let cwd = std::env::temp_dir();
         let log = Arc::new(ServerLog::discard());
         let child_env = ChildEnv::without(Vec::<String>::new());
-        let Err(error) = spawn("/nonexistent/ling-server", &[], &[], &cwd, log, &child_env).await
+        let Err(error) = spawn(
+            "/nonexistent/ling-server",
+            &[],
+            &[],
+            &cwd,
+            log,
+            &child_env,
+            None,
+        )
+        .await
         else {
             panic!("a missing program started");
         };

@@ -9,6 +9,14 @@ use crate::agent::NoticeDecision;
 use crate::llm::Usage;
 use crate::mcp::ServerStatus;
 
+/// `sandbox` of the `init` line: the mode `bash` commands run in and whether they reach the
+/// network (always, when off).
+#[derive(Debug, Serialize)]
+pub struct SandboxLine {
+    pub mode: &'static str,
+    pub network: bool,
+}
+
 /// One line of stdout.
 #[derive(Debug, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -49,6 +57,8 @@ pub enum System<'a> {
         tools: Vec<String>,
         mcp_servers: &'a [McpServer<'a>],
         project_trust: &'static str,
+        /// The shell sandbox of the `bash` tool.
+        sandbox: SandboxLine,
     },
     /// The conversation was compacted.
     Compact {
@@ -162,8 +172,12 @@ mod tests {
                 tools: vec!["bash".into()],
                 mcp_servers: &servers,
                 project_trust: "none",
+                sandbox: SandboxLine {
+                    mode: "workspace-write",
+                    network: false,
+                },
             })),
-            r#"{"type":"system","subtype":"init","session_id":"id","model":"m","cwd":"/p","tools":["bash"],"mcp_servers":[{"name":"s","status":"connected"}],"project_trust":"none"}"#
+            r#"{"type":"system","subtype":"init","session_id":"id","model":"m","cwd":"/p","tools":["bash"],"mcp_servers":[{"name":"s","status":"connected"}],"project_trust":"none","sandbox":{"mode":"workspace-write","network":false}}"#
         );
         assert_eq!(
             text(&Line::Result(RunResult {

@@ -5,7 +5,7 @@ use std::time::Instant;
 
 use tokio_util::sync::CancellationToken;
 
-use super::lines::{Line, McpServer, RunResult, Subtype, System};
+use super::lines::{Line, McpServer, RunResult, SandboxLine, Subtype, System};
 use super::{Format, JsonOutput, StreamJsonOutput, TextOutput, json_line};
 use crate::agent::{AgentEvent, EventSink, NonInteractive, RunEnd};
 use crate::mcp::{ServerState, ServerStatus};
@@ -151,6 +151,10 @@ async fn drive(
             tools: agent.tools().names(),
             mcp_servers: &McpServer::list(&statuses),
             project_trust: setup.project_trust.as_str(),
+            sandbox: SandboxLine {
+                mode: setup.sandbox.mode.as_str(),
+                network: !setup.sandbox.is_on() || setup.sandbox.network,
+            },
         }));
     }
     let source = if setup.resumed { "resume" } else { "startup" };

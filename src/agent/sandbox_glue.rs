@@ -1,0 +1,84 @@
+//! The agent's side of the shell sandbox: which policy a `bash` call runs in (the run's mode,
+//! `read-only` in plan mode), and, when the sandbox stopped a command and somebody can be
+//! asked, the question to run it once outside.
+
+use serde_json::Value;
+
+use super::dispatch::CallResult;
+use super::turn::Turn;
+use super::{Agent, Approval, ApprovalRequest};
+use crate::config::PermissionMode;
+use crate::llm::ToolCall;
+use crate::process::sandbox::{Policy, SandboxMode};
+use crate::tools::{Tool, ToolError, ToolOutput};
+
+impl Agent {
+    /// The sandbox of a `bash` command now: none when the run has none, `read-only` in plan
+    /// mode, else the run's mode.
+    pub(super) fn sandbox_policy(&self) -> Option<Policy> {
+        let sandbox = &self.options.sandbox;
+        if !sandbox.is_on() {
+            return None;
+        }
+        let mode = match self.lock_permissions().mode() {
+            PermissionMode::Plan => SandboxMode::ReadOnly,
+            _ => sandbox.mode,
+        };
+        sandbox.policy(mode, &self.options.root)
+    }
+
+    /// A command the sandbox stopped: asks whether to run it once outside (never in plan
+    /// mode); yes runs it again without the sandbox, no keeps the blocked result.
+    pub(super) async fn outside_sandbox(
+        &self,
+        tool: &dyn Tool,
+        call: &ToolCall,
+        input: &Value,
+        output: ToolOutput,
+        turn: &Turn<'_>,
+    ) -> CallResult {
+        let blocked = output.sandbox_blocked.clone().unwrap_or_default();
+        let kept = CallResult {
+            content: output.content,
+            is_error: false,
+            display: output.display,
+        };
+        if self.lock_permissions().mode() == PermissionMode::Plan {
+            return kept;
+        }
+        let request = ApprovalRequest {
+            tool: tool.name().to_string(),
+            input: input.clone(),
+            // Never remembered: "always" counts as once.
+            session_rule: String::new(),
+            reason: Some(format!(
+                "the sandbox blocked {blocked}; run it once outside the sandbox?"
+            )),
+            preview: None,
+        };
+        let answer = {
+            let _asking = self.approval_turn.lock().await;
+            turn.approver.approve(&request).await
+        };
+        if !matches!(answer, Some(Approval::Once | Approval::Always)) {
+            return kept;
+        }
+        let mut ctx = self.tool_context(turn.cancel);
+        ctx.sandbox = None;
+        match self
+            .call_tool_in(tool, call, input.clone(), turn, ctx)
+            .await
+        {
+            Ok(output) => CallResult {
+                content: output.content,
+                is_error: false,
+                display: output.display,
+            },
+            Err(e @ ToolError::Interrupted) | Err(e @ ToolError::Failed(_)) => CallResult {
+                content: e.to_string(),
+                is_error: true,
+                display: None,
+            },
+        }
+    }
+}

@@ -1,0 +1,58 @@
+//! `ling sandbox run [--mode M] [--network] -- CMD...`: runs one command in the sandbox a `bash`
+//! command of this project gets (the project's settings apply once it is trusted), to try a
+//! policy without a model. Exits with the command's exit code (128 + N for signal N).
+
+use std::os::unix::process::ExitStatusExt;
+
+use super::args::SandboxCommand;
+use super::{CliError, Exit};
+use crate::config::{Paths, ProjectConfig, SandboxMode, Settings, SettingsOverrides};
+use crate::process::exec::Trampoline;
+use crate::process::sandbox;
+use crate::setup::project_root;
+
+pub async fn run(command: SandboxCommand) -> Result<Exit, CliError> {
+    let SandboxCommand::Run {
+        mode,
+        network,
+        cwd,
+        command,
+    } = command;
+    let paths = Paths::new(project_root(cwd.as_ref())?);
+    let project = ProjectConfig::read(&paths)?;
+    let settings = Settings::load(&paths, &project, &SettingsOverrides::default())?;
+    let mode = mode
+        .map(SandboxMode::from)
+        .or(settings.sandbox.mode)
+        .unwrap_or(SandboxMode::WorkspaceWrite);
+    let Some((program, args)) = command.split_first() else {
+        return Err(CliError::Usage("ling sandbox run needs `-- CMD...`".into()));
+    };
+    let mut cmd = if mode == SandboxMode::Off {
+        tokio::process::Command::new(program)
+    } else {
+        sandbox::availability().map_err(|e| CliError::Usage(e.to_string()))?;
+        let policy = sandbox::Policy::for_project(
+            mode,
+            network || settings.sandbox.network,
+            &settings.sandbox.writable_roots,
+            &paths.project_root,
+        );
+        let trampoline = Trampoline::current().ok_or_else(|| {
+            CliError::Failed("cannot find Ling's own executable to start the sandbox".into())
+        })?;
+        trampoline.command_with(program, &policy.to_args())
+    };
+    cmd.args(args)
+        .current_dir(std::env::current_dir().unwrap_or(paths.project_root));
+    let status = cmd
+        .status()
+        .await
+        .map_err(|e| CliError::Failed(format!("cannot run {program:?}: {e}")))?;
+    let code = match (status.code(), status.signal()) {
+        (Some(code), _) => code,
+        (None, Some(signal)) => 128 + signal,
+        (None, None) => 1,
+    };
+    Ok(Exit::Command(u8::try_from(code).unwrap_or(1)))
+}

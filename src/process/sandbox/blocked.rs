@@ -1,0 +1,187 @@
+//! Telling a command the sandbox stopped from one that failed on its own: the failed command's
+//! output is searched for the errors the sandbox causes (EACCES, EPERM, EROFS on a path; a
+//! refused socket or name lookup), and each path named there is checked against the policy, so
+//! that only a path the policy really forbids is reported.
+
+use std::path::{Path, PathBuf};
+
+use super::Policy;
+
+/// What the sandbox stopped.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Blocked {
+    /// Writing this path (outside the writable paths, or protected).
+    Write(PathBuf),
+    /// The network (the line of output that says so).
+    Network(String),
+}
+
+impl std::fmt::Display for Blocked {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Write(path) => write!(f, "writing {}", path.display()),
+            Self::Network(line) => write!(f, "the network ({line})"),
+        }
+    }
+}
+
+/// EACCES (Landlock) and EROFS (the read-only binds).
+const FILE_ERRORS: [&str; 2] = ["Permission denied", "Read-only file system"];
+
+const NETWORK_ERRORS: [&str; 8] = [
+    "Could not resolve host",
+    "Temporary failure in name resolution",
+    "Name or service not known",
+    "Failed to connect",
+    "Network is unreachable",
+    "Permission denied",
+    "getaddrinfo",
+    "Couldn't connect",
+];
+
+/// What in `output` (of a command that failed, run in `cwd` under `policy`) the sandbox
+/// stopped, if anything.
+pub fn find_blocked(output: &str, policy: &Policy, cwd: &Path) -> Option<Blocked> {
+    for line in output.lines() {
+        if !FILE_ERRORS.iter().any(|e| line.contains(e)) {
+            continue;
+        }
+        for candidate in path_candidates(line) {
+            // bash's `/dev/tcp/HOST/PORT` is a connection, not a file.
+            if candidate.starts_with("/dev/tcp/") || candidate.starts_with("/dev/udp/") {
+                continue;
+            }
+            let path = cwd.join(candidate);
+            let path = normalise(&path);
+            if !policy.allows_write(&path) {
+                return Some(Blocked::Write(path));
+            }
+        }
+    }
+    if !policy.network {
+        for line in output.lines() {
+            let lower = line.to_ascii_lowercase();
+            let networky = [
+                "connect", "resolve", "host", "socket", "network", "dns", "name",
+            ]
+            .iter()
+            .any(|w| lower.contains(w));
+            if networky && NETWORK_ERRORS.iter().any(|e| line.contains(e)) {
+                return Some(Blocked::Network(line.trim().chars().take(200).collect()));
+            }
+        }
+    }
+    None
+}
+
+/// The words of `line` that look like paths: the one just before `: ERROR` (`sh: 1: x:
+/// Permission denied`), quoted ones (`'x'`, `"x"`, `` `x' ``) and those containing a `/`,
+/// each cut at a `:`.
+fn path_candidates(line: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for error in FILE_ERRORS {
+        if let Some(before) = line.find(&format!(": {error}")).map(|i| &line[..i]) {
+            let last = before.rsplit(": ").next().unwrap_or(before).trim();
+            if !last.is_empty() && !last.contains(char::is_whitespace) {
+                out.push(last.to_string());
+            }
+        }
+    }
+    for quote in ['\'', '"', '`', '\u{2018}'] {
+        let mut rest = line;
+        while let Some(start) = rest.find(quote) {
+            let after = &rest[start + quote.len_utf8()..];
+            let Some(end) = after.find(['\'', '"', '\u{2019}']) else {
+                break;
+            };
+            let inner = &after[..end];
+            if !inner.is_empty() && !inner.contains(' ') {
+                out.push(inner.to_string());
+            }
+            rest = &after[end + 1..];
+        }
+    }
+    for word in line.split_whitespace() {
+        let word = word.trim_matches(|c: char| "'\"`:,;()[]{}\u{2018}\u{2019}".contains(c));
+        let word = word.split(':').next().unwrap_or(word);
+        if word.contains('/') && !out.iter().any(|o| o == word) {
+            out.push(word.to_string());
+        }
+    }
+    out
+}
+
+/// `a/./b/../c` → `a/c`, without touching the filesystem (the path may not exist).
+fn normalise(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for part in path.components() {
+        match part {
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            std::path::Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::SandboxMode;
+
+    fn policy(network: bool) -> Policy {
+        Policy {
+            mode: SandboxMode::WorkspaceWrite,
+            network,
+            write: vec![PathBuf::from("/p"), PathBuf::from("/tmp")],
+            protect: vec![PathBuf::from("/p/.git")],
+            join: None,
+        }
+    }
+
+    #[test]
+    fn a_refused_path_outside_is_named_one_inside_is_not() {
+        let cwd = Path::new("/p");
+        let out = "touch: cannot touch '/etc/x': Permission denied\nExit code: 1";
+        assert_eq!(
+            find_blocked(out, &policy(false), cwd),
+            Some(Blocked::Write("/etc/x".into()))
+        );
+        let out = "bash: .git/hooks/x: Read-only file system";
+        assert_eq!(
+            find_blocked(out, &policy(false), cwd),
+            Some(Blocked::Write("/p/.git/hooks/x".into()))
+        );
+        let out = "touch: cannot touch 'src/x': Permission denied";
+        assert_eq!(find_blocked(out, &policy(true), cwd), None);
+        let out = "bash: line 1: notes.txt: Permission denied";
+        let mut read_only = policy(true);
+        read_only.write.clear();
+        assert_eq!(
+            find_blocked(out, &read_only, cwd),
+            Some(Blocked::Write("/p/notes.txt".into()))
+        );
+        let out = "bash: connect: Permission denied\nbash: line 1: /dev/tcp/127.0.0.1/80: Permission denied";
+        assert!(matches!(
+            find_blocked(out, &policy(false), cwd),
+            Some(Blocked::Network(_))
+        ));
+        assert_eq!(
+            find_blocked("error: no such file", &policy(false), cwd),
+            None
+        );
+    }
+
+    #[test]
+    fn network_errors_count_only_with_the_network_off() {
+        let out = "curl: (6) Could not resolve host: example.com";
+        let cwd = Path::new("/p");
+        assert!(matches!(
+            find_blocked(out, &policy(false), cwd),
+            Some(Blocked::Network(_))
+        ));
+        assert_eq!(find_blocked(out, &policy(true), cwd), None);
+    }
+}
