@@ -79,6 +79,7 @@ pub struct Connection {
 
 pub mod http;
 mod http_common;
+pub(crate) use http_common::chain as error_chain;
 mod http_reply;
 pub mod sse;
 mod sse_parse;
