@@ -7,6 +7,7 @@ mod args;
 mod completion_cmd;
 mod hooks_cmd;
 mod mcp_cmd;
+mod mcp_login;
 mod prompt;
 mod trust_cmd;
 

@@ -15,6 +15,7 @@ use serde_json::Value;
 
 use super::hooks::locate::{Seg, locate};
 use super::json::{read_config_text, syntax_error};
+pub use super::mcp_oauth::{OAuthConfig, RawOAuth};
 use super::trust::ProjectConfig;
 use super::{ConfigError, Paths, expand_vars, read_json_value};
 
@@ -139,6 +140,10 @@ pub struct RawServer {
     /// Do not offer these tools (the server's own names).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exclude_tools: Option<Vec<String>>,
+    /// http: how Ling logs in to the server with OAuth (`ling mcp login NAME`). Without it Ling
+    /// registers itself with the server's authorization server when that allows it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub oauth: Option<RawOAuth>,
 }
 
 /// The `type` values an entry may have; every one but `stdio` needs a `url`.
@@ -160,6 +165,7 @@ const SERVER_FIELDS: &[&str] = &[
     "toolTimeoutMs",
     "includeTools",
     "excludeTools",
+    "oauth",
 ];
 
 /// How to reach one server, with variables expanded.
@@ -205,6 +211,8 @@ pub struct ServerConfig {
     /// `None`: every tool. `Some`: only these (original tool names).
     pub include_tools: Option<Vec<String>>,
     pub exclude_tools: Vec<String>,
+    /// http: the `oauth` object (defaults when absent).
+    pub oauth: OAuthConfig,
     /// The file the entry came from.
     pub source: PathBuf,
     /// A `${VAR}` that could not be expanded: the server is not started and fails with this.
@@ -223,6 +231,7 @@ impl ServerConfig {
             tool_timeout: Duration::from_millis(DEFAULT_TOOL_TIMEOUT_MS),
             include_tools: None,
             exclude_tools: Vec::new(),
+            oauth: OAuthConfig::default(),
             source: PathBuf::new(),
             expand_error: None,
         }
@@ -453,9 +462,11 @@ pub fn resolve_server(
             TransportConfig::Http { url, headers }
         }
     };
+    let oauth = OAuthConfig::resolve(raw.oauth.as_ref(), &mut expand);
     Ok(ServerConfig {
         name: name.to_string(),
         transport,
+        oauth,
         disabled: raw.disabled.unwrap_or(false),
         startup_timeout: Duration::from_millis(
             raw.startup_timeout_ms.unwrap_or(DEFAULT_STARTUP_TIMEOUT_MS),
@@ -588,6 +599,7 @@ mod tests {
             tool_timeout_ms: Some(0),
             include_tools: Some(vec![]),
             exclude_tools: Some(vec![]),
+            oauth: Some(RawOAuth::default()),
         };
         let value = serde_json::to_value(full).unwrap();
         let mut keys: Vec<&str> = value

@@ -11,6 +11,7 @@ mod error;
 pub mod hooks;
 mod json;
 pub mod mcp;
+mod mcp_oauth;
 mod paths;
 pub mod private_fs;
 pub mod schema;

@@ -21,6 +21,7 @@ mod mcp_features;
 mod mcp_http;
 mod mcp_http_everything;
 mod mcp_naming;
+mod mcp_oauth;
 mod mcp_reference;
 mod mcp_reference_cli;
 mod mcp_shutdown;

@@ -9,6 +9,7 @@ pub mod hooks_e2e;
 pub mod mcp;
 pub mod mcphttp;
 pub mod mock_openai;
+pub mod oauth;
 pub mod peers;
 pub mod process;
 pub mod project;

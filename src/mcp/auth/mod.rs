@@ -38,17 +38,9 @@ pub const LOGIN_TIMEOUT: Duration = Duration::from_secs(300);
 /// A token this close to its expiry is refreshed before it is sent.
 const EXPIRY_MARGIN_SECS: i64 = 30;
 
-/// The `oauth` object of a server's entry in `mcp.json`.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct OAuthSettings {
-    /// A client ID registered with the authorization server beforehand.
-    pub client_id: Option<String>,
-    pub client_secret: Option<String>,
-    /// Ling's Client ID Metadata Document URL, used where the server supports those.
-    pub client_metadata_url: Option<String>,
-    /// A fixed port for the redirect listener (for servers that registered an exact URI).
-    pub callback_port: Option<u16>,
-}
+/// The `oauth` object of a server's entry in `mcp.json`: a pre-registered client ID and
+/// secret, Ling's Client ID Metadata Document URL, a fixed callback port.
+pub use crate::config::mcp::OAuthConfig as OAuthSettings;
 
 /// Whether, and how, this run may ask the user to log in.
 #[derive(Clone)]
