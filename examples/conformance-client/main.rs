@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use anyhow::bail;
 use async_trait::async_trait;
+use ling::config::mcp::Idp;
 use ling::mcp::auth::{Login, OAuth, OAuthSettings};
 use ling::mcp::jsonrpc::{ErrorObject, METHOD_NOT_FOUND};
 use ling::mcp::transport::http;
@@ -65,7 +66,9 @@ async fn run(scenario: &str, url: &str) -> anyhow::Result<()> {
 const CIMD_URL: &str = "https://conformance-test.local/client-metadata.json";
 
 /// The OAuth client: the suite's pre-registered credentials when its context has them
-/// (`MCP_CONFORMANCE_CONTEXT`), and a Client ID Metadata Document URL for servers that take one.
+/// (`MCP_CONFORMANCE_CONTEXT`; with the grant its scenario names: client credentials with a
+/// secret or a signed assertion, cross-app access through the suite's identity provider), and a
+/// Client ID Metadata Document URL for servers that take one.
 fn oauth_settings() -> anyhow::Result<OAuthSettings> {
     let mut settings = OAuthSettings {
         client_metadata_url: Some(CIMD_URL.into()),
@@ -81,6 +84,22 @@ fn oauth_settings() -> anyhow::Result<OAuthSettings> {
         };
         settings.client_id = text("client_id");
         settings.client_secret = text("client_secret");
+        match text("name").as_deref() {
+            Some("auth/client-credentials-jwt" | "auth/client-credentials-basic") => {
+                settings.grant_type = Some("client_credentials".into());
+                settings.private_key = text("private_key_pem");
+                settings.signing_algorithm = text("signing_algorithm");
+            }
+            Some("auth/cross-app-access-complete-flow") => {
+                settings.grant_type = Some("cross_app_access".into());
+                settings.idp = Some(Idp {
+                    token_endpoint: text("idp_token_endpoint").unwrap_or_default(),
+                    client_id: text("idp_client_id").unwrap_or_default(),
+                    id_token: text("idp_id_token").unwrap_or_default(),
+                });
+            }
+            _ => {}
+        }
     }
     Ok(settings)
 }

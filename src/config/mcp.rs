@@ -15,7 +15,7 @@ use serde_json::Value;
 
 use super::hooks::locate::{Seg, locate};
 use super::json::{read_config_text, syntax_error};
-pub use super::mcp_oauth::{OAuthConfig, RawOAuth};
+pub use super::mcp_oauth::{Idp, OAuthConfig, RawIdp, RawOAuth};
 use super::trust::ProjectConfig;
 use super::{ConfigError, Paths, expand_vars, read_json_value};
 

@@ -138,16 +138,6 @@ pub async fn discover(
             server.issuer
         )));
     }
-    let pkce = server
-        .code_challenge_methods_supported
-        .as_ref()
-        .is_some_and(|m| m.iter().any(|m| m == "S256"));
-    if !pkce {
-        return Err(fail(format!(
-            "the authorization server {issuer} does not advertise PKCE S256 \
-             (code_challenge_methods_supported), which MCP requires"
-        )));
-    }
     Ok(Discovered {
         resource: metadata.resource.clone().unwrap_or(canonical),
         resource_metadata: Some(metadata),

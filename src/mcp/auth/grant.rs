@@ -232,3 +232,120 @@ fn sender(http: &reqwest::Client, timeout: Duration) -> impl Fn(HttpRequest) -> 
         })
     }
 }
+
+/// The client credentials grant (no user): the client authenticates with its secret (Basic or
+/// POST) or, given `assertion`, a signed JWT (`private_key_jwt`).
+pub async fn client_credentials(
+    http: &reqwest::Client,
+    client: &ClientRegistration,
+    discovered: &Discovered,
+    scope: Option<&str>,
+    assertion: Option<String>,
+    timeout: Duration,
+) -> Result<Tokens, AuthError> {
+    let token_url = endpoint(&discovered.server.token_endpoint, "token", TokenUrl::new)?;
+    let oauth = base(client).set_token_uri(token_url);
+    let send = sender(http, timeout);
+    let mut request = oauth
+        .exchange_client_credentials()
+        .add_extra_param("resource", discovered.resource.clone());
+    for scope in scope.into_iter().flat_map(str::split_whitespace) {
+        request = request.add_scope(Scope::new(scope.to_string()));
+    }
+    if let Some(assertion) = assertion {
+        request = request
+            .add_extra_param("client_assertion_type", super::assertion::JWT_BEARER_ASSERTION)
+            .add_extra_param("client_assertion", assertion);
+    }
+    let response = request.request_async(&send).await;
+    tokens(response, &discovered.server.token_endpoint, scope)
+}
+
+/// Cross-app access (SEP-990): the user's ID token is exchanged at the identity provider for an
+/// ID-JAG (RFC 8693), which the authorization server takes as a JWT bearer grant (RFC 7523),
+/// the client authenticating with its secret.
+pub async fn cross_app_access(
+    http: &reqwest::Client,
+    client: &ClientRegistration,
+    discovered: &Discovered,
+    idp: &crate::config::mcp::Idp,
+    scope: Option<&str>,
+    timeout: Duration,
+) -> Result<Tokens, AuthError> {
+    let mut exchange = vec![
+        ("grant_type", "urn:ietf:params:oauth:grant-type:token-exchange".to_string()),
+        ("requested_token_type", "urn:ietf:params:oauth:token-type:id-jag".to_string()),
+        ("audience", discovered.issuer.clone()),
+        ("resource", discovered.resource.clone()),
+        ("subject_token", idp.id_token.clone()),
+        ("subject_token_type", "urn:ietf:params:oauth:token-type:id_token".to_string()),
+        ("client_id", idp.client_id.clone()),
+    ];
+    if let Some(scope) = scope {
+        exchange.push(("scope", scope.to_string()));
+    }
+    let exchanged = post_form(http, &idp.token_endpoint, &exchange, None, timeout).await;
+    let jag = tokens(exchanged, &idp.token_endpoint, None)?.access_token;
+    let bearer = [
+        ("grant_type", "urn:ietf:params:oauth:grant-type:jwt-bearer".to_string()),
+        ("assertion", jag),
+    ];
+    let basic = Some((client.client_id.as_str(), client.client_secret.as_deref()));
+    let endpoint = &discovered.server.token_endpoint;
+    let response = post_form(http, endpoint, &bearer, basic, timeout).await;
+    tokens(response, endpoint, scope)
+}
+
+/// A token request `oauth2` has no builder for: the form, optionally HTTP Basic client
+/// authentication (RFC 6749 §2.3.1: both parts form-urlencoded), the answer parsed by `oauth2`'s
+/// own token response type.
+async fn post_form(
+    http: &reqwest::Client,
+    endpoint: &str,
+    form: &[(&str, String)],
+    basic: Option<(&str, Option<&str>)>,
+    timeout: Duration,
+) -> TokenResult {
+    use base64::Engine;
+    let fail = |e: String| RequestTokenError::Request(SendError(e));
+    let body = Url::parse_with_params("http://form", form)
+        .ok()
+        .and_then(|u| u.query().map(str::to_string))
+        .unwrap_or_default();
+    let mut request = http
+        .post(endpoint)
+        .header(reqwest::header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+        .header(reqwest::header::ACCEPT, "application/json")
+        .body(body);
+    if let Some((id, secret)) = basic {
+        let encode = |s: &str| {
+            Url::parse_with_params("http://x", [("v", s)])
+                .ok()
+                .and_then(|u| u.query().map(|q| q[2..].to_string()))
+                .unwrap_or_default()
+        };
+        let pair = format!("{}:{}", encode(id), encode(secret.unwrap_or_default()));
+        let value = base64::engine::general_purpose::STANDARD.encode(pair);
+        request = request.header(reqwest::header::AUTHORIZATION, format!("Basic {value}"));
+    }
+    let shown = crate::redact::url(endpoint);
+    let response = tokio::time::timeout(timeout, request.send())
+        .await
+        .map_err(|_| fail(format!("{shown} did not answer within {} ms", timeout.as_millis())))?
+        .map_err(|e| fail(crate::mcp::transport::error_chain(&e)))?;
+    let status = response.status();
+    let body = read_limited(response, MAX_TOKEN_RESPONSE)
+        .await
+        .ok_or_else(|| fail(format!("the answer of {shown} is too large")))?;
+    if !status.is_success() {
+        return match serde_json::from_slice::<BasicErrorResponse>(&body) {
+            Ok(error) => Err(RequestTokenError::ServerResponse(error)),
+            Err(_) => Err(fail(format!(
+                "HTTP {status}: {}",
+                String::from_utf8_lossy(&body).trim()
+            ))),
+        };
+    }
+    serde_json::from_slice::<BasicTokenResponse>(&body)
+        .map_err(|e| fail(format!("the answer is not a token response: {e}")))
+}

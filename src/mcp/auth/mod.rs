@@ -11,6 +11,7 @@
 //! in the background never ask the user; they end with [`AuthError::NeedsLogin`] and the server
 //! shows `needs-auth` with the command to run.
 
+mod assertion;
 mod challenge;
 mod discovery;
 mod error;
@@ -290,7 +291,11 @@ impl OAuth {
         challenge: &Challenge,
         scope: Option<String>,
     ) -> Result<(), AuthError> {
-        if matches!(self.login, Login::Never) {
+        let needs_user = matches!(
+            self.settings.grant_type.as_deref(),
+            None | Some("authorization_code")
+        );
+        if needs_user && matches!(self.login, Login::Never) {
             let message = format!(
                 "MCP server {:?} needs a login: run `ling mcp login {}` (or `/mcp login {}` in \
                  the REPL)",
@@ -302,6 +307,25 @@ impl OAuth {
             return Err(AuthError::NeedsLogin(message));
         }
         let discovered = self.discovered(state, challenge).await?.clone();
+        match self.settings.grant_type.as_deref() {
+            None | Some("authorization_code") => {}
+            Some(_) => return self.grant_without_user(state, &discovered, scope).await,
+        }
+        let pkce = discovered
+            .server
+            .code_challenge_methods_supported
+            .as_ref()
+            .is_some_and(|m| m.iter().any(|m| m == "S256"));
+        if !pkce {
+            return Err(AuthError::Discovery {
+                url: self.shown_url(),
+                reason: format!(
+                    "the authorization server {} does not advertise PKCE S256 \
+                     (code_challenge_methods_supported), which MCP requires",
+                    discovered.issuer
+                ),
+            });
+        }
         let listener = match &self.login {
             Login::Browser { .. } => {
                 Some(redirect::Listener::bind(self.settings.callback_port).await?)
@@ -372,6 +396,86 @@ impl OAuth {
         if let Ok(mut needs) = self.needs_login.lock() {
             *needs = None;
         }
+        self.keep(state, Some(client), tokens)
+    }
+
+    /// The grants without a user (`client_credentials`, `cross_app_access`): the token comes
+    /// straight from the token endpoint, so this works in `ling -p` too.
+    async fn grant_without_user(
+        &self,
+        state: &mut State,
+        discovered: &Discovered,
+        scope: Option<String>,
+    ) -> Result<(), AuthError> {
+        let settings = &self.settings;
+        let grant = settings.grant_type.as_deref().unwrap_or_default();
+        let Some(client_id) = settings.client_id.clone() else {
+            return Err(AuthError::Registration {
+                issuer: discovered.issuer.clone(),
+                reason: format!(
+                    "grantType {grant:?} needs the client registered beforehand: give the \
+                     server's entry \"oauth\": {{\"clientId\": ...}}"
+                ),
+            });
+        };
+        let has_secret = settings.client_secret.is_some();
+        let client = store::ClientRegistration {
+            issuer: discovered.issuer.clone(),
+            auth_method: registration::auth_method(discovered, has_secret, None),
+            client_id,
+            client_secret: settings.client_secret.clone(),
+            redirect_uri: None,
+        };
+        let tokens = match grant {
+            "client_credentials" => {
+                let assertion = match &settings.private_key {
+                    Some(pem) => Some(assertion::client_assertion(
+                        &client.client_id,
+                        &discovered.issuer,
+                        pem,
+                        settings.signing_algorithm.as_deref(),
+                    )?),
+                    None => None,
+                };
+                grant::client_credentials(
+                    &self.http,
+                    &client,
+                    discovered,
+                    scope.as_deref(),
+                    assertion,
+                    self.timeout,
+                )
+                .await?
+            }
+            "cross_app_access" => {
+                let Some(idp) = &settings.idp else {
+                    return Err(AuthError::Registration {
+                        issuer: discovered.issuer.clone(),
+                        reason: "grantType \"cross_app_access\" needs \"idp\": \
+                                 {\"tokenEndpoint\", \"clientId\", \"idToken\"}"
+                            .into(),
+                    });
+                };
+                grant::cross_app_access(
+                    &self.http,
+                    &client,
+                    discovered,
+                    idp,
+                    scope.as_deref(),
+                    self.timeout,
+                )
+                .await?
+            }
+            other => {
+                return Err(AuthError::Registration {
+                    issuer: discovered.issuer.clone(),
+                    reason: format!(
+                        "unknown oauth.grantType {other:?}; use \"authorization_code\", \
+                         \"client_credentials\" or \"cross_app_access\""
+                    ),
+                });
+            }
+        };
         self.keep(state, Some(client), tokens)
     }
 
