@@ -115,6 +115,16 @@ async fn play(scenario: &str, client: &McpClient) -> anyhow::Result<()> {
         auth if auth.starts_with("auth/") => Some(("test-tool", json!({}))),
         _ => None,
     };
+    // The focal tool's schema as the client holds it, echoed back: Ling keeps a tool's JSON
+    // Schema whole (only the copy sent to the model is normalised).
+    let focal = tools.iter().find(|t| t.name == "json_schema_2020_12_tool");
+    let call = match (scenario, focal) {
+        ("json-schema-2020-12-preservation", Some(tool)) => Some((
+            "json_schema_echo",
+            json!({"schema": tool.input_schema.clone()}),
+        )),
+        _ => call,
+    };
     let Some((name, arguments)) = call else {
         return Ok(());
     };

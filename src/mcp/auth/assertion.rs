@@ -6,7 +6,9 @@
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use ring::rand::SystemRandom;
-use ring::signature::{ECDSA_P256_SHA256_FIXED_SIGNING, EcdsaKeyPair, RSA_PKCS1_SHA256, RsaKeyPair};
+use ring::signature::{
+    ECDSA_P256_SHA256_FIXED_SIGNING, EcdsaKeyPair, RSA_PKCS1_SHA256, RsaKeyPair,
+};
 use serde_json::json;
 
 use super::AuthError;
@@ -80,8 +82,13 @@ pub fn client_assertion(
             let key = RsaKeyPair::from_pkcs8(&der)
                 .map_err(|e| invalid(format!("not an RSA key for RS256: {e}")))?;
             let mut signature = vec![0; key.public().modulus_len()];
-            key.sign(&RSA_PKCS1_SHA256, &rng, signing_input.as_bytes(), &mut signature)
-                .map_err(|e| invalid(format!("signing failed: {e}")))?;
+            key.sign(
+                &RSA_PKCS1_SHA256,
+                &rng,
+                signing_input.as_bytes(),
+                &mut signature,
+            )
+            .map_err(|e| invalid(format!("signing failed: {e}")))?;
             signature
         }
         other => {
@@ -90,7 +97,10 @@ pub fn client_assertion(
             )));
         }
     };
-    Ok(format!("{signing_input}.{}", URL_SAFE_NO_PAD.encode(signature)))
+    Ok(format!(
+        "{signing_input}.{}",
+        URL_SAFE_NO_PAD.encode(signature)
+    ))
 }
 
 #[cfg(test)]

@@ -254,7 +254,10 @@ pub async fn client_credentials(
     }
     if let Some(assertion) = assertion {
         request = request
-            .add_extra_param("client_assertion_type", super::assertion::JWT_BEARER_ASSERTION)
+            .add_extra_param(
+                "client_assertion_type",
+                super::assertion::JWT_BEARER_ASSERTION,
+            )
             .add_extra_param("client_assertion", assertion);
     }
     let response = request.request_async(&send).await;
@@ -273,12 +276,21 @@ pub async fn cross_app_access(
     timeout: Duration,
 ) -> Result<Tokens, AuthError> {
     let mut exchange = vec![
-        ("grant_type", "urn:ietf:params:oauth:grant-type:token-exchange".to_string()),
-        ("requested_token_type", "urn:ietf:params:oauth:token-type:id-jag".to_string()),
+        (
+            "grant_type",
+            "urn:ietf:params:oauth:grant-type:token-exchange".to_string(),
+        ),
+        (
+            "requested_token_type",
+            "urn:ietf:params:oauth:token-type:id-jag".to_string(),
+        ),
         ("audience", discovered.issuer.clone()),
         ("resource", discovered.resource.clone()),
         ("subject_token", idp.id_token.clone()),
-        ("subject_token_type", "urn:ietf:params:oauth:token-type:id_token".to_string()),
+        (
+            "subject_token_type",
+            "urn:ietf:params:oauth:token-type:id_token".to_string(),
+        ),
         ("client_id", idp.client_id.clone()),
     ];
     if let Some(scope) = scope {
@@ -287,7 +299,10 @@ pub async fn cross_app_access(
     let exchanged = post_form(http, &idp.token_endpoint, &exchange, None, timeout).await;
     let jag = tokens(exchanged, &idp.token_endpoint, None)?.access_token;
     let bearer = [
-        ("grant_type", "urn:ietf:params:oauth:grant-type:jwt-bearer".to_string()),
+        (
+            "grant_type",
+            "urn:ietf:params:oauth:grant-type:jwt-bearer".to_string(),
+        ),
         ("assertion", jag),
     ];
     let basic = Some((client.client_id.as_str(), client.client_secret.as_deref()));
@@ -314,7 +329,10 @@ async fn post_form(
         .unwrap_or_default();
     let mut request = http
         .post(endpoint)
-        .header(reqwest::header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+        .header(
+            reqwest::header::CONTENT_TYPE,
+            "application/x-www-form-urlencoded",
+        )
         .header(reqwest::header::ACCEPT, "application/json")
         .body(body);
     if let Some((id, secret)) = basic {
@@ -331,7 +349,12 @@ async fn post_form(
     let shown = crate::redact::url(endpoint);
     let response = tokio::time::timeout(timeout, request.send())
         .await
-        .map_err(|_| fail(format!("{shown} did not answer within {} ms", timeout.as_millis())))?
+        .map_err(|_| {
+            fail(format!(
+                "{shown} did not answer within {} ms",
+                timeout.as_millis()
+            ))
+        })?
         .map_err(|e| fail(crate::mcp::transport::error_chain(&e)))?;
     let status = response.status();
     let body = read_limited(response, MAX_TOKEN_RESPONSE)

@@ -521,13 +521,13 @@ impl OAuth {
 /// and a server that promises one must send it.
 fn check_issuer(discovered: &Discovered, iss: Option<&str>) -> Result<(), AuthError> {
     match iss {
-        Some(iss) if iss.trim_end_matches('/') != discovered.issuer.trim_end_matches('/') => {
-            Err(AuthError::Authorization(format!(
-                "the redirect names issuer {iss:?}, not {:?}, the authorization server Ling \
+        // Compared exactly, as RFC 9207 §2.4 says: no case folding, no trailing-slash or
+        // percent-encoding normalisation.
+        Some(iss) if iss != discovered.issuer => Err(AuthError::Authorization(format!(
+            "the redirect names issuer {iss:?}, not {:?}, the authorization server Ling \
                  asked (a mix-up attack?); the code was not used",
-                discovered.issuer
-            )))
-        }
+            discovered.issuer
+        ))),
         None if discovered
             .server
             .authorization_response_iss_parameter_supported =>
@@ -569,7 +569,8 @@ mod tests {
             issuer: "https://as.example/t1".into(),
             server: ServerMetadata::default(),
         };
-        assert!(check_issuer(&discovered, Some("https://as.example/t1/")).is_ok());
+        assert!(check_issuer(&discovered, Some("https://as.example/t1")).is_ok());
+        assert!(check_issuer(&discovered, Some("https://as.example/t1/")).is_err());
         assert!(check_issuer(&discovered, None).is_ok());
         let error = check_issuer(&discovered, Some("https://evil.example")).unwrap_err();
         assert!(error.to_string().contains("mix-up"), "{error}");
