@@ -104,3 +104,32 @@ impl OAuthConfig {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_string_is_expanded() {
+        let raw: RawOAuth = serde_json::from_str(
+            r#"{"clientId": "id-${X}", "clientSecret": "${X}", "callbackPort": 33418,
+                "grantType": "cross_app_access",
+                "idp": {"tokenEndpoint": "https://idp/${X}", "clientId": "c", "idToken": "${X}"}}"#,
+        )
+        .unwrap();
+        let mut expand = |s: &str| s.replace("${X}", "v");
+        let config = OAuthConfig::resolve(Some(&raw), &mut expand);
+        assert_eq!(config.client_id.as_deref(), Some("id-v"));
+        assert_eq!(config.client_secret.as_deref(), Some("v"));
+        assert_eq!(config.callback_port, Some(33418));
+        let idp = config.idp.unwrap();
+        assert_eq!(
+            (idp.token_endpoint.as_str(), idp.id_token.as_str()),
+            ("https://idp/v", "v")
+        );
+        assert_eq!(
+            OAuthConfig::resolve(None, &mut expand),
+            OAuthConfig::default()
+        );
+    }
+}
