@@ -2,7 +2,8 @@
 //! authorization server of `support::oauth`: `ling mcp login` end to end with the browser step
 //! driven by the test (it reads the printed URL and GETs it, as a browser would, then follows
 //! the redirect to Ling's listener), the tokens' file and its modes, the refresh of a refused
-//! token, `needs-auth` when no login can happen (`ling -p` never waits for one), and logout.
+//! token, `needs-auth` when no login can happen (`ling -p` never waits for one), logout, and
+//! `/mcp login` in the REPL (through a pseudo-terminal).
 
 use std::io::{BufRead, BufReader};
 use std::os::unix::fs::PermissionsExt;
@@ -286,4 +287,43 @@ fn logout_deletes_the_tokens() {
     let mut again = project.command("http://127.0.0.1:9");
     again.args(["mcp", "logout", "remote"]);
     assert!(run(again).stdout.contains("nothing to do"));
+}
+
+#[test]
+fn the_repl_logs_in_with_slash_mcp_login() {
+    use rexpect::session::spawn_command;
+    let world = OAuthWorld::start();
+    let project = project_for(&world);
+    let model = MockServer::start_blocking(vec![]);
+    let mut cmd = project.command(&model.base_url());
+    cmd.env("TERM", "xterm").env("LING_NO_BROWSER", "1");
+    let mut p = spawn_command(cmd, Some(30_000)).unwrap();
+    p.exp_string("> ").unwrap();
+    // The server starts in the background and finds no token.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        p.send_line("/mcp").unwrap();
+        let (_, state) = p
+            .exp_regex("(starting|needs-auth|connected|failed)")
+            .unwrap();
+        p.exp_string("> ").unwrap();
+        match state.as_str() {
+            "needs-auth" => break,
+            "starting" if Instant::now() < deadline => {
+                std::thread::sleep(Duration::from_millis(100))
+            }
+            other => panic!("remote is {other}"),
+        }
+    }
+    p.send_line("/mcp login remote").unwrap();
+    p.exp_string("open this URL in a browser").unwrap();
+    let (_, url) = p
+        .exp_regex(r"http://127\.0\.0\.1:[0-9]+/authorize\?[^\s\x1b]+")
+        .unwrap();
+    browse(&url);
+    p.exp_regex("remote +http +connected").unwrap();
+    p.exp_string("> ").unwrap();
+    p.send_line("/exit").unwrap();
+    p.exp_eof().unwrap();
+    assert_eq!(credential_files(&project).len(), 1);
 }
