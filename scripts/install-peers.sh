@@ -5,6 +5,8 @@
 #   server-everything/filesystem/memory tests/suite/mcp_reference*.rs, mcp_http_everything.rs,
 #                                       mcp_features.rs, repl_mcp.rs; bench
 #   @modelcontextprotocol/conformance   tests/suite/mcp_conformance.rs, scripts/conformance.sh
+#   conformance-next (0.2.0-alpha.12,   the same, for the 2026-07-28 client scenarios and the
+#     an npm alias beside 0.1.16)       wire-schema-valid check
 #   @modelcontextprotocol/inspector     examples/sqlite-mcp/tests/sqlite/inspector.rs
 # scripts/test.sh (the test command) runs this first; tests/support/peers.rs finds what it installed.
 # Versions are pinned exactly and saved in the directory's package.json (--save), so a later
@@ -20,6 +22,7 @@ PACKAGES=(
   "@modelcontextprotocol/server-filesystem@2026.8.31"
   "@modelcontextprotocol/server-memory@2026.8.31"
   "@modelcontextprotocol/conformance@0.1.16"
+  "conformance-next@npm:@modelcontextprotocol/conformance@0.2.0-alpha.12"
   "@modelcontextprotocol/inspector@2.12.0"
 )
 
@@ -31,6 +34,8 @@ installed_version() {
 missing=()
 for spec in "${PACKAGES[@]}"; do
   name="${spec%@*}"
+  # An npm alias (`alias@npm:package@version`) is installed under its alias.
+  case "$spec" in *@npm:*) name="${spec%%@npm:*}" ;; esac
   version="${spec##*@}"
   if [ "$(installed_version "$name")" != "$version" ]; then
     missing+=("$spec")

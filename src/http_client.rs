@@ -23,6 +23,8 @@ pub enum Target {
     McpServer,
     /// An http hook (its `url` in `hooks.json`).
     Hook,
+    /// An MCP server's OAuth authorization server (found by discovery).
+    AuthServer,
 }
 
 impl Target {
@@ -37,6 +39,10 @@ impl Target {
                 "set the server's \"url\" in its mcp.json to the address it redirects to"
             }
             Self::Hook => "set the hook's \"url\" in its hooks.json to the address it redirects to",
+            Self::AuthServer => {
+                "fix the authorization server's metadata (Ling does not follow its redirects to \
+                 another origin)"
+            }
         }
     }
 }
@@ -48,6 +54,8 @@ pub struct ClientOptions {
     pub connect_timeout: Option<Duration>,
     /// Bypass the user's HTTP proxy (a server on loopback is never behind it).
     pub no_proxy: bool,
+    /// `false`: no redirect is followed at all (the response is the redirect itself).
+    pub follow_redirects: bool,
 }
 
 impl ClientOptions {
@@ -56,6 +64,7 @@ impl ClientOptions {
             target,
             connect_timeout: None,
             no_proxy: false,
+            follow_redirects: true,
         }
     }
 
@@ -66,6 +75,11 @@ impl ClientOptions {
 
     pub fn no_proxy(mut self, no_proxy: bool) -> Self {
         self.no_proxy = no_proxy;
+        self
+    }
+
+    pub fn follow_redirects(mut self, follow: bool) -> Self {
+        self.follow_redirects = follow;
         self
     }
 }
@@ -99,12 +113,16 @@ pub fn build(options: ClientOptions) -> Result<reqwest::Client, reqwest::Error> 
     // binary), installed for the process by the first client; later calls find it in place.
     let _ = rustls::crypto::ring::default_provider().install_default();
     let target = options.target;
-    let policy = reqwest::redirect::Policy::custom(move |attempt| {
-        match decide(attempt.previous(), attempt.url(), target) {
-            Ok(()) => attempt.follow(),
-            Err(refusal) => attempt.error(refusal),
-        }
-    });
+    let policy = if options.follow_redirects {
+        reqwest::redirect::Policy::custom(move |attempt| {
+            match decide(attempt.previous(), attempt.url(), target) {
+                Ok(()) => attempt.follow(),
+                Err(refusal) => attempt.error(refusal),
+            }
+        })
+    } else {
+        reqwest::redirect::Policy::none()
+    };
     let mut builder = reqwest::Client::builder().redirect(policy);
     if let Some(timeout) = options.connect_timeout {
         builder = builder.connect_timeout(timeout);

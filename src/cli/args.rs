@@ -327,6 +327,15 @@ pub enum McpCommand {
         #[arg(short = 'H', long = "header", value_name = "K: V")]
         header: Vec<String>,
     },
+    /// Log in to an HTTP server with OAuth: prints the URL to open (and opens the browser)
+    Login {
+        name: String,
+        /// Only print the URL; do not open a browser (also LING_NO_BROWSER=1)
+        #[arg(long)]
+        no_browser: bool,
+    },
+    /// Forget the OAuth tokens Ling keeps for a server (LING_HOME/credentials/)
+    Logout { name: String },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -1,4 +1,4 @@
-//! `ling mcp list|get|add|remove|call`: the commands of `docs/mcp.md` over `mcp::commands`.
+//! `ling mcp list|get|add|remove|call|login|logout`: the commands of `docs/mcp.md` over `mcp::commands`.
 //! An untrusted project's servers are listed as `untrusted` and never started.
 
 use std::path::PathBuf;
@@ -202,6 +202,20 @@ pub async fn run(command: McpCommand, sources: McpSources) -> Result<Exit, CliEr
             } else {
                 Exit::Success
             })
+        }
+        McpCommand::Login { name, no_browser } => {
+            let config = load()?
+                .into_iter()
+                .find(|c| c.name == name)
+                .ok_or_else(|| not_found(&name))?;
+            super::mcp_login::login(config, options, no_browser).await
+        }
+        McpCommand::Logout { name } => {
+            let config = load()?
+                .into_iter()
+                .find(|c| c.name == name)
+                .ok_or_else(|| not_found(&name))?;
+            super::mcp_login::logout(config, options).await
         }
     }
 }

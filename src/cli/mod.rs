@@ -8,6 +8,7 @@ mod completion_cmd;
 mod hooks_cmd;
 mod mcp_cmd;
 mod mcp_import_cmd;
+mod mcp_login;
 mod prompt;
 mod sandbox_cmd;
 mod sessions_cmd;

@@ -16,6 +16,7 @@ use serde_json::Value;
 use super::claude::CLAUDE_MCP_FILE;
 use super::hooks::locate::{Seg, locate};
 use super::json::{read_config_text, syntax_error};
+pub use super::mcp_oauth::{Idp, OAuthConfig, RawIdp, RawOAuth};
 use super::sandbox::SandboxMode;
 use super::trust::ProjectConfig;
 use super::{ConfigError, Paths, expand_vars, read_json_value};
@@ -146,6 +147,10 @@ pub struct RawServer {
     /// Do not offer these tools (the server's own names).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exclude_tools: Option<Vec<String>>,
+    /// http: how Ling logs in to the server with OAuth (`ling mcp login NAME`). Without it Ling
+    /// registers itself with the server's authorization server when that allows it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub oauth: Option<RawOAuth>,
 }
 
 /// The `type` values an entry may have; every one but `stdio` needs a `url`.
@@ -168,6 +173,7 @@ const SERVER_FIELDS: &[&str] = &[
     "toolTimeoutMs",
     "includeTools",
     "excludeTools",
+    "oauth",
 ];
 
 /// How to reach one server, with variables expanded.
@@ -215,6 +221,8 @@ pub struct ServerConfig {
     pub exclude_tools: Vec<String>,
     /// stdio: the shell sandbox the server runs in (`"sandbox"` of its entry); `None`: none.
     pub sandbox: Option<SandboxMode>,
+    /// http: the `oauth` object (defaults when absent).
+    pub oauth: OAuthConfig,
     /// The file the entry came from.
     pub source: PathBuf,
     /// A `${VAR}` that could not be expanded: the server is not started and fails with this.
@@ -234,6 +242,7 @@ impl ServerConfig {
             sandbox: None,
             include_tools: None,
             exclude_tools: Vec::new(),
+            oauth: OAuthConfig::default(),
             source: PathBuf::new(),
             expand_error: None,
         }
@@ -482,10 +491,12 @@ pub fn resolve_server(
                 })?,
         ),
     };
+    let oauth = OAuthConfig::resolve(raw.oauth.as_ref(), &mut expand);
     Ok(ServerConfig {
         name: name.to_string(),
         transport,
         sandbox,
+        oauth,
         disabled: raw.disabled.unwrap_or(false),
         startup_timeout: Duration::from_millis(
             raw.startup_timeout_ms.unwrap_or(DEFAULT_STARTUP_TIMEOUT_MS),
@@ -647,6 +658,7 @@ mod tests {
             tool_timeout_ms: Some(0),
             include_tools: Some(vec![]),
             exclude_tools: Some(vec![]),
+            oauth: Some(RawOAuth::default()),
         };
         let value = serde_json::to_value(full).unwrap();
         let mut keys: Vec<&str> = value

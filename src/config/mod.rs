@@ -13,6 +13,7 @@ pub mod hooks;
 mod json;
 pub mod mcp;
 pub mod mcp_import;
+mod mcp_oauth;
 mod paths;
 pub mod private_fs;
 pub mod sandbox;

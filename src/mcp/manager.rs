@@ -14,6 +14,7 @@ use tokio::sync::watch;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
+use super::auth::{Login, OAuth};
 use super::client::{ClientOptions, McpClient};
 use super::error::McpError;
 use super::handler::ClientHandler;
@@ -27,6 +28,10 @@ use super::types::{ProgressCallback, ServerInfo, Tool};
 use crate::config::Paths;
 use crate::config::mcp::ServerConfig;
 use crate::process::ChildEnv;
+
+#[path = "manager_auth.rs"]
+mod auth;
+use auth::needs_login;
 
 /// How long [`McpManager::shutdown`] waits for all servers together.
 const SHUTDOWN_LIMIT: Duration = Duration::from_secs(8);
@@ -67,6 +72,8 @@ pub enum ServerState {
     Connected,
     /// Why, with the last lines of its stderr when it had any.
     Failed(String),
+    /// An HTTP server that wants an OAuth login first; says the command to run.
+    NeedsAuth(String),
     Disabled,
 }
 
@@ -78,6 +85,7 @@ impl ServerState {
             Self::Connected => ("connected", None),
             Self::Disabled => ("disabled", None),
             Self::Failed(why) => ("failed", Some(why)),
+            Self::NeedsAuth(how) => ("needs-auth", Some(how)),
             Self::Starting => ("failed", Some("still starting")),
         }
     }
@@ -123,6 +131,10 @@ struct Slot {
     config: ServerConfig,
     log: Arc<ServerLog>,
     state: Mutex<SlotState>,
+    /// How a 401 of this server may be answered; `Never` but during `login`.
+    login: Mutex<Login>,
+    /// The OAuth state of the current connection (HTTP servers).
+    auth: Mutex<Option<Arc<OAuth>>>,
 }
 
 struct SlotState {
@@ -161,6 +173,8 @@ impl McpManager {
                         Redactor::for_config(&config),
                     )),
                     config,
+                    login: Mutex::new(Login::Never),
+                    auth: Mutex::new(None),
                     state: Mutex::new(SlotState {
                         state,
                         client: None,
@@ -311,7 +325,7 @@ impl McpManager {
                     return Err(McpError::NotConnected {
                         server: server.into(),
                         reason: match state {
-                            ServerState::Failed(why) => why.clone(),
+                            ServerState::Failed(why) | ServerState::NeedsAuth(why) => why.clone(),
                             ServerState::Disabled => "it is disabled in its config".into(),
                             _ => "it is still starting".into(),
                         },
@@ -321,7 +335,21 @@ impl McpManager {
         };
         let result = client
             .call_tool(tool, arguments, cancel, progress, slot.config.tool_timeout)
-            .await?;
+            .await;
+        if result.is_err()
+            && let Some(how) = needs_login(slot)
+        {
+            // The token was refused mid-session and cannot be renewed without the user.
+            if let Ok(mut state) = slot.state.lock() {
+                state.state = ServerState::NeedsAuth(how.clone());
+            }
+            self.publish();
+            return Err(McpError::NotConnected {
+                server: server.into(),
+                reason: how,
+            });
+        }
+        let result = result?;
         let spill = self.options.paths.home.join("tool-output");
         Ok(render(&result, self.options.output_cap, &spill))
     }
@@ -352,10 +380,12 @@ impl McpManager {
         self.clone().run_start(index, generation).await;
         match status_of(slot).state {
             ServerState::Connected => Ok(()),
-            ServerState::Failed(reason) => Err(McpError::NotConnected {
-                server: server.into(),
-                reason,
-            }),
+            ServerState::Failed(reason) | ServerState::NeedsAuth(reason) => {
+                Err(McpError::NotConnected {
+                    server: server.into(),
+                    reason,
+                })
+            }
             _ => Ok(()),
         }
     }
@@ -411,7 +441,10 @@ impl McpManager {
                         slot.log.line("ling", &format!("failed: {reason}"));
                         // Shown on stderr, in `json` and by `/mcp`: never with the secrets of
                         // the config (`${VAR}` values, URL userinfo and query values).
-                        state.state = ServerState::Failed(shown);
+                        state.state = match needs_login(slot) {
+                            Some(how) => ServerState::NeedsAuth(how),
+                            None => ServerState::Failed(shown),
+                        };
                     }
                 }
             }
@@ -430,7 +463,12 @@ impl McpManager {
         if let Some(error) = &config.expand_error {
             return Err(error.clone());
         }
-        let limit = config.startup_timeout;
+        // A login waits for the user in the browser, on top of the server's own start.
+        let login_wait = match slot.login.lock().map(|l| l.clone()) {
+            Ok(Login::Browser { timeout, .. }) => timeout,
+            _ => Duration::ZERO,
+        };
+        let limit = config.startup_timeout + login_wait;
         let deadline = Instant::now() + limit;
         let too_slow = || {
             slot.log.with_tail(&format!(
@@ -438,7 +476,11 @@ impl McpManager {
                 limit.as_secs_f64()
             ))
         };
-        let connect = transport::connect(config, slot.log.clone(), &self.options.child_env);
+        let auth = self.oauth_for(slot)?;
+        if let Ok(mut current) = slot.auth.lock() {
+            current.clone_from(&auth);
+        }
+        let connect = transport::connect(config, slot.log.clone(), &self.options.child_env, auth);
         let connection = match tokio::time::timeout_at(deadline, connect).await {
             Err(_) => return Err(too_slow()),
             Ok(Err(e)) => return Err(slot.log.with_tail(&e.to_string())),
@@ -447,7 +489,7 @@ impl McpManager {
         let mut options = ClientOptions::new(config.name.clone(), slot.log.clone());
         options.roots = self.options.roots.clone();
         options.handler = self.options.handler.clone();
-        options.request_timeout = self.options.request_timeout;
+        options.request_timeout = self.options.request_timeout + login_wait;
         options.era = slot.state.lock().ok().and_then(|s| s.era.clone());
         let client = McpClient::new(connection, options);
         let handshake = async {

@@ -3,6 +3,7 @@
 //! protocol's own content: elicitation forms, prompts as commands, sampling requests. It knows
 //! nothing of the agent or the model (the agent answers sampling through a [`ClientHandler`]).
 
+pub mod auth;
 pub mod client;
 pub mod commands;
 pub mod elicitation;

@@ -32,7 +32,7 @@ const COMMANDS: [(&str, &str); 12] = [
     ("/hooks", "list the loaded hooks"),
     (
         "/mcp",
-        "MCP server status; /mcp reconnect NAME restarts one",
+        "MCP server status; /mcp reconnect NAME restarts one, /mcp login NAME logs in (OAuth)",
     ),
     ("/clear", "forget the conversation and start a new session"),
     ("/model", "show the model, or switch with /model NAME"),
@@ -151,6 +151,10 @@ fn report_server_changes(setup: &Setup, seen: &mut Vec<ServerStatus>, style: Sty
                 style.yellow("warning:"),
                 format!(" mcp {}: {why}", status.name)
             ]),
+            ServerState::NeedsAuth(how) => stdout_line(term![
+                style.yellow("mcp"),
+                format!(" {}: needs-auth: {how}", status.name)
+            ]),
             ServerState::Starting | ServerState::Disabled => {}
         }
     }
@@ -170,6 +174,7 @@ fn print_mcp_status(setup: &Setup, style: Style) {
             ServerState::Starting => style.yellow("starting "),
             ServerState::Disabled => style.dim("disabled "),
             ServerState::Failed(_) => style.red("failed   "),
+            ServerState::NeedsAuth(_) => style.yellow("needs-auth"),
         };
         stdout_line(term![
             "  ",
@@ -178,7 +183,7 @@ fn print_mcp_status(setup: &Setup, style: Style) {
             state,
             format!(" {} tools", status.tools)
         ]);
-        if let ServerState::Failed(why) = &status.state {
+        if let ServerState::Failed(why) | ServerState::NeedsAuth(why) = &status.state {
             for line in why.lines() {
                 stdout_line(term!["      ", style.dim(line)]);
             }
@@ -223,7 +228,21 @@ async fn slash_command(setup: &mut Setup, line: &str, style: Style, ui: &ReplUi)
                     Err(e) => stdout_line(term![style.red("error:"), " ", e.to_string()]),
                 }
             }
-            _ => stdout_line("usage: /mcp, or /mcp reconnect NAME"),
+            ("login", name) if !name.is_empty() => {
+                let login = super::login::browser_login(
+                    name,
+                    false,
+                    crate::setup::children(&setup.settings),
+                );
+                match setup.mcp.login(name, login).await {
+                    Ok(()) => {
+                        setup.agent.sync_tools().await;
+                        print_mcp_status(setup, style);
+                    }
+                    Err(e) => stdout_line(term![style.red("error:"), " ", e.to_string()]),
+                }
+            }
+            _ => stdout_line("usage: /mcp, /mcp reconnect NAME or /mcp login NAME"),
         },
         "/status" => super::status::lines(setup)
             .into_iter()

@@ -31,6 +31,7 @@ mod mcp_http_everything;
 mod mcp_limits;
 mod mcp_modern;
 mod mcp_naming;
+mod mcp_oauth;
 mod mcp_reference;
 mod mcp_reference_cli;
 mod mcp_shutdown;

@@ -10,6 +10,7 @@ pub mod mcp;
 pub mod mcphttp;
 pub mod mock_openai;
 pub mod mock_overflow;
+pub mod oauth;
 pub mod peers;
 pub mod process;
 pub mod project;

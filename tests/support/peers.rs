@@ -14,6 +14,9 @@ use std::sync::Mutex;
 pub const EVERYTHING: &str = "@modelcontextprotocol/server-everything/dist/index.js";
 /// The official MCP conformance suite's runner.
 pub const CONFORMANCE: &str = "@modelcontextprotocol/conformance/dist/index.js";
+/// Its next version (0.2.0-alpha.12, installed beside it under an npm alias): the 2026-07-28
+/// scenarios and the `wire-schema-valid` check.
+pub const CONFORMANCE_NEXT: &str = "conformance-next/dist/index.js";
 
 const INSTALL: &str = "install them with scripts/install-peers.sh, or run the whole suite with \
                        scripts/test.sh, which does";

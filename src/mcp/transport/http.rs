@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use async_trait::async_trait;
-use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap};
+use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderMap, WWW_AUTHENTICATE};
 use reqwest::{StatusCode, Url};
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
@@ -18,6 +18,7 @@ use tokio_util::sync::CancellationToken;
 use super::http_common::{self, ACCEPT_BOTH, ACCEPT_SSE, Failure};
 use super::http_reply;
 use super::{Connection, Transport, TransportError, TransportEvent};
+use crate::mcp::auth::OAuth;
 use crate::mcp::jsonrpc::{Message, RequestId};
 
 pub use super::http_common::{HTTP_ERROR_CODE, is_transport_failure};
@@ -26,6 +27,9 @@ pub(crate) const SESSION_HEADER: &str = "mcp-session-id";
 pub(crate) const VERSION_HEADER: &str = "mcp-protocol-version";
 /// How long `notifications/initialized` waits for the standalone GET stream to be accepted.
 const GET_STREAM_WAIT: Duration = Duration::from_secs(2);
+/// How often one request is sent again after a 401 or 403 got it a new token (a login, then
+/// one step-up).
+const AUTH_RETRIES: usize = 2;
 
 /// Opens a Streamable HTTP connection to `url`. No request is made until the first `send()`.
 /// `timeout` bounds each exchange until the status and headers arrive, not a reply stream.
@@ -33,6 +37,17 @@ pub async fn connect(
     url: &str,
     headers: &[(String, String)],
     timeout: Duration,
+) -> Result<Connection, TransportError> {
+    connect_with_auth(url, headers, timeout, None).await
+}
+
+/// [`connect`], with OAuth: `auth`'s token goes with every request, and a 401 or 403 is handed
+/// to it (see [`OAuth::rejected`]) before the request is sent again.
+pub async fn connect_with_auth(
+    url: &str,
+    headers: &[(String, String)],
+    timeout: Duration,
+    auth: Option<Arc<OAuth>>,
 ) -> Result<Connection, TransportError> {
     let url = http_common::parse_url(url)?;
     let headers = http_common::header_map(headers)?;
@@ -47,6 +62,7 @@ pub async fn connect(
         cancel: CancellationToken::new(),
         state: Mutex::new(State::default()),
         reinit: tokio::sync::Mutex::new(()),
+        auth,
     });
     Ok(Connection {
         transport: Arc::new(HttpTransport { shared }),
@@ -70,6 +86,7 @@ pub(crate) struct Shared {
     /// Held while re-initializing, so concurrent requests that all saw the expired session
     /// re-initialize once between them.
     reinit: tokio::sync::Mutex<()>,
+    auth: Option<Arc<OAuth>>,
 }
 
 #[derive(Default)]
@@ -135,12 +152,21 @@ impl Shared {
         (headers, session)
     }
 
+    /// Adds the OAuth access token, if there is one; returns it.
+    async fn authorize(&self, headers: &mut HeaderMap) -> Option<String> {
+        let token = self.auth.as_ref()?.bearer().await?;
+        let value = format!("Bearer {token}").parse().ok()?;
+        headers.insert(AUTHORIZATION, value);
+        Some(token)
+    }
+
     /// A GET of the endpoint for an SSE stream, resuming after `last_event_id` when given.
     pub(crate) async fn get_stream(
         &self,
         last_event_id: Option<&str>,
     ) -> Result<reqwest::Response, Failure> {
-        let (headers, _) = self.session_headers(true);
+        let (mut headers, _) = self.session_headers(true);
+        self.authorize(&mut headers).await;
         let mut request = self
             .client
             .get(self.url.clone())
@@ -176,11 +202,29 @@ impl Shared {
         extra: &[(String, String)],
     ) -> Result<reqwest::Response, Failure> {
         let mut may_reinit = true;
+        let mut auth_retries = 0;
         loop {
-            let (response, session) = self.post_once(message, extra).await?;
+            let (response, session, sent) = self.post_once(message, extra).await?;
             let status = response.status();
             if status.is_success() {
                 return Ok(response);
+            }
+            if let Some(auth) = &self.auth
+                && (status == StatusCode::UNAUTHORIZED || status == StatusCode::FORBIDDEN)
+                && auth_retries < AUTH_RETRIES
+            {
+                auth_retries += 1;
+                let challenges: Vec<String> = response
+                    .headers()
+                    .get_all(WWW_AUTHENTICATE)
+                    .iter()
+                    .filter_map(|v| v.to_str().ok().map(str::to_string))
+                    .collect();
+                drop(response);
+                auth.rejected(status.as_u16(), &challenges, sent.as_deref())
+                    .await
+                    .map_err(|e| Failure::Other(e.to_string()))?;
+                continue;
             }
             let failure = http_common::status_failure(response, self.timeout).await;
             let expired = match &failure {
@@ -216,12 +260,12 @@ impl Shared {
     }
 
     /// One POST with `extra` headers (a modern request's standard headers); returns the
-    /// response and the session id it carried.
+    /// response, the session id and the access token it carried.
     async fn post_once(
         &self,
         message: &Message,
         extra: &[(String, String)],
-    ) -> Result<(reqwest::Response, Option<String>), Failure> {
+    ) -> Result<(reqwest::Response, Option<String>, Option<String>), Failure> {
         let is_initialize =
             matches!(message, Message::Request { method, .. } if method == "initialize");
         let (mut headers, session) = self.session_headers(!is_initialize);
@@ -234,6 +278,7 @@ impl Shared {
                 headers.insert(name, value);
             }
         }
+        let token = self.authorize(&mut headers).await;
         let request = self
             .client
             .post(self.url.clone())
@@ -250,7 +295,7 @@ impl Shared {
                 .map(str::to_string);
             self.lock().session_id = id;
         }
-        Ok((response, session))
+        Ok((response, session, token))
     }
 
     /// Replays the remembered `initialize` and `notifications/initialized` without the expired
@@ -272,7 +317,7 @@ impl Shared {
         let Message::Request { id, .. } = &initialize else {
             return Err("no initialize request to replay".into());
         };
-        let (response, _) = self
+        let (response, _, _) = self
             .post_once(&initialize, &[])
             .await
             .map_err(|f| f.describe(&self.url))?;
@@ -293,7 +338,7 @@ impl Shared {
             Err(_) => return Err("no initialize response in time".into()),
         }
         if let Some(initialized) = initialized {
-            let (response, _) = self
+            let (response, _, _) = self
                 .post_once(&initialized, &[])
                 .await
                 .map_err(|f| f.describe(&self.url))?;
@@ -428,7 +473,8 @@ impl Transport for HttpTransport {
             state.session_id.clone()
         };
         if session.is_some() {
-            let (headers, _) = shared.session_headers(true);
+            let (mut headers, _) = shared.session_headers(true);
+            shared.authorize(&mut headers).await;
             let request = shared.client.delete(shared.url.clone()).headers(headers);
             let _ = http_common::exchange(request, &shared.url, shared.timeout).await;
         }

@@ -104,17 +104,20 @@ pub struct Connection {
 
 pub mod http;
 mod http_common;
+pub(crate) use http_common::chain as error_chain;
 mod http_reply;
 mod lines;
 pub mod sse;
 mod sse_parse;
 
 /// Connects to one configured server with the transport its config names. For HTTP and SSE the
-/// startup timeout bounds the connection attempts. A stdio server starts with `child_env`.
+/// startup timeout bounds the connection attempts. A stdio server starts with `child_env`; a
+/// Streamable HTTP server uses `auth` for OAuth.
 pub async fn connect(
     config: &ServerConfig,
     log: Arc<ServerLog>,
     child_env: &ChildEnv,
+    auth: Option<Arc<super::auth::OAuth>>,
 ) -> Result<Connection, TransportError> {
     match &config.transport {
         TransportConfig::Stdio {
@@ -132,7 +135,7 @@ pub async fn connect(
             stdio::spawn(command, args, env, cwd, log, child_env, sandbox.as_ref()).await
         }
         TransportConfig::Http { url, headers } => {
-            http::connect(url, headers, config.startup_timeout).await
+            http::connect_with_auth(url, headers, config.startup_timeout, auth).await
         }
         TransportConfig::Sse { url, headers } => {
             sse::connect(url, headers, config.startup_timeout).await

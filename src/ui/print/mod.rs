@@ -59,7 +59,7 @@ fn side_channel(event: &AgentEvent, style: Style, verbose: bool) -> Option<Term>
             "conversation compacted ({trigger}): {pre_tokens} -> {post_tokens} tokens"
         ))),
         AgentEvent::McpStatus { server, state }
-            if verbose || matches!(state, ServerState::Failed(_)) =>
+            if verbose || matches!(state, ServerState::Failed(_) | ServerState::NeedsAuth(_)) =>
         {
             Some(Term::from(match state.report() {
                 (status, Some(detail)) => format!("mcp {server}: {status}: {detail}"),

@@ -207,10 +207,13 @@ fn max_turns_message(turns: u32, default_limit: bool) -> String {
 /// A server that could not start is reported (the run goes on without its tools).
 fn report_failed_servers(statuses: &[ServerStatus], sink: &dyn EventSink) {
     for status in statuses {
-        if let ServerState::Failed(why) = &status.state {
+        if matches!(
+            status.state,
+            ServerState::Failed(_) | ServerState::NeedsAuth(_)
+        ) {
             sink.emit(AgentEvent::McpStatus {
                 server: status.name.clone(),
-                state: ServerState::Failed(why.clone()),
+                state: status.state.clone(),
             });
         }
     }

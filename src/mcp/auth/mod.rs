@@ -1,0 +1,582 @@
+//! OAuth 2.1 for HTTP MCP servers, as the MCP authorization specification (2025-11-25, with the
+//! 2026-07-28 additions) has it. The Streamable HTTP transport sends [`OAuth::bearer`] with
+//! every request and hands each `401`/`403` to [`OAuth::rejected`], which answers by refreshing
+//! the token, by a login, or (one step-up) by a login asking for more scopes, after which the
+//! transport sends the request again. A login is discovery (`discovery.rs`), a client identity
+//! (`registration.rs`), the authorization code flow with PKCE and `resource` (`grant.rs`) and
+//! the user's consent through the browser and a loopback listener (`redirect.rs`); the tokens
+//! are kept per server URL in `LING_HOME/credentials/` (`store.rs`).
+//!
+//! Whether a login may happen is the caller's choice ([`Login`]): `ling -p` and servers starting
+//! in the background never ask the user; they end with [`AuthError::NeedsLogin`] and the server
+//! shows `needs-auth` with the command to run.
+
+mod assertion;
+mod challenge;
+mod discovery;
+mod error;
+mod grant;
+mod redirect;
+mod registration;
+pub mod store;
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use reqwest::Url;
+
+pub use challenge::Challenge;
+pub use error::AuthError;
+pub use store::{CredentialStore, Credentials};
+
+use discovery::Discovered;
+use store::Tokens;
+
+use crate::http_client::{self, ClientOptions, Target};
+
+/// How long a login waits for the browser.
+pub const LOGIN_TIMEOUT: Duration = Duration::from_secs(300);
+/// A token this close to its expiry is refreshed before it is sent.
+const EXPIRY_MARGIN_SECS: i64 = 30;
+
+/// The `oauth` object of a server's entry in `mcp.json`: a pre-registered client ID and
+/// secret, Ling's Client ID Metadata Document URL, a fixed callback port.
+pub use crate::config::mcp::OAuthConfig as OAuthSettings;
+
+/// Whether, and how, this run may ask the user to log in.
+#[derive(Clone)]
+pub enum Login {
+    /// Never: a missing or refused token ends in [`AuthError::NeedsLogin`].
+    Never,
+    /// Through the user's browser: `show` gets the authorization URL (to print it and open a
+    /// browser); the redirect comes to a loopback listener, within `timeout`.
+    Browser {
+        show: Arc<dyn Fn(&str) + Send + Sync>,
+        timeout: Duration,
+    },
+    /// Headless (the conformance suite's servers approve at once): the authorization URL is
+    /// fetched with redirects off and the code read from the redirect's `Location`.
+    Headless,
+}
+
+/// The authorization of one HTTP server.
+pub struct OAuth {
+    server: String,
+    url: Url,
+    settings: OAuthSettings,
+    http: reqwest::Client,
+    store: Option<CredentialStore>,
+    login: Login,
+    timeout: Duration,
+    state: tokio::sync::Mutex<State>,
+    /// The access token sent now (read by every request without the async lock).
+    current: Mutex<Option<String>>,
+    needs_login: Mutex<Option<String>>,
+}
+
+struct State {
+    credentials: Credentials,
+    discovered: Option<Discovered>,
+}
+
+impl OAuth {
+    /// The authorization of server `server` at `url`, with the tokens `store` holds (none
+    /// kept without a store). `timeout` bounds each request to the authorization server.
+    pub fn new(
+        server: &str,
+        url: &str,
+        settings: OAuthSettings,
+        store: Option<CredentialStore>,
+        login: Login,
+        timeout: Duration,
+    ) -> Result<Self, AuthError> {
+        let parsed = Url::parse(url).map_err(|e| AuthError::Discovery {
+            url: crate::redact::url(url),
+            reason: e.to_string(),
+        })?;
+        let credentials = match &store {
+            Some(store) => store.load()?,
+            None => Credentials {
+                server_url: url.to_string(),
+                ..Credentials::default()
+            },
+        };
+        settings
+            .client_secret
+            .iter()
+            .for_each(|s| crate::redact::register(s));
+        let http = auth_client(timeout, true)?;
+        let current = credentials.tokens.as_ref().map(|t| t.access_token.clone());
+        Ok(Self {
+            server: server.to_string(),
+            url: parsed,
+            settings,
+            http,
+            store,
+            login,
+            timeout,
+            state: tokio::sync::Mutex::new(State {
+                credentials,
+                discovered: None,
+            }),
+            current: Mutex::new(current),
+            needs_login: Mutex::new(None),
+        })
+    }
+
+    /// The access token to send, refreshed first when it is about to expire.
+    pub async fn bearer(&self) -> Option<String> {
+        let expired = {
+            let state = self.state.lock().await;
+            let tokens = state.credentials.tokens.as_ref()?;
+            let soon = chrono::Utc::now().timestamp() + EXPIRY_MARGIN_SECS;
+            tokens.refresh_token.is_some() && tokens.expires_at.is_some_and(|at| at <= soon)
+        };
+        if expired {
+            let mut state = self.state.lock().await;
+            let _ = self.try_refresh(&mut state, &Challenge::default()).await;
+        }
+        self.current()
+    }
+
+    fn current(&self) -> Option<String> {
+        self.current.lock().ok().and_then(|c| c.clone())
+    }
+
+    /// Why the server cannot be used without a login, once that is known.
+    pub fn needs_login(&self) -> Option<String> {
+        self.needs_login.lock().ok().and_then(|n| n.clone())
+    }
+
+    /// The server answered `status` (401 or 403) to a request sent with `sent`. `Ok` means a
+    /// new token is in place and the request may be sent again.
+    pub async fn rejected(
+        &self,
+        status: u16,
+        www_authenticate: &[String],
+        sent: Option<&str>,
+    ) -> Result<(), AuthError> {
+        let challenge = Challenge::parse(www_authenticate.iter().map(String::as_str));
+        let mut state = self.state.lock().await;
+        let current = state
+            .credentials
+            .tokens
+            .as_ref()
+            .map(|t| t.access_token.as_str());
+        if sent.is_some() && current != sent {
+            // Another request already replaced the token this one was refused with.
+            return Ok(());
+        }
+        if status == 403 {
+            return self.step_up(&mut state, &challenge).await;
+        }
+        if self.try_refresh(&mut state, &challenge).await.is_ok() {
+            return Ok(());
+        }
+        let scope = match challenge.scope.clone() {
+            Some(scope) => Some(scope),
+            None => self
+                .discovered(&mut state, &challenge)
+                .await?
+                .default_scope(),
+        };
+        self.authorize(&mut state, &challenge, scope).await
+    }
+
+    /// A 403: asks once more with the scopes the server names added to the granted ones.
+    async fn step_up(&self, state: &mut State, challenge: &Challenge) -> Result<(), AuthError> {
+        let refused = || {
+            AuthError::Forbidden(format!(
+                "the MCP server {:?} refused the request (HTTP 403{}){}",
+                self.server,
+                challenge
+                    .error
+                    .as_deref()
+                    .map(|e| format!(", {e}"))
+                    .unwrap_or_default(),
+                challenge
+                    .scope
+                    .as_deref()
+                    .map(|s| format!("; it wants scope {s:?}"))
+                    .unwrap_or_default(),
+            ))
+        };
+        let Some(wanted) = challenge
+            .scope
+            .as_deref()
+            .filter(|_| challenge.insufficient_scope())
+        else {
+            return Err(refused());
+        };
+        let granted = state
+            .credentials
+            .tokens
+            .as_ref()
+            .and_then(|t| t.scope.clone())
+            .unwrap_or_default();
+        let mut scopes: Vec<&str> = granted.split_whitespace().collect();
+        let before = scopes.len();
+        for scope in wanted.split_whitespace() {
+            if !scopes.contains(&scope) {
+                scopes.push(scope);
+            }
+        }
+        if scopes.len() == before {
+            // The token already has every scope named: asking again would loop.
+            return Err(refused());
+        }
+        let scope = scopes.join(" ");
+        self.authorize(state, challenge, Some(scope)).await
+    }
+
+    async fn discovered<'a>(
+        &self,
+        state: &'a mut State,
+        challenge: &Challenge,
+    ) -> Result<&'a Discovered, AuthError> {
+        let stale = state.discovered.is_none() || challenge.resource_metadata.is_some();
+        if stale {
+            let found = discovery::discover(&self.http, &self.url, challenge, self.timeout).await?;
+            state.discovered = Some(found);
+        }
+        state
+            .discovered
+            .as_ref()
+            .ok_or_else(|| AuthError::Discovery {
+                url: self.shown_url(),
+                reason: "nothing found".into(),
+            })
+    }
+
+    /// Uses the refresh token, if there is one; a refused one is dropped.
+    async fn try_refresh(&self, state: &mut State, challenge: &Challenge) -> Result<(), AuthError> {
+        let (Some(client), Some(tokens)) = (
+            state.credentials.client.clone(),
+            state.credentials.tokens.clone(),
+        ) else {
+            return Err(AuthError::NeedsLogin(String::new()));
+        };
+        let Some(refresh_token) = tokens.refresh_token.clone() else {
+            return Err(AuthError::NeedsLogin(String::new()));
+        };
+        let discovered = self.discovered(state, challenge).await?.clone();
+        if client.issuer != discovered.issuer {
+            return Err(AuthError::NeedsLogin(String::new()));
+        }
+        let scope = tokens.scope.as_deref();
+        match grant::refresh(
+            &self.http,
+            &client,
+            &discovered,
+            &refresh_token,
+            scope,
+            self.timeout,
+        )
+        .await
+        {
+            Ok(tokens) => self.keep(state, Some(client), tokens),
+            Err(e) => {
+                state.credentials.tokens = None;
+                self.set_current(None);
+                self.persist(state)?;
+                Err(e)
+            }
+        }
+    }
+
+    /// A full login with `scope`, if this run may ask the user.
+    async fn authorize(
+        &self,
+        state: &mut State,
+        challenge: &Challenge,
+        scope: Option<String>,
+    ) -> Result<(), AuthError> {
+        let needs_user = matches!(
+            self.settings.grant_type.as_deref(),
+            None | Some("authorization_code")
+        );
+        if needs_user && matches!(self.login, Login::Never) {
+            let message = format!(
+                "MCP server {:?} needs a login: run `ling mcp login {}` (or `/mcp login {}` in \
+                 the REPL)",
+                self.server, self.server, self.server
+            );
+            if let Ok(mut needs) = self.needs_login.lock() {
+                *needs = Some(message.clone());
+            }
+            return Err(AuthError::NeedsLogin(message));
+        }
+        let discovered = self.discovered(state, challenge).await?.clone();
+        match self.settings.grant_type.as_deref() {
+            None | Some("authorization_code") => {}
+            Some(_) => return self.grant_without_user(state, &discovered, scope).await,
+        }
+        let pkce = discovered
+            .server
+            .code_challenge_methods_supported
+            .as_ref()
+            .is_some_and(|m| m.iter().any(|m| m == "S256"));
+        if !pkce {
+            return Err(AuthError::Discovery {
+                url: self.shown_url(),
+                reason: format!(
+                    "the authorization server {} does not advertise PKCE S256 \
+                     (code_challenge_methods_supported), which MCP requires",
+                    discovered.issuer
+                ),
+            });
+        }
+        let listener = match &self.login {
+            Login::Browser { .. } => {
+                Some(redirect::Listener::bind(self.settings.callback_port).await?)
+            }
+            _ => None,
+        };
+        let redirect_uri = match &listener {
+            Some(listener) => listener.redirect_uri().to_string(),
+            None => format!(
+                "http://127.0.0.1:{}/callback",
+                self.settings.callback_port.unwrap_or(8765)
+            ),
+        };
+        let client = registration::client_identity(
+            &self.http,
+            &discovered,
+            &self.settings,
+            state.credentials.client.as_ref(),
+            &redirect_uri,
+            self.timeout,
+        )
+        .await?;
+        let flow = grant::authorization(&client, &discovered, &redirect_uri, scope.as_deref())?;
+        let callback = match (&self.login, listener) {
+            (Login::Browser { show, timeout }, Some(listener)) => {
+                show(flow.url.as_str());
+                listener.wait(&flow.state, *timeout).await?
+            }
+            _ => {
+                let http = auth_client(self.timeout, false)?;
+                redirect::follow_headless(&http, &flow.url, self.timeout).await?
+            }
+        };
+        if let Some(error) = &callback.error {
+            return Err(AuthError::Authorization(format!(
+                "the authorization server answered {error}{}",
+                callback
+                    .error_description
+                    .as_deref()
+                    .map(|d| format!(": {d}"))
+                    .unwrap_or_default()
+            )));
+        }
+        if callback.state.as_deref() != Some(flow.state.as_str()) {
+            return Err(AuthError::Authorization(
+                "the redirect's state does not match the login's; start the login again".into(),
+            ));
+        }
+        check_issuer(&discovered, callback.iss.as_deref())?;
+        let Some(code) = callback.code else {
+            return Err(AuthError::Authorization(
+                "the redirect carries no authorization code".into(),
+            ));
+        };
+        let mut tokens = grant::exchange_code(
+            &self.http,
+            &client,
+            &discovered,
+            &redirect_uri,
+            code,
+            flow.verifier,
+            self.timeout,
+        )
+        .await?;
+        if tokens.scope.is_none() {
+            tokens.scope = scope;
+        }
+        if let Ok(mut needs) = self.needs_login.lock() {
+            *needs = None;
+        }
+        self.keep(state, Some(client), tokens)
+    }
+
+    /// The grants without a user (`client_credentials`, `cross_app_access`): the token comes
+    /// straight from the token endpoint, so this works in `ling -p` too.
+    async fn grant_without_user(
+        &self,
+        state: &mut State,
+        discovered: &Discovered,
+        scope: Option<String>,
+    ) -> Result<(), AuthError> {
+        let settings = &self.settings;
+        let grant = settings.grant_type.as_deref().unwrap_or_default();
+        let Some(client_id) = settings.client_id.clone() else {
+            return Err(AuthError::Registration {
+                issuer: discovered.issuer.clone(),
+                reason: format!(
+                    "grantType {grant:?} needs the client registered beforehand: give the \
+                     server's entry \"oauth\": {{\"clientId\": ...}}"
+                ),
+            });
+        };
+        let has_secret = settings.client_secret.is_some();
+        let client = store::ClientRegistration {
+            issuer: discovered.issuer.clone(),
+            auth_method: registration::auth_method(discovered, has_secret, None),
+            client_id,
+            client_secret: settings.client_secret.clone(),
+            redirect_uri: None,
+        };
+        let tokens = match grant {
+            "client_credentials" => {
+                let assertion = match &settings.private_key {
+                    Some(pem) => Some(assertion::client_assertion(
+                        &client.client_id,
+                        &discovered.issuer,
+                        pem,
+                        settings.signing_algorithm.as_deref(),
+                    )?),
+                    None => None,
+                };
+                grant::client_credentials(
+                    &self.http,
+                    &client,
+                    discovered,
+                    scope.as_deref(),
+                    assertion,
+                    self.timeout,
+                )
+                .await?
+            }
+            "cross_app_access" => {
+                let Some(idp) = &settings.idp else {
+                    return Err(AuthError::Registration {
+                        issuer: discovered.issuer.clone(),
+                        reason: "grantType \"cross_app_access\" needs \"idp\": \
+                                 {\"tokenEndpoint\", \"clientId\", \"idToken\"}"
+                            .into(),
+                    });
+                };
+                grant::cross_app_access(
+                    &self.http,
+                    &client,
+                    discovered,
+                    idp,
+                    scope.as_deref(),
+                    self.timeout,
+                )
+                .await?
+            }
+            other => {
+                return Err(AuthError::Registration {
+                    issuer: discovered.issuer.clone(),
+                    reason: format!(
+                        "unknown oauth.grantType {other:?}; use \"authorization_code\", \
+                         \"client_credentials\" or \"cross_app_access\""
+                    ),
+                });
+            }
+        };
+        self.keep(state, Some(client), tokens)
+    }
+
+    fn keep(
+        &self,
+        state: &mut State,
+        client: Option<store::ClientRegistration>,
+        tokens: Tokens,
+    ) -> Result<(), AuthError> {
+        self.set_current(Some(tokens.access_token.clone()));
+        state.credentials.client = client;
+        state.credentials.tokens = Some(tokens);
+        self.persist(state)
+    }
+
+    fn persist(&self, state: &State) -> Result<(), AuthError> {
+        match &self.store {
+            Some(store) => store.save(&state.credentials),
+            None => Ok(()),
+        }
+    }
+
+    fn set_current(&self, token: Option<String>) {
+        if let Ok(mut current) = self.current.lock() {
+            *current = token;
+        }
+    }
+
+    /// Forgets the tokens (kept: the client registration), so the next 401 logs in anew.
+    pub async fn forget_tokens(&self) -> Result<(), AuthError> {
+        let mut state = self.state.lock().await;
+        state.credentials.tokens = None;
+        self.set_current(None);
+        self.persist(&state)
+    }
+
+    fn shown_url(&self) -> String {
+        crate::redact::url(self.url.as_str())
+    }
+}
+
+/// RFC 9207 (required by 2026-07-28): an `iss` in the redirect must be the issuer discovered,
+/// and a server that promises one must send it.
+fn check_issuer(discovered: &Discovered, iss: Option<&str>) -> Result<(), AuthError> {
+    match iss {
+        // Compared exactly, as RFC 9207 §2.4 says: no case folding, no trailing-slash or
+        // percent-encoding normalisation.
+        Some(iss) if iss != discovered.issuer => Err(AuthError::Authorization(format!(
+            "the redirect names issuer {iss:?}, not {:?}, the authorization server Ling \
+                 asked (a mix-up attack?); the code was not used",
+            discovered.issuer
+        ))),
+        None if discovered
+            .server
+            .authorization_response_iss_parameter_supported =>
+        {
+            Err(AuthError::Authorization(
+                "the authorization server promises an `iss` in its redirect but sent none; the \
+                 code was not used"
+                    .into(),
+            ))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// An HTTP client for the authorization server: Ling's redirect policy, or no redirects at all
+/// (the headless login reads the redirect itself).
+fn auth_client(timeout: Duration, follow: bool) -> Result<reqwest::Client, AuthError> {
+    let options = ClientOptions::new(Target::AuthServer)
+        .connect_timeout(timeout)
+        .follow_redirects(follow);
+    http_client::build(options).map_err(|e| {
+        AuthError::Authorization(format!(
+            "cannot set up the HTTP client: {}",
+            crate::mcp::transport::error_chain(&e)
+        ))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::discovery::ServerMetadata;
+    use super::*;
+
+    #[test]
+    fn issuer_in_the_redirect_must_match() {
+        let mut discovered = Discovered {
+            resource: "https://r".into(),
+            resource_metadata: None,
+            issuer: "https://as.example/t1".into(),
+            server: ServerMetadata::default(),
+        };
+        assert!(check_issuer(&discovered, Some("https://as.example/t1")).is_ok());
+        assert!(check_issuer(&discovered, Some("https://as.example/t1/")).is_err());
+        assert!(check_issuer(&discovered, None).is_ok());
+        let error = check_issuer(&discovered, Some("https://evil.example")).unwrap_err();
+        assert!(error.to_string().contains("mix-up"), "{error}");
+        discovered
+            .server
+            .authorization_response_iss_parameter_supported = true;
+        assert!(check_issuer(&discovered, None).is_err());
+    }
+}
