@@ -6,6 +6,7 @@
 //! [`crate::setup::Setup`] and return a [`RunOutcome`]; `cli` alone turns it into an exit code.
 
 mod approval;
+pub mod markdown;
 mod mcp_dialogs;
 pub mod output;
 pub mod print;

@@ -15,11 +15,11 @@ use rustyline::validate::{ValidationContext, ValidationResult, Validator};
 use rustyline::{Context, Editor, Helper};
 use tokio_util::sync::CancellationToken;
 
+use super::markdown::MarkdownStream;
 use super::output::{stdout, stdout_line, terminal_width};
 use super::render::ToolLines;
 use super::spinner::Spinner;
 use super::style::Style;
-use super::term::Term;
 use super::{RunOutcome, TerminalError};
 use crate::agent::{AgentEvent, Approval, ApprovalRequest, Approver, EventSink, RunEnd, Session};
 use crate::mcp::{ServerState, ServerStatus};
@@ -47,7 +47,7 @@ pub async fn run(
     mut setup: Setup,
     first_prompt: Option<String>,
 ) -> Result<RunOutcome, TerminalError> {
-    let style = Style::for_stdout();
+    let style = Style::for_repl();
     let history_path = setup.paths.history_file();
     let mut editor = new_editor()?;
     let _ = editor.load_history(&history_path);
@@ -372,6 +372,8 @@ struct UiState {
     open_line: bool,
     tool_lines: ToolLines,
     cancel: Option<CancellationToken>,
+    /// The answer being streamed, painted block by block.
+    markdown: Option<MarkdownStream>,
 }
 
 impl ReplUi {
@@ -393,6 +395,7 @@ impl ReplUi {
     fn end_turn(&self) {
         let mut state = self.lock();
         state.spinner = None;
+        Self::finish_answer(&mut state);
         if state.open_line {
             stdout("\n");
             state.open_line = false;
@@ -408,10 +411,28 @@ impl ReplUi {
     /// Stops the spinner and ends an open text line before something else is printed.
     fn settle(state: &mut UiState) {
         state.spinner = None;
+        Self::finish_answer(state);
         state.tool_lines.interrupt();
         if state.open_line {
             stdout("\n");
             state.open_line = false;
+        }
+    }
+}
+
+impl ReplUi {
+    /// Paints what is left of a streamed answer.
+    fn finish_answer(state: &mut UiState) {
+        if let Some(mut markdown) = state.markdown.take() {
+            let rest = markdown.finish();
+            if !rest.is_empty() {
+                state.spinner = None;
+                if state.open_line {
+                    stdout("\n");
+                    state.open_line = false;
+                }
+                stdout(rest);
+            }
         }
     }
 }
@@ -426,10 +447,23 @@ impl EventSink for ReplUi {
                 state.spinner = Some(Spinner::start("thinking", style));
             }
             AgentEvent::TextDelta(text) => {
-                state.spinner = None;
-                let text = Term::plain(&text);
-                state.open_line = !text.ends_with_newline();
-                stdout(text);
+                // Each markdown block is painted once complete; the spinner runs meanwhile.
+                let markdown = state.markdown.get_or_insert_with(|| {
+                    MarkdownStream::new(style, terminal_width().unwrap_or(80))
+                });
+                let painted = markdown.push(&text);
+                let holding = markdown.is_holding();
+                if !painted.is_empty() {
+                    state.spinner = None;
+                    if state.open_line {
+                        stdout("\n");
+                        state.open_line = false;
+                    }
+                    stdout(painted);
+                    if holding {
+                        state.spinner = Some(Spinner::start("writing", style));
+                    }
+                }
             }
             AgentEvent::ReasoningDelta(text) => {
                 state.spinner = None;
@@ -503,6 +537,7 @@ impl EventSink for ReplUi {
             }
             AgentEvent::AssistantMessage { .. } | AgentEvent::TurnFinished { .. } => {
                 state.spinner = None;
+                Self::finish_answer(&mut state);
             }
         }
     }

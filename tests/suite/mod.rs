@@ -29,6 +29,7 @@ mod print_lines;
 mod print_mode;
 mod repl;
 mod repl_mcp;
+mod repl_render;
 mod schemas;
 mod sessions;
 mod tools_builtin;
