@@ -39,6 +39,8 @@ pub enum AgentEvent {
         is_error: bool,
         /// What the user sees beside the one-line outcome (an edit's diff).
         display: Option<String>,
+        /// How many lines the tool's output really had, when `content` holds part of them.
+        total_lines: Option<usize>,
     },
     /// A tool call was refused by the permission rules or the mode; `message` tells the user
     /// which flag or rule would allow it.

@@ -60,6 +60,8 @@ pub enum RunEnd {
     Stopped(String),
     /// A hook blocked the prompt itself (UserPromptSubmit); the reason is shown to the user.
     PromptBlocked(String),
+    /// The user said no to a call: the model was told, and waits for the user's next prompt.
+    Declined,
 }
 
 #[derive(Debug, Clone)]

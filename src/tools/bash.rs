@@ -92,6 +92,7 @@ impl Tool for Bash {
             ms => ms,
         };
         let run = run(&args.command, ctx, timeout_ms).await?;
+        let total_lines = run.output.total_lines();
         let mut content = notes.join("\n");
         if !content.is_empty() {
             content.push('\n');
@@ -112,7 +113,11 @@ impl Tool for Bash {
             );
         }
         content.push_str(&status_line(run.status));
-        Ok(ToolOutput::text(content))
+        Ok(ToolOutput {
+            content,
+            total_lines: Some(total_lines),
+            ..ToolOutput::default()
+        })
     }
 }
 

@@ -100,6 +100,7 @@ impl Tool for EditFile {
         Ok(ToolOutput {
             content,
             display: Some(unified_diff(&old, &edit.text, &shown)),
+            ..ToolOutput::default()
         })
     }
 

@@ -66,6 +66,9 @@ pub struct ToolOutput {
     pub content: String,
     /// What the user sees beside the one-line summary, when it differs (an edit's diff).
     pub display: Option<String>,
+    /// How many lines the output really had, when `content` holds only part of them (a
+    /// command's output cut to its head and tail).
+    pub total_lines: Option<usize>,
 }
 
 impl ToolOutput {
@@ -73,6 +76,7 @@ impl ToolOutput {
         Self {
             content: content.into(),
             display: None,
+            total_lines: None,
         }
     }
 }

@@ -106,6 +106,7 @@ impl Tool for WriteFile {
         Ok(ToolOutput {
             content,
             display: Some(display),
+            ..ToolOutput::default()
         })
     }
 }

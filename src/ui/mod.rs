@@ -17,6 +17,7 @@ pub mod signals;
 mod spinner;
 pub mod style;
 pub mod term;
+pub mod tool_view;
 pub mod trust;
 
 /// How a frontend's run ended.

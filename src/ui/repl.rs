@@ -20,13 +20,14 @@ use super::output::{stdout, stdout_line, terminal_width};
 use super::render::ToolLines;
 use super::spinner::Spinner;
 use super::style::Style;
+use super::tool_view::{self, Finished};
 use super::{RunOutcome, TerminalError};
 use crate::agent::{AgentEvent, Approval, ApprovalRequest, Approver, EventSink, RunEnd, Session};
 use crate::mcp::{ServerState, ServerStatus};
 use crate::setup::Setup;
 use crate::term;
 
-const COMMANDS: [(&str, &str); 8] = [
+const COMMANDS: [(&str, &str); 9] = [
     ("/help", "show this help"),
     ("/tools", "list the tools the model can call"),
     ("/hooks", "list the loaded hooks"),
@@ -34,6 +35,7 @@ const COMMANDS: [(&str, &str); 8] = [
         "/mcp",
         "MCP server status; /mcp reconnect NAME restarts one",
     ),
+    ("/expand", "print the last tool output whole"),
     ("/clear", "forget the conversation and start a new session"),
     ("/model", "show the model, or switch with /model NAME"),
     ("/exit", "leave Ling (also Ctrl-D)"),
@@ -241,6 +243,10 @@ async fn slash_command(setup: &mut Setup, line: &str, style: Style, ui: &ReplUi)
                 return Flow::Exit;
             }
         }
+        "/expand" => match ui.last_output() {
+            Some(output) => stdout_line(tool_view::whole(&output)),
+            None => stdout_line(style.dim("no tool has run yet")),
+        },
         "/hooks" => {
             let listing = setup.agent.hooks().list();
             if listing.is_empty() {
@@ -292,6 +298,9 @@ async fn run_turn(setup: &mut Setup, ui: &Arc<ReplUi>, prompt: &str) {
     match result {
         Ok(run) => match run.end {
             RunEnd::Completed => {}
+            RunEnd::Declined => {
+                stdout_line(style.dim("declined; the model waits for your next message"))
+            }
             RunEnd::Interrupted => stdout_line(style.yellow("⏹ interrupted")),
             RunEnd::MaxTurns => stdout_line(style.yellow(&format!(
                 "stopped after {} model requests (--max-turns)",
@@ -374,6 +383,10 @@ struct UiState {
     cancel: Option<CancellationToken>,
     /// The answer being streamed, painted block by block.
     markdown: Option<MarkdownStream>,
+    /// The question just answered showed the call's change (its diff is not shown again).
+    previewed: bool,
+    /// What the last tool call returned, for `/expand`.
+    last_output: Option<String>,
 }
 
 impl ReplUi {
@@ -401,6 +414,10 @@ impl ReplUi {
             state.open_line = false;
         }
         state.cancel = None;
+    }
+
+    fn last_output(&self) -> Option<String> {
+        self.lock().last_output.clone()
     }
 
     /// [`ReplUi::settle`] before a question.
@@ -477,24 +494,40 @@ impl EventSink for ReplUi {
             }
             AgentEvent::ToolCallEnd {
                 id,
+                name,
                 content,
                 is_error,
                 display,
-                ..
+                total_lines,
             } => {
                 state.spinner = None;
+                let call = Finished {
+                    name: &name,
+                    content: &content,
+                    is_error,
+                    display: display.as_deref(),
+                    total_lines,
+                };
                 // The outcome goes on the call's own line when it is still open; else the call
                 // is repeated on a line of its own.
                 let continues = state.tool_lines.is_open(&id);
-                let line = state.tool_lines.end(style, &id, &content, is_error);
+                let line = state
+                    .tool_lines
+                    .end_with(&id, tool_view::outcome(style, &call));
                 if !continues && state.open_line {
                     stdout("\n");
                 }
                 stdout(line);
                 state.open_line = false;
-                if let Some(display) = display {
-                    stdout_line(super::render::styled_display(style, &display));
+                for row in tool_view::preview(style, &call, terminal_width().unwrap_or(80)) {
+                    stdout_line(row);
                 }
+                // A diff already shown in the question is not shown again.
+                let previewed = std::mem::take(&mut state.previewed);
+                if let (Some(display), false) = (&display, previewed && !is_error) {
+                    stdout_line(super::render::styled_display(style, display));
+                }
+                state.last_output = Some(content);
             }
             AgentEvent::PermissionDenied { tool, message } => {
                 Self::settle(&mut state);
@@ -555,6 +588,7 @@ impl Approver for ReplUi {
         // The call's own line was printed just above; below it, all that line did not show
         // (the whole command, a new file's content), then the question naming its rule.
         let width = terminal_width().unwrap_or(80);
+        self.lock().previewed = request.preview.is_some();
         for line in super::approval::details(style, request, width) {
             stdout_line(line);
         }
@@ -567,6 +601,14 @@ impl Approver for ReplUi {
                         "y" | "yes" | "" => return Some(Approval::Once),
                         "a" | "always" => return Some(Approval::Always),
                         "n" | "no" => return Some(Approval::Deny),
+                        "t" | "tell" => match editor.readline("  say what to do › ") {
+                            Ok(words) if !words.trim().is_empty() => {
+                                return Some(Approval::Instead(words.trim().to_string()));
+                            }
+                            Ok(_) => continue,
+                            Err(ReadlineError::Interrupted) => return None,
+                            Err(_) => return Some(Approval::Deny),
+                        },
                         _ => continue,
                     },
                     Err(ReadlineError::Interrupted) => return None,

@@ -30,6 +30,7 @@ mod print_mode;
 mod repl;
 mod repl_mcp;
 mod repl_render;
+mod repl_work;
 mod schemas;
 mod sessions;
 mod tools_builtin;
