@@ -8,6 +8,7 @@ mod approval;
 mod authorize;
 mod dispatch;
 mod events;
+mod file_mentions;
 mod hook_glue;
 pub mod mcp;
 mod prompt;
@@ -29,6 +30,7 @@ use crate::tools::ToolRegistry;
 
 pub use approval::{Approval, ApprovalRequest, Approver, NonInteractive};
 pub use events::{AgentEvent, EventSink, HookNotice, NoticeDecision};
+pub use file_mentions::{ATTACH_LIMIT, Attached, attach_files};
 pub use mcp::{HostPolicy, ListMcpResources, McpAsker, McpHost, McpTool, ReadMcpResource};
 pub use prompt::{PromptOptions, build_system_prompt};
 pub use session::{INTERRUPTED_RESULT, Resumed, Session, SessionError};
@@ -229,6 +231,30 @@ impl Agent {
 
     pub fn permission_mode(&self) -> PermissionMode {
         self.lock_permissions().mode()
+    }
+
+    /// Changes the mode for the rest of the session (REPL `/mode`, Shift-Tab).
+    pub fn set_permission_mode(&self, mode: PermissionMode) {
+        self.lock_permissions().set_mode(mode);
+    }
+
+    /// The permission rules in force: (`true` for allow, the rule).
+    pub fn permission_rules(&self) -> Vec<(bool, String)> {
+        self.lock_permissions().rules()
+    }
+
+    /// Adds an allow or deny rule for the rest of the session.
+    pub fn add_permission_rule(
+        &self,
+        allow: bool,
+        rule: &str,
+    ) -> Result<(), crate::permissions::PermissionError> {
+        self.lock_permissions().add_rule(allow, rule)
+    }
+
+    /// Removes a rule for the rest of the session; false when no rule is written so.
+    pub fn remove_permission_rule(&self, rule: &str) -> bool {
+        self.lock_permissions().remove_rule(rule)
     }
 
     /// Continues a recorded conversation (`--continue`, `--resume`): `history` is the messages of

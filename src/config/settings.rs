@@ -215,6 +215,9 @@ pub struct Settings {
     pub permission_mode: PermissionMode,
     pub allow_rules: Vec<String>,
     pub deny_rules: Vec<String>,
+    /// Where each rule of `allow_rules` and `deny_rules` came from: `flag`, `project settings`
+    /// or `user settings` (the REPL's `/permissions` lists them).
+    pub rule_origins: Vec<(String, &'static str)>,
     /// Every hook off: `--no-hooks`, or `disableAllHooks` in the user's settings.
     pub hooks_disabled: bool,
     /// The project's hooks off: `disableAllHooks` in the project's settings (never the user's).
@@ -335,6 +338,17 @@ impl Settings {
                 None => PermissionMode::Default,
             },
         };
+        let mut rule_origins = Vec::new();
+        for (rules, origin) in [
+            (&overrides.allowed_tools, "flag"),
+            (&overrides.disallowed_tools, "flag"),
+            (&project.permissions.allow, "project settings"),
+            (&project.permissions.deny, "project settings"),
+            (&user.permissions.allow, "user settings"),
+            (&user.permissions.deny, "user settings"),
+        ] {
+            rule_origins.extend(rules.iter().map(|r| (r.trim().to_string(), origin)));
+        }
         let mut allow_rules = overrides.allowed_tools.clone();
         allow_rules.extend(project.permissions.allow.iter().cloned());
         allow_rules.extend(user.permissions.allow.iter().cloned());
@@ -384,6 +398,7 @@ impl Settings {
             api_key,
             permission_mode,
             allow_rules,
+            rule_origins,
             deny_rules,
             hooks_disabled: overrides.no_hooks || user.disable_all_hooks.unwrap_or(false),
             project_hooks_disabled: project.disable_all_hooks.unwrap_or(false),

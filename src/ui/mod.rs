@@ -6,6 +6,7 @@
 //! [`crate::setup::Setup`] and return a [`RunOutcome`]; `cli` alone turns it into an exit code.
 
 mod approval;
+mod line_editor;
 pub mod markdown;
 mod mcp_dialogs;
 pub mod output;
@@ -13,6 +14,7 @@ pub mod print;
 pub mod render;
 pub mod repl;
 pub mod safe_text;
+mod session_commands;
 pub mod signals;
 mod spinner;
 pub mod style;

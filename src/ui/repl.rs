@@ -2,19 +2,15 @@
 //! `\`), slash commands, streamed answers, one line per tool call, permission questions, and
 //! Ctrl-C that interrupts the running turn (a second Ctrl-C at an empty prompt, or Ctrl-D, exits).
 
-use std::borrow::Cow;
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
-use rustyline::completion::Completer;
+use rustyline::Editor;
 use rustyline::error::ReadlineError;
-use rustyline::highlight::Highlighter;
-use rustyline::hint::Hinter;
 use rustyline::history::DefaultHistory;
-use rustyline::validate::{ValidationContext, ValidationResult, Validator};
-use rustyline::{Context, Editor, Helper};
 use tokio_util::sync::CancellationToken;
 
+use super::line_editor::{self, ModePrompt, ReplHelper};
 use super::markdown::MarkdownStream;
 use super::output::{stdout, stdout_line, terminal_width};
 use super::render::ToolLines;
@@ -27,7 +23,7 @@ use crate::mcp::{ServerState, ServerStatus};
 use crate::setup::Setup;
 use crate::term;
 
-const COMMANDS: [(&str, &str); 9] = [
+const COMMANDS: [(&str, &str); 11] = [
     ("/help", "show this help"),
     ("/tools", "list the tools the model can call"),
     ("/hooks", "list the loaded hooks"),
@@ -36,6 +32,14 @@ const COMMANDS: [(&str, &str); 9] = [
         "MCP server status; /mcp reconnect NAME restarts one",
     ),
     ("/expand", "print the last tool output whole"),
+    (
+        "/mode",
+        "show the permission mode, or set it with /mode NAME (Shift-Tab cycles)",
+    ),
+    (
+        "/permissions",
+        "list the rules and where they came from; /permissions allow|deny|remove RULE",
+    ),
     ("/clear", "forget the conversation and start a new session"),
     ("/model", "show the model, or switch with /model NAME"),
     ("/exit", "leave Ling (also Ctrl-D)"),
@@ -51,7 +55,7 @@ pub async fn run(
 ) -> Result<RunOutcome, TerminalError> {
     let style = Style::for_repl();
     let history_path = setup.paths.history_file();
-    let mut editor = new_editor()?;
+    let mut editor = new_editor(&setup)?;
     let _ = editor.load_history(&history_path);
     print_banner(&setup, style);
 
@@ -70,17 +74,28 @@ pub async fn run(
     let mut pending = first_prompt;
     let mut interrupted_once = false;
     let mut seen_servers = Vec::new();
+    let mut typed = String::new();
     loop {
         let line = match pending.take() {
             Some(line) => line,
             None => {
                 report_server_changes(&setup, &mut seen_servers, style);
-                let (back, result) = read_line(editor, "> ").await?;
+                let prompt = line_editor::prompt(style, setup.agent.permission_mode());
+                let (back, result) = read_line(editor, prompt, std::mem::take(&mut typed)).await?;
                 editor = back;
                 match result {
                     Ok(line) => {
                         interrupted_once = false;
                         line
+                    }
+                    Err(ReadlineError::Interrupted)
+                        if let Some(line) = editor.helper().and_then(ReplHelper::take_cycle) =>
+                    {
+                        // Shift-Tab: the next mode, and the line as it was.
+                        let mode = line_editor::next_mode(setup.agent.permission_mode());
+                        setup.agent.set_permission_mode(mode);
+                        typed = line;
+                        continue;
                     }
                     Err(ReadlineError::Interrupted) => {
                         if interrupted_once {
@@ -95,7 +110,8 @@ pub async fn run(
                 }
             }
         };
-        let line = line.trim().to_string();
+        // A continued line's `\` is the editor's, not the prompt's.
+        let line = line.replace("\\\n", "\n").trim().to_string();
         if line.is_empty() {
             continue;
         }
@@ -243,6 +259,8 @@ async fn slash_command(setup: &mut Setup, line: &str, style: Style, ui: &ReplUi)
                 return Flow::Exit;
             }
         }
+        "/mode" => super::session_commands::mode(setup, rest, style),
+        "/permissions" => super::session_commands::permissions(setup, rest, style),
         "/expand" => match ui.last_output() {
             Some(output) => stdout_line(tool_view::whole(&output)),
             None => stdout_line(style.dim("no tool has run yet")),
@@ -280,6 +298,15 @@ async fn slash_command(setup: &mut Setup, line: &str, style: Style, ui: &ReplUi)
 }
 
 async fn run_turn(setup: &mut Setup, ui: &Arc<ReplUi>, prompt: &str) {
+    let style = ui.style;
+    let attached = crate::agent::attach_files(&setup.paths.project_root, prompt);
+    for (file, lines) in &attached.files {
+        stdout_line(style.dim(&format!("attached {file} ({lines} lines)")));
+    }
+    for warning in &attached.warnings {
+        stdout_line(term![style.yellow("warning:"), " ", warning]);
+    }
+    let prompt = attached.prompt.as_str();
     let cancel = CancellationToken::new();
     ui.begin_turn(cancel.clone());
     let interrupt = cancel.clone();
@@ -294,7 +321,6 @@ async fn run_turn(setup: &mut Setup, ui: &Arc<ReplUi>, prompt: &str) {
         .await;
     watcher.abort();
     ui.end_turn();
-    let style = ui.style;
     match result {
         Ok(run) => match run.end {
             RunEnd::Completed => {}
@@ -348,19 +374,32 @@ fn print_banner(setup: &Setup, style: Style) {
     }
 }
 
-fn new_editor() -> Result<LineEditor, TerminalError> {
+fn new_editor(setup: &Setup) -> Result<LineEditor, TerminalError> {
     let mut editor = LineEditor::new().map_err(TerminalError::Editor)?;
-    editor.set_helper(Some(ReplHelper));
+    let commands = COMMANDS
+        .iter()
+        .map(|(name, help)| (name.to_string(), help.to_string()))
+        .collect();
+    let mut model = crate::llm::LlmConfig::from_settings(&setup.settings);
+    model.model = setup.agent.model().to_string();
+    editor.set_helper(Some(ReplHelper::new(
+        commands,
+        setup.paths.project_root.clone(),
+        model,
+    )));
+    ReplHelper::bind(&mut editor);
     Ok(editor)
 }
 
-/// Reads one line on a blocking thread (rustyline blocks), handing the editor back.
+/// Reads one line on a blocking thread (rustyline blocks), handing the editor back; `initial`
+/// is text already typed (kept across a Shift-Tab).
 async fn read_line(
     mut editor: LineEditor,
-    prompt: &'static str,
+    prompt: ModePrompt,
+    initial: String,
 ) -> Result<(LineEditor, rustyline::Result<String>), TerminalError> {
     tokio::task::spawn_blocking(move || {
-        let result = editor.readline(prompt);
+        let result = editor.readline_with_initial(&prompt, (&initial, ""));
         (editor, result)
     })
     .await
@@ -629,50 +668,5 @@ impl Approver for ReplUi {
                 Some(Approval::Deny)
             }
         }
-    }
-}
-
-/// Line-editor behaviour: `\` at the end of a line continues the input; Tab completes commands.
-struct ReplHelper;
-
-impl Helper for ReplHelper {}
-impl Hinter for ReplHelper {
-    type Hint = String;
-}
-impl Highlighter for ReplHelper {
-    fn highlight<'l>(&self, line: &'l str, _pos: usize) -> Cow<'l, str> {
-        Cow::Borrowed(line)
-    }
-}
-
-impl Validator for ReplHelper {
-    fn validate(&self, ctx: &mut ValidationContext<'_>) -> rustyline::Result<ValidationResult> {
-        if ctx.input().ends_with('\\') {
-            Ok(ValidationResult::Incomplete)
-        } else {
-            Ok(ValidationResult::Valid(None))
-        }
-    }
-}
-
-impl Completer for ReplHelper {
-    type Candidate = String;
-
-    fn complete(
-        &self,
-        line: &str,
-        pos: usize,
-        _ctx: &Context<'_>,
-    ) -> rustyline::Result<(usize, Vec<String>)> {
-        let head = &line[..pos];
-        if !head.starts_with('/') || head.contains(' ') {
-            return Ok((0, Vec::new()));
-        }
-        let matches = COMMANDS
-            .iter()
-            .map(|(name, _)| name.to_string())
-            .filter(|name| name.starts_with(head))
-            .collect();
-        Ok((0, matches))
     }
 }

@@ -28,6 +28,7 @@ mod mock_model;
 mod print_lines;
 mod print_mode;
 mod repl;
+mod repl_input;
 mod repl_mcp;
 mod repl_render;
 mod repl_work;
