@@ -286,6 +286,10 @@ impl Agent {
         ctx.progress = Some(Arc::new(move |message| {
             let _ = progress_tx.send(message);
         }));
+        let (line_tx, mut line_rx) = tokio::sync::mpsc::unbounded_channel::<String>();
+        ctx.output_line = Some(Arc::new(move |line| {
+            let _ = line_tx.send(line);
+        }));
         let running = tool.call(input, &ctx);
         tokio::pin!(running);
         loop {
@@ -294,6 +298,10 @@ impl Agent {
                 Some(message) = progress_rx.recv() => turn.emit(AgentEvent::ToolProgress {
                     id: call.id.clone(),
                     message,
+                }),
+                Some(line) = line_rx.recv() => turn.emit(AgentEvent::ToolOutputLine {
+                    id: call.id.clone(),
+                    line,
                 }),
                 () = turn.cancel.cancelled() => {
                     // Tools stop themselves on cancel (bash kills its group, MCP tells the
@@ -314,6 +322,7 @@ impl Agent {
             cancel: cancel.clone(),
             read_files: self.read_files.clone(),
             progress: None,
+            output_line: None,
             child_env: self.options.child_env.clone(),
         }
     }

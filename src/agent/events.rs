@@ -60,6 +60,11 @@ pub enum AgentEvent {
         id: String,
         message: String,
     },
+    /// The last line a running command printed (throttled); only the REPL shows it.
+    ToolOutputLine {
+        id: String,
+        line: String,
+    },
     Warning(String),
     /// The loop ended; usage is the run's total so far.
     TurnFinished {

@@ -94,6 +94,8 @@ pub struct Agent {
     session: Session,
     read_files: Arc<Mutex<HashSet<PathBuf>>>,
     usage: Usage,
+    /// Tokens of the conversation as of the last response (its prompt and its answer).
+    context_tokens: u64,
     total_turns: u32,
     hooks: HookEngine,
     /// Context SessionStart hooks gave for the model; part of the system prompt.
@@ -126,6 +128,7 @@ impl Agent {
             session,
             read_files: Arc::default(),
             usage: Usage::default(),
+            context_tokens: 0,
             total_turns: 0,
             hooks: HookEngine::empty(),
             session_context: Vec::new(),
@@ -219,6 +222,12 @@ impl Agent {
 
     pub fn usage(&self) -> Usage {
         self.usage
+    }
+
+    /// How many tokens the conversation filled at the last response, as the server counted
+    /// (0 before the first, or when the server reports no usage).
+    pub fn context_tokens(&self) -> u64 {
+        self.context_tokens
     }
 
     pub fn total_turns(&self) -> u32 {

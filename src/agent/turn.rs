@@ -220,6 +220,7 @@ impl Agent {
     ) -> Vec<ToolCall> {
         if let Some(usage) = completion.usage {
             self.usage += usage;
+            self.context_tokens = usage.prompt_tokens + usage.completion_tokens;
         }
         if !completion.content.is_empty() || completion.tool_calls.is_empty() {
             tally.last_text = completion.content.clone();

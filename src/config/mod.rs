@@ -24,7 +24,7 @@ pub use settings::{
     DEFAULT_API_KEY_ENV, DEFAULT_CONNECT_TIMEOUT_MS, DEFAULT_FIRST_BYTE_TIMEOUT_MS,
     DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_MAX_RETRIES, DEFAULT_MAX_RETRY_DELAY_MS,
     DEFAULT_MAX_STREAM_LINE_BYTES, DEFAULT_TOOL_OUTPUT_LIMIT, ElicitationPolicy, PermissionMode,
-    RawPermissions, RawSettings, SETTINGS_FILE, Settings, SettingsOverrides,
+    Price, RawPermissions, RawSettings, SETTINGS_FILE, Settings, SettingsOverrides,
 };
 pub use trust::{ProjectConfig, TrustError, TrustStatus};
 

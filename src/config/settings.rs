@@ -28,6 +28,18 @@ pub const DEFAULT_MAX_RETRY_DELAY_MS: u64 = 60_000;
 /// The default `maxStreamLineBytes` (8 MiB).
 pub const DEFAULT_MAX_STREAM_LINE_BYTES: usize = 8 << 20;
 
+/// The price of one model, in US dollars per million tokens.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Price {
+    /// Dollars per million prompt (input) tokens.
+    #[schemars(range(min = 0))]
+    pub input_per_m_tok: f64,
+    /// Dollars per million completion (output) tokens.
+    #[schemars(range(min = 0))]
+    pub output_per_m_tok: f64,
+}
+
 /// `settings.json` exactly as written. Unknown keys are kept in `other` (to be warned about and
 /// ignored), so that newer files still load.
 #[derive(Debug, Default, Clone, Deserialize, JsonSchema)]
@@ -96,6 +108,10 @@ pub struct RawSettings {
     /// `accept-defaults` (accept with every field's default, when every required field has one).
     #[schemars(extend("enum" = ["decline", "accept-defaults"], "default" = "decline"))]
     pub elicitation: Option<String>,
+    /// What models cost, for the REPL's `/cost`: per model id, US dollars per million input
+    /// and output tokens, e.g. `{"gpt-4o": {"inputPerMTok": 2.5, "outputPerMTok": 10}}`. A
+    /// project's entry for a model wins over the user's.
+    pub prices: Option<std::collections::BTreeMap<String, Price>>,
     #[serde(flatten)]
     #[schemars(skip)]
     pub other: BTreeMap<String, serde_json::Value>,
@@ -234,6 +250,8 @@ pub struct Settings {
     pub share_api_key_with_tools: bool,
     pub allow_sampling: bool,
     pub elicitation: ElicitationPolicy,
+    /// `prices` of both files, the project's winning per model.
+    pub prices: std::collections::BTreeMap<String, Price>,
     /// Unknown keys found in the settings files, for a warning.
     pub warnings: Vec<String>,
 }
@@ -391,7 +409,10 @@ impl Settings {
             ));
         }
 
+        let mut prices = user.prices.clone().unwrap_or_default();
+        prices.extend(project.prices.clone().unwrap_or_default());
         Ok(Self {
+            prices,
             model,
             base_url,
             api_key_env,

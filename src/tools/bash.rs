@@ -153,6 +153,7 @@ async fn run(command: &str, ctx: &ToolContext, timeout_ms: u64) -> Result<Run, T
 
     let deadline = Instant::now() + Duration::from_millis(timeout_ms);
     let mut output = CappedOutput::new(OUTPUT_CAP);
+    let mut tail = LastLine::default();
     let mut buf = vec![0u8; 16 * 1024];
     let mut status: Option<ExitStatus> = None;
     let mut eof = false;
@@ -170,7 +171,10 @@ async fn run(command: &str, ctx: &ToolContext, timeout_ms: u64) -> Result<Run, T
             }
             read = reader.read(&mut buf), if !eof => match read {
                 Ok(0) | Err(_) => eof = true,
-                Ok(n) => output.push(&buf[..n]),
+                Ok(n) => {
+                    output.push(&buf[..n]);
+                    tail.push(&buf[..n], ctx);
+                }
             },
             waited = child.wait(), if status.is_none() => {
                 let exited = waited.map_err(|e| ToolError::failed(format!("cannot wait for bash: {e}")))?;
@@ -191,6 +195,33 @@ async fn run(command: &str, ctx: &ToolContext, timeout_ms: u64) -> Result<Run, T
                 status,
                 stopped_background: false,
             });
+        }
+    }
+}
+
+/// How often the last output line is reported at most.
+const LAST_LINE_EVERY: Duration = Duration::from_millis(200);
+
+/// The last complete line of the output, sent to [`ToolContext::output_line`] at most every
+/// [`LAST_LINE_EVERY`].
+#[derive(Default)]
+struct LastLine {
+    sent: Option<Instant>,
+}
+
+impl LastLine {
+    fn push(&mut self, bytes: &[u8], ctx: &ToolContext) {
+        let Some(report) = &ctx.output_line else {
+            return;
+        };
+        if self.sent.is_some_and(|at| at.elapsed() < LAST_LINE_EVERY) {
+            return;
+        }
+        let text = String::from_utf8_lossy(bytes);
+        if let Some(line) = text.lines().rev().find(|l| !l.trim().is_empty()) {
+            let line: String = line.trim().chars().take(200).collect();
+            report(line);
+            self.sent = Some(Instant::now());
         }
     }
 }

@@ -42,6 +42,9 @@ pub struct ToolContext {
     pub read_files: Arc<Mutex<HashSet<PathBuf>>>,
     /// Receives progress messages from long-running tools (MCP progress notifications).
     pub progress: Option<Arc<dyn Fn(String) + Send + Sync>>,
+    /// Receives the last line a running command printed (the REPL's spinner shows it), at
+    /// most a few times a second.
+    pub output_line: Option<Arc<dyn Fn(String) + Send + Sync>>,
     /// What the `bash` tool's shell starts with (no API key variable; tied to Ling's life).
     pub child_env: ChildEnv,
 }
@@ -54,6 +57,7 @@ impl ToolContext {
             cancel: CancellationToken::new(),
             read_files: Arc::default(),
             progress: None,
+            output_line: None,
             child_env: ChildEnv::default(),
         }
     }

@@ -16,6 +16,7 @@ use super::output::{stdout, stdout_line, terminal_width};
 use super::render::ToolLines;
 use super::spinner::Spinner;
 use super::style::Style;
+use super::term::Term;
 use super::tool_view::{self, Finished};
 use super::{RunOutcome, TerminalError};
 use crate::agent::{AgentEvent, Approval, ApprovalRequest, Approver, EventSink, RunEnd, Session};
@@ -23,7 +24,7 @@ use crate::mcp::{ServerState, ServerStatus};
 use crate::setup::Setup;
 use crate::term;
 
-const COMMANDS: [(&str, &str); 11] = [
+const COMMANDS: [(&str, &str); 13] = [
     ("/help", "show this help"),
     ("/tools", "list the tools the model can call"),
     ("/hooks", "list the loaded hooks"),
@@ -32,6 +33,14 @@ const COMMANDS: [(&str, &str); 11] = [
         "MCP server status; /mcp reconnect NAME restarts one",
     ),
     ("/expand", "print the last tool output whole"),
+    (
+        "/status",
+        "model, base URL, mode, sandbox, context, MCP servers, session, log",
+    ),
+    (
+        "/cost",
+        "tokens this session, and their cost when settings give prices",
+    ),
     (
         "/mode",
         "show the permission mode, or set it with /mode NAME (Shift-Tab cycles)",
@@ -260,6 +269,8 @@ async fn slash_command(setup: &mut Setup, line: &str, style: Style, ui: &ReplUi)
             }
         }
         "/mode" => super::session_commands::mode(setup, rest, style),
+        "/status" => super::session_commands::status(setup, style),
+        "/cost" => super::session_commands::cost_report(setup, style),
         "/permissions" => super::session_commands::permissions(setup, rest, style),
         "/expand" => match ui.last_output() {
             Some(output) => stdout_line(tool_view::whole(&output)),
@@ -307,6 +318,8 @@ async fn run_turn(setup: &mut Setup, ui: &Arc<ReplUi>, prompt: &str) {
         stdout_line(term![style.yellow("warning:"), " ", warning]);
     }
     let prompt = attached.prompt.as_str();
+    let started = std::time::Instant::now();
+    let before = setup.agent.usage();
     let cancel = CancellationToken::new();
     ui.begin_turn(cancel.clone());
     let interrupt = cancel.clone();
@@ -321,6 +334,17 @@ async fn run_turn(setup: &mut Setup, ui: &Arc<ReplUi>, prompt: &str) {
         .await;
     watcher.abort();
     ui.end_turn();
+    let after = setup.agent.usage();
+    let turn = crate::llm::Usage {
+        prompt_tokens: after.prompt_tokens - before.prompt_tokens,
+        completion_tokens: after.completion_tokens - before.completion_tokens,
+    };
+    stdout_line(super::session_commands::footer(
+        style,
+        started.elapsed(),
+        turn,
+        setup.agent.context_tokens(),
+    ));
     match result {
         Ok(run) => match run.end {
             RunEnd::Completed => {}
@@ -426,6 +450,8 @@ struct UiState {
     previewed: bool,
     /// What the last tool call returned, for `/expand`.
     last_output: Option<String>,
+    /// A call that runs and whose line is not printed yet (it is, with its outcome).
+    pending_call: Option<(String, Term)>,
 }
 
 impl ReplUi {
@@ -472,6 +498,9 @@ impl ReplUi {
         if state.open_line {
             stdout("\n");
             state.open_line = false;
+        }
+        if let Some((_, line)) = state.pending_call.take() {
+            stdout_line(line);
         }
     }
 }
@@ -527,9 +556,19 @@ impl EventSink for ReplUi {
                 state.open_line = !text.ends_with('\n');
             }
             AgentEvent::ToolCallBegin { id, name, input } => {
+                // The call's line is printed with its outcome; meanwhile a spinner says what
+                // runs (and a command's last line). A question prints the line first.
                 Self::settle(&mut state);
-                stdout(state.tool_lines.begin(style, &id, &name, &input));
-                state.open_line = true;
+                let line = state.tool_lines.begin(style, &id, &name, &input);
+                state.tool_lines.interrupt();
+                state.pending_call = Some((id, line));
+                let label = super::render::call_summary(&name, &input);
+                state.spinner = Some(Spinner::start(&label, style));
+            }
+            AgentEvent::ToolOutputLine { line, .. } => {
+                if let Some(spinner) = &state.spinner {
+                    spinner.set_detail(&line);
+                }
             }
             AgentEvent::ToolCallEnd {
                 id,
@@ -540,6 +579,13 @@ impl EventSink for ReplUi {
                 total_lines,
             } => {
                 state.spinner = None;
+                if state
+                    .pending_call
+                    .as_ref()
+                    .is_some_and(|(call, _)| *call == id)
+                {
+                    state.pending_call = None;
+                }
                 let call = Finished {
                     name: &name,
                     content: &content,

@@ -31,6 +31,7 @@ mod repl;
 mod repl_input;
 mod repl_mcp;
 mod repl_render;
+mod repl_status;
 mod repl_work;
 mod schemas;
 mod sessions;
