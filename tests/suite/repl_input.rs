@@ -151,3 +151,21 @@ fn tab_completes_slash_commands_and_project_files() {
     p.send_line("/exit").unwrap();
     p.exp_eof().unwrap();
 }
+
+#[test]
+fn the_first_run_without_a_key_shows_a_guide_with_the_commands() {
+    let project = Project::new();
+    let mut cmd = project.command("https://api.openai.com/v1");
+    cmd.env("TERM", "xterm");
+    let mut p = spawn_command(cmd, Some(20_000)).expect("spawn in a pty");
+    let shown = expect(&mut p, "settings.json");
+    for part in [
+        "no API key is set for https://api.openai.com/v1, so nothing was sent.",
+        "    export OPENAI_API_KEY=...",
+        "    ling --base-url http://127.0.0.1:8080/v1",
+        "    ling --base-url http://127.0.0.1:11434/v1 --model qwen2.5-coder",
+    ] {
+        assert!(shown.contains(part), "{part:?} not in {shown}");
+    }
+    p.exp_eof().unwrap();
+}

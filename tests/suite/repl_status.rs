@@ -70,11 +70,17 @@ fn a_turn_ends_with_a_footer_and_status_and_cost_report_the_session() {
     expect(&mut p, "> ");
     p.send_line("two").unwrap();
     let shown = without_escapes(&expect(&mut p, "tokens\r\n"));
-    assert!(shown.contains("2.0k in · 500 out · context 2.5k"), "{shown}");
+    assert!(
+        shown.contains("2.0k in · 500 out · context 2.5k"),
+        "{shown}"
+    );
     expect(&mut p, "> ");
     p.send_line("/cost").unwrap();
     let cost = without_escapes(&expect(&mut p, "(priced-model)"));
-    assert!(cost.contains("tokens this session: 3200 in, 530 out (2 model requests)"), "{cost}");
+    assert!(
+        cost.contains("tokens this session: 3200 in, 530 out (2 model requests)"),
+        "{cost}"
+    );
     // 3200 × 2.5 / 1e6 + 530 × 10 / 1e6
     assert!(cost.contains("cost: $0.0133"), "{cost}");
     expect(&mut p, "> ");
