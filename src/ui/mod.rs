@@ -15,6 +15,7 @@ pub mod render;
 pub mod repl;
 pub mod safe_text;
 mod session_commands;
+mod session_diff;
 pub mod signals;
 mod spinner;
 pub mod style;

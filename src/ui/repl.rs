@@ -14,6 +14,7 @@ use super::line_editor::{self, ModePrompt, ReplHelper};
 use super::markdown::MarkdownStream;
 use super::output::{stdout, stdout_line, terminal_width};
 use super::render::ToolLines;
+use super::session_diff::SessionDiff;
 use super::spinner::Spinner;
 use super::style::Style;
 use super::term::Term;
@@ -24,7 +25,7 @@ use crate::mcp::{ServerState, ServerStatus};
 use crate::setup::Setup;
 use crate::term;
 
-const COMMANDS: [(&str, &str); 13] = [
+const COMMANDS: [(&str, &str); 15] = [
     ("/help", "show this help"),
     ("/tools", "list the tools the model can call"),
     ("/hooks", "list the loaded hooks"),
@@ -36,6 +37,11 @@ const COMMANDS: [(&str, &str); 13] = [
     (
         "/status",
         "model, base URL, mode, sandbox, context, MCP servers, session, log",
+    ),
+    ("/diff", "what this session changed in files, as a diff"),
+    (
+        "/init",
+        "have the model write or improve AGENTS.md (you approve the write)",
     ),
     (
         "/cost",
@@ -55,6 +61,9 @@ const COMMANDS: [(&str, &str); 13] = [
     ("/quit", "same as /exit"),
 ];
 
+/// What `/init` asks the model to do.
+const INIT_PROMPT: &str = include_str!("../prompts/init.md");
+
 type LineEditor = Editor<ReplHelper, DefaultHistory>;
 
 /// Runs the REPL until the user leaves (Ctrl-D, `/exit`) or a hook stops the session.
@@ -68,7 +77,7 @@ pub async fn run(
     let _ = editor.load_history(&history_path);
     print_banner(&setup, style);
 
-    let ui = Arc::new(ReplUi::new(style));
+    let ui = Arc::new(ReplUi::new(style, setup.paths.project_root.clone()));
     let mcp = setup.mcp.clone();
     tokio::spawn(super::signals::exit_on_termination(async move {
         mcp.shutdown().await;
@@ -262,6 +271,7 @@ async fn slash_command(setup: &mut Setup, line: &str, style: Style, ui: &ReplUi)
                 setup.agent.model(),
             );
             setup.agent.clear(session);
+            ui.lock().changes.clear();
             stdout_line(style.dim("conversation cleared; new session started"));
             if let Some(reason) = setup.agent.fire_session_start("clear", ui).await {
                 stdout_line(term![style.yellow("stopped by hook:"), " ", reason]);
@@ -272,6 +282,20 @@ async fn slash_command(setup: &mut Setup, line: &str, style: Style, ui: &ReplUi)
         "/status" => super::session_commands::status(setup, style),
         "/cost" => super::session_commands::cost_report(setup, style),
         "/permissions" => super::session_commands::permissions(setup, rest, style),
+        "/diff" => {
+            let diffs = ui.lock().changes.diff();
+            if diffs.is_empty() {
+                stdout_line(
+                    style.dim(
+                        "no file changed by this session (commands run by bash are not tracked)",
+                    ),
+                );
+            }
+            for diff in diffs {
+                stdout_line(super::render::styled_display(style, &diff));
+            }
+        }
+        "/init" => return Flow::Send(INIT_PROMPT.to_string()),
         "/expand" => match ui.last_output() {
             Some(output) => stdout_line(tool_view::whole(&output)),
             None => stdout_line(style.dim("no tool has run yet")),
@@ -434,6 +458,7 @@ async fn read_line(
 /// `mcp_dialogs`, the questions of MCP servers).
 pub(super) struct ReplUi {
     pub(super) style: Style,
+    root: std::path::PathBuf,
     state: Mutex<UiState>,
 }
 
@@ -452,12 +477,15 @@ struct UiState {
     last_output: Option<String>,
     /// A call that runs and whose line is not printed yet (it is, with its outcome).
     pending_call: Option<(String, Term)>,
+    /// The files the session changed, for `/diff`.
+    changes: SessionDiff,
 }
 
 impl ReplUi {
-    fn new(style: Style) -> Self {
+    fn new(style: Style, root: std::path::PathBuf) -> Self {
         Self {
             style,
+            root,
             state: Mutex::new(UiState::default()),
         }
     }
@@ -559,6 +587,7 @@ impl EventSink for ReplUi {
                 // The call's line is printed with its outcome; meanwhile a spinner says what
                 // runs (and a command's last line). A question prints the line first.
                 Self::settle(&mut state);
+                state.changes.before_call(&self.root, &name, &input);
                 let line = state.tool_lines.begin(style, &id, &name, &input);
                 state.tool_lines.interrupt();
                 state.pending_call = Some((id, line));

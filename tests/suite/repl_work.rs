@@ -142,3 +142,37 @@ fn t_sends_what_to_do_instead_as_the_result() {
         "{last}"
     );
 }
+
+#[test]
+fn init_has_the_model_write_agents_md_with_approval_and_diff_shows_the_change() {
+    let server = MockServer::start_blocking(vec![
+        Reply::tool_calls(vec![(
+            "w1",
+            "write_file",
+            json!({"path": "AGENTS.md", "content": "# Notes\nrun cargo test\n"}),
+        )]),
+        Reply::text("wrote AGENTS.md"),
+    ]);
+    let project = Project::new();
+    let mut p = start(&project, &server, &[]);
+    expect(&mut p, "> ");
+    p.send_line("/init").unwrap();
+    let question = expect(&mut p, "allow?");
+    assert!(question.contains("write_file(AGENTS.md)"), "{question}");
+    p.send_line("y").unwrap();
+    expect(&mut p, "wrote AGENTS.md");
+    expect(&mut p, "> ");
+    p.send_line("/diff").unwrap();
+    let diff = expect(&mut p, "+run cargo test");
+    assert!(diff.contains("+# Notes"), "{diff}");
+    p.send_line("/exit").unwrap();
+    p.exp_eof().unwrap();
+    assert_eq!(project.read("AGENTS.md"), "# Notes\nrun cargo test\n");
+    let asked = server.requests()[0]
+        .messages()
+        .last()
+        .cloned()
+        .unwrap_or_default();
+    let text = asked["content"].as_str().unwrap_or_default();
+    assert!(text.contains("Write or improve `AGENTS.md`"), "{text}");
+}
