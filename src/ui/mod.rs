@@ -13,6 +13,7 @@ pub mod output;
 pub mod print;
 pub mod render;
 pub mod repl;
+mod repl_ui;
 pub mod safe_text;
 mod session_commands;
 mod session_diff;

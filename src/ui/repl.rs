@@ -2,25 +2,20 @@
 //! `\`), slash commands, streamed answers, one line per tool call, permission questions, and
 //! Ctrl-C that interrupts the running turn (a second Ctrl-C at an empty prompt, or Ctrl-D, exits).
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
-use async_trait::async_trait;
 use rustyline::Editor;
 use rustyline::error::ReadlineError;
 use rustyline::history::DefaultHistory;
 use tokio_util::sync::CancellationToken;
 
 use super::line_editor::{self, ModePrompt, ReplHelper};
-use super::markdown::MarkdownStream;
-use super::output::{stdout, stdout_line, terminal_width};
-use super::render::ToolLines;
-use super::session_diff::SessionDiff;
-use super::spinner::Spinner;
+use super::output::stdout_line;
+use super::repl_ui::ReplUi;
 use super::style::Style;
-use super::term::Term;
-use super::tool_view::{self, Finished};
+use super::tool_view;
 use super::{RunOutcome, TerminalError};
-use crate::agent::{AgentEvent, Approval, ApprovalRequest, Approver, EventSink, RunEnd, Session};
+use crate::agent::{RunEnd, Session};
 use crate::mcp::{ServerState, ServerStatus};
 use crate::setup::Setup;
 use crate::term;
@@ -271,7 +266,7 @@ async fn slash_command(setup: &mut Setup, line: &str, style: Style, ui: &ReplUi)
                 setup.agent.model(),
             );
             setup.agent.clear(session);
-            ui.lock().changes.clear();
+            ui.clear_changes();
             stdout_line(style.dim("conversation cleared; new session started"));
             if let Some(reason) = setup.agent.fire_session_start("clear", ui).await {
                 stdout_line(term![style.yellow("stopped by hook:"), " ", reason]);
@@ -283,7 +278,7 @@ async fn slash_command(setup: &mut Setup, line: &str, style: Style, ui: &ReplUi)
         "/cost" => super::session_commands::cost_report(setup, style),
         "/permissions" => super::session_commands::permissions(setup, rest, style),
         "/diff" => {
-            let diffs = ui.lock().changes.diff();
+            let diffs = ui.session_diff();
             if diffs.is_empty() {
                 stdout_line(
                     style.dim(
@@ -452,296 +447,4 @@ async fn read_line(
     })
     .await
     .map_err(TerminalError::EditorStopped)
-}
-
-/// Renders agent events in the terminal and asks the user for permissions (and, in
-/// `mcp_dialogs`, the questions of MCP servers).
-pub(super) struct ReplUi {
-    pub(super) style: Style,
-    root: std::path::PathBuf,
-    state: Mutex<UiState>,
-}
-
-#[derive(Default)]
-struct UiState {
-    spinner: Option<Spinner>,
-    /// stdout has text not yet ended by a newline.
-    open_line: bool,
-    tool_lines: ToolLines,
-    cancel: Option<CancellationToken>,
-    /// The answer being streamed, painted block by block.
-    markdown: Option<MarkdownStream>,
-    /// The question just answered showed the call's change (its diff is not shown again).
-    previewed: bool,
-    /// What the last tool call returned, for `/expand`.
-    last_output: Option<String>,
-    /// A call that runs and whose line is not printed yet (it is, with its outcome).
-    pending_call: Option<(String, Term)>,
-    /// The files the session changed, for `/diff`.
-    changes: SessionDiff,
-}
-
-impl ReplUi {
-    fn new(style: Style, root: std::path::PathBuf) -> Self {
-        Self {
-            style,
-            root,
-            state: Mutex::new(UiState::default()),
-        }
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, UiState> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    fn begin_turn(&self, cancel: CancellationToken) {
-        self.lock().cancel = Some(cancel);
-    }
-
-    fn end_turn(&self) {
-        let mut state = self.lock();
-        state.spinner = None;
-        Self::finish_answer(&mut state);
-        if state.open_line {
-            stdout("\n");
-            state.open_line = false;
-        }
-        state.cancel = None;
-    }
-
-    fn last_output(&self) -> Option<String> {
-        self.lock().last_output.clone()
-    }
-
-    /// [`ReplUi::settle`] before a question.
-    pub(super) fn settle_now(&self) {
-        Self::settle(&mut self.lock());
-    }
-
-    /// Stops the spinner and ends an open text line before something else is printed.
-    fn settle(state: &mut UiState) {
-        state.spinner = None;
-        Self::finish_answer(state);
-        state.tool_lines.interrupt();
-        if state.open_line {
-            stdout("\n");
-            state.open_line = false;
-        }
-        if let Some((_, line)) = state.pending_call.take() {
-            stdout_line(line);
-        }
-    }
-}
-
-impl ReplUi {
-    /// Paints what is left of a streamed answer.
-    fn finish_answer(state: &mut UiState) {
-        if let Some(mut markdown) = state.markdown.take() {
-            let rest = markdown.finish();
-            if !rest.is_empty() {
-                state.spinner = None;
-                if state.open_line {
-                    stdout("\n");
-                    state.open_line = false;
-                }
-                stdout(rest);
-            }
-        }
-    }
-}
-
-impl EventSink for ReplUi {
-    fn emit(&self, event: AgentEvent) {
-        let style = self.style;
-        let mut state = self.lock();
-        match event {
-            AgentEvent::RequestStarted { .. } => {
-                Self::settle(&mut state);
-                state.spinner = Some(Spinner::start("thinking", style));
-            }
-            AgentEvent::TextDelta(text) => {
-                // Each markdown block is painted once complete; the spinner runs meanwhile.
-                let markdown = state.markdown.get_or_insert_with(|| {
-                    MarkdownStream::new(style, terminal_width().unwrap_or(80))
-                });
-                let painted = markdown.push(&text);
-                let holding = markdown.is_holding();
-                if !painted.is_empty() {
-                    state.spinner = None;
-                    if state.open_line {
-                        stdout("\n");
-                        state.open_line = false;
-                    }
-                    stdout(painted);
-                    if holding {
-                        state.spinner = Some(Spinner::start("writing", style));
-                    }
-                }
-            }
-            AgentEvent::ReasoningDelta(text) => {
-                state.spinner = None;
-                stdout(style.dim(&text));
-                state.open_line = !text.ends_with('\n');
-            }
-            AgentEvent::ToolCallBegin { id, name, input } => {
-                // The call's line is printed with its outcome; meanwhile a spinner says what
-                // runs (and a command's last line). A question prints the line first.
-                Self::settle(&mut state);
-                state.changes.before_call(&self.root, &name, &input);
-                let line = state.tool_lines.begin(style, &id, &name, &input);
-                state.tool_lines.interrupt();
-                state.pending_call = Some((id, line));
-                let label = super::render::call_summary(&name, &input);
-                state.spinner = Some(Spinner::start(&label, style));
-            }
-            AgentEvent::ToolOutputLine { line, .. } => {
-                if let Some(spinner) = &state.spinner {
-                    spinner.set_detail(&line);
-                }
-            }
-            AgentEvent::ToolCallEnd {
-                id,
-                name,
-                content,
-                is_error,
-                display,
-                total_lines,
-            } => {
-                state.spinner = None;
-                if state
-                    .pending_call
-                    .as_ref()
-                    .is_some_and(|(call, _)| *call == id)
-                {
-                    state.pending_call = None;
-                }
-                let call = Finished {
-                    name: &name,
-                    content: &content,
-                    is_error,
-                    display: display.as_deref(),
-                    total_lines,
-                };
-                // The outcome goes on the call's own line when it is still open; else the call
-                // is repeated on a line of its own.
-                let continues = state.tool_lines.is_open(&id);
-                let line = state
-                    .tool_lines
-                    .end_with(&id, tool_view::outcome(style, &call));
-                if !continues && state.open_line {
-                    stdout("\n");
-                }
-                stdout(line);
-                state.open_line = false;
-                for row in tool_view::preview(style, &call, terminal_width().unwrap_or(80)) {
-                    stdout_line(row);
-                }
-                // A diff already shown in the question is not shown again.
-                let previewed = std::mem::take(&mut state.previewed);
-                if let (Some(display), false) = (&display, previewed && !is_error) {
-                    stdout_line(super::render::styled_display(style, display));
-                }
-                state.last_output = Some(content);
-            }
-            AgentEvent::PermissionDenied { tool, message } => {
-                Self::settle(&mut state);
-                stdout_line(term![
-                    "  ",
-                    style.yellow("denied"),
-                    " ",
-                    tool,
-                    ": ",
-                    message
-                ]);
-            }
-            AgentEvent::Hook(notice) => {
-                Self::settle(&mut state);
-                stdout_line(term!["  ", super::print::hook_line(style, &notice)]);
-            }
-            AgentEvent::Retrying {
-                attempt, reason, ..
-            } => {
-                state.spinner = None;
-                stdout_line(style.dim(&format!("retrying (attempt {attempt}): {reason}")));
-                state.spinner = Some(Spinner::start("thinking", style));
-            }
-            AgentEvent::Warning(text) => {
-                Self::settle(&mut state);
-                stdout_line(term![style.yellow("warning:"), " ", text]);
-            }
-            AgentEvent::McpStatus {
-                server,
-                state: server_state,
-            } => {
-                Self::settle(&mut state);
-                let (status, detail) = server_state.report();
-                let detail = detail.map(|d| format!(": {d}")).unwrap_or_default();
-                stdout_line(style.dim(&format!("mcp {server}: {status}{detail}")));
-            }
-            AgentEvent::ToolProgress { message, .. } => {
-                Self::settle(&mut state);
-                stdout_line(term!["  ", style.dim(&message)]);
-            }
-            AgentEvent::AssistantMessage { .. } | AgentEvent::TurnFinished { .. } => {
-                state.spinner = None;
-                Self::finish_answer(&mut state);
-            }
-        }
-    }
-}
-
-#[async_trait]
-impl Approver for ReplUi {
-    async fn approve(&self, request: &ApprovalRequest) -> Option<Approval> {
-        let style = self.style;
-        let cancel = {
-            let mut state = self.lock();
-            Self::settle(&mut state);
-            state.cancel.clone()
-        };
-        // The call's own line was printed just above; below it, all that line did not show
-        // (the whole command, a new file's content), then the question naming its rule.
-        let width = terminal_width().unwrap_or(80);
-        self.lock().previewed = request.preview.is_some();
-        for line in super::approval::details(style, request, width) {
-            stdout_line(line);
-        }
-        let prompt = super::approval::question(style, &request.session_rule);
-        let answer = tokio::task::spawn_blocking(move || {
-            let mut editor = rustyline::DefaultEditor::new().ok()?;
-            loop {
-                match editor.readline(prompt.as_str()) {
-                    Ok(line) => match line.trim().to_lowercase().as_str() {
-                        "y" | "yes" | "" => return Some(Approval::Once),
-                        "a" | "always" => return Some(Approval::Always),
-                        "n" | "no" => return Some(Approval::Deny),
-                        "t" | "tell" => match editor.readline("  say what to do › ") {
-                            Ok(words) if !words.trim().is_empty() => {
-                                return Some(Approval::Instead(words.trim().to_string()));
-                            }
-                            Ok(_) => continue,
-                            Err(ReadlineError::Interrupted) => return None,
-                            Err(_) => return Some(Approval::Deny),
-                        },
-                        _ => continue,
-                    },
-                    Err(ReadlineError::Interrupted) => return None,
-                    Err(_) => return Some(Approval::Deny),
-                }
-            }
-        })
-        .await
-        .ok()
-        .flatten();
-        match answer {
-            Some(answer) => Some(answer),
-            None => {
-                // Ctrl-C at the question: deny and interrupt the turn.
-                if let Some(cancel) = cancel {
-                    cancel.cancel();
-                }
-                Some(Approval::Deny)
-            }
-        }
-    }
 }

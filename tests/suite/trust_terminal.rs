@@ -407,19 +407,18 @@ fn a_repl_approval_shows_the_real_command_whole_and_visible() {
     let long = format!("echo {} && touch LONG", "a".repeat(320));
     let server = MockServer::start_blocking(vec![
         Reply::tool_calls(vec![("b1", "bash", json!({ "command": attack }))]),
-        Reply::text("first denied"),
         Reply::tool_calls(vec![("b2", "bash", json!({ "command": long }))]),
-        Reply::text("second denied"),
     ]);
     let mut screen = repl(&project, &server, &[]);
     screen.send_line("one");
     screen.expect("allow?");
+    // `n` ends the turn: back at the prompt.
     screen.send_line("n");
-    screen.expect("first denied");
+    screen.expect("declined");
     screen.send_line("two");
     screen.expect("allow?");
     screen.send_line("n");
-    screen.expect("second denied");
+    screen.expect("declined");
     let bytes = exit(screen);
     assert_no_live_controls(&bytes);
     let text = String::from_utf8_lossy(&bytes);
@@ -451,13 +450,12 @@ fn a_repl_approval_of_a_new_file_shows_its_content() {
             "write_file",
             json!({"path": "new.txt", "content": content}),
         )]),
-        Reply::text("not written"),
     ]);
     let mut screen = repl(&project, &server, &[]);
     screen.send_line("write it");
     screen.expect("allow?");
     screen.send_line("n");
-    screen.expect("not written");
+    screen.expect("declined");
     let bytes = exit(screen);
     assert_no_live_controls(&bytes);
     let text = String::from_utf8_lossy(&bytes);
