@@ -49,9 +49,16 @@ fn main() -> anyhow::Result<()> {
     delays.sort();
     let p99 = delays[delays.len() * 99 / 100];
     let max = delays[delays.len() - 1];
-    println!("markdown answer: {} bytes in {} deltas of {DELTA} bytes", answer.len(), deltas.len());
+    println!(
+        "markdown answer: {} bytes in {} deltas of {DELTA} bytes",
+        answer.len(),
+        deltas.len()
+    );
     println!("first code block (loads the syntax sets): {}", ms(load));
-    println!("render per 100 KB, streamed (median of {runs}): {}", ms(totals[runs / 2]));
+    println!(
+        "render per 100 KB, streamed (median of {runs}): {}",
+        ms(totals[runs / 2])
+    );
     println!("delta to paint: p99 {}, max {}", ms(p99), ms(max));
     Ok(())
 }

@@ -15,6 +15,7 @@ mod paths;
 pub mod private_fs;
 pub mod schema;
 mod settings;
+pub mod settings_edit;
 pub mod trust;
 
 pub use error::ConfigError;

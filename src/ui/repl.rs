@@ -72,7 +72,7 @@ pub async fn run(
     let _ = editor.load_history(&history_path);
     print_banner(&setup, style);
 
-    let ui = Arc::new(ReplUi::new(style, setup.paths.project_root.clone()));
+    let ui = Arc::new(ReplUi::new(style, setup.paths.clone()));
     let mcp = setup.mcp.clone();
     tokio::spawn(super::signals::exit_on_termination(async move {
         mcp.shutdown().await;

@@ -17,13 +17,15 @@ use super::style::Style;
 use super::term::Term;
 use super::tool_view::{self, Finished};
 use crate::agent::{AgentEvent, Approval, ApprovalRequest, Approver, EventSink};
+use crate::config::settings_edit::add_allow_rule;
+use crate::config::{Paths, ProjectConfig, SETTINGS_FILE, TrustStatus};
 use crate::term;
 
 /// Renders agent events in the terminal and asks the user for permissions (and, in
 /// `mcp_dialogs`, the questions of MCP servers).
 pub(super) struct ReplUi {
     pub(super) style: Style,
-    root: std::path::PathBuf,
+    paths: Paths,
     state: Mutex<UiState>,
 }
 
@@ -47,10 +49,10 @@ struct UiState {
 }
 
 impl ReplUi {
-    pub(super) fn new(style: Style, root: std::path::PathBuf) -> Self {
+    pub(super) fn new(style: Style, paths: Paths) -> Self {
         Self {
             style,
-            root,
+            paths,
             state: Mutex::new(UiState::default()),
         }
     }
@@ -162,7 +164,9 @@ impl EventSink for ReplUi {
                 // The call's line is printed with its outcome; meanwhile a spinner says what
                 // runs (and a command's last line). A question prints the line first.
                 Self::settle(&mut state);
-                state.changes.before_call(&self.root, &name, &input);
+                state
+                    .changes
+                    .before_call(&self.paths.project_root, &name, &input);
                 let line = state.tool_lines.begin(style, &id, &name, &input);
                 state.tool_lines.interrupt();
                 state.pending_call = Some((id, line));
@@ -287,21 +291,33 @@ impl Approver for ReplUi {
             loop {
                 match editor.readline(prompt.as_str()) {
                     Ok(line) => match line.trim().to_lowercase().as_str() {
-                        "y" | "yes" | "" => return Some(Approval::Once),
-                        "a" | "always" => return Some(Approval::Always),
-                        "n" | "no" => return Some(Approval::Deny),
+                        "y" | "yes" | "" => return Some((Approval::Once, Keep::Session)),
+                        "a" | "always" => {
+                            let keep = match editor.readline(KEEP_QUESTION) {
+                                Ok(line) => match line.trim().to_lowercase().as_str() {
+                                    "p" => Keep::Project,
+                                    "u" => Keep::User,
+                                    _ => Keep::Session,
+                                },
+                                Err(ReadlineError::Interrupted) => return None,
+                                Err(_) => Keep::Session,
+                            };
+                            return Some((Approval::Always, keep));
+                        }
+                        "n" | "no" => return Some((Approval::Deny, Keep::Session)),
                         "t" | "tell" => match editor.readline("  say what to do › ") {
                             Ok(words) if !words.trim().is_empty() => {
-                                return Some(Approval::Instead(words.trim().to_string()));
+                                let words = words.trim().to_string();
+                                return Some((Approval::Instead(words), Keep::Session));
                             }
                             Ok(_) => continue,
                             Err(ReadlineError::Interrupted) => return None,
-                            Err(_) => return Some(Approval::Deny),
+                            Err(_) => return Some((Approval::Deny, Keep::Session)),
                         },
                         _ => continue,
                     },
                     Err(ReadlineError::Interrupted) => return None,
-                    Err(_) => return Some(Approval::Deny),
+                    Err(_) => return Some((Approval::Deny, Keep::Session)),
                 }
             }
         })
@@ -309,7 +325,17 @@ impl Approver for ReplUi {
         .ok()
         .flatten();
         match answer {
-            Some(answer) => Some(answer),
+            Some((answer, keep)) => {
+                if keep != Keep::Session {
+                    match keep_rule(&self.paths, &request.session_rule, keep) {
+                        Ok(file) => stdout_line(
+                            style.dim(&format!("  kept {} in {file}", request.session_rule)),
+                        ),
+                        Err(e) => stdout_line(term![style.red("error:"), " ", e.to_string()]),
+                    }
+                }
+                Some(answer)
+            }
             None => {
                 // Ctrl-C at the question: deny and interrupt the turn.
                 if let Some(cancel) = cancel {
@@ -319,4 +345,50 @@ impl Approver for ReplUi {
             }
         }
     }
+}
+
+/// Where "always" keeps its rule.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Keep {
+    Session,
+    Project,
+    User,
+}
+
+const KEEP_QUESTION: &str =
+    "  keep it: [enter] this session  [p] in .ling/settings.json  [u] in ~/.ling/settings.json › ";
+
+/// Adds `rule` to the project's or the user's `settings.json`; returns the file as shown. The
+/// project's file is part of what its trust covers: a folder trusted before the user's own
+/// edit stays trusted (as `ling mcp add` does).
+fn keep_rule(paths: &Paths, rule: &str, keep: Keep) -> Result<String, KeepError> {
+    let user = keep == Keep::User;
+    let file = if user {
+        paths.user_file(SETTINGS_FILE)
+    } else {
+        paths.project_file(SETTINGS_FILE)
+    };
+    let before = (!user).then(|| ProjectConfig::read(paths)).transpose()?;
+    add_allow_rule(&file, rule, user)?;
+    if let Some(before) = before {
+        let was_usable = match before.status() {
+            TrustStatus::Trusted => true,
+            TrustStatus::None => !before.is_user_config(),
+            TrustStatus::Untrusted => false,
+        };
+        let mut after = ProjectConfig::read(paths)?;
+        if was_usable && after.status() == TrustStatus::Untrusted {
+            after.trust()?;
+        }
+    }
+    Ok(paths.display(&file).into_owned())
+}
+
+/// Keeping a rule failed: the file could not be edited, or the folder's trust not kept.
+#[derive(Debug, thiserror::Error)]
+enum KeepError {
+    #[error("the rule was not kept: {0}")]
+    Config(#[from] crate::config::ConfigError),
+    #[error("the folder's trust could not be kept with the rule (run `ling trust`): {0}")]
+    Trust(#[from] crate::config::TrustError),
 }

@@ -176,3 +176,43 @@ fn init_has_the_model_write_agents_md_with_approval_and_diff_shows_the_change() 
     let text = asked["content"].as_str().unwrap_or_default();
     assert!(text.contains("Write or improve `AGENTS.md`"), "{text}");
 }
+
+#[test]
+fn always_can_keep_its_rule_in_the_projects_settings_and_the_folder_stays_trusted() {
+    let server = MockServer::start_blocking(vec![
+        Reply::tool_calls(vec![("b1", "bash", json!({"command": "touch first.txt"}))]),
+        Reply::text("made first"),
+    ]);
+    let project = Project::new();
+    project.write(".ling/settings.json", r#"{"model": "kept-model"}"#);
+    project.trust();
+    let mut p = start(&project, &server, &[]);
+    expect(&mut p, "> ");
+    p.send_line("make it").unwrap();
+    expect(&mut p, "allow?");
+    p.send_line("a").unwrap();
+    expect(&mut p, "keep it:");
+    p.send_line("p").unwrap();
+    expect(&mut p, "kept bash(touch*) in .ling/settings.json");
+    expect(&mut p, "made first");
+    p.send_line("/exit").unwrap();
+    p.exp_eof().unwrap();
+    let settings: serde_json::Value =
+        serde_json::from_str(&project.read(".ling/settings.json")).unwrap();
+    assert_eq!(
+        settings,
+        json!({"model": "kept-model", "permissions": {"allow": ["bash(touch*)"]}})
+    );
+
+    // A later run uses the kept rule: the folder is still trusted, and nobody is asked.
+    let server = MockServer::start_blocking(vec![
+        Reply::tool_calls(vec![("b2", "bash", json!({"command": "touch second.txt"}))]),
+        Reply::text("made second"),
+    ]);
+    let mut cmd = project.command(&server.base_url());
+    cmd.args(["-p", "again"]);
+    let out = crate::support::project::run(cmd);
+    assert_eq!(out.code, Some(0), "{out:?}");
+    assert!(project.file("second.txt").exists(), "{out:?}");
+    assert_eq!(server.requests()[0].body["model"], "kept-model");
+}

@@ -444,13 +444,11 @@ fn a_repl_approval_of_a_new_file_shows_its_content() {
     let project = Project::new();
     let mut content: String = (1..=45).map(|i| format!("line {i}\n")).collect();
     content.insert_str(0, "top \x1b]0;file\x07 \x1b[2J\n");
-    let server = MockServer::start_blocking(vec![
-        Reply::tool_calls(vec![(
-            "w1",
-            "write_file",
-            json!({"path": "new.txt", "content": content}),
-        )]),
-    ]);
+    let server = MockServer::start_blocking(vec![Reply::tool_calls(vec![(
+        "w1",
+        "write_file",
+        json!({"path": "new.txt", "content": content}),
+    )])]);
     let mut screen = repl(&project, &server, &[]);
     screen.send_line("write it");
     screen.expect("allow?");
