@@ -23,6 +23,7 @@ pub mod style;
 pub mod term;
 pub mod tool_view;
 pub mod trust;
+mod turn_keys;
 
 /// How a frontend's run ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -140,12 +140,14 @@ pub async fn run(
                 Flow::Continue => continue,
                 Flow::Exit => break,
                 Flow::Send(prompt) => {
-                    run_turn(&mut setup, &ui, &prompt).await;
+                    typed = run_turn(&mut setup, &ui, &prompt).await;
+                    pending = typed_line(&mut typed, style);
                     continue;
                 }
             }
         }
-        run_turn(&mut setup, &ui, &line).await;
+        typed = run_turn(&mut setup, &ui, &line).await;
+        pending = typed_line(&mut typed, style);
     }
     setup
         .agent
@@ -327,7 +329,18 @@ async fn slash_command(setup: &mut Setup, line: &str, style: Style, ui: &ReplUi)
     Flow::Continue
 }
 
-async fn run_turn(setup: &mut Setup, ui: &Arc<ReplUi>, prompt: &str) {
+/// A line typed and ended with Enter during the last turn: shown as if at the prompt, and
+/// sent next; what follows it stays in `typed` to pre-fill the prompt after.
+fn typed_line(typed: &mut String, style: Style) -> Option<String> {
+    let (line, rest) = typed.split_once('\n')?;
+    let line = line.to_string();
+    *typed = rest.replace('\n', " ");
+    stdout_line(term![style.dim("> "), &line]);
+    Some(line)
+}
+
+/// Runs one turn; returns what the user typed during it, to pre-fill the next prompt.
+async fn run_turn(setup: &mut Setup, ui: &Arc<ReplUi>, prompt: &str) -> String {
     let style = ui.style;
     let attached = crate::agent::attach_files(&setup.paths.project_root, prompt);
     for (file, lines) in &attached.files {
@@ -352,7 +365,7 @@ async fn run_turn(setup: &mut Setup, ui: &Arc<ReplUi>, prompt: &str) {
         .run(prompt, ui.as_ref(), ui.as_ref(), &cancel)
         .await;
     watcher.abort();
-    ui.end_turn();
+    let typed = ui.end_turn();
     let after = setup.agent.usage();
     let turn = crate::llm::Usage {
         prompt_tokens: after.prompt_tokens - before.prompt_tokens,
@@ -388,6 +401,7 @@ async fn run_turn(setup: &mut Setup, ui: &Arc<ReplUi>, prompt: &str) {
             crate::redact::scrub(&e.to_string())
         ]),
     }
+    typed
 }
 
 fn print_banner(setup: &Setup, style: Style) {

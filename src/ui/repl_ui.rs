@@ -16,6 +16,7 @@ use super::spinner::Spinner;
 use super::style::Style;
 use super::term::Term;
 use super::tool_view::{self, Finished};
+use super::turn_keys::TurnKeys;
 use crate::agent::{AgentEvent, Approval, ApprovalRequest, Approver, EventSink};
 use crate::config::settings_edit::add_allow_rule;
 use crate::config::{Paths, ProjectConfig, SETTINGS_FILE, TrustStatus};
@@ -46,6 +47,8 @@ struct UiState {
     pending_call: Option<(String, Term)>,
     /// The files the session changed, for `/diff`.
     changes: SessionDiff,
+    /// Keys typed during the turn (Esc interrupts, the rest pre-fills the next prompt).
+    keys: Option<TurnKeys>,
 }
 
 impl ReplUi {
@@ -62,11 +65,15 @@ impl ReplUi {
     }
 
     pub(super) fn begin_turn(&self, cancel: CancellationToken) {
-        self.lock().cancel = Some(cancel);
+        let mut state = self.lock();
+        state.keys = Some(TurnKeys::start(cancel.clone()));
+        state.cancel = Some(cancel);
     }
 
-    pub(super) fn end_turn(&self) {
+    /// Ends the turn; returns what the user typed meanwhile (for the next prompt).
+    pub(super) fn end_turn(&self) -> String {
         let mut state = self.lock();
+        let typed = state.keys.take().map(TurnKeys::finish).unwrap_or_default();
         state.spinner = None;
         Self::finish_answer(&mut state);
         if state.open_line {
@@ -74,6 +81,7 @@ impl ReplUi {
             state.open_line = false;
         }
         state.cancel = None;
+        typed
     }
 
     /// The session's changes to files, one diff per file (`/diff`).
@@ -92,7 +100,12 @@ impl ReplUi {
 
     /// [`ReplUi::settle`] before a question.
     pub(super) fn settle_now(&self) {
-        Self::settle(&mut self.lock());
+        let mut state = self.lock();
+        Self::settle(&mut state);
+        // The question needs the terminal; the next event takes it back.
+        if let Some(keys) = &state.keys {
+            keys.pause();
+        }
     }
 
     /// Stops the spinner and ends an open text line before something else is printed.
@@ -131,6 +144,9 @@ impl EventSink for ReplUi {
     fn emit(&self, event: AgentEvent) {
         let style = self.style;
         let mut state = self.lock();
+        if let Some(keys) = &state.keys {
+            keys.resume();
+        }
         match event {
             AgentEvent::RequestStarted { .. } => {
                 Self::settle(&mut state);
@@ -276,6 +292,9 @@ impl Approver for ReplUi {
         let cancel = {
             let mut state = self.lock();
             Self::settle(&mut state);
+            if let Some(keys) = &state.keys {
+                keys.pause();
+            }
             state.cancel.clone()
         };
         // The call's own line was printed just above; below it, all that line did not show
@@ -324,6 +343,9 @@ impl Approver for ReplUi {
         .await
         .ok()
         .flatten();
+        if let Some(keys) = &self.lock().keys {
+            keys.resume();
+        }
         match answer {
             Some((answer, keep)) => {
                 if keep != Keep::Session {

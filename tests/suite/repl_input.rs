@@ -169,3 +169,51 @@ fn the_first_run_without_a_key_shows_a_guide_with_the_commands() {
     }
     p.exp_eof().unwrap();
 }
+
+#[test]
+fn type_ahead_stays_out_of_the_answer_and_fills_the_next_prompt() {
+    let server = MockServer::start_blocking(vec![
+        Reply::text("the slow answer").delay(std::time::Duration::from_millis(1500)),
+        Reply::text("second answer"),
+    ]);
+    let project = Project::new();
+    let mut p = start(&project, &server, &[]);
+    expect(&mut p, "> ");
+    p.send_line("first").unwrap();
+    expect(&mut p, "thinking");
+    typ(&mut p, "next question");
+    let answer = expect(&mut p, "the slow answer");
+    assert!(
+        !answer.contains("next"),
+        "type-ahead echoed into the answer: {answer:?}"
+    );
+    // The typed text is in the next prompt; Enter sends it.
+    expect(&mut p, "> next question");
+    p.send_line("").unwrap();
+    expect(&mut p, "second answer");
+    p.send_line("/exit").unwrap();
+    p.exp_eof().unwrap();
+    let sent = server.requests()[1].messages().last().unwrap()["content"].clone();
+    assert_eq!(sent, "next question");
+}
+
+#[test]
+fn esc_interrupts_a_running_turn() {
+    let server = MockServer::start_blocking(vec![
+        Reply::text("never shown").delay(std::time::Duration::from_secs(30)),
+        Reply::text("after esc"),
+    ]);
+    let project = Project::new();
+    let mut p = start(&project, &server, &[]);
+    expect(&mut p, "> ");
+    p.send_line("slow").unwrap();
+    expect(&mut p, "thinking");
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    typ(&mut p, "\x1b");
+    expect(&mut p, "interrupted");
+    expect(&mut p, "> ");
+    p.send_line("again").unwrap();
+    expect(&mut p, "after esc");
+    p.send_line("/exit").unwrap();
+    p.exp_eof().unwrap();
+}
