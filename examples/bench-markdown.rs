@@ -48,7 +48,12 @@ fn main() -> anyhow::Result<()> {
     totals.sort();
     delays.sort();
     let p99 = delays[delays.len() * 99 / 100];
+    let p999 = delays[delays.len() * 999 / 1000];
     let max = delays[delays.len() - 1];
+    let over = delays
+        .iter()
+        .filter(|d| **d > Duration::from_millis(5))
+        .count();
     println!(
         "markdown answer: {} bytes in {} deltas of {DELTA} bytes",
         answer.len(),
@@ -59,7 +64,13 @@ fn main() -> anyhow::Result<()> {
         "render per 100 KB, streamed (median of {runs}): {}",
         ms(totals[runs / 2])
     );
-    println!("delta to paint: p99 {}, max {}", ms(p99), ms(max));
+    println!(
+        "delta to paint: p99 {}, p99.9 {}, max {} ({over} of {} deltas over 5 ms)",
+        ms(p99),
+        ms(p999),
+        ms(max),
+        delays.len()
+    );
     Ok(())
 }
 
