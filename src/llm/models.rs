@@ -24,7 +24,7 @@ struct ModelEntry {
     id: String,
 }
 
-/// The ids the server lists, sorted; empty when it cannot say within [`TIMEOUT`].
+/// The ids the server lists, sorted; empty when it cannot say within 3 seconds.
 pub async fn list_models(config: &LlmConfig) -> Vec<String> {
     tokio::time::timeout(TIMEOUT, fetch(config))
         .await

@@ -5,7 +5,7 @@
 //!
 //! Everything comes out as [`Term`]: the model's text is neutralised on the way in (before it
 //! is parsed, so a `\r` shows as `^M` rather than breaking a line) and only the
-//! colours added here ([`render`], [`highlight`]) carry escape sequences. `-p` never renders:
+//! colours added here (by `render` and `highlight`) carry escape sequences. `-p` never renders:
 //! its answer is the model's text, byte for byte.
 
 mod highlight;

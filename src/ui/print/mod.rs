@@ -3,7 +3,7 @@
 //! is an [`EventSink`] over the agent's one event stream. The answer on stdout is written exactly
 //! to a pipe or file and neutralised to a terminal ([`stdout_data`]); stderr is always
 //! neutralised; JSON is escaped by serde_json (and C1/bidi characters too, to a terminal).
-//! [`run`] is the `-p` frontend that drives the agent into one of them.
+//! [`run`](fn@run) is the `-p` frontend that drives the agent into one of them.
 
 mod lines;
 mod run;
