@@ -16,11 +16,14 @@ pub struct ApprovalRequest {
     pub preview: Option<String>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Approval {
     Once,
     Always,
+    /// No: the call is not run and the run ends, back to the user.
     Deny,
+    /// Not this: the user's words are the call's result, and the model goes on with them.
+    Instead(String),
 }
 
 #[async_trait]

@@ -59,7 +59,14 @@ impl Agent {
                     .allow_for_session(request.session_rule.clone());
                 Ok(())
             }
-            Some(Approval::Deny) => Err(CallError::UserDenied(tool.name().to_string())),
+            Some(Approval::Deny) => {
+                turn.decline();
+                Err(CallError::UserDenied(tool.name().to_string()))
+            }
+            Some(Approval::Instead(words)) => Err(CallError::UserInstead {
+                tool: tool.name().to_string(),
+                words,
+            }),
             None => {
                 let why = nobody_to_ask(tool.name(), suggestion.as_ref(), pre);
                 Err(CallError::NobodyToAsk(denied(tool, why, turn)))

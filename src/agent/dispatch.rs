@@ -39,12 +39,18 @@ pub(super) enum CallError {
     /// It needed a question and nobody can be asked: the reason says which flag would allow it.
     #[error("permission denied: {0}. Tell the user what you wanted to do instead of retrying.")]
     NobodyToAsk(String),
-    /// The user answered no.
+    /// The user answered no, which also ends the run.
     #[error(
-        "the user denied permission to run {0}. Do not retry it unchanged; ask the user what \
-         they want instead."
+        "the user denied permission to run {0} and ended this turn. Do not retry it unchanged; \
+         wait for the user's next message."
     )]
     UserDenied(String),
+    /// The user answered with what to do instead.
+    #[error("the user did not allow {tool} and said what to do instead: {words}")]
+    UserInstead { tool: String, words: String },
+    /// An earlier call of the same response was declined, so this one was not run.
+    #[error("not run: the user declined an earlier call of this response")]
+    AfterDecline,
     /// The tool failed, or was interrupted.
     #[error(transparent)]
     Tool(#[from] ToolError),
@@ -55,6 +61,7 @@ pub(super) struct CallResult {
     pub content: String,
     pub is_error: bool,
     pub display: Option<String>,
+    pub total_lines: Option<usize>,
 }
 
 impl From<CallError> for CallResult {
@@ -63,6 +70,7 @@ impl From<CallError> for CallResult {
             content: error.to_string(),
             is_error: true,
             display: None,
+            total_lines: None,
         }
     }
 }
@@ -107,6 +115,10 @@ impl Agent {
                 begin(call, &input, turn);
                 CallError::Tool(ToolError::Interrupted).into()
             }
+            Ok(input) if turn.is_declined() => {
+                begin(call, &input, turn);
+                CallError::AfterDecline.into()
+            }
             Ok(input) => self.run_call(call, input, turn).await,
         };
         // MCP results are cut by the manager, which also saves the whole output to a file.
@@ -125,6 +137,7 @@ impl Agent {
             content: content.clone(),
             is_error: result.is_error,
             display: result.display,
+            total_lines: result.total_lines,
         });
         if result.is_error {
             format!("Error: {content}")
@@ -167,11 +180,15 @@ impl Agent {
                     .await
             }
             Ok(ToolOutput {
-                content, display, ..
+                content,
+                display,
+                total_lines,
+                ..
             }) => CallResult {
                 content,
                 is_error: false,
                 display,
+                total_lines,
             },
             Err(e) => CallError::Tool(e).into(),
         };
@@ -286,6 +303,10 @@ impl Agent {
         ctx.progress = Some(Arc::new(move |message| {
             let _ = progress_tx.send(message);
         }));
+        let (line_tx, mut line_rx) = tokio::sync::mpsc::unbounded_channel::<String>();
+        ctx.output_line = Some(Arc::new(move |line| {
+            let _ = line_tx.send(line);
+        }));
         let running = tool.call(input, &ctx);
         tokio::pin!(running);
         loop {
@@ -294,6 +315,10 @@ impl Agent {
                 Some(message) = progress_rx.recv() => turn.emit(AgentEvent::ToolProgress {
                     id: call.id.clone(),
                     message,
+                }),
+                Some(line) = line_rx.recv() => turn.emit(AgentEvent::ToolOutputLine {
+                    id: call.id.clone(),
+                    line,
                 }),
                 () = turn.cancel.cancelled() => {
                     // Tools stop themselves on cancel (bash kills its group, MCP tells the
@@ -316,6 +341,7 @@ impl Agent {
             cancel: cancel.clone(),
             read_files: self.read_files.clone(),
             progress: None,
+            output_line: None,
             child_env: self.options.child_env.clone(),
             sandbox,
         }

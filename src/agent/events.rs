@@ -39,6 +39,8 @@ pub enum AgentEvent {
         is_error: bool,
         /// What the user sees beside the one-line outcome (an edit's diff).
         display: Option<String>,
+        /// How many lines the tool's output really had, when `content` holds part of them.
+        total_lines: Option<usize>,
     },
     /// A tool call was refused by the permission rules or the mode; `message` tells the user
     /// which flag or rule would allow it.
@@ -57,6 +59,11 @@ pub enum AgentEvent {
     ToolProgress {
         id: String,
         message: String,
+    },
+    /// The last line a running command printed (throttled); only the REPL shows it.
+    ToolOutputLine {
+        id: String,
+        line: String,
     },
     Warning(String),
     /// The conversation is being summarised (`trigger`: `auto` or `manual`).

@@ -10,6 +10,7 @@ mod compact;
 pub mod context;
 mod dispatch;
 mod events;
+mod file_mentions;
 mod hook_glue;
 pub mod mcp;
 mod prompt;
@@ -37,6 +38,7 @@ pub use approval::{Approval, ApprovalRequest, Approver, NonInteractive};
 pub use compact::{Compaction, Trigger};
 pub use context::{ContextOptions, ContextUsage, WindowSource};
 pub use events::{AgentEvent, EventSink, HookNotice, NoticeDecision};
+pub use file_mentions::{ATTACH_LIMIT, Attached, attach_files};
 pub use mcp::{
     HostPolicy, ListMcpResources, McpAsker, McpHost, McpTool, ReadMcpResource, SEARCH_TOOLS,
     ToolSearch,
@@ -76,6 +78,8 @@ pub enum RunEnd {
     Stopped(String),
     /// A hook blocked the prompt itself (UserPromptSubmit); the reason is shown to the user.
     PromptBlocked(String),
+    /// The user said no to a call: the model was told, and waits for the user's next prompt.
+    Declined,
 }
 
 #[derive(Debug, Clone)]
@@ -119,6 +123,8 @@ pub struct Agent {
     session: Session,
     read_files: Arc<Mutex<HashSet<PathBuf>>>,
     usage: Usage,
+    /// Tokens of the conversation as of the last response (its prompt and its answer).
+    context_tokens: u64,
     total_turns: u32,
     hooks: HookEngine,
     /// Context SessionStart hooks gave for the model; part of the system prompt.
@@ -158,6 +164,7 @@ impl Agent {
             session,
             read_files: Arc::default(),
             usage: Usage::default(),
+            context_tokens: 0,
             total_turns: 0,
             hooks: HookEngine::empty(),
             session_context: Vec::new(),
@@ -278,6 +285,12 @@ impl Agent {
         self.usage
     }
 
+    /// How many tokens the conversation filled at the last response, as the server counted
+    /// (0 before the first, or when the server reports no usage).
+    pub fn context_tokens(&self) -> u64 {
+        self.context_tokens
+    }
+
     pub fn total_turns(&self) -> u32 {
         self.total_turns
     }
@@ -288,6 +301,30 @@ impl Agent {
 
     pub fn permission_mode(&self) -> PermissionMode {
         self.lock_permissions().mode()
+    }
+
+    /// Changes the mode for the rest of the session (REPL `/mode`, Shift-Tab).
+    pub fn set_permission_mode(&self, mode: PermissionMode) {
+        self.lock_permissions().set_mode(mode);
+    }
+
+    /// The permission rules in force: (`true` for allow, the rule).
+    pub fn permission_rules(&self) -> Vec<(bool, String)> {
+        self.lock_permissions().rules()
+    }
+
+    /// Adds an allow or deny rule for the rest of the session.
+    pub fn add_permission_rule(
+        &self,
+        allow: bool,
+        rule: &str,
+    ) -> Result<(), crate::permissions::PermissionError> {
+        self.lock_permissions().add_rule(allow, rule)
+    }
+
+    /// Removes a rule for the rest of the session; false when no rule is written so.
+    pub fn remove_permission_rule(&self, rule: &str) -> bool {
+        self.lock_permissions().remove_rule(rule)
     }
 
     /// Continues a recorded conversation (`--continue`, `--resume`): `history` is the messages of

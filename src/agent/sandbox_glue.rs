@@ -42,6 +42,7 @@ impl Agent {
             content: output.content,
             is_error: false,
             display: output.display,
+            total_lines: output.total_lines,
         };
         if self.lock_permissions().mode() == PermissionMode::Plan {
             return kept;
@@ -73,11 +74,13 @@ impl Agent {
                 content: output.content,
                 is_error: false,
                 display: output.display,
+                total_lines: output.total_lines,
             },
             Err(e @ ToolError::Interrupted) | Err(e @ ToolError::Failed(_)) => CallResult {
                 content: e.to_string(),
                 is_error: true,
                 display: None,
+                total_lines: None,
             },
         }
     }

@@ -5,6 +5,7 @@
 //! events, who is asked, what cancels the run, and a stop a hook asked for along the way.
 
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use tokio_util::sync::CancellationToken;
 
@@ -19,6 +20,8 @@ pub(super) struct Turn<'a> {
     pub cancel: &'a CancellationToken,
     /// A hook's `continue: false` during tool dispatch: the run stops after the current calls.
     stop: Mutex<Option<String>>,
+    /// The user said no to a call: the run ends after the current calls, none of which runs.
+    declined: AtomicBool,
 }
 
 impl<'a> Turn<'a> {
@@ -32,6 +35,7 @@ impl<'a> Turn<'a> {
             approver,
             cancel,
             stop: Mutex::new(None),
+            declined: AtomicBool::new(false),
         }
     }
 
@@ -46,6 +50,15 @@ impl<'a> Turn<'a> {
     /// Asks the run to stop once the calls of this response are done; the first reason wins.
     pub fn request_stop(&self, reason: String) {
         self.lock_stop().get_or_insert(reason);
+    }
+
+    /// The user declined a call: the run hands control back once this response's calls end.
+    pub fn decline(&self) {
+        self.declined.store(true, Ordering::Relaxed);
+    }
+
+    pub fn is_declined(&self) -> bool {
+        self.declined.load(Ordering::Relaxed)
     }
 
     fn take_stop(&self) -> Option<String> {
@@ -195,6 +208,9 @@ impl Agent {
             if let Some(reason) = turn.take_stop() {
                 return Ok(RunEnd::Stopped(reason));
             }
+            if turn.is_declined() {
+                return Ok(RunEnd::Declined);
+            }
         }
     }
 
@@ -208,6 +224,7 @@ impl Agent {
     ) -> Vec<ToolCall> {
         if let Some(usage) = completion.usage {
             self.usage += usage;
+            self.context_tokens = usage.prompt_tokens + usage.completion_tokens;
         }
         if !completion.content.is_empty() || completion.tool_calls.is_empty() {
             tally.last_text = completion.content.clone();

@@ -10,7 +10,20 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
     version,
     about = "A coding agent in your terminal, for any OpenAI-compatible model",
     args_conflicts_with_subcommands = true,
-    after_help = "Run `ling` for the interactive REPL, or `ling -p \"PROMPT\"` for one task."
+    after_help = "Run `ling` for the interactive REPL, or `ling -p \"PROMPT\"` for one task.
+
+Examples:
+  ling                                          the REPL in this folder
+  ling -p \"why does cargo test fail?\"            one task, the answer on stdout
+  git diff | ling -p \"review this diff\"          piped input is added to the prompt
+  ling -p \"fix the lint\" --allowed-tools 'bash(cargo clippy*)' --permission-mode accept-edits
+  ling --base-url http://127.0.0.1:8080/v1      a local llama.cpp server, no key needed
+  ling --continue                               pick up this folder's last session
+  ling trust                                    trust this folder's .ling/ config
+  ling mcp add files -- npx -y @modelcontextprotocol/server-filesystem .
+
+In the REPL: /help lists the commands, Shift-Tab cycles the permission mode, @path attaches a
+file, Ctrl-C interrupts a turn, Ctrl-D leaves."
 )]
 pub struct Cli {
     #[command(subcommand)]

@@ -599,7 +599,11 @@ fn servers_object<'a>(
 
 /// Writes to a temporary file beside `file`, then renames it over, so a crash never leaves half
 /// a config behind.
-fn write_atomically(file: &Path, value: &Value, owner_only: bool) -> Result<(), ConfigError> {
+pub(super) fn write_atomically(
+    file: &Path,
+    value: &Value,
+    owner_only: bool,
+) -> Result<(), ConfigError> {
     let io_err = |source| ConfigError::Read {
         path: file.to_path_buf(),
         source,

@@ -19,6 +19,7 @@ pub mod private_fs;
 pub mod sandbox;
 pub mod schema;
 mod settings;
+pub mod settings_edit;
 pub mod tool_search;
 pub mod trust;
 
@@ -30,8 +31,8 @@ pub use settings::{
     DEFAULT_API_KEY_ENV, DEFAULT_AUTO_COMPACT_PERCENT, DEFAULT_CONNECT_TIMEOUT_MS,
     DEFAULT_CONTEXT_WINDOW, DEFAULT_FIRST_BYTE_TIMEOUT_MS, DEFAULT_IDLE_TIMEOUT_MS,
     DEFAULT_MAX_RETRIES, DEFAULT_MAX_RETRY_DELAY_MS, DEFAULT_MAX_STREAM_LINE_BYTES,
-    DEFAULT_TOOL_OUTPUT_LIMIT, ElicitationPolicy, PermissionMode, RawPermissions, RawSettings,
-    SETTINGS_FILE, Settings, SettingsOverrides,
+    DEFAULT_TOOL_OUTPUT_LIMIT, ElicitationPolicy, PermissionMode, Price, RawPermissions,
+    RawSettings, SETTINGS_FILE, Settings, SettingsOverrides,
 };
 pub use trust::{ProjectConfig, TrustError, TrustStatus};
 

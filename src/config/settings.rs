@@ -36,6 +36,18 @@ pub const DEFAULT_CONTEXT_WINDOW: u64 = 32_768;
 /// The default `maxStreamLineBytes` (8 MiB).
 pub const DEFAULT_MAX_STREAM_LINE_BYTES: usize = 8 << 20;
 
+/// The price of one model, in US dollars per million tokens.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Price {
+    /// Dollars per million prompt (input) tokens.
+    #[schemars(range(min = 0))]
+    pub input_per_m_tok: f64,
+    /// Dollars per million completion (output) tokens.
+    #[schemars(range(min = 0))]
+    pub output_per_m_tok: f64,
+}
+
 /// `settings.json` exactly as written. Unknown keys are kept in `other` (to be warned about and
 /// ignored), so that newer files still load.
 #[derive(Debug, Default, Clone, Deserialize, JsonSchema)]
@@ -124,6 +136,10 @@ pub struct RawSettings {
     /// The shell sandbox of the `bash` tool (Linux: Landlock and seccomp).
     #[serde(default)]
     pub sandbox: RawSandbox,
+    /// What models cost, for the REPL's `/cost`: per model id, US dollars per million input
+    /// and output tokens, e.g. `{"gpt-4o": {"inputPerMTok": 2.5, "outputPerMTok": 10}}`. A
+    /// project's entry for a model wins over the user's.
+    pub prices: Option<std::collections::BTreeMap<String, Price>>,
     #[serde(flatten)]
     #[schemars(skip)]
     pub other: BTreeMap<String, serde_json::Value>,
@@ -253,6 +269,9 @@ pub struct Settings {
     pub deny_rules: Vec<String>,
     /// Rules that always ask: settings `permissions.ask`, Ling's then Claude Code's.
     pub ask_rules: Vec<String>,
+    /// Where each rule of `allow_rules` and `deny_rules` came from: `flag`, `project settings`
+    /// or `user settings` (the REPL's `/permissions` lists them).
+    pub rule_origins: Vec<(String, &'static str)>,
     /// Every hook off: `--no-hooks`, or `disableAllHooks` in the user's settings.
     pub hooks_disabled: bool,
     /// The project's hooks off: `disableAllHooks` in the project's settings (never the user's).
@@ -276,6 +295,8 @@ pub struct Settings {
     pub tool_search: ToolSearchSettings,
     /// The shell sandbox asked for (whether the kernel can enforce it is decided at setup).
     pub sandbox: SandboxSettings,
+    /// `prices` of both files, the project's winning per model.
+    pub prices: std::collections::BTreeMap<String, Price>,
     /// Unknown keys found in the settings files, for a warning.
     pub warnings: Vec<String>,
 }
@@ -404,6 +425,17 @@ impl Settings {
                 None => PermissionMode::Default,
             },
         };
+        let mut rule_origins = Vec::new();
+        for (rules, origin) in [
+            (&overrides.allowed_tools, "flag"),
+            (&overrides.disallowed_tools, "flag"),
+            (&project.permissions.allow, "project settings"),
+            (&project.permissions.deny, "project settings"),
+            (&user.permissions.allow, "user settings"),
+            (&user.permissions.deny, "user settings"),
+        ] {
+            rule_origins.extend(rules.iter().map(|r| (r.trim().to_string(), origin)));
+        }
         let mut allow_rules = overrides.allowed_tools.clone();
         allow_rules.extend(project.permissions.allow.iter().cloned());
         allow_rules.extend(user.permissions.allow.iter().cloned());
@@ -476,13 +508,17 @@ impl Settings {
             home.as_deref(),
         )?;
 
+        let mut prices = user.prices.clone().unwrap_or_default();
+        prices.extend(project.prices.clone().unwrap_or_default());
         Ok(Self {
+            prices,
             model,
             base_url,
             api_key_env,
             api_key,
             permission_mode,
             allow_rules,
+            rule_origins,
             deny_rules,
             ask_rules,
             hooks_disabled: overrides.no_hooks || user.disable_all_hooks.unwrap_or(false),

@@ -36,10 +36,17 @@ impl TimeoutKind {
 
 #[derive(Debug, thiserror::Error)]
 pub enum LlmError {
+    /// The first run's guide: what to set, or how to use a local server, as commands.
     #[error(
-        "no API key is set for {base_url}. Set one with `export {env}=...`, or point Ling at a \
-         local OpenAI-compatible server with `--base-url http://127.0.0.1:8080/v1` (or \
-         `export OPENAI_BASE_URL=http://127.0.0.1:8080/v1`)"
+        "no API key is set for {base_url}, so nothing was sent.\n\n\
+         To use it, set your key and start Ling again:\n\
+         \x20   export {env}=...\n\n\
+         Or point Ling at a local OpenAI-compatible server (no key needed):\n\
+         \x20   ling --base-url http://127.0.0.1:8080/v1      # llama.cpp (llama-server --jinja --port 8080)\n\
+         \x20   ling --base-url http://127.0.0.1:11434/v1 --model qwen2.5-coder      # Ollama\n\
+         \x20   export OPENAI_BASE_URL=http://127.0.0.1:8080/v1   # the same, for every run\n\n\
+         To keep it, put {{\"baseUrl\": \"http://127.0.0.1:8080/v1\"}} (or {{\"apiKeyEnv\": \"MY_KEY_VAR\"}}) \
+         in ~/.ling/settings.json. More: ling --help, and README \"Point it at a model\"."
     )]
     MissingApiKey { base_url: String, env: String },
 

@@ -7,6 +7,7 @@
 
 mod client;
 mod error;
+mod models;
 mod retry;
 mod sse;
 mod stream;
@@ -15,6 +16,7 @@ mod window;
 
 pub use client::{DEFAULT_RETRY_BASE_DELAY, LlmClient, LlmConfig, RETRY_BASE_ENV};
 pub use error::{LlmError, TimeoutKind};
+pub use models::list_models;
 pub use sse::{SseDecoder, SseEvent};
 pub use stream::{ChunkAssembler, StreamError};
 pub use types::{

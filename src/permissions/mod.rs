@@ -334,6 +334,35 @@ impl Permissions {
         }
     }
 
+    /// The rules in force, allow rules first: (`true` for allow, the rule as written).
+    pub fn rules(&self) -> Vec<(bool, String)> {
+        let allow = self.allow.iter().map(|(text, _)| (true, text.clone()));
+        allow
+            .chain(self.deny.iter().map(|(text, _)| (false, text.clone())))
+            .collect()
+    }
+
+    /// Adds an allow (or deny) rule for the rest of the session; bad syntax is an error.
+    pub fn add_rule(&mut self, allow: bool, rule: &str) -> Result<(), PermissionError> {
+        let parsed = Rule::parse(rule, &self.scope)?;
+        let list = if allow {
+            &mut self.allow
+        } else {
+            &mut self.deny
+        };
+        list.push((rule.trim().to_string(), parsed));
+        Ok(())
+    }
+
+    /// Removes every rule written `rule` (allow or deny) for the rest of the session; says
+    /// whether there was one.
+    pub fn remove_rule(&mut self, rule: &str) -> bool {
+        let before = self.allow.len() + self.deny.len();
+        self.allow.retain(|(text, _)| text != rule.trim());
+        self.deny.retain(|(text, _)| text != rule.trim());
+        before != self.allow.len() + self.deny.len()
+    }
+
     /// Whether a deny RULE (not the mode) matches: a hook's `allow` cannot override this.
     pub fn denied_by_rule(&self, tool: &dyn Tool, input: &Value) -> Option<String> {
         self.denial(&self.call(tool, input))

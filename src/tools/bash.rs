@@ -97,6 +97,7 @@ impl Tool for Bash {
             ms => ms,
         };
         let run = run(&args.command, ctx, timeout_ms).await?;
+        let total_lines = run.output.total_lines();
         let mut content = notes.join("\n");
         if !content.is_empty() {
             content.push('\n');
@@ -122,6 +123,7 @@ impl Tool for Bash {
         };
         content.push_str(&status_line(run.status));
         let mut output = ToolOutput::text(content);
+        output.total_lines = Some(total_lines);
         if let (Some(blocked), Some(policy)) = (blocked, &ctx.sandbox) {
             output.content.push_str(&blocked_note(&blocked, policy));
             output.sandbox_blocked = Some(blocked.to_string());
@@ -166,6 +168,7 @@ async fn run(command: &str, ctx: &ToolContext, timeout_ms: u64) -> Result<Run, T
 
     let deadline = Instant::now() + Duration::from_millis(timeout_ms);
     let mut output = CappedOutput::new(OUTPUT_CAP);
+    let mut tail = LastLine::default();
     let mut buf = vec![0u8; 16 * 1024];
     let mut status: Option<ExitStatus> = None;
     let mut eof = false;
@@ -183,7 +186,10 @@ async fn run(command: &str, ctx: &ToolContext, timeout_ms: u64) -> Result<Run, T
             }
             read = reader.read(&mut buf), if !eof => match read {
                 Ok(0) | Err(_) => eof = true,
-                Ok(n) => output.push(&buf[..n]),
+                Ok(n) => {
+                    output.push(&buf[..n]);
+                    tail.push(&buf[..n], ctx);
+                }
             },
             waited = child.wait(), if status.is_none() => {
                 let exited = waited.map_err(|e| ToolError::failed(format!("cannot wait for bash: {e}")))?;
@@ -229,6 +235,33 @@ fn blocked_note(blocked: &Blocked, policy: &Policy) -> String {
          the directory to settings sandbox.writableRoots (sandbox.network: true for the network).",
         policy.mode
     )
+}
+
+/// How often the last output line is reported at most.
+const LAST_LINE_EVERY: Duration = Duration::from_millis(200);
+
+/// The last complete line of the output, sent to [`ToolContext::output_line`] at most every
+/// [`LAST_LINE_EVERY`].
+#[derive(Default)]
+struct LastLine {
+    sent: Option<Instant>,
+}
+
+impl LastLine {
+    fn push(&mut self, bytes: &[u8], ctx: &ToolContext) {
+        let Some(report) = &ctx.output_line else {
+            return;
+        };
+        if self.sent.is_some_and(|at| at.elapsed() < LAST_LINE_EVERY) {
+            return;
+        }
+        let text = String::from_utf8_lossy(bytes);
+        if let Some(line) = text.lines().rev().find(|l| !l.trim().is_empty()) {
+            let line: String = line.trim().chars().take(200).collect();
+            report(line);
+            self.sent = Some(Instant::now());
+        }
+    }
 }
 
 fn timed_out(timeout_ms: u64, output: CappedOutput) -> ToolError {

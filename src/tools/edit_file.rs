@@ -101,6 +101,7 @@ impl Tool for EditFile {
             content,
             display: Some(unified_diff(&old, &edit.text, &shown)),
             sandbox_blocked: None,
+            ..ToolOutput::default()
         })
     }
 

@@ -43,6 +43,9 @@ pub struct ToolContext {
     pub read_files: Arc<Mutex<HashSet<PathBuf>>>,
     /// Receives progress messages from long-running tools (MCP progress notifications).
     pub progress: Option<Arc<dyn Fn(String) + Send + Sync>>,
+    /// Receives the last line a running command printed (the REPL's spinner shows it), at
+    /// most a few times a second.
+    pub output_line: Option<Arc<dyn Fn(String) + Send + Sync>>,
     /// What the `bash` tool's shell starts with (no API key variable; tied to Ling's life).
     pub child_env: ChildEnv,
     /// The shell sandbox of the `bash` tool's commands; `None`: none.
@@ -57,6 +60,7 @@ impl ToolContext {
             cancel: CancellationToken::new(),
             read_files: Arc::default(),
             progress: None,
+            output_line: None,
             child_env: ChildEnv::default(),
             sandbox: None,
         }
@@ -73,6 +77,9 @@ pub struct ToolOutput {
     /// What the shell sandbox stopped, when a `bash` command failed on it (the user may be
     /// offered to run it once outside).
     pub sandbox_blocked: Option<String>,
+    /// How many lines the output really had, when `content` holds only part of them (a
+    /// command's output cut to its head and tail).
+    pub total_lines: Option<usize>,
 }
 
 impl ToolOutput {
@@ -81,6 +88,7 @@ impl ToolOutput {
             content: content.into(),
             display: None,
             sandbox_blocked: None,
+            total_lines: None,
         }
     }
 }

@@ -8,6 +8,9 @@ pub struct CappedOutput {
     tail: Vec<u8>,
     cut_bytes: usize,
     cut_lines: usize,
+    /// Every newline pushed, kept or cut.
+    newlines: usize,
+    ends_in_newline: bool,
 }
 
 impl CappedOutput {
@@ -18,10 +21,16 @@ impl CappedOutput {
             tail: Vec::new(),
             cut_bytes: 0,
             cut_lines: 0,
+            newlines: 0,
+            ends_in_newline: true,
         }
     }
 
     pub fn push(&mut self, mut bytes: &[u8]) {
+        if let Some(last) = bytes.last() {
+            self.newlines += bytes.iter().filter(|&&b| b == b'\n').count();
+            self.ends_in_newline = *last == b'\n';
+        }
         if self.head.len() < self.half {
             let take = bytes.len().min(self.half - self.head.len());
             self.head.extend_from_slice(&bytes[..take]);
@@ -32,6 +41,11 @@ impl CappedOutput {
         if self.tail.len() > 2 * self.half.max(1) {
             self.trim_tail();
         }
+    }
+
+    /// How many lines were pushed in all (a last line without its newline counts).
+    pub fn total_lines(&self) -> usize {
+        self.newlines + usize::from(!self.ends_in_newline)
     }
 
     fn trim_tail(&mut self) {
@@ -99,6 +113,19 @@ fn partial_char_suffix(bytes: &[u8]) -> usize {
 mod tests {
     use super::*;
     use pretty_assertions::assert_eq;
+
+    #[test]
+    fn the_line_count_is_of_everything_pushed_not_what_was_kept() {
+        let mut out = CappedOutput::new(64);
+        for i in 1..=200_000 {
+            out.push(format!("{i}\n").as_bytes());
+        }
+        assert_eq!(out.total_lines(), 200_000);
+        let mut out = CappedOutput::new(64);
+        out.push(b"a\nb");
+        assert_eq!(out.total_lines(), 2);
+        assert_eq!(CappedOutput::new(64).total_lines(), 0);
+    }
 
     #[test]
     fn short_output_is_kept_whole() {

@@ -107,6 +107,7 @@ impl Tool for WriteFile {
             content,
             display: Some(display),
             sandbox_blocked: None,
+            ..ToolOutput::default()
         })
     }
 }

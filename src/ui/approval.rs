@@ -42,7 +42,7 @@ pub fn question(style: Style, session_rule: &str) -> Term {
         style.yellow("allow?"),
         " [y] once  [a] always (",
         session_rule,
-        ")  [n] deny › "
+        ")  [n] no, stop  [t] tell it what to do instead › "
     ]
 }
 
@@ -167,7 +167,8 @@ mod tests {
     fn the_question_neutralises_the_rule() {
         assert_eq!(
             question(Style::plain(), "bash(ls\r\x1b[2K*)").as_str(),
-            "  allow? [y] once  [a] always (bash(ls^M^[[2K*))  [n] deny › "
+            "  allow? [y] once  [a] always (bash(ls^M^[[2K*))  [n] no, stop  [t] tell it what \
+             to do instead › "
         );
     }
 }

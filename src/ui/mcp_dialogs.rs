@@ -16,7 +16,7 @@ use async_trait::async_trait;
 use serde_json::Map;
 
 use super::output::stdout_line;
-use super::repl::ReplUi;
+use super::repl_ui::ReplUi;
 use super::style::Style;
 use super::term::Term;
 use crate::agent::McpAsker;

@@ -99,7 +99,11 @@ impl ToolLines {
 
     /// The text that ends a call's line, newline included.
     pub fn end(&mut self, style: Style, id: &str, content: &str, is_error: bool) -> Term {
-        let outcome = tool_outcome(style, content, is_error);
+        self.end_with(id, tool_outcome(style, content, is_error))
+    }
+
+    /// [`ToolLines::end`] with the outcome already drawn.
+    pub fn end_with(&mut self, id: &str, outcome: Term) -> Term {
         let begun = self.begun.remove(id).unwrap_or_default();
         if self.open.take().as_deref() == Some(id) {
             crate::term!["  ", outcome, "\n"]

@@ -2,37 +2,53 @@
 //! `\`), slash commands, streamed answers, one line per tool call, permission questions, and
 //! Ctrl-C that interrupts the running turn (a second Ctrl-C at an empty prompt, or Ctrl-D, exits).
 
-use std::borrow::Cow;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
-use async_trait::async_trait;
-use rustyline::completion::Completer;
+use rustyline::Editor;
 use rustyline::error::ReadlineError;
-use rustyline::highlight::Highlighter;
-use rustyline::hint::Hinter;
 use rustyline::history::DefaultHistory;
-use rustyline::validate::{ValidationContext, ValidationResult, Validator};
-use rustyline::{Context, Editor, Helper};
 use tokio_util::sync::CancellationToken;
 
-use super::output::{stdout, stdout_line, terminal_width};
-use super::render::ToolLines;
-use super::spinner::Spinner;
+use super::line_editor::{self, ModePrompt, ReplHelper};
+use super::output::stdout_line;
+use super::repl_ui::ReplUi;
 use super::style::Style;
-use super::term::Term;
+use super::tool_view;
 use super::{RunOutcome, TerminalError};
-use crate::agent::{AgentEvent, Approval, ApprovalRequest, Approver, EventSink, RunEnd, Session};
+use crate::agent::{RunEnd, Session};
 use crate::mcp::{ServerState, ServerStatus};
 use crate::setup::Setup;
 use crate::term;
 
-const COMMANDS: [(&str, &str); 12] = [
+const COMMANDS: [(&str, &str); 18] = [
     ("/help", "show this help"),
     ("/tools", "list the tools the model can call"),
     ("/hooks", "list the loaded hooks"),
     (
         "/mcp",
         "MCP server status; /mcp reconnect NAME restarts one, /mcp login NAME logs in (OAuth)",
+    ),
+    ("/expand", "print the last tool output whole"),
+    (
+        "/status",
+        "model, base URL, mode, sandbox, context, MCP servers, session, log",
+    ),
+    ("/diff", "what this session changed in files, as a diff"),
+    (
+        "/init",
+        "have the model write or improve AGENTS.md (you approve the write)",
+    ),
+    (
+        "/cost",
+        "tokens this session, and their cost when settings give prices",
+    ),
+    (
+        "/mode",
+        "show the permission mode, or set it with /mode NAME (Shift-Tab cycles)",
+    ),
+    (
+        "/permissions",
+        "list the rules and where they came from; /permissions allow|deny|remove RULE",
     ),
     ("/clear", "forget the conversation and start a new session"),
     ("/model", "show the model, or switch with /model NAME"),
@@ -45,10 +61,12 @@ const COMMANDS: [(&str, &str); 12] = [
         "/resume",
         "continue another session of this project (a picker), or /resume ID",
     ),
-    ("/status", "the model, permission mode and shell sandbox"),
     ("/exit", "leave Ling (also Ctrl-D)"),
     ("/quit", "same as /exit"),
 ];
+
+/// What `/init` asks the model to do.
+const INIT_PROMPT: &str = include_str!("../prompts/init.md");
 
 type LineEditor = Editor<ReplHelper, DefaultHistory>;
 
@@ -57,13 +75,13 @@ pub async fn run(
     mut setup: Setup,
     first_prompt: Option<String>,
 ) -> Result<RunOutcome, TerminalError> {
-    let style = Style::for_stdout();
+    let style = Style::for_repl();
     let history_path = setup.paths.history_file();
-    let mut editor = new_editor()?;
+    let mut editor = new_editor(&setup)?;
     let _ = editor.load_history(&history_path);
     print_banner(&setup, style);
 
-    let ui = Arc::new(ReplUi::new(style));
+    let ui = Arc::new(ReplUi::new(style, setup.paths.clone()));
     let mcp = setup.mcp.clone();
     tokio::spawn(super::signals::exit_on_termination(async move {
         mcp.shutdown().await;
@@ -78,17 +96,28 @@ pub async fn run(
     let mut pending = first_prompt;
     let mut interrupted_once = false;
     let mut seen_servers = Vec::new();
+    let mut typed = String::new();
     loop {
         let line = match pending.take() {
             Some(line) => line,
             None => {
                 report_server_changes(&setup, &mut seen_servers, style);
-                let (back, result) = read_line(editor, "> ").await?;
+                let prompt = line_editor::prompt(style, setup.agent.permission_mode());
+                let (back, result) = read_line(editor, prompt, std::mem::take(&mut typed)).await?;
                 editor = back;
                 match result {
                     Ok(line) => {
                         interrupted_once = false;
                         line
+                    }
+                    Err(ReadlineError::Interrupted)
+                        if let Some(line) = editor.helper().and_then(ReplHelper::take_cycle) =>
+                    {
+                        // Shift-Tab: the next mode, and the line as it was.
+                        let mode = line_editor::next_mode(setup.agent.permission_mode());
+                        setup.agent.set_permission_mode(mode);
+                        typed = line;
+                        continue;
                     }
                     Err(ReadlineError::Interrupted) => {
                         if interrupted_once {
@@ -103,7 +132,8 @@ pub async fn run(
                 }
             }
         };
-        let line = line.trim().to_string();
+        // A continued line's `\` is the editor's, not the prompt's.
+        let line = line.replace("\\\n", "\n").trim().to_string();
         if line.is_empty() {
             continue;
         }
@@ -119,12 +149,14 @@ pub async fn run(
                 Flow::Continue => continue,
                 Flow::Exit => break,
                 Flow::Send(prompt) => {
-                    run_turn(&mut setup, &ui, &prompt).await;
+                    typed = run_turn(&mut setup, &ui, &prompt).await;
+                    pending = typed_line(&mut typed, style);
                     continue;
                 }
             }
         }
-        run_turn(&mut setup, &ui, &line).await;
+        typed = run_turn(&mut setup, &ui, &line).await;
+        pending = typed_line(&mut typed, style);
     }
     setup
         .agent
@@ -244,9 +276,6 @@ async fn slash_command(setup: &mut Setup, line: &str, style: Style, ui: &ReplUi)
             }
             _ => stdout_line("usage: /mcp, /mcp reconnect NAME or /mcp login NAME"),
         },
-        "/status" => super::status::lines(setup)
-            .into_iter()
-            .for_each(stdout_line),
         "/tools" => {
             setup.agent.sync_tools().await;
             for tool in setup.agent.tools().iter() {
@@ -267,6 +296,7 @@ async fn slash_command(setup: &mut Setup, line: &str, style: Style, ui: &ReplUi)
                 setup.agent.model(),
             );
             setup.agent.clear(session);
+            ui.clear_changes();
             stdout_line(style.dim("conversation cleared; new session started"));
             if let Some(reason) = setup.agent.fire_session_start("clear", ui).await {
                 stdout_line(term![style.yellow("stopped by hook:"), " ", reason]);
@@ -276,6 +306,28 @@ async fn slash_command(setup: &mut Setup, line: &str, style: Style, ui: &ReplUi)
         "/compact" => super::repl_context::compact(setup, rest, style, ui).await,
         "/context" => super::repl_context::context(setup, style).await,
         "/resume" => super::repl_context::resume(setup, rest, style, ui).await,
+        "/mode" => super::session_commands::mode(setup, rest, style),
+        "/status" => super::session_commands::status(setup, style).await,
+        "/cost" => super::session_commands::cost_report(setup, style),
+        "/permissions" => super::session_commands::permissions(setup, rest, style),
+        "/diff" => {
+            let diffs = ui.session_diff();
+            if diffs.is_empty() {
+                stdout_line(
+                    style.dim(
+                        "no file changed by this session (commands run by bash are not tracked)",
+                    ),
+                );
+            }
+            for diff in diffs {
+                stdout_line(super::render::styled_display(style, &diff));
+            }
+        }
+        "/init" => return Flow::Send(INIT_PROMPT.to_string()),
+        "/expand" => match ui.last_output() {
+            Some(output) => stdout_line(tool_view::whole(&output)),
+            None => stdout_line(style.dim("no tool has run yet")),
+        },
         "/hooks" => {
             let listing = setup.agent.hooks().list();
             if listing.is_empty() {
@@ -308,7 +360,29 @@ async fn slash_command(setup: &mut Setup, line: &str, style: Style, ui: &ReplUi)
     Flow::Continue
 }
 
-async fn run_turn(setup: &mut Setup, ui: &Arc<ReplUi>, prompt: &str) {
+/// A line typed and ended with Enter during the last turn: shown as if at the prompt, and
+/// sent next; what follows it stays in `typed` to pre-fill the prompt after.
+fn typed_line(typed: &mut String, style: Style) -> Option<String> {
+    let (line, rest) = typed.split_once('\n')?;
+    let line = line.to_string();
+    *typed = rest.replace('\n', " ");
+    stdout_line(term![style.dim("> "), &line]);
+    Some(line)
+}
+
+/// Runs one turn; returns what the user typed during it, to pre-fill the next prompt.
+async fn run_turn(setup: &mut Setup, ui: &Arc<ReplUi>, prompt: &str) -> String {
+    let style = ui.style;
+    let attached = crate::agent::attach_files(&setup.paths.project_root, prompt);
+    for (file, lines) in &attached.files {
+        stdout_line(style.dim(&format!("attached {file} ({lines} lines)")));
+    }
+    for warning in &attached.warnings {
+        stdout_line(term![style.yellow("warning:"), " ", warning]);
+    }
+    let prompt = attached.prompt.as_str();
+    let started = std::time::Instant::now();
+    let before = setup.agent.usage();
     let cancel = CancellationToken::new();
     ui.begin_turn(cancel.clone());
     let interrupt = cancel.clone();
@@ -322,11 +396,25 @@ async fn run_turn(setup: &mut Setup, ui: &Arc<ReplUi>, prompt: &str) {
         .run(prompt, ui.as_ref(), ui.as_ref(), &cancel)
         .await;
     watcher.abort();
-    ui.end_turn();
-    let style = ui.style;
+    let typed = ui.end_turn();
+    let after = setup.agent.usage();
+    let turn = crate::llm::Usage {
+        prompt_tokens: after.prompt_tokens - before.prompt_tokens,
+        completion_tokens: after.completion_tokens - before.completion_tokens,
+    };
+    let context = setup.agent.context_usage().await;
+    stdout_line(super::session_commands::footer(
+        style,
+        started.elapsed(),
+        turn,
+        Some((context.used, context.window)),
+    ));
     match result {
         Ok(run) => match run.end {
             RunEnd::Completed => {}
+            RunEnd::Declined => {
+                stdout_line(style.dim("declined; the model waits for your next message"))
+            }
             RunEnd::Interrupted => stdout_line(style.yellow("⏹ interrupted")),
             RunEnd::MaxTurns => stdout_line(style.yellow(&format!(
                 "stopped after {} model requests (--max-turns)",
@@ -345,7 +433,7 @@ async fn run_turn(setup: &mut Setup, ui: &Arc<ReplUi>, prompt: &str) {
             crate::redact::scrub(&e.to_string())
         ]),
     }
-    super::repl_context::footer(setup, style).await;
+    typed
 }
 
 fn print_banner(setup: &Setup, style: Style) {
@@ -376,294 +464,34 @@ fn print_banner(setup: &Setup, style: Style) {
     }
 }
 
-fn new_editor() -> Result<LineEditor, TerminalError> {
+fn new_editor(setup: &Setup) -> Result<LineEditor, TerminalError> {
     let mut editor = LineEditor::new().map_err(TerminalError::Editor)?;
-    editor.set_helper(Some(ReplHelper));
+    let commands = COMMANDS
+        .iter()
+        .map(|(name, help)| (name.to_string(), help.to_string()))
+        .collect();
+    let mut model = crate::llm::LlmConfig::from_settings(&setup.settings);
+    model.model = setup.agent.model().to_string();
+    editor.set_helper(Some(ReplHelper::new(
+        commands,
+        setup.paths.project_root.clone(),
+        model,
+    )));
+    ReplHelper::bind(&mut editor);
     Ok(editor)
 }
 
-/// Reads one line on a blocking thread (rustyline blocks), handing the editor back.
+/// Reads one line on a blocking thread (rustyline blocks), handing the editor back; `initial`
+/// is text already typed (kept across a Shift-Tab).
 async fn read_line(
     mut editor: LineEditor,
-    prompt: &'static str,
+    prompt: ModePrompt,
+    initial: String,
 ) -> Result<(LineEditor, rustyline::Result<String>), TerminalError> {
     tokio::task::spawn_blocking(move || {
-        let result = editor.readline(prompt);
+        let result = editor.readline_with_initial(&prompt, (&initial, ""));
         (editor, result)
     })
     .await
     .map_err(TerminalError::EditorStopped)
-}
-
-/// Renders agent events in the terminal and asks the user for permissions (and, in
-/// `mcp_dialogs`, the questions of MCP servers).
-pub(super) struct ReplUi {
-    pub(super) style: Style,
-    state: Mutex<UiState>,
-    /// MCP servers' questions, one at a time (`mcp_dialogs`).
-    pub(super) dialogs: super::mcp_dialogs::DialogQueue,
-}
-
-#[derive(Default)]
-struct UiState {
-    spinner: Option<Spinner>,
-    /// stdout has text not yet ended by a newline.
-    open_line: bool,
-    tool_lines: ToolLines,
-    cancel: Option<CancellationToken>,
-}
-
-impl ReplUi {
-    fn new(style: Style) -> Self {
-        Self {
-            style,
-            state: Mutex::new(UiState::default()),
-            dialogs: super::mcp_dialogs::DialogQueue::default(),
-        }
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, UiState> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    fn begin_turn(&self, cancel: CancellationToken) {
-        self.lock().cancel = Some(cancel);
-        self.dialogs.open();
-    }
-
-    /// Interrupts the turn running now, if any (Ctrl-C in an MCP server's question).
-    pub(super) fn interrupt_turn(&self) {
-        if let Some(cancel) = &self.lock().cancel {
-            cancel.cancel();
-        }
-    }
-
-    fn end_turn(&self) {
-        let skipped = self.dialogs.close();
-        let mut state = self.lock();
-        state.spinner = None;
-        if state.open_line {
-            stdout("\n");
-            state.open_line = false;
-        }
-        if skipped > 0 {
-            stdout_line(self.style.dim(&format!(
-                "(declined {skipped} more MCP server question(s) without asking)"
-            )));
-        }
-        state.cancel = None;
-    }
-
-    /// [`ReplUi::settle`] before a question.
-    pub(super) fn settle_now(&self) {
-        Self::settle(&mut self.lock());
-    }
-
-    /// Stops the spinner and ends an open text line before something else is printed.
-    fn settle(state: &mut UiState) {
-        state.spinner = None;
-        state.tool_lines.interrupt();
-        if state.open_line {
-            stdout("\n");
-            state.open_line = false;
-        }
-    }
-}
-
-impl EventSink for ReplUi {
-    fn emit(&self, event: AgentEvent) {
-        let style = self.style;
-        let mut state = self.lock();
-        match event {
-            AgentEvent::RequestStarted { .. } => {
-                Self::settle(&mut state);
-                state.spinner = Some(Spinner::start("thinking", style));
-            }
-            AgentEvent::TextDelta(text) => {
-                state.spinner = None;
-                let text = Term::plain(&text);
-                state.open_line = !text.ends_with_newline();
-                stdout(text);
-            }
-            AgentEvent::ReasoningDelta(text) => {
-                state.spinner = None;
-                stdout(style.dim(&text));
-                state.open_line = !text.ends_with('\n');
-            }
-            AgentEvent::ToolCallBegin { id, name, input } => {
-                Self::settle(&mut state);
-                stdout(state.tool_lines.begin(style, &id, &name, &input));
-                state.open_line = true;
-            }
-            AgentEvent::ToolCallEnd {
-                id,
-                content,
-                is_error,
-                display,
-                ..
-            } => {
-                state.spinner = None;
-                // The outcome goes on the call's own line when it is still open; else the call
-                // is repeated on a line of its own.
-                let continues = state.tool_lines.is_open(&id);
-                let line = state.tool_lines.end(style, &id, &content, is_error);
-                if !continues && state.open_line {
-                    stdout("\n");
-                }
-                stdout(line);
-                state.open_line = false;
-                if let Some(display) = display {
-                    stdout_line(super::render::styled_display(style, &display));
-                }
-            }
-            AgentEvent::PermissionDenied { tool, message } => {
-                Self::settle(&mut state);
-                stdout_line(term![
-                    "  ",
-                    style.yellow("denied"),
-                    " ",
-                    tool,
-                    ": ",
-                    message
-                ]);
-            }
-            AgentEvent::Hook(notice) => {
-                Self::settle(&mut state);
-                stdout_line(term!["  ", super::print::hook_line(style, &notice)]);
-            }
-            AgentEvent::Retrying {
-                attempt, reason, ..
-            } => {
-                state.spinner = None;
-                stdout_line(style.dim(&format!("retrying (attempt {attempt}): {reason}")));
-                state.spinner = Some(Spinner::start("thinking", style));
-            }
-            AgentEvent::Warning(text) => {
-                Self::settle(&mut state);
-                stdout_line(term![style.yellow("warning:"), " ", text]);
-            }
-            AgentEvent::McpStatus {
-                server,
-                state: server_state,
-            } => {
-                Self::settle(&mut state);
-                let (status, detail) = server_state.report();
-                let detail = detail.map(|d| format!(": {d}")).unwrap_or_default();
-                stdout_line(style.dim(&format!("mcp {server}: {status}{detail}")));
-            }
-            AgentEvent::ToolProgress { message, .. } => {
-                Self::settle(&mut state);
-                stdout_line(term!["  ", style.dim(&message)]);
-            }
-            AgentEvent::CompactStarted { .. } => {
-                Self::settle(&mut state);
-                state.spinner = Some(Spinner::start("compacting the conversation", style));
-            }
-            AgentEvent::Compacted {
-                trigger,
-                pre_tokens,
-                post_tokens,
-            } => {
-                Self::settle(&mut state);
-                stdout_line(style.dim(&format!(
-                    "conversation compacted ({trigger}): {pre_tokens} → {post_tokens} tokens"
-                )));
-            }
-            AgentEvent::AssistantMessage { .. } | AgentEvent::TurnFinished { .. } => {
-                state.spinner = None;
-            }
-        }
-    }
-}
-
-#[async_trait]
-impl Approver for ReplUi {
-    async fn approve(&self, request: &ApprovalRequest) -> Option<Approval> {
-        let style = self.style;
-        let cancel = {
-            let mut state = self.lock();
-            Self::settle(&mut state);
-            state.cancel.clone()
-        };
-        // The call's own line was printed just above; below it, all that line did not show
-        // (the whole command, a new file's content), then the question naming its rule.
-        let width = terminal_width().unwrap_or(80);
-        for line in super::approval::details(style, request, width) {
-            stdout_line(line);
-        }
-        let prompt = super::approval::question(style, &request.session_rule);
-        let answer = tokio::task::spawn_blocking(move || {
-            let mut editor = rustyline::DefaultEditor::new().ok()?;
-            loop {
-                match editor.readline(prompt.as_str()) {
-                    Ok(line) => match line.trim().to_lowercase().as_str() {
-                        "y" | "yes" | "" => return Some(Approval::Once),
-                        "a" | "always" => return Some(Approval::Always),
-                        "n" | "no" => return Some(Approval::Deny),
-                        _ => continue,
-                    },
-                    Err(ReadlineError::Interrupted) => return None,
-                    Err(_) => return Some(Approval::Deny),
-                }
-            }
-        })
-        .await
-        .ok()
-        .flatten();
-        match answer {
-            Some(answer) => Some(answer),
-            None => {
-                // Ctrl-C at the question: deny and interrupt the turn.
-                if let Some(cancel) = cancel {
-                    cancel.cancel();
-                }
-                Some(Approval::Deny)
-            }
-        }
-    }
-}
-
-/// Line-editor behaviour: `\` at the end of a line continues the input; Tab completes commands.
-struct ReplHelper;
-
-impl Helper for ReplHelper {}
-impl Hinter for ReplHelper {
-    type Hint = String;
-}
-impl Highlighter for ReplHelper {
-    fn highlight<'l>(&self, line: &'l str, _pos: usize) -> Cow<'l, str> {
-        Cow::Borrowed(line)
-    }
-}
-
-impl Validator for ReplHelper {
-    fn validate(&self, ctx: &mut ValidationContext<'_>) -> rustyline::Result<ValidationResult> {
-        if ctx.input().ends_with('\\') {
-            Ok(ValidationResult::Incomplete)
-        } else {
-            Ok(ValidationResult::Valid(None))
-        }
-    }
-}
-
-impl Completer for ReplHelper {
-    type Candidate = String;
-
-    fn complete(
-        &self,
-        line: &str,
-        pos: usize,
-        _ctx: &Context<'_>,
-    ) -> rustyline::Result<(usize, Vec<String>)> {
-        let head = &line[..pos];
-        if !head.starts_with('/') || head.contains(' ') {
-            return Ok((0, Vec::new()));
-        }
-        let matches = COMMANDS
-            .iter()
-            .map(|(name, _)| name.to_string())
-            .filter(|name| name.starts_with(head))
-            .collect();
-        Ok((0, matches))
-    }
 }

@@ -84,16 +84,6 @@ pub async fn context(setup: &mut Setup, style: Style) {
     )));
 }
 
-/// The dim line after a turn: how full the context is.
-pub async fn footer(setup: &mut Setup, style: Style) {
-    let usage = setup.agent.context_usage().await;
-    stdout_line(style.dim(&format!(
-        "context {}% of {}k tokens",
-        usage.percent(),
-        usage.window / 1000
-    )));
-}
-
 /// `/resume [ID]`: picks a session of this project (or takes the one named) and continues it.
 pub async fn resume(setup: &mut Setup, arg: &str, style: Style, sink: &dyn EventSink) {
     let dir = setup.paths.sessions_dir();

@@ -1,18 +1,7 @@
-//! `/status` of the REPL: the model, the permission mode and what the shell sandbox allows.
+//! The shell sandbox as `/status` of the REPL shows it (`session_commands::status`).
 
 use crate::config::PermissionMode;
 use crate::process::sandbox::Decision;
-use crate::setup::Setup;
-
-/// The lines `/status` prints.
-pub fn lines(setup: &Setup) -> Vec<String> {
-    let mode = setup.agent.permission_mode();
-    vec![
-        format!("model: {}", setup.agent.model()),
-        format!("permission mode: {}", mode.as_str()),
-        format!("sandbox: {}", sandbox(&setup.sandbox, mode)),
-    ]
-}
 
 /// e.g. `workspace-write (network off; bash runs without asking)`.
 pub fn sandbox(decision: &Decision, mode: PermissionMode) -> String {

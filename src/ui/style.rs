@@ -1,4 +1,5 @@
-//! Colours and styles, only when the stream is a terminal and `NO_COLOR` is not set. Each
+//! Colours and styles, only when the stream is a terminal and `NO_COLOR` is not set (and, for
+//! the REPL, `TERM` is not `dumb`). Each
 //! returns a [`Term`]: the text is neutralised first, then painted.
 
 use super::output::{stderr_is_terminal, stdout_is_terminal};
@@ -19,6 +20,15 @@ impl Style {
     pub fn for_stderr() -> Self {
         Self {
             color: stderr_is_terminal() && no_color_unset(),
+        }
+    }
+
+    /// The REPL's stdout: as [`Style::for_stdout`], and plain on a `TERM=dumb` terminal too
+    /// (`-p` keeps its colours as they were).
+    pub fn for_repl() -> Self {
+        let dumb = std::env::var_os("TERM").is_some_and(|t| t == "dumb");
+        Self {
+            color: Self::for_stdout().color && !dumb,
         }
     }
 

@@ -199,6 +199,7 @@ async fn a_tool_call_begins_ends_with_its_result_and_the_model_reads_it() {
                 content: sent[0].1.clone(),
                 is_error: false,
                 display: None,
+                total_lines: None,
             },
             AgentEvent::RequestStarted { turn: 2 },
             AgentEvent::TextDelta("It says hi.".into()),
@@ -227,7 +228,7 @@ impl Approver for Answering {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .push(request.clone());
-        Some(self.answer)
+        Some(self.answer.clone())
     }
 }
 
@@ -286,6 +287,7 @@ async fn a_denied_call_is_an_error_result_and_the_file_is_not_written() {
                 ),
                 is_error: true,
                 display: None,
+                total_lines: None,
             },
             AgentEvent::RequestStarted { turn: 2 },
             AgentEvent::TextDelta("ok".into()),
@@ -298,7 +300,7 @@ async fn a_denied_call_is_an_error_result_and_the_file_is_not_written() {
     );
     assert!(!setup.root.path().join("x.txt").exists());
 
-    // The user says no.
+    // The user says no: the run ends there, with no further model request.
     let server = MockServer::start(vec![write(), Reply::text("ok")]).await;
     let mut setup = agent(&server, PermissionMode::Default);
     let sink = Recorder::default();
@@ -306,7 +308,8 @@ async fn a_denied_call_is_an_error_result_and_the_file_is_not_written() {
         answer: Approval::Deny,
         asked: Mutex::default(),
     };
-    run(&mut setup, "write", &sink, &user).await;
+    let result = run(&mut setup, "write", &sink, &user).await;
+    assert_eq!(result.end, RunEnd::Declined);
     let asked = user.asked.lock().unwrap_or_else(|e| e.into_inner()).clone();
     assert_eq!(asked.len(), 1);
     assert_eq!(asked[0].tool, "write_file");
@@ -314,12 +317,19 @@ async fn a_denied_call_is_an_error_result_and_the_file_is_not_written() {
     assert_eq!(
         call_end(&sink.events()),
         (
-            "the user denied permission to run write_file. Do not retry it unchanged; ask the \
-             user what they want instead."
+            "the user denied permission to run write_file and ended this turn. Do not retry it \
+             unchanged; wait for the user's next message."
                 .into(),
             true
         )
     );
+    assert_eq!(
+        server.requests().len(),
+        1,
+        "a model request after the user said no"
+    );
+    // The model reads the denial with the user's next prompt.
+    run(&mut setup, "never mind", &sink, &user).await;
     let sent = tool_messages(&server.requests()[1]);
     assert!(sent[0].1.starts_with("Error: the user denied"), "{sent:?}");
     assert!(!setup.root.path().join("x.txt").exists());

@@ -42,7 +42,7 @@ fn context_by_part_the_footer_and_compact_with_instructions() {
     expect(&mut p, "> ");
     p.send_line("first question").unwrap();
     expect(&mut p, "first answer");
-    expect(&mut p, "% of 20k tokens");
+    expect(&mut p, "% of 20.0k\r\n");
     expect(&mut p, "> ");
     p.send_line("second question").unwrap();
     expect(&mut p, "second answer");

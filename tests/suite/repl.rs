@@ -119,19 +119,28 @@ fn the_repl_asks_before_running_a_command() {
     p.send_line("make another").unwrap();
     expect(&mut p, "allow?");
     p.send_line("n").unwrap();
+    // No: the turn ends at once; the model reads the denial with the next prompt.
+    expect(&mut p, "declined");
+    expect(&mut p, "> ");
+    assert_eq!(server.requests().len(), 3);
+    p.send_line("fine").unwrap();
     expect(&mut p, "ok, not made");
     p.send_line("/exit").unwrap();
     p.exp_eof().unwrap();
     assert!(project.file("approved.txt").exists());
     assert!(!project.file("denied.txt").exists());
     let denied = &server.requests()[3];
-    let last = denied.messages().last().cloned().unwrap_or_default();
+    let tool = denied
+        .messages()
+        .into_iter()
+        .rfind(|m| m["role"] == "tool")
+        .unwrap_or_default();
     assert!(
-        last["content"]
+        tool["content"]
             .as_str()
             .unwrap_or_default()
             .contains("denied"),
-        "{last}"
+        "{tool}"
     );
 }
 

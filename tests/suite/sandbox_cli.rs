@@ -209,7 +209,7 @@ fn in_the_repl_a_blocked_command_may_run_once_outside() {
     p.send_line("y").unwrap();
     p.exp_string("second").unwrap();
     p.send_line("/status").unwrap();
-    p.exp_string("sandbox: workspace-write (network off")
+    p.exp_string("sandbox      workspace-write (network off")
         .unwrap();
     p.send_line("/exit").unwrap();
     p.exp_eof().unwrap();

@@ -407,20 +407,19 @@ fn a_repl_approval_shows_the_real_command_whole_and_visible() {
     let long = format!("echo {} && touch LONG", "a".repeat(320));
     let server = MockServer::start_blocking(vec![
         Reply::tool_calls(vec![("b1", "bash", json!({ "command": attack }))]),
-        Reply::text("first denied"),
         Reply::tool_calls(vec![("b2", "bash", json!({ "command": long }))]),
-        Reply::text("second denied"),
     ]);
     // Without the shell sandbox, so that bash asks.
     let mut screen = repl(&project, &server, &["--sandbox", "off"]);
     screen.send_line("one");
     screen.expect("allow?");
+    // `n` ends the turn: back at the prompt.
     screen.send_line("n");
-    screen.expect("first denied");
+    screen.expect("declined");
     screen.send_line("two");
     screen.expect("allow?");
     screen.send_line("n");
-    screen.expect("second denied");
+    screen.expect("declined");
     let bytes = exit(screen);
     assert_no_live_controls(&bytes);
     let text = String::from_utf8_lossy(&bytes);
@@ -446,19 +445,16 @@ fn a_repl_approval_of_a_new_file_shows_its_content() {
     let project = Project::new();
     let mut content: String = (1..=45).map(|i| format!("line {i}\n")).collect();
     content.insert_str(0, "top \x1b]0;file\x07 \x1b[2J\n");
-    let server = MockServer::start_blocking(vec![
-        Reply::tool_calls(vec![(
-            "w1",
-            "write_file",
-            json!({"path": "new.txt", "content": content}),
-        )]),
-        Reply::text("not written"),
-    ]);
+    let server = MockServer::start_blocking(vec![Reply::tool_calls(vec![(
+        "w1",
+        "write_file",
+        json!({"path": "new.txt", "content": content}),
+    )])]);
     let mut screen = repl(&project, &server, &[]);
     screen.send_line("write it");
     screen.expect("allow?");
     screen.send_line("n");
-    screen.expect("not written");
+    screen.expect("declined");
     let bytes = exit(screen);
     assert_no_live_controls(&bytes);
     let text = String::from_utf8_lossy(&bytes);

@@ -185,6 +185,12 @@ async fn drive(
             RunEnd::Stopped(reason) | RunEnd::PromptBlocked(reason) => {
                 Ending::error(reason, RunOutcome::Failed, run.num_turns)
             }
+            // Nobody is asked in `-p`; an approver that declines ends the run as a failure.
+            RunEnd::Declined => Ending::error(
+                String::from("a tool call was declined"),
+                RunOutcome::Failed,
+                run.num_turns,
+            ),
         },
         Err(e) => Ending::error(e.to_string(), RunOutcome::Failed, agent.total_turns()),
     };

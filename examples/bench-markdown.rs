@@ -1,0 +1,104 @@
+//! What rendering the REPL's markdown answers costs (`ling::ui::markdown`): a 100 KB answer of
+//! headings, paragraphs, lists, tables and code blocks streamed in small deltas, as a model
+//! sends it. Reports the whole render per 100 KB (median of N runs), the delay from a delta's
+//! arrival to its paint (the time `push` takes, which is all that stands between them: the
+//! maximum and the 99th percentile over the answer), and the one-off cost of loading the
+//! highlighting sets at the first code block. Usage: bench-markdown [N] (default 20);
+//! `scripts/bench-markdown.sh` builds it in release mode.
+#![allow(clippy::print_stdout)]
+
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+use ling::ui::markdown::{MarkdownStream, render};
+use ling::ui::style::Style;
+
+const SIZE: usize = 100 * 1024;
+/// A streamed model delta.
+const DELTA: usize = 20;
+
+fn main() -> anyhow::Result<()> {
+    let runs: usize = match std::env::args().nth(1) {
+        Some(n) => n.parse()?,
+        None => 20,
+    };
+    anyhow::ensure!(runs > 0, "N must be at least 1");
+    let style = Style { color: true };
+
+    // The first code block loads syntect's syntaxes and theme.
+    let started = Instant::now();
+    black_box(render("```rust\nfn main() {}\n```\n", style, 80));
+    let load = started.elapsed();
+
+    let answer = answer(SIZE);
+    let deltas: Vec<&str> = split(&answer, DELTA);
+    let mut totals = Vec::new();
+    let mut delays = Vec::new();
+    for _ in 0..runs {
+        let mut stream = MarkdownStream::new(style, 100);
+        let started = Instant::now();
+        for delta in &deltas {
+            let at = Instant::now();
+            black_box(stream.push(delta));
+            delays.push(at.elapsed());
+        }
+        black_box(stream.finish());
+        totals.push(started.elapsed());
+    }
+    totals.sort();
+    delays.sort();
+    let p99 = delays[delays.len() * 99 / 100];
+    let p999 = delays[delays.len() * 999 / 1000];
+    let max = delays[delays.len() - 1];
+    let over = delays
+        .iter()
+        .filter(|d| **d > Duration::from_millis(5))
+        .count();
+    println!(
+        "markdown answer: {} bytes in {} deltas of {DELTA} bytes",
+        answer.len(),
+        deltas.len()
+    );
+    println!("first code block (loads the syntax sets): {}", ms(load));
+    println!(
+        "render per 100 KB, streamed (median of {runs}): {}",
+        ms(totals[runs / 2])
+    );
+    println!(
+        "delta to paint: p99 {}, p99.9 {}, max {} ({over} of {} deltas over 5 ms)",
+        ms(p99),
+        ms(p999),
+        ms(max),
+        delays.len()
+    );
+    Ok(())
+}
+
+fn ms(d: Duration) -> String {
+    format!("{:.3} ms", d.as_secs_f64() * 1e3)
+}
+
+/// About `size` bytes of the markdown a coding model writes.
+fn answer(size: usize) -> String {
+    let block = "## Why the test fails\n\nThe **parser** reads the `header` before the body, so a \
+                 *short* read ends the loop early; see [the docs](https://example.com/docs).\n\n\
+                 - first, check the length\n- then the checksum\n  - nested detail\n\n\
+                 | step | time | result |\n|------|-----:|:------:|\n| parse | 12 ms | ok |\n| \
+                 verify | 3 ms | failed |\n\n```rust\nfn read(buf: &[u8]) -> Result<usize, Error> {\n    \
+                 let n = buf.len();\n    Ok(n)\n}\n```\n\n> Note: this only happens on slow disks.\n\n";
+    block.repeat(size / block.len() + 1)[..size].to_string()
+}
+
+fn split(text: &str, size: usize) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    while start < text.len() {
+        let mut end = (start + size).min(text.len());
+        while !text.is_char_boundary(end) {
+            end += 1;
+        }
+        out.push(&text[start..end]);
+        start = end;
+    }
+    out
+}

@@ -1,0 +1,270 @@
+//! The REPL's line editor: rustyline with `\` continuation, Tab completion (slash commands with
+//! their descriptions, `/model` names from the server, `@path` project files), Shift-Tab to
+//! cycle the permission mode, and a prompt that shows the mode when it is not `default`.
+
+use std::borrow::Cow;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use rustyline::completion::{Completer, Pair};
+use rustyline::highlight::Highlighter;
+use rustyline::hint::Hinter;
+use rustyline::validate::{ValidationContext, ValidationResult, Validator};
+use rustyline::{
+    Cmd, ConditionalEventHandler, Context, Event, EventContext, EventHandler, Helper, KeyCode,
+    KeyEvent, Modifiers, RepeatCount,
+};
+
+use super::style::Style;
+use crate::config::PermissionMode;
+use crate::llm::LlmConfig;
+
+/// Project files offered for `@` completion at most (a huge tree is cut, not walked whole).
+const MAX_FILES: usize = 20_000;
+
+/// What completion needs from the session, shared with the REPL loop.
+pub struct ReplHelper {
+    commands: Vec<(String, String)>,
+    root: PathBuf,
+    files: OnceLock<Vec<String>>,
+    models: OnceLock<Vec<String>>,
+    model_config: Mutex<LlmConfig>,
+    runtime: tokio::runtime::Handle,
+    /// Set by Shift-Tab: the line being edited, to be restored after the mode changes.
+    pub cycle: Arc<Mutex<Option<String>>>,
+}
+
+impl ReplHelper {
+    pub fn new(commands: Vec<(String, String)>, root: PathBuf, model_config: LlmConfig) -> Self {
+        Self {
+            commands,
+            root,
+            files: OnceLock::new(),
+            models: OnceLock::new(),
+            model_config: Mutex::new(model_config),
+            runtime: tokio::runtime::Handle::current(),
+            cycle: Arc::new(Mutex::new(None)),
+        }
+    }
+
+    /// The key bindings this helper needs on its editor.
+    pub fn bind(editor: &mut rustyline::Editor<Self, rustyline::history::DefaultHistory>) {
+        let cycle = editor.helper().map(|h| h.cycle.clone()).unwrap_or_default();
+        editor.bind_sequence(
+            KeyEvent(KeyCode::BackTab, Modifiers::NONE),
+            EventHandler::Conditional(Box::new(CycleMode(cycle))),
+        );
+    }
+
+    /// Takes the line saved by Shift-Tab, if that is why the editor returned.
+    pub fn take_cycle(&self) -> Option<String> {
+        self.cycle.lock().unwrap_or_else(|e| e.into_inner()).take()
+    }
+
+    fn files(&self) -> &[String] {
+        self.files.get_or_init(|| project_files(&self.root))
+    }
+
+    /// The server's models, asked once (bounded) on the first `/model` completion.
+    fn models(&self) -> &[String] {
+        self.models.get_or_init(|| {
+            let config = self
+                .model_config
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .clone();
+            // Completion runs on the editor's blocking thread, outside the runtime's workers.
+            self.runtime
+                .block_on(async move { crate::llm::list_models(&config).await })
+        })
+    }
+}
+
+/// Regular files under `root` that git would not ignore, relative, sorted, at most [`MAX_FILES`].
+fn project_files(root: &std::path::Path) -> Vec<String> {
+    let mut files: Vec<String> = ignore::WalkBuilder::new(root)
+        .hidden(true)
+        .build()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_some_and(|t| t.is_file()))
+        .filter_map(|e| {
+            e.path()
+                .strip_prefix(root)
+                .ok()
+                .map(|p| p.to_string_lossy().into_owned())
+        })
+        .take(MAX_FILES)
+        .collect();
+    files.sort();
+    files
+}
+
+/// The prompt for `mode`: `> `, or the mode's name before it (bypass in red).
+pub fn prompt(style: Style, mode: PermissionMode) -> ModePrompt {
+    if mode == PermissionMode::Default {
+        return ModePrompt {
+            raw: "> ".into(),
+            styled: "> ".into(),
+        };
+    }
+    let raw = format!("{} > ", mode.as_str());
+    let name = if mode == PermissionMode::Bypass {
+        style.red(mode.as_str())
+    } else {
+        style.yellow(mode.as_str())
+    };
+    ModePrompt {
+        styled: crate::term![name, " > "].as_str().to_string(),
+        raw,
+    }
+}
+
+/// The mode after `mode` in Shift-Tab's cycle.
+pub fn next_mode(mode: PermissionMode) -> PermissionMode {
+    match mode {
+        PermissionMode::Default => PermissionMode::AcceptEdits,
+        PermissionMode::AcceptEdits => PermissionMode::Plan,
+        PermissionMode::Plan => PermissionMode::Bypass,
+        PermissionMode::Bypass => PermissionMode::Default,
+    }
+}
+
+/// A prompt with its plain and its coloured form (the same width).
+pub struct ModePrompt {
+    raw: String,
+    styled: String,
+}
+
+impl rustyline::Prompt for ModePrompt {
+    fn raw(&self) -> &str {
+        &self.raw
+    }
+
+    fn styled(&self) -> &str {
+        &self.styled
+    }
+}
+
+struct CycleMode(Arc<Mutex<Option<String>>>);
+
+impl ConditionalEventHandler for CycleMode {
+    fn handle(&self, _: &Event, _: RepeatCount, _: bool, ctx: &EventContext) -> Option<Cmd> {
+        *self.0.lock().unwrap_or_else(|e| e.into_inner()) = Some(ctx.line().to_string());
+        Some(Cmd::Interrupt)
+    }
+}
+
+impl Helper for ReplHelper {}
+impl Hinter for ReplHelper {
+    type Hint = String;
+}
+impl Highlighter for ReplHelper {
+    fn highlight<'l>(&self, line: &'l str, _pos: usize) -> Cow<'l, str> {
+        Cow::Borrowed(line)
+    }
+}
+
+impl Validator for ReplHelper {
+    fn validate(&self, ctx: &mut ValidationContext<'_>) -> rustyline::Result<ValidationResult> {
+        if ctx.input().ends_with('\\') {
+            Ok(ValidationResult::Incomplete)
+        } else {
+            Ok(ValidationResult::Valid(None))
+        }
+    }
+}
+
+impl Completer for ReplHelper {
+    type Candidate = Pair;
+
+    fn complete(
+        &self,
+        line: &str,
+        pos: usize,
+        _ctx: &Context<'_>,
+    ) -> rustyline::Result<(usize, Vec<Pair>)> {
+        let head = &line[..pos];
+        if let Some(partial) = head.strip_prefix("/model ") {
+            let pairs = self
+                .models()
+                .iter()
+                .filter(|m| m.starts_with(partial.trim_start()))
+                .map(|m| Pair {
+                    display: m.clone(),
+                    replacement: m.clone(),
+                })
+                .collect();
+            return Ok((head.len() - partial.trim_start().len(), pairs));
+        }
+        if head.starts_with('/') && !head.contains(' ') {
+            let width = self
+                .commands
+                .iter()
+                .map(|(n, _)| n.len())
+                .max()
+                .unwrap_or(0);
+            let pairs = self
+                .commands
+                .iter()
+                .filter(|(name, _)| name.starts_with(head))
+                .map(|(name, help)| Pair {
+                    display: format!("{name:<width$}  {help}"),
+                    replacement: name.clone(),
+                })
+                .collect();
+            return Ok((0, pairs));
+        }
+        let start = head.rfind(char::is_whitespace).map_or(0, |i| i + 1);
+        if let Some(partial) = head[start..].strip_prefix('@') {
+            let pairs = self
+                .files()
+                .iter()
+                .filter(|f| f.starts_with(partial))
+                .take(200)
+                .map(|f| Pair {
+                    display: f.clone(),
+                    replacement: format!("@{f}"),
+                })
+                .collect();
+            return Ok((start, pairs));
+        }
+        Ok((pos, Vec::new()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_prompt_names_a_mode_other_than_default() {
+        use rustyline::Prompt;
+        assert_eq!(prompt(Style::plain(), PermissionMode::Default).raw(), "> ");
+        assert_eq!(
+            prompt(Style::plain(), PermissionMode::Plan).raw(),
+            "plan > "
+        );
+        let bypass = prompt(Style { color: true }, PermissionMode::Bypass);
+        assert_eq!(bypass.raw(), "bypass > ");
+        assert_eq!(bypass.styled(), "\x1b[31mbypass\x1b[0m > ");
+        let mut mode = PermissionMode::Default;
+        let mut seen = Vec::new();
+        for _ in 0..4 {
+            mode = next_mode(mode);
+            seen.push(mode.as_str());
+        }
+        assert_eq!(seen, ["accept-edits", "plan", "bypass", "default"]);
+    }
+
+    #[test]
+    fn project_files_skip_what_git_ignores() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("src")).unwrap();
+        std::fs::create_dir_all(dir.path().join(".git")).unwrap();
+        std::fs::write(dir.path().join(".gitignore"), "target/\n").unwrap();
+        std::fs::write(dir.path().join("src/main.rs"), "").unwrap();
+        std::fs::create_dir_all(dir.path().join("target")).unwrap();
+        std::fs::write(dir.path().join("target/out"), "").unwrap();
+        assert_eq!(project_files(dir.path()), vec!["src/main.rs"]);
+    }
+}
