@@ -1,6 +1,7 @@
 //! The REPL's line editor: rustyline with `\` continuation, Tab completion (slash commands with
 //! their descriptions, `/model` names from the server, `@path` project files), Shift-Tab to
-//! cycle the permission mode, and a prompt that shows the mode when it is not `default`.
+//! cycle the permission mode, a prompt that shows the mode when it is not `default`, and a
+//! pasted block of several lines shown as `[pasted N lines]` (and sent whole).
 
 use std::borrow::Cow;
 use std::path::PathBuf;
@@ -32,6 +33,23 @@ pub struct ReplHelper {
     runtime: tokio::runtime::Handle,
     /// Set by Shift-Tab: the line being edited, to be restored after the mode changes.
     pub cycle: Arc<Mutex<Option<String>>>,
+    /// Bracketed pastes of the line being edited.
+    pastes: Arc<Mutex<Pastes>>,
+}
+
+/// A bracketed paste as it arrives, key by key, and the blocks of the line being edited that
+/// stand as `[pasted N lines]` until the line is sent.
+#[derive(Default)]
+struct Pastes {
+    /// Inside a paste: what it brought so far.
+    open: Option<String>,
+    /// The pasted blocks of the current line, in order.
+    blocks: Vec<String>,
+}
+
+/// What a pasted block of `lines` lines shows as in the line being edited.
+fn placeholder(lines: usize) -> String {
+    format!("[pasted {lines} lines]")
 }
 
 impl ReplHelper {
@@ -44,6 +62,7 @@ impl ReplHelper {
             model_config: Mutex::new(model_config),
             runtime: tokio::runtime::Handle::current(),
             cycle: Arc::new(Mutex::new(None)),
+            pastes: Arc::default(),
         }
     }
 
@@ -54,6 +73,38 @@ impl ReplHelper {
             KeyEvent(KeyCode::BackTab, Modifiers::NONE),
             EventHandler::Conditional(Box::new(CycleMode(cycle))),
         );
+        // rustyline inserts a bracketed paste whole and shows it; these take the paste key by
+        // key instead, so that a block of several lines shows as one placeholder.
+        let pastes = editor
+            .helper()
+            .map(|h| h.pastes.clone())
+            .unwrap_or_default();
+        editor.bind_sequence(
+            KeyEvent(KeyCode::BracketedPasteStart, Modifiers::NONE),
+            EventHandler::Conditional(Box::new(Paste(pastes.clone()))),
+        );
+        editor.bind_sequence(
+            KeyEvent(KeyCode::BracketedPasteEnd, Modifiers::NONE),
+            EventHandler::Conditional(Box::new(Paste(pastes.clone()))),
+        );
+        editor.bind_sequence(
+            Event::Any,
+            EventHandler::Conditional(Box::new(Paste(pastes))),
+        );
+    }
+
+    /// `line` as sent: each `[pasted N lines]` placeholder replaced by its block, in order.
+    pub fn expand_pastes(&self, line: String) -> String {
+        let mut pastes = self.pastes.lock().unwrap_or_else(|e| e.into_inner());
+        pastes.open = None;
+        let mut line = line;
+        for block in std::mem::take(&mut pastes.blocks) {
+            let shown = placeholder(block.lines().count());
+            if let Some(at) = line.find(&shown) {
+                line.replace_range(at..at + shown.len(), &block);
+            }
+        }
+        line
     }
 
     /// Takes the line saved by Shift-Tab, if that is why the editor returned.
@@ -151,6 +202,48 @@ impl ConditionalEventHandler for CycleMode {
     fn handle(&self, _: &Event, _: RepeatCount, _: bool, ctx: &EventContext) -> Option<Cmd> {
         *self.0.lock().unwrap_or_else(|e| e.into_inner()) = Some(ctx.line().to_string());
         Some(Cmd::Interrupt)
+    }
+}
+
+/// Takes a bracketed paste key by key: at its start nothing is inserted, each key inside it is
+/// kept, and at its end the block goes into the line: as typed when it is one line, else as
+/// `[pasted N lines]`, the block kept for [`ReplHelper::expand_pastes`].
+struct Paste(Arc<Mutex<Pastes>>);
+
+impl ConditionalEventHandler for Paste {
+    fn handle(&self, evt: &Event, _: RepeatCount, _: bool, _: &EventContext) -> Option<Cmd> {
+        let key = evt.get(0)?;
+        let mut pastes = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        match key {
+            KeyEvent(KeyCode::BracketedPasteStart, _) => {
+                pastes.open = Some(String::new());
+                Some(Cmd::Noop)
+            }
+            KeyEvent(KeyCode::BracketedPasteEnd, _) => {
+                let block = pastes.open.take()?;
+                let block = block.trim_end_matches('\n').to_string();
+                let lines = block.lines().count();
+                if lines <= 1 {
+                    return Some(Cmd::Insert(1, block));
+                }
+                pastes.blocks.push(block);
+                Some(Cmd::Insert(1, placeholder(lines)))
+            }
+            _ => {
+                let open = pastes.open.as_mut()?;
+                match *key {
+                    KeyEvent(KeyCode::Char(c), Modifiers::NONE | Modifiers::SHIFT) => open.push(c),
+                    KeyEvent(KeyCode::Enter, _)
+                    | KeyEvent(KeyCode::Char('J' | 'M'), Modifiers::CTRL) => open.push('\n'),
+                    KeyEvent(KeyCode::Tab, _) | KeyEvent(KeyCode::Char('I'), Modifiers::CTRL) => {
+                        open.push('\t')
+                    }
+                    // Other keys inside a paste (escape sequences, controls) are dropped.
+                    _ => {}
+                }
+                Some(Cmd::Noop)
+            }
+        }
     }
 }
 

@@ -108,7 +108,10 @@ pub async fn run(
                 match result {
                     Ok(line) => {
                         interrupted_once = false;
-                        line
+                        match editor.helper() {
+                            Some(helper) => helper.expand_pastes(line),
+                            None => line,
+                        }
                     }
                     Err(ReadlineError::Interrupted)
                         if let Some(line) = editor.helper().and_then(ReplHelper::take_cycle) =>

@@ -1,6 +1,7 @@
 //! The REPL's input through a pseudo-terminal: Shift-Tab and `/mode` change the mode (shown in
 //! the prompt, and really applied), `/permissions` lists and edits rules with their origin,
-//! `@file` attaches the file, a continued line loses its `\`, Tab completes commands.
+//! `@file` attaches the file, a continued line loses its `\`, Tab completes commands, a pasted
+//! block of lines shows as `[pasted N lines]` and is sent whole.
 
 use crate::support::{mock_openai, project};
 
@@ -129,6 +130,35 @@ fn an_at_mention_attaches_the_file_and_a_continued_line_loses_its_backslash() {
     );
     let joined = requests[1].messages().last().unwrap()["content"].clone();
     assert_eq!(joined, "first line \nsecond line");
+}
+
+#[test]
+fn a_pasted_block_shows_as_one_line_and_is_sent_whole() {
+    let server = MockServer::start_blocking(vec![Reply::text("got it"), Reply::text("short")]);
+    let project = Project::new();
+    let mut p = start(&project, &server, &[]);
+    expect(&mut p, "> ");
+    // A terminal with bracketed paste wraps what is pasted in ESC[200~ ... ESC[201~.
+    typ(
+        &mut p,
+        "explain \x1b[200~fn a() {}\nfn b() {}\nfn c() {}\n\x1b[201~ briefly",
+    );
+    let shown = expect(&mut p, "briefly");
+    assert!(shown.contains("explain [pasted 3 lines]"), "{shown}");
+    assert!(!shown.contains("fn b()"), "the paste was echoed: {shown}");
+    typ(&mut p, "\r");
+    expect(&mut p, "got it");
+    expect(&mut p, "> ");
+    // One pasted line is inserted as it is.
+    typ(&mut p, "\x1b[200~just one line\x1b[201~\r");
+    expect(&mut p, "short");
+    p.send_line("/exit").unwrap();
+    p.exp_eof().unwrap();
+    let requests = server.requests();
+    let sent = requests[0].messages().last().unwrap()["content"].clone();
+    assert_eq!(sent, "explain fn a() {}\nfn b() {}\nfn c() {} briefly");
+    let sent = requests[1].messages().last().unwrap()["content"].clone();
+    assert_eq!(sent, "just one line");
 }
 
 #[test]
