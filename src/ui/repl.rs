@@ -76,6 +76,10 @@ pub async fn run(
     first_prompt: Option<String>,
 ) -> Result<RunOutcome, TerminalError> {
     let style = Style::for_repl();
+    if style.color {
+        // Off the REPL's thread: the first code block of an answer then paints at once.
+        std::thread::spawn(super::markdown::warm_up);
+    }
     let history_path = setup.paths.history_file();
     let mut editor = new_editor(&setup)?;
     let _ = editor.load_history(&history_path);

@@ -16,6 +16,7 @@ use super::safe_text::neutralise;
 use super::style::Style;
 use super::term::Term;
 
+pub use highlight::warm_up;
 pub use render::render;
 
 /// Cuts streamed text into complete markdown blocks and renders each as soon as it is complete.
