@@ -92,8 +92,8 @@ const WARM_UP: &[(&str, &str)] = &[
     ("diff", "--- a/x\n+++ b/x\n@@ -1,2 +1,2 @@\n-old\n+new\n"),
 ];
 
-/// Loads the sets and compiles what the common languages' code needs (the snippets of `WARM_UP`); for a
-/// background thread at REPL start when colours are on.
+/// Loads the sets and compiles what the common languages' code needs (the snippets of
+/// `WARM_UP`); for a background thread at REPL start when colours are on.
 pub fn warm_up() {
     let style = Style { color: true };
     for (lang, code) in WARM_UP {
