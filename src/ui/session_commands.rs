@@ -117,7 +117,7 @@ pub fn footer(
         tokens(turn.completion_tokens)
     );
     if let Some((used, window)) = context {
-        let percent = (used.saturating_mul(100) / window.max(1)).min(999);
+        let percent = crate::agent::context::percent_of(used, window);
         text.push_str(&format!(" · context {percent}% of {}", tokens(window)));
     }
     style.dim(&text)

@@ -76,8 +76,13 @@ pub struct ContextUsage {
 impl ContextUsage {
     /// `used` in percent of the window, rounded down.
     pub fn percent(&self) -> u64 {
-        (self.used.saturating_mul(100) / self.window.max(1)).min(999)
+        percent_of(self.used, self.window)
     }
+}
+
+/// `used` tokens in percent of a `window`, rounded down (at most 999).
+pub fn percent_of(used: u64, window: u64) -> u64 {
+    (used.saturating_mul(100) / window.max(1)).min(999)
 }
 
 /// The server's count of one request: what it said, and what was sent then.
