@@ -344,6 +344,7 @@ impl Agent {
             output_line: None,
             child_env: self.options.child_env.clone(),
             sandbox,
+            extra_roots: self.options.add_dirs.clone(),
         }
     }
 }

@@ -12,6 +12,7 @@ mod dispatch;
 mod events;
 mod file_mentions;
 mod hook_glue;
+mod instructions;
 pub mod mcp;
 mod prompt;
 mod sandbox_glue;
@@ -43,6 +44,7 @@ pub use mcp::{
     HostPolicy, ListMcpResources, McpAsker, McpHost, McpTool, ReadMcpResource, SEARCH_TOOLS,
     ToolSearch,
 };
+pub use instructions::CLAUDE_MEMORY;
 pub use prompt::{PromptOptions, build_system_prompt};
 pub use session::{INTERRUPTED_RESULT, Resumed, Session, SessionError};
 pub use session_list::SessionSummary;
@@ -63,6 +65,8 @@ pub struct AgentOptions {
     pub context: ContextOptions,
     /// The shell sandbox of the `bash` tool.
     pub sandbox: Decision,
+    /// `--add-dir` directories: the file tools may work there as inside the root.
+    pub add_dirs: Vec<PathBuf>,
 }
 
 /// How a run ended.

@@ -458,6 +458,9 @@ fn print_banner(setup: &Setup, style: Style) {
     for warning in &setup.warnings {
         stdout_line(term![style.yellow("warning:"), " ", warning]);
     }
+    if let Some(line) = setup.add_dirs_line() {
+        stdout_line(style.dim(&line));
+    }
     if let Some(notice) = &setup.trust_notice {
         stdout_line(term![style.yellow("note:"), " ", notice]);
     }
