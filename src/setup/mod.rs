@@ -12,6 +12,7 @@ use crate::agent::{
     Agent, AgentOptions, ContextOptions, HostPolicy, McpHost, PromptOptions, Resumed, Session,
     SessionError,
 };
+use crate::config::extensions::Extensions;
 use crate::config::{ConfigError, Paths, ProjectConfig, Settings, SettingsOverrides, TrustStatus};
 use crate::hooks::HookEngine;
 use crate::llm::{LlmClient, LlmConfig, LlmError};
@@ -236,9 +237,10 @@ impl Setup {
                 session,
                 messages,
                 warnings: found,
+                children,
             }) => {
                 warnings.extend(found);
-                (session, Some(messages))
+                (session, Some((messages, children)))
             }
             None => (
                 Session::new(
@@ -263,9 +265,15 @@ impl Setup {
                 elicitation: settings.elicitation,
             },
         );
+        let extensions = Extensions::load(&paths, &project);
+        for warning in &extensions.warnings {
+            warn(warning);
+        }
         let mut agent = Agent::new(llm, ToolRegistry::builtins(), permissions, options, session)
             .with_hooks(hooks)
-            .with_tool_search(settings.tool_search);
+            .with_tool_search(settings.tool_search)
+            .with_extensions(Arc::new(extensions))
+            .with_delegation(settings.max_parallel_agents, settings.model_aliases.clone());
         agent.probe_context_window();
         warnings.extend(agent.take_warnings());
         // Started last, once nothing else can fail, so no server is left running on an error.
@@ -276,8 +284,9 @@ impl Setup {
         let mcp = McpManager::start(servers, manager_options);
         agent = agent.with_mcp(mcp.clone());
         let resumed = history.is_some();
-        if let Some(history) = history {
+        if let Some((history, children)) = history {
             agent.resume(history);
+            agent.restore_children(children);
         }
         Ok(Self {
             project_trust: project.status(),

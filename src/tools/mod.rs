@@ -199,6 +199,11 @@ impl ToolRegistry {
         self.tools.push(tool);
     }
 
+    /// Keeps only the tools `keep` says yes to.
+    pub fn retain(&mut self, keep: impl FnMut(&Arc<dyn Tool>) -> bool) {
+        self.tools.retain(keep);
+    }
+
     pub fn get(&self, name: &str) -> Option<&Arc<dyn Tool>> {
         self.tools.iter().find(|t| t.name() == name)
     }

@@ -22,6 +22,8 @@ mod session_diff;
 pub mod signals;
 mod spinner;
 mod status;
+mod subagent_view;
+mod extension_commands;
 pub mod style;
 pub mod term;
 pub mod tool_view;

@@ -168,7 +168,7 @@ async fn drive(
         );
     }
     let ending = match agent
-        .run(prompt, output.sink(), &NonInteractive, cancel)
+        .run_input(prompt, output.sink(), &NonInteractive, cancel)
         .await
     {
         Ok(run) => match run.end {
