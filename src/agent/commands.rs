@@ -203,9 +203,7 @@ impl Agent {
         out
     }
 
-    pub(super) fn lock_narrowing(
-        &self,
-    ) -> std::sync::MutexGuard<'_, Vec<ToolFilter>> {
+    pub(super) fn lock_narrowing(&self) -> std::sync::MutexGuard<'_, Vec<ToolFilter>> {
         self.narrowing
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -233,7 +231,8 @@ impl Agent {
         let mut entries = tools.clone();
         entries.push(super::skill_tool::SKILL.to_string());
         let origin = format!("the {} skill's allowed-tools", skill.name);
-        self.lock_narrowing().push(ToolFilter::new(&entries, origin));
+        self.lock_narrowing()
+            .push(ToolFilter::new(&entries, origin));
     }
 }
 

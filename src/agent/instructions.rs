@@ -208,7 +208,9 @@ pub fn import_words(text: &str) -> Vec<&str> {
                 start = None;
             }
             if let Some(s) = start {
-                let end = line[s..].find(char::is_whitespace).map_or(line.len(), |e| s + e);
+                let end = line[s..]
+                    .find(char::is_whitespace)
+                    .map_or(line.len(), |e| s + e);
                 let word = line[s..end].trim_end_matches(['.', ',', ';', ':', ')']);
                 let pathlike = word.contains('/') || word.contains('.');
                 if !word.is_empty() && pathlike && !word.starts_with('/') && !word.starts_with('~')
@@ -352,7 +354,10 @@ mod tests {
         write(&root.join("docs/deep/one.md"), "one");
         std::os::unix::fs::symlink(outside.path().join("secret.md"), root.join("docs/leak.md"))
             .unwrap();
-        write(&root.join("LING.md"), "@docs/leak.md is not imported from LING.md");
+        write(
+            &root.join("LING.md"),
+            "@docs/leak.md is not imported from LING.md",
+        );
         let (found, warnings) = collect(&at_root(&root));
         assert_eq!(
             labels(&found),
@@ -376,11 +381,17 @@ mod tests {
         let root = std::fs::canonicalize(tmp.path()).unwrap();
         write(&root.join("CLAUDE.md"), "@f1.md");
         for i in 1..=7 {
-            write(&root.join(format!("f{i}.md")), &format!("level {i} @f{}.md", i + 1));
+            write(
+                &root.join(format!("f{i}.md")),
+                &format!("level {i} @f{}.md", i + 1),
+            );
         }
         let (found, warnings) = collect(&at_root(&root));
         assert_eq!(found.len(), 1 + IMPORT_DEPTH);
-        assert!(warnings.iter().any(|w| w.contains("levels deep")), "{warnings:?}");
+        assert!(
+            warnings.iter().any(|w| w.contains("levels deep")),
+            "{warnings:?}"
+        );
     }
 
     #[test]

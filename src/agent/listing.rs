@@ -90,6 +90,9 @@ mod tests {
         assert!(listed.contains("more; call skill"), "{listed}");
         let some = &many[..10];
         let listed = within_budget(some, 600, "x");
-        assert!(listed.len() <= 600 && listed.contains("- skill-009: Does a"), "{listed}");
+        assert!(
+            listed.len() <= 600 && listed.contains("- skill-009: Does a"),
+            "{listed}"
+        );
     }
 }

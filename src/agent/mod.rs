@@ -6,6 +6,7 @@
 
 mod approval;
 mod authorize;
+mod commands;
 mod compact;
 pub mod context;
 mod dispatch;
@@ -24,7 +25,6 @@ mod skill_tool;
 pub mod subagent;
 mod truncate;
 mod turn;
-mod commands;
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -46,11 +46,11 @@ pub use compact::{Compaction, Trigger};
 pub use context::{ContextOptions, ContextUsage, WindowSource};
 pub use events::{AgentEvent, EventSink, HookNotice, NoticeDecision, SubagentEvent, SubagentKind};
 pub use file_mentions::{ATTACH_LIMIT, Attached, attach_files};
+pub use instructions::CLAUDE_MEMORY;
 pub use mcp::{
     HostPolicy, ListMcpResources, McpAsker, McpHost, McpTool, ReadMcpResource, SEARCH_TOOLS,
     ToolSearch,
 };
-pub use instructions::CLAUDE_MEMORY;
 pub use prompt::{PromptOptions, build_system_prompt};
 pub use session::{INTERRUPTED_RESULT, Resumed, Session, SessionError};
 pub use session_list::SessionSummary;
@@ -284,7 +284,6 @@ impl Agent {
         for info in infos {
             tools.register(Arc::new(McpTool::new(info, manager.clone())));
         }
-        tools.retain(|tool| self.tool_filters.iter().all(|f| f.admits(tool.name())));
         self.tools = tools;
     }
 

@@ -4,9 +4,9 @@
 
 use std::path::{Path, PathBuf};
 
-use super::instructions::{self, Sources};
 #[cfg(test)]
 use super::instructions::INSTRUCTIONS_LIMIT;
+use super::instructions::{self, Sources};
 
 const BUILTIN: &str = include_str!("../prompts/system.md");
 

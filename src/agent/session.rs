@@ -146,8 +146,7 @@ impl Session {
                 header: Some(Header {
                     id: id.clone(),
                     cwd: root.to_path_buf(),
-                    created: chrono::Utc::now()
-                        .to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+                    created: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
                     model: model.to_string(),
                 }),
                 writable: true,

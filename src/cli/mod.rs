@@ -24,9 +24,7 @@ use clap::Parser;
 pub use args::{Cli, Command, HooksCommand, McpCommand, OutputFormat, RunArgs};
 
 use crate::agent::PromptOptions;
-use crate::config::{
-    ConfigError, ProjectConfig, SettingsOverrides, TrustError, TrustStatus,
-};
+use crate::config::{ConfigError, ProjectConfig, SettingsOverrides, TrustError, TrustStatus};
 use crate::setup::{Resume, RunOptions, Setup, SetupError};
 use crate::ui::{RunOutcome, Signal, TerminalError};
 

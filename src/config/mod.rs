@@ -31,9 +31,9 @@ pub use sandbox::{SandboxMode, SandboxSettings};
 pub use settings::{
     DEFAULT_API_KEY_ENV, DEFAULT_AUTO_COMPACT_PERCENT, DEFAULT_CONNECT_TIMEOUT_MS,
     DEFAULT_CONTEXT_WINDOW, DEFAULT_FIRST_BYTE_TIMEOUT_MS, DEFAULT_IDLE_TIMEOUT_MS,
-    DEFAULT_MAX_RETRIES, DEFAULT_MAX_RETRY_DELAY_MS, DEFAULT_MAX_STREAM_LINE_BYTES,
-    DEFAULT_MAX_PARALLEL_AGENTS, DEFAULT_TOOL_OUTPUT_LIMIT, ElicitationPolicy, PermissionMode, Price, RawPermissions,
-    RawSettings, SETTINGS_FILE, Settings, SettingsOverrides,
+    DEFAULT_MAX_PARALLEL_AGENTS, DEFAULT_MAX_RETRIES, DEFAULT_MAX_RETRY_DELAY_MS,
+    DEFAULT_MAX_STREAM_LINE_BYTES, DEFAULT_TOOL_OUTPUT_LIMIT, ElicitationPolicy, PermissionMode,
+    Price, RawPermissions, RawSettings, SETTINGS_FILE, Settings, SettingsOverrides,
 };
 pub use trust::{ProjectConfig, TrustError, TrustStatus};
 

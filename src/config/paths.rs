@@ -192,11 +192,19 @@ mod tests {
         let home = top.join("ling-home");
         let deep = top.join("repo/a/b");
         std::fs::create_dir_all(&deep).unwrap();
-        assert_eq!(find_project_root(&deep, &home), deep, "no marker: the start");
+        assert_eq!(
+            find_project_root(&deep, &home),
+            deep,
+            "no marker: the start"
+        );
         std::fs::create_dir_all(top.join("repo/a/.claude")).unwrap();
         assert_eq!(find_project_root(&deep, &home), top.join("repo/a"));
         std::fs::create_dir_all(top.join("repo/.git")).unwrap();
-        assert_eq!(find_project_root(&deep, &home), top.join("repo"), ".git wins");
+        assert_eq!(
+            find_project_root(&deep, &home),
+            top.join("repo"),
+            ".git wins"
+        );
         // `.ling` that is LING_HOME marks nothing.
         let other = top.join("other/x");
         std::fs::create_dir_all(&other).unwrap();

@@ -303,11 +303,7 @@ pub fn made_up_input(
             last_assistant_message: text(&mut fields, "last_assistant_message", "")?,
             agent_id: text(&mut fields, "agent_id", "agent_ling_hooks_run")?,
             agent_type: text(&mut fields, "agent_type", "general-purpose")?,
-            agent_transcript_path: PathBuf::from(text(
-                &mut fields,
-                "agent_transcript_path",
-                "",
-            )?),
+            agent_transcript_path: PathBuf::from(text(&mut fields, "agent_transcript_path", "")?),
         },
     };
     Ok(made)

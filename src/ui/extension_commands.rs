@@ -68,7 +68,11 @@ pub fn print_agents(agent: &Agent, style: Style) {
             style.bold(&def.name),
             "  ",
             detail,
-            style.dim(&format!(" ({}, {})", def.scope.as_str(), def.path.display()))
+            style.dim(&format!(
+                " ({}, {})",
+                def.scope.as_str(),
+                def.path.display()
+            ))
         ]);
     }
     let children = agent.children();

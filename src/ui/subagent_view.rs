@@ -31,7 +31,11 @@ pub fn line(style: Style, event: &SubagentEvent) -> Option<Term> {
             tool_calls,
             ok,
         } => {
-            let mark = if *ok { style.green("✓") } else { style.red("✗") };
+            let mark = if *ok {
+                style.green("✓")
+            } else {
+                style.red("✗")
+            };
             Some(crate::term![
                 "  ⎿ ",
                 who,

@@ -10,13 +10,14 @@ use pretty_assertions::assert_eq;
 use project::{Project, run, run_with};
 use serde_json::json;
 
-const BUILTINS: [&str; 6] = [
+const BUILTINS: [&str; 7] = [
     "read_file",
     "write_file",
     "edit_file",
     "bash",
     "grep",
     "glob",
+    "task",
 ];
 
 /// The tool messages of a recorded request, as (tool_call_id, content).

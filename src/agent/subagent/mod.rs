@@ -66,7 +66,9 @@ impl Delegation {
         }
     }
 
-    pub(in crate::agent) fn lock_children(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, ChildTranscript>> {
+    pub(in crate::agent) fn lock_children(
+        &self,
+    ) -> std::sync::MutexGuard<'_, BTreeMap<String, ChildTranscript>> {
         self.children
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -264,7 +266,8 @@ impl Agent {
             Ok(args) => args,
             Err(e) => return CallError::Tool(e).into(),
         };
-        let failed = |message: String| CallResult::from(CallError::Tool(ToolError::Failed(message)));
+        let failed =
+            |message: String| CallResult::from(CallError::Tool(ToolError::Failed(message)));
         let agent_type = args
             .subagent_type
             .as_deref()
@@ -288,7 +291,9 @@ impl Agent {
         };
         let (agent_id, history) = match args.resume.as_deref().map(str::trim) {
             Some(id) if !id.is_empty() => match self.delegation.lock_children().get(id) {
-                Some(found) if found.agent == agent_type => (id.to_string(), found.messages.clone()),
+                Some(found) if found.agent == agent_type => {
+                    (id.to_string(), found.messages.clone())
+                }
                 Some(found) => {
                     return failed(format!(
                         "agent {id} is a {} agent; resume it with subagent_type {:?}",
@@ -317,7 +322,9 @@ impl Agent {
             Err(message) => return failed(message),
         };
         if let Some(warning) = warning {
-            turn.emit(AgentEvent::Warning(format!("agent {agent_type}: {warning}")));
+            turn.emit(AgentEvent::Warning(format!(
+                "agent {agent_type}: {warning}"
+            )));
         }
         if !history.is_empty() {
             child.resume(history);
@@ -348,9 +355,7 @@ impl Agent {
             parent: turn.approver,
             label: format!("{agent_type} (task {})", call.id),
         };
-        let result = child
-            .run(&args.prompt, &sink, &approver, turn.cancel)
-            .await;
+        let result = child.run(&args.prompt, &sink, &approver, turn.cancel).await;
         drop(permit);
         let usage = child.usage();
         *self
@@ -390,7 +395,9 @@ impl Agent {
                 )),
                 RunEnd::Stopped(reason) | RunEnd::PromptBlocked(reason) => {
                     turn.request_stop(reason.clone());
-                    failed(format!("the {agent_type} agent was stopped by a hook: {reason}"))
+                    failed(format!(
+                        "the {agent_type} agent was stopped by a hook: {reason}"
+                    ))
                 }
             },
             Err(e) => failed(format!("the {agent_type} agent failed: {e}")),
@@ -437,9 +444,9 @@ impl Agent {
             .map(|spec| spec.name)
             .filter(|name| name != TASK)
             .collect();
-        let wanted = def.and_then(|d| d.tools.as_ref()).map(|tools| {
-            ToolFilter::new(tools, format!("the {agent} agent's tools"))
-        });
+        let wanted = def
+            .and_then(|d| d.tools.as_ref())
+            .map(|tools| ToolFilter::new(tools, format!("the {agent} agent's tools")));
         let allowed: Vec<String> = parent_tools
             .into_iter()
             .filter(|name| wanted.as_ref().is_none_or(|w| w.admits(name)))
@@ -460,8 +467,8 @@ impl Agent {
         });
         options.prompt.append = None;
         let session = self.session.child(link);
-        let mut child = Agent::new(llm, builtins, permissions, options, session)
-            .with_hooks(self.hooks.clone());
+        let mut child =
+            Agent::new(llm, builtins, permissions, options, session).with_hooks(self.hooks.clone());
         child.tool_search = self.tool_search.fresh();
         child.mcp = self.mcp.clone();
         child.extensions = self.extensions.clone();

@@ -84,7 +84,9 @@ pub fn parse(text: &str) -> FrontMatter {
     }
     FrontMatter {
         fields: fields(&yaml),
-        body: text[consumed..].trim_start_matches(['\n', '\r']).to_string(),
+        body: text[consumed..]
+            .trim_start_matches(['\n', '\r'])
+            .to_string(),
     }
 }
 
@@ -266,7 +268,11 @@ mod tests {
         );
         assert_eq!(
             parsed.list("tools"),
-            Some(vec!["Read".into(), "Grep".into(), "Bash(git diff:*)".into()])
+            Some(vec![
+                "Read".into(),
+                "Grep".into(),
+                "Bash(git diff:*)".into()
+            ])
         );
         assert_eq!(parsed.text("model").as_deref(), Some("sonnet"));
         assert_eq!(parsed.list("list"), Some(vec!["one".into(), "two".into()]));

@@ -44,7 +44,11 @@ fn commands_skills_and_agents_load_with_their_front_matter() {
         "---\ndescription: Review a component\nargument-hint: FILE\nallowed-tools: Read, Grep\n\
          model: haiku\n---\nReview $ARGUMENTS\n",
     );
-    write(&d.root, ".claude/commands/fix.md", "# Fix the build\nFix it.\n");
+    write(
+        &d.root,
+        ".claude/commands/fix.md",
+        "# Fix the build\nFix it.\n",
+    );
     write(
         &d.root,
         ".claude/skills/pdf/SKILL.md",
@@ -84,13 +88,20 @@ fn commands_skills_and_agents_load_with_their_front_matter() {
 fn an_untrusted_project_brings_none_and_the_user_s_still_load() {
     let d = dirs();
     write(&d.root, ".ling/commands/deploy.md", "!git push\n");
-    write(&d.root, ".ling/skills/s/SKILL.md", "---\ndescription: d\n---\n");
+    write(
+        &d.root,
+        ".ling/skills/s/SKILL.md",
+        "---\ndescription: d\n---\n",
+    );
     write(&d.root, ".ling/agents/a.md", "---\ndescription: d\n---\n");
     write(&d.home, "agents/mine.md", "---\ndescription: mine\n---\n");
     let ext = load(&d, false);
     assert!(ext.commands.is_empty() && ext.skills.is_empty());
     assert_eq!(
-        ext.agents.iter().map(|a| a.name.as_str()).collect::<Vec<_>>(),
+        ext.agents
+            .iter()
+            .map(|a| a.name.as_str())
+            .collect::<Vec<_>>(),
         ["mine"]
     );
     // Trusted, they load.
@@ -116,14 +127,14 @@ fn a_file_leading_out_of_the_project_is_skipped() {
     let d = dirs();
     let outside = tempfile::tempdir().unwrap();
     write(outside.path(), "secret.md", "SECRET");
-    std::fs::create_dir_all(d.root.join(".ling/commands")).unwrap();
+    write(&d.root, ".ling/commands/ok.md", "fine\n");
     std::os::unix::fs::symlink(
         outside.path().join("secret.md"),
         d.root.join(".ling/commands/leak.md"),
     )
     .unwrap();
     let ext = load(&d, true);
-    assert!(ext.command("leak").is_none());
+    assert!(ext.command("leak").is_none() && ext.command("ok").is_some());
     assert!(ext.warnings[0].contains("outside"), "{:?}", ext.warnings);
 }
 
@@ -131,8 +142,16 @@ fn a_file_leading_out_of_the_project_is_skipped() {
 fn the_manifest_covers_every_project_file_and_describes_them() {
     let d = dirs();
     assert_eq!(project_manifest(&d.root, true), None);
-    write(&d.root, ".claude/commands/ship.md", "---\ndescription: Ship it\n---\n!git push\n");
-    write(&d.root, ".ling/agents/a.md", "---\ndescription: An agent\ntools: Read\n---\nP\n");
+    write(
+        &d.root,
+        ".claude/commands/ship.md",
+        "---\ndescription: Ship it\n---\n!git push\n",
+    );
+    write(
+        &d.root,
+        ".ling/agents/a.md",
+        "---\ndescription: An agent\ntools: Read\n---\nP\n",
+    );
     let manifest = project_manifest(&d.root, true).unwrap();
     let described = describe_manifest(&manifest).unwrap();
     assert_eq!(

@@ -301,41 +301,41 @@ impl StreamJsonOutput {
 /// The stream-json line of an event, when it has one.
 fn stream_line(event: &AgentEvent) -> Option<Line<'_>> {
     Some(match event {
-            AgentEvent::AssistantMessage { text } if !text.is_empty() => Line::Assistant { text },
-            AgentEvent::ToolCallBegin { id, name, input } => Line::ToolUse { id, name, input },
-            AgentEvent::ToolCallEnd {
-                id,
-                content,
-                is_error,
-                ..
-            } => Line::ToolResult {
-                tool_use_id: id,
-                content,
-                is_error: *is_error,
-            },
-            AgentEvent::Hook(notice) => Line::Hook {
-                event: &notice.event,
-                decision: notice.decision,
-                message: &notice.message,
-                tool: notice.tool.as_deref(),
-            },
-            AgentEvent::Compacted {
-                trigger,
-                pre_tokens,
-                post_tokens,
-            } => Line::System(System::Compact {
-                trigger,
-                pre_tokens: *pre_tokens,
-                post_tokens: *post_tokens,
-            }),
-            AgentEvent::McpStatus { server, state } => {
-                let (status, error) = state.report();
-                Line::System(System::McpStatus {
-                    name: server,
-                    status,
-                    error,
-                })
-            }
-            _ => return None,
-        })
+        AgentEvent::AssistantMessage { text } if !text.is_empty() => Line::Assistant { text },
+        AgentEvent::ToolCallBegin { id, name, input } => Line::ToolUse { id, name, input },
+        AgentEvent::ToolCallEnd {
+            id,
+            content,
+            is_error,
+            ..
+        } => Line::ToolResult {
+            tool_use_id: id,
+            content,
+            is_error: *is_error,
+        },
+        AgentEvent::Hook(notice) => Line::Hook {
+            event: &notice.event,
+            decision: notice.decision,
+            message: &notice.message,
+            tool: notice.tool.as_deref(),
+        },
+        AgentEvent::Compacted {
+            trigger,
+            pre_tokens,
+            post_tokens,
+        } => Line::System(System::Compact {
+            trigger,
+            pre_tokens: *pre_tokens,
+            post_tokens: *post_tokens,
+        }),
+        AgentEvent::McpStatus { server, state } => {
+            let (status, error) = state.report();
+            Line::System(System::McpStatus {
+                name: server,
+                status,
+                error,
+            })
+        }
+        _ => return None,
+    })
 }
