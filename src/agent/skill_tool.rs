@@ -18,7 +18,7 @@ use crate::tools::{Tool, ToolContext, ToolError, ToolKind, ToolOutput, args_sche
 
 pub const SKILL: &str = "skill";
 /// The bytes the skill list may take in the tool's description.
-pub const LISTING_BUDGET: usize = 1000;
+pub const LISTING_BUDGET: usize = 800;
 /// How many files of a skill's folder its result names.
 const FILES_LISTED: usize = 50;
 

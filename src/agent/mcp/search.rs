@@ -39,7 +39,7 @@ impl ToolSearch {
 
     /// The same settings with nothing picked yet (a sub-agent's own).
     pub fn fresh(&self) -> Self {
-        Self::new(self.settings.clone())
+        Self::new(self.settings)
     }
 
     /// The MCP tools offered by name only in the next request: none when their definitions fit

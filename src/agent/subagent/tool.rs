@@ -15,7 +15,7 @@ pub const GENERAL_PURPOSE: &str = "general-purpose";
 pub const GENERAL_DESCRIPTION: &str =
     "researches a question or does a multi-step task with every tool you have";
 /// The bytes the agent types may take in the tool's description.
-pub const LISTING_BUDGET: usize = 600;
+pub const LISTING_BUDGET: usize = 500;
 
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]

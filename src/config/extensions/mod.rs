@@ -391,11 +391,10 @@ fn walk(dir: &Path, rel: &str, depth: usize, kind: Kind, found: &mut Vec<String>
         let Ok(meta) = entry.metadata() else { continue };
         let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
         match kind {
-            Kind::Skill if is_dir && depth > 0 => {
-                if dir.join(&name).join("SKILL.md").exists() {
-                    found.push(format!("{here}/SKILL.md"));
-                }
+            Kind::Skill if is_dir && depth > 0 && dir.join(&name).join("SKILL.md").exists() => {
+                found.push(format!("{here}/SKILL.md"));
             }
+            Kind::Skill if is_dir => {}
             _ if is_dir && depth > 0 => walk(&dir.join(&name), &here, depth - 1, kind, found),
             Kind::Command | Kind::Agent if !meta.is_dir() && name.ends_with(".md") => {
                 found.push(here)
