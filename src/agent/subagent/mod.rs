@@ -5,7 +5,7 @@
 //! sandbox, hooks, MCP servers and trust. Several `task` calls of one response run at once, at
 //! most settings `maxParallelAgents` of them; the parent sees only each child's final answer
 //! and its usage. The child's events reach the parent's sink tagged with the call
-//! ([`ChildSink`]), its questions reach the user named by it ([`ChildApprover`]), the parent's
+//! (`ChildSink`), its questions reach the user named by it (`ChildApprover`), the parent's
 //! cancel stops it, and its messages go to the parent's transcript linked to the call, so
 //! `--resume` restores them and `task` can continue the child (`resume`).
 
