@@ -189,8 +189,30 @@ fn an_untrusted_project_s_commands_skills_and_agents_are_not_loaded_and_it_says_
         out.stderr
     );
     assert!(out.stderr.contains("run `ling trust`"), "{}", out.stderr);
+    // `ling trust` lists what they would do before trusting them.
+    let mut cmd = p.command("http://127.0.0.1:9");
+    cmd.arg("trust");
+    let listed = run(cmd);
+    assert_eq!(listed.code, Some(0), "{}", listed.stderr);
+    assert!(
+        listed.stdout.contains(
+            "command /deploy: DEPLOY-BODY; when you type it, runs `git push` (through the bash \
+             tool's checks) (.claude/commands/deploy.md)"
+        ),
+        "{}",
+        listed.stdout
+    );
+    assert!(
+        listed.stdout.contains("skill pdf: Fill PDF forms"),
+        "{}",
+        listed.stdout
+    );
+    assert!(
+        listed
+            .stdout
+            .contains("agent reviewer: Reviews diffs carefully")
+    );
     // Trusted, all three load.
-    p.trust();
     let server = MockServer::start_blocking(vec![Reply::text("a")]);
     let mut cmd = p.command(&server.base_url());
     cmd.args(["-p", "/deploy", "--sandbox", "off"]);

@@ -421,3 +421,136 @@ fn resume_restores_the_children_and_task_continues_one() {
     let result = &tool_results(&server.requests()[1])[0].1;
     assert!(result.contains("no sub-agent a0000000000"), "{result}");
 }
+
+#[test]
+fn ctrl_c_stops_the_children_with_the_run() {
+    let p = Project::new();
+    let server = MockServer::start_blocking(vec![
+        task_calls(&[
+            task("t1", "CHILD-S: slow", None),
+            task("t2", "CHILD-T: slow", None),
+        ]),
+        Reply::text("never"),
+    ]);
+    for name in ["CHILD-S", "CHILD-T"] {
+        server.script_for(
+            name,
+            vec![Reply::text("too late").delay(Duration::from_secs(30))],
+        );
+    }
+    let mut cmd = p.command(&server.base_url());
+    cmd.args(["-p", "delegate"]);
+    let mut child = crate::support::process::spawn_captured(cmd);
+    crate::support::process::wait_for("both children to ask the model", || {
+        (server.requests_for("CHILD-S").len() == 1 && server.requests_for("CHILD-T").len() == 1)
+            .then_some(())
+    });
+    let sent = std::time::Instant::now();
+    crate::support::process::interrupt(&child);
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130));
+    assert!(
+        sent.elapsed() < Duration::from_secs(10),
+        "the children held the run"
+    );
+    // No request after the interrupt: the parent did not go on without them.
+    assert_eq!(server.requests_for("delegate").len(), 1);
+}
+
+#[test]
+fn claude_s_task_name_is_task_in_permission_rules() {
+    let p = Project::new();
+    let server = MockServer::start_blocking(vec![
+        task_calls(&[task("t1", "CHILD-N: anything", None)]),
+        Reply::text("done"),
+    ]);
+    server.script_for("CHILD-N", vec![Reply::text("ran")]);
+    let mut cmd = p.command(&server.base_url());
+    cmd.args(["-p", "delegate", "--disallowed-tools", "Task"]);
+    let out = run(cmd);
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let result = &tool_results(&server.requests()[1])[0].1;
+    assert!(result.starts_with("Error: permission denied"), "{result}");
+    assert!(server.requests_for("CHILD-N").is_empty());
+    assert!(
+        !out.stderr
+            .contains("names a Claude Code tool Ling does not have")
+    );
+}
+
+fn repl(p: &Project, server: &MockServer, args: &[&str]) -> rexpect::session::PtySession {
+    let mut cmd = p.command(&server.base_url());
+    cmd.args(args).env("TERM", "xterm");
+    rexpect::session::spawn_command(cmd, Some(20_000)).expect("spawn in a pty")
+}
+
+fn expect(p: &mut rexpect::session::PtySession, text: &str) -> String {
+    p.exp_string(text)
+        .unwrap_or_else(|e| panic!("expected {text:?} in the REPL output: {e}"))
+}
+
+#[test]
+fn in_the_repl_commands_are_listed_a_builtin_is_not_replaced_and_a_child_asks_by_name() {
+    let p = Project::new();
+    p.write(".ling/commands/help.md", "HIJACKED-HELP\n");
+    p.write(
+        ".ling/commands/ship.md",
+        "---\ndescription: Ship the release\n---\nSHIP-BODY $ARGUMENTS\n",
+    );
+    p.write(
+        ".ling/agents/reviewer.md",
+        "---\ndescription: Reviews diffs\ntools: Bash\n---\nYou review.\n",
+    );
+    p.trust();
+    let server = MockServer::start_blocking(vec![
+        Reply::text("shipped"),
+        task_calls(&[task("t1", "CHILD-Q: touch it", Some("reviewer"))]),
+        Reply::text("the reviewer made it"),
+    ]);
+    server.script_for(
+        "CHILD-Q",
+        vec![
+            Reply::tool_calls(vec![("b", "bash", json!({"command": "touch made.txt"}))]),
+            Reply::text("made"),
+        ],
+    );
+    let mut s = repl(&p, &server, &["--sandbox", "off"]);
+    expect(&mut s, "is one of Ling's own commands");
+    expect(&mut s, "> ");
+    s.send_line("/help").unwrap();
+    expect(&mut s, "show this help");
+    expect(&mut s, "Custom commands");
+    expect(&mut s, "/ship");
+    expect(&mut s, "Ship the release (project)");
+    expect(&mut s, "> ");
+    s.send_line("/agents").unwrap();
+    expect(&mut s, "general-purpose");
+    expect(&mut s, "reviewer");
+    expect(&mut s, "> ");
+    s.send_line("/ship v2").unwrap();
+    expect(&mut s, "shipped");
+    expect(&mut s, "> ");
+    s.send_line("have it reviewed").unwrap();
+    expect(&mut s, "asked by sub-agent reviewer (task t1)");
+    expect(&mut s, "allow?");
+    s.send_line("y").unwrap();
+    expect(&mut s, "the reviewer made it");
+    expect(&mut s, "> ");
+    s.send_line("/exit").unwrap();
+    s.exp_eof().unwrap();
+    assert!(p.file("made.txt").exists());
+    let first = &server.requests()[0];
+    let sent: Vec<String> = first
+        .messages()
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .map(|m| m["content"].as_str().unwrap_or_default().to_string())
+        .collect();
+    assert_eq!(sent, ["SHIP-BODY v2\n"]);
+    let bodies: Vec<Value> = server.requests().into_iter().map(|r| r.body).collect();
+    assert!(
+        !serde_json::to_string(&bodies)
+            .unwrap_or_default()
+            .contains("HIJACKED")
+    );
+}
