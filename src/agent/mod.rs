@@ -322,11 +322,8 @@ impl Agent {
     pub fn set_model(&mut self, model: String) {
         self.llm.set_model(model);
         self.context.model_changed();
-        (self.system_prompt, _) = build_system_prompt(
-            &self.options.root,
-            &self.llm.config().model,
-            &self.options.prompt,
-        );
+        // Rebuilt with the SessionStart hooks' context, which a model switch keeps.
+        self.rebuild_system_prompt();
     }
 
     pub fn tools(&self) -> &ToolRegistry {
