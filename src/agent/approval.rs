@@ -14,6 +14,8 @@ pub struct ApprovalRequest {
     pub reason: Option<String>,
     /// What the call would change (an edit's diff), to see before answering.
     pub preview: Option<String>,
+    /// The sub-agent that asks (`reviewer (task call_1)`); `None` for the main agent.
+    pub agent: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -49,6 +49,7 @@ impl Agent {
             } else {
                 None
             },
+            agent: None,
         };
         // One question at a time, even when read-only calls run concurrently.
         let _asking = self.approval_turn.lock().await;

@@ -30,6 +30,9 @@ pub(super) enum CallError {
     },
     #[error("unknown tool {name:?}; the available tools are: {available}")]
     UnknownTool { name: String, available: String },
+    /// A narrowing (a sub-agent's tools, a command's or skill's `allowed-tools`) leaves it out.
+    #[error("not allowed: {0}")]
+    NotAdmitted(String),
     /// A PreToolUse hook blocked the call (or said `continue: false`): its reason.
     #[error("blocked by hook: {0}")]
     BlockedByHook(String),
@@ -105,7 +108,7 @@ impl Agent {
     }
 
     /// One call through every step; returns what the model reads.
-    async fn dispatch(&self, call: &ToolCall, turn: &Turn<'_>) -> String {
+    pub(super) async fn dispatch(&self, call: &ToolCall, turn: &Turn<'_>) -> String {
         let result = match parse_arguments(call.arguments()) {
             Err(error) => {
                 begin(call, &Value::String(call.arguments().to_string()), turn);
@@ -155,6 +158,10 @@ impl Agent {
             }
             .into();
         };
+        if let Err(why) = self.admitted(tool.as_ref(), &input, true) {
+            begin(call, &input, turn);
+            return CallError::NotAdmitted(why).into();
+        }
         let pre = match self.pre_tool_hooks(call, input.clone(), turn).await {
             Ok(pre) => pre,
             Err(error) => {
@@ -168,16 +175,53 @@ impl Agent {
         };
         // Shown after PreToolUse, so the user sees (and approves) the input that will really run.
         begin(call, &pre.input, turn);
+        if let Err(why) = self.admitted(tool.as_ref(), &pre.input, false) {
+            return CallError::NotAdmitted(why).into();
+        }
         if let Err(error) = self.authorize(tool.as_ref(), &pre, turn).await {
             return error.into();
         }
-        let mut result = match self
-            .call_tool(tool.as_ref(), call, pre.input.clone(), turn)
-            .await
-        {
+        let mut result = if tool.name() == super::subagent::TASK {
+            self.run_task(call, pre.input.clone(), turn).await
+        } else {
+            self.run_tool(tool.as_ref(), call, &pre.input, turn).await
+        };
+        for context in pre.context {
+            append_note(&mut result.content, "PreToolUse hook context", &context);
+        }
+        self.post_tool_hooks(call, pre.input, &mut result, turn)
+            .await;
+        result
+    }
+
+    /// Whether the narrowings in force admit the call (`names_only`: its tool, before the
+    /// PreToolUse hooks may rewrite its input).
+    fn admitted(&self, tool: &dyn Tool, input: &Value, names_only: bool) -> Result<(), String> {
+        let narrowing = self
+            .narrowing
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone();
+        for filter in self.tool_filters.iter().chain(&narrowing) {
+            if !names_only || !filter.admits(tool.name()) {
+                filter.check(tool, input, &self.options.root)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// A tool other than `task`, and what follows it: a sandbox escape question, a skill's
+    /// narrowing.
+    async fn run_tool(
+        &self,
+        tool: &dyn Tool,
+        call: &ToolCall,
+        input: &Value,
+        turn: &Turn<'_>,
+    ) -> CallResult {
+        let result = match self.call_tool(tool, call, input.clone(), turn).await {
             Ok(output) if output.sandbox_blocked.is_some() && turn.approver.can_ask() => {
-                self.outside_sandbox(tool.as_ref(), call, &pre.input, output, turn)
-                    .await
+                self.outside_sandbox(tool, call, input, output, turn).await
             }
             Ok(ToolOutput {
                 content,
@@ -192,11 +236,9 @@ impl Agent {
             },
             Err(e) => CallError::Tool(e).into(),
         };
-        for context in pre.context {
-            append_note(&mut result.content, "PreToolUse hook context", &context);
+        if tool.name() == super::skill_tool::SKILL && !result.is_error {
+            self.skill_loaded(input);
         }
-        self.post_tool_hooks(call, pre.input, &mut result, turn)
-            .await;
         result
     }
 
@@ -344,6 +386,7 @@ impl Agent {
             output_line: None,
             child_env: self.options.child_env.clone(),
             sandbox,
+            extra_roots: self.options.add_dirs.clone(),
         }
     }
 }

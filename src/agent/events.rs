@@ -81,6 +81,35 @@ pub enum AgentEvent {
         usage: Usage,
         num_turns: u32,
     },
+    /// Something a sub-agent did, tagged with the parent's `task` call that runs it.
+    Subagent(SubagentEvent),
+}
+
+/// One event of a sub-agent, and which one.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SubagentEvent {
+    /// The parent's `task` call.
+    pub call_id: String,
+    /// The agent's type: `general-purpose` or a definition's name.
+    pub agent: String,
+    /// The sub-agent's own id (hooks' `agent_id`; `task`'s `resume` takes it).
+    pub agent_id: String,
+    pub kind: SubagentKind,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum SubagentKind {
+    /// It starts on `description` with `model`.
+    Started { description: String, model: String },
+    /// One of its own events.
+    Event(Box<AgentEvent>),
+    /// It ended: its usage, model requests and tool calls; `ok` unless it failed.
+    Finished {
+        usage: Usage,
+        num_turns: u32,
+        tool_calls: u32,
+        ok: bool,
+    },
 }
 
 /// A hook outcome worth showing: `event` is the hook event name, `decision` what it decided.

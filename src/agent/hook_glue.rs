@@ -14,6 +14,10 @@ impl Agent {
             transcript_path: self.session.transcript_path.clone(),
             cwd: self.options.root.clone(),
             permission_mode: self.permission_mode().hook_name().to_string(),
+            agent: self
+                .session
+                .link()
+                .map(|link| (link.agent_id.clone(), link.agent.clone())),
         }
     }
 

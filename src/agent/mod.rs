@@ -6,17 +6,23 @@
 
 mod approval;
 mod authorize;
+mod commands;
 mod compact;
 pub mod context;
 mod dispatch;
 mod events;
 mod file_mentions;
+mod filter;
 mod hook_glue;
+mod instructions;
+mod listing;
 pub mod mcp;
 mod prompt;
 mod sandbox_glue;
 mod session;
 pub mod session_list;
+mod skill_tool;
+pub mod subagent;
 mod truncate;
 mod turn;
 
@@ -25,6 +31,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use crate::config::PermissionMode;
+use crate::config::extensions::Extensions;
 use crate::config::tool_search::ToolSearchSettings;
 use crate::hooks::HookEngine;
 use crate::llm::{LlmClient, LlmError, Message, ToolSpec, Usage};
@@ -37,8 +44,9 @@ use crate::tools::ToolRegistry;
 pub use approval::{Approval, ApprovalRequest, Approver, NonInteractive};
 pub use compact::{Compaction, Trigger};
 pub use context::{ContextOptions, ContextUsage, WindowSource};
-pub use events::{AgentEvent, EventSink, HookNotice, NoticeDecision};
+pub use events::{AgentEvent, EventSink, HookNotice, NoticeDecision, SubagentEvent, SubagentKind};
 pub use file_mentions::{ATTACH_LIMIT, Attached, attach_files};
+pub use instructions::CLAUDE_MEMORY;
 pub use mcp::{
     HostPolicy, ListMcpResources, McpAsker, McpHost, McpTool, ReadMcpResource, SEARCH_TOOLS,
     ToolSearch,
@@ -63,6 +71,8 @@ pub struct AgentOptions {
     pub context: ContextOptions,
     /// The shell sandbox of the `bash` tool.
     pub sandbox: Decision,
+    /// `--add-dir` directories: the file tools may work there as inside the root.
+    pub add_dirs: Vec<PathBuf>,
 }
 
 /// How a run ended.
@@ -129,8 +139,17 @@ pub struct Agent {
     hooks: HookEngine,
     /// Context SessionStart hooks gave for the model; part of the system prompt.
     session_context: Vec<String>,
-    /// Held while the user is asked, so two questions never share the terminal.
-    approval_turn: tokio::sync::Mutex<()>,
+    /// Held while the user is asked, so two questions never share the terminal (shared with
+    /// the sub-agents).
+    approval_turn: Arc<tokio::sync::Mutex<()>>,
+    /// The run's custom commands, skills and agent definitions.
+    extensions: Arc<Extensions>,
+    /// Sub-agents: how many at once, model aliases, their conversations.
+    delegation: subagent::Delegation,
+    /// Narrowings for the agent's life (a sub-agent's tools).
+    tool_filters: Vec<filter::ToolFilter>,
+    /// Narrowings for the current run (a custom command's, a loaded skill's `allowed-tools`).
+    narrowing: Mutex<Vec<filter::ToolFilter>>,
     /// Setup warnings not yet shown (see [`Agent::take_warnings`]).
     warnings: Vec<String>,
     /// How full the context is, and the window.
@@ -168,7 +187,11 @@ impl Agent {
             total_turns: 0,
             hooks: HookEngine::empty(),
             session_context: Vec::new(),
-            approval_turn: tokio::sync::Mutex::new(()),
+            approval_turn: Arc::default(),
+            extensions: Arc::default(),
+            delegation: subagent::Delegation::default(),
+            tool_filters: Vec::new(),
+            narrowing: Mutex::default(),
             warnings,
             context,
             tool_search: ToolSearch::default(),
@@ -191,6 +214,35 @@ impl Agent {
     /// Problems found while setting up (an `AGENTS.md` skipped or cut), for the UI to show once.
     pub fn take_warnings(&mut self) -> Vec<String> {
         std::mem::take(&mut self.warnings)
+    }
+
+    /// Offers these skills (the `skill` tool) and agent definitions (the `task` tool, with the
+    /// builtin general-purpose agent), and knows these custom commands.
+    pub fn with_extensions(mut self, extensions: Arc<Extensions>) -> Self {
+        self.extensions = extensions;
+        if !self.extensions.skills.is_empty() {
+            let skills = Arc::new(self.extensions.skills.clone());
+            self.builtins
+                .register(Arc::new(skill_tool::SkillTool::new(skills)));
+        }
+        let task = subagent::TaskTool::new(&self.agent_types());
+        self.builtins.register(Arc::new(task));
+        self.tools = self.builtins.clone();
+        self
+    }
+
+    /// Runs at most `max_parallel` sub-agents at once, their models named through `aliases`.
+    pub fn with_delegation(
+        mut self,
+        max_parallel: usize,
+        aliases: std::collections::BTreeMap<String, String>,
+    ) -> Self {
+        self.delegation = subagent::Delegation::new(max_parallel, aliases);
+        self
+    }
+
+    pub fn extensions(&self) -> &Extensions {
+        &self.extensions
     }
 
     /// Runs these hooks around everything the agent does.
@@ -270,11 +322,8 @@ impl Agent {
     pub fn set_model(&mut self, model: String) {
         self.llm.set_model(model);
         self.context.model_changed();
-        (self.system_prompt, _) = build_system_prompt(
-            &self.options.root,
-            &self.llm.config().model,
-            &self.options.prompt,
-        );
+        // Rebuilt with the SessionStart hooks' context, which a model switch keeps.
+        self.rebuild_system_prompt();
     }
 
     pub fn tools(&self) -> &ToolRegistry {
@@ -345,6 +394,7 @@ impl Agent {
     /// Forgets the conversation (REPL `/clear`) and starts a new session.
     pub fn clear(&mut self, session: Session) {
         self.history.clear();
+        self.delegation.lock_children().clear();
         self.session = session;
         self.session_context.clear();
         self.context.elided.clear();
@@ -365,9 +415,16 @@ impl Agent {
     /// The definitions the next request carries: every tool but the MCP tools deferred by tool
     /// search (still callable; their names are in `search_tools`).
     fn tool_specs(&self) -> Vec<ToolSpec> {
+        let narrowing = self
+            .narrowing
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone();
         self.tools
             .iter()
             .filter(|tool| !self.deferred.contains(tool.name()))
+            .filter(|tool| self.tool_filters.iter().all(|f| f.admits(tool.name())))
+            .filter(|tool| narrowing.iter().all(|f| f.admits(tool.name())))
             .map(|tool| ToolSpec {
                 name: tool.name().to_string(),
                 description: tool.description().to_string(),

@@ -1,23 +1,16 @@
-//! The system prompt: the built-in Markdown prompt, facts about the environment, and the project's
-//! own instructions (`AGENTS.md`, `LING.md`, and Claude Code's `CLAUDE.md`) when present. An instruction file is read only when
-//! it is a regular file inside the project root after symlinks (an `AGENTS.md` linked to
-//! `~/.ssh/id_rsa` is skipped), and only its first [`INSTRUCTIONS_LIMIT`] bytes; what was skipped
-//! or cut comes back as a warning for the user.
+//! The system prompt: the built-in Markdown prompt, facts about the environment, and the
+//! instruction files ([`super::instructions`]): the user's own, then the project's from the root
+//! down to the working directory.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-use crate::config::bounded_read::{BoundedReadError, lossy_text, read_regular};
+#[cfg(test)]
+use super::instructions::INSTRUCTIONS_LIMIT;
+use super::instructions::{self, Sources};
 
 const BUILTIN: &str = include_str!("../prompts/system.md");
 
-/// Project instruction files read from the project root, in this order.
-const INSTRUCTION_FILES: [&str; 2] = ["AGENTS.md", "LING.md"];
-/// Claude Code's project memory, read after them unless settings `claudeCompat` is false.
-const CLAUDE_MEMORY: &str = "CLAUDE.md";
-/// The most of one instruction file that goes into the prompt (64 KiB).
-pub const INSTRUCTIONS_LIMIT: usize = 64 * 1024;
-
-/// How the user changed the prompt on the command line.
+/// How the user changed the prompt on the command line, and where instructions come from.
 #[derive(Debug, Clone, Default)]
 pub struct PromptOptions {
     /// `--system-prompt`: replaces the built-in prompt.
@@ -26,6 +19,12 @@ pub struct PromptOptions {
     pub append: Option<String>,
     /// Leave out `CLAUDE.md` (settings `claudeCompat: false`).
     pub no_claude_memory: bool,
+    /// Where the run started, when below the project root: instruction files are read from
+    /// the root down to it.
+    pub working_dir: Option<PathBuf>,
+    /// The user's own instruction files (`LING_HOME/AGENTS.md`, `~/.claude/CLAUDE.md`), read
+    /// before the project's.
+    pub user_files: Vec<PathBuf>,
 }
 
 /// The system prompt, and warnings about instruction files that were skipped or cut.
@@ -34,7 +33,6 @@ pub fn build_system_prompt(
     model: &str,
     options: &PromptOptions,
 ) -> (String, Vec<String>) {
-    let mut warnings = Vec::new();
     let mut prompt = options
         .replace
         .clone()
@@ -44,6 +42,14 @@ pub fn build_system_prompt(
         "- Working directory (project root): {}\n",
         root.display()
     ));
+    if let Some(dir) = options.working_dir.as_deref().filter(|d| *d != root)
+        && let Ok(below) = dir.strip_prefix(root)
+    {
+        prompt.push_str(&format!(
+            "- The user started Ling in {}/ (paths are still relative to the project root)\n",
+            below.display()
+        ));
+    }
     prompt.push_str(&format!(
         "- Platform: {} ({})\n",
         std::env::consts::OS,
@@ -57,17 +63,18 @@ pub fn build_system_prompt(
     if root.join(".git").exists() {
         prompt.push_str("- The project is a git repository.\n");
     }
-    let claude = (!options.no_claude_memory).then_some(CLAUDE_MEMORY);
-    for name in INSTRUCTION_FILES.into_iter().chain(claude) {
-        let Some(text) = read_instructions(root, name, &mut warnings) else {
-            continue;
-        };
-        if !text.trim().is_empty() {
-            prompt.push_str(&format!(
-                "\n# Project instructions ({name})\n\n{}\n",
-                text.trim_end()
-            ));
-        }
+    let (found, warnings) = instructions::collect(&Sources {
+        root,
+        working_dir: options.working_dir.as_deref(),
+        user_files: &options.user_files,
+        claude_memory: !options.no_claude_memory,
+    });
+    for file in found {
+        let whose = if file.user { "User" } else { "Project" };
+        prompt.push_str(&format!(
+            "\n# {whose} instructions ({})\n\n{}\n",
+            file.label, file.text
+        ));
     }
     if let Some(extra) = &options.append {
         prompt.push('\n');
@@ -75,46 +82,6 @@ pub fn build_system_prompt(
         prompt.push('\n');
     }
     (prompt, warnings)
-}
-
-/// One instruction file's text, if it may be read; a warning says why not, or that it was cut.
-fn read_instructions(root: &Path, name: &str, warnings: &mut Vec<String>) -> Option<String> {
-    let path = root.join(name);
-    // Missing (or a dangling symlink): nothing to say.
-    let resolved = std::fs::canonicalize(&path).ok()?;
-    let inside = std::fs::canonicalize(root).is_ok_and(|root| resolved.starts_with(root));
-    if !inside {
-        warnings.push(format!(
-            "{name} was not read: it leads to {}, outside the project root; project instructions \
-             are read only from inside the project",
-            resolved.display()
-        ));
-        return None;
-    }
-    match read_regular(&resolved, INSTRUCTIONS_LIMIT) {
-        Ok(Some(read)) => {
-            if read.cut {
-                warnings.push(format!(
-                    "{name} is larger than {} KiB; only its first {} KiB went into the system \
-                     prompt",
-                    INSTRUCTIONS_LIMIT / 1024,
-                    INSTRUCTIONS_LIMIT / 1024
-                ));
-            }
-            Some(lossy_text(&read.bytes, read.cut))
-        }
-        Ok(None) => None,
-        Err(BoundedReadError::NotRegular { kind, .. }) => {
-            warnings.push(format!(
-                "{name} was not read: it is {kind}, not a regular file"
-            ));
-            None
-        }
-        Err(e) => {
-            warnings.push(format!("{name} was not read: {e}"));
-            None
-        }
-    }
 }
 
 #[cfg(test)]

@@ -56,6 +56,7 @@ impl Agent {
                 "the sandbox blocked {blocked}; run it once outside the sandbox?"
             )),
             preview: None,
+            agent: None,
         };
         let answer = {
             let _asking = self.approval_turn.lock().await;

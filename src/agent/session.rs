@@ -21,6 +21,7 @@
 use std::collections::HashSet;
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
 use serde::{Deserialize, Serialize};
@@ -34,10 +35,38 @@ pub const INTERRUPTED_RESULT: &str = "error: this tool call was interrupted (Lin
 pub struct Session {
     pub id: String,
     pub transcript_path: PathBuf,
+    /// Shared with the sub-agents' sessions, which write to the same file.
+    writer: Arc<Mutex<Writer>>,
+    /// Set for a sub-agent's session: its lines are linked to the parent's call.
+    link: Option<Link>,
+}
+
+/// The appending side of a transcript.
+#[derive(Debug)]
+struct Writer {
     /// The metadata line, until it is written with the first message of a new session.
     header: Option<Header>,
     /// False once writing failed, so a full disk is reported once, not on every message.
     writable: bool,
+}
+
+/// Which sub-agent a session's lines belong to, and the parent's call that ran it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Link {
+    pub agent_id: String,
+    /// The agent's type: `general-purpose`, or a definition's name.
+    pub agent: String,
+    /// The parent's `task` call.
+    pub parent_tool_use_id: String,
+}
+
+/// A sub-agent's conversation as the transcript keeps it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChildTranscript {
+    pub agent: String,
+    /// The parent's calls that ran it (the first, then each resume).
+    pub calls: Vec<String>,
+    pub messages: Vec<Message>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -62,6 +91,12 @@ pub(super) enum Line {
         post_tokens: u64,
         messages: Vec<Message>,
     },
+    /// A line of a sub-agent's conversation: `line` is a `message` or `compaction` line.
+    Subagent {
+        #[serde(flatten)]
+        link: Link,
+        line: Box<Line>,
+    },
 }
 
 /// A session found again, with the history to give the agent.
@@ -72,6 +107,8 @@ pub struct Resumed {
     pub messages: Vec<Message>,
     /// Lines skipped and repairs made, one sentence each, for the user.
     pub warnings: Vec<String>,
+    /// The sub-agents' conversations, by agent id (each repaired like the main one).
+    pub children: Vec<(String, ChildTranscript)>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -105,15 +142,33 @@ impl Session {
         let id = uuid::Uuid::new_v4().to_string();
         Self {
             transcript_path: transcript_path(sessions_dir, &id),
-            header: Some(Header {
-                id: id.clone(),
-                cwd: root.to_path_buf(),
-                created: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
-                model: model.to_string(),
-            }),
+            writer: Arc::new(Mutex::new(Writer {
+                header: Some(Header {
+                    id: id.clone(),
+                    cwd: root.to_path_buf(),
+                    created: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+                    model: model.to_string(),
+                }),
+                writable: true,
+            })),
+            link: None,
             id,
-            writable: true,
         }
+    }
+
+    /// The session of a sub-agent: the same id and transcript, its lines linked to `link`.
+    pub fn child(&self, link: Link) -> Self {
+        Self {
+            id: self.id.clone(),
+            transcript_path: self.transcript_path.clone(),
+            writer: self.writer.clone(),
+            link: Some(link),
+        }
+    }
+
+    /// The sub-agent this session belongs to (`None` for the main conversation).
+    pub fn link(&self) -> Option<&Link> {
+        self.link.as_ref()
     }
 
     /// The most recently used session whose project root is `root` (`--continue`).
@@ -174,9 +229,21 @@ impl Session {
 
     /// Appends one message to the transcript. Best effort: the agent goes on if the disk fails.
     pub fn record(&mut self, message: &Message) {
-        self.append(&Line::Message {
+        let line = self.linked(Line::Message {
             message: message.clone(),
         });
+        self.append(&line);
+    }
+
+    /// `line` as this session writes it: inside a `subagent` line for a sub-agent.
+    fn linked(&self, line: Line) -> Line {
+        match &self.link {
+            Some(link) => Line::Subagent {
+                link: link.clone(),
+                line: Box::new(line),
+            },
+            None => line,
+        }
     }
 
     /// Appends a compaction: the history that replaces everything before it.
@@ -187,23 +254,28 @@ impl Session {
         post_tokens: u64,
         messages: &[Message],
     ) {
-        self.append(&Line::Compaction {
+        let line = self.linked(Line::Compaction {
             trigger: trigger.to_string(),
             pre_tokens,
             post_tokens,
             messages: messages.to_vec(),
         });
+        self.append(&line);
     }
 
     fn append(&mut self, line: &Line) {
-        if !self.writable {
+        let mut writer = self
+            .writer
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if !writer.writable {
             return;
         }
         let result = (|| -> std::io::Result<()> {
             // Owner-only: a transcript holds everything the model saw.
             let mut file = crate::config::private_fs::open_append(&self.transcript_path)?;
             let mut text = String::new();
-            if let Some(header) = &self.header {
+            if let Some(header) = &writer.header {
                 text.push_str(&to_line(&Line::Session(header.clone()))?);
             }
             text.push_str(&to_line(line)?);
@@ -211,8 +283,8 @@ impl Session {
             file.write_all(text.as_bytes())
         })();
         match result {
-            Ok(()) => self.header = None,
-            Err(_) => self.writable = false,
+            Ok(()) => writer.header = None,
+            Err(_) => writer.writable = false,
         }
     }
 }
@@ -269,6 +341,7 @@ fn load(path: &Path) -> Result<Resumed, SessionError> {
     let mut warnings = Vec::new();
     let mut header = None;
     let mut messages = Vec::new();
+    let mut children: Vec<(String, ChildTranscript)> = Vec::new();
     for (index, line) in text.lines().enumerate() {
         if line.trim().is_empty() {
             continue;
@@ -283,6 +356,7 @@ fn load(path: &Path) -> Result<Resumed, SessionError> {
                 ..
             }) => messages = compacted,
             Ok(Line::Session(h)) => header = header.or(Some(h)),
+            Ok(Line::Subagent { link, line }) => child_line(&mut children, link, *line),
             Err(e) => warnings.push(format!(
                 "skipped line {} of {}: it is not a transcript record ({e})",
                 index + 1,
@@ -301,16 +375,53 @@ fn load(path: &Path) -> Result<Resumed, SessionError> {
             "{repairs} tool call(s) of session {id} had no result (Ling stopped mid-tool); the model is told they were interrupted"
         ));
     }
+    for (_, child) in &mut children {
+        repair(&mut child.messages);
+    }
     Ok(Resumed {
         session: Session {
             id,
             transcript_path: path.to_path_buf(),
-            header: None,
-            writable,
+            writer: Arc::new(Mutex::new(Writer {
+                header: None,
+                writable,
+            })),
+            link: None,
         },
         messages,
         warnings,
+        children,
     })
+}
+
+/// One `subagent` line applied to that sub-agent's conversation.
+fn child_line(children: &mut Vec<(String, ChildTranscript)>, link: Link, line: Line) {
+    let at = match children.iter().position(|(id, _)| *id == link.agent_id) {
+        Some(at) => at,
+        None => {
+            children.push((
+                link.agent_id.clone(),
+                ChildTranscript {
+                    agent: link.agent.clone(),
+                    calls: Vec::new(),
+                    messages: Vec::new(),
+                },
+            ));
+            children.len() - 1
+        }
+    };
+    let child = &mut children[at].1;
+    if !child.calls.contains(&link.parent_tool_use_id) {
+        child.calls.push(link.parent_tool_use_id);
+    }
+    match line {
+        Line::Message {
+            message: Message::System { .. },
+        } => {}
+        Line::Message { message } => child.messages.push(message),
+        Line::Compaction { messages, .. } => child.messages = messages,
+        Line::Session(_) | Line::Subagent { .. } => {}
+    }
 }
 
 /// What [`repair_torn_tail`] did to a transcript.

@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use tokio_util::sync::CancellationToken;
 
 use super::{Agent, AgentError, AgentEvent, Approver, EventSink, RunEnd, RunResult, context, mcp};
-use crate::hooks::{Decision, HookInput};
+use crate::hooks::Decision;
 use crate::llm::{Completion, FinishReason, LlmError, Message, StreamEvent, ToolCall};
 
 /// The context of one run, handed to every step of it.
@@ -25,7 +25,7 @@ pub(super) struct Turn<'a> {
 }
 
 impl<'a> Turn<'a> {
-    fn new(
+    pub(super) fn new(
         sink: &'a dyn EventSink,
         approver: &'a dyn Approver,
         cancel: &'a CancellationToken,
@@ -104,6 +104,7 @@ impl Agent {
             Some(end) => Ok(end),
             None => self.request_loop(&turn, &mut tally).await,
         };
+        self.end_narrowing();
         turn.emit(AgentEvent::TurnFinished {
             usage: self.usage,
             num_turns: tally.num_turns,
@@ -118,14 +119,7 @@ impl Agent {
     /// UserPromptSubmit hooks, then the prompt (with the hooks' context and the text of its
     /// `@server:uri` mentions) goes into the history. `Some` when the run ends before any request.
     async fn submit(&mut self, prompt: &str, turn: &Turn<'_>) -> Option<RunEnd> {
-        let submitted = self
-            .fire_in(
-                HookInput::UserPromptSubmit {
-                    prompt: prompt.to_string(),
-                },
-                turn,
-            )
-            .await;
+        let submitted = self.prompt_hooks(prompt, turn).await;
         if turn.is_cancelled() {
             return Some(RunEnd::Interrupted);
         }
@@ -202,6 +196,7 @@ impl Agent {
             for message in self.dispatch_all(&calls, turn).await {
                 self.push(message);
             }
+            self.take_child_usage();
             if turn.is_cancelled() {
                 return Ok(RunEnd::Interrupted);
             }
@@ -259,13 +254,7 @@ impl Agent {
         stop_hook_active: bool,
     ) -> AfterStop {
         let stop = self
-            .fire_in(
-                HookInput::Stop {
-                    stop_hook_active,
-                    last_assistant_message: tally.last_text.clone(),
-                },
-                turn,
-            )
+            .fire_in(self.stop_input(stop_hook_active, &tally.last_text), turn)
             .await;
         if turn.is_cancelled() {
             return AfterStop::End(RunEnd::Interrupted);

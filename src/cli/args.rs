@@ -76,9 +76,13 @@ pub struct RunArgs {
     #[arg(long, value_name = "RULE,...")]
     pub disallowed_tools: Vec<String>,
 
-    /// Project root (default: the current directory)
+    /// Start in DIR instead of the current directory (the project root is found from it)
     #[arg(short = 'C', long = "cwd", value_name = "DIR")]
     pub cwd: Option<PathBuf>,
+
+    /// Another directory the file tools and the sandbox may write (repeatable)
+    #[arg(long = "add-dir", value_name = "DIR")]
+    pub add_dir: Vec<PathBuf>,
 
     /// Extra MCP config file (repeatable)
     #[arg(long, value_name = "FILE")]

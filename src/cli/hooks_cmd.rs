@@ -77,6 +77,7 @@ pub async fn run(command: HooksCommand, cwd: Option<PathBuf>) -> Result<Exit, Cl
                 session_id,
                 cwd: paths.project_root.clone(),
                 permission_mode: PermissionMode::Default.hook_name().to_string(),
+                agent: None,
             };
             let mut outcome = engine.run(&input, &ctx).await;
             engine.wait_async(std::time::Duration::from_secs(2)).await;

@@ -24,9 +24,7 @@ use clap::Parser;
 pub use args::{Cli, Command, HooksCommand, McpCommand, OutputFormat, RunArgs};
 
 use crate::agent::PromptOptions;
-use crate::config::{
-    ConfigError, Paths, ProjectConfig, SettingsOverrides, TrustError, TrustStatus,
-};
+use crate::config::{ConfigError, ProjectConfig, SettingsOverrides, TrustError, TrustStatus};
 use crate::setup::{Resume, RunOptions, Setup, SetupError};
 use crate::ui::{RunOutcome, Signal, TerminalError};
 
@@ -160,7 +158,7 @@ async fn run_agent(args: RunArgs) -> Result<Exit, CliError> {
     if !interactive {
         let prompt = prompt::read_prompt(args.prompt.as_deref())?;
         // Nobody to ask: an untrusted project runs without its config (and is told so).
-        let paths = Paths::new(crate::setup::project_root(args.cwd.as_ref())?);
+        let paths = crate::setup::locate(args.cwd.as_ref(), &args.add_dir)?;
         let project = ProjectConfig::read(&paths)?;
         let setup = Setup::prepare(&options, paths, project, false, &warn).await?;
         let format = match args.output_format {
@@ -176,7 +174,7 @@ async fn run_agent(args: RunArgs) -> Result<Exit, CliError> {
             "--output-format applies to -p runs; add -p \"PROMPT\"".into(),
         ));
     }
-    let paths = Paths::new(crate::setup::project_root(args.cwd.as_ref())?);
+    let paths = crate::setup::locate(args.cwd.as_ref(), &args.add_dir)?;
     let mut project = ProjectConfig::read(&paths)?;
     // Asked before anything of the project runs: no hook has fired, no server has started.
     if project.status() == TrustStatus::Untrusted {

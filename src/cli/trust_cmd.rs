@@ -86,6 +86,11 @@ fn revoke_text(dir: Option<PathBuf>) -> Result<String, CliError> {
         Some(dir) => cwd.join(dir),
         None => cwd,
     };
+    // A folder inside a project stands for its root, whose trust it shares.
+    let root = match std::fs::canonicalize(&root) {
+        Ok(dir) => crate::config::find_project_root(&dir, &ling_home()),
+        Err(_) => root,
+    };
     let root_shown = std::fs::canonicalize(&root).unwrap_or_else(|_| root.clone());
     Ok(if revoke(&ling_home(), &root)? {
         format!(

@@ -97,6 +97,12 @@ impl ClaudeCompat {
     }
 }
 
+/// `~/.claude`, from `HOME`: Claude Code's user folder (its `CLAUDE.md`).
+pub fn user_dir() -> Option<PathBuf> {
+    let home = std::env::var_os("HOME").filter(|h| !h.is_empty())?;
+    Some(PathBuf::from(home).join(".claude"))
+}
+
 /// `~/.claude/settings.json`, from `HOME`.
 pub fn user_settings_file() -> Option<PathBuf> {
     let home = std::env::var_os("HOME").filter(|h| !h.is_empty())?;

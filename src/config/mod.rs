@@ -9,6 +9,7 @@
 pub mod bounded_read;
 pub mod claude;
 mod error;
+pub mod extensions;
 pub mod hooks;
 mod json;
 pub mod mcp;
@@ -25,14 +26,14 @@ pub mod trust;
 
 pub use error::ConfigError;
 pub use json::{CONFIG_FILE_LIMIT, read_config_text, read_json_file, read_json_value};
-pub use paths::{Paths, expand_vars, expand_vars_with, ling_home, var_names};
+pub use paths::{Paths, expand_vars, expand_vars_with, find_project_root, ling_home, var_names};
 pub use sandbox::{SandboxMode, SandboxSettings};
 pub use settings::{
     DEFAULT_API_KEY_ENV, DEFAULT_AUTO_COMPACT_PERCENT, DEFAULT_CONNECT_TIMEOUT_MS,
     DEFAULT_CONTEXT_WINDOW, DEFAULT_FIRST_BYTE_TIMEOUT_MS, DEFAULT_IDLE_TIMEOUT_MS,
-    DEFAULT_MAX_RETRIES, DEFAULT_MAX_RETRY_DELAY_MS, DEFAULT_MAX_STREAM_LINE_BYTES,
-    DEFAULT_TOOL_OUTPUT_LIMIT, ElicitationPolicy, PermissionMode, Price, RawPermissions,
-    RawSettings, SETTINGS_FILE, Settings, SettingsOverrides,
+    DEFAULT_MAX_PARALLEL_AGENTS, DEFAULT_MAX_RETRIES, DEFAULT_MAX_RETRY_DELAY_MS,
+    DEFAULT_MAX_STREAM_LINE_BYTES, DEFAULT_TOOL_OUTPUT_LIMIT, ElicitationPolicy, PermissionMode,
+    Price, RawPermissions, RawSettings, SETTINGS_FILE, Settings, SettingsOverrides,
 };
 pub use trust::{ProjectConfig, TrustError, TrustStatus};
 

@@ -1,23 +1,44 @@
 use std::path::{Path, PathBuf};
 
-/// Where Ling reads and writes: the project root and Ling's home (`LING_HOME`, else `~/.ling`).
+/// Where Ling reads and writes: the project root and Ling's home (`LING_HOME`, else `~/.ling`),
+/// the working directory the run started in (the root or a folder under it), and the further
+/// directories `--add-dir` lets the file tools and the sandbox write.
 #[derive(Debug, Clone)]
 pub struct Paths {
     pub project_root: PathBuf,
     pub home: PathBuf,
+    /// Where the run started: the root itself or a folder inside it (instruction files are
+    /// read from the root down to it).
+    pub working_dir: PathBuf,
+    /// `--add-dir` directories, canonical.
+    pub add_dirs: Vec<PathBuf>,
 }
 
 impl Paths {
     /// `project_root` must already be absolute (the CLI canonicalizes `-C`).
     pub fn new(project_root: PathBuf) -> Self {
-        Self {
-            project_root,
-            home: ling_home(),
-        }
+        Self::with_home(project_root, ling_home())
     }
 
     pub fn with_home(project_root: PathBuf, home: PathBuf) -> Self {
-        Self { project_root, home }
+        Self {
+            working_dir: project_root.clone(),
+            project_root,
+            home,
+            add_dirs: Vec::new(),
+        }
+    }
+
+    /// The same paths, the run having started in `dir` (under the root).
+    pub fn in_working_dir(mut self, dir: PathBuf) -> Self {
+        self.working_dir = dir;
+        self
+    }
+
+    /// The same paths with these `--add-dir` directories.
+    pub fn with_add_dirs(mut self, dirs: Vec<PathBuf>) -> Self {
+        self.add_dirs = dirs;
+        self
     }
 
     pub fn project_dir(&self) -> PathBuf {
@@ -52,6 +73,33 @@ impl Paths {
             }
             _ => path.to_string_lossy(),
         }
+    }
+}
+
+/// The project root of a run started in `start` (absolute, canonical): the nearest ancestor
+/// (`start` included) holding `.git` (a directory, or the file of a worktree); else the nearest
+/// holding `.ling` or `.claude`; else `start` itself. A `.ling` that is `home` (`LING_HOME`) and
+/// the `.ling` and `.claude` of the user's home directory are the user's own config, never a
+/// project's marker.
+pub fn find_project_root(start: &Path, home: &Path) -> PathBuf {
+    let user_home = std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .map(|h| std::fs::canonicalize(&h).unwrap_or_else(|_| PathBuf::from(h)));
+    let ling_home = std::fs::canonicalize(home).unwrap_or_else(|_| home.to_path_buf());
+    if let Some(dir) = start.ancestors().find(|dir| dir.join(".git").exists()) {
+        return dir.to_path_buf();
+    }
+    let marks = |dir: &Path| {
+        if user_home.as_deref() == Some(dir) {
+            return false;
+        }
+        let ling = dir.join(".ling");
+        let own = std::fs::canonicalize(&ling).is_ok_and(|l| l == ling_home);
+        (ling.is_dir() && !own) || dir.join(".claude").is_dir()
+    };
+    match start.ancestors().find(|dir| marks(dir)) {
+        Some(dir) => dir.to_path_buf(),
+        None => start.to_path_buf(),
     }
 }
 
@@ -135,6 +183,34 @@ mod tests {
             "EMPTY" => Some(String::new()),
             _ => None,
         }
+    }
+
+    #[test]
+    fn the_root_is_the_nearest_git_then_ling_or_claude_ancestor() {
+        let tmp = tempfile::tempdir().unwrap();
+        let top = std::fs::canonicalize(tmp.path()).unwrap();
+        let home = top.join("ling-home");
+        let deep = top.join("repo/a/b");
+        std::fs::create_dir_all(&deep).unwrap();
+        assert_eq!(
+            find_project_root(&deep, &home),
+            deep,
+            "no marker: the start"
+        );
+        std::fs::create_dir_all(top.join("repo/a/.claude")).unwrap();
+        assert_eq!(find_project_root(&deep, &home), top.join("repo/a"));
+        std::fs::create_dir_all(top.join("repo/.git")).unwrap();
+        assert_eq!(
+            find_project_root(&deep, &home),
+            top.join("repo"),
+            ".git wins"
+        );
+        // `.ling` that is LING_HOME marks nothing.
+        let other = top.join("other/x");
+        std::fs::create_dir_all(&other).unwrap();
+        std::fs::create_dir_all(top.join("other/.ling")).unwrap();
+        assert_eq!(find_project_root(&other, &home), top.join("other"));
+        assert_eq!(find_project_root(&other, &top.join("other/.ling")), other);
     }
 
     #[test]

@@ -18,6 +18,8 @@ pub const DEFAULT_MODEL: &str = "gpt-4o-mini";
 pub const DEFAULT_API_KEY_ENV: &str = "OPENAI_API_KEY";
 /// The default `toolOutputLimit`, in characters.
 pub const DEFAULT_TOOL_OUTPUT_LIMIT: usize = 100_000;
+/// Sub-agents that run at once when settings `maxParallelAgents` does not say.
+pub const DEFAULT_MAX_PARALLEL_AGENTS: usize = 4;
 /// The default `connectTimeoutMs`.
 pub const DEFAULT_CONNECT_TIMEOUT_MS: u64 = 10_000;
 /// The default `firstByteTimeoutMs`.
@@ -140,6 +142,14 @@ pub struct RawSettings {
     /// and output tokens, e.g. `{"gpt-4o": {"inputPerMTok": 2.5, "outputPerMTok": 10}}`. A
     /// project's entry for a model wins over the user's.
     pub prices: Option<std::collections::BTreeMap<String, Price>>,
+    /// Model names for sub-agents and custom commands (their `model` front matter): an alias
+    /// and the model id it stands for, e.g. `{"sonnet": "anthropic/claude-sonnet-4",
+    /// "haiku": "gpt-4o-mini"}`. A project's entry for an alias wins over the user's.
+    pub model_aliases: Option<std::collections::BTreeMap<String, String>>,
+    /// How many sub-agents (`task` calls of one response) run at once; the others wait.
+    /// Default 4.
+    #[schemars(range(min = 1, max = 64), extend("default" = DEFAULT_MAX_PARALLEL_AGENTS))]
+    pub max_parallel_agents: Option<usize>,
     #[serde(flatten)]
     #[schemars(skip)]
     pub other: BTreeMap<String, serde_json::Value>,
@@ -297,6 +307,10 @@ pub struct Settings {
     pub sandbox: SandboxSettings,
     /// `prices` of both files, the project's winning per model.
     pub prices: std::collections::BTreeMap<String, Price>,
+    /// `modelAliases` of both files, the project's winning per alias.
+    pub model_aliases: std::collections::BTreeMap<String, String>,
+    /// `maxParallelAgents`.
+    pub max_parallel_agents: usize,
     /// Unknown keys found in the settings files, for a warning.
     pub warnings: Vec<String>,
 }
@@ -510,8 +524,15 @@ impl Settings {
 
         let mut prices = user.prices.clone().unwrap_or_default();
         prices.extend(project.prices.clone().unwrap_or_default());
+        let mut model_aliases = user.model_aliases.clone().unwrap_or_default();
+        model_aliases.extend(project.model_aliases.clone().unwrap_or_default());
+        let max_parallel_agents = pick(project, user, |s| s.max_parallel_agents)
+            .unwrap_or(DEFAULT_MAX_PARALLEL_AGENTS)
+            .clamp(1, 64);
         Ok(Self {
             prices,
+            model_aliases,
+            max_parallel_agents,
             model,
             base_url,
             api_key_env,

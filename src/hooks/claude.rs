@@ -12,13 +12,15 @@ use serde_json::{Map, Value, json};
 /// Ling's builtin tools and Claude Code's names for them. `MultiEdit`, `LS`, `NotebookEdit`,
 /// `WebFetch` and the other Claude tools have no Ling counterpart: a matcher naming them is
 /// accepted and matches nothing.
-pub const TOOL_NAMES: [(&str, &str); 6] = [
+pub const TOOL_NAMES: [(&str, &str); 8] = [
     ("bash", "Bash"),
     ("read_file", "Read"),
     ("write_file", "Write"),
     ("edit_file", "Edit"),
     ("grep", "Grep"),
     ("glob", "Glob"),
+    ("task", "Task"),
+    ("skill", "Skill"),
 ];
 
 /// Claude Code's name for a Ling builtin tool (`bash` → `Bash`); `None` for every other name.

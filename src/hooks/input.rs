@@ -17,6 +17,8 @@ pub struct HookContext {
     pub cwd: PathBuf,
     /// [`crate::config::PermissionMode::hook_name`] of the session's mode.
     pub permission_mode: String,
+    /// Inside a sub-agent: its `agent_id` and `agent_type` (Claude Code's common fields there).
+    pub agent: Option<(String, String)>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -58,6 +60,19 @@ pub enum HookInput {
     SessionEnd {
         reason: String,
     },
+    /// A sub-agent starts (Claude Code's contract).
+    SubagentStart {
+        agent_id: String,
+        agent_type: String,
+    },
+    /// A sub-agent would end its work; a block sends it back with the reason.
+    SubagentStop {
+        stop_hook_active: bool,
+        last_assistant_message: String,
+        agent_id: String,
+        agent_type: String,
+        agent_transcript_path: PathBuf,
+    },
 }
 
 impl HookInput {
@@ -71,6 +86,8 @@ impl HookInput {
             Self::Stop { .. } => HookEventName::Stop,
             Self::PreCompact { .. } => HookEventName::PreCompact,
             Self::SessionEnd { .. } => HookEventName::SessionEnd,
+            Self::SubagentStart { .. } => HookEventName::SubagentStart,
+            Self::SubagentStop { .. } => HookEventName::SubagentStop,
         }
     }
 
@@ -82,6 +99,9 @@ impl HookInput {
             | Self::PostToolUseFailure { tool_name, .. } => Some(tool_name),
             Self::SessionStart { source } => Some(source),
             Self::PreCompact { trigger, .. } => Some(trigger),
+            Self::SubagentStart { agent_type, .. } | Self::SubagentStop { agent_type, .. } => {
+                Some(agent_type)
+            }
             _ => None,
         }
     }
@@ -115,6 +135,10 @@ impl HookInput {
         map.insert("cwd".into(), json!(ctx.cwd.to_string_lossy()));
         map.insert("permission_mode".into(), json!(ctx.permission_mode));
         map.insert("hook_event_name".into(), json!(self.event().as_str()));
+        if let Some((agent_id, agent_type)) = &ctx.agent {
+            map.insert("agent_id".into(), json!(agent_id));
+            map.insert("agent_type".into(), json!(agent_type));
+        }
         let fields = match self {
             Self::SessionStart { source } => json!({ "source": source }),
             Self::UserPromptSubmit { prompt } => json!({ "prompt": prompt }),
@@ -164,6 +188,23 @@ impl HookInput {
                 custom_instructions,
             } => json!({ "trigger": trigger, "custom_instructions": custom_instructions }),
             Self::SessionEnd { reason } => json!({ "reason": reason }),
+            Self::SubagentStart {
+                agent_id,
+                agent_type,
+            } => json!({ "agent_id": agent_id, "agent_type": agent_type }),
+            Self::SubagentStop {
+                stop_hook_active,
+                last_assistant_message,
+                agent_id,
+                agent_type,
+                agent_transcript_path,
+            } => json!({
+                "stop_hook_active": stop_hook_active,
+                "last_assistant_message": last_assistant_message,
+                "agent_id": agent_id,
+                "agent_type": agent_type,
+                "agent_transcript_path": agent_transcript_path.to_string_lossy(),
+            }),
         };
         if let Value::Object(fields) = fields {
             map.extend(fields);
@@ -250,6 +291,20 @@ pub fn made_up_input(
         HookEventName::SessionEnd => HookInput::SessionEnd {
             reason: text(&mut fields, "reason", "other")?,
         },
+        HookEventName::SubagentStart => HookInput::SubagentStart {
+            agent_id: text(&mut fields, "agent_id", "agent_ling_hooks_run")?,
+            agent_type: text(&mut fields, "agent_type", "general-purpose")?,
+        },
+        HookEventName::SubagentStop => HookInput::SubagentStop {
+            stop_hook_active: fields
+                .remove("stop_hook_active")
+                .and_then(|v| v.as_bool())
+                .unwrap_or(false),
+            last_assistant_message: text(&mut fields, "last_assistant_message", "")?,
+            agent_id: text(&mut fields, "agent_id", "agent_ling_hooks_run")?,
+            agent_type: text(&mut fields, "agent_type", "general-purpose")?,
+            agent_transcript_path: PathBuf::from(text(&mut fields, "agent_transcript_path", "")?),
+        },
     };
     Ok(made)
 }
@@ -277,6 +332,7 @@ mod tests {
             transcript_path: PathBuf::from("/tmp/t.jsonl"),
             cwd: PathBuf::from("/proj"),
             permission_mode: "default".into(),
+            agent: None,
         }
     }
 

@@ -103,7 +103,9 @@ impl Reader<'_> {
         if !text.starts_with('{') {
             let plain_is_context = matches!(
                 self.event,
-                HookEventName::SessionStart | HookEventName::UserPromptSubmit
+                HookEventName::SessionStart
+                    | HookEventName::UserPromptSubmit
+                    | HookEventName::SubagentStart
             );
             if plain_is_context && !text.is_empty() {
                 self.effect.context = Some(cap(text));

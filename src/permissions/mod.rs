@@ -80,6 +80,7 @@ impl Call<'_> {
     }
 }
 
+#[derive(Clone)]
 pub struct Permissions {
     mode: PermissionMode,
     /// The `bash` tool runs in the shell sandbox: it needs no question (and runs read-only in

@@ -2,7 +2,7 @@
 //! `permissions.allow` / `permissions.deny`: a tool name, a name prefix, a bash command
 //! pattern or a file tool with a path glob. Claude Code's spellings mean the same: `Bash(npm run
 //! test:*)`, `Read`, `Edit(src/**)`, `mcp__server` (every tool of the server); rules for Claude
-//! tools Ling does not have (`WebFetch`, `WebSearch`, `NotebookEdit`, `Task`...) are accepted
+//! tools Ling does not have (`WebFetch`, `WebSearch`, `NotebookEdit`, `TodoWrite`...) are accepted
 //! and match nothing, with a warning.
 
 use super::PermissionError;
@@ -30,12 +30,11 @@ pub enum Rule {
 }
 
 /// Claude Code tools Ling has no counterpart for: their rules are accepted and ignored.
-const CLAUDE_ONLY_TOOLS: [&str; 9] = [
+const CLAUDE_ONLY_TOOLS: [&str; 8] = [
     "WebFetch",
     "WebSearch",
     "NotebookEdit",
     "NotebookRead",
-    "Task",
     "TodoWrite",
     "ExitPlanMode",
     "BashOutput",
@@ -92,6 +91,8 @@ impl Rule {
             Rule::NamePrefix(name.to_string())
         } else if name == "Bash" {
             Rule::Name("bash".to_string())
+        } else if let Some(ling) = claude_agent_tool(name) {
+            Rule::Name(ling.to_string())
         } else if let Some(tools) = path_rule_tools(name).filter(|_| name != name.to_lowercase()) {
             // A Claude Code name: `Read`, `Edit`, `Write`, `MultiEdit`, `Grep`, `Glob`, `LS`.
             Rule::Tools(tools)
@@ -116,6 +117,15 @@ impl Rule {
             Rule::Tools(tools) => tools.contains(&tool),
             Rule::Bash(_) | Rule::Path { .. } | Rule::Ignored => false,
         }
+    }
+}
+
+/// Ling's name for Claude Code's `Task` (sub-agents) and `Skill` tools.
+fn claude_agent_tool(name: &str) -> Option<&'static str> {
+    match name {
+        "Task" => Some("task"),
+        "Skill" => Some("skill"),
+        _ => None,
     }
 }
 

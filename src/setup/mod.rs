@@ -12,6 +12,7 @@ use crate::agent::{
     Agent, AgentOptions, ContextOptions, HostPolicy, McpHost, PromptOptions, Resumed, Session,
     SessionError,
 };
+use crate::config::extensions::Extensions;
 use crate::config::{ConfigError, Paths, ProjectConfig, Settings, SettingsOverrides, TrustStatus};
 use crate::hooks::HookEngine;
 use crate::llm::{LlmClient, LlmConfig, LlmError};
@@ -61,6 +62,8 @@ pub enum SetupError {
         #[source]
         source: std::io::Error,
     },
+    #[error("--add-dir {}: not an existing directory; pass a directory that exists", .path.display())]
+    AddDir { path: PathBuf },
     #[error(transparent)]
     Config(#[from] ConfigError),
     #[error(transparent)]
@@ -98,19 +101,60 @@ pub struct Setup {
 }
 
 impl Setup {
+    /// The line a run starts with when `--add-dir` gave directories: which, and what they may.
+    pub fn add_dirs_line(&self) -> Option<String> {
+        if self.paths.add_dirs.is_empty() {
+            return None;
+        }
+        let dirs: Vec<String> = self
+            .paths
+            .add_dirs
+            .iter()
+            .map(|d| d.display().to_string())
+            .collect();
+        Some(format!(
+            "--add-dir: the file tools and the sandbox may also write {}",
+            dirs.join(", ")
+        ))
+    }
+
     /// Ends everything the run started: the MCP servers (bounded).
     pub async fn shutdown(&self) {
         self.mcp.shutdown().await;
     }
 }
 
-/// The project root: `-C DIR` or the current directory, made absolute and canonical.
+/// The project root of a run started in `-C DIR` or the current directory: the nearest
+/// ancestor holding `.git`, else `.ling` or `.claude`, else that directory itself
+/// ([`crate::config::find_project_root`]).
 pub fn project_root(cwd: Option<&PathBuf>) -> Result<PathBuf, SetupError> {
+    Ok(locate(cwd, &[])?.project_root)
+}
+
+/// Where a run is: its working directory (`-C DIR` or the current directory, canonical), the
+/// project root found from it, `LING_HOME`, and the `--add-dir` directories (each must exist).
+pub fn locate(cwd: Option<&PathBuf>, add_dirs: &[PathBuf]) -> Result<Paths, SetupError> {
     let dir = match cwd {
         Some(dir) => dir.clone(),
         None => std::env::current_dir().map_err(SetupError::CurrentDir)?,
     };
-    std::fs::canonicalize(&dir).map_err(|source| SetupError::ProjectRoot { path: dir, source })
+    let working_dir = std::fs::canonicalize(&dir)
+        .map_err(|source| SetupError::ProjectRoot { path: dir, source })?;
+    let home = crate::config::ling_home();
+    let root = crate::config::find_project_root(&working_dir, &home);
+    let mut added = Vec::new();
+    for dir in add_dirs {
+        let canonical = std::fs::canonicalize(dir)
+            .ok()
+            .filter(|d| d.is_dir())
+            .ok_or_else(|| SetupError::AddDir { path: dir.clone() })?;
+        if !added.contains(&canonical) && !canonical.starts_with(&root) {
+            added.push(canonical);
+        }
+    }
+    Ok(Paths::with_home(root, home)
+        .in_working_dir(working_dir)
+        .with_add_dirs(added))
 }
 
 impl Setup {
@@ -129,7 +173,13 @@ impl Setup {
         if let Err(e) = crate::log::init(&paths.logs_dir()) {
             warnings.push(e.to_string());
         }
-        let settings = Settings::load(&paths, &project, &options.overrides)?;
+        let mut settings = Settings::load(&paths, &project, &options.overrides)?;
+        // `--add-dir`: the sandbox may write them too, as it may its writable roots.
+        for dir in &paths.add_dirs {
+            if !settings.sandbox.writable_roots.contains(dir) {
+                settings.sandbox.writable_roots.push(dir.clone());
+            }
+        }
         let (servers, mcp_warnings) = crate::config::mcp::load_servers(
             &paths,
             &project,
@@ -169,8 +219,11 @@ impl Setup {
             tool_output_limit: settings.tool_output_limit,
             prompt: PromptOptions {
                 no_claude_memory: !project.claude().project,
+                working_dir: Some(paths.working_dir.clone()),
+                user_files: user_instruction_files(&paths, project.claude().project),
                 ..options.prompt.clone()
             },
+            add_dirs: paths.add_dirs.clone(),
             child_env: child_env.clone(),
             context: ContextOptions {
                 window: settings.context_window,
@@ -184,9 +237,10 @@ impl Setup {
                 session,
                 messages,
                 warnings: found,
+                children,
             }) => {
                 warnings.extend(found);
-                (session, Some(messages))
+                (session, Some((messages, children)))
             }
             None => (
                 Session::new(
@@ -211,9 +265,15 @@ impl Setup {
                 elicitation: settings.elicitation,
             },
         );
+        let extensions = Extensions::load(&paths, &project);
+        for warning in &extensions.warnings {
+            warn(warning);
+        }
         let mut agent = Agent::new(llm, ToolRegistry::builtins(), permissions, options, session)
             .with_hooks(hooks)
-            .with_tool_search(settings.tool_search);
+            .with_tool_search(settings.tool_search)
+            .with_extensions(Arc::new(extensions))
+            .with_delegation(settings.max_parallel_agents, settings.model_aliases.clone());
         agent.probe_context_window();
         warnings.extend(agent.take_warnings());
         // Started last, once nothing else can fail, so no server is left running on an error.
@@ -224,8 +284,9 @@ impl Setup {
         let mcp = McpManager::start(servers, manager_options);
         agent = agent.with_mcp(mcp.clone());
         let resumed = history.is_some();
-        if let Some(history) = history {
+        if let Some((history, children)) = history {
             agent.resume(history);
+            agent.restore_children(children);
         }
         Ok(Self {
             project_trust: project.status(),
@@ -246,6 +307,16 @@ impl Setup {
 /// process through the `ling` binary's own trampoline (`run` is only ever the binary's entry).
 pub fn children(settings: &Settings) -> ChildEnv {
     ChildEnv::from_settings(settings).with_trampoline(Trampoline::current())
+}
+
+/// The user's own instruction files: `LING_HOME/AGENTS.md`, and Claude Code's
+/// `~/.claude/CLAUDE.md` unless `claudeCompat` is off.
+fn user_instruction_files(paths: &Paths, claude: bool) -> Vec<PathBuf> {
+    let mut files = vec![paths.home.join("AGENTS.md")];
+    if claude && let Some(dir) = crate::config::claude::user_dir() {
+        files.push(dir.join(crate::agent::CLAUDE_MEMORY));
+    }
+    files
 }
 
 /// The turn limit of a run: the configured one, else [`DEFAULT_PRINT_MAX_TURNS`] for a

@@ -50,6 +50,8 @@ pub struct ToolContext {
     pub child_env: ChildEnv,
     /// The shell sandbox of the `bash` tool's commands; `None`: none.
     pub sandbox: Option<Policy>,
+    /// Directories besides the root the file tools may work in (`--add-dir`), canonical.
+    pub extra_roots: Vec<PathBuf>,
 }
 
 impl ToolContext {
@@ -63,6 +65,7 @@ impl ToolContext {
             output_line: None,
             child_env: ChildEnv::default(),
             sandbox: None,
+            extra_roots: Vec::new(),
         }
     }
 }
@@ -194,6 +197,11 @@ impl ToolRegistry {
     pub fn register(&mut self, tool: Arc<dyn Tool>) {
         self.tools.retain(|t| t.name() != tool.name());
         self.tools.push(tool);
+    }
+
+    /// Keeps only the tools `keep` says yes to.
+    pub fn retain(&mut self, keep: impl FnMut(&Arc<dyn Tool>) -> bool) {
+        self.tools.retain(keep);
     }
 
     pub fn get(&self, name: &str) -> Option<&Arc<dyn Tool>> {

@@ -18,10 +18,12 @@ pub fn resolve(ctx: &ToolContext, raw: &str) -> Result<PathBuf, ToolError> {
     let root = canonical_root(ctx)?;
     let resolved = resolve_under(&root, raw)
         .map_err(|e| ToolError::failed(format!("cannot resolve path {raw}: {e}")))?;
-    if ctx.confine_to_root && !resolved.starts_with(&root) {
+    let added = ctx.extra_roots.iter().any(|dir| resolved.starts_with(dir));
+    if ctx.confine_to_root && !resolved.starts_with(&root) && !added {
         return Err(ToolError::failed(format!(
             "path {raw} is outside the project root {}; file tools only work inside the project \
-             (use a path under the root, or run ling with --permission-mode bypass)",
+             and the --add-dir directories (use a path under the root, or run ling with \
+             --add-dir DIR or --permission-mode bypass)",
             root.display()
         )));
     }

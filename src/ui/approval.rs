@@ -23,6 +23,14 @@ const CONTINUED: &str = "  ┊ ";
 /// The lines shown between the call's own line and the question, for a terminal `width` wide.
 pub fn details(style: Style, request: &ApprovalRequest, width: usize) -> Vec<Term> {
     let mut lines = Vec::new();
+    if let Some(agent) = &request.agent {
+        lines.push(crate::term![
+            "  ",
+            style.yellow("asked by sub-agent"),
+            " ",
+            neutralise(agent).as_ref()
+        ]);
+    }
     if let Some(preview) = &request.preview {
         lines.push(styled_display(style, preview));
     }
@@ -113,6 +121,7 @@ mod tests {
             session_rule: "bash(x*)".into(),
             reason: None,
             preview: preview.map(str::to_string),
+            agent: None,
         }
     }
 

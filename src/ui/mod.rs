@@ -6,6 +6,7 @@
 //! [`crate::setup::Setup`] and return a [`RunOutcome`]; `cli` alone turns it into an exit code.
 
 mod approval;
+mod extension_commands;
 mod line_editor;
 pub mod login;
 pub mod markdown;
@@ -23,6 +24,7 @@ pub mod signals;
 mod spinner;
 mod status;
 pub mod style;
+mod subagent_view;
 pub mod term;
 pub mod tool_view;
 pub mod trust;

@@ -20,8 +20,10 @@ use crate::mcp::{ServerState, ServerStatus};
 use crate::setup::Setup;
 use crate::term;
 
-const COMMANDS: [(&str, &str); 18] = [
+const COMMANDS: [(&str, &str); 20] = [
     ("/help", "show this help"),
+    ("/agents", "list the sub-agent types the task tool offers"),
+    ("/skills", "list the skills the model can load"),
     ("/tools", "list the tools the model can call"),
     ("/hooks", "list the loaded hooks"),
     (
@@ -251,7 +253,10 @@ async fn slash_command(setup: &mut Setup, line: &str, style: Style, ui: &ReplUi)
                 "\nEnd a line with \\ to continue on the next one. Ctrl-C interrupts a running turn.",
             );
             super::mcp_dialogs::print_prompt_help(setup, style).await;
+            super::extension_commands::print_help(&setup.agent, style);
         }
+        "/agents" => super::extension_commands::print_agents(&setup.agent, style),
+        "/skills" => super::extension_commands::print_skills(&setup.agent, style),
         "/mcp" => match rest
             .split_once(' ')
             .map_or((rest, ""), |(a, b)| (a, b.trim()))
@@ -359,6 +364,7 @@ async fn slash_command(setup: &mut Setup, line: &str, style: Style, ui: &ReplUi)
                 return Flow::Send(prompt);
             }
         }
+        _ if setup.agent.custom_command(line).is_some() => return Flow::Send(line.to_string()),
         other => stdout_line(term![
             style.yellow("?"),
             format!(" unknown command {other}; /help lists the commands")
@@ -380,7 +386,14 @@ fn typed_line(typed: &mut String, style: Style) -> Option<String> {
 /// Runs one turn; returns what the user typed during it, to pre-fill the next prompt.
 async fn run_turn(setup: &mut Setup, ui: &Arc<ReplUi>, prompt: &str) -> String {
     let style = ui.style;
-    let attached = crate::agent::attach_files(&setup.paths.project_root, prompt);
+    // A custom command attaches its own `@file` mentions, once expanded.
+    let attached = match setup.agent.custom_command(prompt) {
+        Some(_) => crate::agent::Attached {
+            prompt: prompt.to_string(),
+            ..Default::default()
+        },
+        None => crate::agent::attach_files(&setup.paths.project_root, prompt),
+    };
     for (file, lines) in &attached.files {
         stdout_line(style.dim(&format!("attached {file} ({lines} lines)")));
     }
@@ -400,7 +413,7 @@ async fn run_turn(setup: &mut Setup, ui: &Arc<ReplUi>, prompt: &str) -> String {
     });
     let result = setup
         .agent
-        .run(prompt, ui.as_ref(), ui.as_ref(), &cancel)
+        .run_input(prompt, ui.as_ref(), ui.as_ref(), &cancel)
         .await;
     watcher.abort();
     let typed = ui.end_turn();
@@ -458,6 +471,9 @@ fn print_banner(setup: &Setup, style: Style) {
     for warning in &setup.warnings {
         stdout_line(term![style.yellow("warning:"), " ", warning]);
     }
+    if let Some(line) = setup.add_dirs_line() {
+        stdout_line(style.dim(&line));
+    }
     if let Some(notice) = &setup.trust_notice {
         stdout_line(term![style.yellow("note:"), " ", notice]);
     }
@@ -473,10 +489,11 @@ fn print_banner(setup: &Setup, style: Style) {
 
 fn new_editor(setup: &Setup) -> Result<LineEditor, TerminalError> {
     let mut editor = LineEditor::new().map_err(TerminalError::Editor)?;
-    let commands = COMMANDS
+    let mut commands: Vec<(String, String)> = COMMANDS
         .iter()
         .map(|(name, help)| (name.to_string(), help.to_string()))
         .collect();
+    commands.extend(super::extension_commands::completion_entries(&setup.agent));
     let mut model = crate::llm::LlmConfig::from_settings(&setup.settings);
     model.model = setup.agent.model().to_string();
     editor.set_helper(Some(ReplHelper::new(

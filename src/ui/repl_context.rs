@@ -143,6 +143,7 @@ pub async fn resume(setup: &mut Setup, arg: &str, style: Style, sink: &dyn Event
     setup
         .agent
         .switch_session(resumed.session, resumed.messages);
+    setup.agent.restore_children(resumed.children);
     stdout_line(style.dim(&format!(
         "resumed session {} ({} messages)",
         setup.agent.session().id,

@@ -309,6 +309,12 @@ impl EventSink for ReplUi {
                     "conversation compacted ({trigger}): {pre_tokens} → {post_tokens} tokens"
                 )));
             }
+            AgentEvent::Subagent(event) => {
+                if let Some(line) = super::subagent_view::line(style, &event) {
+                    Self::settle(&mut state);
+                    stdout_line(line);
+                }
+            }
             AgentEvent::AssistantMessage { .. } | AgentEvent::TurnFinished { .. } => {
                 state.spinner = None;
                 Self::finish_answer(&mut state);

@@ -200,6 +200,9 @@ fn render_item(item: &Item) -> String {
         Item::Setting { key, value, effect } => {
             format!("setting {}: {} — {effect}", shown(key), shown(value))
         }
+        Item::Extension { kind, name, detail } => {
+            format!("{kind} {}: {}", shown(name), shown(detail))
+        }
     }
 }
 

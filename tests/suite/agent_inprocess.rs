@@ -48,6 +48,7 @@ fn agent(server: &MockServer, mode: PermissionMode) -> Setup {
         child_env: ChildEnv::default(),
         context: Default::default(),
         sandbox: ling::process::sandbox::Decision::off(),
+        add_dirs: Vec::new(),
     };
     let session = Session::new(&paths.sessions_dir(), &project_root, "m");
     Setup {

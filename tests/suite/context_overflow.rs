@@ -74,7 +74,11 @@ fn each_server_s_overflow_answer_compacts_and_retries_once() {
         let size = |r: &Recorded| r.body["messages"].to_string().len();
         assert!(size(&requests[2]) > 30_000 && size(&requests[last]) <= 30_000);
         let retried = requests[last].messages();
-        assert_eq!(retried.len(), 3, "{style:?}: {retried:?}");
+        // The summary, then the prompt; the last answer too when the window the refusal
+        // implies leaves room for it (it grows with the fixed part of the request).
+        let kept_answer =
+            retried.len() == 4 && retried[2] == json!({"role": "assistant", "content": "answer 2"});
+        assert!(retried.len() == 3 || kept_answer, "{style:?}: {retried:?}");
         assert!(
             retried[1]["content"]
                 .as_str()
@@ -82,7 +86,7 @@ fn each_server_s_overflow_answer_compacts_and_retries_once() {
                 .contains("SUMMARY #1")
         );
         assert_eq!(
-            retried[2],
+            retried[retried.len() - 1],
             json!({"role": "user", "content": prompt(3, 12_000)})
         );
     }

@@ -111,7 +111,7 @@ fn a_stream_json_run_writes_these_lines() {
         format!(
             concat!(
                 r#"{{"type":"system","subtype":"init","session_id":"SESSION","model":"m1","cwd":"ROOT","#,
-                r#""tools":["read_file","write_file","edit_file","bash","grep","glob","list_mcp_resources","read_mcp_resource"],"#,
+                r#""tools":["read_file","write_file","edit_file","bash","grep","glob","task","list_mcp_resources","read_mcp_resource"],"#,
                 r#""mcp_servers":[{{"name":"broken","status":"failed","error":"{failed}"}}],"project_trust":"trusted","#,
                 r#""sandbox":{{"mode":"workspace-write","network":false}}}}"#
             ),

@@ -10,13 +10,14 @@ use pretty_assertions::assert_eq;
 use project::{Project, run, run_with};
 use serde_json::json;
 
-const BUILTINS: [&str; 6] = [
+const BUILTINS: [&str; 7] = [
     "read_file",
     "write_file",
     "edit_file",
     "bash",
     "grep",
     "glob",
+    "task",
 ];
 
 /// The tool messages of a recorded request, as (tool_call_id, content).
@@ -430,7 +431,7 @@ fn stream_json_output_is_one_event_per_line_in_order() {
     );
     assert_eq!(events[0]["subtype"], "init");
     assert_eq!(events[0]["model"], "m2");
-    assert_eq!(events[0]["tools"].as_array().map(Vec::len), Some(6));
+    assert_eq!(events[0]["tools"].as_array().map(Vec::len), Some(7));
     assert_eq!(events[1]["text"], "Looking.");
     assert_eq!(
         events[2],

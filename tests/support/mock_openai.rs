@@ -323,6 +323,9 @@ struct State {
     summary_delay: Duration,
     /// Other routes (`"GET /props"`) and their JSON answers.
     routes: Vec<(String, Value)>,
+    /// Replies for the conversations whose first user message holds the text (a sub-agent's
+    /// prompt), taken before the main queue; so concurrent conversations stay scripted.
+    scripts: Vec<(String, VecDeque<Reply>)>,
     requests: Vec<Recorded>,
     /// Chat requests whose history the OpenAI API would reject, with the reason.
     violations: Vec<String>,
@@ -434,6 +437,22 @@ impl MockServer {
         lock(&self.state).routes.push((route.to_string(), answer));
     }
 
+    /// Scripts the conversation whose first user message contains `needle` (a sub-agent's
+    /// prompt): its requests take these replies in order, whatever else runs at the same time.
+    pub fn script_for(&self, needle: &str, replies: Vec<Reply>) {
+        lock(&self.state)
+            .scripts
+            .push((needle.to_string(), replies.into()));
+    }
+
+    /// The chat requests of the conversation whose first user message contains `needle`.
+    pub fn requests_for(&self, needle: &str) -> Vec<Recorded> {
+        self.requests()
+            .into_iter()
+            .filter(|r| first_user_text(r).contains(needle))
+            .collect()
+    }
+
     /// Scripted replies not yet served.
     pub fn remaining(&self) -> usize {
         lock(&self.state).replies.len()
@@ -470,6 +489,16 @@ fn lock(state: &Mutex<State>) -> MutexGuard<'_, State> {
         .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
+/// The text of a request's first user message ("" without one).
+pub fn first_user_text(request: &Recorded) -> String {
+    request
+        .messages()
+        .iter()
+        .find(|m| m["role"] == "user")
+        .and_then(|m| m["content"].as_str().map(str::to_string))
+        .unwrap_or_default()
+}
+
 fn is_chat(request: &Recorded) -> bool {
     request.method == "POST" && request.path.ends_with("/chat/completions")
 }
@@ -488,7 +517,13 @@ async fn handle_connection(mut socket: TcpStream, state: Arc<Mutex<State>>) {
             .filter(|_| is_chat);
         let size = request.body["messages"].to_string().len();
         let summary_request = request.body.get("tools").is_none();
+        let first_user = first_user_text(&request);
         state.requests.push(request);
+        let scripted = state
+            .scripts
+            .iter_mut()
+            .find(|(needle, replies)| first_user.contains(needle.as_str()) && !replies.is_empty())
+            .and_then(|(_, replies)| replies.pop_front());
         let route_answer = state
             .routes
             .iter()
@@ -515,6 +550,8 @@ async fn handle_connection(mut socket: TcpStream, state: Arc<Mutex<State>>) {
                 state.summaries
             );
             Some(Reply::text(&text).usage(100, 10).delay(state.summary_delay))
+        } else if is_chat && scripted.is_some() {
+            scripted
         } else if is_chat {
             state.replies.pop_front()
         } else {

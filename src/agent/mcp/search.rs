@@ -37,6 +37,11 @@ impl ToolSearch {
         }
     }
 
+    /// The same settings with nothing picked yet (a sub-agent's own).
+    pub fn fresh(&self) -> Self {
+        Self::new(self.settings)
+    }
+
     /// The MCP tools offered by name only in the next request: none when their definitions fit
     /// the budget (mode `auto`) or tool search is off; otherwise every one the model has not
     /// picked yet. A tool called in `history` counts as picked. `window` is the model's context

@@ -36,10 +36,12 @@ pub enum HookEventName {
     Stop,
     PreCompact,
     SessionEnd,
+    SubagentStart,
+    SubagentStop,
 }
 
 impl HookEventName {
-    pub const ALL: [Self; 8] = [
+    pub const ALL: [Self; 10] = [
         Self::SessionStart,
         Self::UserPromptSubmit,
         Self::PreToolUse,
@@ -48,6 +50,8 @@ impl HookEventName {
         Self::Stop,
         Self::PreCompact,
         Self::SessionEnd,
+        Self::SubagentStart,
+        Self::SubagentStop,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -60,6 +64,8 @@ impl HookEventName {
             Self::Stop => "Stop",
             Self::PreCompact => "PreCompact",
             Self::SessionEnd => "SessionEnd",
+            Self::SubagentStart => "SubagentStart",
+            Self::SubagentStop => "SubagentStop",
         }
     }
 
@@ -82,6 +88,8 @@ impl HookEventName {
                 | Self::PostToolUseFailure
                 | Self::SessionStart
                 | Self::PreCompact
+                | Self::SubagentStart
+                | Self::SubagentStop
         )
     }
 
@@ -94,6 +102,7 @@ impl HookEventName {
                 | Self::PostToolUse
                 | Self::Stop
                 | Self::PreCompact
+                | Self::SubagentStop
         )
     }
 

@@ -71,6 +71,14 @@ fn event_description(event: HookEventName) -> &'static str {
         HookEventName::PostToolUseFailure => {
             "After a tool failed (`error`); the matcher tests the tool name."
         }
+        HookEventName::SubagentStart => {
+            "When a sub-agent (a `task` call) starts; the matcher tests its type (`agent_type`). \
+             additionalContext goes into the sub-agent's system prompt."
+        }
+        HookEventName::SubagentStop => {
+            "When a sub-agent ends its work; the matcher tests its type. A block sends the \
+             reason to the sub-agent as a new message, and it goes on."
+        }
         HookEventName::Stop => {
             "When the model ends its turn. A block sends the reason to the model as a new user \
              message, at most once in a row."

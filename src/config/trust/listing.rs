@@ -41,6 +41,12 @@ pub enum Item {
         /// What it would change, in words.
         effect: String,
     },
+    /// A custom command, skill or sub-agent (`kind`), and what it does in words.
+    Extension {
+        kind: &'static str,
+        name: String,
+        detail: String,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -137,7 +143,7 @@ impl Changes {
     /// The difference from `old` (as trusted) to `new` (on disk), file by file.
     pub(super) fn between(old: &ProjectListing, new: &ProjectListing) -> Self {
         let mut files = Vec::new();
-        for name in ALL_PROJECT_FILES {
+        for name in ALL_PROJECT_FILES.into_iter().chain([super::EXTENSIONS]) {
             let (before, after) = (old.file(name), new.file(name));
             let items = |f: Option<&FileListing>| -> Vec<Item> {
                 f.and_then(|f| f.items.as_ref().ok())
@@ -170,6 +176,10 @@ fn items_of(
     user_servers: &[String],
 ) -> Result<Vec<Item>, String> {
     match name {
+        super::EXTENSIONS => Ok(crate::config::extensions::describe_manifest(text)?
+            .into_iter()
+            .map(|(kind, name, detail)| Item::Extension { kind, name, detail })
+            .collect()),
         "hooks.json" => hook_items(HooksConfig::parse(path, text)),
         "mcp.json" | CLAUDE_MCP_FILE => server_items(path, text, user_servers),
         name if CLAUDE_SETTINGS_FILES.contains(&name) => claude_settings_items(path, text),

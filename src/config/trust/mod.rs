@@ -40,6 +40,10 @@ pub const ALL_PROJECT_FILES: [&str; 6] = [
     CLAUDE_PROJECT_FILES[2],
 ];
 
+/// The project's commands, skills and agents, fingerprinted as one more project file (their
+/// [`crate::config::extensions::project_manifest`]).
+pub const EXTENSIONS: &str = "commands, skills and agents";
+
 /// Whether `name` is one of Claude Code's files (relative to the root, not under `.ling/`).
 pub fn is_claude_file(name: &str) -> bool {
     CLAUDE_PROJECT_FILES.contains(&name)
@@ -47,7 +51,7 @@ pub fn is_claude_file(name: &str) -> bool {
 
 /// How a project file is shown: `.ling/hooks.json`, `.mcp.json`.
 pub fn shown_name(name: &str) -> String {
-    if is_claude_file(name) {
+    if is_claude_file(name) || name == EXTENSIONS {
         name.to_string()
     } else {
         format!(".ling/{name}")
@@ -149,6 +153,16 @@ impl ProjectConfig {
                 let path = paths.project_root.join(name);
                 let text = read_config_text(&path)?;
                 files.push(ProjectFile { name, path, text });
+            }
+            // Only when there are some, so trust recorded before Ling read them still holds.
+            if let Some(text) = super::extensions::project_manifest(&root, claude_files) {
+                let path = root.clone();
+                let name = EXTENSIONS;
+                files.push(ProjectFile {
+                    name,
+                    path,
+                    text: Some(text),
+                });
             }
         }
         let mut config = Self {
@@ -310,7 +324,8 @@ impl ProjectConfig {
         let mut skipped = Vec::new();
         let order = ["hooks.json", "mcp.json", "settings.json"]
             .into_iter()
-            .chain(CLAUDE_PROJECT_FILES);
+            .chain(CLAUDE_PROJECT_FILES)
+            .chain([EXTENSIONS]);
         for name in order {
             let Some(file) = listing.files.iter().find(|f| f.name == name) else {
                 continue;

@@ -113,6 +113,15 @@ impl StderrLog {
                     stderr_line(styled_display(self.style, display));
                 }
             }
+            AgentEvent::Subagent(sub) => {
+                let line = super::subagent_view::line(self.style, sub);
+                if let Some(line) = line.filter(|_| self.tools) {
+                    if let Some(newline) = lines.interrupt() {
+                        stderr(newline);
+                    }
+                    stderr_line(line);
+                }
+            }
             _ => {
                 if let Some(line) = side_channel(event, self.style, self.verbose) {
                     if let Some(newline) = lines.interrupt() {
@@ -233,49 +242,100 @@ fn json_line(value: &impl Serialize) {
 
 impl EventSink for StreamJsonOutput {
     fn emit(&self, event: AgentEvent) {
-        let line = match &event {
-            AgentEvent::AssistantMessage { text } if !text.is_empty() => Line::Assistant { text },
-            AgentEvent::ToolCallBegin { id, name, input } => Line::ToolUse { id, name, input },
-            AgentEvent::ToolCallEnd {
-                id,
-                content,
-                is_error,
-                ..
-            } => Line::ToolResult {
-                tool_use_id: id,
-                content,
-                is_error: *is_error,
-            },
-            AgentEvent::Hook(notice) => Line::Hook {
-                event: &notice.event,
-                decision: notice.decision,
-                message: &notice.message,
-                tool: notice.tool.as_deref(),
-            },
-            AgentEvent::Compacted {
-                trigger,
-                pre_tokens,
-                post_tokens,
-            } => Line::System(System::Compact {
-                trigger,
-                pre_tokens: *pre_tokens,
-                post_tokens: *post_tokens,
-            }),
-            AgentEvent::McpStatus { server, state } => {
-                let (status, error) = state.report();
-                Line::System(System::McpStatus {
-                    name: server,
-                    status,
-                    error,
-                })
+        if let AgentEvent::Subagent(sub) = &event {
+            self.subagent(sub);
+            return;
+        }
+        let Some(line) = stream_line(&event) else {
+            if let Some(line) = side_channel(&event, Style::for_stderr(), self.verbose) {
+                stderr_line(line);
             }
-            _ => {
-                if let Some(line) = side_channel(&event, Style::for_stderr(), self.verbose) {
-                    stderr_line(line);
-                }
-                return;
-            }
+            return;
         };
         json_line(&line);
     }
+}
+
+impl StreamJsonOutput {
+    /// A sub-agent's event: its line tagged with the parent's call (`parent_tool_use_id`, as
+    /// the Claude Agent SDK tags a sub-agent's messages), and a `system` line when it starts
+    /// and ends.
+    fn subagent(&self, sub: &crate::agent::SubagentEvent) {
+        use crate::agent::SubagentKind;
+        let mut value = match &sub.kind {
+            SubagentKind::Event(inner) => match stream_line(inner) {
+                Some(line) => serde_json::to_value(&line).unwrap_or_default(),
+                None => return,
+            },
+            SubagentKind::Started { description, model } => serde_json::json!({
+                "type": "system",
+                "subtype": "subagent_start",
+                "agent_type": sub.agent,
+                "agent_id": sub.agent_id,
+                "description": description,
+                "model": model,
+            }),
+            SubagentKind::Finished {
+                usage,
+                num_turns,
+                tool_calls,
+                ok,
+            } => serde_json::json!({
+                "type": "system",
+                "subtype": "subagent_stop",
+                "agent_type": sub.agent,
+                "agent_id": sub.agent_id,
+                "is_error": !ok,
+                "num_turns": num_turns,
+                "tool_calls": tool_calls,
+                "usage": usage,
+            }),
+        };
+        if let serde_json::Value::Object(map) = &mut value {
+            map.insert("parent_tool_use_id".into(), sub.call_id.clone().into());
+        }
+        json_line(&value);
+    }
+}
+
+/// The stream-json line of an event, when it has one.
+fn stream_line(event: &AgentEvent) -> Option<Line<'_>> {
+    Some(match event {
+        AgentEvent::AssistantMessage { text } if !text.is_empty() => Line::Assistant { text },
+        AgentEvent::ToolCallBegin { id, name, input } => Line::ToolUse { id, name, input },
+        AgentEvent::ToolCallEnd {
+            id,
+            content,
+            is_error,
+            ..
+        } => Line::ToolResult {
+            tool_use_id: id,
+            content,
+            is_error: *is_error,
+        },
+        AgentEvent::Hook(notice) => Line::Hook {
+            event: &notice.event,
+            decision: notice.decision,
+            message: &notice.message,
+            tool: notice.tool.as_deref(),
+        },
+        AgentEvent::Compacted {
+            trigger,
+            pre_tokens,
+            post_tokens,
+        } => Line::System(System::Compact {
+            trigger,
+            pre_tokens: *pre_tokens,
+            post_tokens: *post_tokens,
+        }),
+        AgentEvent::McpStatus { server, state } => {
+            let (status, error) = state.report();
+            Line::System(System::McpStatus {
+                name: server,
+                status,
+                error,
+            })
+        }
+        _ => return None,
+    })
 }

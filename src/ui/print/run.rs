@@ -76,6 +76,9 @@ pub async fn run(mut setup: Setup, format: Format, verbose: bool, prompt: String
     for warning in &setup.warnings {
         stderr_line(format!("warning: {warning}"));
     }
+    if let Some(line) = setup.add_dirs_line() {
+        stderr_line(format!("ling: {line}"));
+    }
     if let Some(notice) = &setup.trust_notice {
         stderr_line(format!("ling: {notice}"));
     }
@@ -165,7 +168,7 @@ async fn drive(
         );
     }
     let ending = match agent
-        .run(prompt, output.sink(), &NonInteractive, cancel)
+        .run_input(prompt, output.sink(), &NonInteractive, cancel)
         .await
     {
         Ok(run) => match run.end {

@@ -1,0 +1,274 @@
+//! Custom slash commands run by the agent: the body's `$ARGUMENTS` and `$1`..`$9` are filled
+//! in, its `!` shell lines run through the one dispatch point as `bash` calls (PreToolUse
+//! hooks, the permission check and the sandbox, shown like any call: never silently) and their
+//! output takes their place, its `@file` mentions are attached, and the prompt runs with the
+//! command's `allowed-tools` narrowing the tools and its `model` for that run. Also the
+//! narrowing a loaded skill's `allowed-tools` brings.
+
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+
+use super::filter::ToolFilter;
+use super::subagent::resolve_model;
+use super::turn::Turn;
+use super::{Agent, AgentError, AgentEvent, Approver, EventSink, RunEnd, RunResult};
+use crate::config::extensions::Command;
+use crate::llm::ToolCall;
+
+/// `$ARGUMENTS` and `$1`..`$9` of `body` filled in from `args` (split like a shell would: quotes
+/// group words). A body that uses none of them gets the arguments appended, as Claude Code does.
+pub fn fill_arguments(body: &str, args: &str) -> String {
+    let words = split_words(args);
+    let uses_positional = (1..=9).any(|n| body.contains(&format!("${n}")));
+    let mut out = body.replace("$ARGUMENTS", args);
+    for n in (1..=9).rev() {
+        let value = words.get(n - 1).map_or("", String::as_str);
+        out = out.replace(&format!("${n}"), value);
+    }
+    if !body.contains("$ARGUMENTS") && !uses_positional && !args.trim().is_empty() {
+        out = format!("{}\n\nARGUMENTS: {}\n", out.trim_end(), args.trim());
+    }
+    out
+}
+
+/// Words of `args`: blanks separate them, single or double quotes group them.
+fn split_words(args: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut word = String::new();
+    let mut quote = None;
+    let mut any = false;
+    for c in args.chars() {
+        match (c, quote) {
+            ('"' | '\'', None) => {
+                quote = Some(c);
+                any = true;
+            }
+            (c, Some(q)) if c == q => quote = None,
+            (c, None) if c.is_whitespace() => {
+                if any {
+                    words.push(std::mem::take(&mut word));
+                    any = false;
+                }
+            }
+            (c, _) => {
+                word.push(c);
+                any = true;
+            }
+        }
+    }
+    if any {
+        words.push(word);
+    }
+    words
+}
+
+/// A piece of a command body: text as it is, or a shell command whose output replaces it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Piece {
+    Text(String),
+    /// A whole `!command` line (its output replaces the line).
+    Line(String),
+    /// A `` !`command` `` span inside a line.
+    Span(String),
+}
+
+/// The body cut into text and shell commands.
+pub fn pieces(body: &str) -> Vec<Piece> {
+    let mut out = Vec::new();
+    let mut text = String::new();
+    for line in body.split_inclusive('\n') {
+        let trimmed = line.trim();
+        if let Some(command) = trimmed.strip_prefix('!') {
+            let command = command.trim();
+            let command = command
+                .strip_prefix('`')
+                .and_then(|c| c.strip_suffix('`'))
+                .unwrap_or(command);
+            if !command.is_empty() {
+                out.push(Piece::Text(std::mem::take(&mut text)));
+                out.push(Piece::Line(command.to_string()));
+                continue;
+            }
+        }
+        let mut rest = line;
+        while let Some(start) = rest.find("!`") {
+            let after = &rest[start + 2..];
+            let Some(end) = after.find('`') else { break };
+            text.push_str(&rest[..start]);
+            out.push(Piece::Text(std::mem::take(&mut text)));
+            out.push(Piece::Span(after[..end].trim().to_string()));
+            rest = &after[end + 1..];
+        }
+        text.push_str(rest);
+    }
+    out.push(Piece::Text(text));
+    out.retain(|p| !matches!(p, Piece::Text(t) if t.is_empty()));
+    out
+}
+
+impl Agent {
+    /// The custom command `line` invokes (`/name args`), with its arguments.
+    pub fn custom_command(&self, line: &str) -> Option<(Command, String)> {
+        let rest = line.trim_start().strip_prefix('/')?;
+        let (name, args) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
+        let command = self.extensions.command(name)?;
+        Some((command.clone(), args.trim().to_string()))
+    }
+
+    /// Runs what the user typed: a custom command when it names one, else the prompt itself.
+    pub async fn run_input(
+        &mut self,
+        input: &str,
+        sink: &dyn EventSink,
+        approver: &dyn Approver,
+        cancel: &CancellationToken,
+    ) -> Result<RunResult, AgentError> {
+        match self.custom_command(input) {
+            Some((command, args)) => {
+                self.run_command(&command, &args, sink, approver, cancel)
+                    .await
+            }
+            None => self.run(input, sink, approver, cancel).await,
+        }
+    }
+
+    /// Runs a custom command with these arguments.
+    pub async fn run_command(
+        &mut self,
+        command: &Command,
+        args: &str,
+        sink: &dyn EventSink,
+        approver: &dyn Approver,
+        cancel: &CancellationToken,
+    ) -> Result<RunResult, AgentError> {
+        if let Some(tools) = &command.allowed_tools {
+            let origin = format!("/{}'s allowed-tools", command.name);
+            self.lock_narrowing().push(ToolFilter::new(tools, origin));
+        }
+        let filled = fill_arguments(&command.body, args);
+        let expanded = {
+            let turn = Turn::new(sink, approver, cancel);
+            self.run_shell_pieces(&filled, &turn).await
+        };
+        if cancel.is_cancelled() {
+            self.end_narrowing();
+            return Ok(RunResult {
+                end: RunEnd::Interrupted,
+                text: String::new(),
+                num_turns: 0,
+            });
+        }
+        let attached = super::attach_files(&self.options.root, &expanded);
+        for warning in attached.warnings {
+            sink.emit(AgentEvent::Warning(warning));
+        }
+        let before = self.model().to_string();
+        if let Some(asked) = &command.model {
+            let (model, warning) = resolve_model(Some(asked), &before, &self.delegation.aliases);
+            if let Some(warning) = warning {
+                sink.emit(AgentEvent::Warning(format!("/{}: {warning}", command.name)));
+            }
+            self.set_model(model);
+        }
+        let result = self.run(&attached.prompt, sink, approver, cancel).await;
+        if self.model() != before {
+            self.set_model(before);
+        }
+        result
+    }
+
+    /// The body with each shell command replaced by its output, each run as a `bash` call
+    /// through the dispatch point (a refusal's message takes its place, so the model knows).
+    async fn run_shell_pieces(&self, body: &str, turn: &Turn<'_>) -> String {
+        let mut out = String::new();
+        for (n, piece) in pieces(body).into_iter().enumerate() {
+            let command = match piece {
+                Piece::Text(text) => {
+                    out.push_str(&text);
+                    continue;
+                }
+                Piece::Line(command) | Piece::Span(command) => command,
+            };
+            if turn.is_cancelled() {
+                break;
+            }
+            let call = ToolCall::new(
+                format!("command_{n}"),
+                "bash",
+                json!({ "command": command }).to_string(),
+            );
+            let output = self.dispatch(&call, turn).await;
+            out.push_str(&format!("$ {command}\n{}\n", output.trim_end()));
+        }
+        out
+    }
+
+    pub(super) fn lock_narrowing(&self) -> std::sync::MutexGuard<'_, Vec<ToolFilter>> {
+        self.narrowing
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// The run is over: the narrowings of its command and skills end with it.
+    pub(super) fn end_narrowing(&self) {
+        self.lock_narrowing().clear();
+    }
+
+    /// A skill was loaded: its `allowed-tools`, if any, narrow the rest of the run (the
+    /// `skill` tool stays, to read the skill's files).
+    pub(super) fn skill_loaded(&self, input: &serde_json::Value) {
+        let name = input.get("name").and_then(|n| n.as_str());
+        let reads_file = input.get("file").is_some_and(|f| !f.is_null());
+        let Some(skill) = name.and_then(|n| self.extensions.skill(n)) else {
+            return;
+        };
+        let Some(tools) = &skill.allowed_tools else {
+            return;
+        };
+        if reads_file {
+            return;
+        }
+        let mut entries = tools.clone();
+        entries.push(super::skill_tool::SKILL.to_string());
+        let origin = format!("the {} skill's allowed-tools", skill.name);
+        self.lock_narrowing()
+            .push(ToolFilter::new(&entries, origin));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    #[test]
+    fn arguments_fill_their_places_or_are_appended() {
+        assert_eq!(
+            fill_arguments("Fix $ARGUMENTS now", "issue 12"),
+            "Fix issue 12 now"
+        );
+        assert_eq!(
+            fill_arguments("Review $1 for $2 ($3)", "src/a.rs \"memory leaks\""),
+            "Review src/a.rs for memory leaks ()"
+        );
+        assert_eq!(
+            fill_arguments("Just do it.\n", "quickly"),
+            "Just do it.\n\nARGUMENTS: quickly\n"
+        );
+        assert_eq!(fill_arguments("Nothing $1", ""), "Nothing ");
+    }
+
+    #[test]
+    fn shell_lines_and_spans_are_cut_out() {
+        assert_eq!(
+            pieces("Status: !`git status` now\n!ls -la\nend\n"),
+            vec![
+                Piece::Text("Status: ".into()),
+                Piece::Span("git status".into()),
+                Piece::Text(" now\n".into()),
+                Piece::Line("ls -la".into()),
+                Piece::Text("end\n".into()),
+            ]
+        );
+    }
+}
