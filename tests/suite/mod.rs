@@ -39,6 +39,7 @@ mod mcp_tool_search;
 mod mock_model;
 mod print_lines;
 mod print_mode;
+mod release;
 mod repl;
 mod repl_input;
 mod repl_mcp;
