@@ -20,6 +20,7 @@ use super::jsonrpc::{INVALID_PARAMS, Message, RequestId};
 use super::log::ServerLog;
 use super::modern::{Era, HeaderPath, LEGACY_RESOURCE_NOT_FOUND};
 use super::peer::{Incoming, Outcome, Pending, ProgressRoutes};
+pub use super::transport::Shutdown;
 use super::transport::http::is_transport_failure;
 use super::transport::{Connection, Transport, TransportError};
 use super::types::{
@@ -354,9 +355,14 @@ impl McpClient {
         }
     }
 
-    /// Shuts the connection down (bounded by the transport's shutdown steps).
+    /// Shuts the connection down gracefully (bounded by the transport's shutdown steps).
     pub async fn close(&self) {
-        self.inner.transport.close().await;
+        self.close_as(Shutdown::Graceful).await;
+    }
+
+    /// Shuts the connection down as `how` says.
+    pub async fn close_as(&self, how: Shutdown) {
+        self.inner.transport.close(how).await;
         let reason = "closed by Ling".to_string();
         self.inner.pending.close_all(&reason);
         self.inner.closed.send_if_modified(|r| {

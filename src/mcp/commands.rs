@@ -10,6 +10,7 @@ use std::sync::Arc;
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
+use super::client::Shutdown;
 use super::error::McpError;
 use super::manager::{ManagerOptions, McpManager, McpToolInfo, ServerState, ServerStatus};
 use super::redact::{Redactor, shown};
@@ -63,7 +64,8 @@ pub async fn probe(
     let manager = McpManager::start(configs, options);
     manager.wait_ready().await;
     let (mut statuses, tools) = (manager.statuses(), manager.tools());
-    manager.shutdown().await;
+    // What was asked is known: the servers need not be waited for (docs/mcp.md, "Shutdown").
+    manager.shutdown_as(Shutdown::Prompt).await;
     for status in &mut statuses {
         if let (ServerState::Failed(why), Some((_, redactor))) = (
             &mut status.state,
@@ -391,6 +393,6 @@ pub async fn call(
     let result = manager
         .call_server_tool(&server, tool, arguments, cancel, None)
         .await;
-    manager.shutdown().await;
+    manager.shutdown_as(Shutdown::Prompt).await;
     result.map_err(|e| CommandError::Call(redactor.scrub(&e.to_string())))
 }

@@ -15,7 +15,7 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::auth::{Login, OAuth};
-use super::client::{ClientOptions, McpClient};
+use super::client::{ClientOptions, McpClient, Shutdown};
 use super::error::McpError;
 use super::handler::ClientHandler;
 use super::log::ServerLog;
@@ -392,6 +392,12 @@ impl McpManager {
 
     /// Closes every server (stdio: stdin, SIGTERM, SIGKILL), all at once, bounded in time.
     pub async fn shutdown(&self) {
+        self.shutdown_as(Shutdown::Graceful).await;
+    }
+
+    /// Closes every server as `how` says: [`Shutdown::Prompt`] once a run is over and its
+    /// answer written, where nobody should wait for a server's polite exit.
+    pub async fn shutdown_as(&self, how: Shutdown) {
         let clients: Vec<McpClient> = self
             .slots
             .iter()
@@ -401,7 +407,7 @@ impl McpManager {
                 state.client.take()
             })
             .collect();
-        let closing = futures::future::join_all(clients.iter().map(McpClient::close));
+        let closing = futures::future::join_all(clients.iter().map(|c| c.close_as(how)));
         let _ = tokio::time::timeout(SHUTDOWN_LIMIT, closing).await;
     }
 

@@ -376,6 +376,8 @@ async fn interrupted_run(
 async fn cancelling_during_the_request_ends_the_run_as_interrupted() {
     let server =
         MockServer::start(vec![Reply::text("too late").delay(Duration::from_secs(20))]).await;
+    // The cancel may come before the request reaches the server.
+    server.allow_unasked(1);
     let mut setup = agent(&server, PermissionMode::Default);
     let (sink, cancel) = cancelling_on(
         |event| matches!(event, AgentEvent::RequestStarted { .. }),

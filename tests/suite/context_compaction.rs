@@ -82,6 +82,8 @@ fn auto_compaction_sends_the_summary_and_the_recent_messages_verbatim() {
         .map(|n| Reply::text(&format!("answer {n}")))
         .collect();
     let server = MockServer::start_blocking(replies);
+    // The runs go on until one compacts: those after it are never asked for.
+    server.allow_unasked(11);
     server.answer_summaries("SUMMARY");
     let project = Project::new();
     user_settings(&project, json!({ "contextWindow": 9000 }));
@@ -228,6 +230,8 @@ fn a_summary_request_that_overflows_is_made_in_parts() {
         .map(|n| Reply::text(&format!("answer {n}")))
         .collect();
     let server = MockServer::start_blocking(replies);
+    // The runs go on until one compacts: those after it are never asked for.
+    server.allow_unasked(11);
     server.answer_summaries("PART SUMMARY");
     server.summary_limit(6_000, Overflow::TooLarge);
     let project = Project::new();
@@ -338,7 +342,7 @@ fn forty_turns_with_large_tool_outputs_finish_under_a_small_window() {
 
 #[test]
 fn a_blocking_pre_compact_hook_stops_the_compaction_and_the_run_goes_on() {
-    let replies = (1..=3)
+    let replies = (1..=2)
         .map(|n| Reply::text(&format!("answer {n}")))
         .collect();
     let server = MockServer::start_blocking(replies);

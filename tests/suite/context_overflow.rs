@@ -19,7 +19,7 @@ fn each_server_s_overflow_answer_compacts_and_retries_once() {
         Overflow::Vllm,
         Overflow::TooLarge,
     ] {
-        let replies = (1..=4)
+        let replies = (1..=3)
             .map(|n| Reply::text(&format!("answer {n}")))
             .collect();
         let server = MockServer::start_blocking(replies);
@@ -95,6 +95,7 @@ fn each_server_s_overflow_answer_compacts_and_retries_once() {
 #[test]
 fn when_nothing_fits_the_run_fails_naming_compact_and_clear() {
     let server = MockServer::start_blocking(vec![Reply::text("never")]);
+    server.expect_unasked(1);
     server.answer_summaries("SUMMARY");
     server.context_limit(4_000, Overflow::LlamaCpp);
     let project = Project::new();

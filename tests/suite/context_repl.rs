@@ -109,7 +109,6 @@ fn resume_picks_a_session_and_a_resumed_repl_shows_the_last_exchanges() {
         Reply::text("the parser is in src/parse.rs"),
         Reply::text("tests added"),
         Reply::text("back in the old one"),
-        Reply::text("continued"),
     ]);
     let project = Project::new();
     let old = record(&project, &server, "where is the parser?");

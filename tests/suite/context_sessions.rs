@@ -107,7 +107,7 @@ fn killed_mid_tool_the_call_gets_an_interrupted_result() {
 
 #[test]
 fn killed_mid_compaction_the_session_resumes_from_before_it() {
-    let replies = (1..=4)
+    let replies = (1..=2)
         .map(|n| Reply::text(&format!("answer {n}")))
         .collect();
     let server = MockServer::start_blocking(replies);

@@ -22,6 +22,7 @@ fn a_blocked_prompt_never_reaches_the_model() {
     );
     hooks(&project, json!({ "UserPromptSubmit": group("", &block) }));
     let server = MockServer::start_blocking(vec![Reply::text("never")]);
+    server.expect_unasked(1);
     let out = run(ling_p(&project, &server, "tell me the secret", &[]));
     assert_eq!(out.code, Some(1), "stderr: {}", out.stderr);
     assert!(server.requests().is_empty(), "the model was asked");
@@ -119,6 +120,7 @@ fn an_invalid_hooks_json_is_a_configuration_error_with_its_position() {
     );
     project.trust();
     let server = MockServer::start_blocking(vec![Reply::text("never")]);
+    server.expect_unasked(1);
     let out = run(ling_p(&project, &server, "hi", &[]));
     assert_eq!(out.code, Some(2), "stderr: {}", out.stderr);
     assert!(out.stderr.contains("hooks.json:3:"), "{}", out.stderr);
@@ -264,6 +266,7 @@ fn continue_false_stops_the_run_with_its_reason() {
     );
     hooks(&project, json!({ "Stop": group("", &stop) }));
     let server = MockServer::start_blocking(vec![Reply::text("done"), Reply::text("never")]);
+    server.expect_unasked(1);
     let out = run(ling_p(&project, &server, "go", &[]));
     assert_eq!(out.code, Some(1), "stderr: {}", out.stderr);
     assert!(out.stderr.contains("budget exhausted"), "{}", out.stderr);
@@ -271,6 +274,7 @@ fn continue_false_stops_the_run_with_its_reason() {
 
     hooks(&project, json!({ "PostToolUse": group("bash", &stop) }));
     let server = bash_then_text("echo hi");
+    server.expect_unasked(1);
     let out = run(ling_p(
         &project,
         &server,
@@ -299,6 +303,7 @@ fn continue_false_before_a_tool_keeps_the_tool_from_running() {
     );
     hooks(&project, json!({ "PreToolUse": group("bash", &stop) }));
     let server = bash_then_text("touch side-effect");
+    server.expect_unasked(1);
     let out = run(ling_p(
         &project,
         &server,

@@ -274,6 +274,7 @@ async fn server_errors_are_retried_until_the_limit() {
         Reply::text("too late"),
     ])
     .await;
+    server.expect_unasked(1);
     let (events, result) = ask(&client(config(&server))).await;
     let (_, text) = error_text(result);
     assert_eq!(
@@ -355,6 +356,7 @@ async fn a_stream_cut_before_any_output_is_retried() {
 #[tokio::test]
 async fn a_stream_cut_after_text_is_reported_not_retried() {
     let server = MockServer::start(vec![Reply::cut_after_text("partial"), Reply::text("x")]).await;
+    server.expect_unasked(1);
     let (events, result) = ask(&client(config(&server))).await;
     let (err, text) = error_text(result);
     assert!(
@@ -455,6 +457,7 @@ async fn an_idle_timeout_after_text_is_not_retried() {
         Reply::text("never"),
     ])
     .await;
+    server.expect_unasked(1);
     let (events, result) = ask(&client(LlmConfig {
         idle_timeout: Duration::from_millis(200),
         ..config(&server)

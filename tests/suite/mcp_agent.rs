@@ -240,6 +240,7 @@ fn ctrl_c_during_an_mcp_call_cancels_it_at_the_server() {
 #[test]
 fn ctrl_c_while_waiting_for_a_slow_server_exits_130_at_once() {
     let server = MockServer::start_blocking(vec![Reply::text("never asked")]);
+    server.expect_unasked(1);
     let project = Project::new();
     let config = json!({"mcpServers": {"slow": {
         "command": test_server(), "args": ["--slow-start", "20000"], "startupTimeoutMs": 30000

@@ -42,7 +42,7 @@ fn later_files_win_and_values_are_resolved() {
         r#"{"mcpServers":{"useronly":{"command":"override"}}}"#,
     );
     // Cargo sets CARGO_PKG_NAME for every test run; the process environment is never modified.
-    assert_eq!(std::env::var("CARGO_PKG_NAME").as_deref(), Ok("ling"));
+    assert_eq!(std::env::var("CARGO_PKG_NAME").as_deref(), Ok("ling-agent"));
 
     let (servers, warnings) = load_servers(
         &env.paths,
@@ -59,8 +59,8 @@ fn later_files_win_and_values_are_resolved() {
         shared.transport,
         TransportConfig::Stdio {
             command: root.join("./bin/srv").display().to_string(),
-            args: vec!["ling".into(), "dflt".into()],
-            env: vec![("TOKEN".into(), "ling".into())],
+            args: vec!["ling-agent".into(), "dflt".into()],
+            env: vec![("TOKEN".into(), "ling-agent".into())],
             cwd: root.join("sub"),
         }
     );

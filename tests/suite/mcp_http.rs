@@ -86,7 +86,9 @@ async fn json_replies_carry_session_version_and_configured_headers() {
         next(&mut conn).await.to_value(),
         result(json!(1), json!({"tools": [], "echo": "tools/list"}))
     );
-    conn.transport.close().await;
+    conn.transport
+        .close(ling::mcp::client::Shutdown::Graceful)
+        .await;
 
     let posts = server.with_method("POST");
     let seen: Vec<_> = posts
@@ -459,7 +461,9 @@ async fn legacy_sse_posts_to_the_endpoint_and_reads_message_events() {
         ]
     );
     assert_eq!(requests[0].header("accept"), Some("text/event-stream"));
-    conn.transport.close().await;
+    conn.transport
+        .close(ling::mcp::client::Shutdown::Graceful)
+        .await;
 }
 
 #[tokio::test]

@@ -108,6 +108,8 @@ async fn server_everything_over_streamable_http() {
     let text = result["content"][0]["text"].as_str().unwrap_or_default();
     assert!(text.contains("hello over http"), "{result}");
 
-    conn.transport.close().await;
+    conn.transport
+        .close(ling::mcp::client::Shutdown::Graceful)
+        .await;
     let _ = child.kill().await;
 }

@@ -141,3 +141,34 @@ fn a_bad_history_fails_the_test_when_the_mock_is_dropped() {
     assert!(status.contains(" 400 "), "{status}");
     drop(server);
 }
+
+#[test]
+#[should_panic(expected = "mock model: 1 scripted reply was never asked for")]
+fn a_scripted_reply_never_asked_for_fails_the_test() {
+    let server = MockServer::start_blocking(vec![Reply::text("one"), Reply::text("two")]);
+    let (status, _) = post(&server, &[user("go")]);
+    assert!(status.contains(" 200 "), "{status}");
+    drop(server);
+}
+
+#[test]
+fn replies_left_on_purpose_are_counted_exactly_or_at_most() {
+    let exact = MockServer::start_blocking(vec![Reply::text("one"), Reply::text("never")]);
+    exact.expect_unasked(1);
+    post(&exact, &[user("go")]);
+    drop(exact);
+
+    let loose = MockServer::start_blocking(vec![Reply::text("a"), Reply::text("b")]);
+    loose.allow_unasked(2);
+    post(&loose, &[user("go")]);
+    drop(loose);
+}
+
+#[test]
+#[should_panic(expected = "the test allowed Exactly(2)")]
+fn an_exact_count_fails_when_more_were_asked_for() {
+    let server = MockServer::start_blocking(vec![Reply::text("one"), Reply::text("two")]);
+    server.expect_unasked(2);
+    post(&server, &[user("go")]);
+    drop(server);
+}

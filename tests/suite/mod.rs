@@ -41,6 +41,7 @@ mod mock_model;
 mod print_lines;
 mod print_mode;
 mod project_root;
+mod release;
 mod repl;
 mod repl_input;
 mod repl_mcp;

@@ -305,6 +305,7 @@ fn an_allow_rule_lets_the_command_run() {
 fn max_turns_stops_the_loop_with_exit_1() {
     let call = || Reply::tool_calls(vec![("g", "glob", json!({"pattern": "*"}))]);
     let server = MockServer::start_blocking(vec![call(), call(), call()]);
+    server.expect_unasked(1);
     let project = Project::new();
     let mut cmd = project.command(&server.base_url());
     cmd.args(["-p", "loop", "--max-turns", "2", "--output-format", "json"]);
@@ -335,7 +336,8 @@ fn a_429_is_retried_then_the_answer_arrives() {
 
 #[test]
 fn persistent_500s_fail_with_exit_1_and_a_clear_message() {
-    let replies = (0..10).map(|_| Reply::status(500)).collect();
+    // Five attempts (the first and four retries, the default maxRetries), each answered 500.
+    let replies = (0..5).map(|_| Reply::status(500)).collect();
     let server = MockServer::start_blocking(replies);
     let project = Project::new();
     let mut cmd = project.command(&server.base_url());
@@ -344,7 +346,11 @@ fn persistent_500s_fail_with_exit_1_and_a_clear_message() {
     assert_eq!(out.code, Some(1), "stderr: {}", out.stderr);
     assert_eq!(out.stdout, "");
     assert!(out.stderr.contains("500"), "{}", out.stderr);
-    assert!(server.requests().len() >= 2, "no retries happened");
+    assert_eq!(
+        server.requests().len(),
+        5,
+        "the default retries, and no more"
+    );
 }
 
 #[test]
@@ -353,6 +359,7 @@ fn a_stream_cut_mid_answer_is_reported_not_retried() {
         Reply::cut_after_text("partial ans"),
         Reply::text("should not be used"),
     ]);
+    server.expect_unasked(1);
     let project = Project::new();
     let mut cmd = project.command(&server.base_url());
     cmd.args(["-p", "hi"]);

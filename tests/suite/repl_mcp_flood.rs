@@ -107,6 +107,7 @@ fn ctrl_c_at_a_question_interrupts_the_turn_and_exit_still_works() {
         Reply::tool_calls(vec![("f1", "mcp__flood__flood", form(50))]),
         Reply::text("never reached"),
     ]);
+    server.expect_unasked(1);
     let project = Project::new();
     let mut p = repl(&project, &server);
     p.send_line("ask me things").unwrap();

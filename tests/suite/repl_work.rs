@@ -98,6 +98,7 @@ fn a_long_command_is_shown_whole_and_n_hands_control_back_without_a_model_reques
         Reply::tool_calls(vec![("b1", "bash", json!({"command": long}))]),
         Reply::text("must not be asked for"),
     ]);
+    server.expect_unasked(1);
     let project = Project::new();
     let mut p = start(&project, &server, &[]);
     expect(&mut p, "> ");

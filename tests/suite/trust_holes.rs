@@ -137,6 +137,8 @@ fn mcp_config(project: &Project, script: &str, env: Value) -> PathBuf {
 /// environment it started with.
 fn mcp_env_run(shared: bool, env: Value, list: bool) -> String {
     let server = MockServer::start_blocking(vec![Reply::text("hi")]);
+    // `ling mcp list` never asks the model.
+    server.expect_unasked(usize::from(list));
     let project = Project::new();
     let dump = project.home.path().join("server.env");
     let script = format!(
@@ -183,7 +185,7 @@ fn a_stdio_mcp_servers_own_env_may_still_pass_the_key() {
 
 #[test]
 fn a_missing_stdio_server_command_is_still_named_in_the_error() {
-    let server = MockServer::start_blocking(vec![Reply::text("hi")]);
+    let server = MockServer::start_blocking(vec![]);
     let project = Project::new();
     let path = project.home.path().join("servers.json");
     let config = json!({"mcpServers": {"gone": {"command": "ling-no-such-server-xyz"}}});
@@ -337,6 +339,7 @@ fn print_mode_stops_at_the_default_turn_limit_and_says_how_to_raise_it() {
     // A model that never stops asking for a tool; the default limit (100) ends the run.
     let call = || Reply::tool_calls(vec![("g", "glob", json!({"pattern": "*.none"}))]);
     let server = MockServer::start_blocking((0..105).map(|_| call()).collect());
+    server.expect_unasked(5);
     let project = Project::new();
     let out = run_json(&project, &server, &["-p", "loop forever"]);
     assert_eq!(out.code, Some(1), "stderr: {}", out.stderr);
@@ -430,6 +433,7 @@ fn assert_refused_once(out: &Output, server: &MockServer, limit: &str) {
 fn an_event_stream_line_over_the_default_cap_fails_without_a_retry() {
     let server =
         MockServer::start_blocking(vec![long_line(9 << 20), Reply::text("must not be fetched")]);
+    server.expect_unasked(1);
     let project = Project::new();
     let mut cmd = project.command(&server.base_url());
     cmd.args(["-p", "hi"]);
@@ -441,6 +445,7 @@ fn an_event_stream_line_over_the_default_cap_fails_without_a_retry() {
 fn the_line_cap_is_a_setting() {
     let server =
         MockServer::start_blocking(vec![long_line(5000), Reply::text("must not be fetched")]);
+    server.expect_unasked(1);
     let project = Project::new();
     write_home(
         &project,
@@ -470,6 +475,7 @@ fn a_non_streamed_answer_over_the_cap_fails_the_same_way() {
     // `stream: true` ignored: the whole answer as one JSON body, bounded like one line.
     let body = Reply::status(200).message(&"z".repeat(5000));
     let server = MockServer::start_blocking(vec![body, Reply::text("must not be fetched")]);
+    server.expect_unasked(1);
     let project = Project::new();
     write_home(
         &project,

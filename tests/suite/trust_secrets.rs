@@ -65,6 +65,7 @@ fn assert_absent(text: &str, secrets: &[&str]) {
 #[test]
 fn a_redirect_to_another_origin_never_carries_the_key() {
     let elsewhere = MockServer::start_blocking(vec![Reply::text("stolen")]);
+    elsewhere.expect_unasked(1);
     let target = format!("{}/chat/completions", elsewhere.base_url());
     let server = MockServer::start_blocking(vec![Reply::status(302).header("Location", &target)]);
     let project = Project::new();
@@ -123,6 +124,8 @@ fn endless_same_origin_redirects_stop_with_an_error() {
         .map(|_| Reply::status(307).header("Location", "/v1/chat/completions"))
         .collect();
     let server = MockServer::start_blocking(loops);
+    // The sixth redirect is refused: two of the eight are never asked for.
+    server.expect_unasked(2);
     let project = Project::new();
     let mut cmd = project.command(&server.base_url());
     cmd.args(["-p", "hi"]);

@@ -221,7 +221,7 @@ fn a_corrupt_trust_file_is_an_error_not_trust() {
     let project = Project::new();
     write_touching_hooks(&project);
     std::fs::write(project.home.path().join("trust.json"), "{ not json").unwrap();
-    let server = MockServer::start_blocking(vec![Reply::text("hi")]);
+    let server = MockServer::start_blocking(vec![]);
     let out = run(ling_p(&project, &server, &[]));
     assert_eq!(out.code, Some(2), "{}", out.stderr);
     assert!(out.stderr.contains("trust.json"), "{}", out.stderr);

@@ -9,6 +9,13 @@
 //! result, no result is orphaned: [`check_tool_calls`]). A request that breaks the rule is
 //! answered 400 with the reason, as the API would, and recorded: the server panics when it is
 //! dropped, so the test that sent it fails even if it expected an error.
+//!
+//! A scripted reply that was never asked for fails the test too, when the server is dropped: a
+//! test that scripts three answers and gets its assertion after one checked less than it says.
+//! A test that leaves replies unasked on purpose says how many: exactly, with
+//! [`MockServer::expect_unasked`] (a run cut short, a reply that must never be asked for), or at
+//! most, with [`MockServer::allow_unasked`] (a loop that runs until an event, a cancel that races
+//! the request).
 
 use std::collections::VecDeque;
 use std::net::SocketAddr;
@@ -308,6 +315,28 @@ impl Reply {
     }
 }
 
+/// How many scripted replies may be left when the server is dropped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Unasked {
+    Exactly(usize),
+    AtMost(usize),
+}
+
+impl Default for Unasked {
+    fn default() -> Self {
+        Self::Exactly(0)
+    }
+}
+
+impl Unasked {
+    fn allows(self, left: usize) -> bool {
+        match self {
+            Self::Exactly(n) => left == n,
+            Self::AtMost(n) => left <= n,
+        }
+    }
+}
+
 #[derive(Default)]
 struct State {
     replies: VecDeque<Reply>,
@@ -329,6 +358,8 @@ struct State {
     requests: Vec<Recorded>,
     /// Chat requests whose history the OpenAI API would reject, with the reason.
     violations: Vec<String>,
+    /// How many scripted replies the test expects to be left unasked when it ends.
+    unasked: Unasked,
 }
 
 pub struct MockServer {
@@ -458,6 +489,19 @@ impl MockServer {
         lock(&self.state).replies.len()
     }
 
+    /// Says that exactly `n` scripted replies are meant to be left unasked (the run is cut
+    /// short on purpose, or a reply is there to show it is never asked for); any other number
+    /// left when the server is dropped fails the test.
+    pub fn expect_unasked(&self, n: usize) {
+        lock(&self.state).unasked = Unasked::Exactly(n);
+    }
+
+    /// Says that up to `n` scripted replies may be left unasked: for runs whose length the test
+    /// does not fix (a loop until compaction happens, a cancel that may beat the request).
+    pub fn allow_unasked(&self, n: usize) {
+        lock(&self.state).unasked = Unasked::AtMost(n);
+    }
+
     /// The histories the OpenAI API would have rejected so far, taken: what a test that sends
     /// one on purpose asserts on (any left when the server is dropped fail the test).
     pub fn take_violations(&self) -> Vec<String> {
@@ -472,14 +516,28 @@ impl Drop for MockServer {
         if let Some(runtime) = self.runtime.take() {
             runtime.shutdown_background();
         }
+        if std::thread::panicking() {
+            return;
+        }
         let violations = self.take_violations();
-        if !violations.is_empty() && !std::thread::panicking() {
+        if !violations.is_empty() {
             panic!(
                 "mock model: Ling sent {} chat request(s) the OpenAI API rejects:\n{}",
                 violations.len(),
                 violations.join("\n")
             );
         }
+        let (left, expected) = {
+            let state = lock(&self.state);
+            (state.replies.len(), state.unasked)
+        };
+        assert!(
+            expected.allows(left),
+            "mock model: {left} scripted repl{} never asked for (the test allowed {expected:?}): \
+             the run ended before the test's script did; script only what the run asks, or say \
+             `expect_unasked({left})` where a run is cut short on purpose",
+            if left == 1 { "y was" } else { "ies were" }
+        );
     }
 }
 

@@ -21,6 +21,9 @@ use super::{Connection, Transport, TransportError, TransportEvent};
 use crate::mcp::auth::OAuth;
 use crate::mcp::jsonrpc::{Message, RequestId};
 
+/// How long a prompt shutdown ([`super::Shutdown::Prompt`]) waits for the session's DELETE.
+const PROMPT_DELETE_LIMIT: std::time::Duration = std::time::Duration::from_millis(100);
+
 pub use super::http_common::{HTTP_ERROR_CODE, is_transport_failure};
 
 pub(crate) const SESSION_HEADER: &str = "mcp-session-id";
@@ -465,7 +468,7 @@ impl Transport for HttpTransport {
 
     /// Ends the session with a DELETE (405 means the server does not allow that, which is fine)
     /// and stops every stream.
-    async fn close(&self) {
+    async fn close(&self, how: super::Shutdown) {
         let shared = &self.shared;
         let session = {
             let mut state = shared.lock();
@@ -476,7 +479,11 @@ impl Transport for HttpTransport {
             let (mut headers, _) = shared.session_headers(true);
             shared.authorize(&mut headers).await;
             let request = shared.client.delete(shared.url.clone()).headers(headers);
-            let _ = http_common::exchange(request, &shared.url, shared.timeout).await;
+            let timeout = match how {
+                super::Shutdown::Graceful => shared.timeout,
+                super::Shutdown::Prompt => PROMPT_DELETE_LIMIT.min(shared.timeout),
+            };
+            let _ = http_common::exchange(request, &shared.url, timeout).await;
         }
         shared.cancel.cancel();
     }

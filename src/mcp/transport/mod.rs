@@ -92,8 +92,21 @@ pub trait Transport: Send + Sync {
     /// Called once the protocol version is known (HTTP sends it as a header): the negotiated
     /// one, or the modern one before the `server/discover` probe.
     fn set_protocol_version(&self, _version: &str) {}
-    /// Shuts the connection down (stdio: close stdin, wait, SIGTERM, SIGKILL; HTTP: DELETE).
-    async fn close(&self);
+    /// Shuts the connection down (stdio: close stdin, wait, SIGTERM, SIGKILL; HTTP: DELETE),
+    /// as `how` says.
+    async fn close(&self, how: Shutdown);
+}
+
+/// How a connection is shut down.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shutdown {
+    /// The server is asked first and given a short grace (stdio: stdin closed, 100 ms, then
+    /// SIGTERM, then SIGKILL; HTTP: the session's DELETE within the request timeout).
+    Graceful,
+    /// The run is over and its answer written (`-p`, `ling mcp list`): nobody waits for a
+    /// polite exit. stdio: stdin closed and SIGTERM at once, SIGKILL after 50 ms; HTTP: the
+    /// DELETE within 100 ms.
+    Prompt,
 }
 
 /// A started transport: the sending half and the stream of what arrives.

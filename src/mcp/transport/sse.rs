@@ -190,7 +190,7 @@ impl Transport for SseTransport {
         }
     }
 
-    async fn close(&self) {
+    async fn close(&self, _how: super::Shutdown) {
         self.cancel.cancel();
     }
 }

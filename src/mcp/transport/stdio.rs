@@ -41,6 +41,9 @@ const SHUTDOWN_GRACE: Duration = Duration::from_millis(100);
 /// How long a server may take to exit on SIGTERM before it gets SIGKILL (and how long what it
 /// left in its process group may take on SIGTERM).
 const TERM_WAIT: Duration = Duration::from_millis(500);
+/// How long a server may take to exit on SIGTERM in a prompt shutdown
+/// ([`super::Shutdown::Prompt`]) before it gets SIGKILL.
+const PROMPT_TERM_WAIT: Duration = Duration::from_millis(50);
 /// How long the reader waits for the exit status once stdout closed, for the close report.
 const EXIT_REPORT_WAIT: Duration = Duration::from_secs(1);
 /// How long one write to the server's stdin may block. A server reads what it is sent at once;
@@ -201,7 +204,11 @@ impl Transport for StdioTransport {
         }
     }
 
-    async fn close(&self) {
+    async fn close(&self, how: super::Shutdown) {
+        let (grace, term_wait) = match how {
+            super::Shutdown::Graceful => (SHUTDOWN_GRACE, TERM_WAIT),
+            super::Shutdown::Prompt => (Duration::ZERO, PROMPT_TERM_WAIT),
+        };
         // Closing stdin is the polite request; most servers exit within milliseconds. A writer
         // stuck on a full pipe holds the lock: then go straight to the signals.
         let began = tokio::time::Instant::now();
@@ -222,9 +229,9 @@ impl Transport for StdioTransport {
         let steps = [
             (
                 None,
-                (began + SHUTDOWN_GRACE).saturating_duration_since(tokio::time::Instant::now()),
+                (began + grace).saturating_duration_since(tokio::time::Instant::now()),
             ),
-            (Some(Signal::SIGTERM), TERM_WAIT),
+            (Some(Signal::SIGTERM), term_wait),
             (Some(Signal::SIGKILL), TERM_WAIT),
         ];
         for (signal, wait) in steps {
@@ -244,13 +251,13 @@ impl Transport for StdioTransport {
                 break;
             }
         }
-        end_group(pid, &self.log).await;
+        end_group(pid, &self.log, term_wait).await;
     }
 }
 
 /// Ends what the server left behind in its process group once it exited itself (`sh -c 'helper
 /// & exec server'`): SIGTERM, then SIGKILL if anything is still there after a moment.
-async fn end_group(pid: i32, log: &ServerLog) {
+async fn end_group(pid: i32, log: &ServerLog, term_wait: Duration) {
     let group = Pid::from_raw(pid);
     let has_members = || killpg(group, None).is_ok();
     if !has_members() {
@@ -261,7 +268,7 @@ async fn end_group(pid: i32, log: &ServerLog) {
         "ling",
         "sent SIGTERM to what is left of the server's process group",
     );
-    let until = tokio::time::Instant::now() + TERM_WAIT;
+    let until = tokio::time::Instant::now() + term_wait;
     while has_members() && tokio::time::Instant::now() < until {
         tokio::time::sleep(GROUP_POLL).await;
     }

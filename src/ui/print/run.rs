@@ -8,6 +8,7 @@ use tokio_util::sync::CancellationToken;
 use super::lines::{Line, McpServer, RunResult, SandboxLine, Subtype, System};
 use super::{Format, JsonOutput, StreamJsonOutput, TextOutput, json_line};
 use crate::agent::{AgentEvent, EventSink, NonInteractive, RunEnd};
+use crate::mcp::client::Shutdown;
 use crate::mcp::{ServerState, ServerStatus};
 use crate::setup::Setup;
 use crate::ui::RunOutcome;
@@ -88,7 +89,7 @@ pub async fn run(mut setup: Setup, format: Format, verbose: bool, prompt: String
     let watcher = tokio::spawn(signals::watch(cancel.clone()));
     crate::ui::output::cancel_on_closed_stdout(cancel.clone());
 
-    let (mut ending, session_started) = drive(&mut setup, &output, &prompt, &cancel).await;
+    let (ending, session_started) = drive(&mut setup, &output, &prompt, &cancel).await;
     watcher.abort();
     if let Output::Text(text) = &output {
         text.finish();
@@ -97,8 +98,21 @@ pub async fn run(mut setup: Setup, format: Format, verbose: bool, prompt: String
         setup.agent.end_session("other", output.sink()).await;
     }
     let statuses = setup.mcp.statuses();
-    setup.shutdown().await;
+    // The answer is out: the servers are stopped only after the result line, without waiting
+    // for a polite exit (docs/mcp.md, "Shutdown").
+    let outcome = write_result(&setup, &output, ending, &statuses, started);
+    setup.mcp.shutdown_as(Shutdown::Prompt).await;
+    outcome
+}
 
+/// The end of a run's output: the error on stderr, the `json`/`stream-json` result line.
+fn write_result(
+    setup: &Setup,
+    output: &Output,
+    mut ending: Ending,
+    statuses: &[ServerStatus],
+    started: Instant,
+) -> RunOutcome {
     if crate::ui::output::stdout_closed() {
         // `ling -p ... | head -1`: the reader has what it wanted; end quietly.
         return RunOutcome::Success;
@@ -118,7 +132,7 @@ pub async fn run(mut setup: Setup, format: Format, verbose: bool, prompt: String
             num_turns: ending.num_turns,
             duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
             usage: setup.agent.usage(),
-            mcp_servers: &McpServer::list(&statuses),
+            mcp_servers: &McpServer::list(statuses),
             project_trust: setup.project_trust.as_str(),
         }));
     }

