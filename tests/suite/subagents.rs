@@ -432,6 +432,7 @@ fn ctrl_c_stops_the_children_with_the_run() {
         ]),
         Reply::text("never"),
     ]);
+    server.expect_unasked(1);
     for name in ["CHILD-S", "CHILD-T"] {
         server.script_for(
             name,

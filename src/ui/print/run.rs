@@ -101,7 +101,13 @@ pub async fn run(mut setup: Setup, format: Format, verbose: bool, prompt: String
     // The answer is out: the servers are stopped only after the result line, without waiting
     // for a polite exit (docs/mcp.md, "Shutdown").
     let outcome = write_result(&setup, &output, ending, &statuses, started);
-    setup.mcp.shutdown_as(Shutdown::Prompt).await;
+    // An interrupted run may have just told a server to cancel a call: that server gets the
+    // usual grace to read it.
+    let how = match outcome {
+        RunOutcome::Interrupted(_) => Shutdown::Graceful,
+        RunOutcome::Success | RunOutcome::Failed => Shutdown::Prompt,
+    };
+    setup.mcp.shutdown_as(how).await;
     outcome
 }
 
