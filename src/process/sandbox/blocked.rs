@@ -137,6 +137,8 @@ mod tests {
             network,
             write: vec![PathBuf::from("/p"), PathBuf::from("/tmp")],
             protect: vec![PathBuf::from("/p/.git")],
+            hide: vec![PathBuf::from("/h/.ssh")],
+            unix_sockets: Vec::new(),
             join: None,
         }
     }
