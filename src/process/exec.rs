@@ -207,7 +207,7 @@ impl Request {
         let mut join = None;
         let mut mode = None;
         let (mut network, mut write, mut protect) = (false, Vec::new(), Vec::new());
-        let (mut hide, mut sockets) = (Vec::new(), Vec::new());
+        let (mut hide, mut sockets, mut closed) = (Vec::new(), Vec::new(), Vec::new());
         loop {
             let Some(option) = args.next() else {
                 return Err(ExecError::Usage(format!(
@@ -256,6 +256,7 @@ impl Request {
                 "--write" => write.push(PathBuf::from(value)),
                 "--protect" => protect.push(PathBuf::from(value)),
                 "--hide" => hide.push(PathBuf::from(value)),
+                "--closed" => closed.push(PathBuf::from(value)),
                 "--allow-socket" => sockets.push(PathBuf::from(value)),
                 "--join" => {
                     let pid = value.to_str().and_then(|v| v.parse::<u32>().ok());
@@ -297,6 +298,7 @@ impl Request {
                 network,
                 write,
                 protect,
+                closed,
                 hide,
                 unix_sockets: sockets,
                 join,

@@ -91,6 +91,10 @@ pub(crate) fn run(
                 if let Some(policy) = policy {
                     policy.restrict().map_err(ExecError::Sandbox)?;
                 }
+                // The program inherits this thread's mask, and std does not reset it: unblock
+                // here, for the few microseconds this thread lives (a SIGTERM meanwhile ends the
+                // supervisor, whose group Ling then ends).
+                let _ = signals().thread_unblock();
                 let stdin = if report {
                     Stdio::null()
                 } else {

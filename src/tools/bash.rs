@@ -99,6 +99,11 @@ impl Tool for Bash {
             }
             ms => ms,
         };
+        let links = ctx
+            .sandbox
+            .as_ref()
+            .map(protected_links)
+            .unwrap_or_default();
         let run = run(&args.command, ctx, timeout_ms).await?;
         let total_lines = run.output.total_lines();
         let mut content = notes.join("\n");
@@ -129,6 +134,10 @@ impl Tool for Bash {
                 "(still running in the background: {}; they end when Ling exits)\n",
                 listed.join(", ")
             ));
+        }
+        for note in restore_links(&links) {
+            content.push_str(&note);
+            content.push('\n');
         }
         if ctx.sandbox.is_some()
             && let Some(note) = created_git_note(&ctx.root, run.git_existed)
@@ -267,6 +276,52 @@ async fn run(command: &str, ctx: &ToolContext, timeout_ms: u64) -> Result<Run, T
             });
         }
     }
+}
+
+/// The protected paths that are symlinks (a `.git` pointing elsewhere), with their targets: the
+/// binds keep the targets read-only, but the link itself could be replaced.
+fn protected_links(policy: &Policy) -> Vec<(std::path::PathBuf, std::path::PathBuf)> {
+    policy
+        .protect
+        .iter()
+        .filter_map(|p| Some((p.clone(), std::fs::read_link(p).ok()?)))
+        .collect()
+}
+
+/// After a command: each protected link it replaced is put back (what it made instead is moved
+/// aside), and said.
+fn restore_links(links: &[(std::path::PathBuf, std::path::PathBuf)]) -> Vec<String> {
+    let mut notes = Vec::new();
+    for (path, target) in links {
+        if std::fs::read_link(path).ok().as_ref() == Some(target) {
+            continue;
+        }
+        let mut aside = path.clone().into_os_string();
+        aside.push(".replaced-in-sandbox");
+        let aside = std::path::PathBuf::from(aside);
+        let moved =
+            std::fs::symlink_metadata(path).is_ok() && std::fs::rename(path, &aside).is_ok();
+        let restored = std::os::unix::fs::symlink(target, path).is_ok();
+        notes.push(format!(
+            "(Blocked by the sandbox: replacing {} (a link to {}); {}{})",
+            path.display(),
+            target.display(),
+            if restored {
+                "Ling put it back"
+            } else {
+                "Ling could not put it back"
+            },
+            if moved {
+                format!(
+                    " and moved what the command made there to {}",
+                    aside.display()
+                )
+            } else {
+                String::new()
+            }
+        ));
+    }
+    notes
 }
 
 /// One read from the report pipe (never called without one).

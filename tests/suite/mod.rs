@@ -48,6 +48,7 @@ mod repl_status;
 mod repl_work;
 pub mod sandbox_bash;
 mod sandbox_cli;
+mod sandbox_doors;
 mod schemas;
 mod sessions;
 mod tools_builtin;

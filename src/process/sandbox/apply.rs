@@ -115,17 +115,27 @@ fn restrict_files_and_network(policy: &Policy) -> Result<(), String> {
     // Read everywhere but /dev (and, without the holder's covers, around what is hidden).
     let mut read_holes = vec![PathBuf::from("/dev")];
     let mut write_holes: Vec<PathBuf> = Vec::new();
-    if namespaced {
-        // The binds keep the protected paths read-only; a protected symlink only the grants
-        // can keep from being replaced.
-        write_holes.extend(policy.protect.iter().filter(|p| is_symlink(p)).cloned());
-    } else {
+    if !namespaced {
         read_holes.extend(policy.hide.iter().cloned());
         write_holes.extend(policy.protect.iter().cloned());
         write_holes.extend(policy.hide.iter().cloned());
     }
     let mut rules = grants_around(&[(PathBuf::from("/"), read)], &read_holes);
-    let writable: Vec<_> = policy.write.iter().map(|p| (p.clone(), write)).collect();
+    // A closed directory (home as the project) gets its entries granted, not itself: no new
+    // entry can be made directly in it.
+    let mut writable = Vec::new();
+    for root in &policy.write {
+        if policy.closed.contains(root) {
+            for entry in std::fs::read_dir(root).into_iter().flatten().flatten() {
+                let path = entry.path();
+                if !is_symlink(&path) && !policy.protect.contains(&path) {
+                    writable.push((path, write));
+                }
+            }
+        } else {
+            writable.push((root.clone(), write));
+        }
+    }
     rules.extend(grants_around(&writable, &write_holes));
     rules.extend(DEVICES.iter().map(|d| (PathBuf::from(d), write)));
     if namespaced {

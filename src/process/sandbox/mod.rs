@@ -62,6 +62,9 @@ pub struct Policy {
     pub protect: Vec<PathBuf>,
     /// Paths the child cannot read at all (settings `sandbox.denyRead` and its defaults).
     pub hide: Vec<PathBuf>,
+    /// Writable roots in which no new entry can be made directly (their existing entries are
+    /// writable): the home directory when it is the project, so no new dotfile appears in it.
+    pub closed: Vec<PathBuf>,
     /// Unix sockets, or directories of them, the child may reach (`sandbox.allowUnixSockets`).
     /// Empty: the child makes no Unix socket at all (`socketpair` still works).
     pub unix_sockets: Vec<PathBuf>,
@@ -82,6 +85,7 @@ impl Policy {
             ("--write", &self.write),
             ("--protect", &self.protect),
             ("--hide", &self.hide),
+            ("--closed", &self.closed),
             ("--allow-socket", &self.unix_sockets),
         ] {
             for path in paths {
@@ -279,11 +283,17 @@ impl Decision {
             }
             protect = scope.protect.clone();
         }
+        let closed = if scope.root_is_home && write.contains(&scope.root) {
+            vec![scope.root.clone()]
+        } else {
+            Vec::new()
+        };
         Some(Policy {
             mode,
             network: self.network,
             write,
             protect,
+            closed,
             hide: scope.hide.clone(),
             unix_sockets: self.unix_sockets.clone(),
             join: None,

@@ -78,6 +78,8 @@ pub struct Scope {
     pub protect: Vec<PathBuf>,
     /// Unreadable (existing ones; canonical).
     pub hide: Vec<PathBuf>,
+    /// Whether the project root is the home directory.
+    pub root_is_home: bool,
 }
 
 impl Scope {
@@ -109,10 +111,10 @@ impl Scope {
         for repo in nested_repositories(&root) {
             add(&repo);
         }
-        if home
+        let root_is_home = home
             .and_then(|h| h.canonicalize().ok())
-            .is_some_and(|h| h == root)
-        {
+            .is_some_and(|h| h == root);
+        if root_is_home {
             for entry in std::fs::read_dir(&root).into_iter().flatten().flatten() {
                 if entry.file_name().to_string_lossy().starts_with('.') {
                     add(&entry.path());
@@ -136,6 +138,7 @@ impl Scope {
             root,
             protect,
             hide,
+            root_is_home,
         }
     }
 
@@ -242,8 +245,9 @@ pub fn root_notice(root: &Path, home: Option<&Path>) -> Option<String> {
     let home = home?.canonicalize().ok()?;
     (root == home).then(|| {
         format!(
-            "the project root is your home directory ({}): sandboxed commands may write in it, \
-             but its dotfiles and dot-directories stay read-only",
+            "the project root is your home directory ({}): sandboxed commands may write in its \
+             directories, but its dotfiles and dot-directories stay read-only and nothing new can \
+             be made directly in it",
             home.display()
         )
     })
