@@ -663,6 +663,7 @@ fn nested_repositories_symlinked_git_and_a_created_git() {
         p.write("vendor/lib/.git/config", "[core]\n");
         p.write("realgit/config", "[core]\n");
         std::fs::create_dir_all(p.file("sub")).unwrap();
+        p.write("vendor/lib/file", "");
         std::fs::create_dir_all(p.file("linked")).unwrap();
         std::os::unix::fs::symlink("../realgit", p.file("linked/.git")).unwrap();
         if user == User::Uid1000 {
