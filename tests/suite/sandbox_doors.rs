@@ -726,3 +726,45 @@ fn nested_repositories_symlinked_git_and_a_created_git() {
         assert!(results[0].contains("fsmonitor"), "{}", results[0]);
     }
 }
+
+#[test]
+fn ling_is_not_dumpable_so_unsandboxed_children_cannot_read_its_environment() {
+    // As an ordinary user: root could read it anyway (CAP_SYS_PTRACE).
+    let d = Door::new(User::Uid1000);
+    let (_, results) = d.bash(
+        &["cat /proc/$(ps -o ppid= -p $PPID | tr -d ' ')/environ | tr '\\0' '\\n' | grep -c LING_HOME; echo read-${PIPESTATUS[0]}"],
+        OFF,
+    );
+    assert!(results[0].contains("Permission denied"), "{}", results[0]);
+    assert!(results[0].contains("read-1"), "{}", results[0]);
+    // Its own trampoline (the negative): readable.
+    let (_, results) = d.bash(&["cat /proc/$$/environ | tr '\\0' '\\n' | grep -c LING_HOME"], OFF);
+    assert!(results[0].starts_with('1'), "{}", results[0]);
+}
+
+#[test]
+fn grandchildren_of_a_stdio_server_end_when_ling_is_killed() {
+    let d = Door::new(User::Root);
+    let pid_file = d.s.project.file("grandchild.pid");
+    let server = format!(
+        "setsid sleep 300 > /dev/null 2>&1 < /dev/null & echo $! > {}; exec sleep 300",
+        pid_file.display()
+    );
+    std::fs::write(
+        d.s.project.home.path().join("mcp.json"),
+        json!({"mcpServers": {"leaky": {"command": "sh", "args": ["-c", server]}}}).to_string(),
+    )
+    .unwrap();
+    let mock = MockServer::start_blocking(vec![Reply::text("late").delay(Duration::from_secs(30))]);
+    let mut cmd = d.command(&mock.base_url(), &["-p", "go"]);
+    cmd.stdin(std::process::Stdio::null());
+    let mut ling = process::spawn_captured(cmd);
+    let grandchild = process::read_pid(&pid_file, "the server's grandchild");
+    assert!(process::alive(grandchild));
+    ling.kill().unwrap();
+    ling.wait().unwrap();
+    assert!(
+        process::gone_within(grandchild, Duration::from_secs(5)),
+        "the server's setsid grandchild outlived Ling's SIGKILL"
+    );
+}
