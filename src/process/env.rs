@@ -193,16 +193,22 @@ impl ChildEnv {
         if std::env::var_os(sandbox::FORCE_NO_NAMESPACES_VAR).is_some_and(|v| v == "1") {
             return policy;
         }
+        // The run's whole scope, whatever this command's mode, so that plan mode's read-only
+        // commands and the others share one holder.
+        let (protect, hide) = match self.sandbox.as_deref() {
+            Some(run) => (run.scope().protect.clone(), run.scope().hide.clone()),
+            None => (policy.protect.clone(), policy.hide.clone()),
+        };
         let Ok(mut holder) = self.holder.lock() else {
             return policy;
         };
         let serves = |h: &HolderState| match h {
-            HolderState::Running(h) => h.serves(&policy.protect, &policy.hide),
+            HolderState::Running(h) => h.serves(&protect, &hide),
             HolderState::Refused => true,
         };
         if holder.as_ref().is_none_or(|h| !serves(h)) {
             *holder = Some(
-                match Holder::start(trampoline.exe(), &policy.protect, &policy.hide) {
+                match Holder::start(trampoline.exe(), &protect, &hide) {
                     Ok(started) => HolderState::Running(started),
                     Err(e) => {
                         tracing::info!("sandbox: {e}; the grants go around protected paths");

@@ -3,7 +3,7 @@
 //! program starts can get away from it, not by a double fork nor by `setsid`: orphans are
 //! reparented to it. It ends all of them when it is told to (SIGTERM, SIGINT, SIGHUP, SIGQUIT:
 //! Ling's timeout or interrupt) and when Ling dies (its parent-death signal is SIGTERM), first
-//! with SIGTERM, then, after [`GRACE`], SIGKILL.
+//! with SIGTERM, then, after a short grace (300 ms), SIGKILL.
 //!
 //! The program is started from a thread of its own which alone is restricted by the sandbox,
 //! so the supervisor stays outside the program's Landlock domain: the program can neither
