@@ -81,10 +81,10 @@ impl Door {
     }
 
     fn command(&self, base_url: &str, args: &[&str]) -> Command {
-        let ling = project::ling_bin();
         let mut cmd = match self.user {
-            User::Root => Command::new(ling),
+            User::Root => Command::new(project::ling_bin()),
             User::Uid1000 => {
+                let ling = ling_for_uid_1000();
                 let mut cmd = Command::new("setpriv");
                 cmd.args(["--reuid=1000", "--regid=1000", "--clear-groups", "--", ling]);
                 cmd
@@ -147,6 +147,26 @@ impl Door {
         assert_eq!(results.len(), commands.len(), "{results:?}");
         (out, results)
     }
+}
+
+/// `ling` and `ling-exec` copied where uid 1000 can run them (the build's own directory may be
+/// beneath one it cannot enter).
+fn ling_for_uid_1000() -> &'static Path {
+    static COPY: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    COPY.get_or_init(|| {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::Builder::new()
+            .prefix("ling-uid1000-")
+            .tempdir()
+            .unwrap()
+            .keep();
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+        for bin in [project::ling_bin(), env!("CARGO_BIN_EXE_ling-exec")] {
+            let to = dir.join(Path::new(bin).file_name().unwrap());
+            std::fs::copy(bin, &to).unwrap();
+        }
+        dir.join("ling")
+    })
 }
 
 fn chown_1000(path: &Path) {
