@@ -207,15 +207,13 @@ impl ChildEnv {
             HolderState::Refused => true,
         };
         if holder.as_ref().is_none_or(|h| !serves(h)) {
-            *holder = Some(
-                match Holder::start(trampoline.exe(), &protect, &hide) {
-                    Ok(started) => HolderState::Running(started),
-                    Err(e) => {
-                        tracing::info!("sandbox: {e}; the grants go around protected paths");
-                        HolderState::Refused
-                    }
-                },
-            );
+            *holder = Some(match Holder::start(trampoline.exe(), &protect, &hide) {
+                Ok(started) => HolderState::Running(started),
+                Err(e) => {
+                    tracing::info!("sandbox: {e}; the grants go around protected paths");
+                    HolderState::Refused
+                }
+            });
         }
         policy.join = match holder.as_ref() {
             Some(HolderState::Running(h)) => Some(h.pid()),

@@ -86,7 +86,8 @@ impl Door {
             User::Uid1000 => {
                 let ling = ling_for_uid_1000();
                 let mut cmd = Command::new("setpriv");
-                cmd.args(["--reuid=1000", "--regid=1000", "--clear-groups", "--", ling]);
+                cmd.args(["--reuid=1000", "--regid=1000", "--clear-groups", "--"])
+                    .arg(ling);
                 cmd
             }
         };
@@ -758,7 +759,10 @@ fn ling_is_not_dumpable_so_unsandboxed_children_cannot_read_its_environment() {
     assert!(results[0].contains("Permission denied"), "{}", results[0]);
     assert!(results[0].contains("read-1"), "{}", results[0]);
     // Its own trampoline (the negative): readable.
-    let (_, results) = d.bash(&["cat /proc/$$/environ | tr '\\0' '\\n' | grep -c LING_HOME"], OFF);
+    let (_, results) = d.bash(
+        &["cat /proc/$$/environ | tr '\\0' '\\n' | grep -c LING_HOME"],
+        OFF,
+    );
     assert!(results[0].starts_with('1'), "{}", results[0]);
 }
 

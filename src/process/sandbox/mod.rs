@@ -453,13 +453,17 @@ mod tests {
     fn slash_as_the_root_is_not_writable_and_home_is_closed() {
         let decision = decide(&SandboxSettings::default(), Ok(()), Path::new("/l"), None).unwrap();
         let scope = decision.scope(Path::new("/"));
-        let p = decision.policy(SandboxMode::WorkspaceWrite, &scope).unwrap();
+        let p = decision
+            .policy(SandboxMode::WorkspaceWrite, &scope)
+            .unwrap();
         assert!(!p.write.contains(&PathBuf::from("/")), "{:?}", p.write);
         assert!(!p.allows_write(Path::new("/etc/passwd")));
         let home = tempfile::tempdir().unwrap();
         let home = home.path().canonicalize().unwrap();
         let scope = Scope::find(&home, Some(&home), &[], &[]);
-        let p = decision.policy(SandboxMode::WorkspaceWrite, &scope).unwrap();
+        let p = decision
+            .policy(SandboxMode::WorkspaceWrite, &scope)
+            .unwrap();
         assert_eq!(p.closed, [home]);
     }
 
