@@ -45,6 +45,21 @@ const KINDS: [&str; 6] = [
     "bash via ling-exec, read-only",
 ];
 
+/// The user and system time of this process's reaped children so far (`/proc/self/stat`
+/// fields 16 and 17), in clock ticks.
+fn children_cpu_ticks() -> u64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    let fields: Vec<&str> = stat
+        .rsplit_once(')')
+        .map(|(_, rest)| rest.split_whitespace().collect())
+        .unwrap_or_default();
+    // After `pid (comm)`, field 16 (cutime) is the 14th.
+    [13, 14]
+        .iter()
+        .filter_map(|&i| fields.get(i).and_then(|f| f.parse::<u64>().ok()))
+        .sum()
+}
+
 async fn bench(ling: &Path, iterations: usize) -> anyhow::Result<()> {
     let helper = ling.with_file_name(ling::process::exec::HELPER);
     anyhow::ensure!(
@@ -78,6 +93,9 @@ async fn bench(ling: &Path, iterations: usize) -> anyhow::Result<()> {
         .policy(SandboxMode::ReadOnly)
         .ok_or_else(|| anyhow::anyhow!("no policy"))?;
     let mut times: Vec<Vec<Duration>> = vec![Vec::new(); KINDS.len()];
+    // CPU time (user + system) of the reaped children, in clock ticks, per kind: what a spawn
+    // costs the machine whatever else runs on it.
+    let mut cpu = vec![0u64; KINDS.len()];
     // A few unmeasured rounds warm the page cache and the dynamic loader.
     for round in 0..iterations + 10 {
         for (slot, times) in times.iter_mut().enumerate() {
@@ -99,6 +117,7 @@ async fn bench(ling: &Path, iterations: usize) -> anyhow::Result<()> {
                 .stderr(Stdio::null());
             // As the `bash` tool: the call is over when the supervisor's report is (or, started
             // directly, when the shell is reaped).
+            let ticks_before = children_cpu_ticks();
             let started = Instant::now();
             let mut child = cmd.spawn()?;
             drop(cmd);
@@ -115,6 +134,7 @@ async fn bench(ling: &Path, iterations: usize) -> anyhow::Result<()> {
             anyhow::ensure!(ok, "{} failed", KINDS[slot]);
             if round >= 10 {
                 times.push(elapsed);
+                cpu[slot] += children_cpu_ticks().saturating_sub(ticks_before);
             }
         }
     }
@@ -125,9 +145,15 @@ async fn bench(ling: &Path, iterations: usize) -> anyhow::Result<()> {
             t[t.len() / 2].as_secs_f64() * 1e6
         })
         .collect();
-    println!("{iterations} runs each, median spawn-to-exit:");
-    for (kind, us) in KINDS.iter().zip(&medians) {
-        println!("  {kind:<38} {us:>7.0} µs");
+    let tick_us = 1e6
+        / nix::unistd::sysconf(nix::unistd::SysconfVar::CLK_TCK)
+            .ok()
+            .flatten()
+            .unwrap_or(100) as f64;
+    println!("{iterations} runs each, median spawn-to-exit, and CPU time per spawn:");
+    for ((kind, us), ticks) in KINDS.iter().zip(&medians).zip(&cpu) {
+        let cpu_us = *ticks as f64 * tick_us / iterations as f64;
+        println!("  {kind:<38} {us:>7.0} µs   cpu {cpu_us:>6.0} µs");
     }
     let (sh, bash) = (medians[0], medians[1]);
     for (slot, what) in [
