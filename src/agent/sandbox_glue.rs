@@ -9,22 +9,18 @@ use super::turn::Turn;
 use super::{Agent, Approval, ApprovalRequest};
 use crate::config::PermissionMode;
 use crate::llm::ToolCall;
-use crate::process::sandbox::{Policy, SandboxMode};
+use crate::process::sandbox::Policy;
 use crate::tools::{Tool, ToolError, ToolOutput};
 
 impl Agent {
-    /// The sandbox of a `bash` command now: none when the run has none, `read-only` in plan
-    /// mode, else the run's mode.
+    /// The sandbox of a `bash` command now: what [`Decision::effective`] says for the current
+    /// permission mode (the same answer `/status` and the `init` line show).
+    ///
+    /// [`Decision::effective`]: crate::process::sandbox::Decision::effective
     pub(super) fn sandbox_policy(&self) -> Option<Policy> {
-        let sandbox = &self.options.sandbox;
-        if !sandbox.is_on() {
-            return None;
-        }
-        let mode = match self.lock_permissions().mode() {
-            PermissionMode::Plan => SandboxMode::ReadOnly,
-            _ => sandbox.mode,
-        };
-        sandbox.policy(mode, &self.options.root)
+        let mode = self.lock_permissions().mode();
+        let effective = self.options.sandbox.effective(mode);
+        self.options.child_env.policy(effective.mode)
     }
 
     /// A command the sandbox stopped: asks whether to run it once outside (never in plan

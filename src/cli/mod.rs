@@ -121,6 +121,10 @@ pub fn run() -> Result<Exit, CliError> {
             return Ok(code);
         }
     };
+    // Not dumpable: no child of the same user (a hook, an unsandboxed command or server) can
+    // trace Ling or read its environment and memory through /proc/PID/ (the API key is there).
+    #[cfg(target_os = "linux")]
+    let _ = nix::sys::prctl::set_dumpable(false);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

@@ -7,6 +7,7 @@ use std::os::unix::process::ExitStatusExt;
 use super::args::SandboxCommand;
 use super::{CliError, Exit};
 use crate::config::{Paths, ProjectConfig, SandboxMode, Settings, SettingsOverrides};
+use crate::process::ChildEnv;
 use crate::process::exec::Trampoline;
 use crate::process::sandbox;
 use crate::setup::project_root;
@@ -28,20 +29,34 @@ pub async fn run(command: SandboxCommand) -> Result<Exit, CliError> {
     let Some((program, args)) = command.split_first() else {
         return Err(CliError::Usage("ling sandbox run needs `-- CMD...`".into()));
     };
+    // Holds the run's namespace holder until the command is done.
+    let mut children = ChildEnv::default();
     let mut cmd = if mode == SandboxMode::Off {
         tokio::process::Command::new(program)
     } else {
+        let mut decision = sandbox::decide(
+            &settings.sandbox,
+            sandbox::availability(),
+            &paths.home,
+            sandbox::home_dir().as_deref(),
+        )
+        .map_err(|e| CliError::Usage(e.to_string()))?;
         sandbox::availability().map_err(|e| CliError::Usage(e.to_string()))?;
-        let policy = sandbox::Policy::for_project(
-            mode,
-            network || settings.sandbox.network,
-            &settings.sandbox.writable_roots,
-            &paths.project_root,
-        );
+        decision.network |= network;
+        decision.mode = mode;
         let trampoline = Trampoline::current().ok_or_else(|| {
             CliError::Failed("cannot find Ling's own executable to start the sandbox".into())
         })?;
-        trampoline.command_with(program, &policy.to_args())
+        // The sandbox a `bash` command of this project gets, through the same code.
+        children = children
+            .with_trampoline(Some(trampoline))
+            .with_sandbox(decision, paths.project_root.clone());
+        let policy = children
+            .policy(mode)
+            .ok_or_else(|| CliError::Failed("the sandbox is off for this project".into()))?;
+        children
+            .sandboxed_command(program, &policy)
+            .map_err(CliError::Failed)?
     };
     cmd.args(args)
         .current_dir(std::env::current_dir().unwrap_or(paths.project_root));
@@ -49,6 +64,7 @@ pub async fn run(command: SandboxCommand) -> Result<Exit, CliError> {
         .status()
         .await
         .map_err(|e| CliError::Failed(format!("cannot run {program:?}: {e}")))?;
+    drop(children);
     let code = match (status.code(), status.signal()) {
         (Some(code), _) => code,
         (None, Some(signal)) => 128 + signal,

@@ -68,6 +68,14 @@ pub struct RawSandbox {
     /// Run command hooks in the same sandbox as the `bash` tool. Default false.
     #[schemars(extend("default" = false))]
     pub hooks: Option<bool>,
+    /// More files and directories sandboxed commands cannot read (absolute, `~/...` or relative
+    /// to the project root), besides the default list of credential stores (`docs/tools.md`).
+    pub deny_read: Option<Vec<String>>,
+    /// Entries of the default `denyRead` list to lift (as written there, e.g. `~/.kube`).
+    pub allow_read: Option<Vec<String>>,
+    /// Unix sockets (or directories of them) sandboxed commands may connect to and make. Without
+    /// any, sandboxed commands make no Unix sockets at all (`socketpair` still works).
+    pub allow_unix_sockets: Option<Vec<String>>,
 }
 
 impl RawSandbox {
@@ -103,6 +111,20 @@ impl RawSandbox {
                 "sandboxed commands could write there",
             );
         }
+        for path in self.allow_read.iter().flatten() {
+            add(
+                "allowRead",
+                path.clone(),
+                "sandboxed commands could read these credentials",
+            );
+        }
+        for path in self.allow_unix_sockets.iter().flatten() {
+            add(
+                "allowUnixSockets",
+                path.clone(),
+                "sandboxed commands could talk to the service behind this socket",
+            );
+        }
         if self.required == Some(false) {
             add(
                 "required",
@@ -126,6 +148,12 @@ pub struct SandboxSettings {
     pub writable_roots: Vec<PathBuf>,
     pub required: bool,
     pub hooks: bool,
+    /// `denyRead` of both files (absolute; added to the defaults).
+    pub deny_read: Vec<PathBuf>,
+    /// `allowRead` of both files (absolute; lifted from the defaults).
+    pub allow_read: Vec<PathBuf>,
+    /// `allowUnixSockets` of both files (absolute).
+    pub allow_unix_sockets: Vec<PathBuf>,
 }
 
 impl Default for SandboxSettings {
@@ -137,6 +165,9 @@ impl Default for SandboxSettings {
             writable_roots: Vec::new(),
             required: true,
             hooks: false,
+            deny_read: Vec::new(),
+            allow_read: Vec::new(),
+            allow_unix_sockets: Vec::new(),
         }
     }
 }
@@ -160,28 +191,20 @@ impl SandboxSettings {
                 None => None,
             },
         };
-        let mut writable_roots = Vec::new();
-        for raw in [user, project]
-            .iter()
-            .flat_map(|s| s.writable_roots.iter().flatten())
-        {
-            let path = if raw == "~" {
-                home.map(Path::to_path_buf)
-            } else if let Some(rest) = raw.strip_prefix("~/") {
-                home.map(|h| h.join(rest))
-            } else {
-                Some(root.join(raw))
-            };
-            let path = path.ok_or_else(|| {
-                format!("sandbox.writableRoots {raw:?} starts with ~ but HOME is not set")
-            })?;
-            if raw.trim().is_empty() {
-                return Err("sandbox.writableRoots has an empty entry; remove it".into());
-            }
-            if !writable_roots.contains(&path) {
-                writable_roots.push(path);
-            }
-        }
+        let paths = |key: &str, list: fn(&RawSandbox) -> &Option<Vec<String>>| {
+            resolve_paths(
+                key,
+                [user, project]
+                    .iter()
+                    .flat_map(|s| list(s).iter().flatten()),
+                root,
+                home,
+            )
+        };
+        let writable_roots = paths("writableRoots", |s| &s.writable_roots)?;
+        let deny_read = paths("denyRead", |s| &s.deny_read)?;
+        let allow_read = paths("allowRead", |s| &s.allow_read)?;
+        let allow_unix_sockets = paths("allowUnixSockets", |s| &s.allow_unix_sockets)?;
         Ok(Self {
             mode,
             explicit: flag.is_some() || mode.is_some(),
@@ -189,8 +212,50 @@ impl SandboxSettings {
             writable_roots,
             required: project.required.or(user.required).unwrap_or(true),
             hooks: project.hooks.or(user.hooks).unwrap_or(false),
+            deny_read,
+            allow_read,
+            allow_unix_sockets,
         })
     }
+
+    /// Every path list of these settings, for making relative entries absolute.
+    pub fn path_lists_mut(&mut self) -> [&mut Vec<PathBuf>; 4] {
+        [
+            &mut self.writable_roots,
+            &mut self.deny_read,
+            &mut self.allow_read,
+            &mut self.allow_unix_sockets,
+        ]
+    }
+}
+
+/// The entries of the list `key` as paths: `~` and `~/...` against `home`, others against
+/// `root`; without duplicates.
+fn resolve_paths<'a>(
+    key: &str,
+    raws: impl Iterator<Item = &'a String>,
+    root: &Path,
+    home: Option<&Path>,
+) -> Result<Vec<PathBuf>, String> {
+    let mut out = Vec::new();
+    for raw in raws {
+        if raw.trim().is_empty() {
+            return Err(format!("sandbox.{key} has an empty entry; remove it"));
+        }
+        let path = if raw == "~" {
+            home.map(Path::to_path_buf)
+        } else if let Some(rest) = raw.strip_prefix("~/") {
+            home.map(|h| h.join(rest))
+        } else {
+            Some(root.join(raw))
+        };
+        let path =
+            path.ok_or_else(|| format!("sandbox.{key} {raw:?} starts with ~ but HOME is not set"))?;
+        if !out.contains(&path) {
+            out.push(path);
+        }
+    }
+    Ok(out)
 }
 
 #[cfg(test)]

@@ -165,6 +165,11 @@ impl RawSettings {
                 ask: self.permissions.ask,
                 ..RawPermissions::default()
             },
+            // So does hiding more files from sandboxed commands.
+            sandbox: super::sandbox::RawSandbox {
+                deny_read: self.sandbox.deny_read,
+                ..Default::default()
+            },
             ..Self::default()
         }
     }
@@ -346,9 +351,9 @@ impl Settings {
         })
         .map(|mut settings| {
             // Relative writable roots are the project's.
-            for root in &mut settings.sandbox.writable_roots {
-                if root.is_relative() {
-                    *root = paths.project_root.join(&*root);
+            for list in settings.sandbox.path_lists_mut() {
+                for path in list.iter_mut().filter(|p| p.is_relative()) {
+                    *path = paths.project_root.join(&*path);
                 }
             }
             for (path, raw) in [(&user_path, &user), (&project_path, &project_raw)] {

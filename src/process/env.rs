@@ -4,12 +4,13 @@
 
 use std::ffi::{OsStr, OsString};
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::process::Stdio;
+use std::sync::{Arc, Mutex, OnceLock};
 
 use tokio::process::Command;
 
 use super::exec::Trampoline;
-use super::sandbox::{self, Decision, Holder, Policy, SandboxMode};
+use super::sandbox::{self, Decision, Holder, Policy, SandboxMode, Scope};
 use crate::config::Settings;
 
 /// The variable the model API key is read from unless settings `apiKeyEnv` names another.
@@ -25,19 +26,54 @@ const NO_TRAMPOLINE: &str = "the shell sandbox needs Ling's trampoline (`ling __
 pub struct ChildEnv {
     removed: Arc<[String]>,
     trampoline: Option<Trampoline>,
-    /// The run's sandbox and project root, for the children that may be sandboxed besides the
-    /// `bash` tool's (command hooks with `sandbox.hooks`, stdio MCP servers with `"sandbox"`).
-    sandbox: Option<Arc<(Decision, PathBuf)>>,
+    /// The run's sandbox and project root, for every child that may be sandboxed (the `bash`
+    /// tool's, command hooks with `sandbox.hooks`, stdio MCP servers with `"sandbox"`).
+    sandbox: Option<Arc<RunSandbox>>,
     /// The namespaces sandboxed commands join (started with the first that needs them).
-    holder: Arc<Mutex<Option<Holder>>>,
+    holder: Arc<Mutex<Option<HolderState>>>,
+}
+
+/// The run's namespace holder, or that it could not be had.
+#[derive(Debug)]
+enum HolderState {
+    Running(Holder),
+    Refused,
+}
+
+/// The run's sandbox: the decision, the project root, and what it protects and hides (found
+/// once, at the first command that needs it).
+#[derive(Debug)]
+struct RunSandbox {
+    decision: Decision,
+    root: PathBuf,
+    scope: OnceLock<Scope>,
+}
+
+impl RunSandbox {
+    fn scope(&self) -> &Scope {
+        self.scope.get_or_init(|| self.decision.scope(&self.root))
+    }
 }
 
 impl PartialEq for ChildEnv {
     fn eq(&self, other: &Self) -> bool {
+        let sandbox = |e: &Self| {
+            e.sandbox
+                .as_ref()
+                .map(|s| (s.decision.clone(), s.root.clone()))
+        };
         self.removed == other.removed
             && self.trampoline == other.trampoline
-            && self.sandbox == other.sandbox
+            && sandbox(self) == sandbox(other)
     }
+}
+
+/// The `bash` tool's shell, ready to spawn: `report` is the pipe on which its supervising
+/// trampoline says how the command ended and what it left running
+/// ([`crate::process::supervise::Report`]); `None` without a trampoline.
+pub struct Session {
+    pub command: Command,
+    pub report: Option<tokio::net::unix::pipe::Receiver>,
 }
 
 impl Eq for ChildEnv {}
@@ -82,17 +118,31 @@ impl ChildEnv {
 
     /// The run's sandbox (`decision`) for commands run in `root`.
     pub fn with_sandbox(mut self, decision: Decision, root: PathBuf) -> Self {
-        self.sandbox = Some(Arc::new((decision, root)));
+        self.sandbox = Some(Arc::new(RunSandbox {
+            decision,
+            root,
+            scope: OnceLock::new(),
+        }));
         self
+    }
+
+    /// The policy of a command in `mode` (the answer of [`Decision::effective`]): `None` when
+    /// off or when this run has no sandbox.
+    pub fn policy(&self, mode: SandboxMode) -> Option<Policy> {
+        let run = self.sandbox.as_deref()?;
+        if !run.decision.is_on() {
+            return None;
+        }
+        run.decision.policy(mode, run.scope())
     }
 
     /// The sandbox of command hooks: the run's, when it is on and settings `sandbox.hooks`.
     pub fn hook_policy(&self) -> Option<Policy> {
-        let (decision, root) = self.sandbox.as_deref()?;
-        if !decision.hooks {
+        let run = self.sandbox.as_deref()?;
+        if !run.decision.hooks {
             return None;
         }
-        decision.policy(decision.mode, root)
+        self.policy(run.decision.mode)
     }
 
     /// The sandbox of a stdio MCP server whose entry asks for `mode`: an error when this
@@ -102,15 +152,18 @@ impl ChildEnv {
             return Ok(None);
         }
         sandbox::availability().map_err(|e| e.to_string())?;
-        let off = (Decision::off(), PathBuf::from("."));
-        let (decision, root) = self.sandbox.as_deref().unwrap_or(&off);
-        let network = decision.is_on() && decision.network;
-        Ok(Some(Policy::for_project(
-            mode,
-            network,
-            &decision.writable_roots,
-            root,
-        )))
+        let Some(run) = self.sandbox.as_deref() else {
+            // No run (library users): the sandbox of a run in the working directory.
+            let mut decision = Decision::off();
+            decision.network = false;
+            let scope = decision.scope(&std::env::current_dir().unwrap_or_default());
+            decision.mode = mode;
+            return Ok(decision.policy(mode, &scope));
+        };
+        let mut decision = run.decision.clone();
+        // The server's network is the run's, off without a sandbox.
+        decision.network = decision.is_on() && decision.network;
+        Ok(decision.policy(mode, run.scope()))
     }
 
     /// A tied child inside `policy` (its own group is the caller's to set). An error without a
@@ -124,35 +177,48 @@ impl ChildEnv {
             return Err(NO_TRAMPOLINE.into());
         };
         let policy = self.joined(trampoline, policy);
-        let mut cmd = trampoline.command_with(program.as_ref(), &policy.to_args());
+        let mut options = vec![OsString::from("--supervise")];
+        options.extend(policy.to_args());
+        let mut cmd = trampoline.command_with(program.as_ref(), &options);
         self.strip(&mut cmd);
         Ok(cmd)
     }
 
-    /// `policy` joining the run's namespace holder when it needs the read-only binds (the
-    /// holder is started, or restarted for other paths, here). Without a holder (it could not
-    /// start) the child makes its own namespaces.
+    /// `policy` joining the run's namespace holder (started here, with the first sandboxed
+    /// command, or restarted for other paths). Without a holder (user namespaces refused) the
+    /// grants go around the protected and hidden paths instead, and only once per run is that
+    /// tried.
     fn joined(&self, trampoline: &Trampoline, policy: &Policy) -> Policy {
         let mut policy = policy.clone();
-        if !policy.needs_binds() {
+        if std::env::var_os(sandbox::FORCE_NO_NAMESPACES_VAR).is_some_and(|v| v == "1") {
             return policy;
         }
+        // The run's whole scope, whatever this command's mode, so that plan mode's read-only
+        // commands and the others share one holder.
+        let (protect, hide) = match self.sandbox.as_deref() {
+            Some(run) => (run.scope().protect.clone(), run.scope().hide.clone()),
+            None => (policy.protect.clone(), policy.hide.clone()),
+        };
         let Ok(mut holder) = self.holder.lock() else {
             return policy;
         };
-        if holder
-            .as_ref()
-            .is_none_or(|h| h.protects() != policy.protect)
-        {
-            *holder = match Holder::start(trampoline.exe(), &policy.protect) {
-                Ok(started) => Some(started),
+        let serves = |h: &HolderState| match h {
+            HolderState::Running(h) => h.serves(&protect, &hide),
+            HolderState::Refused => true,
+        };
+        if holder.as_ref().is_none_or(|h| !serves(h)) {
+            *holder = Some(match Holder::start(trampoline.exe(), &protect, &hide) {
+                Ok(started) => HolderState::Running(started),
                 Err(e) => {
-                    tracing::debug!("sandbox: {e}; each command makes its own namespaces");
-                    None
+                    tracing::info!("sandbox: {e}; the grants go around protected paths");
+                    HolderState::Refused
                 }
-            };
+            });
         }
-        policy.join = holder.as_ref().map(Holder::pid);
+        policy.join = match holder.as_ref() {
+            Some(HolderState::Running(h)) => Some(h.pid()),
+            _ => None,
+        };
         policy
     }
 
@@ -181,7 +247,8 @@ impl ChildEnv {
     /// *thread* ends, and blocking-pool threads end when idle.
     pub fn tied_command(&self, program: impl AsRef<OsStr>) -> Command {
         let mut cmd = match &self.trampoline {
-            Some(trampoline) => trampoline.command(program.as_ref()),
+            // Supervised: what the program starts ends with it, or with Ling.
+            Some(trampoline) => trampoline.command_with(program.as_ref(), &["--supervise".into()]),
             None => Command::new(program),
         };
         self.strip(&mut cmd);
@@ -189,33 +256,42 @@ impl ChildEnv {
     }
 
     /// The `bash` tool's shell: tied to Ling like [`ChildEnv::tied_command`], in a session of
-    /// its own (its pid is its process group, and it has no controlling terminal), and inside
-    /// `sandbox` when given. Without a trampoline the child only gets a process group of its
-    /// own, and a sandbox is an error.
+    /// its own (its pid is its process group, and it has no controlling terminal), supervised
+    /// with a report (so nothing it starts outlives Ling, and the call learns what it left
+    /// running), and inside `sandbox` when given. Its stdin is the report pipe (the shell's own
+    /// is `/dev/null`): the caller must not set it. Without a trampoline the child only gets a
+    /// process group of its own and no stdin, and a sandbox is an error.
     pub fn session_command(
         &self,
         program: impl AsRef<OsStr>,
         sandbox: Option<&Policy>,
-    ) -> Result<Command, String> {
-        let mut cmd = match &self.trampoline {
+    ) -> Result<Session, String> {
+        let (mut cmd, report) = match &self.trampoline {
             Some(trampoline) => {
-                let mut options = vec![OsString::from("--setsid")];
+                let mut options: Vec<OsString> = vec!["--setsid".into(), "--report".into()];
                 let sandbox = sandbox.map(|p| self.joined(trampoline, p));
                 options.extend(sandbox.as_ref().map(Policy::to_args).unwrap_or_default());
-                trampoline.command_with(program.as_ref(), &options)
+                let mut cmd = trampoline.command_with(program.as_ref(), &options);
+                let (writer, reader) = tokio::net::unix::pipe::pipe()
+                    .map_err(|e| format!("cannot make the report pipe: {e}"))?;
+                let writer = writer
+                    .into_blocking_fd()
+                    .map_err(|e| format!("cannot make the report pipe: {e}"))?;
+                cmd.stdin(Stdio::from(writer));
+                (cmd, Some(reader))
             }
-            None if sandbox.is_some() => {
-                return Err("the shell sandbox needs Ling's trampoline (`ling __ling-exec`),                             which this process cannot start; use --sandbox off"
-                    .into());
-            }
+            None if sandbox.is_some() => return Err(NO_TRAMPOLINE.into()),
             None => {
                 let mut cmd = Command::new(program);
-                cmd.process_group(0);
-                cmd
+                cmd.process_group(0).stdin(Stdio::null());
+                (cmd, None)
             }
         };
         self.strip(&mut cmd);
-        Ok(cmd)
+        Ok(Session {
+            command: cmd,
+            report,
+        })
     }
 
     fn strip(&self, cmd: &mut Command) {

@@ -14,11 +14,15 @@
 //! directory and environment all carry over the exec, so killing the group keeps working. A child
 //! started this way dies with Ling even when Ling is killed with SIGKILL.
 //!
-//! The format is options before `--`, each `--name value` (or the flag `--setsid`), then the
-//! program and its arguments untouched; an option this binary does not know is an error, never
-//! a guess. `--setsid` gives the program a session of its own (no controlling terminal; its pid
-//! is its process group), and `--sandbox MODE` with `--network`, `--write PATH` and `--protect
-//! PATH` restricts it ([`super::sandbox`]) in [`Request::run`], just before the exec. The same
+//! The format is options before `--`, each `--name value` (or a flag: `--setsid`,
+//! `--supervise`, `--report`, `--hold`), then the program and its arguments untouched; an option
+//! this binary does not know is an error, never a guess. `--setsid` gives the program a session
+//! of its own (no controlling terminal; its pid is its process group), and `--sandbox MODE` with
+//! `--network`, `--write PATH`, `--protect PATH`, `--hide PATH`, `--allow-socket PATH` and
+//! `--join PID` restricts it ([`super::sandbox`]) in [`Request::run`]. `--supervise` keeps the
+//! trampoline as the program's parent and subreaper, ending everything the program started when
+//! it is told to or Ling dies ([`super::supervise`]); `--report` makes its stdin the pipe on
+//! which it says how the program ended. The same
 //! entry point is the small `ling-exec` binary ([`HELPER`]), which Ling prefers because it
 //! starts faster than the whole `ling`.
 //!
@@ -181,9 +185,13 @@ pub struct Request {
     pub parent: u32,
     /// `--setsid`: a session of its own, so the program has no controlling terminal.
     pub setsid: bool,
-    /// `--hold` with its `--protect` paths: become the sandbox's namespace holder
+    /// `--supervise`: stay as the program's parent and subreaper ([`super::supervise`]).
+    pub supervise: bool,
+    /// `--report`: say how the program ended on stdin (a pipe to Ling); implies `--supervise`.
+    pub report: bool,
+    /// `--hold` with its `--protect` and `--hide` paths: become the sandbox's namespace holder
     /// ([`super::sandbox::Holder`]) instead of a program.
-    pub hold: Option<Vec<PathBuf>>,
+    pub hold: Option<(Vec<PathBuf>, Vec<PathBuf>)>,
     /// `--sandbox MODE` with its `--network`, `--write`, `--protect` and `--join` options.
     pub sandbox: Option<Policy>,
     pub program: OsString,
@@ -195,11 +203,11 @@ impl Request {
     pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Self, ExecError> {
         let mut args = args.into_iter();
         let mut parent = None;
-        let mut setsid = false;
-        let mut hold = false;
+        let (mut setsid, mut supervise, mut report, mut hold) = (false, false, false, false);
         let mut join = None;
         let mut mode = None;
         let (mut network, mut write, mut protect) = (false, Vec::new(), Vec::new());
+        let (mut hide, mut sockets, mut closed) = (Vec::new(), Vec::new(), Vec::new());
         loop {
             let Some(option) = args.next() else {
                 return Err(ExecError::Usage(format!(
@@ -209,12 +217,15 @@ impl Request {
             if option == END_OF_OPTIONS {
                 break;
             }
-            if option == "--setsid" {
-                setsid = true;
-                continue;
-            }
-            if option == "--hold" {
-                hold = true;
+            let flag = match option.to_str() {
+                Some("--setsid") => Some(&mut setsid),
+                Some("--supervise") => Some(&mut supervise),
+                Some("--report") => Some(&mut report),
+                Some("--hold") => Some(&mut hold),
+                _ => None,
+            };
+            if let Some(flag) = flag {
+                *flag = true;
                 continue;
             }
             let name = option.to_string_lossy().into_owned();
@@ -244,6 +255,9 @@ impl Request {
                 "--network" => network = value == "on",
                 "--write" => write.push(PathBuf::from(value)),
                 "--protect" => protect.push(PathBuf::from(value)),
+                "--hide" => hide.push(PathBuf::from(value)),
+                "--closed" => closed.push(PathBuf::from(value)),
+                "--allow-socket" => sockets.push(PathBuf::from(value)),
                 "--join" => {
                     let pid = value.to_str().and_then(|v| v.parse::<u32>().ok());
                     join = Some(pid.ok_or_else(|| {
@@ -262,7 +276,9 @@ impl Request {
             return Ok(Self {
                 parent,
                 setsid,
-                hold: Some(protect),
+                supervise: false,
+                report: false,
+                hold: Some((protect, hide)),
                 sandbox: None,
                 program: OsString::new(),
                 args: Vec::new(),
@@ -274,12 +290,17 @@ impl Request {
         Ok(Self {
             parent,
             setsid,
+            supervise: supervise || report,
+            report,
             hold: None,
             sandbox: mode.map(|mode| Policy {
                 mode,
                 network,
                 write,
                 protect,
+                closed,
+                hide,
+                unix_sockets: sockets,
                 join,
             }),
             program,
@@ -287,8 +308,8 @@ impl Request {
         })
     }
 
-    /// Ties this process to its parent, restricts it, and becomes the program; returns only
-    /// on failure.
+    /// Ties this process to its parent, restricts it, and becomes the program (or, with
+    /// `--supervise`, starts and watches it); returns only on failure.
     pub fn run(self) -> ExecError {
         use std::os::unix::process::CommandExt;
         let program = self.program.to_string_lossy().into_owned();
@@ -298,10 +319,27 @@ impl Request {
         {
             return ExecError::Setup(format!("setsid: {e}"));
         }
+        // A supervisor takes its signals from a signalfd, Ling's death among them (SIGTERM), so
+        // it can end what it watches first; it is blocked before anything can send it.
+        let signals = if self.supervise {
+            // Nothing of the same user may trace it or read its memory either.
+            let _ = nix::sys::prctl::set_dumpable(false);
+            match super::supervise::prepare() {
+                Ok(fd) => Some(fd),
+                Err(e) => return e,
+            }
+        } else {
+            None
+        };
         #[cfg(target_os = "linux")]
         {
             use nix::sys::signal::Signal;
-            if let Err(e) = nix::sys::prctl::set_pdeathsig(Signal::SIGKILL) {
+            let death = if signals.is_some() {
+                Signal::SIGTERM
+            } else {
+                Signal::SIGKILL
+            };
+            if let Err(e) = nix::sys::prctl::set_pdeathsig(death) {
                 return ExecError::Setup(format!("cannot ask for a parent-death signal: {e}"));
             }
             // Reparented already: the parent died before the request above, which will never fire.
@@ -312,14 +350,29 @@ impl Request {
                 };
             }
         }
-        if let Some(protect) = &self.hold {
-            return match Policy::hold(protect) {
+        if let Some((protect, hide)) = &self.hold {
+            return match Policy::hold(protect, hide) {
                 Ok(()) => std::process::exit(0),
                 Err(e) => ExecError::Sandbox(e),
             };
         }
+        // Joining namespaces needs a single-threaded process: before any thread.
         if let Some(policy) = &self.sandbox
-            && let Err(e) = policy.apply()
+            && let Err(e) = policy.enter()
+        {
+            return ExecError::Sandbox(e);
+        }
+        if let Some(signals) = signals {
+            return super::supervise::run(
+                signals,
+                &self.program,
+                &self.args,
+                self.sandbox.as_ref(),
+                self.report,
+            );
+        }
+        if let Some(policy) = &self.sandbox
+            && let Err(e) = policy.restrict()
         {
             return ExecError::Sandbox(e);
         }
@@ -380,6 +433,8 @@ mod tests {
             Request {
                 parent: 42,
                 setsid: false,
+                supervise: false,
+                report: false,
                 hold: None,
                 sandbox: None,
                 program: "bash".into(),
@@ -413,8 +468,26 @@ mod tests {
         assert_eq!(policy.join, Some(9));
         assert_eq!(policy.write, [PathBuf::from("/p")]);
         assert_eq!(policy.to_args().len(), 8);
-        let hold = parse(&["--parent", "1", "--hold", "--protect", "/p/.git", "--"]).unwrap();
-        assert_eq!(hold.hold, Some(vec![PathBuf::from("/p/.git")]));
+        let hold = parse(&[
+            "--parent",
+            "1",
+            "--hold",
+            "--protect",
+            "/p/.git",
+            "--hide",
+            "/h/.ssh",
+            "--",
+        ])
+        .unwrap();
+        assert_eq!(
+            hold.hold,
+            Some((
+                vec![PathBuf::from("/p/.git")],
+                vec![PathBuf::from("/h/.ssh")]
+            ))
+        );
+        let report = parse(&["--parent", "1", "--report", "--", "bash"]).unwrap();
+        assert!(report.report && report.supervise);
         assert!(parse(&["--parent", "1", "--join", "x", "--", "sh"]).is_err());
     }
 

@@ -7,6 +7,7 @@
 mod env;
 pub mod exec;
 pub mod sandbox;
+pub mod supervise;
 
-pub use env::{ChildEnv, DEFAULT_KEY_VAR};
+pub use env::{ChildEnv, DEFAULT_KEY_VAR, Session};
 pub use exec::Trampoline;

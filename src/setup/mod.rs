@@ -186,7 +186,12 @@ impl Setup {
             &options.mcp_config,
             options.strict_mcp_config,
         )?;
-        let sandbox = sandbox::decide(&settings.sandbox, sandbox::availability())?;
+        let sandbox = sandbox::decide(
+            &settings.sandbox,
+            sandbox::availability(),
+            &paths.home,
+            sandbox::home_dir().as_deref(),
+        )?;
         let child_env =
             children(&settings).with_sandbox(sandbox.clone(), paths.project_root.clone());
         let (hooks, hook_warnings) = HookEngine::load(&paths, &project, settings.hook_layers())?;
@@ -198,6 +203,9 @@ impl Setup {
         }
         if let Some(warning) = &sandbox.warning {
             warn(warning);
+        }
+        if let Some(notice) = sandbox::start_notice(&sandbox, &paths.project_root) {
+            warn(&notice);
         }
         let mut permissions = Permissions::new(
             settings.permission_mode,

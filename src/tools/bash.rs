@@ -1,9 +1,11 @@
-//! `bash`: runs `bash -c COMMAND` in the project root, in its own process group, with stdout and
-//! stderr captured in order through one pipe, the output capped (head and tail kept), and the whole
-//! group killed on timeout or interrupt so no child outlives the call. The shell starts without
-//! the API key variable and dies with Ling, even on SIGKILL ([`ChildEnv::tied_command`]).
+//! `bash`: runs `bash -c COMMAND` in the project root, in its own session, with stdout and
+//! stderr captured in order through one pipe, the output capped (head and tail kept), and
+//! everything the command started ended on timeout or interrupt. The shell starts without the
+//! API key variable under Ling's supervising trampoline ([`ChildEnv::session_command`]), which
+//! reports how it ended and what it left running in the background; that ends with Ling, even on
+//! SIGKILL, double-forked and `setsid` processes too.
 //!
-//! [`ChildEnv::tied_command`]: crate::process::ChildEnv::tied_command
+//! [`ChildEnv::session_command`]: crate::process::ChildEnv::session_command
 
 use std::os::unix::process::ExitStatusExt;
 use std::process::{ExitStatus, Stdio};
@@ -22,7 +24,8 @@ use tokio::time::Instant;
 
 use super::output::CappedOutput;
 use super::{Tool, ToolContext, ToolError, ToolKind, ToolOutput, args_schema, parse_args};
-use crate::process::sandbox::{Blocked, Policy, SandboxMode, find_blocked};
+use crate::process::sandbox::{Blocked, Policy, SandboxMode, created_git_note, find_blocked};
+use crate::process::supervise::Report;
 
 pub const DEFAULT_TIMEOUT_MS: u64 = 120_000;
 pub const MAX_TIMEOUT_MS: u64 = 600_000;
@@ -96,6 +99,11 @@ impl Tool for Bash {
             }
             ms => ms,
         };
+        let links = ctx
+            .sandbox
+            .as_ref()
+            .map(protected_links)
+            .unwrap_or_default();
         let run = run(&args.command, ctx, timeout_ms).await?;
         let total_lines = run.output.total_lines();
         let mut content = notes.join("\n");
@@ -116,6 +124,26 @@ impl Tool for Bash {
                 "(background processes still holding the output were stopped; redirect their \
                  output, e.g. `cmd > log.txt 2>&1 &`, to keep them running)\n",
             );
+        } else if !run.background.is_empty() {
+            let listed: Vec<String> = run
+                .background
+                .iter()
+                .map(|(pid, command)| format!("{pid} `{command}`"))
+                .collect();
+            content.push_str(&format!(
+                "(still running in the background: {}; they end when Ling exits)\n",
+                listed.join(", ")
+            ));
+        }
+        for note in restore_links(&links) {
+            content.push_str(&note);
+            content.push('\n');
+        }
+        if ctx.sandbox.is_some()
+            && let Some(note) = created_git_note(&ctx.root, run.git_existed)
+        {
+            content.push_str(&note);
+            content.push('\n');
         }
         let blocked = match &ctx.sandbox {
             Some(policy) if !run.status.success() => find_blocked(&content, policy, &ctx.root),
@@ -136,10 +164,15 @@ struct Run {
     output: CappedOutput,
     status: ExitStatus,
     stopped_background: bool,
+    /// What the command left running (pid, command line), as its supervisor reported.
+    background: Vec<(u32, String)>,
+    /// Whether the project root had a `.git` before the command.
+    git_existed: bool,
 }
 
 async fn run(command: &str, ctx: &ToolContext, timeout_ms: u64) -> Result<Run, ToolError> {
     let spawn_error = |e: std::io::Error| ToolError::failed(format!("cannot run bash: {e}"));
+    let git_existed = std::fs::symlink_metadata(ctx.root.join(".git")).is_ok();
     // One pipe for both streams keeps stdout and stderr in the order they were written.
     let (writer, mut reader) = tokio::net::unix::pipe::pipe().map_err(spawn_error)?;
     let stdout = writer.into_blocking_fd().map_err(spawn_error)?;
@@ -148,36 +181,42 @@ async fn run(command: &str, ctx: &ToolContext, timeout_ms: u64) -> Result<Run, T
     // the parent-death signal follows the spawning thread, so never move this to a blocking one.
     // A session of its own (so its pid is its group, and it has no controlling terminal), in
     // the sandbox when there is one.
-    let mut cmd = ctx
+    let session = ctx
         .child_env
         .session_command("bash", ctx.sandbox.as_ref())
         .map_err(ToolError::failed)?;
+    let mut cmd = session.command;
+    let mut report_pipe = session.report;
     cmd.arg("-c")
         .arg(command)
         .current_dir(&ctx.root)
-        .stdin(Stdio::null())
         .stdout(Stdio::from(stdout))
         .stderr(Stdio::from(stderr));
     let mut child = cmd.spawn().map_err(spawn_error)?;
-    // The command holds our copies of the write end; they must close for the reader to see EOF.
+    // The command holds our copies of the write ends; they must close for the readers to see EOF.
     drop(cmd);
     let pid = child
         .id()
         .ok_or_else(|| ToolError::failed("bash exited before it started"))?;
-    let mut group = Group::new(pid);
+    let mut group = Group::new(pid, report_pipe.is_some());
 
     let deadline = Instant::now() + Duration::from_millis(timeout_ms);
     let mut output = CappedOutput::new(OUTPUT_CAP);
     let mut tail = LastLine::default();
     let mut buf = vec![0u8; 16 * 1024];
+    let mut report_text = Vec::new();
+    let mut report_buf = [0u8; 4096];
     let mut status: Option<ExitStatus> = None;
+    let mut background = Vec::new();
+    // Whether the trampoline (or shell) itself was waited for; until then a terminate reaps it.
+    let mut reaped = false;
     let mut eof = false;
     let mut drain_deadline = deadline;
     loop {
         tokio::select! {
             biased;
             () = ctx.cancel.cancelled() => {
-                group.terminate(status.is_none().then_some(&mut child)).await;
+                group.terminate((!reaped).then_some(&mut child)).await;
                 return Err(ToolError::Interrupted);
             }
             () = tokio::time::sleep_until(deadline), if status.is_none() => {
@@ -191,26 +230,108 @@ async fn run(command: &str, ctx: &ToolContext, timeout_ms: u64) -> Result<Run, T
                     tail.push(&buf[..n], ctx);
                 }
             },
-            waited = child.wait(), if status.is_none() => {
+            // The supervisor's report: how the shell ended, as soon as it did.
+            read = read_some(report_pipe.as_mut(), &mut report_buf), if report_pipe.is_some() && status.is_none() => {
+                match read {
+                    Ok(n) if n > 0 => report_text.extend_from_slice(&report_buf[..n]),
+                    _ => {
+                        report_pipe = None;
+                        let report = Report::parse(&String::from_utf8_lossy(&report_text));
+                        background = report.background;
+                        status = match report.status {
+                            Some(Ok(code)) => Some(ExitStatus::from_raw((code & 0xff) << 8)),
+                            Some(Err(signal)) => Some(ExitStatus::from_raw(signal & 0x7f)),
+                            // It said nothing (it failed before the shell ran): its own status.
+                            None => {
+                                reaped = true;
+                                Some(child.wait().await.map_err(|e| ToolError::failed(format!("cannot wait for bash: {e}")))?)
+                            }
+                        };
+                        drain_deadline = Instant::now() + DRAIN_AFTER_EXIT;
+                    }
+                }
+            }
+            waited = child.wait(), if status.is_none() && report_pipe.is_none() => {
                 let exited = waited.map_err(|e| ToolError::failed(format!("cannot wait for bash: {e}")))?;
+                reaped = true;
                 status = Some(exited);
                 drain_deadline = Instant::now() + DRAIN_AFTER_EXIT;
             }
             () = tokio::time::sleep_until(drain_deadline), if status.is_some() && !eof => {
-                group.terminate(None).await;
+                group.terminate((!reaped).then_some(&mut child)).await;
                 let status = status.unwrap_or_default();
-                return Ok(Run { output, status, stopped_background: true });
+                return Ok(Run { output, status, stopped_background: true, background: Vec::new(), git_existed });
             }
         }
         if let (Some(status), true) = (status, eof) {
-            // Children that redirected their output elsewhere are meant to keep running.
+            // Children that redirected their output elsewhere are meant to keep running; their
+            // supervisor stays with them (and is reaped by the runtime when it exits).
             group.release();
             return Ok(Run {
                 output,
                 status,
                 stopped_background: false,
+                background,
+                git_existed,
             });
         }
+    }
+}
+
+/// The protected paths that are symlinks (a `.git` pointing elsewhere), with their targets: the
+/// binds keep the targets read-only, but the link itself could be replaced.
+fn protected_links(policy: &Policy) -> Vec<(std::path::PathBuf, std::path::PathBuf)> {
+    policy
+        .protect
+        .iter()
+        .filter_map(|p| Some((p.clone(), std::fs::read_link(p).ok()?)))
+        .collect()
+}
+
+/// After a command: each protected link it replaced is put back (what it made instead is moved
+/// aside), and said.
+fn restore_links(links: &[(std::path::PathBuf, std::path::PathBuf)]) -> Vec<String> {
+    let mut notes = Vec::new();
+    for (path, target) in links {
+        if std::fs::read_link(path).ok().as_ref() == Some(target) {
+            continue;
+        }
+        let mut aside = path.clone().into_os_string();
+        aside.push(".replaced-in-sandbox");
+        let aside = std::path::PathBuf::from(aside);
+        let moved =
+            std::fs::symlink_metadata(path).is_ok() && std::fs::rename(path, &aside).is_ok();
+        let restored = std::os::unix::fs::symlink(target, path).is_ok();
+        notes.push(format!(
+            "(Blocked by the sandbox: replacing {} (a link to {}); {}{})",
+            path.display(),
+            target.display(),
+            if restored {
+                "Ling put it back"
+            } else {
+                "Ling could not put it back"
+            },
+            if moved {
+                format!(
+                    " and moved what the command made there to {}",
+                    aside.display()
+                )
+            } else {
+                String::new()
+            }
+        ));
+    }
+    notes
+}
+
+/// One read from the report pipe (never called without one).
+async fn read_some(
+    pipe: Option<&mut tokio::net::unix::pipe::Receiver>,
+    buf: &mut [u8],
+) -> std::io::Result<usize> {
+    match pipe {
+        Some(pipe) => pipe.read(buf).await,
+        None => std::future::pending().await,
     }
 }
 
@@ -289,18 +410,22 @@ fn status_line(status: ExitStatus) -> String {
     }
 }
 
-/// The command's process group (its id is the shell's pid). Until released, dropping it kills the
-/// group, so even an abandoned call leaves no processes behind.
+/// The command's process group (its id is the trampoline's pid). Until released, dropping it
+/// ends the group, so even an abandoned call leaves no processes behind: a supervising
+/// trampoline gets SIGTERM and ends everything below it (SIGKILL would end only the group and
+/// leave what left it), anything else SIGKILL.
 struct Group {
     pgid: Pid,
     armed: bool,
+    supervised: bool,
 }
 
 impl Group {
-    fn new(pid: u32) -> Self {
+    fn new(pid: u32, supervised: bool) -> Self {
         Self {
             pgid: Pid::from_raw(pid as i32),
             armed: true,
+            supervised,
         }
     }
 
@@ -310,11 +435,17 @@ impl Group {
     }
 
     /// SIGTERM to the whole group, a short grace, then SIGKILL to whatever is left. `child` is
-    /// the shell when it has not been reaped yet; reaping it here lets the group disappear.
+    /// the trampoline when it has not been reaped yet; reaping it here lets the group disappear.
+    /// A supervisor ends everything below it within its own grace, shorter than this one.
     async fn terminate(&mut self, mut child: Option<&mut Child>) {
         // ESRCH (already gone) is the outcome we want anyway.
         let _ = killpg(self.pgid, Signal::SIGTERM);
-        let until = Instant::now() + KILL_GRACE;
+        let grace = if self.supervised {
+            KILL_GRACE * 2
+        } else {
+            KILL_GRACE
+        };
+        let until = Instant::now() + grace;
         while Instant::now() < until {
             if let Some(c) = child.as_mut()
                 && matches!(c.try_wait(), Ok(Some(_)))
@@ -345,7 +476,12 @@ impl Group {
 impl Drop for Group {
     fn drop(&mut self) {
         if self.armed {
-            let _ = killpg(self.pgid, Signal::SIGKILL);
+            let signal = if self.supervised {
+                Signal::SIGTERM
+            } else {
+                Signal::SIGKILL
+            };
+            let _ = killpg(self.pgid, signal);
         }
     }
 }

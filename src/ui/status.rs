@@ -8,12 +8,13 @@ pub fn sandbox(decision: &Decision, mode: PermissionMode) -> String {
     if !decision.is_on() {
         return "off (every bash command asks)".into();
     }
+    let effective = decision.effective(mode);
     let shown = if mode == PermissionMode::Plan {
-        "read-only (plan mode)".to_string()
+        format!("{} (plan mode)", effective.mode)
     } else {
-        decision.mode.as_str().to_string()
+        effective.mode.to_string()
     };
-    let network = if decision.network {
+    let network = if effective.network {
         "network on"
     } else {
         "network off"

@@ -312,6 +312,8 @@ fn the_init_line_shows_the_sandbox() {
     for (args, mode, network) in [
         (&[][..], "workspace-write", false),
         (&["--sandbox", "read-only"][..], "read-only", false),
+        // What bash really gets in plan mode (issue 23: this said workspace-write).
+        (&["--permission-mode", "plan"][..], "read-only", false),
         (&["--sandbox", "off"][..], "off", true),
     ] {
         let server = MockServer::start_blocking(vec![Reply::text("hi")]);

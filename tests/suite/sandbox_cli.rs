@@ -314,7 +314,8 @@ fn a_stdio_server_runs_in_the_sandbox_only_when_its_entry_asks() {
 fn commands_join_one_namespace_holder_which_ends_with_ling() {
     let s = Sandboxed::new();
     s.project.write(".git/HEAD", "x\n");
-    let probe = "readlink /proc/self/ns/mnt; pgrep -P $PPID -f -- --hold";
+    // The shell's parent is its supervising trampoline, whose parent is Ling.
+    let probe = "readlink /proc/self/ns/mnt; pgrep -P $(ps -o ppid= -p $PPID) -f -- --hold";
     let (_, results) = s.bash(&[probe, probe], &[]);
     let lines: Vec<Vec<&str>> = results.iter().map(|r| r.lines().collect()).collect();
     // Both commands in the same mount namespace, not Ling's, held by one child of Ling.

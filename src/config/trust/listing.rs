@@ -454,6 +454,17 @@ mod tests {
         );
         let listed = settings(r#"{"sandbox":{"mode":"read-only","hooks":true},"model":"m"}"#);
         assert_eq!(listed, []);
+        // Sockets and lifted hidden paths widen; more hidden paths only narrow.
+        let listed = settings(
+            r#"{"sandbox":{"allowUnixSockets":["/run/docker.sock"],"allowRead":["~/.kube"],"denyRead":["~/x"]}}"#,
+        );
+        assert_eq!(
+            listed,
+            [
+                ("sandbox.allowRead".into(), "~/.kube".into()),
+                ("sandbox.allowUnixSockets".into(), "/run/docker.sock".into()),
+            ]
+        );
         let listed = settings(r#"{"sandbox":{"mode":"off","writableRoots":["/srv"]}}"#);
         assert_eq!(
             listed,

@@ -1,7 +1,10 @@
 //! Telling a command the sandbox stopped from one that failed on its own: the failed command's
 //! output is searched for the errors the sandbox causes (EACCES, EPERM, EROFS on a path; a
 //! refused socket or name lookup), and each path named there is checked against the policy, so
-//! that only a path the policy really forbids is reported.
+//! that only a path the policy really forbids is reported. A path is resolved through the
+//! symlinks that exist (outside the sandbox, as Ling sees them) first, so a write through a
+//! link into `.git` is named as the `.git` path it reached; a hidden path or a denied device is
+//! a read, unless the line says it was written.
 
 use std::path::{Path, PathBuf};
 
@@ -12,6 +15,8 @@ use super::Policy;
 pub enum Blocked {
     /// Writing this path (outside the writable paths, or protected).
     Write(PathBuf),
+    /// Reading this path (hidden by `sandbox.denyRead`, or a device such as a terminal).
+    Read(PathBuf),
     /// The network (the line of output that says so).
     Network(String),
 }
@@ -20,6 +25,7 @@ impl std::fmt::Display for Blocked {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Self::Write(path) => write!(f, "writing {}", path.display()),
+            Self::Read(path) => write!(f, "reading {}", path.display()),
             Self::Network(line) => write!(f, "the network ({line})"),
         }
     }
@@ -51,8 +57,10 @@ pub fn find_blocked(output: &str, policy: &Policy, cwd: &Path) -> Option<Blocked
             if candidate.starts_with("/dev/tcp/") || candidate.starts_with("/dev/udp/") {
                 continue;
             }
-            let path = cwd.join(candidate);
-            let path = normalise(&path);
+            let path = resolve(&normalise(&cwd.join(candidate)));
+            if !policy.allows_read(&path) && !says_written(line) {
+                return Some(Blocked::Read(path));
+            }
             if !policy.allows_write(&path) {
                 return Some(Blocked::Write(path));
             }
@@ -98,7 +106,9 @@ fn path_candidates(line: &str) -> Vec<String> {
             if !inner.is_empty() && !inner.contains(' ') {
                 out.push(inner.to_string());
             }
-            rest = &after[end + 1..];
+            // The closing quote may be more than one byte (`’`).
+            let closing = after[end..].chars().next().map_or(1, char::len_utf8);
+            rest = &after[end + closing..];
         }
     }
     for word in line.split_whitespace() {
@@ -109,6 +119,40 @@ fn path_candidates(line: &str) -> Vec<String> {
         }
     }
     out
+}
+
+/// Whether an error line names a write (`touch`, `mkdir`, a redirection's "cannot create").
+fn says_written(line: &str) -> bool {
+    let lower = line.to_ascii_lowercase();
+    [
+        "cannot touch",
+        "cannot create",
+        "cannot remove",
+        "cannot move",
+        "for writing",
+        "read-only file system",
+        "mkdir",
+    ]
+    .iter()
+    .any(|w| lower.contains(w))
+}
+
+/// `path` with the symlinks of its longest existing ancestor resolved (the rest may not exist).
+fn resolve(path: &Path) -> PathBuf {
+    let mut rest = Vec::new();
+    let mut at = path.to_path_buf();
+    loop {
+        if let Ok(real) = at.canonicalize() {
+            return rest.iter().rev().fold(real, |p, part| p.join(part));
+        }
+        match (at.file_name().map(ToOwned::to_owned), at.parent()) {
+            (Some(name), Some(parent)) => {
+                rest.push(name);
+                at = parent.to_path_buf();
+            }
+            _ => return path.to_path_buf(),
+        }
+    }
 }
 
 /// `a/./b/../c` → `a/c`, without touching the filesystem (the path may not exist).
@@ -137,6 +181,9 @@ mod tests {
             network,
             write: vec![PathBuf::from("/p"), PathBuf::from("/tmp")],
             protect: vec![PathBuf::from("/p/.git")],
+            closed: Vec::new(),
+            hide: vec![PathBuf::from("/h/.ssh")],
+            unix_sockets: Vec::new(),
             join: None,
         }
     }
@@ -156,6 +203,22 @@ mod tests {
         );
         let out = "touch: cannot touch 'src/x': Permission denied";
         assert_eq!(find_blocked(out, &policy(true), cwd), None);
+        // GNU's curly quotes.
+        let out = "mkdir: cannot create directory \u{2018}/etc/x\u{2019}: Permission denied";
+        assert_eq!(
+            find_blocked(out, &policy(true), cwd),
+            Some(Blocked::Write("/etc/x".into()))
+        );
+        let out = "cat: /h/.ssh/id_rsa: Permission denied";
+        assert_eq!(
+            find_blocked(out, &policy(true), cwd),
+            Some(Blocked::Read("/h/.ssh/id_rsa".into()))
+        );
+        let out = "touch: cannot touch '/h/.ssh/x': Permission denied";
+        assert_eq!(
+            find_blocked(out, &policy(true), cwd),
+            Some(Blocked::Write("/h/.ssh/x".into()))
+        );
         let out = "bash: line 1: notes.txt: Permission denied";
         let mut read_only = policy(true);
         read_only.write.clear();

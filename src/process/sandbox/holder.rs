@@ -1,5 +1,6 @@
-//! The [`Holder`]: one child per run that keeps a user and mount namespace in which the
-//! project's `.git` and `.ling` are read-only binds, for sandboxed commands to join. Making those
+//! The [`Holder`]: one child per run, started with the first sandboxed command, that keeps a
+//! user and mount namespace in which the protected paths are read-only binds and the hidden
+//! ones covered (`mounts.rs`), for sandboxed commands to join. Making those
 //! namespaces per command costs little, but tearing a mount namespace down when its last process
 //! exits waits for the kernel (RCU), which the command's exit, and so Ling, waits for: a few
 //! milliseconds per command. Joined, the namespace outlives the command and the cost is gone.
@@ -17,12 +18,17 @@ use std::process::{Child, Stdio};
 pub struct Holder {
     child: Child,
     protect: Vec<PathBuf>,
+    hide: Vec<PathBuf>,
 }
 
 impl Holder {
-    /// Starts `exe __ling-exec --parent PID --hold --protect P... --` and waits for its `ready`
-    /// (or its failure: it exits, saying why).
-    pub fn start(exe: &std::path::Path, protect: &[PathBuf]) -> Result<Self, String> {
+    /// Starts `exe __ling-exec --parent PID --hold --protect P... --hide P... --` and waits for
+    /// its `ready` (or its failure: it exits, saying why).
+    pub fn start(
+        exe: &std::path::Path,
+        protect: &[PathBuf],
+        hide: &[PathBuf],
+    ) -> Result<Self, String> {
         let mut cmd = std::process::Command::new(exe);
         cmd.arg(super::super::exec::MARKER)
             .arg("--parent")
@@ -30,6 +36,9 @@ impl Holder {
             .arg("--hold");
         for path in protect {
             cmd.arg("--protect").arg(path);
+        }
+        for path in hide {
+            cmd.arg("--hide").arg(path);
         }
         cmd.arg("--")
             .stdin(Stdio::piped())
@@ -61,6 +70,7 @@ impl Holder {
         Ok(Self {
             child,
             protect: protect.to_vec(),
+            hide: hide.to_vec(),
         })
     }
 
@@ -68,9 +78,9 @@ impl Holder {
         self.child.id()
     }
 
-    /// The paths its namespace keeps read-only.
-    pub fn protects(&self) -> &[PathBuf] {
-        &self.protect
+    /// Whether its namespace keeps `protect` read-only and `hide` covered.
+    pub fn serves(&self, protect: &[PathBuf], hide: &[PathBuf]) -> bool {
+        self.protect == protect && self.hide == hide
     }
 }
 

@@ -174,9 +174,12 @@ async fn drive(
             tools: agent.tools().names(),
             mcp_servers: &McpServer::list(&statuses),
             project_trust: setup.project_trust.as_str(),
-            sandbox: SandboxLine {
-                mode: setup.sandbox.mode.as_str(),
-                network: !setup.sandbox.is_on() || setup.sandbox.network,
+            sandbox: {
+                let effective = setup.sandbox.effective(agent.permission_mode());
+                SandboxLine {
+                    mode: effective.mode.as_str(),
+                    network: effective.network,
+                }
             },
         }));
     }
