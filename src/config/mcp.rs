@@ -13,12 +13,12 @@ use serde::de::{MapAccess, Visitor};
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
 
+use super::ProjectFiles;
 use super::claude::CLAUDE_MCP_FILE;
 use super::hooks::locate::{Seg, locate};
 use super::json::{read_config_text, syntax_error};
 pub use super::mcp_oauth::{Idp, OAuthConfig, RawIdp, RawOAuth};
 use super::sandbox::SandboxMode;
-use super::trust::ProjectConfig;
 use super::{ConfigError, Paths, expand_vars, read_json_value};
 
 pub const DEFAULT_STARTUP_TIMEOUT_MS: u64 = 30_000;
@@ -266,7 +266,7 @@ impl ServerConfig {
 /// a file that is not an object or an invalid entry is an error naming the file.
 pub fn load_servers(
     paths: &Paths,
-    project: &ProjectConfig,
+    project: &ProjectFiles,
     extra: &[PathBuf],
     strict: bool,
 ) -> Result<(Vec<ServerConfig>, Vec<String>), ConfigError> {

@@ -19,7 +19,7 @@ use super::output::{RunResult, interpret};
 use crate::config::hooks::{
     HandlerKind, HookDialect, HookEventName, HookHandler, HookLayers, HooksConfig,
 };
-use crate::config::{ConfigError, Paths, ProjectConfig};
+use crate::config::{ConfigError, Paths, ProjectFiles};
 use crate::http_client::{self, ClientOptions, Target};
 use crate::process::ChildEnv;
 
@@ -76,7 +76,7 @@ impl HookEngine {
     /// ignored fields.
     pub fn load(
         paths: &Paths,
-        project: &ProjectConfig,
+        project: &ProjectFiles,
         layers: HookLayers,
     ) -> Result<(Self, Vec<String>), ConfigError> {
         if layers == HookLayers::NONE {

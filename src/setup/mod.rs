@@ -12,7 +12,7 @@ use crate::agent::{
     Agent, AgentOptions, ContextOptions, HostPolicy, McpHost, PromptOptions, Resumed, Session,
     SessionError,
 };
-use crate::config::{ConfigError, Paths, ProjectConfig, Settings, SettingsOverrides, TrustStatus};
+use crate::config::{ConfigError, Paths, Settings, SettingsOverrides};
 use crate::hooks::HookEngine;
 use crate::llm::{LlmClient, LlmConfig, LlmError};
 use crate::mcp::{ManagerOptions, McpManager};
@@ -20,6 +20,7 @@ use crate::permissions::{PermissionError, Permissions};
 use crate::process::sandbox::{self, Decision, SandboxError};
 use crate::process::{ChildEnv, Trampoline};
 use crate::tools::ToolRegistry;
+use crate::trust::{ProjectConfig, TrustStatus};
 
 /// Model requests a `-p` run may make when neither `--max-turns` nor settings `maxTurns` says:
 /// a model stuck calling tools ends with `error_max_turns` instead of running up a bill forever.
@@ -129,17 +130,18 @@ impl Setup {
         if let Err(e) = crate::log::init(&paths.logs_dir()) {
             warnings.push(e.to_string());
         }
-        let settings = Settings::load(&paths, &project, &options.overrides)?;
+        let settings = Settings::load(&paths, project.layer(), &options.overrides)?;
         let (servers, mcp_warnings) = crate::config::mcp::load_servers(
             &paths,
-            &project,
+            project.layer(),
             &options.mcp_config,
             options.strict_mcp_config,
         )?;
         let sandbox = sandbox::decide(&settings.sandbox, sandbox::availability())?;
         let child_env =
             children(&settings).with_sandbox(sandbox.clone(), paths.project_root.clone());
-        let (hooks, hook_warnings) = HookEngine::load(&paths, &project, settings.hook_layers())?;
+        let (hooks, hook_warnings) =
+            HookEngine::load(&paths, project.layer(), settings.hook_layers())?;
         let hooks = hooks.with_child_env(child_env.clone());
         let trust_notice = project.skipped_notice(&paths);
         let all_warnings = settings.warnings.iter().chain(&hook_warnings);

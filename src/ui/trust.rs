@@ -1,7 +1,7 @@
 //! Workspace trust on the terminal: the REPL's question before anything of an untrusted project
 //! runs (`[t] trust this folder  [o] open without it  [q] quit`), and the text `ling trust`
 //! shows. Both list what the project's config would bring (every hook, MCP server and widening
-//! setting, from `config::trust::listing`) and, when it changed since it was trusted, what
+//! setting, from `trust::listing`) and, when it changed since it was trusted, what
 //! changed. Project text may hold control characters: any string that does is shown escaped.
 
 use std::borrow::Cow;
@@ -13,7 +13,7 @@ use super::output::{stdout, stdout_line};
 use super::style::Style;
 use super::term::Term;
 use crate::config::Paths;
-use crate::config::trust::{
+use crate::trust::{
     Changes, FileChangeKind, HookTarget, Item, ProjectConfig, ProjectListing, ServerTarget,
 };
 
@@ -89,11 +89,7 @@ pub fn describe(project: &ProjectConfig, paths: &Paths, style: Style) -> Term {
 pub fn render_listing(listing: &ProjectListing, style: Style) -> Term {
     let mut out = Term::new();
     for file in &listing.files {
-        out += crate::term![
-            "  ",
-            style.bold(&crate::config::trust::shown_name(file.name)),
-            "\n"
-        ];
+        out += crate::term!["  ", style.bold(&crate::trust::shown_name(file.name)), "\n"];
         match &file.items {
             Err(error) => {
                 out += crate::term![
@@ -129,7 +125,7 @@ fn render_changes(changes: &Changes, style: Style) -> Term {
             FileChangeKind::Removed => "was removed",
             FileChangeKind::Changed => "changed",
         };
-        out += format!("  {} {what}\n", crate::config::trust::shown_name(file.name));
+        out += format!("  {} {what}\n", crate::trust::shown_name(file.name));
         for item in &file.added {
             out += crate::term!["    ", style.green("+"), " ", render_item(item), "\n"];
         }

@@ -17,8 +17,8 @@ use serde_json::{Map, Value};
 pub(crate) mod locate;
 pub(crate) mod schema;
 
+use super::ProjectFiles;
 use super::claude::{self, CLAUDE_SETTINGS_FILES};
-use super::trust::ProjectConfig;
 use super::{ConfigError, Paths, read_json_value};
 use locate::{Seg, locate};
 
@@ -193,7 +193,7 @@ impl HooksConfig {
     /// file contributes nothing.
     pub fn load(
         paths: &Paths,
-        project: &ProjectConfig,
+        project: &ProjectFiles,
         layers: HookLayers,
     ) -> Result<Self, ConfigError> {
         let mut config = Self::default();

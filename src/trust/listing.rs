@@ -8,10 +8,10 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::ALL_PROJECT_FILES;
 use crate::config::claude::{CLAUDE_MCP_FILE, CLAUDE_SETTINGS_FILES, ClaudeRules};
 use crate::config::hooks::{HandlerKind, HooksConfig};
 use crate::config::mcp::{RawServer, parse_mcp_text, transport_kind};
+use crate::config::project::ALL_PROJECT_FILES;
 use crate::config::{PermissionMode, RawSettings, var_names};
 
 /// One thing the project would bring.

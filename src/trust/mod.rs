@@ -1,11 +1,14 @@
 //! Workspace trust: whether a project's own config (`.ling/settings.json`, `hooks.json`,
-//! `mcp.json`) may apply. [`ProjectConfig::read`] reads the three files once and decides; every
-//! loader of project config takes the result and gets a file's text only when the project is
-//! trusted (settings' `permissions.deny`, which only narrows, applies either way). A project is
-//! trusted when the user trusted its canonical root and the SHA-256 fingerprint of the three
-//! files still matches what `LING_HOME/trust.json` recorded ([`store`]). A project without
-//! project config needs no trust, and a `.ling` that is the user's own config (`LING_HOME`, or
-//! the root is `$HOME`) is never a project layer. [`listing`] says what a project would bring.
+//! `mcp.json`, Claude Code's project files) may apply. [`ProjectConfig::read`] reads the files
+//! once (`config::ProjectFiles`) and decides; every loader of project config takes
+//! [`ProjectConfig::layer`] and gets a file's text only when the project is trusted (settings'
+//! `permissions.deny`, which only narrows, applies either way). A project is trusted when the
+//! user trusted its canonical root and the SHA-256 fingerprint of the files still matches what
+//! `LING_HOME/trust.json` recorded ([`store`]). A project without project config needs no
+//! trust, and a `.ling` that is the user's own config (`LING_HOME`, or the root is `$HOME`) is
+//! never a project layer. [`listing`] says what a project would bring.
+//!
+//! Trust sits above `config` (which knows nothing of it) and below the frontends and `setup`.
 
 pub mod listing;
 pub mod store;
@@ -16,43 +19,16 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
-use super::claude::{CLAUDE_PROJECT_FILES, CLAUDE_SETTINGS_FILES, ClaudeCompat};
-use super::json::read_config_text;
-use super::mcp::{MCP_FILE, parse_mcp_text, transport_kind};
-use super::{ConfigError, Paths};
+use crate::config::claude::{CLAUDE_PROJECT_FILES, CLAUDE_SETTINGS_FILES};
+use crate::config::mcp::{MCP_FILE, parse_mcp_text, transport_kind};
+pub use crate::config::project::{ALL_PROJECT_FILES, PROJECT_FILES, is_claude_file, shown_name};
+use crate::config::{ConfigError, Paths, ProjectFiles, read_config_text};
 use listing::FileText;
 pub use listing::{
     Changes, FileChange, FileChangeKind, FileListing, HookTarget, Item, ProjectListing,
     ServerTarget,
 };
 use store::{TrustRecord, TrustStore};
-
-/// Ling's project files trust covers (under `.ling/`), in fingerprint order.
-pub const PROJECT_FILES: [&str; 3] = ["settings.json", "hooks.json", "mcp.json"];
-/// Every project file trust covers, in fingerprint and listing order: Ling's, then Claude Code's
-/// (relative to the project root, read unless `claudeCompat` is off).
-pub const ALL_PROJECT_FILES: [&str; 6] = [
-    PROJECT_FILES[0],
-    PROJECT_FILES[1],
-    PROJECT_FILES[2],
-    CLAUDE_PROJECT_FILES[0],
-    CLAUDE_PROJECT_FILES[1],
-    CLAUDE_PROJECT_FILES[2],
-];
-
-/// Whether `name` is one of Claude Code's files (relative to the root, not under `.ling/`).
-pub fn is_claude_file(name: &str) -> bool {
-    CLAUDE_PROJECT_FILES.contains(&name)
-}
-
-/// How a project file is shown: `.ling/hooks.json`, `.mcp.json`.
-pub fn shown_name(name: &str) -> String {
-    if is_claude_file(name) {
-        name.to_string()
-    } else {
-        format!(".ling/{name}")
-    }
-}
 
 #[derive(Debug, thiserror::Error)]
 pub enum TrustError {
@@ -101,76 +77,40 @@ impl TrustStatus {
     }
 }
 
-/// One project file as read at start: `text` is `None` when the file does not exist.
-#[derive(Debug, Clone)]
-struct ProjectFile {
-    name: &'static str,
-    path: PathBuf,
-    text: Option<String>,
-}
-
 /// The project's config files, read once, and the trust decision over them.
 #[derive(Debug, Clone)]
 pub struct ProjectConfig {
-    root: PathBuf,
+    files: ProjectFiles,
     home: PathBuf,
-    /// Empty when `.ling` is the user's own config.
-    files: Vec<ProjectFile>,
     fingerprint: String,
     status: TrustStatus,
     /// The trust recorded for this root when the config changed since.
     previous: Option<TrustRecord>,
-    user_config: bool,
-    /// What `claudeCompat` of the user's settings and (trusted) the project's says.
-    claude: ClaudeCompat,
 }
 
 impl ProjectConfig {
     /// Reads the project files and decides. `trust.json` is read only when there is project
     /// config; an unreadable or corrupt one is an error.
     pub fn read(paths: &Paths) -> Result<Self, TrustError> {
-        let root = std::fs::canonicalize(&paths.project_root)
-            .unwrap_or_else(|_| paths.project_root.clone());
-        let user_config = is_user_config(&root, &paths.home);
-        // Unreadable user settings are reported by the settings loader; here they say nothing.
-        let user_settings = read_config_text(&paths.user_file(PROJECT_FILES[0]))
-            .ok()
-            .flatten();
-        let user_compat = user_settings.as_deref().and_then(ClaudeCompat::raw_of);
-        let claude_files = ClaudeCompat::resolve(&[user_compat]).project;
-        let mut files = Vec::new();
-        if !user_config {
-            for name in PROJECT_FILES {
-                let path = paths.project_file(name);
-                let text = read_config_text(&path)?;
-                files.push(ProjectFile { name, path, text });
-            }
-            for name in CLAUDE_PROJECT_FILES.into_iter().filter(|_| claude_files) {
-                let path = paths.project_root.join(name);
-                let text = read_config_text(&path)?;
-                files.push(ProjectFile { name, path, text });
-            }
-        }
+        let files = ProjectFiles::read(paths)?;
         let mut config = Self {
             // Claude Code's files count only when present, so that trust recorded before Ling
             // read them still holds for projects without them.
             fingerprint: fingerprint(
                 files
+                    .files()
                     .iter()
                     .filter(|f| f.text.is_some() || !is_claude_file(f.name))
                     .map(|f| (f.name, f.text.as_deref())),
             ),
-            root,
-            home: paths.home.clone(),
             files,
+            home: paths.home.clone(),
             status: TrustStatus::None,
             previous: None,
-            user_config,
-            claude: ClaudeCompat::resolve(&[user_compat]),
         };
         if config.has_config() {
             let store = TrustStore::load(&config.home)?;
-            config.status = match config.root.to_str().and_then(|key| store.get(key)) {
+            config.status = match config.root().to_str().and_then(|key| store.get(key)) {
                 Some(record) if record.fingerprint == config.fingerprint => TrustStatus::Trusted,
                 Some(record) => {
                     config.previous = Some(record.clone());
@@ -179,17 +119,21 @@ impl ProjectConfig {
                 None => TrustStatus::Untrusted,
             };
         }
-        let project_compat = config
-            .trusted_text(PROJECT_FILES[0])
-            .and_then(|(_, text)| ClaudeCompat::raw_of(text));
-        config.claude = ClaudeCompat::resolve(&[project_compat, user_compat]);
+        config
+            .files
+            .set_trusted(config.status == TrustStatus::Trusted);
         Ok(config)
+    }
+
+    /// The files, for the loaders of project config: they get a file's text only when trusted.
+    pub fn layer(&self) -> &ProjectFiles {
+        &self.files
     }
 
     /// What `claudeCompat` says for this run: whether Claude Code's project files (when trusted)
     /// and `CLAUDE.md` are read, and whether `~/.claude/settings.json` hooks run.
-    pub fn claude(&self) -> ClaudeCompat {
-        self.claude
+    pub fn claude(&self) -> crate::config::claude::ClaudeCompat {
+        self.files.claude()
     }
 
     pub fn status(&self) -> TrustStatus {
@@ -198,17 +142,17 @@ impl ProjectConfig {
 
     /// The canonical project root, the key of its trust.
     pub fn root(&self) -> &Path {
-        &self.root
+        self.files.root()
     }
 
-    /// Whether any of the three project files exists (never for the user's own `.ling`).
+    /// Whether any of the project files exists (never for the user's own `.ling`).
     pub fn has_config(&self) -> bool {
-        self.files.iter().any(|f| f.text.is_some())
+        self.files.has_config()
     }
 
     /// Whether `.ling` under the root is the user's own config (`LING_HOME`, or root = `$HOME`).
     pub fn is_user_config(&self) -> bool {
-        self.user_config
+        self.files.is_user_config()
     }
 
     /// Whether the project was trusted before and its config changed since.
@@ -223,16 +167,12 @@ impl ProjectConfig {
 
     /// A project file's text for loading: only in a trusted project.
     pub fn trusted_text(&self, name: &str) -> Option<(&Path, &str)> {
-        if self.status != TrustStatus::Trusted || (is_claude_file(name) && !self.claude.project) {
-            return None;
-        }
-        self.any_text(name)
+        self.files.trusted_text(name)
     }
 
-    /// A project file's text whatever the trust: for `permissions.deny` and for listings.
-    pub(in crate::config) fn any_text(&self, name: &str) -> Option<(&Path, &str)> {
-        let file = self.files.iter().find(|f| f.name == name)?;
-        Some((file.path.as_path(), file.text.as_deref()?))
+    /// A project file's text whatever the trust: for listings.
+    fn any_text(&self, name: &str) -> Option<(&Path, &str)> {
+        self.files.any_text(name)
     }
 
     /// What the project config would bring. `paths` gives the user's `mcp.json`, whose server
@@ -240,6 +180,7 @@ impl ProjectConfig {
     pub fn listing(&self, paths: &Paths) -> ProjectListing {
         let texts: Vec<FileText<'_>> = self
             .files
+            .files()
             .iter()
             .map(|f| FileText {
                 name: f.name,
@@ -255,6 +196,7 @@ impl ProjectConfig {
         let previous = self.previous.as_ref()?;
         let texts: Vec<FileText<'_>> = self
             .files
+            .files()
             .iter()
             .map(|f| FileText {
                 name: f.name,
@@ -277,12 +219,13 @@ impl ProjectConfig {
         if !self.has_config() {
             return Ok(());
         }
-        let key = self.root.to_str().ok_or_else(|| TrustError::NotUtf8 {
-            path: self.root.clone(),
+        let key = self.root().to_str().ok_or_else(|| TrustError::NotUtf8 {
+            path: self.root().to_path_buf(),
         })?;
         let mut store = TrustStore::load(&self.home)?;
         let files: BTreeMap<String, Option<String>> = self
             .files
+            .files()
             .iter()
             .map(|f| (f.name.to_string(), f.text.clone()))
             .collect();
@@ -297,6 +240,7 @@ impl ProjectConfig {
         store.save()?;
         self.status = TrustStatus::Trusted;
         self.previous = None;
+        self.files.set_trusted(true);
         Ok(())
     }
 
@@ -450,25 +394,6 @@ pub fn revoke(home: &Path, root: &Path) -> Result<bool, TrustError> {
     }
     store.save()?;
     Ok(true)
-}
-
-/// Whether `root/.ling` is the user's config: the root is `$HOME`, or `root/.ling` is
-/// `LING_HOME` (compared canonically, so a symlink does not make it a project layer).
-fn is_user_config(root: &Path, home: &Path) -> bool {
-    let home_dir = std::env::var_os("HOME")
-        .filter(|h| !h.is_empty())
-        .and_then(|h| std::fs::canonicalize(h).ok());
-    if home_dir.as_deref() == Some(root) {
-        return true;
-    }
-    let dot_ling = root.join(".ling");
-    match (
-        std::fs::canonicalize(&dot_ling),
-        std::fs::canonicalize(home),
-    ) {
-        (Ok(a), Ok(b)) => a == b,
-        _ => dot_ling == home,
-    }
 }
 
 /// `sha256:<hex>` over each file's name and contents, a missing file told apart from an

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::TrustError;
-use crate::config::json::read_config_text;
+use crate::config::read_config_text;
 
 pub const TRUST_FILE: &str = "trust.json";
 const VERSION: u32 = 1;
