@@ -397,14 +397,18 @@ fn a_summary_larger_than_what_it_replaces_is_refused() {
         assert!(compact_events(&out).is_empty(), "run {n}");
         if n == 2 {
             assert!(
-                out.stderr.contains("was not compacted (the model's summary"),
+                out.stderr
+                    .contains("was not compacted (the model's summary"),
                 "{}",
                 out.stderr
             );
         }
     }
     let requests = server.requests();
-    assert!(requests.iter().any(is_summary_request), "a summary was asked");
+    assert!(
+        requests.iter().any(is_summary_request),
+        "a summary was asked"
+    );
     let last = requests.last().unwrap().messages();
     assert_eq!(last.len(), 4, "sent whole: {last:?}");
     assert!(last.iter().all(|m| !m.to_string().contains("<summary>")));

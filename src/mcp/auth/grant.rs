@@ -395,8 +395,22 @@ mod tests {
 
     #[test]
     fn only_http_and_https_endpoints_are_taken() {
-        assert!(endpoint("https://as.example/authorize", "authorization", AuthUrl::new).is_ok());
-        assert!(endpoint("http://127.0.0.1:8/authorize", "authorization", AuthUrl::new).is_ok());
+        assert!(
+            endpoint(
+                "https://as.example/authorize",
+                "authorization",
+                AuthUrl::new
+            )
+            .is_ok()
+        );
+        assert!(
+            endpoint(
+                "http://127.0.0.1:8/authorize",
+                "authorization",
+                AuthUrl::new
+            )
+            .is_ok()
+        );
         for bad in [
             "javascript:alert(document.cookie)//https://as.example",
             "file:///etc/passwd",
