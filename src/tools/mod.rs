@@ -218,6 +218,7 @@ impl ToolRegistry {
 }
 
 pub mod bash;
+mod beneath;
 mod builtin;
 pub mod diff;
 pub mod edit_file;
