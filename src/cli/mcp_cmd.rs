@@ -35,11 +35,14 @@ pub async fn run(command: McpCommand, sources: McpSources) -> Result<Exit, CliEr
         Err(_) => ChildEnv::default().with_trampoline(Trampoline::current()),
     };
     let load = || {
-        let (servers, warnings) =
+        let (mut servers, warnings) =
             load_servers(&paths, project.layer(), &sources.extra, sources.strict)?;
         for warning in warnings {
             stderr_line(format!("warning: {warning}"));
         }
+        // As in a run: a server whose files are not the ones trusted does not start.
+        let mut no_hooks = crate::config::hooks::HooksConfig::default();
+        crate::trust::guard::attach(&project, &mut no_hooks, &mut servers, &[]);
         Ok::<_, ConfigError>(servers)
     };
     // An untrusted project's servers are shown, never started.

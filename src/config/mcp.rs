@@ -228,6 +228,9 @@ pub struct ServerConfig {
     /// A `${VAR}` that could not be expanded: the server is not started and fails with this.
     /// The transport then holds the values as written.
     pub expand_error: Option<String>,
+    /// stdio: the files the server runs from places a sandboxed command can write, checked
+    /// before each start (set by trust when the run is set up; `None`: nothing to check).
+    pub code: Option<std::sync::Arc<super::code_check::CodeCheck>>,
 }
 
 impl ServerConfig {
@@ -245,6 +248,7 @@ impl ServerConfig {
             oauth: OAuthConfig::default(),
             source: PathBuf::new(),
             expand_error: None,
+            code: None,
         }
     }
 
@@ -506,6 +510,7 @@ pub fn resolve_server(
         exclude_tools: raw.exclude_tools.clone().unwrap_or_default(),
         source: source.to_path_buf(),
         expand_error,
+        code: None,
     })
 }
 

@@ -9,6 +9,7 @@
 
 pub mod bounded_read;
 pub mod claude;
+pub mod code_check;
 mod error;
 pub mod hooks;
 mod json;

@@ -71,47 +71,125 @@ pub struct RawSandbox {
 }
 
 impl RawSandbox {
-    /// The keys of this (project) file that turn the sandbox off or widen it, for the trust
-    /// listing: each as (key, value, what it does).
-    pub fn widenings(&self) -> Vec<(String, String, String)> {
+    /// The keys of this (project) file that are looser than `user`'s (the user's settings, or
+    /// the default where they say nothing), for the trust listing: each as (key, value, what it
+    /// does). `root` is the project root: a writable root is shown resolved, and one outside
+    /// the root is shown as refused (a project cannot widen the sandbox past its own root).
+    pub fn widenings(
+        &self,
+        user: &RawSandbox,
+        root: &Path,
+        home: Option<&Path>,
+    ) -> Vec<(String, String, String)> {
         let mut out = Vec::new();
         let mut add = |key: &str, value: String, effect: &str| {
             out.push((format!("sandbox.{key}"), value, effect.to_string()));
         };
-        if let Some(mode) = self
-            .mode
-            .as_ref()
-            .filter(|m| *m != "workspace-write" && *m != "read-only")
-        {
-            add(
-                "mode",
-                mode.clone(),
-                "bash commands would run without the sandbox",
-            );
+        let rank = |mode: Option<&String>| match mode.map(String::as_str) {
+            Some("read-only") => Some(0),
+            None | Some("workspace-write") => Some(1),
+            Some("off") => Some(2),
+            Some(_) => None,
+        };
+        if let Some(mode) = &self.mode {
+            match (rank(Some(mode)), rank(user.mode.as_ref())) {
+                (None, _) => add("mode", mode.clone(), "not a sandbox mode Ling knows"),
+                (Some(2), _) => add(
+                    "mode",
+                    mode.clone(),
+                    "bash commands would run without the sandbox",
+                ),
+                (Some(ours), Some(theirs)) if ours > theirs => add(
+                    "mode",
+                    mode.clone(),
+                    "sandboxed commands could write in the project, not only read as your \
+                     settings say",
+                ),
+                _ => {}
+            }
         }
-        if self.network == Some(true) {
+        if self.network == Some(true) && user.network != Some(true) {
             add(
                 "network",
                 "true".into(),
                 "sandboxed commands would reach the network",
             );
         }
-        for root in self.writable_roots.iter().flatten() {
-            add(
-                "writableRoots",
-                root.clone(),
-                "sandboxed commands could write there",
-            );
+        for raw in self.writable_roots.iter().flatten() {
+            let Some(resolved) = project_root_entry(raw, root, home) else {
+                continue;
+            };
+            let shown = if Path::new(raw) == resolved {
+                raw.clone()
+            } else {
+                format!("{raw} → {}", resolved.display())
+            };
+            if !resolved.starts_with(canonical(root)) {
+                add(
+                    "writableRoots",
+                    shown,
+                    "refused: it is outside the project, and only your own settings can let \
+                     the sandbox write there",
+                );
+            }
         }
-        if self.required == Some(false) {
+        if self.required == Some(false) && user.required != Some(false) {
             add(
                 "required",
                 "false".into(),
                 "without a usable kernel sandbox Ling would go on without one",
             );
         }
+        if self.hooks == Some(false) && user.hooks == Some(true) {
+            add(
+                "hooks",
+                "false".into(),
+                "command hooks would run outside the sandbox, which your settings put them in",
+            );
+        }
         out
     }
+}
+
+/// A path with the symlinks of its existing part resolved (the rest appended as written).
+pub fn resolve_existing(path: &Path) -> PathBuf {
+    let mut existing = path.to_path_buf();
+    let mut rest = Vec::new();
+    loop {
+        if let Ok(real) = existing.canonicalize() {
+            return rest.iter().rev().fold(real, |p, part| p.join(part));
+        }
+        match (
+            existing.file_name().map(ToOwned::to_owned),
+            existing.parent(),
+        ) {
+            (Some(name), Some(parent)) => {
+                rest.push(name);
+                existing = parent.to_path_buf();
+            }
+            _ => return path.to_path_buf(),
+        }
+    }
+}
+
+fn canonical(path: &Path) -> PathBuf {
+    path.canonicalize().unwrap_or_else(|_| path.to_path_buf())
+}
+
+/// One `writableRoots` entry of a project, resolved against its root (`~/` against `home`);
+/// `None` for an empty entry.
+fn project_root_entry(raw: &str, root: &Path, home: Option<&Path>) -> Option<PathBuf> {
+    if raw.trim().is_empty() {
+        return None;
+    }
+    let path = if raw == "~" {
+        home?.to_path_buf()
+    } else if let Some(rest) = raw.strip_prefix("~/") {
+        home?.join(rest)
+    } else {
+        root.join(raw)
+    };
+    Some(resolve_existing(&path))
 }
 
 /// The sandbox settings, resolved: `--sandbox` over the project's over the user's.
@@ -122,8 +200,12 @@ pub struct SandboxSettings {
     /// Whether `mode` came from `--sandbox` (an error when it cannot be enforced).
     pub explicit: bool,
     pub network: bool,
-    /// Absolute paths.
+    /// Absolute paths: the user's, then (after [`SandboxSettings::confine`]) the project's
+    /// that lie inside its root.
     pub writable_roots: Vec<PathBuf>,
+    /// The project's `writableRoots` as written, until [`SandboxSettings::confine`] takes the
+    /// ones inside the project root.
+    pub project_roots: Vec<String>,
     pub required: bool,
     pub hooks: bool,
 }
@@ -135,6 +217,7 @@ impl Default for SandboxSettings {
             explicit: false,
             network: false,
             writable_roots: Vec::new(),
+            project_roots: Vec::new(),
             required: true,
             hooks: false,
         }
@@ -142,8 +225,9 @@ impl Default for SandboxSettings {
 }
 
 impl SandboxSettings {
-    /// `flag` is `--sandbox`; `project` wins over `user` key by key. `writableRoots` of both
-    /// apply. Relative roots resolve against `root`, `~/` against `home`.
+    /// `flag` is `--sandbox`; `project` wins over `user` key by key. The user's
+    /// `writableRoots` apply (relative ones against `root`, `~/` against `home`); the project's
+    /// are kept for [`SandboxSettings::confine`].
     pub fn resolve(
         flag: Option<SandboxMode>,
         user: &RawSandbox,
@@ -161,10 +245,7 @@ impl SandboxSettings {
             },
         };
         let mut writable_roots = Vec::new();
-        for raw in [user, project]
-            .iter()
-            .flat_map(|s| s.writable_roots.iter().flatten())
-        {
+        for raw in user.writable_roots.iter().flatten() {
             let path = if raw == "~" {
                 home.map(Path::to_path_buf)
             } else if let Some(rest) = raw.strip_prefix("~/") {
@@ -182,14 +263,46 @@ impl SandboxSettings {
                 writable_roots.push(path);
             }
         }
+        let project_roots = project.writable_roots.clone().unwrap_or_default();
+        if project_roots.iter().any(|r| r.trim().is_empty()) {
+            return Err("sandbox.writableRoots has an empty entry; remove it".into());
+        }
         Ok(Self {
             mode,
             explicit: flag.is_some() || mode.is_some(),
             network: project.network.or(user.network).unwrap_or(false),
             writable_roots,
+            project_roots,
             required: project.required.or(user.required).unwrap_or(true),
             hooks: project.hooks.or(user.hooks).unwrap_or(false),
         })
+    }
+
+    /// Takes the project's `writableRoots` that resolve (symlinks and all) inside the project
+    /// `root`, as the paths they resolve to; each other one is left out, with a warning: a
+    /// project cannot widen the sandbox past its own root, only the user's settings can.
+    pub fn confine(&mut self, root: &Path, home: Option<&Path>, file: &Path) -> Vec<String> {
+        let mut warnings = Vec::new();
+        let inside = canonical(root);
+        for raw in std::mem::take(&mut self.project_roots) {
+            let Some(path) = project_root_entry(&raw, root, home) else {
+                continue;
+            };
+            if path.starts_with(&inside) {
+                if !self.writable_roots.contains(&path) {
+                    self.writable_roots.push(path);
+                }
+            } else {
+                warnings.push(format!(
+                    "{}: sandbox.writableRoots {raw:?} resolves to {}, outside the project: \
+                     ignored (a project cannot let the sandbox write outside its root; your \
+                     ~/.ling/settings.json can)",
+                    file.display(),
+                    path.display()
+                ));
+            }
+        }
+        warnings
     }
 }
 
@@ -204,7 +317,7 @@ mod tests {
     #[test]
     fn the_flag_wins_then_the_project_then_the_user() {
         let root = Path::new("/p");
-        let user = raw(r#"{"mode":"read-only","network":true,"writableRoots":["/u"]}"#);
+        let user = raw(r#"{"mode":"read-only","network":true,"writableRoots":["/u","~/c"]}"#);
         let project = raw(r#"{"mode":"off","writableRoots":["build","~/cache"]}"#);
         let s =
             SandboxSettings::resolve(None, &user, &project, root, Some(Path::new("/h"))).unwrap();
@@ -212,12 +325,9 @@ mod tests {
         assert!(s.explicit && s.network && s.required && !s.hooks);
         assert_eq!(
             s.writable_roots,
-            [
-                PathBuf::from("/u"),
-                PathBuf::from("/p/build"),
-                PathBuf::from("/h/cache")
-            ]
+            [PathBuf::from("/u"), PathBuf::from("/h/c")]
         );
+        assert_eq!(s.project_roots, ["build", "~/cache"]);
         let s = SandboxSettings::resolve(
             Some(SandboxMode::WorkspaceWrite),
             &user,
@@ -235,14 +345,47 @@ mod tests {
     }
 
     #[test]
-    fn widenings_are_the_keys_that_loosen() {
+    fn a_project_root_outside_the_project_is_left_out_even_through_a_symlink() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        std::fs::create_dir(root.join("build")).unwrap();
+        std::os::unix::fs::symlink("/", root.join("cache")).unwrap();
+        let project = raw(r#"{"writableRoots":["build","cache","cache/tmp","/srv","~/x","new"]}"#);
+        let mut s =
+            SandboxSettings::resolve(None, &raw("{}"), &project, &root, Some(Path::new("/h")))
+                .unwrap();
+        let warnings = s.confine(
+            &root,
+            Some(Path::new("/h")),
+            Path::new(".ling/settings.json"),
+        );
+        assert_eq!(s.writable_roots, [root.join("build"), root.join("new")]);
+        assert_eq!(warnings.len(), 4, "{warnings:?}");
+        assert!(
+            warnings[0].contains("\"cache\" resolves to /,"),
+            "{}",
+            warnings[0]
+        );
+        let widened = project.widenings(&raw("{}"), &root, Some(Path::new("/h")));
+        let shown: Vec<&str> = widened.iter().map(|(_, v, _)| v.as_str()).collect();
+        assert_eq!(
+            shown,
+            ["cache → /", "cache/tmp → /tmp", "/srv", "~/x → /h/x"]
+        );
+        assert!(widened.iter().all(|(_, _, e)| e.starts_with("refused")));
+    }
+
+    #[test]
+    fn widenings_are_the_keys_looser_than_the_users() {
+        let none = raw("{}");
+        let root = Path::new("/p");
         assert!(
             raw(r#"{"mode":"read-only","required":true}"#)
-                .widenings()
+                .widenings(&none, root, None)
                 .is_empty()
         );
         let w = raw(r#"{"mode":"off","network":true,"writableRoots":["/x"],"required":false}"#)
-            .widenings();
+            .widenings(&none, root, None);
         let keys: Vec<_> = w.iter().map(|(k, v, _)| format!("{k}={v}")).collect();
         assert_eq!(
             keys,
@@ -253,5 +396,19 @@ mod tests {
                 "sandbox.required=false"
             ]
         );
+        // Against the user's own: workspace-write over their read-only widens, and so does
+        // hooks off over their hooks on; the same values over defaults do not.
+        let strict = raw(r#"{"mode":"read-only","hooks":true}"#);
+        let project = raw(r#"{"mode":"workspace-write","hooks":false}"#);
+        let keys: Vec<_> = project
+            .widenings(&strict, root, None)
+            .iter()
+            .map(|(k, v, _)| format!("{k}={v}"))
+            .collect();
+        assert_eq!(
+            keys,
+            ["sandbox.mode=workspace-write", "sandbox.hooks=false"]
+        );
+        assert!(project.widenings(&none, root, None).is_empty());
     }
 }

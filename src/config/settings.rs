@@ -337,6 +337,14 @@ impl Settings {
                     *root = paths.project_root.join(&*root);
                 }
             }
+            let home = std::env::var_os("HOME")
+                .filter(|h| !h.is_empty())
+                .map(std::path::PathBuf::from);
+            let refused =
+                settings
+                    .sandbox
+                    .confine(&paths.project_root, home.as_deref(), &project_path);
+            settings.warnings.extend(refused);
             for (path, raw) in [(&user_path, &user), (&project_path, &project_raw)] {
                 let permissions = raw
                     .permissions

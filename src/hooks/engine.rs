@@ -281,7 +281,8 @@ impl HookEngine {
         let timeout = handler.config.timeout;
         let result = match &handler.config.kind {
             HandlerKind::Command { command } => {
-                run_command(command, payload, ctx, timeout, &self.child_env).await
+                let code = handler.config.code.as_deref();
+                run_command(command, payload, ctx, timeout, &self.child_env, code).await
             }
             HandlerKind::Http { url, headers } => match self.http_client() {
                 Ok(client) => run_http(client, url, headers, payload.to_vec(), timeout).await,

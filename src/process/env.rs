@@ -105,12 +105,9 @@ impl ChildEnv {
         let off = (Decision::off(), PathBuf::from("."));
         let (decision, root) = self.sandbox.as_deref().unwrap_or(&off);
         let network = decision.is_on() && decision.network;
-        Ok(Some(Policy::for_project(
-            mode,
-            network,
-            &decision.writable_roots,
-            root,
-        )))
+        let mut policy = Policy::for_project(mode, network, &decision.writable_roots, root);
+        policy.protect_also(&decision.protect);
+        Ok(Some(policy))
     }
 
     /// A tied child inside `policy` (its own group is the caller's to set). An error without a

@@ -12,6 +12,7 @@ use crate::agent::{
     Agent, AgentOptions, ContextOptions, HostPolicy, McpHost, PromptOptions, Resumed, Session,
     SessionError,
 };
+use crate::config::hooks::HooksConfig;
 use crate::config::{ConfigError, Paths, Settings, SettingsOverrides};
 use crate::hooks::HookEngine;
 use crate::llm::{LlmClient, LlmConfig, LlmError};
@@ -131,17 +132,26 @@ impl Setup {
             warnings.push(e.to_string());
         }
         let settings = Settings::load(&paths, project.layer(), &options.overrides)?;
-        let (servers, mcp_warnings) = crate::config::mcp::load_servers(
+        let (mut servers, mcp_warnings) = crate::config::mcp::load_servers(
             &paths,
             project.layer(),
             &options.mcp_config,
             options.strict_mcp_config,
         )?;
-        let sandbox = sandbox::decide(&settings.sandbox, sandbox::availability())?;
+        let mut hook_config = HooksConfig::load(&paths, project.layer(), settings.hook_layers())?;
+        // Each hook and server checks, before it runs, that the files it runs are the ones
+        // trusted; the sandbox keeps them read-only and file edits of them ask.
+        let guarded = crate::trust::guard::attach(
+            &project,
+            &mut hook_config,
+            &mut servers,
+            &settings.sandbox.writable_roots,
+        );
+        let mut sandbox = sandbox::decide(&settings.sandbox, sandbox::availability())?;
+        sandbox.protect = guarded.protect.clone();
         let child_env =
             children(&settings).with_sandbox(sandbox.clone(), paths.project_root.clone());
-        let (hooks, hook_warnings) =
-            HookEngine::load(&paths, project.layer(), settings.hook_layers())?;
+        let (hooks, hook_warnings) = HookEngine::from_config(hook_config)?;
         let hooks = hooks.with_child_env(child_env.clone());
         let trust_notice = project.skipped_notice(&paths);
         let all_warnings = settings.warnings.iter().chain(&hook_warnings);
@@ -161,6 +171,7 @@ impl Setup {
         for warning in permissions.ignored_rules() {
             warn(&warning);
         }
+        permissions.protect_code(&guarded.protect);
         permissions.set_sandboxed(sandbox.is_on());
         let llm = LlmClient::new(LlmConfig::from_settings(&settings))?;
         llm.preflight()?;

@@ -1,13 +1,16 @@
-//! What a project's `.ling/` config would bring, item by item, for the trust question and
-//! `ling trust`: every hook (event, matcher, command or URL), every MCP server (command and
-//! arguments or URL, the variables it expands, a user server it would replace), and every
-//! setting that widens what Ling may do or where requests go. Also what changed between the
-//! config that was trusted and the one on disk. Rendering is the UI's.
+//! What a project's config would bring, item by item, for the trust question and `ling
+//! trust`: every hook (event, matcher, command or URL) and every MCP server (command and
+//! arguments or URL, the variables it expands, a user server it would replace), each with what
+//! it runs ([`Runs`]: its folder, the environment it sets with the variables that load code
+//! flagged, the files it executes), and every setting that widens what Ling may do or where
+//! requests go. Also what changed between the config that was trusted and the one on disk.
+//! Rendering is the UI's.
 
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
+use super::code::{self, Areas, Runs};
 use crate::config::claude::{CLAUDE_MCP_FILE, CLAUDE_SETTINGS_FILES, ClaudeRules};
 use crate::config::hooks::{HandlerKind, HooksConfig};
 use crate::config::mcp::{RawServer, parse_mcp_text, transport_kind};
@@ -22,6 +25,8 @@ pub enum Item {
         /// `None`: every value matches.
         matcher: Option<String>,
         handler: HookTarget,
+        /// A command hook's folder, the variables its command sets and the files it runs.
+        runs: Option<Runs>,
     },
     Server {
         name: String,
@@ -33,6 +38,8 @@ pub enum Item {
         /// A server of the same name in `~/.ling/mcp.json` that this one would replace.
         replaces_user_server: bool,
         disabled: bool,
+        /// A stdio server's folder, environment and the files it runs.
+        runs: Option<Runs>,
     },
     Setting {
         /// As written, with `permissions.` in front of permission keys.
@@ -93,6 +100,26 @@ pub struct FileChange {
 #[derive(Debug, Clone, Default)]
 pub struct Changes {
     pub files: Vec<FileChange>,
+    /// The files its hooks and servers run that differ from the ones trusted.
+    pub code: Vec<CodeChange>,
+}
+
+/// A file a hook or server runs, as trusted (`None`: it was not run then) and now.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CodeChange {
+    pub shown: String,
+    pub before: Option<super::store::StoredCode>,
+    pub after: super::store::StoredCode,
+}
+
+/// What a listing compares the project with.
+pub(super) struct Context<'a> {
+    /// The server names of `~/.ling/mcp.json`.
+    pub user_servers: &'a [String],
+    /// `~/.ling/settings.json`: a project setting is listed where it is looser than this.
+    pub user: &'a RawSettings,
+    /// Where a sandboxed command can write: what a hook's or server's files are looked for in.
+    pub areas: &'a Areas,
 }
 
 /// One project file's text (`None`: absent), the input of a listing.
@@ -103,8 +130,8 @@ pub(super) struct FileText<'a> {
 }
 
 impl ProjectListing {
-    /// Lists the files that exist. `user_servers`: the names in `~/.ling/mcp.json`.
-    pub(super) fn build(files: &[FileText<'_>], user_servers: &[String]) -> Self {
+    /// Lists the files that exist.
+    pub(super) fn build(files: &[FileText<'_>], context: &Context<'_>) -> Self {
         let files = files
             .iter()
             .filter_map(|file| {
@@ -112,7 +139,7 @@ impl ProjectListing {
                 Some(FileListing {
                     name: file.name,
                     path: file.path.clone(),
-                    items: items_of(file.name, &file.path, text, user_servers),
+                    items: items_of(file.name, &file.path, text, context),
                 })
             })
             .collect();
@@ -159,7 +186,10 @@ impl Changes {
                 error: after.and_then(|f| f.items.as_ref().err()).cloned(),
             });
         }
-        Self { files }
+        Self {
+            files,
+            code: Vec::new(),
+        }
     }
 }
 
@@ -167,20 +197,21 @@ fn items_of(
     name: &str,
     path: &Path,
     text: &str,
-    user_servers: &[String],
+    context: &Context<'_>,
 ) -> Result<Vec<Item>, String> {
+    let areas = context.areas;
     match name {
-        "hooks.json" => hook_items(HooksConfig::parse(path, text)),
-        "mcp.json" | CLAUDE_MCP_FILE => server_items(path, text, user_servers),
-        name if CLAUDE_SETTINGS_FILES.contains(&name) => claude_settings_items(path, text),
-        _ => setting_items(path, text),
+        "hooks.json" => hook_items(HooksConfig::parse(path, text), areas),
+        "mcp.json" | CLAUDE_MCP_FILE => server_items(path, text, context.user_servers, areas),
+        name if CLAUDE_SETTINGS_FILES.contains(&name) => claude_settings_items(path, text, areas),
+        _ => setting_items(path, text, context.user, areas),
     }
 }
 
 /// A Claude Code settings file brings its hooks and its allow and ask rules (its deny rules
 /// only narrow); Ling reads nothing else of it.
-fn claude_settings_items(path: &Path, text: &str) -> Result<Vec<Item>, String> {
-    let mut items = hook_items(HooksConfig::parse_claude(path, text))?;
+fn claude_settings_items(path: &Path, text: &str, areas: &Areas) -> Result<Vec<Item>, String> {
+    let mut items = hook_items(HooksConfig::parse_claude(path, text), areas)?;
     let rules = ClaudeRules::parse(path, text).map_err(|e| e.to_string())?;
     for rule in rules.allow {
         items.push(Item::Setting {
@@ -194,13 +225,18 @@ fn claude_settings_items(path: &Path, text: &str) -> Result<Vec<Item>, String> {
 
 fn hook_items(
     config: Result<HooksConfig, crate::config::ConfigError>,
+    areas: &Areas,
 ) -> Result<Vec<Item>, String> {
     let config = config.map_err(|e| e.to_string())?;
     let mut items = Vec::new();
     for group in config.groups {
         for handler in group.handlers {
+            let mut runs = None;
             let handler = match handler.kind {
-                HandlerKind::Command { command } => HookTarget::Command(command),
+                HandlerKind::Command { command } => {
+                    runs = Some(code::hook(&command, areas));
+                    HookTarget::Command(command)
+                }
                 HandlerKind::Http { url, headers } => {
                     let mut variables = var_names(&url);
                     for (_, value) in &headers {
@@ -213,18 +249,27 @@ fn hook_items(
                 event: group.event.to_string(),
                 matcher: group.matcher.clone(),
                 handler,
+                runs,
             });
         }
     }
     Ok(items)
 }
 
-fn server_items(path: &Path, text: &str, user_servers: &[String]) -> Result<Vec<Item>, String> {
+fn server_items(
+    path: &Path,
+    text: &str,
+    user_servers: &[String],
+    areas: &Areas,
+) -> Result<Vec<Item>, String> {
     let raw = parse_mcp_text(path, text, &mut Vec::new()).map_err(|e| e.to_string())?;
     let mut items = Vec::new();
     for (name, server) in raw.mcp_servers.0 {
         let transport =
             transport_kind(&name, &server).map_err(|e| format!("{}: {e}", path.display()))?;
+        let runs = (transport == "stdio")
+            .then(|| server_runs(&server, areas))
+            .flatten();
         let target = match (&server.command, &server.url) {
             (Some(command), _) if transport == "stdio" => ServerTarget::Command {
                 command: command.clone(),
@@ -240,9 +285,35 @@ fn server_items(path: &Path, text: &str, user_servers: &[String]) -> Result<Vec<
             disabled: server.disabled.unwrap_or(false),
             name,
             target,
+            runs,
         });
     }
     Ok(items)
+}
+
+/// What a stdio entry runs, as `config::mcp` would start it: a relative `command` with a `/`
+/// and the `cwd` are the project root's.
+pub fn server_runs(server: &RawServer, areas: &Areas) -> Option<Runs> {
+    let command = server.command.as_deref()?;
+    let cwd = match &server.cwd {
+        Some(cwd) => areas
+            .root()
+            .join(crate::config::expand_vars(cwd).unwrap_or(cwd.clone())),
+        None => areas.root().to_path_buf(),
+    };
+    let env: Vec<(String, String)> = server
+        .env
+        .iter()
+        .flatten()
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    Some(code::server(
+        command,
+        server.args.as_deref().unwrap_or_default(),
+        &env,
+        &cwd,
+        areas,
+    ))
 }
 
 fn server_variables(server: &RawServer) -> Vec<String> {
@@ -281,9 +352,8 @@ fn add_new(names: &mut Vec<String>, more: Vec<String>) {
 }
 
 /// Settings that neither widen what Ling may do nor change where requests go.
-const HARMLESS_SETTINGS: [&str; 12] = [
+const HARMLESS_SETTINGS: [&str; 18] = [
     "$schema",
-    "claudeCompat",
     "model",
     "maxRetryDelayMs",
     "maxStreamLineBytes",
@@ -294,9 +364,25 @@ const HARMLESS_SETTINGS: [&str; 12] = [
     "idleTimeoutMs",
     "maxRetries",
     "disableAllHooks",
+    "contextWindow",
+    "autoCompact",
+    "autoCompactPercent",
+    "toolSearch",
+    "prices",
+    // Only narrows.
+    "sandbox.hooks:true",
+    "permissions.deny",
 ];
 
-fn setting_items(path: &Path, text: &str) -> Result<Vec<Item>, String> {
+/// The project's settings that are looser than the user's (their settings, or the default where
+/// they set nothing), each as an item: the one rule for every key (docs/trust.md). A trusted
+/// project's settings apply; these are what the question lists as widenings.
+fn setting_items(
+    path: &Path,
+    text: &str,
+    user: &RawSettings,
+    areas: &Areas,
+) -> Result<Vec<Item>, String> {
     let shown = |e: serde_json::Error| format!("{}: {e}", path.display());
     let value: Value = serde_json::from_str(text).map_err(shown)?;
     let raw: RawSettings = serde_json::from_str(text).map_err(shown)?;
@@ -311,10 +397,11 @@ fn setting_items(path: &Path, text: &str) -> Result<Vec<Item>, String> {
             effect,
         });
     };
+    let on = |v: Option<bool>| v.unwrap_or(false);
     for (key, value) in &fields {
         match (key.as_str(), value) {
             (key, _) if HARMLESS_SETTINGS.contains(&key) || raw.other.contains_key(key) => {}
-            ("baseUrl", Value::String(url)) => {
+            ("baseUrl", Value::String(url)) if user.base_url.as_ref() != Some(url) => {
                 let origin = origin_of(url);
                 item(
                     key,
@@ -322,38 +409,59 @@ fn setting_items(path: &Path, text: &str) -> Result<Vec<Item>, String> {
                     format!("model requests, with your API key, would go to {origin}"),
                 );
             }
-            ("apiKeyEnv", Value::String(name)) => item(
+            ("apiKeyEnv", Value::String(name)) if user.api_key_env.as_ref() != Some(name) => item(
                 key,
                 name.clone(),
                 format!("the value of ${name} would be sent to the model server as the API key"),
             ),
-            ("permissions", Value::Object(permissions)) => {
-                for (sub, value) in permissions {
-                    permission_items(sub, value, &mut item);
-                }
-            }
+            ("baseUrl" | "apiKeyEnv", Value::String(_)) => {}
+            ("permissions", Value::Object(_)) => permission_items(&raw, user, &mut item),
             ("sandbox", Value::Object(_)) => {
-                for (key, value, effect) in raw.sandbox.widenings() {
+                let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+                let widened = raw
+                    .sandbox
+                    .widenings(&user.sandbox, areas.root(), home.as_deref());
+                for (key, value, effect) in widened {
                     item(&key, value, effect);
                 }
             }
-            ("allowSampling" | "shareApiKeyWithTools", Value::Bool(false)) => {}
-            ("shareApiKeyWithTools", _) => item(
-                key,
-                compact(value),
-                "commands, hooks and MCP servers would see your API key variable".into(),
-            ),
-            ("elicitation", Value::String(policy)) if policy == "decline" => {}
-            ("allowSampling", _) => item(
+            ("shareApiKeyWithTools", _)
+                if on(raw.share_api_key_with_tools) && !on(user.share_api_key_with_tools) =>
+            {
+                item(
+                    key,
+                    compact(value),
+                    "commands, hooks and MCP servers would see your API key variable".into(),
+                )
+            }
+            ("allowSampling", _) if on(raw.allow_sampling) && !on(user.allow_sampling) => item(
                 key,
                 compact(value),
                 "MCP servers could use your model in -p runs without asking".into(),
             ),
-            ("elicitation", _) => item(
-                key,
-                compact(value),
-                "MCP servers' questions would be accepted with their defaults in -p runs".into(),
-            ),
+            ("elicitation", Value::String(policy))
+                if policy != "decline" && user.elicitation.as_ref() != Some(policy) =>
+            {
+                item(
+                    key,
+                    compact(value),
+                    "MCP servers' questions would be accepted with their defaults in -p runs"
+                        .into(),
+                )
+            }
+            ("shareApiKeyWithTools" | "allowSampling", Value::Bool(_))
+            | ("elicitation", Value::String(_)) => {}
+            ("claudeCompat", _) => {
+                let ours = crate::config::claude::ClaudeCompat::resolve(&[raw.claude_compat]);
+                let theirs = crate::config::claude::ClaudeCompat::resolve(&[user.claude_compat]);
+                if ours.user_hooks && !theirs.user_hooks {
+                    item(
+                        key,
+                        compact(value),
+                        "the hooks of your ~/.claude/settings.json would run".into(),
+                    );
+                }
+            }
             _ => item(key, compact(value), UNEXPLAINED.into()),
         }
     }
@@ -362,31 +470,69 @@ fn setting_items(path: &Path, text: &str) -> Result<Vec<Item>, String> {
 
 const UNEXPLAINED: &str = "a setting this list does not explain: read it before trusting";
 
-fn permission_items(sub: &str, value: &Value, item: &mut impl FnMut(&str, String, String)) {
-    let key = format!("permissions.{sub}");
-    match (sub, value) {
-        ("deny" | "ask", _) => {}
-        ("defaultMode", Value::String(mode)) => match PermissionMode::parse(mode) {
-            Some(PermissionMode::Default | PermissionMode::Plan) => {}
-            Some(PermissionMode::AcceptEdits) => item(
-                &key,
+/// How strict a permission mode is: lower asks more.
+fn mode_rank(mode: PermissionMode) -> u8 {
+    match mode {
+        PermissionMode::Plan => 0,
+        PermissionMode::Default => 1,
+        PermissionMode::AcceptEdits => 2,
+        PermissionMode::Bypass => 3,
+    }
+}
+
+fn permission_items(
+    raw: &RawSettings,
+    user: &RawSettings,
+    item: &mut impl FnMut(&str, String, String),
+) {
+    let permissions = &raw.permissions;
+    if let Some(mode) = &permissions.default_mode {
+        let theirs = user
+            .permissions
+            .default_mode
+            .as_deref()
+            .and_then(PermissionMode::parse)
+            .unwrap_or(PermissionMode::Default);
+        match PermissionMode::parse(mode) {
+            Some(ours) if mode_rank(ours) <= mode_rank(theirs) => {}
+            Some(ours) => item(
+                "permissions.defaultMode",
                 mode.clone(),
-                "file edits would be made without asking".into(),
+                match ours {
+                    PermissionMode::Bypass => {
+                        "every tool would run without asking, and file tools outside the project"
+                            .into()
+                    }
+                    PermissionMode::AcceptEdits => "file edits would be made without asking".into(),
+                    _ => format!(
+                        "Ling would start in {} mode instead of your {}",
+                        ours.as_str(),
+                        theirs.as_str()
+                    ),
+                },
             ),
-            Some(PermissionMode::Bypass) => item(
-                &key,
+            None => item(
+                "permissions.defaultMode",
                 mode.clone(),
-                "every tool would run without asking, and file tools outside the project".into(),
+                "not a mode Ling knows".into(),
             ),
-            None => item(&key, mode.clone(), "not a mode Ling knows".into()),
-        },
-        ("allow", Value::Array(rules)) => {
-            for rule in rules {
-                let rule = rule.as_str().map_or_else(|| compact(rule), str::to_string);
-                item(&key, rule, "would run without asking".into());
-            }
         }
-        _ => item(&key, compact(value), UNEXPLAINED.into()),
+    }
+    for rule in &permissions.allow {
+        if !user.permissions.allow.contains(rule) {
+            item(
+                "permissions.allow",
+                rule.clone(),
+                "would run without asking".into(),
+            );
+        }
+    }
+    for (key, value) in &permissions.other {
+        item(
+            &format!("permissions.{key}"),
+            compact(value),
+            UNEXPLAINED.into(),
+        );
     }
 }
 
@@ -415,8 +561,18 @@ mod tests {
     use super::*;
     use pretty_assertions::assert_eq;
 
+    fn areas() -> Areas {
+        Areas::new(Path::new("/p"), &[])
+    }
+
     fn settings(text: &str) -> Vec<(String, String)> {
-        setting_items(Path::new("s.json"), text)
+        settings_over("{}", text)
+    }
+
+    /// The project's `text` listed against the user's settings `user`.
+    fn settings_over(user: &str, text: &str) -> Vec<(String, String)> {
+        let user: RawSettings = serde_json::from_str(user).unwrap();
+        setting_items(Path::new("s.json"), text, &user, &areas())
             .unwrap()
             .into_iter()
             .map(|item| match item {
@@ -467,11 +623,39 @@ mod tests {
     }
 
     #[test]
+    fn a_setting_looser_than_the_users_own_is_listed() {
+        let user = r#"{"sandbox":{"mode":"read-only","hooks":true},
+            "permissions":{"defaultMode":"plan","allow":["bash(ls*)"]},"allowSampling":true}"#;
+        let project = r#"{"sandbox":{"mode":"workspace-write","hooks":false},
+            "permissions":{"defaultMode":"default","allow":["bash(ls*)","bash(make*)"]},
+            "allowSampling":true}"#;
+        assert_eq!(
+            settings_over(user, project),
+            [
+                ("sandbox.mode".into(), "workspace-write".into()),
+                ("sandbox.hooks".into(), "false".into()),
+                ("permissions.defaultMode".into(), "default".into()),
+                ("permissions.allow".into(), "bash(make*)".into()),
+            ]
+        );
+        // Over the defaults the same settings widen nothing but the new rules.
+        assert_eq!(
+            settings(project),
+            [
+                ("permissions.allow".into(), "bash(ls*)".into()),
+                ("permissions.allow".into(), "bash(make*)".into()),
+                ("allowSampling".into(), "true".into()),
+            ]
+        );
+    }
+
+    #[test]
     fn servers_list_their_variables_and_replacements() {
         let text = r#"{"mcpServers":{
             "db":{"command":"${BIN:-srv}","args":["--token","${DB_TOKEN}"],"env":{"K":"${SECRET}"}},
             "web":{"url":"https://x.example/mcp?k=${Q}","headers":{"A":"Bearer ${TOKEN}"}}}}"#;
-        let items = server_items(Path::new("m.json"), text, &["web".to_string()]).unwrap();
+        let items =
+            server_items(Path::new("m.json"), text, &["web".to_string()], &areas()).unwrap();
         let Item::Server {
             variables,
             replaces_user_server,
@@ -520,7 +704,11 @@ mod tests {
                         text: hooks,
                     },
                 ],
-                &[],
+                &Context {
+                    user_servers: &[],
+                    user: &RawSettings::default(),
+                    areas: &areas(),
+                },
             )
         };
         let hook = |cmd: &str| {

@@ -10,6 +10,8 @@
 //!
 //! Trust sits above `config` (which knows nothing of it) and below the frontends and `setup`.
 
+pub mod code;
+pub mod guard;
 pub mod listing;
 pub mod store;
 
@@ -23,11 +25,13 @@ use crate::config::claude::{CLAUDE_PROJECT_FILES, CLAUDE_SETTINGS_FILES};
 use crate::config::mcp::{MCP_FILE, parse_mcp_text, transport_kind};
 pub use crate::config::project::{ALL_PROJECT_FILES, PROJECT_FILES, is_claude_file, shown_name};
 use crate::config::{ConfigError, Paths, ProjectFiles, read_config_text};
+use code::{Areas, CodeFile, FileState};
 use listing::FileText;
 pub use listing::{
-    Changes, FileChange, FileChangeKind, FileListing, HookTarget, Item, ProjectListing,
+    Changes, CodeChange, FileChange, FileChangeKind, FileListing, HookTarget, Item, ProjectListing,
     ServerTarget,
 };
+pub use store::StoredCode;
 use store::{TrustRecord, TrustStore};
 
 #[derive(Debug, thiserror::Error)]
@@ -82,6 +86,9 @@ impl TrustStatus {
 pub struct ProjectConfig {
     files: ProjectFiles,
     home: PathBuf,
+    /// The files the project's own hooks and servers run from places a sandboxed command can
+    /// write, as they were when read: part of the fingerprint.
+    code: Vec<(CodeFile, FileState)>,
     fingerprint: String,
     status: TrustStatus,
     /// The trust recorded for this root when the config changed since.
@@ -94,20 +101,26 @@ impl ProjectConfig {
     pub fn read(paths: &Paths) -> Result<Self, TrustError> {
         let files = ProjectFiles::read(paths)?;
         let mut config = Self {
-            // Claude Code's files count only when present, so that trust recorded before Ling
-            // read them still holds for projects without them.
-            fingerprint: fingerprint(
-                files
-                    .files()
-                    .iter()
-                    .filter(|f| f.text.is_some() || !is_claude_file(f.name))
-                    .map(|f| (f.name, f.text.as_deref())),
-            ),
+            fingerprint: String::new(),
+            code: Vec::new(),
             files,
             home: paths.home.clone(),
             status: TrustStatus::None,
             previous: None,
         };
+        config.code = code_of(&config.listing(paths));
+        // Claude Code's files count only when present, so that trust recorded before Ling
+        // read them still holds for projects without them; so do code files, for projects
+        // whose hooks and servers run none.
+        config.fingerprint = fingerprint(
+            config
+                .files
+                .files()
+                .iter()
+                .filter(|f| f.text.is_some() || !is_claude_file(f.name))
+                .map(|f| (f.name, f.text.as_deref())),
+            &config.code,
+        );
         if config.has_config() {
             let store = TrustStore::load(&config.home)?;
             config.status = match config.root().to_str().and_then(|key| store.get(key)) {
@@ -176,7 +189,8 @@ impl ProjectConfig {
     }
 
     /// What the project config would bring. `paths` gives the user's `mcp.json`, whose server
-    /// names a project server may replace.
+    /// names a project server may replace, and the user's settings, which a project setting is
+    /// compared with.
     pub fn listing(&self, paths: &Paths) -> ProjectListing {
         let texts: Vec<FileText<'_>> = self
             .files
@@ -188,10 +202,27 @@ impl ProjectConfig {
                 text: f.text.as_deref(),
             })
             .collect();
-        ProjectListing::build(&texts, &user_server_names(paths))
+        self.build_listing(&texts, paths)
     }
 
-    /// What changed since the config was trusted, when it was and did.
+    fn build_listing(&self, texts: &[FileText<'_>], paths: &Paths) -> ProjectListing {
+        let user_servers = user_server_names(paths);
+        let user = read_config_text(&paths.user_file(PROJECT_FILES[0]))
+            .ok()
+            .flatten()
+            .and_then(|text| serde_json::from_str(&text).ok())
+            .unwrap_or_default();
+        let areas = Areas::new(self.root(), &[]);
+        let context = listing::Context {
+            user_servers: &user_servers,
+            user: &user,
+            areas: &areas,
+        };
+        ProjectListing::build(texts, &context)
+    }
+
+    /// What changed since the config was trusted, when it was and did: the config files, and
+    /// the files its hooks and servers run.
     pub fn changes(&self, paths: &Paths) -> Option<Changes> {
         let previous = self.previous.as_ref()?;
         let texts: Vec<FileText<'_>> = self
@@ -204,14 +235,24 @@ impl ProjectConfig {
                 text: previous.files.get(f.name).and_then(|t| t.as_deref()),
             })
             .collect();
-        let old = ProjectListing::build(&texts, &user_server_names(paths));
+        let old = self.build_listing(&texts, paths);
         let mut changes = Changes::between(&old, &self.listing(paths));
         changes.files.retain(|change| {
             let now = self.any_text(change.name).map(|(_, text)| text);
             let then = previous.files.get(change.name).and_then(|t| t.as_deref());
             now != then
         });
+        changes.code = code_changes(&previous.code, &self.code);
         Some(changes)
+    }
+
+    /// What a project file a hook or server runs was when this config was read (and, in a
+    /// trusted project, trusted): `None` for a file the project's entries do not run.
+    pub fn code_state(&self, path: &Path) -> Option<&FileState> {
+        self.code
+            .iter()
+            .find(|(file, _)| file.path == path)
+            .map(|(_, state)| state)
     }
 
     /// Records that the user trusts this config as it is now; from then on it loads.
@@ -229,12 +270,18 @@ impl ProjectConfig {
             .iter()
             .map(|f| (f.name.to_string(), f.text.clone()))
             .collect();
+        let code = self
+            .code
+            .iter()
+            .map(|(file, state)| (file.shown.clone(), StoredCode::of(state)))
+            .collect();
         store.insert(
             key.to_string(),
             TrustRecord {
                 trusted_at: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
                 fingerprint: self.fingerprint.clone(),
                 files,
+                code,
             },
         );
         store.save()?;
@@ -397,8 +444,12 @@ pub fn revoke(home: &Path, root: &Path) -> Result<bool, TrustError> {
 }
 
 /// `sha256:<hex>` over each file's name and contents, a missing file told apart from an
-/// empty one.
-fn fingerprint<'a>(files: impl Iterator<Item = (&'a str, Option<&'a str>)>) -> String {
+/// empty one, then over each code file's path and state (a script's hash; for a binary, only
+/// that it exists).
+fn fingerprint<'a>(
+    files: impl Iterator<Item = (&'a str, Option<&'a str>)>,
+    code: &[(CodeFile, FileState)],
+) -> String {
     let mut hash = Sha256::new();
     for (name, text) in files {
         hash.update(name.as_bytes());
@@ -412,9 +463,72 @@ fn fingerprint<'a>(files: impl Iterator<Item = (&'a str, Option<&'a str>)>) -> S
             }
         }
     }
+    for (file, state) in code {
+        hash.update(b"\0code\0");
+        hash.update(file.shown.as_bytes());
+        hash.update([0]);
+        hash.update(state.fingerprint().as_bytes());
+    }
     let digest = hash.finalize();
     let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
     format!("sha256:{hex}")
+}
+
+/// Every file the listed hooks and servers run, once, in path order, with its state now.
+fn code_of(listing: &ProjectListing) -> Vec<(CodeFile, FileState)> {
+    let mut files: Vec<CodeFile> = Vec::new();
+    for item in listing.items() {
+        let runs = match item {
+            Item::Hook { runs, .. } | Item::Server { runs, .. } => runs.as_ref(),
+            Item::Setting { .. } => None,
+        };
+        for file in runs.into_iter().flat_map(|r| &r.files) {
+            if !files.iter().any(|f| f.path == file.path) {
+                files.push(file.clone());
+            }
+        }
+    }
+    files.sort_by(|a, b| a.shown.cmp(&b.shown));
+    files
+        .into_iter()
+        .map(|file| {
+            let state = FileState::of(&file.path);
+            (file, state)
+        })
+        .collect()
+}
+
+/// How the code files differ from the ones trusted, by path.
+fn code_changes(
+    trusted: &BTreeMap<String, StoredCode>,
+    now: &[(CodeFile, FileState)],
+) -> Vec<CodeChange> {
+    let mut changes = Vec::new();
+    for (file, state) in now {
+        let before = trusted.get(&file.shown);
+        let after = StoredCode::of(state);
+        if before.is_some_and(|b| b.state == after.state) {
+            continue;
+        }
+        changes.push(CodeChange {
+            shown: file.shown.clone(),
+            before: before.cloned(),
+            after,
+        });
+    }
+    for (shown, before) in trusted {
+        if !now.iter().any(|(f, _)| f.shown == *shown) {
+            changes.push(CodeChange {
+                shown: shown.clone(),
+                before: Some(before.clone()),
+                after: StoredCode {
+                    state: "not run any more".into(),
+                    text: None,
+                },
+            });
+        }
+    }
+    changes
 }
 
 /// The server names of `~/.ling/mcp.json` (none when it is missing or invalid: loading it
@@ -440,7 +554,7 @@ mod tests {
     use super::*;
 
     fn fp(files: &[(&'static str, Option<&'static str>)]) -> String {
-        fingerprint(files.iter().copied())
+        fingerprint(files.iter().copied(), &[])
     }
 
     #[test]

@@ -51,6 +51,7 @@ mod sandbox_cli;
 mod schemas;
 mod sessions;
 mod tools_builtin;
+mod trust_code;
 mod trust_files;
 mod trust_holes;
 mod trust_rules;

@@ -128,6 +128,9 @@ pub struct HookHandler {
     pub is_async: bool,
     /// Turns this handler's own errors and timeouts into a block.
     pub fail_closed: bool,
+    /// The files a command handler runs from places a sandboxed command can write, checked
+    /// before each run (set by trust when the run is set up; `None`: nothing to check).
+    pub code: Option<std::sync::Arc<super::code_check::CodeCheck>>,
 }
 
 /// A line and column in a configuration file, both 1-based (columns count bytes, as serde_json's do).
@@ -493,6 +496,7 @@ impl FileParser<'_> {
         self.trail.pop();
 
         let mut handler = HookHandler {
+            code: None,
             kind: HandlerKind::Command {
                 command: String::new(),
             },

@@ -107,6 +107,18 @@ fn bind_read_only(protect: &[PathBuf]) -> Result<(), String> {
     let none: Option<&str> = None;
     mount(none, "/", none, MsFlags::MS_REC | MsFlags::MS_PRIVATE, none)
         .map_err(|e| format!("mount --make-rprivate /: {e}"))?;
+    // Each folder on the way to a protected path becomes a mount point of itself (still
+    // writable), so it cannot be renamed away to put another file at the protected path.
+    for dir in ancestors(protect) {
+        mount(
+            Some(&dir),
+            &dir,
+            none,
+            MsFlags::MS_BIND | MsFlags::MS_REC,
+            none,
+        )
+        .map_err(|e| format!("bind {}: {e}", dir.display()))?;
+    }
     for path in protect {
         mount(
             Some(path),
@@ -146,6 +158,25 @@ fn bind_read_only(protect: &[PathBuf]) -> Result<(), String> {
         .map_err(|e| format!("remount {} read-only: {e}", path.display()))?;
     }
     Ok(())
+}
+
+/// The folders above the protected paths (not `/`), each once, outermost first.
+fn ancestors(protect: &[PathBuf]) -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = protect
+        .iter()
+        .flat_map(|p| p.ancestors().skip(1))
+        .filter(|d| d.parent().is_some())
+        .map(Path::to_path_buf)
+        .collect();
+    dirs.sort_by_key(|d| d.components().count());
+    dirs.dedup();
+    let mut seen = Vec::new();
+    dirs.retain(|d| {
+        let new = !seen.contains(d);
+        seen.push(d.clone());
+        new
+    });
+    dirs
 }
 
 /// The writable paths with the protected ones cut out, for Landlock alone: a root with a

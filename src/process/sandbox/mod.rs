@@ -94,6 +94,19 @@ impl Policy {
         }
     }
 
+    /// Also keeps `paths` read-only (the files trusted hooks and servers run, from the trust
+    /// decision): each that exists and lies beneath a writable path.
+    pub fn protect_also(&mut self, paths: &[PathBuf]) {
+        for path in paths {
+            let Ok(real) = path.canonicalize() else {
+                continue;
+            };
+            if self.write.iter().any(|w| real.starts_with(w)) && !self.protect.contains(&real) {
+                self.protect.push(real);
+            }
+        }
+    }
+
     /// Whether the child needs the read-only binds (see the module doc).
     pub fn needs_binds(&self) -> bool {
         self.mode == SandboxMode::WorkspaceWrite && !self.protect.is_empty()
@@ -196,6 +209,8 @@ pub struct Decision {
     pub hooks: bool,
     /// Why the sandbox is off though it was wanted (one line, for the REPL's start and stderr).
     pub warning: Option<String>,
+    /// More paths kept read-only: the files trusted hooks and servers run (`trust::guard`).
+    pub protect: Vec<PathBuf>,
 }
 
 impl Decision {
@@ -207,6 +222,7 @@ impl Decision {
             writable_roots: Vec::new(),
             hooks: false,
             warning: None,
+            protect: Vec::new(),
         }
     }
 
@@ -217,8 +233,11 @@ impl Decision {
     /// The policy of a command run in `root` in `mode` (the run's own, or `read-only` in plan
     /// mode); `None` when off.
     pub fn policy(&self, mode: SandboxMode, root: &Path) -> Option<Policy> {
-        (mode != SandboxMode::Off)
-            .then(|| Policy::for_project(mode, self.network, &self.writable_roots, root))
+        (mode != SandboxMode::Off).then(|| {
+            let mut policy = Policy::for_project(mode, self.network, &self.writable_roots, root);
+            policy.protect_also(&self.protect);
+            policy
+        })
     }
 }
 
@@ -234,6 +253,7 @@ pub fn decide(
         writable_roots: settings.writable_roots.clone(),
         hooks: settings.hooks,
         warning: None,
+        protect: Vec::new(),
     };
     if decision.mode == SandboxMode::Off {
         return Ok(decision);
