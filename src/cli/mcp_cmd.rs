@@ -146,8 +146,10 @@ pub async fn run(command: McpCommand, sources: McpSources) -> Result<Exit, CliEr
                 force,
                 dry_run,
             };
-            super::mcp_import_cmd::run(&paths, options)?;
-            if !dry_run {
+            let imported = super::mcp_import_cmd::run(&paths, options)?;
+            // Servers from the project's own files are the repository's, not the user's
+            // word: the project is then asked about like any changed config.
+            if !dry_run && !imported.from_project {
                 keep_trust(&paths, &project)?;
             }
             Ok(Exit::Success)

@@ -262,3 +262,78 @@ fn the_trust_listing_shows_a_servers_environment_folder_and_files() {
         "the folder is shown resolved: {shown}"
     );
 }
+
+/// A project's `sandbox.writableRoots` entry that resolves outside the project (here a symlink
+/// in the repository) is shown resolved and refused, and the sandbox does not write there;
+/// the same folder in the user's own settings is writable.
+#[test]
+fn a_project_cannot_widen_the_sandbox_outside_its_root() {
+    let s = Sandboxed::new();
+    let p = &s.project;
+    std::os::unix::fs::symlink(s.outside.path(), p.file("cache")).unwrap();
+    p.write(
+        ".ling/settings.json",
+        &json!({"sandbox": {"writableRoots": ["cache"]}}).to_string(),
+    );
+    let shown = trust(p).stdout;
+    let outside = s.outside.path().canonicalize().unwrap();
+    assert!(
+        shown.contains(&format!(
+            "setting sandbox.writableRoots: cache → {} — refused: it is outside the project",
+            outside.display()
+        )),
+        "{shown}"
+    );
+    let (out, results) = s.bash(&["echo x > cache/f"], &[]);
+    assert!(!s.outside("f").exists(), "{results:?}");
+    assert!(
+        out.stderr
+            .contains("sandbox.writableRoots \"cache\" resolves to"),
+        "{}",
+        out.stderr
+    );
+    std::fs::write(
+        p.home.path().join("settings.json"),
+        json!({"sandbox": {"writableRoots": [outside]}}).to_string(),
+    )
+    .unwrap();
+    s.bash(&["echo x > cache/f"], &[]);
+    assert_eq!(read(&s.outside("f")), "x\n");
+}
+
+/// Where a project's setting is looser than the user's own (`sandbox.mode: read-only`,
+/// `sandbox.hooks: true`, `defaultMode: plan`), the question lists it as a widening; over
+/// the defaults, the same settings are not.
+#[test]
+fn a_project_setting_looser_than_the_users_is_listed_as_a_widening() {
+    let p = Project::new();
+    p.write(
+        ".ling/settings.json",
+        &json!({"sandbox": {"mode": "workspace-write", "hooks": false},
+            "permissions": {"defaultMode": "default"}})
+        .to_string(),
+    );
+    let shown = trust(&p).stdout;
+    assert!(
+        shown.contains("nothing that runs code or widens what Ling may do"),
+        "{shown}"
+    );
+    let mut cmd = p.command("http://127.0.0.1:9");
+    cmd.args(["trust", "--revoke"]);
+    run(cmd);
+    std::fs::write(
+        p.home.path().join("settings.json"),
+        json!({"sandbox": {"mode": "read-only", "hooks": true},
+            "permissions": {"defaultMode": "plan"}})
+        .to_string(),
+    )
+    .unwrap();
+    let shown = trust(&p).stdout;
+    for line in [
+        "setting sandbox.mode: workspace-write — sandboxed commands could write in the project",
+        "setting sandbox.hooks: false — command hooks would run outside the sandbox",
+        "setting permissions.defaultMode: default — Ling would start in default mode instead of your plan",
+    ] {
+        assert!(shown.contains(line), "{line}\n{shown}");
+    }
+}
