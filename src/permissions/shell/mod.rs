@@ -11,6 +11,7 @@ use std::cell::RefCell;
 
 use tree_sitter::{Node, Parser, Tree, TreeCursor};
 
+pub mod effects;
 mod programs;
 mod words;
 mod wrappers;
