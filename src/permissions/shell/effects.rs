@@ -13,7 +13,6 @@ use super::words::Word;
 /// known when the command runs where such an option could be counts too.
 pub fn effect(words: &[Word]) -> Option<(usize, &'static str)> {
     let program = words.first()?.lit()?;
-    let lit = |i: usize| words.get(i).and_then(Word::lit);
     let found = |pred: &dyn Fn(&str) -> bool, why: &'static str| {
         words
             .iter()
@@ -114,10 +113,7 @@ pub fn effect(words: &[Word]) -> Option<(usize, &'static str)> {
             },
             "its dot-commands run programs or write files (`.shell`, `.output`)",
         ),
-        _ => {
-            let _ = lit;
-            None
-        }
+        _ => None,
     }
 }
 
@@ -182,13 +178,10 @@ fn sed(words: &[Word]) -> Option<(usize, &'static str)> {
         }
         i += 1;
     }
-    if !script_given {
-        match words.get(i) {
-            Some(word) => match word.lit() {
-                Some(script) if !sed_script_acts(script) => {}
-                _ => return Some((i, SCRIPT)),
-            },
-            None => {}
+    if !script_given && let Some(word) = words.get(i) {
+        match word.lit() {
+            Some(script) if !sed_script_acts(script) => {}
+            _ => return Some((i, SCRIPT)),
         }
     }
     None
@@ -277,11 +270,11 @@ fn sed_script_acts(script: &str) -> bool {
                 }
             }
             // Text to the end of the line; a file read; a label.
+            // Text to the end of the line (`a`, `i`, `c`, a file to read, a label), or a
+            // branch's label to the end of the command.
             'a' | 'i' | 'c' | 'r' | 'R' | ':' | 'b' | 't' | 'T' => {
-                while i < chars.len()
-                    && chars[i] != '\n'
-                    && (command != 'b' && command != 't' && command != 'T' || chars[i] != ';')
-                {
+                let branch = matches!(command, 'b' | 't' | 'T');
+                while i < chars.len() && chars[i] != '\n' && !(branch && chars[i] == ';') {
                     i += 1;
                 }
             }
@@ -309,7 +302,7 @@ fn git(words: &[Word]) -> Option<(usize, &'static str)> {
         .map_or(0, |s| words.len().saturating_sub(s.len()));
     let form = skipped.as_deref().unwrap_or(words);
     let sub = form.get(1)?.lit()?;
-    let has = |i: usize, t: &str| {
+    let has = |t: &str| {
         let long = |names: &[&str]| {
             names
                 .iter()
@@ -329,7 +322,6 @@ fn git(words: &[Word]) -> Option<(usize, &'static str)> {
         ]) || (sub == "grep" && t.starts_with("-O"))
             || (matches!(sub, "clone" | "fetch" | "pull" | "ls-remote") && t == "-u")
             || (matches!(sub, "rebase") && t == "-x");
-        let _ = i;
         (writes || runs).then_some(if writes {
             "it writes a file (`--output`, `-o`)"
         } else {
@@ -339,7 +331,7 @@ fn git(words: &[Word]) -> Option<(usize, &'static str)> {
     form.iter()
         .enumerate()
         .skip(2)
-        .find_map(|(i, w)| w.lit().and_then(|t| has(i, t)).map(|why| (i + offset, why)))
+        .find_map(|(i, w)| w.lit().and_then(has).map(|why| (i + offset, why)))
 }
 
 /// Git's own commands (which an alias cannot shadow); any other `git NAME` may be an alias
