@@ -38,7 +38,8 @@ pub async fn ask(project: &ProjectConfig, paths: &Paths) -> Result<Answer, Termi
     let style = Style::for_stdout();
     let header = if project.changed_since_trusted() {
         format!(
-            "The project config of {} changed since you trusted it{}.",
+            "The project config of {}, or a file its hooks and servers run, changed since you \
+             trusted it{}.",
             shown(&project.root().display().to_string()),
             project
                 .previous_trusted_at()
