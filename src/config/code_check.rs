@@ -12,14 +12,17 @@ use sha2::{Digest, Sha256};
 
 /// Files larger than this are checked by their identity (device, inode, size, times) only.
 const HASH_LIMIT: u64 = 512 << 20;
+/// A session's own snapshot hashes files up to this size; a bigger one (a binary) is checked
+/// by its identity, so a start does not read a large program whole.
+const SNAPSHOT_HASH_LIMIT: u64 = 1 << 20;
 
 /// What a file was: missing, or these bytes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Expected {
     /// It did not exist: that it exists now is a change (something was planted).
     Absent,
-    /// Its contents, by SHA-256 (`sha256:<hex>`), and the identity it had when hashed (when
-    /// known), which spares hashing it again while it is unchanged.
+    /// Its contents, by SHA-256 (`sha256:<hex>`; empty: by its identity alone), and the
+    /// identity it had (when known), which spares hashing it again while it is unchanged.
     Content {
         sha256: String,
         stamp: Option<Stamp>,
@@ -98,7 +101,7 @@ impl CodeCheck {
                 (Expected::Content { sha256, stamp }, Ok(meta)) => {
                     if Some(Stamp::of(&meta)) == *stamp {
                         None
-                    } else if meta.len() > HASH_LIMIT || !meta.is_file() {
+                    } else if sha256.is_empty() || meta.len() > HASH_LIMIT || !meta.is_file() {
                         Some("was replaced")
                     } else {
                         match hash_file(&file.path) {
@@ -124,7 +127,7 @@ pub fn expected_now(path: &Path) -> Expected {
     match std::fs::metadata(path) {
         Err(_) => Expected::Absent,
         Ok(meta) => Expected::Content {
-            sha256: if meta.is_file() && meta.len() <= HASH_LIMIT {
+            sha256: if meta.is_file() && meta.len() <= SNAPSHOT_HASH_LIMIT {
                 hash_file(path).unwrap_or_default()
             } else {
                 String::new()

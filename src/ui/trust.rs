@@ -182,7 +182,9 @@ fn render_code_change(change: &CodeChange, style: Style) -> Term {
     };
     match (old, change.after.text.as_deref()) {
         (Some(old), Some(new)) => {
-            for line in crate::tools::diff::unified_diff(old, new, &change.shown).lines() {
+            let whole =
+                crate::tools::diff::unified_diff_within(old, new, &change.shown, usize::MAX);
+            for line in whole.lines() {
                 let line = shown(line).into_owned();
                 let painted = if line.starts_with('+') && !line.starts_with("+++") {
                     style.green(&line)
