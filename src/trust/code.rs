@@ -406,7 +406,9 @@ impl<'a> Finder<'a> {
         if let Some(error) = &analysis.error {
             self.unknown(format!("the command does not parse as bash ({error})"));
         }
-        for reason in &analysis.opaque {
+        // What the entry's own command hides is said; inside a script that is followed (and
+        // fingerprinted whole), only a program only known when it runs is (below).
+        for reason in analysis.opaque.iter().filter(|_| depth == 0) {
             // `source`/`.` of a literal file is followed below; what else is opaque stays so.
             if !reason.starts_with("`source`") && !reason.starts_with("`.`") {
                 self.unknown(reason.clone());

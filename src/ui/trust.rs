@@ -264,8 +264,7 @@ pub fn render_runs_of(runs: &Runs, indent: &str, style: Style) -> Term {
         let (verb, what) = match (file.role, &state) {
             (Role::WouldRun, _) | (_, FileState::Absent) => (
                 "would run",
-                "if a file appeared there: nothing is there now, and Ling refuses to run one that \
-                 appears"
+                "nothing is there now; a file that appears there is not run until you review it"
                     .to_string(),
             ),
             (role, FileState::Script { text, .. }) => (
