@@ -54,7 +54,11 @@ impl Stamp {
 /// One file and what it must still be.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Watched {
+    /// Where it resolves (symlinks followed).
     pub path: PathBuf,
+    /// The path the command names, when a symlink on the way makes it differ from `path`: it
+    /// must still lead there (a symlink retargeted since is a change).
+    pub named: Option<PathBuf>,
     /// How the question and messages name it (relative to the project root when inside).
     pub shown: String,
     pub expected: Expected,
@@ -94,6 +98,21 @@ impl CodeCheck {
     pub fn verify(&self) -> Result<(), String> {
         for file in &self.files {
             let now = std::fs::metadata(&file.path);
+            let leads_elsewhere = file
+                .named
+                .as_ref()
+                .is_some_and(|named| match &file.expected {
+                    Expected::Absent => std::fs::symlink_metadata(named).is_ok(),
+                    Expected::Content { .. } => {
+                        std::fs::canonicalize(named).ok().as_ref() != Some(&file.path)
+                    }
+                });
+            if leads_elsewhere {
+                return Err(format!(
+                    "not run: {} leads somewhere else now since {}",
+                    file.shown, self.remedy
+                ));
+            }
             let changed = match (&file.expected, now) {
                 (Expected::Absent, Err(_)) => None,
                 (Expected::Absent, Ok(_)) => Some("exists now, where nothing was"),
@@ -167,11 +186,13 @@ mod tests {
         let check = CodeCheck {
             files: vec![
                 Watched {
+                    named: None,
                     path: script.clone(),
                     shown: "guard.sh".into(),
                     expected: expected_now(&script),
                 },
                 Watched {
+                    named: None,
                     path: planted.clone(),
                     shown: "json/__init__.py".into(),
                     expected: expected_now(&planted),
@@ -195,5 +216,32 @@ mod tests {
         std::fs::remove_file(&planted).unwrap();
         std::fs::remove_file(&script).unwrap();
         assert!(check.verify().unwrap_err().contains("was removed"));
+    }
+
+    #[test]
+    fn a_symlink_retargeted_since_fails_the_check() {
+        let dir = tempfile::tempdir().unwrap();
+        let real = dir.path().join("real.sh");
+        let other = dir.path().join("other.sh");
+        let link = dir.path().join("guard.sh");
+        std::fs::write(&real, "exit 0\n").unwrap();
+        std::fs::write(&other, "exit 0\n").unwrap();
+        std::os::unix::fs::symlink(&real, &link).unwrap();
+        let path = real.canonicalize().unwrap();
+        let check = CodeCheck {
+            files: vec![Watched {
+                named: Some(link.clone()),
+                expected: expected_now(&path),
+                path,
+                shown: "real.sh".into(),
+            }],
+            remedy: "this session started".into(),
+            safe_python: true,
+        };
+        assert_eq!(check.verify(), Ok(()));
+        std::fs::remove_file(&link).unwrap();
+        std::os::unix::fs::symlink(&other, &link).unwrap();
+        let err = check.verify().unwrap_err();
+        assert!(err.contains("leads somewhere else"), "{err}");
     }
 }

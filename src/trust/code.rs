@@ -141,8 +141,9 @@ pub struct CodeFile {
     /// Relative to the project root when inside it.
     pub shown: String,
     /// The path as the command names it, when that differs from where it resolves (a
-    /// symlink on the way).
+    /// symlink on the way), as shown and as an absolute path.
     pub named: Option<String>,
+    pub named_path: Option<PathBuf>,
     pub role: Role,
 }
 
@@ -349,8 +350,10 @@ impl<'a> Finder<'a> {
         if !self.runs.files.iter().any(|f| f.path == path) {
             let shown = self.areas.shown(&path);
             let plain = self.areas.shown(&normal);
+            let differs = normal != path;
             self.runs.files.push(CodeFile {
-                named: (plain != shown).then_some(plain),
+                named: differs.then_some(plain),
+                named_path: differs.then(|| normal.clone()),
                 shown,
                 path: path.clone(),
                 role,
@@ -544,7 +547,16 @@ impl<'a> Finder<'a> {
     fn interpreter(&mut self, name: &str, args: &[String], depth: usize) {
         let Some(kind) = Interpreter::of(name) else {
             if let Some(launcher) = Launcher::of(name, args) {
-                self.launcher(launcher, args);
+                self.launcher(launcher, args, depth);
+            } else if let Some(rest) = runner_command(name, args) {
+                // `uv run server.py`, `poetry run python x.py`: the command they run.
+                let mut argv = rest.to_vec();
+                if argv.first().is_some_and(|a| a.ends_with(".py")) {
+                    argv.insert(0, "python3".into());
+                }
+                if depth < MAX_DEPTH {
+                    self.argv(&argv, depth + 1);
+                }
             }
             return;
         };
@@ -618,14 +630,16 @@ impl<'a> Finder<'a> {
     /// `npx PKG`, `npm exec PKG`, `pnpm dlx PKG`, `bunx PKG`, `yarn dlx PKG`: they run a package
     /// the project has installed before fetching one, so the places it would be found are
     /// watched (present or not).
-    fn launcher(&mut self, launcher: Launcher, args: &[String]) {
-        let Some(package) = args
+    fn launcher(&mut self, launcher: Launcher, args: &[String], depth: usize) {
+        let Some(at) = args
             .iter()
             .skip(launcher.skip)
-            .find(|a| !a.starts_with('-'))
+            .position(|a| !a.starts_with('-'))
+            .map(|p| p + launcher.skip)
         else {
             return;
         };
+        let package = &args[at];
         let name = match package.rsplit_once('@') {
             Some((name, _)) if !name.is_empty() => name,
             _ => package.as_str(),
@@ -649,7 +663,51 @@ impl<'a> Finder<'a> {
             }
             dir = at.parent().map(Path::to_path_buf);
         }
+        // What the package is given: a script for `npx tsx server.ts`.
+        self.interpreter(&bin, &args[at + 1..], depth);
     }
+}
+
+/// The command a project runner runs: `uv run [OPTIONS] CMD...`, `poetry run CMD...`,
+/// `pipenv run`, `pdm run`, `hatch run`, `rye run`, `bundle exec`, `conda run [-n ENV]`.
+fn runner_command<'a>(name: &str, args: &'a [String]) -> Option<&'a [String]> {
+    let verb = match name {
+        "uv" | "poetry" | "pipenv" | "pdm" | "hatch" | "rye" | "conda" | "mamba" => "run",
+        "bundle" => "exec",
+        _ => return None,
+    };
+    if args.first()? != verb {
+        return None;
+    }
+    // Options of the runner, with a value for the ones that take one.
+    const VALUED: &[&str] = &[
+        "--with",
+        "--python",
+        "-p",
+        "--project",
+        "--directory",
+        "--env-file",
+        "--group",
+        "--extra",
+        "--package",
+        "-n",
+        "--name",
+        "--prefix",
+        "--index",
+        "--from",
+    ];
+    let mut i = 1;
+    while let Some(arg) = args.get(i) {
+        if arg == "--" {
+            i += 1;
+            break;
+        }
+        if !arg.starts_with('-') {
+            break;
+        }
+        i += if VALUED.contains(&arg.as_str()) { 2 } else { 1 };
+    }
+    args.get(i..).filter(|rest| !rest.is_empty())
 }
 
 /// A word's text for finding files: the literal value, or its source when dynamic.

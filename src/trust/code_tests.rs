@@ -190,3 +190,29 @@ fn file_states_tell_scripts_from_binaries() {
     assert!(loads_code("LD_PRELOAD") && loads_code("GIT_SSH_COMMAND"));
     assert!(!loads_code("DEBUG") && !loads_code("LOG_LEVEL"));
 }
+
+#[test]
+fn project_runners_and_package_runners_are_followed_into_the_script() {
+    let p = Project::new();
+    p.write("server.py", "");
+    p.write("server.ts", "");
+    let runs = |command: &str, args: &[&str]| -> Vec<String> {
+        let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+        server(command, &args, &[], &p.root, &p.areas())
+            .files
+            .into_iter()
+            .filter(|f| f.role != Role::WouldRun)
+            .map(|f| f.shown)
+            .collect()
+    };
+    assert_eq!(
+        runs("uv", &["run", "--with", "mcp", "server.py"]),
+        ["server.py"]
+    );
+    assert_eq!(
+        runs("poetry", &["run", "python", "server.py"]),
+        ["server.py"]
+    );
+    assert_eq!(runs("npx", &["-y", "tsx", "server.ts"]), ["server.ts"]);
+    assert!(runs("uv", &["pip", "install", "x"]).is_empty());
+}

@@ -94,6 +94,7 @@ fn check_of(
             protect.insert(file.path.clone());
         }
         files.push(Watched {
+            named: file.named_path.clone(),
             path: file.path.clone(),
             shown: file.shown.clone(),
             expected,

@@ -371,3 +371,36 @@ fn the_trust_listing_shows_hostile_text_escaped_on_one_line() {
     assert!(shown.contains(r#"env TOKEN="a\u{1b}[2Jb""#), "{shown}");
     assert!(shown.contains(r#"server "db\u{202e}x" (stdio)"#), "{shown}");
 }
+
+/// A hook's script reached through a symlink: retargeting the symlink from inside the sandbox
+/// (the link itself lives in a writable folder) does not make the hook run the new target.
+#[test]
+fn a_retargeted_symlink_to_a_hooks_script_is_not_followed() {
+    let s = Sandboxed::new();
+    let p = &s.project;
+    let log = s.outside("hook.log");
+    p.write(
+        "hooks/real.sh",
+        &format!("echo v1 >> '{}'\n", log.display()),
+    );
+    p.write(
+        "hooks/evil.sh",
+        &format!("echo evil >> '{}'\n", log.display()),
+    );
+    std::os::unix::fs::symlink("real.sh", p.file("hooks/guard.sh")).unwrap();
+    let hooks = json!({"hooks": {"PreToolUse": [{"matcher": "bash",
+        "hooks": [{"type": "command", "command": "sh hooks/guard.sh"}]}]}});
+    p.write(".ling/hooks.json", &hooks.to_string());
+    let shown = trust(p).stdout;
+    assert!(
+        shown.contains("runs hooks/real.sh (named hooks/guard.sh, a symlink)"),
+        "{shown}"
+    );
+    let (out, results) = s.bash(&["ln -sfn evil.sh hooks/guard.sh", "echo next"], &[]);
+    assert_eq!(read(&log), "v1\n", "{results:?}\n{}", out.stderr);
+    let said = format!("{}{}", out.stdout, out.stderr);
+    assert!(
+        said.contains("hooks/real.sh leads somewhere else now"),
+        "{said}"
+    );
+}
