@@ -11,7 +11,8 @@
 //!   (`sudo`, `env GIT_DIR=...`, `find`) needs a rule of its own, unless the rule names the
 //!   wrapped command too (`bash(sudo apt install*)`). An option that makes a reading command
 //!   write a file or run a program (`git diff --output=F`, `sort -o F`, `sed 'w F'`) is allowed
-//!   only by a rule that names it ([`super::shell::effects`]).
+//!   only by a rule that names it ([`super::shell::effects`]; equivalents in
+//!   [`super::shell::equivalents`]).
 //! - Deny rules also match what a command is equivalent to: `find -delete` is `rm -rf`,
 //!   `git send-pack` is `git push`, an alias given on the command line or in `GIT_CONFIG_*` is
 //!   what it stands for, and a `git` subcommand that may be an alias from a config file makes
@@ -121,7 +122,7 @@ fn deny_forms(command: &Command, out: &mut Vec<Vec<Word>>) {
         if let Some(skipped) = shell::skip_global_options(&command.words, false) {
             out.push(skipped);
         }
-        let (same, scripts) = shell::effects::equivalents(&command.assignments, &command.words);
+        let (same, scripts) = shell::equivalents::equivalents(&command.assignments, &command.words);
         out.extend(same);
         for script in scripts {
             let analysis = shell::analyze(&script);

@@ -13,6 +13,7 @@
 pub mod code;
 pub mod guard;
 pub mod listing;
+mod programs;
 pub mod store;
 
 use std::collections::BTreeMap;

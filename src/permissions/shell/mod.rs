@@ -12,6 +12,7 @@ use std::cell::RefCell;
 use tree_sitter::{Node, Parser, Tree, TreeCursor};
 
 pub mod effects;
+pub mod equivalents;
 mod programs;
 mod words;
 mod wrappers;
