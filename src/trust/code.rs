@@ -8,11 +8,12 @@
 //! read-only and what is checked again before each run. The environment an entry sets is listed
 //! with the variables that load code flagged.
 
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 pub use super::programs::loads_code;
 use super::programs::{Interpreter, Launcher, is_shell_script, runner_command};
 use crate::permissions::shell::{self, Word};
+use crate::tools::paths::{expand_home, normalize};
 
 /// The largest script whose text is kept (for the diff the trust question shows).
 pub const TEXT_LIMIT: usize = 64 * 1024;
@@ -283,7 +284,7 @@ impl<'a> Finder<'a> {
 
     /// Records `path` (as named) when it lies in a watched area; returns it resolved.
     fn file(&mut self, named: &str, role: Role) -> Option<PathBuf> {
-        let joined = self.cwd.join(expand_tilde(named));
+        let joined = self.cwd.join(expand_home(named));
         let normal = normalize(&joined);
         let path = resolved(&normal);
         if !self.areas.contains(&path) && !self.areas.contains(&normal) {
@@ -617,27 +618,6 @@ impl<'a> Finder<'a> {
 /// A word's text for finding files: the literal value, or its source when dynamic.
 fn word_text(word: &Word) -> String {
     word.text.clone()
-}
-
-fn expand_tilde(path: &str) -> PathBuf {
-    match (path.strip_prefix("~/"), std::env::var_os("HOME")) {
-        (Some(rest), Some(home)) => PathBuf::from(home).join(rest),
-        _ => PathBuf::from(path),
-    }
-}
-
-fn normalize(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for component in path.components() {
-        match component {
-            Component::ParentDir => {
-                out.pop();
-            }
-            Component::CurDir => {}
-            other => out.push(other.as_os_str()),
-        }
-    }
-    out
 }
 
 #[cfg(test)]

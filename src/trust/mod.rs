@@ -193,17 +193,23 @@ impl ProjectConfig {
     /// names a project server may replace, and the user's settings, which a project setting is
     /// compared with.
     pub fn listing(&self, paths: &Paths) -> ProjectListing {
-        let texts: Vec<FileText<'_>> = self
-            .files
+        self.build_listing(&self.texts(|f| f.text.as_deref()), paths)
+    }
+
+    /// Each project file with the text `text_of` gives it (as on disk, or as trusted).
+    fn texts<'a>(
+        &'a self,
+        text_of: impl Fn(&'a crate::config::project::ProjectFile) -> Option<&'a str>,
+    ) -> Vec<FileText<'a>> {
+        self.files
             .files()
             .iter()
             .map(|f| FileText {
                 name: f.name,
                 path: f.path.clone(),
-                text: f.text.as_deref(),
+                text: text_of(f),
             })
-            .collect();
-        self.build_listing(&texts, paths)
+            .collect()
     }
 
     fn build_listing(&self, texts: &[FileText<'_>], paths: &Paths) -> ProjectListing {
@@ -226,16 +232,7 @@ impl ProjectConfig {
     /// the files its hooks and servers run.
     pub fn changes(&self, paths: &Paths) -> Option<Changes> {
         let previous = self.previous.as_ref()?;
-        let texts: Vec<FileText<'_>> = self
-            .files
-            .files()
-            .iter()
-            .map(|f| FileText {
-                name: f.name,
-                path: f.path.clone(),
-                text: previous.files.get(f.name).and_then(|t| t.as_deref()),
-            })
-            .collect();
+        let texts = self.texts(|f| previous.files.get(f.name).and_then(|t| t.as_deref()));
         let old = self.build_listing(&texts, paths);
         let mut changes = Changes::between(&old, &self.listing(paths));
         changes.files.retain(|change| {
