@@ -7,7 +7,7 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use ling::config::hooks::HookLayers;
-use ling::config::{Paths, ProjectConfig};
+use ling::config::{Paths, ProjectFiles};
 use ling::hooks::{HookContext, HookEngine, HookEventName, HookInput};
 use serde_json::json;
 
@@ -41,7 +41,7 @@ async fn bench(iterations: usize) -> anyhow::Result<()> {
         {"matcher": "mcp__.*", "hooks": [{"type": "command", "command": "true"}]},
     ]}});
     std::fs::write(&hooks_json, other_tools.to_string())?;
-    let (others, _) = HookEngine::load(&paths, &ProjectConfig::read(&paths)?, HookLayers::ALL)?;
+    let (others, _) = HookEngine::load(&paths, &ProjectFiles::read(&paths)?, HookLayers::ALL)?;
     println!(
         "has_handlers, hooks for other tools:   {:>8.1} ns/call",
         check_cost(&others)
@@ -51,7 +51,7 @@ async fn bench(iterations: usize) -> anyhow::Result<()> {
         {"matcher": "bash", "hooks": [{"type": "command", "command": "true"}]},
     ]}});
     std::fs::write(&hooks_json, one.to_string())?;
-    let (engine, _) = HookEngine::load(&paths, &ProjectConfig::read(&paths)?, HookLayers::ALL)?;
+    let (engine, _) = HookEngine::load(&paths, &ProjectFiles::read(&paths)?, HookLayers::ALL)?;
     let ctx = HookContext {
         session_id: "bench".into(),
         transcript_path: home.path().join("t.jsonl"),

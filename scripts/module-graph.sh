@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 LAYERS='cli
 ui
 setup
-agent
+agent trust
 permissions
 tools hooks mcp llm
 process

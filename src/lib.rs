@@ -23,6 +23,7 @@ pub mod process;
 pub mod redact;
 pub mod setup;
 pub mod tools;
+pub mod trust;
 pub mod ui;
 
 #[cfg(test)]

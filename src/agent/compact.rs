@@ -51,6 +51,28 @@ pub enum Compaction {
     Interrupted,
 }
 
+/// Why a summary may not replace `replaced`: one that is not smaller than what it replaces
+/// gains nothing, and one over a quarter of the window would leave little room for the
+/// conversation that follows (and fill it on the next compaction). `None` when it is fine.
+fn oversized(summary: &str, replaced: &[Message], window: u64) -> Option<String> {
+    let tokens = estimate::text(summary);
+    let before = estimate::messages(replaced);
+    if tokens >= before {
+        return Some(format!(
+            "the model's summary (about {tokens} tokens) is not smaller than the messages it \
+             would replace (about {before} tokens), so the history is kept as it was"
+        ));
+    }
+    let cap = window / 4;
+    if tokens > cap {
+        return Some(format!(
+            "the model's summary (about {tokens} tokens) is over a quarter of the context window \
+             ({window} tokens), so the history is kept as it was"
+        ));
+    }
+    None
+}
+
 impl Agent {
     /// How full the context is now, by part.
     pub async fn context_usage(&mut self) -> ContextUsage {
@@ -206,6 +228,9 @@ impl Agent {
             Ok(None) => return Compaction::Interrupted,
             Err(e) => return Compaction::Failed(e.to_string()),
         };
+        if let Some(refusal) = oversized(&summary, &prefix, window) {
+            return Compaction::Failed(refusal);
+        }
         self.history = rebuild::rebuild(&self.history, cut, &summary);
         self.context.elided.clear();
         self.context.forget_count();
@@ -344,5 +369,25 @@ impl Agent {
             return true;
         }
         false
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_summary_must_be_smaller_than_what_it_replaces_and_the_window() {
+        let replaced: Vec<Message> = (0..40)
+            .map(|n| Message::user(format!("message {n}: ").repeat(50)))
+            .collect();
+        assert_eq!(oversized("a short summary", &replaced, 32_768), None);
+        let huge = "word ".repeat(20_000);
+        let why = oversized(&huge, &replaced, 1_000_000).unwrap_or_default();
+        assert!(why.contains("not smaller than the messages"), "{why}");
+        let big = "word ".repeat(3_000);
+        let why = oversized(&big, &replaced, 8_000).unwrap_or_default();
+        assert!(why.contains("quarter of the context window"), "{why}");
+        assert_eq!(oversized(&big, &replaced, 1_000_000), None);
     }
 }

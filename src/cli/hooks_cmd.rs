@@ -4,16 +4,26 @@
 use std::path::PathBuf;
 
 use super::{CliError, Exit, HooksCommand};
-use crate::config::{Paths, PermissionMode, ProjectConfig, Settings, SettingsOverrides};
+use crate::config::hooks::HooksConfig;
+use crate::config::{Paths, PermissionMode, Settings, SettingsOverrides};
 use crate::hooks::{HookContext, HookEngine, made_up_input, render_listing, render_outcome};
 use crate::setup::{children, project_root};
+use crate::trust::ProjectConfig;
 use crate::ui::output::{stderr_line, stdout, stdout_json};
 
 pub async fn run(command: HooksCommand, cwd: Option<PathBuf>) -> Result<Exit, CliError> {
     let paths = Paths::new(project_root(cwd.as_ref())?);
     let project = ProjectConfig::read(&paths)?;
-    let settings = Settings::load(&paths, &project, &SettingsOverrides::default())?;
-    let (engine, warnings) = HookEngine::load(&paths, &project, settings.hook_layers())?;
+    let settings = Settings::load(&paths, project.layer(), &SettingsOverrides::default())?;
+    let mut config = HooksConfig::load(&paths, project.layer(), settings.hook_layers())?;
+    // As in a run: a hook whose files are not the ones trusted does not run.
+    crate::trust::guard::attach(
+        &project,
+        &mut config,
+        &mut [],
+        &settings.sandbox.writable_roots,
+    );
+    let (engine, warnings) = HookEngine::from_config(config)?;
     let engine = engine.with_child_env(children(&settings));
     for warning in warnings {
         stderr_line(format!("warning: {warning}"));

@@ -8,11 +8,12 @@ use tokio_util::sync::CancellationToken;
 use super::args::{ScopeArg, TransportArg};
 use super::{CliError, Exit, McpCommand};
 use crate::config::mcp::load_servers;
-use crate::config::{ConfigError, Paths, ProjectConfig, Settings, SettingsOverrides, TrustStatus};
+use crate::config::{ConfigError, Paths, Settings, SettingsOverrides};
 use crate::mcp::ManagerOptions;
 use crate::mcp::commands::{self, CommandError, Scope};
 use crate::process::{ChildEnv, Trampoline};
 use crate::setup::{children, project_root};
+use crate::trust::{ProjectConfig, TrustStatus};
 use crate::ui::output::{stderr_line, stdout, stdout_data, stdout_json};
 
 /// Where `ling mcp` reads its servers from.
@@ -28,15 +29,20 @@ pub async fn run(command: McpCommand, sources: McpSources) -> Result<Exit, CliEr
     let mut options = ManagerOptions::new(paths.clone());
     // Servers probed here start as in a run. Settings that cannot be read leave the default
     // (no `OPENAI_API_KEY`), the safe side: these commands need no settings otherwise.
-    options.child_env = match Settings::load(&paths, &project, &SettingsOverrides::default()) {
+    options.child_env = match Settings::load(&paths, project.layer(), &SettingsOverrides::default())
+    {
         Ok(settings) => children(&settings),
         Err(_) => ChildEnv::default().with_trampoline(Trampoline::current()),
     };
     let load = || {
-        let (servers, warnings) = load_servers(&paths, &project, &sources.extra, sources.strict)?;
+        let (mut servers, warnings) =
+            load_servers(&paths, project.layer(), &sources.extra, sources.strict)?;
         for warning in warnings {
             stderr_line(format!("warning: {warning}"));
         }
+        // As in a run: a server whose files are not the ones trusted does not start.
+        let mut no_hooks = crate::config::hooks::HooksConfig::default();
+        crate::trust::guard::attach(&project, &mut no_hooks, &mut servers, &[]);
         Ok::<_, ConfigError>(servers)
     };
     // An untrusted project's servers are shown, never started.
@@ -140,8 +146,10 @@ pub async fn run(command: McpCommand, sources: McpSources) -> Result<Exit, CliEr
                 force,
                 dry_run,
             };
-            super::mcp_import_cmd::run(&paths, options)?;
-            if !dry_run {
+            let imported = super::mcp_import_cmd::run(&paths, options)?;
+            // Servers from the project's own files are the repository's, not the user's
+            // word: the project is then asked about like any changed config.
+            if !dry_run && !imported.from_project {
                 keep_trust(&paths, &project)?;
             }
             Ok(Exit::Success)

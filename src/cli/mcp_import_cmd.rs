@@ -1,6 +1,10 @@
 //! `ling mcp import --from SOURCE [--scope user|project] [--force] [--dry-run]`: the servers
-//! `config::mcp_import` finds in another tool's config files, shown one by one and added to
-//! Ling's `mcp.json`; a name that is already there is kept unless `--force`.
+//! `config::mcp_import` finds in another tool's config files, shown one by one as the trust
+//! question would show them (folder, environment with the variables that load code flagged,
+//! the files they run) and added to Ling's `mcp.json`; a name that is already there is kept
+//! unless `--force`. Servers from the project's own files (`.cursor/mcp.json`, `.mcp.json`,
+//! `.vscode/mcp.json`) are repository content: importing them never grants trust, and they are
+//! not copied into the user's own `~/.ling/mcp.json`, which applies everywhere without trust.
 
 use std::path::{Path, PathBuf};
 
@@ -8,9 +12,14 @@ use super::CliError;
 use super::args::ImportFrom;
 use crate::config::Paths;
 use crate::config::mcp::{RawServer, add_server_entries, server_names};
-use crate::config::mcp_import::{ImportSource, Imported, read_source};
+use crate::config::mcp_import::{ImportSource, Imported as ImportedSource, read_source};
 use crate::mcp::commands::{Scope, scope_file};
+use crate::trust::code::Areas;
+use crate::trust::listing::server_runs;
 use crate::ui::output::{stdout, stdout_json};
+use crate::ui::style::Style;
+use crate::ui::term::Term;
+use crate::ui::trust::{quoted, render_runs_of, shown};
 
 pub struct ImportOptions {
     pub from: ImportFrom,
@@ -19,7 +28,14 @@ pub struct ImportOptions {
     pub dry_run: bool,
 }
 
-pub fn run(paths: &Paths, options: ImportOptions) -> Result<(), CliError> {
+/// What an import did that matters to trust.
+pub struct Imported {
+    /// A server came from one of the project's own files: the project's config now holds
+    /// repository content, so its trust must not be kept on the user's behalf.
+    pub from_project: bool,
+}
+
+pub fn run(paths: &Paths, options: ImportOptions) -> Result<Imported, CliError> {
     let source = source_of(options.from);
     let home = std::env::var_os("HOME")
         .filter(|h| !h.is_empty())
@@ -45,10 +61,12 @@ pub fn run(paths: &Paths, options: ImportOptions) -> Result<(), CliError> {
     }
     let file = scope_file(paths, options.scope);
     let existing = server_names(&file)?;
-    let (text, entries) = report(&imported, &existing, options.force, &file, paths);
+    let to_user = matches!(options.scope, Scope::User);
+    let (text, entries, from_project) =
+        report(&imported, &existing, options.force, &file, paths, to_user);
     let owner_only = file.starts_with(&paths.home);
     let result = add_server_entries(&file, &entries, owner_only, !options.dry_run)?;
-    stdout(&text);
+    stdout(text);
     if options.dry_run {
         stdout(format!(
             "--dry-run: nothing written; {} would be:\n",
@@ -64,8 +82,14 @@ pub fn run(paths: &Paths, options: ImportOptions) -> Result<(), CliError> {
             if entries.len() == 1 { "" } else { "s" },
             file.display()
         ));
+        if from_project {
+            stdout(
+                "Some came from the project's own files: the project's config changed, so it \
+                 is not trusted until you review it (`ling trust`).\n",
+            );
+        }
     }
-    Ok(())
+    Ok(Imported { from_project })
 }
 
 fn source_of(from: ImportFrom) -> ImportSource {
@@ -78,46 +102,64 @@ fn source_of(from: ImportFrom) -> ImportSource {
     }
 }
 
-/// One line per server (what it runs, where it came from, what was skipped and why) and the
-/// entries to add.
+/// One line per server (what it runs, where it came from, what was skipped and why) with what
+/// it runs beneath it, the entries to add, and whether one came from the project's own files.
 fn report(
-    imported: &Imported,
+    imported: &ImportedSource,
     existing: &[String],
     force: bool,
     file: &Path,
     paths: &Paths,
-) -> (String, Vec<(String, RawServer)>) {
-    let mut text = String::new();
+    to_user: bool,
+) -> (Term, Vec<(String, RawServer)>, bool) {
+    let mut text = Term::new();
     let mut entries = Vec::new();
+    let mut from_project = false;
+    let style = Style::for_stdout();
+    let areas = Areas::new(&paths.project_root, &[]);
     for found in &imported.found {
         let from = paths.display(&found.from);
+        let ours = found.from.starts_with(&paths.project_root);
+        if ours && to_user {
+            text += format!(
+                "  ! {}: not imported from {from}: it is the project's own file, and ~/.ling/mcp.json \
+                 applies everywhere without trust; import it with --scope project, where it runs \
+                 once you trust the project\n",
+                found.name
+            );
+            continue;
+        }
         let exists = existing.contains(&found.name);
         if exists && !force {
-            text.push_str(&format!(
+            text += format!(
                 "  = {}: already in {}, skipped (--force replaces it)\n",
-                found.name,
+                shown(&found.name),
                 file.display()
-            ));
+            );
             continue;
         }
         let verb = if exists { "~" } else { "+" };
-        text.push_str(&format!(
+        text += format!(
             "  {verb} {} ({}) from {from}\n",
-            found.name,
+            shown(&found.name),
             describe(&found.server)
-        ));
-        for note in &found.notes {
-            text.push_str(&format!("      note: {note}\n"));
+        );
+        if let Some(runs) = server_runs(&found.server, &areas) {
+            text += render_runs_of(&runs, "      ", style);
         }
+        for note in &found.notes {
+            text += format!("      note: {note}\n");
+        }
+        from_project |= ours;
         entries.push((found.name.clone(), found.server.clone()));
     }
     for rejected in &imported.rejected {
-        text.push_str(&format!(
+        text += format!(
             "  ! {}: not imported from {}: {}\n",
-            rejected.name,
+            shown(&rejected.name),
             paths.display(&rejected.from),
             rejected.reason
-        ));
+        );
     }
     if imported.found.is_empty() && imported.rejected.is_empty() {
         let read: Vec<String> = imported
@@ -125,16 +167,18 @@ fn report(
             .iter()
             .map(|p| p.display().to_string())
             .collect();
-        text.push_str(&format!("no MCP servers in {}\n", read.join(", ")));
+        text += format!("no MCP servers in {}\n", read.join(", "));
     }
-    (text, entries)
+    (text, entries, from_project)
 }
 
 fn describe(server: &RawServer) -> String {
     match (&server.command, &server.url) {
         (Some(command), _) => {
-            let mut words = vec![command.clone()];
-            words.extend(server.args.iter().flatten().cloned());
+            let words: Vec<String> = std::iter::once(command)
+                .chain(server.args.iter().flatten())
+                .map(|w| quoted(w))
+                .collect();
             format!("stdio: {}", words.join(" "))
         }
         (None, Some(url)) => format!(

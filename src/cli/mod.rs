@@ -24,8 +24,9 @@ use clap::Parser;
 pub use args::{Cli, Command, HooksCommand, McpCommand, OutputFormat, RunArgs};
 
 use crate::agent::PromptOptions;
-use crate::config::{ConfigError, ProjectConfig, SettingsOverrides, TrustError, TrustStatus};
+use crate::config::{ConfigError, SettingsOverrides};
 use crate::setup::{Resume, RunOptions, Setup, SetupError};
+use crate::trust::{ProjectConfig, TrustError, TrustStatus};
 use crate::ui::{RunOutcome, Signal, TerminalError};
 
 /// Exit codes of `docs/cli.md`.

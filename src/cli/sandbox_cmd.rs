@@ -6,11 +6,12 @@ use std::os::unix::process::ExitStatusExt;
 
 use super::args::SandboxCommand;
 use super::{CliError, Exit};
-use crate::config::{Paths, ProjectConfig, SandboxMode, Settings, SettingsOverrides};
+use crate::config::{Paths, SandboxMode, Settings, SettingsOverrides};
 use crate::process::ChildEnv;
 use crate::process::exec::Trampoline;
 use crate::process::sandbox;
 use crate::setup::project_root;
+use crate::trust::ProjectConfig;
 
 pub async fn run(command: SandboxCommand) -> Result<Exit, CliError> {
     let SandboxCommand::Run {
@@ -21,7 +22,7 @@ pub async fn run(command: SandboxCommand) -> Result<Exit, CliError> {
     } = command;
     let paths = Paths::new(project_root(cwd.as_ref())?);
     let project = ProjectConfig::read(&paths)?;
-    let settings = Settings::load(&paths, &project, &SettingsOverrides::default())?;
+    let settings = Settings::load(&paths, project.layer(), &SettingsOverrides::default())?;
     let mode = mode
         .map(SandboxMode::from)
         .or(settings.sandbox.mode)

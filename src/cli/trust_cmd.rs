@@ -4,9 +4,9 @@
 use std::path::PathBuf;
 
 use super::{CliError, Exit};
-use crate::config::trust::{FolderState, revoke, trusted_folders};
-use crate::config::{Paths, ProjectConfig, TrustStatus, ling_home};
+use crate::config::{Paths, ling_home};
 use crate::setup::project_root;
+use crate::trust::{FolderState, ProjectConfig, TrustStatus, revoke, trusted_folders};
 use crate::ui::output::stdout;
 use crate::ui::style::Style;
 use crate::ui::term::Term;

@@ -13,12 +13,12 @@ use serde::de::{MapAccess, Visitor};
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
 
+use super::ProjectFiles;
 use super::claude::CLAUDE_MCP_FILE;
 use super::hooks::locate::{Seg, locate};
 use super::json::{read_config_text, syntax_error};
 pub use super::mcp_oauth::{Idp, OAuthConfig, RawIdp, RawOAuth};
 use super::sandbox::SandboxMode;
-use super::trust::ProjectConfig;
 use super::{ConfigError, Paths, expand_vars, read_json_value};
 
 pub const DEFAULT_STARTUP_TIMEOUT_MS: u64 = 30_000;
@@ -228,6 +228,9 @@ pub struct ServerConfig {
     /// A `${VAR}` that could not be expanded: the server is not started and fails with this.
     /// The transport then holds the values as written.
     pub expand_error: Option<String>,
+    /// stdio: the files the server runs from places a sandboxed command can write, checked
+    /// before each start (set by trust when the run is set up; `None`: nothing to check).
+    pub code: Option<std::sync::Arc<super::code_check::CodeCheck>>,
 }
 
 impl ServerConfig {
@@ -245,6 +248,7 @@ impl ServerConfig {
             oauth: OAuthConfig::default(),
             source: PathBuf::new(),
             expand_error: None,
+            code: None,
         }
     }
 
@@ -266,7 +270,7 @@ impl ServerConfig {
 /// a file that is not an object or an invalid entry is an error naming the file.
 pub fn load_servers(
     paths: &Paths,
-    project: &ProjectConfig,
+    project: &ProjectFiles,
     extra: &[PathBuf],
     strict: bool,
 ) -> Result<(Vec<ServerConfig>, Vec<String>), ConfigError> {
@@ -506,6 +510,7 @@ pub fn resolve_server(
         exclude_tools: raw.exclude_tools.clone().unwrap_or_default(),
         source: source.to_path_buf(),
         expand_error,
+        code: None,
     })
 }
 

@@ -1,13 +1,15 @@
 //! Configuration: where Ling's files live, how they are parsed (with file, line and column on
 //! error), and the raw → resolved settings of `.ling/settings.json` and `~/.ling/settings.json`.
 //! Hook and MCP server files have their own raw/resolved pairs in `hooks.rs` and `mcp.rs`.
-//! Whether the project's own files apply at all is decided once, in `trust`.
+//! The project's own files are read once (`project`); whether they apply at all is decided
+//! above config, by the `trust` module.
 //! `bounded_read.rs` reads files Ling does not own (regular files only, size-capped),
 //! `private_fs.rs` writes the owner-only files under `LING_HOME`, and `schema.rs` generates the
 //! JSON Schemas of the three files from their raw types.
 
 pub mod bounded_read;
 pub mod claude;
+pub mod code_check;
 mod error;
 pub mod extensions;
 pub mod hooks;
@@ -17,16 +19,17 @@ pub mod mcp_import;
 mod mcp_oauth;
 mod paths;
 pub mod private_fs;
+pub mod project;
 pub mod sandbox;
 pub mod schema;
 mod settings;
 pub mod settings_edit;
 pub mod tool_search;
-pub mod trust;
 
 pub use error::ConfigError;
 pub use json::{CONFIG_FILE_LIMIT, read_config_text, read_json_file, read_json_value};
 pub use paths::{Paths, expand_vars, expand_vars_with, find_project_root, ling_home, var_names};
+pub use project::ProjectFiles;
 pub use sandbox::{SandboxMode, SandboxSettings};
 pub use settings::{
     DEFAULT_API_KEY_ENV, DEFAULT_AUTO_COMPACT_PERCENT, DEFAULT_CONNECT_TIMEOUT_MS,
@@ -35,7 +38,6 @@ pub use settings::{
     DEFAULT_MAX_STREAM_LINE_BYTES, DEFAULT_TOOL_OUTPUT_LIMIT, ElicitationPolicy, PermissionMode,
     Price, RawPermissions, RawSettings, SETTINGS_FILE, Settings, SettingsOverrides,
 };
-pub use trust::{ProjectConfig, TrustError, TrustStatus};
 
 #[cfg(test)]
 #[path = "properties.rs"]

@@ -149,7 +149,7 @@ proptest! {
             Ok(hooks) => messages.extend(hooks.warnings),
             Err(e) => messages.push(e.to_string()),
         }
-        let project = ProjectConfig::read(&paths).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        let project = ProjectFiles::read(&paths).map_err(|e| TestCaseError::fail(e.to_string()))?;
         match load_servers(&paths, &project, std::slice::from_ref(&file), true) {
             Ok((_, warnings)) => messages.extend(warnings),
             Err(e) => messages.push(e.to_string()),
@@ -188,7 +188,7 @@ proptest! {
         let paths = Paths::with_home(dir.path().to_path_buf(), dir.path().join("home"));
         let file = dir.path().join("mcp.json");
         std::fs::write(&file, &text).map_err(|e| TestCaseError::fail(e.to_string()))?;
-        let project = ProjectConfig::read(&paths).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        let project = ProjectFiles::read(&paths).map_err(|e| TestCaseError::fail(e.to_string()))?;
         let error = match load_servers(&paths, &project, std::slice::from_ref(&file), true) {
             Ok(_) => return Err(TestCaseError::fail(format!("{bad:?} was accepted: {text}"))),
             Err(e) => e.to_string(),

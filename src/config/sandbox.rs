@@ -79,37 +79,67 @@ pub struct RawSandbox {
 }
 
 impl RawSandbox {
-    /// The keys of this (project) file that turn the sandbox off or widen it, for the trust
-    /// listing: each as (key, value, what it does).
-    pub fn widenings(&self) -> Vec<(String, String, String)> {
+    /// The keys of this (project) file that are looser than `user`'s (the user's settings, or
+    /// the default where they say nothing), for the trust listing: each as (key, value, what it
+    /// does). `root` is the project root: a writable root is shown resolved, and one outside
+    /// the root is shown as refused (a project cannot widen the sandbox past its own root).
+    pub fn widenings(
+        &self,
+        user: &RawSandbox,
+        root: &Path,
+        home: Option<&Path>,
+    ) -> Vec<(String, String, String)> {
         let mut out = Vec::new();
         let mut add = |key: &str, value: String, effect: &str| {
             out.push((format!("sandbox.{key}"), value, effect.to_string()));
         };
-        if let Some(mode) = self
-            .mode
-            .as_ref()
-            .filter(|m| *m != "workspace-write" && *m != "read-only")
-        {
-            add(
-                "mode",
-                mode.clone(),
-                "bash commands would run without the sandbox",
-            );
+        let rank = |mode: Option<&String>| match mode.map(String::as_str) {
+            Some("read-only") => Some(0),
+            None | Some("workspace-write") => Some(1),
+            Some("off") => Some(2),
+            Some(_) => None,
+        };
+        if let Some(mode) = &self.mode {
+            match (rank(Some(mode)), rank(user.mode.as_ref())) {
+                (None, _) => add("mode", mode.clone(), "not a sandbox mode Ling knows"),
+                (Some(2), _) => add(
+                    "mode",
+                    mode.clone(),
+                    "bash commands would run without the sandbox",
+                ),
+                (Some(ours), Some(theirs)) if ours > theirs => add(
+                    "mode",
+                    mode.clone(),
+                    "sandboxed commands could write in the project, not only read as your \
+                     settings say",
+                ),
+                _ => {}
+            }
         }
-        if self.network == Some(true) {
+        if self.network == Some(true) && user.network != Some(true) {
             add(
                 "network",
                 "true".into(),
                 "sandboxed commands would reach the network",
             );
         }
-        for root in self.writable_roots.iter().flatten() {
-            add(
-                "writableRoots",
-                root.clone(),
-                "sandboxed commands could write there",
-            );
+        for raw in self.writable_roots.iter().flatten() {
+            let Some(resolved) = project_root_entry(raw, root, home) else {
+                continue;
+            };
+            let shown = if Path::new(raw) == resolved {
+                raw.clone()
+            } else {
+                format!("{raw} → {}", resolved.display())
+            };
+            if !resolved.starts_with(canonical(root)) {
+                add(
+                    "writableRoots",
+                    shown,
+                    "refused: it is outside the project, and only your own settings can let \
+                     the sandbox write there",
+                );
+            }
         }
         for path in self.allow_read.iter().flatten() {
             add(
@@ -125,15 +155,63 @@ impl RawSandbox {
                 "sandboxed commands could talk to the service behind this socket",
             );
         }
-        if self.required == Some(false) {
+        if self.required == Some(false) && user.required != Some(false) {
             add(
                 "required",
                 "false".into(),
                 "without a usable kernel sandbox Ling would go on without one",
             );
         }
+        if self.hooks == Some(false) && user.hooks == Some(true) {
+            add(
+                "hooks",
+                "false".into(),
+                "command hooks would run outside the sandbox, which your settings put them in",
+            );
+        }
         out
     }
+}
+
+/// A path with the symlinks of its existing part resolved (the rest appended as written).
+pub fn resolve_existing(path: &Path) -> PathBuf {
+    let mut existing = path.to_path_buf();
+    let mut rest = Vec::new();
+    loop {
+        if let Ok(real) = existing.canonicalize() {
+            return rest.iter().rev().fold(real, |p, part| p.join(part));
+        }
+        match (
+            existing.file_name().map(ToOwned::to_owned),
+            existing.parent(),
+        ) {
+            (Some(name), Some(parent)) => {
+                rest.push(name);
+                existing = parent.to_path_buf();
+            }
+            _ => return path.to_path_buf(),
+        }
+    }
+}
+
+fn canonical(path: &Path) -> PathBuf {
+    path.canonicalize().unwrap_or_else(|_| path.to_path_buf())
+}
+
+/// One `writableRoots` entry of a project, resolved against its root (`~/` against `home`);
+/// `None` for an empty entry.
+fn project_root_entry(raw: &str, root: &Path, home: Option<&Path>) -> Option<PathBuf> {
+    if raw.trim().is_empty() {
+        return None;
+    }
+    let path = if raw == "~" {
+        home?.to_path_buf()
+    } else if let Some(rest) = raw.strip_prefix("~/") {
+        home?.join(rest)
+    } else {
+        root.join(raw)
+    };
+    Some(resolve_existing(&path))
 }
 
 /// The sandbox settings, resolved: `--sandbox` over the project's over the user's.
@@ -144,8 +222,12 @@ pub struct SandboxSettings {
     /// Whether `mode` came from `--sandbox` (an error when it cannot be enforced).
     pub explicit: bool,
     pub network: bool,
-    /// Absolute paths.
+    /// Absolute paths: the user's, then (after [`SandboxSettings::confine`]) the project's
+    /// that lie inside its root.
     pub writable_roots: Vec<PathBuf>,
+    /// The project's `writableRoots` as written, until [`SandboxSettings::confine`] takes the
+    /// ones inside the project root.
+    pub project_roots: Vec<String>,
     pub required: bool,
     pub hooks: bool,
     /// `denyRead` of both files (absolute; added to the defaults).
@@ -163,6 +245,7 @@ impl Default for SandboxSettings {
             explicit: false,
             network: false,
             writable_roots: Vec::new(),
+            project_roots: Vec::new(),
             required: true,
             hooks: false,
             deny_read: Vec::new(),
@@ -173,8 +256,9 @@ impl Default for SandboxSettings {
 }
 
 impl SandboxSettings {
-    /// `flag` is `--sandbox`; `project` wins over `user` key by key. `writableRoots` of both
-    /// apply. Relative roots resolve against `root`, `~/` against `home`.
+    /// `flag` is `--sandbox`; `project` wins over `user` key by key. The user's
+    /// `writableRoots` apply (relative ones against `root`, `~/` against `home`); the project's
+    /// are kept for [`SandboxSettings::confine`].
     pub fn resolve(
         flag: Option<SandboxMode>,
         user: &RawSandbox,
@@ -191,25 +275,30 @@ impl SandboxSettings {
                 None => None,
             },
         };
-        let paths = |key: &str, list: fn(&RawSandbox) -> &Option<Vec<String>>| {
-            resolve_paths(
-                key,
-                [user, project]
-                    .iter()
-                    .flat_map(|s| list(s).iter().flatten()),
-                root,
-                home,
-            )
+        let paths = |key: &str, raws: &mut dyn Iterator<Item = &String>| {
+            resolve_paths(key, raws, root, home)
         };
-        let writable_roots = paths("writableRoots", |s| &s.writable_roots)?;
-        let deny_read = paths("denyRead", |s| &s.deny_read)?;
-        let allow_read = paths("allowRead", |s| &s.allow_read)?;
-        let allow_unix_sockets = paths("allowUnixSockets", |s| &s.allow_unix_sockets)?;
+        let both = |list: fn(&RawSandbox) -> &Option<Vec<String>>| {
+            [user, project]
+                .into_iter()
+                .flat_map(move |s| list(s).iter().flatten())
+        };
+        // The user's writable roots as given; the project's only once confined to its root
+        // (`SandboxSettings::confine`).
+        let writable_roots = paths("writableRoots", &mut user.writable_roots.iter().flatten())?;
+        let project_roots = project.writable_roots.clone().unwrap_or_default();
+        if project_roots.iter().any(|r| r.trim().is_empty()) {
+            return Err("sandbox.writableRoots has an empty entry; remove it".into());
+        }
+        let deny_read = paths("denyRead", &mut both(|s| &s.deny_read))?;
+        let allow_read = paths("allowRead", &mut both(|s| &s.allow_read))?;
+        let allow_unix_sockets = paths("allowUnixSockets", &mut both(|s| &s.allow_unix_sockets))?;
         Ok(Self {
             mode,
             explicit: flag.is_some() || mode.is_some(),
             network: project.network.or(user.network).unwrap_or(false),
             writable_roots,
+            project_roots,
             required: project.required.or(user.required).unwrap_or(true),
             hooks: project.hooks.or(user.hooks).unwrap_or(false),
             deny_read,
@@ -231,9 +320,9 @@ impl SandboxSettings {
 
 /// The entries of the list `key` as paths: `~` and `~/...` against `home`, others against
 /// `root`; without duplicates.
-fn resolve_paths<'a>(
+fn resolve_paths(
     key: &str,
-    raws: impl Iterator<Item = &'a String>,
+    raws: &mut dyn Iterator<Item = &String>,
     root: &Path,
     home: Option<&Path>,
 ) -> Result<Vec<PathBuf>, String> {
@@ -258,6 +347,35 @@ fn resolve_paths<'a>(
     Ok(out)
 }
 
+impl SandboxSettings {
+    /// Takes the project's `writableRoots` that resolve (symlinks and all) inside the project
+    /// `root`, as the paths they resolve to; each other one is left out, with a warning: a
+    /// project cannot widen the sandbox past its own root, only the user's settings can.
+    pub fn confine(&mut self, root: &Path, home: Option<&Path>, file: &Path) -> Vec<String> {
+        let mut warnings = Vec::new();
+        let inside = canonical(root);
+        for raw in std::mem::take(&mut self.project_roots) {
+            let Some(path) = project_root_entry(&raw, root, home) else {
+                continue;
+            };
+            if path.starts_with(&inside) {
+                if !self.writable_roots.contains(&path) {
+                    self.writable_roots.push(path);
+                }
+            } else {
+                warnings.push(format!(
+                    "{}: sandbox.writableRoots {raw:?} resolves to {}, outside the project: \
+                     ignored (a project cannot let the sandbox write outside its root; your \
+                     ~/.ling/settings.json can)",
+                    file.display(),
+                    path.display()
+                ));
+            }
+        }
+        warnings
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -269,7 +387,7 @@ mod tests {
     #[test]
     fn the_flag_wins_then_the_project_then_the_user() {
         let root = Path::new("/p");
-        let user = raw(r#"{"mode":"read-only","network":true,"writableRoots":["/u"]}"#);
+        let user = raw(r#"{"mode":"read-only","network":true,"writableRoots":["/u","~/c"]}"#);
         let project = raw(r#"{"mode":"off","writableRoots":["build","~/cache"]}"#);
         let s =
             SandboxSettings::resolve(None, &user, &project, root, Some(Path::new("/h"))).unwrap();
@@ -277,12 +395,9 @@ mod tests {
         assert!(s.explicit && s.network && s.required && !s.hooks);
         assert_eq!(
             s.writable_roots,
-            [
-                PathBuf::from("/u"),
-                PathBuf::from("/p/build"),
-                PathBuf::from("/h/cache")
-            ]
+            [PathBuf::from("/u"), PathBuf::from("/h/c")]
         );
+        assert_eq!(s.project_roots, ["build", "~/cache"]);
         let s = SandboxSettings::resolve(
             Some(SandboxMode::WorkspaceWrite),
             &user,
@@ -300,14 +415,47 @@ mod tests {
     }
 
     #[test]
-    fn widenings_are_the_keys_that_loosen() {
+    fn a_project_root_outside_the_project_is_left_out_even_through_a_symlink() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        std::fs::create_dir(root.join("build")).unwrap();
+        std::os::unix::fs::symlink("/", root.join("cache")).unwrap();
+        let project = raw(r#"{"writableRoots":["build","cache","cache/tmp","/srv","~/x","new"]}"#);
+        let mut s =
+            SandboxSettings::resolve(None, &raw("{}"), &project, &root, Some(Path::new("/h")))
+                .unwrap();
+        let warnings = s.confine(
+            &root,
+            Some(Path::new("/h")),
+            Path::new(".ling/settings.json"),
+        );
+        assert_eq!(s.writable_roots, [root.join("build"), root.join("new")]);
+        assert_eq!(warnings.len(), 4, "{warnings:?}");
+        assert!(
+            warnings[0].contains("\"cache\" resolves to /,"),
+            "{}",
+            warnings[0]
+        );
+        let widened = project.widenings(&raw("{}"), &root, Some(Path::new("/h")));
+        let shown: Vec<&str> = widened.iter().map(|(_, v, _)| v.as_str()).collect();
+        assert_eq!(
+            shown,
+            ["cache → /", "cache/tmp → /tmp", "/srv", "~/x → /h/x"]
+        );
+        assert!(widened.iter().all(|(_, _, e)| e.starts_with("refused")));
+    }
+
+    #[test]
+    fn widenings_are_the_keys_looser_than_the_users() {
+        let none = raw("{}");
+        let root = Path::new("/p");
         assert!(
             raw(r#"{"mode":"read-only","required":true}"#)
-                .widenings()
+                .widenings(&none, root, None)
                 .is_empty()
         );
         let w = raw(r#"{"mode":"off","network":true,"writableRoots":["/x"],"required":false}"#)
-            .widenings();
+            .widenings(&none, root, None);
         let keys: Vec<_> = w.iter().map(|(k, v, _)| format!("{k}={v}")).collect();
         assert_eq!(
             keys,
@@ -318,5 +466,19 @@ mod tests {
                 "sandbox.required=false"
             ]
         );
+        // Against the user's own: workspace-write over their read-only widens, and so does
+        // hooks off over their hooks on; the same values over defaults do not.
+        let strict = raw(r#"{"mode":"read-only","hooks":true}"#);
+        let project = raw(r#"{"mode":"workspace-write","hooks":false}"#);
+        let keys: Vec<_> = project
+            .widenings(&strict, root, None)
+            .iter()
+            .map(|(k, v, _)| format!("{k}={v}"))
+            .collect();
+        assert_eq!(
+            keys,
+            ["sandbox.mode=workspace-write", "sandbox.hooks=false"]
+        );
+        assert!(project.widenings(&none, root, None).is_empty());
     }
 }

@@ -4,12 +4,12 @@ use std::time::Duration;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
+use super::ProjectFiles;
 use super::claude::{CLAUDE_SETTINGS_FILES, ClaudeRules, RawClaudeCompat};
 use super::hooks::HookLayers;
 use super::json::syntax_error;
 use super::sandbox::{RawSandbox, SandboxMode, SandboxSettings};
 use super::tool_search::{RawToolSearch, ToolSearchSettings};
-use super::trust::ProjectConfig;
 use super::{ConfigError, Paths, read_json_file};
 
 pub const SETTINGS_FILE: &str = "settings.json";
@@ -325,7 +325,7 @@ impl Settings {
     /// its `permissions.deny` rules (which only narrow) otherwise.
     pub fn load(
         paths: &Paths,
-        project: &ProjectConfig,
+        project: &ProjectFiles,
         overrides: &SettingsOverrides,
     ) -> Result<Self, ConfigError> {
         let user_path = paths.user_file(SETTINGS_FILE);
@@ -356,6 +356,14 @@ impl Settings {
                     *path = paths.project_root.join(&*path);
                 }
             }
+            let home = std::env::var_os("HOME")
+                .filter(|h| !h.is_empty())
+                .map(std::path::PathBuf::from);
+            let refused =
+                settings
+                    .sandbox
+                    .confine(&paths.project_root, home.as_deref(), &project_path);
+            settings.warnings.extend(refused);
             for (path, raw) in [(&user_path, &user), (&project_path, &project_raw)] {
                 let permissions = raw
                     .permissions
@@ -378,7 +386,7 @@ impl Settings {
     }
 
     /// The `permissions` of a trusted project's Claude Code settings files, after Ling's own.
-    fn add_claude_rules(&mut self, project: &ProjectConfig) -> Result<(), ConfigError> {
+    fn add_claude_rules(&mut self, project: &ProjectFiles) -> Result<(), ConfigError> {
         for name in CLAUDE_SETTINGS_FILES {
             let Some((path, text)) = project.trusted_text(name) else {
                 continue;

@@ -1,7 +1,9 @@
 //! Runs a `command` handler: `sh -c <command>` (not a login shell, so profile `echo`s cannot
 //! pollute stdout) in the project root, the input JSON on stdin, in its own process group so that a
 //! timeout, or the caller giving up, kills everything the hook started and not just `sh`. It
-//! starts without the API key variable (the engine's [`ChildEnv`]).
+//! starts without the API key variable (the engine's [`ChildEnv`]), without an inherited
+//! `BASH_ENV`/`ENV` and with `PYTHONSAFEPATH=1`, and only when the files it runs are still the
+//! ones its [`CodeCheck`] took.
 //!
 //! [`ChildEnv`]: crate::process::ChildEnv
 
@@ -16,6 +18,7 @@ use tokio::time::Instant;
 
 use super::input::HookContext;
 use super::output::RunResult;
+use crate::config::code_check::{CodeCheck, hardened_env};
 use crate::process::ChildEnv;
 
 /// The most of a handler's stdout or stderr kept; the rest is read and dropped so it never blocks.
@@ -31,7 +34,12 @@ pub(crate) async fn run_command(
     ctx: &HookContext,
     timeout: Duration,
     child_env: &ChildEnv,
+    code: Option<&CodeCheck>,
 ) -> RunResult {
+    // The files it runs are still the ones trusted (or seen when the session started).
+    if let Some(Err(why)) = code.map(CodeCheck::verify) {
+        return RunResult::Failed(why);
+    }
     // With settings `sandbox.hooks`, inside the run's sandbox.
     let mut cmd = match child_env.hook_policy() {
         Some(policy) => match child_env.sandboxed_command("sh", &policy) {
@@ -40,6 +48,11 @@ pub(crate) async fn run_command(
         },
         None => child_env.command("sh"),
     };
+    let (set, removed) = hardened_env(code);
+    for var in removed {
+        cmd.env_remove(var);
+    }
+    cmd.envs(set);
     cmd.arg("-c")
         .arg(command)
         .current_dir(&ctx.cwd)

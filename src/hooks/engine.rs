@@ -19,7 +19,7 @@ use super::output::{RunResult, interpret};
 use crate::config::hooks::{
     HandlerKind, HookDialect, HookEventName, HookHandler, HookLayers, HooksConfig,
 };
-use crate::config::{ConfigError, Paths, ProjectConfig};
+use crate::config::{ConfigError, Paths, ProjectFiles};
 use crate::http_client::{self, ClientOptions, Target};
 use crate::process::ChildEnv;
 
@@ -76,7 +76,7 @@ impl HookEngine {
     /// ignored fields.
     pub fn load(
         paths: &Paths,
-        project: &ProjectConfig,
+        project: &ProjectFiles,
         layers: HookLayers,
     ) -> Result<(Self, Vec<String>), ConfigError> {
         if layers == HookLayers::NONE {
@@ -281,7 +281,8 @@ impl HookEngine {
         let timeout = handler.config.timeout;
         let result = match &handler.config.kind {
             HandlerKind::Command { command } => {
-                run_command(command, payload, ctx, timeout, &self.child_env).await
+                let code = handler.config.code.as_deref();
+                run_command(command, payload, ctx, timeout, &self.child_env, code).await
             }
             HandlerKind::Http { url, headers } => match self.http_client() {
                 Ok(client) => run_http(client, url, headers, payload.to_vec(), timeout).await,

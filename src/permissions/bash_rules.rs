@@ -9,7 +9,14 @@
 //!   nothing in it is unknown, it parses, and it writes no file by redirection; unless an
 //!   exact rule names the whole text. A wrapper that changes who or how a command runs
 //!   (`sudo`, `env GIT_DIR=...`, `find`) needs a rule of its own, unless the rule names the
-//!   wrapped command too (`bash(sudo apt install*)`).
+//!   wrapped command too (`bash(sudo apt install*)`). An option that makes a reading command
+//!   write a file or run a program (`git diff --output=F`, `sort -o F`, `sed 'w F'`) is allowed
+//!   only by a rule that names it ([`super::shell::effects`]; equivalents in
+//!   [`super::shell::equivalents`]).
+//! - Deny rules also match what a command is equivalent to: `find -delete` is `rm -rf`,
+//!   `git send-pack` is `git push`, an alias given on the command line or in `GIT_CONFIG_*` is
+//!   what it stands for, and a `git` subcommand that may be an alias from a config file makes
+//!   the match unknown.
 
 use super::shell::{self, Analysis, Command, Word};
 
@@ -115,6 +122,18 @@ fn deny_forms(command: &Command, out: &mut Vec<Vec<Word>>) {
         if let Some(skipped) = shell::skip_global_options(&command.words, false) {
             out.push(skipped);
         }
+        let (same, scripts) = shell::equivalents::equivalents(&command.assignments, &command.words);
+        out.extend(same);
+        for script in scripts {
+            let analysis = shell::analyze(&script);
+            // A `!` alias that does not parse is unknown where a rule needs its program.
+            if analysis.error.is_some() || !analysis.opaque.is_empty() {
+                out.push(vec![Word::dynamic(script.clone(), true)]);
+            }
+            for command in &analysis.commands {
+                deny_forms(command, out);
+            }
+        }
     }
     if !command.assignments.is_empty() {
         let mut written = command.assignments.clone();
@@ -200,6 +219,12 @@ fn command_allowed(patterns: &[&BashPattern], command: &Command) -> bool {
     for pattern in patterns {
         for (form, offset) in &forms {
             if pattern.verdict(form) != Verdict::Match {
+                continue;
+            }
+            // A word that makes it write a file or run a program must be named by the rule.
+            if let Some((at, _)) = shell::effects::effect(&form[*offset..])
+                && !pattern.covers(at + offset)
+            {
                 continue;
             }
             matched = true;

@@ -320,3 +320,120 @@ fn arbitrary_text_matches_without_panics() {
         );
     }
 }
+
+#[test]
+fn the_new_bypass_forms_are_denied() {
+    for command in [
+        "env - rm x",
+        "env - PATH=/bin rm x",
+        "script -qc 'rm -rf x' /dev/null",
+        "script --command='rm x'",
+        "find . -name '*.o' -delete",
+        "unlink x",
+        "shred -u x",
+    ] {
+        assert!(
+            denied("rm*", command),
+            "`{command}` was not denied by bash(rm*)"
+        );
+    }
+    assert!(denied("rm -rf*", "find build -delete"));
+    for command in [
+        "git -c alias.x=push x",
+        "git -c alias.x='push --force' x origin",
+        "git -calias.x=push x",
+        "git -c 'alias.x=!git push' x",
+        "git -c 'alias.x=!sh -c \"git push\"' x",
+        "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=alias.x GIT_CONFIG_VALUE_0=push git x",
+        "env GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=alias.x GIT_CONFIG_VALUE_0=push git x",
+        "GIT_CONFIG_PARAMETERS=\"'alias.x'='push'\" git x",
+        "git x",
+        "git send-pack origin main",
+        "git http-push https://example.com/repo main",
+        "/usr/lib/git-core/git-push origin",
+        "git-push origin",
+        "/usr/lib/git-core/git-send-pack origin main",
+        "git lfs push origin",
+    ] {
+        assert!(
+            denied("git push*", command),
+            "`{command}` was not denied by bash(git push*)"
+        );
+    }
+    // Builtins that are not push stay clear; an alias of another builtin is that builtin.
+    for fine in [
+        "git status",
+        "git log --oneline",
+        "git -c alias.st=status st",
+        "git -c color.ui=never diff",
+    ] {
+        assert!(!denied("git push*", fine), "`{fine}` was denied");
+    }
+}
+
+#[test]
+fn reading_rules_do_not_allow_the_options_that_write_or_run() {
+    for (rule, command) in [
+        ("git diff*", "git diff --output=/etc/cron.d/x"),
+        ("git diff*", "git diff --output /tmp/x HEAD"),
+        ("git log*", "git log --output=/tmp/x"),
+        ("git show*", "git show --output=x HEAD"),
+        ("git format-patch*", "git format-patch -o /tmp/out HEAD~1"),
+        ("git grep*", "git grep -Orm x"),
+        ("git grep*", "git grep --open-files-in-pager='rm x' y"),
+        (
+            "git fetch*",
+            "git fetch --upload-pack='touch /tmp/x' origin",
+        ),
+        ("git ls-remote*", "git ls-remote -u 'sh -c x' origin"),
+        ("find*", "find . -fprint /tmp/x"),
+        ("find*", "find . -fprintf /tmp/x '%p'"),
+        ("find*", "find . -fls /tmp/x"),
+        ("find*", "find . -name x -delete"),
+        ("sort*", "sort -o /etc/passwd in"),
+        ("sort*", "sort --output=/tmp/x in"),
+        ("sort*", "sort -uo /tmp/x in"),
+        ("sort*", "sort --compress-program=sh in"),
+        ("sed*", "sed 'w /tmp/x' in"),
+        ("sed*", "sed -n 's/a/b/w /tmp/x' in"),
+        ("sed*", "sed -i 's/a/b/' in"),
+        ("sed*", "sed --in-place=.bak 's/a/b/' in"),
+        ("sed*", "sed -e 1e\\ id in"),
+        ("sed*", "sed -f script.sed in"),
+        ("sed*", "sed \"$SCRIPT\" in"),
+        ("sed -n*", "sed -n 'w /tmp/x' in"),
+        ("curl*", "curl -o /tmp/x https://example.com"),
+        ("curl*", "curl -sSLo /tmp/x https://example.com"),
+        ("curl*", "curl --output=/tmp/x https://example.com"),
+        ("curl*", "curl -K cfg https://example.com"),
+        ("rg*", "rg --pre ./evil pattern"),
+        ("fd*", "fd -x rm"),
+        ("less*", "less '+!rm x' file"),
+        ("man*", "man -P 'sh -c x' ls"),
+        ("tar*", "tar -tf a.tar --to-command='sh -c x'"),
+        ("sqlite3*", "sqlite3 db '.shell rm x'"),
+    ] {
+        assert!(
+            !allows(&[rule], command),
+            "`{command}` was allowed by bash({rule})"
+        );
+    }
+    // The same programs reading, and the options when the rule names them.
+    for (rule, command) in [
+        ("git diff*", "git diff HEAD~1 -- src"),
+        ("git log*", "git log --oneline -5"),
+        ("find*", "find . -name '*.rs' -print"),
+        ("sort*", "sort -u in"),
+        ("sed*", "sed -n '1,5p' in"),
+        ("sed*", "sed 's/a/b/g' in"),
+        ("sed -i*", "sed -i 's/a/b/' in"),
+        ("curl*", "curl -sSL https://example.com"),
+        ("git diff --output*", "git diff --output=patch.diff"),
+        ("rg*", "rg --pre-glob '*.gz' x"),
+    ] {
+        assert!(
+            allows(&[rule], command),
+            "`{command}` was not allowed by bash({rule})"
+        );
+    }
+}

@@ -12,7 +12,7 @@ use crate::tools::{Tool, ToolKind};
 mod bash_rules;
 mod path_rules;
 mod rules;
-mod shell;
+pub mod shell;
 
 use bash_rules::{BashPattern, Verdict};
 use path_rules::{Protected, Scope, Target};
@@ -127,6 +127,12 @@ impl Permissions {
                 .push((rule.trim().to_string(), Rule::parse(rule, &self.scope)?));
         }
         Ok(self)
+    }
+
+    /// Edits of these files (the ones the run's hooks and servers run outside the sandbox) ask
+    /// in every mode but `bypass`, like `.git` and `.ling`.
+    pub fn protect_code(&mut self, files: &[std::path::PathBuf]) {
+        self.scope.protect_code(files);
     }
 
     /// The rules accepted only to be ignored, because they name a Claude Code tool Ling does
@@ -482,6 +488,7 @@ impl Permissions {
         let place = match protected {
             Protected::Dir(dir) => format!("inside `{dir}`"),
             Protected::Home => "inside LING_HOME".to_string(),
+            Protected::Code => "a file a hook or MCP server runs outside the sandbox".to_string(),
         };
         Suggestion {
             flag: format!("--allowed-tools {}", shell_quote(&rule)),

@@ -38,6 +38,8 @@ const PROTECTED_DIRS: &[&str] = &[".git", ".ling"];
 pub struct Scope {
     root: PathBuf,
     home: PathBuf,
+    /// Files hooks and servers run outside the sandbox (resolved): edits of them ask too.
+    code: Vec<PathBuf>,
 }
 
 /// The path a file tool's call acts on.
@@ -55,6 +57,8 @@ pub enum Protected {
     Dir(&'static str),
     /// Inside `LING_HOME`.
     Home,
+    /// A file a hook or MCP server runs outside the sandbox.
+    Code,
 }
 
 impl Scope {
@@ -62,7 +66,13 @@ impl Scope {
         Self {
             root: std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf()),
             home: resolve_lenient(home).unwrap_or_else(|_| home.to_path_buf()),
+            code: Vec::new(),
         }
+    }
+
+    /// Also protects these files (resolved): the ones hooks and servers run.
+    pub fn protect_code(&mut self, files: &[PathBuf]) {
+        self.code.extend(files.iter().cloned());
     }
 
     /// The path `tool` acts on with `input`: its `path` argument, or the root for `grep` and
@@ -93,6 +103,9 @@ impl Scope {
     pub fn protected(&self, target: &Target) -> Option<Protected> {
         if target.absolute.starts_with(&self.home) {
             return Some(Protected::Home);
+        }
+        if self.code.contains(&target.absolute) {
+            return Some(Protected::Code);
         }
         let relative = target.relative.as_deref()?;
         relative.split('/').find_map(|component| {
@@ -221,14 +234,18 @@ impl PathPattern {
     pub fn names(&self, protected: &Protected, scope: &Scope) -> bool {
         match protected {
             Protected::Dir(dir) => self.literal.iter().any(|c| c.eq_ignore_ascii_case(dir)),
-            Protected::Home => {
+            Protected::Home | Protected::Code => {
                 let base = if self.absolute {
                     Path::new("/")
                 } else {
                     scope.root.as_path()
                 };
+                let named = base.join(self.literal.join("/"));
                 !self.literal.is_empty()
-                    && base.join(self.literal.join("/")).starts_with(&scope.home)
+                    && match protected {
+                        Protected::Home => named.starts_with(&scope.home),
+                        _ => scope.code.contains(&named),
+                    }
             }
         }
     }

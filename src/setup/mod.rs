@@ -13,7 +13,8 @@ use crate::agent::{
     SessionError,
 };
 use crate::config::extensions::Extensions;
-use crate::config::{ConfigError, Paths, ProjectConfig, Settings, SettingsOverrides, TrustStatus};
+use crate::config::hooks::HooksConfig;
+use crate::config::{ConfigError, Paths, Settings, SettingsOverrides};
 use crate::hooks::HookEngine;
 use crate::llm::{LlmClient, LlmConfig, LlmError};
 use crate::mcp::{ManagerOptions, McpManager};
@@ -21,6 +22,7 @@ use crate::permissions::{PermissionError, Permissions};
 use crate::process::sandbox::{self, Decision, SandboxError};
 use crate::process::{ChildEnv, Trampoline};
 use crate::tools::ToolRegistry;
+use crate::trust::{ProjectConfig, TrustStatus};
 
 /// Model requests a `-p` run may make when neither `--max-turns` nor settings `maxTurns` says:
 /// a model stuck calling tools ends with `error_max_turns` instead of running up a bill forever.
@@ -173,28 +175,38 @@ impl Setup {
         if let Err(e) = crate::log::init(&paths.logs_dir()) {
             warnings.push(e.to_string());
         }
-        let mut settings = Settings::load(&paths, &project, &options.overrides)?;
+        let mut settings = Settings::load(&paths, project.layer(), &options.overrides)?;
         // `--add-dir`: the sandbox may write them too, as it may its writable roots.
         for dir in &paths.add_dirs {
             if !settings.sandbox.writable_roots.contains(dir) {
                 settings.sandbox.writable_roots.push(dir.clone());
             }
         }
-        let (servers, mcp_warnings) = crate::config::mcp::load_servers(
+        let (mut servers, mcp_warnings) = crate::config::mcp::load_servers(
             &paths,
-            &project,
+            project.layer(),
             &options.mcp_config,
             options.strict_mcp_config,
         )?;
-        let sandbox = sandbox::decide(
+        let mut hook_config = HooksConfig::load(&paths, project.layer(), settings.hook_layers())?;
+        // Each hook and server checks, before it runs, that the files it runs are the ones
+        // trusted; the sandbox keeps them read-only and file edits of them ask.
+        let guarded = crate::trust::guard::attach(
+            &project,
+            &mut hook_config,
+            &mut servers,
+            &settings.sandbox.writable_roots,
+        );
+        let mut sandbox = sandbox::decide(
             &settings.sandbox,
             sandbox::availability(),
             &paths.home,
             sandbox::home_dir().as_deref(),
         )?;
+        sandbox.read_only.clone_from(&guarded.protect);
         let child_env =
             children(&settings).with_sandbox(sandbox.clone(), paths.project_root.clone());
-        let (hooks, hook_warnings) = HookEngine::load(&paths, &project, settings.hook_layers())?;
+        let (hooks, hook_warnings) = HookEngine::from_config(hook_config)?;
         let hooks = hooks.with_child_env(child_env.clone());
         let trust_notice = project.skipped_notice(&paths);
         let all_warnings = settings.warnings.iter().chain(&hook_warnings);
@@ -217,6 +229,7 @@ impl Setup {
         for warning in permissions.ignored_rules() {
             warn(&warning);
         }
+        permissions.protect_code(&guarded.protect);
         permissions.set_sandboxed(sandbox.is_on());
         let llm = LlmClient::new(LlmConfig::from_settings(&settings))?;
         llm.preflight()?;
@@ -273,7 +286,7 @@ impl Setup {
                 elicitation: settings.elicitation,
             },
         );
-        let extensions = Extensions::load(&paths, &project);
+        let extensions = Extensions::load(&paths, project.layer());
         for warning in &extensions.warnings {
             warn(warning);
         }

@@ -23,6 +23,12 @@ fn line_diff<'a>(old: &'a str, new: &'a str) -> TextDiff<'a, 'a, str> {
 
 /// A unified diff (3 lines of context) of `old` → `new`, headed `--- a/PATH` / `+++ b/PATH`.
 pub fn unified_diff(old: &str, new: &str, path: &str) -> String {
+    unified_diff_within(old, new, path, MAX_DIFF_LINES)
+}
+
+/// [`unified_diff`] cut after `max_lines` lines (the trust question shows a script's change
+/// whole: what is not shown could be what runs).
+pub fn unified_diff_within(old: &str, new: &str, path: &str, max_lines: usize) -> String {
     let diff = line_diff(old, new);
     let mut out = Vec::new();
     out.push(format!("--- a/{path}"));
@@ -30,7 +36,7 @@ pub fn unified_diff(old: &str, new: &str, path: &str) -> String {
     // Lines past the cut are counted, not built.
     let mut cut = 0;
     let mut push = |line: String| {
-        if out.len() < MAX_DIFF_LINES {
+        if out.len() < max_lines {
             out.push(line);
         } else {
             cut += 1;

@@ -83,9 +83,10 @@ impl Tool for EditFile {
             Err(e) => return Err(io_error("inspect", &shown, &e)),
         }
         require_read(ctx, &path, &shown)?;
-        let old = read_text(&path, &shown).await?;
+        let root = paths::canonical_root(ctx)?;
+        let old = read_text(&root, &path, &shown).await?;
         let edit = apply(&old, &args, &shown)?;
-        write_atomic(&path, edit.text.as_bytes(), &shown).await?;
+        write_atomic(&root, &path, edit.text.as_bytes(), &shown).await?;
         mark_read(ctx, &path);
         let content = format!(
             "Edited {shown}: {} replacement{}.\n{}",
@@ -109,7 +110,8 @@ impl Tool for EditFile {
         let args: Args = serde_json::from_value(input.clone()).ok()?;
         let path = paths::resolve(ctx, &args.path).ok()?;
         let shown = paths::display(ctx, &path);
-        let old = read_text(&path, &shown).await.ok()?;
+        let root = paths::canonical_root(ctx).ok()?;
+        let old = read_text(&root, &path, &shown).await.ok()?;
         let edit = apply(&old, &args, &shown).ok()?;
         Some(unified_diff(&old, &edit.text, &shown))
     }

@@ -1,9 +1,11 @@
 //! File access shared by the file tools: text decoding with binary detection, the session's
 //! "has this file been read" record, and atomic writes (temp file in the same folder + rename).
 
+use std::ffi::{OsStr, OsString};
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
+use super::beneath::{Dir, is_symlink_refusal};
 use super::{ToolContext, ToolError};
 
 /// A file with a NUL byte in its first 8 KiB is treated as binary, as git and ripgrep do.
@@ -45,16 +47,66 @@ pub fn check_readable(meta: &std::fs::Metadata, shown: &str) -> Result<(), ToolE
     Ok(())
 }
 
-/// Reads a text file for an edit, with errors phrased for the model.
-pub async fn read_text(path: &Path, shown: &str) -> Result<String, ToolError> {
-    let meta = tokio::fs::metadata(path)
+/// Reads a text file for an edit, with errors phrased for the model. `root` is the canonical
+/// project root: the file is reached beneath it without following a symlink ([`beneath`]).
+///
+/// [`beneath`]: super::beneath
+pub async fn read_text(root: &Path, path: &Path, shown: &str) -> Result<String, ToolError> {
+    match read_bytes(root, path, shown).await? {
+        Some(bytes) => decode_text(bytes, shown),
+        None => Err(io_error(
+            "read",
+            shown,
+            &std::io::Error::from(std::io::ErrorKind::NotFound),
+        )),
+    }
+}
+
+/// A regular file's bytes, reached beneath `root` without following a symlink; `None` when
+/// it does not exist.
+pub async fn read_bytes(
+    root: &Path,
+    path: &Path,
+    shown: &str,
+) -> Result<Option<Vec<u8>>, ToolError> {
+    let (root, path, shown) = (root.to_path_buf(), path.to_path_buf(), shown.to_string());
+    tokio::task::spawn_blocking(move || read_bytes_blocking(&root, &path, &shown))
         .await
-        .map_err(|e| io_error("read", shown, &e))?;
+        .map_err(|e| ToolError::failed(format!("reading was aborted: {e}")))?
+}
+
+fn read_bytes_blocking(
+    root: &Path,
+    path: &Path,
+    shown: &str,
+) -> Result<Option<Vec<u8>>, ToolError> {
+    use std::io::Read;
+    let opened = Dir::parent_of(root, path, false).and_then(|(dir, name)| dir.open_read(name));
+    let mut file = match opened {
+        Ok(file) => file,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(path_error("read", shown, &e)),
+    };
+    let meta = file.metadata().map_err(|e| io_error("read", shown, &e))?;
     check_readable(&meta, shown)?;
-    let bytes = tokio::fs::read(path)
-        .await
+    let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
+    Read::by_ref(&mut file)
+        .take(MAX_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)
         .map_err(|e| io_error("read", shown, &e))?;
-    decode_text(bytes, shown)
+    Ok(Some(bytes))
+}
+
+/// An error reaching a path: a symlink met on the way is said as such.
+fn path_error(what: &str, shown: &str, e: &std::io::Error) -> ToolError {
+    if is_symlink_refusal(e) {
+        return ToolError::failed(format!(
+            "cannot {what} {shown}: a part of its path is a symbolic link (or not a folder) now, \
+             though it was not when the path was checked; file tools never follow a link that \
+             appears after the check. Check the path with glob and retry"
+        ));
+    }
+    io_error(what, shown, e)
 }
 
 pub fn mark_read(ctx: &ToolContext, path: &Path) {
@@ -95,51 +147,61 @@ pub fn io_error(what: &str, shown: &str, e: &std::io::Error) -> ToolError {
 
 /// Writes `content` to `path` atomically: a temp file next to it is written, flushed and renamed
 /// over the target, so a failure never leaves a half-written file. An existing file keeps its
-/// permissions. Parent folders are created.
-pub async fn write_atomic(path: &Path, content: &[u8], shown: &str) -> Result<(), ToolError> {
-    let path = path.to_path_buf();
+/// permissions. Parent folders are created. The folder is reached beneath `root` (the canonical
+/// project root) without following a symlink, and the temp file is made and renamed in it.
+pub async fn write_atomic(
+    root: &Path,
+    path: &Path,
+    content: &[u8],
+    shown: &str,
+) -> Result<(), ToolError> {
+    let (root, path) = (root.to_path_buf(), path.to_path_buf());
     let content = content.to_vec();
     let shown = shown.to_string();
-    tokio::task::spawn_blocking(move || write_atomic_blocking(&path, &content, &shown))
+    tokio::task::spawn_blocking(move || write_atomic_blocking(&root, &path, &content, &shown))
         .await
         .map_err(|e| ToolError::failed(format!("writing was aborted: {e}")))?
 }
 
-fn write_atomic_blocking(path: &Path, content: &[u8], shown: &str) -> Result<(), ToolError> {
-    let dir = path
-        .parent()
-        .ok_or_else(|| ToolError::failed(format!("{shown} has no parent folder")))?;
-    std::fs::create_dir_all(dir).map_err(|e| io_error("create the folders for", shown, &e))?;
-    let permissions = std::fs::metadata(path).ok().map(|m| m.permissions());
-    let temp = temp_path(path);
+fn write_atomic_blocking(
+    root: &Path,
+    path: &Path,
+    content: &[u8],
+    shown: &str,
+) -> Result<(), ToolError> {
+    if path.parent().is_none() {
+        return Err(ToolError::failed(format!("{shown} has no parent folder")));
+    }
+    let (dir, name) =
+        Dir::parent_of(root, path, true).map_err(|e| path_error("write", shown, &e))?;
+    let permissions = dir
+        .open_read(name)
+        .and_then(|f| f.metadata())
+        .ok()
+        .filter(std::fs::Metadata::is_file)
+        .map(|m| m.permissions());
+    let temp = temp_name(name);
     let result = (|| {
-        let mut file = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&temp)?;
+        let mut file = dir.create_new(&temp)?;
         file.write_all(content)?;
         if let Some(permissions) = permissions {
             file.set_permissions(permissions)?;
         }
         file.sync_all()?;
-        std::fs::rename(&temp, path)
+        dir.rename(&temp, name)
     })();
     result.map_err(|e| {
         // The temp file is ours alone; removing it is best effort after a failure already reported.
-        let _ = std::fs::remove_file(&temp);
-        io_error("write", shown, &e)
+        let _ = dir.remove(&temp);
+        path_error("write", shown, &e)
     })
 }
 
-fn temp_path(path: &Path) -> PathBuf {
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    path.with_file_name(format!(
-        ".{name}.ling-{}.tmp",
-        uuid::Uuid::new_v4().simple()
-    ))
+fn temp_name(name: &OsStr) -> OsString {
+    let mut temp = OsString::from(".");
+    temp.push(name);
+    temp.push(format!(".ling-{}.tmp", uuid::Uuid::new_v4().simple()));
+    temp
 }
 
 #[cfg(test)]
@@ -164,9 +226,13 @@ mod tests {
     async fn atomic_write_creates_folders_and_keeps_permissions() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("a/b/run.sh");
-        write_atomic(&path, b"one", "run.sh").await.unwrap();
+        write_atomic(dir.path(), &path, b"one", "run.sh")
+            .await
+            .unwrap();
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
-        write_atomic(&path, b"two", "run.sh").await.unwrap();
+        write_atomic(dir.path(), &path, b"two", "run.sh")
+            .await
+            .unwrap();
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "two");
         let mode = std::fs::metadata(&path).unwrap().permissions().mode();
         assert_eq!(mode & 0o777, 0o755);
@@ -181,7 +247,7 @@ mod tests {
         let target = dir.path().join("t");
         std::fs::create_dir(&target).unwrap();
         std::fs::write(target.join("keep"), "k").unwrap();
-        let err = write_atomic(&target, b"x", "t")
+        let err = write_atomic(dir.path(), &target, b"x", "t")
             .await
             .unwrap_err()
             .to_string();

@@ -226,6 +226,7 @@ impl ToolRegistry {
 }
 
 pub mod bash;
+mod beneath;
 mod builtin;
 pub mod diff;
 pub mod edit_file;

@@ -71,7 +71,7 @@ pub fn expand_home(raw: &str) -> PathBuf {
 }
 
 /// Removes `.` and applies `..` lexically (an absolute path never climbs above `/`).
-fn normalize(path: &Path) -> PathBuf {
+pub fn normalize(path: &Path) -> PathBuf {
     let mut out = PathBuf::new();
     for component in path.components() {
         match component {

@@ -6,7 +6,9 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::diff::{line_counts, unified_diff};
-use super::files::{check_readable, decode_text, io_error, mark_read, require_read, write_atomic};
+use super::files::{
+    check_readable, decode_text, io_error, mark_read, read_bytes, require_read, write_atomic,
+};
 use super::{Tool, ToolContext, ToolError, ToolKind, ToolOutput, args_schema, parse_args, paths};
 
 const DESCRIPTION: &str = "Writes a file, replacing it entirely if it exists; parent folders are \
@@ -50,7 +52,9 @@ impl Tool for WriteFile {
         match tokio::fs::metadata(&path).await {
             Ok(meta) => {
                 check_readable(&meta, &shown).ok()?;
-                let old = decode_text(tokio::fs::read(&path).await.ok()?, &shown).ok()?;
+                let root = paths::canonical_root(ctx).ok()?;
+                let old = read_bytes(&root, &path, &shown).await.ok()??;
+                let old = decode_text(old, &shown).ok()?;
                 Some(unified_diff(&old, &args.content, &shown))
             }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -63,6 +67,7 @@ impl Tool for WriteFile {
     async fn call(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let args: Args = parse_args(self.name(), input)?;
         let path = paths::resolve(ctx, &args.path)?;
+        let root = paths::canonical_root(ctx)?;
         let shown = paths::display(ctx, &path);
         let old = match tokio::fs::metadata(&path).await {
             Ok(meta) if meta.is_dir() => {
@@ -73,16 +78,15 @@ impl Tool for WriteFile {
             Ok(meta) => {
                 check_readable(&meta, &shown)?;
                 require_read(ctx, &path, &shown)?;
-                let bytes = tokio::fs::read(&path)
-                    .await
-                    .map_err(|e| io_error("read", &shown, &e))?;
                 // A binary file being replaced gets a summary instead of a diff.
-                Some(decode_text(bytes, &shown).ok())
+                read_bytes(&root, &path, &shown)
+                    .await?
+                    .map(|bytes| decode_text(bytes, &shown).ok())
             }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
             Err(e) => return Err(io_error("inspect", &shown, &e)),
         };
-        write_atomic(&path, args.content.as_bytes(), &shown).await?;
+        write_atomic(&root, &path, args.content.as_bytes(), &shown).await?;
         mark_read(ctx, &path);
         let bytes = args.content.len();
         let lines = args.content.lines().count();

@@ -19,8 +19,9 @@ use super::tool_view::{self, Finished};
 use super::turn_keys::TurnKeys;
 use crate::agent::{AgentEvent, Approval, ApprovalRequest, Approver, EventSink};
 use crate::config::settings_edit::add_allow_rule;
-use crate::config::{Paths, ProjectConfig, SETTINGS_FILE, TrustStatus};
+use crate::config::{Paths, SETTINGS_FILE};
 use crate::term;
+use crate::trust::{ProjectConfig, TrustStatus};
 
 /// Renders agent events in the terminal and asks the user for permissions (and, in
 /// `mcp_dialogs`, the questions of MCP servers).
@@ -450,5 +451,5 @@ enum KeepError {
     #[error("the rule was not kept: {0}")]
     Config(#[from] crate::config::ConfigError),
     #[error("the folder's trust could not be kept with the rule (run `ling trust`): {0}")]
-    Trust(#[from] crate::config::TrustError),
+    Trust(#[from] crate::trust::TrustError),
 }

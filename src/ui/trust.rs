@@ -1,8 +1,11 @@
 //! Workspace trust on the terminal: the REPL's question before anything of an untrusted project
 //! runs (`[t] trust this folder  [o] open without it  [q] quit`), and the text `ling trust`
 //! shows. Both list what the project's config would bring (every hook, MCP server and widening
-//! setting, from `config::trust::listing`) and, when it changed since it was trusted, what
-//! changed. Project text may hold control characters: any string that does is shown escaped.
+//! setting, from `trust::listing`), each hook and server with what it runs: its folder, every
+//! variable it sets (those that load code flagged), every file it executes; and, when it changed
+//! since it was trusted, what changed, a script's change as a diff. Every piece is project text:
+//! a string holding a control character or a newline is shown escaped on one line, and all of it
+//! goes through `safe_text` on its way to the terminal; nothing is cut.
 
 use std::borrow::Cow;
 
@@ -13,8 +16,10 @@ use super::output::{stdout, stdout_line};
 use super::style::Style;
 use super::term::Term;
 use crate::config::Paths;
-use crate::config::trust::{
-    Changes, FileChangeKind, HookTarget, Item, ProjectConfig, ProjectListing, ServerTarget,
+use crate::trust::code::{FileState, Role, Runs};
+use crate::trust::{
+    Changes, CodeChange, FileChangeKind, HookTarget, Item, ProjectConfig, ProjectListing,
+    ServerTarget,
 };
 
 /// What the user chose at the trust question.
@@ -33,7 +38,8 @@ pub async fn ask(project: &ProjectConfig, paths: &Paths) -> Result<Answer, Termi
     let style = Style::for_stdout();
     let header = if project.changed_since_trusted() {
         format!(
-            "The project config of {} changed since you trusted it{}.",
+            "The project config of {}, or a file its hooks and servers run, changed since you \
+             trusted it{}.",
             shown(&project.root().display().to_string()),
             project
                 .previous_trusted_at()
@@ -89,11 +95,7 @@ pub fn describe(project: &ProjectConfig, paths: &Paths, style: Style) -> Term {
 pub fn render_listing(listing: &ProjectListing, style: Style) -> Term {
     let mut out = Term::new();
     for file in &listing.files {
-        out += crate::term![
-            "  ",
-            style.bold(&crate::config::trust::shown_name(file.name)),
-            "\n"
-        ];
+        out += crate::term!["  ", style.bold(&crate::trust::shown_name(file.name)), "\n"];
         match &file.items {
             Err(error) => {
                 out += crate::term![
@@ -113,7 +115,7 @@ pub fn render_listing(listing: &ProjectListing, style: Style) -> Term {
             }
             Ok(items) => {
                 for item in items {
-                    out += crate::term!["    ", render_item(item), "\n"];
+                    out += render_entry(item, style);
                 }
             }
         }
@@ -129,9 +131,10 @@ fn render_changes(changes: &Changes, style: Style) -> Term {
             FileChangeKind::Removed => "was removed",
             FileChangeKind::Changed => "changed",
         };
-        out += format!("  {} {what}\n", crate::config::trust::shown_name(file.name));
+        out += format!("  {} {what}\n", crate::trust::shown_name(file.name));
         for item in &file.added {
             out += crate::term!["    ", style.green("+"), " ", render_item(item), "\n"];
+            out += render_runs(item, "        ", style);
         }
         for item in &file.removed {
             out += crate::term!["    ", style.red("-"), " ", render_item(item), "\n"];
@@ -144,7 +147,177 @@ fn render_changes(changes: &Changes, style: Style) -> Term {
             ];
         }
     }
+    for change in &changes.code {
+        out += render_code_change(change, style);
+    }
     out
+}
+
+/// A file a hook or server runs that is not what was trusted: a script's change as a diff.
+fn render_code_change(change: &CodeChange, style: Style) -> Term {
+    let name = shown(&change.shown).into_owned();
+    let before = change.before.as_ref();
+    let what = match (
+        before.map(|b| b.state.as_str()),
+        change.after.state.as_str(),
+    ) {
+        (None, _) => "is run now, and was not when you trusted the project".to_string(),
+        (_, "absent") => "is gone".to_string(),
+        (Some("absent"), "binary") => "exists now (a program built since you trusted it)".into(),
+        (Some("absent"), _) => "exists now, where nothing was when you trusted it".into(),
+        (_, "not run any more") => "is not run any more".into(),
+        _ => "changed since you trusted it".into(),
+    };
+    let mut out = crate::term![
+        "  ",
+        style.bold(&name),
+        " ",
+        what,
+        " (a file a hook or server runs)\n"
+    ];
+    let old = before.and_then(|b| b.text.as_deref());
+    let old = match before.map(|b| b.state.as_str()) {
+        Some("absent") | None => Some(""),
+        _ => old,
+    };
+    match (old, change.after.text.as_deref()) {
+        (Some(old), Some(new)) => {
+            let whole =
+                crate::tools::diff::unified_diff_within(old, new, &change.shown, usize::MAX);
+            for line in whole.lines() {
+                let line = shown(line).into_owned();
+                let painted = if line.starts_with('+') && !line.starts_with("+++") {
+                    style.green(&line)
+                } else if line.starts_with('-') && !line.starts_with("---") {
+                    style.red(&line)
+                } else {
+                    Term::plain(&line)
+                };
+                out += crate::term!["    ", painted, "\n"];
+            }
+        }
+        _ if change.after.state == "binary" || change.after.state == "absent" => {}
+        _ => {
+            out += crate::term![
+                "    ",
+                style.dim(&format!(
+                    "(too long to show as a diff: {} → {})",
+                    before.map_or("none", |b| b.state.as_str()),
+                    change.after.state
+                )),
+                "\n"
+            ]
+        }
+    }
+    out
+}
+
+/// One hook or server and, beneath it, what it runs.
+pub fn render_entry(item: &Item, style: Style) -> Term {
+    let mut out = crate::term!["    ", render_item(item), "\n"];
+    out += render_runs(item, "      ", style);
+    out
+}
+
+/// A hook's or server's folder, environment and files, one per line under it.
+fn render_runs(item: &Item, indent: &str, style: Style) -> Term {
+    let runs = match item {
+        Item::Hook { runs, .. } | Item::Server { runs, .. } => runs.as_ref(),
+        Item::Setting { .. } | Item::Extension { .. } => None,
+    };
+    match runs {
+        Some(runs) => render_runs_of(runs, indent, style),
+        None => Term::new(),
+    }
+}
+
+/// The lines of [`Runs`]: `in FOLDER`, `env NAME=VALUE` (flagged when it loads code), `runs
+/// FILE (what it is)`, `would run FILE ...`, and what cannot be known.
+pub fn render_runs_of(runs: &Runs, indent: &str, style: Style) -> Term {
+    let mut out = crate::term![
+        indent,
+        style.dim("in "),
+        shown(&runs.cwd.display().to_string()).as_ref(),
+        "\n"
+    ];
+    for var in &runs.env {
+        out += crate::term![
+            indent,
+            style.dim("env "),
+            shown(&var.name).as_ref(),
+            "=",
+            quoted(&var.value),
+        ];
+        if var.loads_code {
+            out += crate::term!["  ", style.yellow("⚠ loads code or runs programs")];
+        }
+        out += "\n";
+    }
+    for file in &runs.files {
+        let path = shown(&file.shown).into_owned();
+        let named = file
+            .named
+            .as_ref()
+            .map(|n| format!(" (named {}, a symlink)", shown(n)))
+            .unwrap_or_default();
+        let state = FileState::of(&file.path);
+        let (verb, what) = match (file.role, &state) {
+            (Role::WouldRun, _) | (_, FileState::Absent) => (
+                "would run",
+                "nothing is there now; a file that appears there is not run until you review it"
+                    .to_string(),
+            ),
+            (role, FileState::Script { text, .. }) => (
+                "runs",
+                format!(
+                    "{}, {}",
+                    if role == Role::Program {
+                        "program"
+                    } else {
+                        "script"
+                    },
+                    text.as_deref()
+                        .map_or("long".to_string(), |t| lines(t.lines().count()))
+                ),
+            ),
+            (_, FileState::Binary { len }) => (
+                "runs",
+                format!("binary, {}; a rebuild does not lapse trust", size(*len)),
+            ),
+        };
+        out += crate::term![
+            indent,
+            style.dim(verb),
+            " ",
+            path,
+            named,
+            " ",
+            style.dim(&format!("({what})")),
+            "\n"
+        ];
+    }
+    for reason in &runs.unknown {
+        out += crate::term![
+            indent,
+            style.yellow("cannot tell:"),
+            " ",
+            shown(reason).as_ref(),
+            "\n"
+        ];
+    }
+    out
+}
+
+fn lines(n: usize) -> String {
+    format!("{n} line{}", if n == 1 { "" } else { "s" })
+}
+
+fn size(bytes: u64) -> String {
+    match bytes {
+        b if b >= 1 << 20 => format!("{:.1} MiB", b as f64 / f64::from(1 << 20)),
+        b if b >= 1 << 10 => format!("{:.1} KiB", b as f64 / 1024.0),
+        b => format!("{b} bytes"),
+    }
 }
 
 fn render_item(item: &Item) -> String {
@@ -153,6 +326,7 @@ fn render_item(item: &Item) -> String {
             event,
             matcher,
             handler,
+            ..
         } => {
             let on = matcher
                 .as_deref()
@@ -176,6 +350,7 @@ fn render_item(item: &Item) -> String {
             variables,
             replaces_user_server,
             disabled,
+            ..
         } => {
             let target = match target {
                 ServerTarget::Command { command, args } => {
@@ -215,7 +390,7 @@ fn variables_note(variables: &[String]) -> String {
 }
 
 /// A word of a command line: as it is, or quoted when it is empty or holds blanks or quotes.
-fn quoted(word: &str) -> String {
+pub fn quoted(word: &str) -> String {
     if word.is_empty()
         || word
             .chars()
@@ -228,8 +403,9 @@ fn quoted(word: &str) -> String {
 }
 
 /// Project text as it may reach the terminal: a string holding any control or otherwise
-/// invisible character is shown escaped (`"a\u{1b}[2Jb"`), so it cannot move the cursor, clear
-/// the screen or hide what follows.
+/// invisible character (a newline too) is shown escaped on one line (`"a\u{1b}[2Jb"`,
+/// `"ls\nrm -rf ~"`), so it cannot move the cursor, clear the screen, start a line that looks
+/// like Ling's own or hide what follows.
 pub fn shown(text: &str) -> Cow<'_, str> {
     let invisible =
         |c: char| c.is_control() || (!matches!(c, '"' | '\'' | '\\') && c.escape_debug().len() > 1);

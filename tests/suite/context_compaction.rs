@@ -382,3 +382,43 @@ fn a_blocking_pre_compact_hook_stops_the_compaction_and_the_run_goes_on() {
     assert!(requests.iter().all(|r| !is_summary_request(r)));
     assert_eq!(requests.last().unwrap().messages().len(), 4, "sent whole");
 }
+
+/// A summary larger than what it replaces (and than a quarter of the window) is refused: the
+/// history is sent whole, a warning says why, and no compaction is recorded. With a short
+/// summary the same conversation compacts.
+#[test]
+fn a_summary_larger_than_what_it_replaces_is_refused() {
+    let replies = (1..=3)
+        .map(|n| Reply::text(&format!("answer {n}")))
+        .collect();
+    let server = MockServer::start_blocking(replies);
+    server.answer_summaries(&"an enormous summary that says nothing. ".repeat(2_000));
+    let project = Project::new();
+    user_settings(&project, json!({ "contextWindow": 7000 }));
+    for n in 1..=2 {
+        let out = run_turn(&project, &server, &prompt(n, 12_000), n > 1);
+        assert_eq!(out.code, Some(0), "run {n}: {}", out.stderr);
+        assert!(compact_events(&out).is_empty(), "run {n}");
+        if n == 2 {
+            assert!(
+                out.stderr
+                    .contains("was not compacted (the model's summary"),
+                "{}",
+                out.stderr
+            );
+        }
+    }
+    let requests = server.requests();
+    assert!(
+        requests.iter().any(is_summary_request),
+        "a summary was asked"
+    );
+    let last = requests.last().unwrap().messages();
+    assert_eq!(last.len(), 4, "sent whole: {last:?}");
+    assert!(last.iter().all(|m| !m.to_string().contains("<summary>")));
+
+    server.answer_summaries("SUMMARY");
+    let out = run_turn(&project, &server, &prompt(3, 12_000), true);
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert_eq!(compact_events(&out).len(), 1, "{}", out.stderr);
+}

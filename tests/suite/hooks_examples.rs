@@ -6,9 +6,10 @@ use crate::support::{hooks, peers};
 use std::path::{Path, PathBuf};
 
 use hooks::{Project, hooks_file, pre_tool, write};
+use ling::config::Paths;
 use ling::config::hooks::HookLayers;
-use ling::config::{Paths, ProjectConfig};
 use ling::hooks::{Decision, HookEngine, HookInput};
+use ling::trust::ProjectConfig;
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
@@ -29,7 +30,7 @@ async fn the_repository_guard_blocks_rm_rf_and_force_pushes_only() {
     // This repository's own hooks, trusted as `ling trust` would (in the temp LING_HOME).
     let mut project = ProjectConfig::read(&paths).unwrap();
     project.trust().unwrap();
-    let (engine, warnings) = HookEngine::load(&paths, &project, HookLayers::ALL).unwrap();
+    let (engine, warnings) = HookEngine::load(&paths, project.layer(), HookLayers::ALL).unwrap();
     assert!(warnings.is_empty(), "{warnings:?}");
     let ctx = ling::hooks::HookContext {
         session_id: "s".into(),

@@ -327,3 +327,27 @@ fn the_repl_logs_in_with_slash_mcp_login() {
     p.exp_eof().unwrap();
     assert_eq!(credential_files(&project).len(), 1);
 }
+
+/// An authorization server whose metadata names a `javascript:` authorization endpoint: the
+/// login fails saying so, and no such URL is printed (or handed to a browser: with a display
+/// set, `xdg-open` would be the opener). The same world with its own endpoint logs in.
+#[test]
+fn a_non_http_authorization_endpoint_is_refused_and_never_printed() {
+    let world = OAuthWorld::start();
+    world.state.lock().unwrap().authorization_endpoint =
+        Some("javascript:alert(document.domain)//".into());
+    let project = project_for(&world);
+    let mut cmd = project.command("http://127.0.0.1:9");
+    cmd.args(["mcp", "login", "remote", "--no-browser"]);
+    let out = run_with(cmd, None, Duration::from_secs(20));
+    assert_ne!(out.code, Some(0), "{out:?}");
+    assert!(out.stderr.contains("not http(s)"), "{}", out.stderr);
+    for text in [&out.stdout, &out.stderr] {
+        assert!(!text.contains("alert"), "{text}");
+    }
+    assert!(world.state.lock().unwrap().authorizations.is_empty());
+
+    world.state.lock().unwrap().authorization_endpoint = None;
+    let (stdout, _) = login(&project);
+    assert!(stdout.contains("/authorize"), "{stdout}");
+}

@@ -58,6 +58,7 @@ mod schemas;
 mod sessions;
 mod subagents;
 mod tools_builtin;
+mod trust_code;
 mod trust_files;
 mod trust_holes;
 mod trust_rules;

@@ -14,7 +14,7 @@ use mock_openai::{MockServer, Reply};
 use pretty_assertions::assert_eq;
 use project::{Output, Project, run, run_with};
 use rexpect::session::spawn_command;
-use serde_json::json;
+use serde_json::{Value, json};
 
 fn mode(path: &Path) -> u32 {
     std::fs::symlink_metadata(path)
@@ -242,4 +242,105 @@ fn a_config_file_over_the_size_limit_is_an_error() {
     std::fs::write(&mcp, format!("{{\"mcpServers\": {{}}{padding}}}")).unwrap();
     let out = assert_config_error(&project, &["mcp", "list"], &mcp, "larger than 4 MiB");
     assert!(out.stderr.contains("make it smaller"), "{}", out.stderr);
+}
+
+/// `write_file` and `edit_file` reach the checked path without following a symlink that
+/// appears after the check: while a folder of the project is swapped again and again for a
+/// symlink to a folder outside, hundreds of writes into it (in `accept-edits`, no question)
+/// land inside or fail saying a link appeared, and nothing is ever written outside.
+#[test]
+fn a_folder_swapped_for_a_symlink_mid_write_never_lets_a_write_out() {
+    let project = Project::new();
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::create_dir(project.file("sub")).unwrap();
+    project.write("sub/seen.txt", "seen\n");
+    let calls: Vec<(String, Value)> = (0..150)
+        .map(|n| {
+            (
+                format!("w{n}"),
+                json!({"path": format!("sub/f{n}.txt"), "content": format!("{n}\n")}),
+            )
+        })
+        .collect();
+    let mut replies = Vec::new();
+    for chunk in calls.chunks(50) {
+        replies.push(Reply::tool_calls(
+            chunk
+                .iter()
+                .map(|(id, args)| (id.as_str(), "write_file", args.clone()))
+                .collect(),
+        ));
+    }
+    replies.push(Reply::text("done"));
+    let server = MockServer::start_blocking(replies);
+
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let flipper = {
+        let (sub, aside, target) = (
+            project.file("sub"),
+            project.file("sub.real"),
+            outside.path().to_path_buf(),
+        );
+        let stop = stop.clone();
+        std::thread::spawn(move || {
+            let mut flips = 0u64;
+            let pause = || {
+                let until = Instant::now() + Duration::from_micros(200);
+                while Instant::now() < until {
+                    std::hint::spin_loop();
+                }
+            };
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                if std::fs::rename(&sub, &aside).is_ok() {
+                    let _ = std::os::unix::fs::symlink(&target, &sub);
+                    pause();
+                    if std::fs::symlink_metadata(&sub).is_ok_and(|m| m.is_symlink()) {
+                        let _ = std::fs::remove_file(&sub);
+                    }
+                    // A write that found `sub` missing made a new one: keep it, and what it
+                    // holds, beside the real one.
+                    if std::fs::rename(&aside, &sub).is_err() {
+                        let _ = std::fs::rename(&aside, format!("{}.{flips}", aside.display()));
+                    }
+                    flips += 1;
+                }
+                pause();
+            }
+            flips
+        })
+    };
+    let mut cmd = project.command(&server.base_url());
+    cmd.args(["-p", "write", "--permission-mode", "accept-edits"]);
+    let out = run_with(cmd, None, Duration::from_secs(120));
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let flips = flipper.join().unwrap();
+    assert_eq!(out.code, Some(0), "{out:?}");
+    assert!(flips > 10, "the folder was swapped only {flips} times");
+    let escaped: Vec<_> = std::fs::read_dir(outside.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert!(
+        escaped.is_empty(),
+        "written outside the project: {escaped:?}"
+    );
+    // Every call either wrote inside or was refused (the ones that met a link saying so).
+    let last = server.requests().last().unwrap().messages();
+    let results: Vec<String> = last
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap_or_default().to_string())
+        .collect();
+    assert_eq!(results.len(), 150);
+    let created = results.iter().filter(|r| r.starts_with("Created")).count();
+    for result in &results {
+        assert!(
+            result.starts_with("Created")
+                || result.contains("is a symbolic link")
+                || result.contains("outside the project root")
+                || result.contains("cannot"),
+            "{result}"
+        );
+    }
+    assert!(created > 0, "{results:?}");
 }

@@ -96,6 +96,12 @@ const RM_FORMS: &[&str] = &[
     "nice -n 1 rm {v}",
     "sh -c 'rm {v}'",
     "echo rm {v} | bash",
+    "env - rm {v}",
+    "env - PATH=/usr/bin:/bin rm {v}",
+    "script -qc 'rm {v}' /dev/null",
+    "find . -name {v} -delete",
+    "unlink {v}",
+    "shred -u {v}",
 ];
 
 fn victims(project: &Project) -> Vec<String> {
@@ -203,6 +209,12 @@ const PUSH_FORMS: &[&str] = &[
     "git -c push.k=v push -q origin HEAD:main",
     "git --no-pager push -q origin HEAD:main",
     "'git' push -q origin HEAD:main",
+    "git -c alias.x=push x -q origin HEAD:main",
+    "git -c 'alias.x=!git push' x -q origin HEAD:main",
+    "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=alias.x GIT_CONFIG_VALUE_0=push git x -q origin HEAD:main",
+    "git config alias.x push && git x -q origin HEAD:main",
+    "git send-pack \"$(git remote get-url origin)\" HEAD:refs/heads/main",
+    "/usr/lib/git-core/git-push -q origin HEAD:main",
 ];
 
 /// A repository with one commit and a bare `origin` outside the project root.
@@ -528,4 +540,72 @@ fn files_under_ling_home_are_protected() {
         "{}",
         results[0].1
     );
+}
+
+/// Allow rules for reading commands do not allow the options that make them write files
+/// (the sandbox off, so nothing else would stop them): each form really writes in bash, is
+/// not run under the reading rule, and the reading forms still run.
+#[test]
+fn reading_rules_are_not_write_primitives() {
+    let outside = tempfile::tempdir().unwrap();
+    let target = |n: usize| outside.path().join(format!("w{n}")).display().to_string();
+    let forms: Vec<String> = vec![
+        format!("git diff --output={}", target(0)),
+        format!("git log --output={} -1", target(1)),
+        format!("find . -maxdepth 0 -fprint {}", target(2)),
+        format!("sort -o {} input", target(3)),
+        format!("sed -n 'w {}' input", target(4)),
+        format!("find . -maxdepth 0 -fls {}", target(5)),
+    ];
+    let setup = |project: &Project| {
+        sh(
+            project.path(),
+            "git init -q && git commit -q --allow-empty -m first && echo x > input",
+        );
+    };
+    // Each form really writes its file in bash.
+    for (n, form) in forms.iter().enumerate() {
+        let project = Project::new();
+        setup(&project);
+        sh(project.path(), form);
+        assert!(Path::new(&target(n)).exists(), "`{form}` writes nothing");
+        std::fs::remove_file(target(n)).unwrap();
+    }
+    let project = Project::new();
+    setup(&project);
+    let mut commands = forms.clone();
+    commands.extend(
+        [
+            "git diff --stat",
+            "git log --oneline -1",
+            "find . -maxdepth 0",
+            "sort input",
+            "sed -n 1p input",
+        ]
+        .map(String::from),
+    );
+    let (_, results) = run_calls(
+        &project,
+        bash_calls(&commands),
+        &[
+            "--allowed-tools",
+            "bash(git diff*),bash(git log*),bash(find*),bash(sort*),bash(sed*)",
+        ],
+    );
+    for (n, (command, (_, result))) in commands.iter().zip(&results).enumerate().take(forms.len()) {
+        assert!(
+            !Path::new(&target(n)).exists(),
+            "`{command}` wrote: {result}"
+        );
+        assert!(
+            result.contains("permission denied"),
+            "`{command}`: {result}"
+        );
+    }
+    for (command, (_, result)) in commands.iter().zip(&results).skip(forms.len()) {
+        assert!(
+            !result.contains("permission denied"),
+            "`{command}`: {result}"
+        );
+    }
 }

@@ -5,8 +5,9 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use ling::config::hooks::HookLayers;
-use ling::config::{Paths, ProjectConfig};
+use ling::config::{Paths, ProjectFiles};
 use ling::hooks::{HookContext, HookEngine, HookInput};
+use ling::trust::ProjectConfig;
 use serde_json::{Value, json};
 use tempfile::TempDir;
 
@@ -57,10 +58,10 @@ impl Project {
     }
 
     /// The project's config as read now, trusted as `ling trust` would record it.
-    pub fn trusted(&self) -> ProjectConfig {
+    pub fn trusted(&self) -> ProjectFiles {
         let mut config = ProjectConfig::read(&self.paths()).unwrap();
         config.trust().unwrap();
-        config
+        config.layer().clone()
     }
 
     /// Loads the engine (the project trusted), failing the test on a configuration error.

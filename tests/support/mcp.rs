@@ -6,8 +6,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use ling::config::mcp::{ServerConfig, TransportConfig};
-use ling::config::{Paths, ProjectConfig};
+use ling::config::{Paths, ProjectFiles};
 use ling::mcp::{ManagerOptions, McpManager};
+use ling::trust::ProjectConfig;
 
 /// The misbehaving MCP test server (`examples/mcp-test-server`), built for this run.
 pub fn test_server() -> PathBuf {
@@ -36,10 +37,10 @@ impl TestEnv {
     }
 
     /// The project's config as read now, trusted as `ling trust` would record it.
-    pub fn trusted(&self) -> ProjectConfig {
+    pub fn trusted(&self) -> ProjectFiles {
         let mut config = ProjectConfig::read(&self.paths).unwrap();
         config.trust().unwrap();
-        config
+        config.layer().clone()
     }
 
     /// The file the test server appends every received message to (via `MCP_TEST_LOG`).

@@ -32,6 +32,8 @@ pub struct AuthState {
     /// Every query of `/authorize` and form of `/token`, as pairs.
     pub authorizations: Requests,
     pub token_requests: Requests,
+    /// The `authorization_endpoint` the metadata names instead of `BASE/authorize`.
+    pub authorization_endpoint: Option<String>,
 }
 
 pub struct OAuthWorld {
@@ -119,7 +121,8 @@ fn handle(base: &str, state: &Mutex<AuthState>, request: &Recorded) -> Reply {
         })),
         ("GET", "/.well-known/oauth-authorization-server") => Reply::json(json!({
             "issuer": base,
-            "authorization_endpoint": format!("{base}/authorize"),
+            "authorization_endpoint": state.lock().unwrap().authorization_endpoint.clone()
+                .unwrap_or_else(|| format!("{base}/authorize")),
             "token_endpoint": format!("{base}/token"),
             "registration_endpoint": format!("{base}/register"),
             "response_types_supported": ["code"],

@@ -22,6 +22,7 @@ const SCHEMA_PRAGMAS: &[&str] = &[
 ];
 
 /// Pragmas that are settings: reading them (no value) is allowed, setting them is not.
+/// `journal_mode` is not among them: even asked, it opens the write-ahead log of a WAL database.
 const SETTING_PRAGMAS: &[&str] = &[
     "application_id",
     "auto_vacuum",
@@ -34,7 +35,6 @@ const SETTING_PRAGMAS: &[&str] = &[
     "foreign_keys",
     "freelist_count",
     "function_list",
-    "journal_mode",
     "module_list",
     "page_count",
     "page_size",

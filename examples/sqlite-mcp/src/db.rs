@@ -130,6 +130,23 @@ impl Canceller {
     }
 }
 
+/// `file:PATH?immutable=1`, with the path percent-encoded (RFC 3986 unreserved bytes and `/`
+/// kept as they are).
+fn immutable_uri(path: &Path) -> String {
+    use std::os::unix::ffi::OsStrExt;
+    let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    let mut uri = String::from("file:");
+    for &byte in absolute.as_os_str().as_bytes() {
+        if byte.is_ascii_alphanumeric() || b"-._~/".contains(&byte) {
+            uri.push(char::from(byte));
+        } else {
+            uri.push_str(&format!("%{byte:02X}"));
+        }
+    }
+    uri.push_str("?immutable=1");
+    uri
+}
+
 impl Database {
     /// Opens `path` read-only and proves it is a database by reading its schema, so a wrong path
     /// fails here, before any protocol traffic.
@@ -143,10 +160,14 @@ impl Database {
             path: path.to_path_buf(),
             reason: e.to_string(),
         };
-        // No SQLITE_OPEN_CREATE and no SQLITE_OPEN_URI: the file must exist, and a `file:` URI
-        // cannot ask for `mode=rw`.
-        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-        let mut conn = Connection::open_with_flags(path, flags).map_err(open_err)?;
+        // No SQLITE_OPEN_CREATE: the file must exist. The path is made into a `file:` URI here,
+        // every byte but the unreserved ones percent-encoded, so the path itself cannot add
+        // parameters (`mode=rw`). `immutable=1`: SQLite takes no locks and makes no `-wal`,
+        // `-shm` or journal file beside the database, whatever its journal mode.
+        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX
+            | OpenFlags::SQLITE_OPEN_URI;
+        let mut conn = Connection::open_with_flags(immutable_uri(path), flags).map_err(open_err)?;
         conn.pragma_update(None, "query_only", true)
             .map_err(open_err)?;
         conn.set_db_config(DbConfig::SQLITE_DBCONFIG_DEFENSIVE, true)

@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::bounded_read::{lossy_text, read_regular};
-use super::{Paths, ProjectConfig, TrustStatus};
+use super::{Paths, ProjectFiles};
 
 /// The most of one extension file that is read (64 KiB).
 pub const FILE_LIMIT: usize = 64 * 1024;
@@ -139,10 +139,10 @@ fn project_dirs(root: &Path, claude: bool) -> Vec<PathBuf> {
 
 impl Extensions {
     /// The user's and, in a trusted project, the project's.
-    pub fn load(paths: &Paths, project: &ProjectConfig) -> Self {
+    pub fn load(paths: &Paths, project: &ProjectFiles) -> Self {
         let mut out = Self::default();
         let root = project.root().to_path_buf();
-        let trusted = project.status() == TrustStatus::Trusted && !project.is_user_config();
+        let trusted = project.is_trusted() && !project.is_user_config();
         let mut layers: Vec<(PathBuf, PathBuf, Scope)> = Vec::new();
         if trusted {
             for dir in project_dirs(&root, project.claude().project) {

@@ -28,10 +28,8 @@ fn dirs() -> Dirs {
 
 fn load(d: &Dirs, trust: bool) -> Extensions {
     let paths = Paths::with_home(d.root.clone(), d.home.clone());
-    let mut project = ProjectConfig::read(&paths).unwrap();
-    if trust {
-        project.trust().unwrap();
-    }
+    let mut project = ProjectFiles::read(&paths).unwrap();
+    project.set_trusted(trust);
     Extensions::load(&paths, &project)
 }
 

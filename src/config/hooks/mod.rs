@@ -17,8 +17,8 @@ use serde_json::{Map, Value};
 pub(crate) mod locate;
 pub(crate) mod schema;
 
+use super::ProjectFiles;
 use super::claude::{self, CLAUDE_SETTINGS_FILES};
-use super::trust::ProjectConfig;
 use super::{ConfigError, Paths, read_json_value};
 use locate::{Seg, locate};
 
@@ -137,6 +137,9 @@ pub struct HookHandler {
     pub is_async: bool,
     /// Turns this handler's own errors and timeouts into a block.
     pub fail_closed: bool,
+    /// The files a command handler runs from places a sandboxed command can write, checked
+    /// before each run (set by trust when the run is set up; `None`: nothing to check).
+    pub code: Option<std::sync::Arc<super::code_check::CodeCheck>>,
 }
 
 /// A line and column in a configuration file, both 1-based (columns count bytes, as serde_json's do).
@@ -202,7 +205,7 @@ impl HooksConfig {
     /// file contributes nothing.
     pub fn load(
         paths: &Paths,
-        project: &ProjectConfig,
+        project: &ProjectFiles,
         layers: HookLayers,
     ) -> Result<Self, ConfigError> {
         let mut config = Self::default();
@@ -502,6 +505,7 @@ impl FileParser<'_> {
         self.trail.pop();
 
         let mut handler = HookHandler {
+            code: None,
             kind: HandlerKind::Command {
                 command: String::new(),
             },

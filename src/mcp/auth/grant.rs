@@ -49,15 +49,31 @@ fn base(client: &ClientRegistration) -> BasicClient {
     }
 }
 
+/// An endpoint of the authorization server's metadata (or Ling's redirect URI) as a URL. Only
+/// `http` and `https` are endpoints: the authorization URL is printed and handed to the browser
+/// opener, where a `javascript:`, `file:` or `data:` URL would run or open something else.
 fn endpoint<T>(
     url: &str,
     kind: &str,
     make: impl Fn(String) -> Result<T, oauth2::url::ParseError>,
 ) -> Result<T, AuthError> {
-    make(url.to_string()).map_err(|e| AuthError::Discovery {
-        url: url.to_string(),
-        reason: format!("the {kind} endpoint is not a URL: {e}"),
-    })
+    let refused = |reason: String| AuthError::Discovery {
+        url: crate::redact::url(url),
+        reason,
+    };
+    let scheme = reqwest::Url::parse(url)
+        .map(|u| u.scheme().to_string())
+        .map_err(|e| refused(format!("the {kind} endpoint is not a URL: {e}")))?;
+    if scheme != "https" && scheme != "http" {
+        return Err(AuthError::Discovery {
+            url: format!("{scheme}:..."),
+            reason: format!(
+                "the {kind} endpoint is a {scheme}: URL, not http(s); the authorization server's \
+                 metadata is wrong (or not the server's), so Ling does not log in to it"
+            ),
+        });
+    }
+    make(url.to_string()).map_err(|e| refused(format!("the {kind} endpoint is not a URL: {e}")))
 }
 
 /// The URL the user opens to authorize Ling.
@@ -371,4 +387,42 @@ async fn post_form(
     }
     serde_json::from_slice::<BasicTokenResponse>(&body)
         .map_err(|e| fail(format!("the answer is not a token response: {e}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_http_and_https_endpoints_are_taken() {
+        assert!(
+            endpoint(
+                "https://as.example/authorize",
+                "authorization",
+                AuthUrl::new
+            )
+            .is_ok()
+        );
+        assert!(
+            endpoint(
+                "http://127.0.0.1:8/authorize",
+                "authorization",
+                AuthUrl::new
+            )
+            .is_ok()
+        );
+        for bad in [
+            "javascript:alert(document.cookie)//https://as.example",
+            "file:///etc/passwd",
+            "data:text/html,<script>x</script>",
+            "JavaScript:alert(1)",
+        ] {
+            let err = endpoint(bad, "authorization", AuthUrl::new)
+                .err()
+                .map(|e| e.to_string())
+                .unwrap_or_default();
+            assert!(err.contains("not http(s)"), "{bad}: {err}");
+            assert!(!err.contains("alert") && !err.contains("passwd"), "{err}");
+        }
+    }
 }

@@ -62,6 +62,9 @@ pub enum TransportError {
     /// The server's entry asks for a sandbox that cannot be had here.
     #[error("{0}; remove \"sandbox\" from the server's entry to start it without one")]
     Sandbox(String),
+    /// A file the server runs is not the one trusted (or seen when the session started).
+    #[error("{0}")]
+    CodeChanged(String),
 }
 
 /// The stderr tail as error reports append it (see [`ServerLog::with_tail`]).
@@ -139,13 +142,23 @@ pub async fn connect(
             env,
             cwd,
         } => {
+            if let Some(code) = &config.code {
+                code.verify().map_err(TransportError::CodeChanged)?;
+            }
             let sandbox = match config.sandbox {
                 Some(mode) => child_env
                     .server_policy(mode)
                     .map_err(TransportError::Sandbox)?,
                 None => None,
             };
-            stdio::spawn(command, args, env, cwd, log, child_env, sandbox.as_ref()).await
+            let start = stdio::Start {
+                command,
+                args,
+                env,
+                cwd,
+                code: config.code.as_deref(),
+            };
+            stdio::spawn(&start, log, child_env, sandbox.as_ref()).await
         }
         TransportConfig::Http { url, headers } => {
             http::connect_with_auth(url, headers, config.startup_timeout, auth).await

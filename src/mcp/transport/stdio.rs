@@ -23,6 +23,7 @@ use tokio::sync::{Mutex, mpsc, watch};
 
 use super::lines::{Line, LineReader, Skipped};
 use super::{Connection, Transport, TransportError, TransportEvent};
+use crate::config::code_check::{CodeCheck, hardened_env};
 use crate::mcp::jsonrpc::Message;
 use crate::mcp::log::ServerLog;
 use crate::process::ChildEnv;
@@ -54,16 +55,31 @@ const GROUP_POLL: Duration = Duration::from_millis(20);
 /// How much of a skipped line the log shows.
 const LOGGED_PREFIX: usize = 200;
 
-/// Starts `command` and connects to it. `env` is added to the environment of `child_env`.
+/// What to start: the entry's program, arguments, environment (added to `child_env`'s) and
+/// folder, and the check of the files it runs, whose hardening it gets (`PYTHONSAFEPATH=1`,
+/// no inherited `BASH_ENV` or `ENV`, unless `env` sets them).
+pub struct Start<'a> {
+    pub command: &'a str,
+    pub args: &'a [String],
+    pub env: &'a [(String, String)],
+    pub cwd: &'a Path,
+    pub code: Option<&'a CodeCheck>,
+}
+
+/// Starts the server and connects to it.
 pub async fn spawn(
-    command: &str,
-    args: &[String],
-    env: &[(String, String)],
-    cwd: &Path,
+    start: &Start<'_>,
     log: Arc<ServerLog>,
     child_env: &ChildEnv,
     sandbox: Option<&Policy>,
 ) -> Result<Connection, TransportError> {
+    let Start {
+        command,
+        args,
+        env,
+        cwd,
+        code,
+    } = *start;
     let cannot_start = |source: std::io::Error| TransportError::Spawn {
         command: command.to_string(),
         cwd: cwd.to_path_buf(),
@@ -87,8 +103,13 @@ pub async fn spawn(
             .map_err(TransportError::Sandbox)?,
         None => child_env.tied_command(command),
     };
+    let (set, removed) = hardened_env(code);
+    for var in removed {
+        cmd.env_remove(var);
+    }
     let mut child = cmd
         .args(args)
+        .envs(set)
         .envs(env.iter().map(|(k, v)| (k, v)))
         .current_dir(cwd)
         .stdin(Stdio::piped())
@@ -381,17 +402,14 @@ mod tests {
         let cwd = std::env::temp_dir();
         let log = Arc::new(ServerLog::discard());
         let child_env = ChildEnv::without(Vec::<String>::new());
-        let Err(error) = spawn(
-            "/nonexistent/ling-server",
-            &[],
-            &[],
-            &cwd,
-            log,
-            &child_env,
-            None,
-        )
-        .await
-        else {
+        let start = Start {
+            command: "/nonexistent/ling-server",
+            args: &[],
+            env: &[],
+            cwd: &cwd,
+            code: None,
+        };
+        let Err(error) = spawn(&start, log, &child_env, None).await else {
             panic!("a missing program started");
         };
         let source = std::error::Error::source(&error)

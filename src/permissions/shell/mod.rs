@@ -11,6 +11,8 @@ use std::cell::RefCell;
 
 use tree_sitter::{Node, Parser, Tree, TreeCursor};
 
+pub mod effects;
+pub mod equivalents;
 mod programs;
 mod words;
 mod wrappers;
@@ -26,6 +28,9 @@ pub struct Command {
     /// The words bash runs, the program by its basename (`/bin/rm` is `rm`). Empty for a
     /// statement that only sets variables (`x=1`, `export A=1`).
     pub words: Vec<Word>,
+    /// The program as written (`./scripts/check.sh`, `/bin/rm`), for finding the file it runs;
+    /// `None` for a statement that only sets variables.
+    pub program: Option<Word>,
     /// Commands it runs: a wrapper's command, each `find -exec`.
     pub inner: Vec<Inner>,
     /// It needs no allow rule of its own (`timeout 5`, `LC_ALL=C`); what it runs still does.
@@ -362,6 +367,7 @@ impl Walker<'_> {
     /// A simple command from its words: the program by its basename, builtins that run text
     /// as code flagged, wrappers followed.
     fn build(&mut self, assignments: Vec<Word>, mut argv: Vec<Word>, wraps: usize) -> Command {
+        let written = argv[0].clone();
         argv[0] = argv[0].basename();
         let program = argv[0].clone();
         match program.lit() {
@@ -377,6 +383,7 @@ impl Walker<'_> {
         }
         let mut command = Command {
             assignments,
+            program: Some(written),
             words: argv,
             inner: Vec::new(),
             transparent: false,
@@ -467,6 +474,7 @@ impl Walker<'_> {
         let transparent = harmless_settings(&assignments, exported);
         self.out.commands.push(Command {
             assignments,
+            program: None,
             words: Vec::new(),
             inner: Vec::new(),
             transparent,
@@ -509,6 +517,7 @@ impl Walker<'_> {
                 .any(|w| w.text.starts_with('-') && w.text.contains('x'));
         self.out.commands.push(Command {
             assignments: Vec::new(),
+            program: None,
             words,
             inner: Vec::new(),
             transparent: harmless_settings(&names, exported),

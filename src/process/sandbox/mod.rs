@@ -204,8 +204,8 @@ pub struct Decision {
     pub hidden: Vec<PathBuf>,
     /// `sandbox.allowUnixSockets`.
     pub unix_sockets: Vec<PathBuf>,
-    /// More paths kept read-only in `workspace-write` besides `.git` and `.ling`: empty unless a
-    /// caller adds some (files a trusted hook or server runs) before the run starts.
+    /// More paths kept read-only in `workspace-write` besides `.git` and `.ling`: the files
+    /// trusted hooks and servers run (`trust::guard`), added before the run starts.
     pub read_only: Vec<PathBuf>,
     /// Why the sandbox is off though it was wanted (one line, for the REPL's start and stderr).
     pub warning: Option<String>,

@@ -47,8 +47,15 @@ fn enter_namespaces() -> Result<(), String> {
         .map_err(|e| format!("mount --make-rprivate /: {e}"))
 }
 
-/// Each path a read-only bind of itself (symlinks are the grants' to keep).
+/// Each path a read-only bind of itself (symlinks are the grants' to keep). Each folder on the
+/// way to a protected path first becomes a mount point of itself (still writable), so that it
+/// cannot be renamed away to put another file at the protected path (a mount point cannot be
+/// renamed or removed): `mv hooks x && mkdir hooks` would otherwise replace a protected
+/// `hooks/guard.sh`.
 fn bind_read_only(protect: &[PathBuf]) -> Result<(), String> {
+    for dir in ancestors(protect) {
+        bind(&dir, &dir, false)?;
+    }
     for path in protect {
         if std::fs::symlink_metadata(path).is_ok_and(|m| m.is_symlink()) {
             continue;
@@ -56,6 +63,26 @@ fn bind_read_only(protect: &[PathBuf]) -> Result<(), String> {
         bind(path, path, true)?;
     }
     Ok(())
+}
+
+/// The folders above the protected paths (not `/`), each once, outermost first.
+fn ancestors(protect: &[PathBuf]) -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = protect
+        .iter()
+        .flat_map(|p| p.ancestors().skip(1))
+        .filter(|d| d.parent().is_some())
+        .map(Path::to_path_buf)
+        .collect();
+    dirs.sort_by_key(|d| d.components().count());
+    let mut seen = Vec::new();
+    dirs.retain(|d| {
+        let new = !seen.contains(d);
+        if new {
+            seen.push(d.clone());
+        }
+        new
+    });
+    dirs
 }
 
 /// Binds `source` onto `target`, read-only when asked, keeping the flags the kernel locked on

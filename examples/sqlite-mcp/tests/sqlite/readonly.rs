@@ -215,3 +215,60 @@ fn the_bundled_sqlite_is_3_50_2_or_newer() {
     );
     assert!(s.finish().success());
 }
+
+/// A database in WAL mode: reading it, and asking its journal mode, leaves no `-wal` or `-shm`
+/// file beside it (nor changes it), and setting the journal mode is refused.
+#[test]
+fn a_wal_database_is_read_without_leaving_wal_or_shm_files() {
+    let d = demo();
+    {
+        let conn = rusqlite::Connection::open(&d.db).unwrap();
+        let mode: String = conn
+            .query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(mode, "wal");
+    }
+    let before = snapshot(d.dir.path());
+    assert_eq!(before.len(), 1, "{:?}", before.keys().collect::<Vec<_>>());
+    let mut s = Server::ready(&d.db, &[]);
+    let counted = s.query("SELECT count(*) FROM customers");
+    assert_eq!(counted["isError"], false, "{counted}");
+    let mode = s.query("PRAGMA journal_mode");
+    assert!(
+        text(&mode).contains("PRAGMA journal_mode is not allowed"),
+        "{mode}"
+    );
+    for sql in [
+        "PRAGMA journal_mode=DELETE",
+        "PRAGMA main.journal_mode = 'delete'",
+        "PRAGMA journal_mode('wal')",
+        "PRAGMA wal_checkpoint(TRUNCATE)",
+    ] {
+        let result = s.query(sql);
+        assert_eq!(result["isError"], true, "{sql}: {result}");
+    }
+    let status = s.finish();
+    assert!(status.success(), "{status}");
+    assert!(
+        snapshot(d.dir.path()) == before,
+        "the directory changed: {:?} (journal_mode said {mode})",
+        snapshot(d.dir.path()).keys().collect::<Vec<_>>()
+    );
+}
+
+/// A database whose file name looks like URI parameters is opened as that file, read-only.
+#[test]
+fn a_file_name_with_uri_characters_is_only_a_name() {
+    let d = demo();
+    let odd = d.dir.path().join("a?mode=rw&immutable=0#x %.sqlite");
+    std::fs::rename(&d.db, &odd).unwrap();
+    let before = snapshot(d.dir.path());
+    let mut s = Server::ready(&odd, &[]);
+    assert_eq!(
+        s.query("SELECT count(*) > 0 FROM customers")["structuredContent"]["rows"],
+        json!([[1]])
+    );
+    assert_eq!(s.query("DELETE FROM customers")["isError"], true);
+    assert!(s.finish().success());
+    assert!(snapshot(d.dir.path()) == before);
+}

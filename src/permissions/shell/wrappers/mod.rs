@@ -108,6 +108,7 @@ pub fn unwrap(words: &[Word]) -> Option<Wrapped> {
         "sg" => privileged::sg(words),
         "coproc" => Ok(runners::coproc(words)),
         "find" => Ok(runners::find(words)),
+        "script" => script(words),
         _ if is_shell(program) => Ok(runners::shell(program, words)),
         _ => return None,
     };
@@ -346,6 +347,10 @@ fn env(words: &[Word]) -> Result<Wrapped, String> {
         let parsed = getopt("env", &words, from, &SPEC)?;
         path_changed |= parsed.has("P");
         let mut i = parsed.next;
+        // A lone `-` is `-i` (an empty environment), then more assignments may follow.
+        while words.get(i).and_then(Word::lit) == Some("-") {
+            i += 1;
+        }
         while words.get(i).and_then(assignment_name).is_some() {
             i += 1;
         }
@@ -383,6 +388,29 @@ fn env(words: &[Word]) -> Result<Wrapped, String> {
                 return Ok(wrapped);
             }
         }
+    }
+}
+
+/// `script [options] [FILE]`: with `-c TEXT` it runs TEXT with the shell (and writes the
+/// typescript file); without, an interactive shell whose commands come from the terminal.
+fn script(words: &[Word]) -> Result<Wrapped, String> {
+    const SPEC: Spec = Spec {
+        value: "cEIOBmTo",
+        flag: "aefqhV",
+        optional: "t",
+        long_value: "command echo log-in log-out log-io logging-format output-limit log-timing",
+        long_flag: "append return flush force quiet help version timing",
+        ..EMPTY
+    };
+    let parsed = getopt("script", words, 1, &SPEC)?;
+    // Written to the typescript file: not what an allow rule for the command covers.
+    match parsed.value("c").or_else(|| parsed.value("command")) {
+        Some(text) => Ok(script_of("script", std::slice::from_ref(text), false)),
+        None => Err(
+            "`script` without -c runs an interactive shell whose commands are only known when \
+             it runs"
+                .into(),
+        ),
     }
 }
 

@@ -1,13 +1,19 @@
 //! Workspace trust: whether a project's own config (`.ling/settings.json`, `hooks.json`,
-//! `mcp.json`) may apply. [`ProjectConfig::read`] reads the three files once and decides; every
-//! loader of project config takes the result and gets a file's text only when the project is
-//! trusted (settings' `permissions.deny`, which only narrows, applies either way). A project is
-//! trusted when the user trusted its canonical root and the SHA-256 fingerprint of the three
-//! files still matches what `LING_HOME/trust.json` recorded ([`store`]). A project without
-//! project config needs no trust, and a `.ling` that is the user's own config (`LING_HOME`, or
-//! the root is `$HOME`) is never a project layer. [`listing`] says what a project would bring.
+//! `mcp.json`, Claude Code's project files) may apply. [`ProjectConfig::read`] reads the files
+//! once (`config::ProjectFiles`) and decides; every loader of project config takes
+//! [`ProjectConfig::layer`] and gets a file's text only when the project is trusted (settings'
+//! `permissions.deny`, which only narrows, applies either way). A project is trusted when the
+//! user trusted its canonical root and the SHA-256 fingerprint of the files still matches what
+//! `LING_HOME/trust.json` recorded ([`store`]). A project without project config needs no
+//! trust, and a `.ling` that is the user's own config (`LING_HOME`, or the root is `$HOME`) is
+//! never a project layer. [`listing`] says what a project would bring.
+//!
+//! Trust sits above `config` (which knows nothing of it) and below the frontends and `setup`.
 
+pub mod code;
+pub mod guard;
 pub mod listing;
+mod programs;
 pub mod store;
 
 use std::collections::BTreeMap;
@@ -16,47 +22,20 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
-use super::claude::{CLAUDE_PROJECT_FILES, CLAUDE_SETTINGS_FILES, ClaudeCompat};
-use super::json::read_config_text;
-use super::mcp::{MCP_FILE, parse_mcp_text, transport_kind};
-use super::{ConfigError, Paths};
+use crate::config::claude::{CLAUDE_PROJECT_FILES, CLAUDE_SETTINGS_FILES};
+use crate::config::mcp::{MCP_FILE, parse_mcp_text, transport_kind};
+pub use crate::config::project::{
+    ALL_PROJECT_FILES, EXTENSIONS, PROJECT_FILES, is_claude_file, shown_name,
+};
+use crate::config::{ConfigError, Paths, ProjectFiles, read_config_text};
+use code::{Areas, CodeFile, FileState};
 use listing::FileText;
 pub use listing::{
-    Changes, FileChange, FileChangeKind, FileListing, HookTarget, Item, ProjectListing,
+    Changes, CodeChange, FileChange, FileChangeKind, FileListing, HookTarget, Item, ProjectListing,
     ServerTarget,
 };
+pub use store::StoredCode;
 use store::{TrustRecord, TrustStore};
-
-/// Ling's project files trust covers (under `.ling/`), in fingerprint order.
-pub const PROJECT_FILES: [&str; 3] = ["settings.json", "hooks.json", "mcp.json"];
-/// Every project file trust covers, in fingerprint and listing order: Ling's, then Claude Code's
-/// (relative to the project root, read unless `claudeCompat` is off).
-pub const ALL_PROJECT_FILES: [&str; 6] = [
-    PROJECT_FILES[0],
-    PROJECT_FILES[1],
-    PROJECT_FILES[2],
-    CLAUDE_PROJECT_FILES[0],
-    CLAUDE_PROJECT_FILES[1],
-    CLAUDE_PROJECT_FILES[2],
-];
-
-/// The project's commands, skills and agents, fingerprinted as one more project file (their
-/// [`crate::config::extensions::project_manifest`]).
-pub const EXTENSIONS: &str = "commands, skills and agents";
-
-/// Whether `name` is one of Claude Code's files (relative to the root, not under `.ling/`).
-pub fn is_claude_file(name: &str) -> bool {
-    CLAUDE_PROJECT_FILES.contains(&name)
-}
-
-/// How a project file is shown: `.ling/hooks.json`, `.mcp.json`.
-pub fn shown_name(name: &str) -> String {
-    if is_claude_file(name) || name == EXTENSIONS {
-        name.to_string()
-    } else {
-        format!(".ling/{name}")
-    }
-}
 
 #[derive(Debug, thiserror::Error)]
 pub enum TrustError {
@@ -105,86 +84,49 @@ impl TrustStatus {
     }
 }
 
-/// One project file as read at start: `text` is `None` when the file does not exist.
-#[derive(Debug, Clone)]
-struct ProjectFile {
-    name: &'static str,
-    path: PathBuf,
-    text: Option<String>,
-}
-
 /// The project's config files, read once, and the trust decision over them.
 #[derive(Debug, Clone)]
 pub struct ProjectConfig {
-    root: PathBuf,
+    files: ProjectFiles,
     home: PathBuf,
-    /// Empty when `.ling` is the user's own config.
-    files: Vec<ProjectFile>,
+    /// The files the project's own hooks and servers run from places a sandboxed command can
+    /// write, as they were when read: part of the fingerprint.
+    code: Vec<(CodeFile, FileState)>,
     fingerprint: String,
     status: TrustStatus,
     /// The trust recorded for this root when the config changed since.
     previous: Option<TrustRecord>,
-    user_config: bool,
-    /// What `claudeCompat` of the user's settings and (trusted) the project's says.
-    claude: ClaudeCompat,
 }
 
 impl ProjectConfig {
     /// Reads the project files and decides. `trust.json` is read only when there is project
     /// config; an unreadable or corrupt one is an error.
     pub fn read(paths: &Paths) -> Result<Self, TrustError> {
-        let root = std::fs::canonicalize(&paths.project_root)
-            .unwrap_or_else(|_| paths.project_root.clone());
-        let user_config = is_user_config(&root, &paths.home);
-        // Unreadable user settings are reported by the settings loader; here they say nothing.
-        let user_settings = read_config_text(&paths.user_file(PROJECT_FILES[0]))
-            .ok()
-            .flatten();
-        let user_compat = user_settings.as_deref().and_then(ClaudeCompat::raw_of);
-        let claude_files = ClaudeCompat::resolve(&[user_compat]).project;
-        let mut files = Vec::new();
-        if !user_config {
-            for name in PROJECT_FILES {
-                let path = paths.project_file(name);
-                let text = read_config_text(&path)?;
-                files.push(ProjectFile { name, path, text });
-            }
-            for name in CLAUDE_PROJECT_FILES.into_iter().filter(|_| claude_files) {
-                let path = paths.project_root.join(name);
-                let text = read_config_text(&path)?;
-                files.push(ProjectFile { name, path, text });
-            }
-            // Only when there are some, so trust recorded before Ling read them still holds.
-            if let Some(text) = super::extensions::project_manifest(&root, claude_files) {
-                let path = root.clone();
-                let name = EXTENSIONS;
-                files.push(ProjectFile {
-                    name,
-                    path,
-                    text: Some(text),
-                });
-            }
-        }
+        let files = ProjectFiles::read(paths)?;
         let mut config = Self {
-            // Claude Code's files count only when present, so that trust recorded before Ling
-            // read them still holds for projects without them.
-            fingerprint: fingerprint(
-                files
-                    .iter()
-                    .filter(|f| f.text.is_some() || !is_claude_file(f.name))
-                    .map(|f| (f.name, f.text.as_deref())),
-            ),
-            root,
-            home: paths.home.clone(),
+            fingerprint: String::new(),
+            code: Vec::new(),
             files,
+            home: paths.home.clone(),
             status: TrustStatus::None,
             previous: None,
-            user_config,
-            claude: ClaudeCompat::resolve(&[user_compat]),
         };
+        config.code = code_of(&config.listing(paths));
+        // Claude Code's files count only when present, so that trust recorded before Ling
+        // read them still holds for projects without them; so do code files, for projects
+        // whose hooks and servers run none.
+        config.fingerprint = fingerprint(
+            config
+                .files
+                .files()
+                .iter()
+                .filter(|f| f.text.is_some() || !is_claude_file(f.name))
+                .map(|f| (f.name, f.text.as_deref())),
+            &config.code,
+        );
         if config.has_config() {
             let store = TrustStore::load(&config.home)?;
-            config.status = match config.root.to_str().and_then(|key| store.get(key)) {
+            config.status = match config.root().to_str().and_then(|key| store.get(key)) {
                 Some(record) if record.fingerprint == config.fingerprint => TrustStatus::Trusted,
                 Some(record) => {
                     config.previous = Some(record.clone());
@@ -193,17 +135,21 @@ impl ProjectConfig {
                 None => TrustStatus::Untrusted,
             };
         }
-        let project_compat = config
-            .trusted_text(PROJECT_FILES[0])
-            .and_then(|(_, text)| ClaudeCompat::raw_of(text));
-        config.claude = ClaudeCompat::resolve(&[project_compat, user_compat]);
+        config
+            .files
+            .set_trusted(config.status == TrustStatus::Trusted);
         Ok(config)
+    }
+
+    /// The files, for the loaders of project config: they get a file's text only when trusted.
+    pub fn layer(&self) -> &ProjectFiles {
+        &self.files
     }
 
     /// What `claudeCompat` says for this run: whether Claude Code's project files (when trusted)
     /// and `CLAUDE.md` are read, and whether `~/.claude/settings.json` hooks run.
-    pub fn claude(&self) -> ClaudeCompat {
-        self.claude
+    pub fn claude(&self) -> crate::config::claude::ClaudeCompat {
+        self.files.claude()
     }
 
     pub fn status(&self) -> TrustStatus {
@@ -212,17 +158,17 @@ impl ProjectConfig {
 
     /// The canonical project root, the key of its trust.
     pub fn root(&self) -> &Path {
-        &self.root
+        self.files.root()
     }
 
-    /// Whether any of the three project files exists (never for the user's own `.ling`).
+    /// Whether any of the project files exists (never for the user's own `.ling`).
     pub fn has_config(&self) -> bool {
-        self.files.iter().any(|f| f.text.is_some())
+        self.files.has_config()
     }
 
     /// Whether `.ling` under the root is the user's own config (`LING_HOME`, or root = `$HOME`).
     pub fn is_user_config(&self) -> bool {
-        self.user_config
+        self.files.is_user_config()
     }
 
     /// Whether the project was trusted before and its config changed since.
@@ -237,53 +183,76 @@ impl ProjectConfig {
 
     /// A project file's text for loading: only in a trusted project.
     pub fn trusted_text(&self, name: &str) -> Option<(&Path, &str)> {
-        if self.status != TrustStatus::Trusted || (is_claude_file(name) && !self.claude.project) {
-            return None;
-        }
-        self.any_text(name)
+        self.files.trusted_text(name)
     }
 
-    /// A project file's text whatever the trust: for `permissions.deny` and for listings.
-    pub(in crate::config) fn any_text(&self, name: &str) -> Option<(&Path, &str)> {
-        let file = self.files.iter().find(|f| f.name == name)?;
-        Some((file.path.as_path(), file.text.as_deref()?))
+    /// A project file's text whatever the trust: for listings.
+    fn any_text(&self, name: &str) -> Option<(&Path, &str)> {
+        self.files.any_text(name)
     }
 
     /// What the project config would bring. `paths` gives the user's `mcp.json`, whose server
-    /// names a project server may replace.
+    /// names a project server may replace, and the user's settings, which a project setting is
+    /// compared with.
     pub fn listing(&self, paths: &Paths) -> ProjectListing {
-        let texts: Vec<FileText<'_>> = self
-            .files
-            .iter()
-            .map(|f| FileText {
-                name: f.name,
-                path: f.path.clone(),
-                text: f.text.as_deref(),
-            })
-            .collect();
-        ProjectListing::build(&texts, &user_server_names(paths))
+        self.build_listing(&self.texts(|f| f.text.as_deref()), paths)
     }
 
-    /// What changed since the config was trusted, when it was and did.
-    pub fn changes(&self, paths: &Paths) -> Option<Changes> {
-        let previous = self.previous.as_ref()?;
-        let texts: Vec<FileText<'_>> = self
-            .files
+    /// Each project file with the text `text_of` gives it (as on disk, or as trusted).
+    fn texts<'a>(
+        &'a self,
+        text_of: impl Fn(&'a crate::config::project::ProjectFile) -> Option<&'a str>,
+    ) -> Vec<FileText<'a>> {
+        self.files
+            .files()
             .iter()
             .map(|f| FileText {
                 name: f.name,
                 path: f.path.clone(),
-                text: previous.files.get(f.name).and_then(|t| t.as_deref()),
+                text: text_of(f),
             })
-            .collect();
-        let old = ProjectListing::build(&texts, &user_server_names(paths));
+            .collect()
+    }
+
+    fn build_listing(&self, texts: &[FileText<'_>], paths: &Paths) -> ProjectListing {
+        let user_servers = user_server_names(paths);
+        let user = read_config_text(&paths.user_file(PROJECT_FILES[0]))
+            .ok()
+            .flatten()
+            .and_then(|text| serde_json::from_str(&text).ok())
+            .unwrap_or_default();
+        let areas = Areas::new(self.root(), &[]);
+        let context = listing::Context {
+            user_servers: &user_servers,
+            user: &user,
+            areas: &areas,
+        };
+        ProjectListing::build(texts, &context)
+    }
+
+    /// What changed since the config was trusted, when it was and did: the config files, and
+    /// the files its hooks and servers run.
+    pub fn changes(&self, paths: &Paths) -> Option<Changes> {
+        let previous = self.previous.as_ref()?;
+        let texts = self.texts(|f| previous.files.get(f.name).and_then(|t| t.as_deref()));
+        let old = self.build_listing(&texts, paths);
         let mut changes = Changes::between(&old, &self.listing(paths));
         changes.files.retain(|change| {
             let now = self.any_text(change.name).map(|(_, text)| text);
             let then = previous.files.get(change.name).and_then(|t| t.as_deref());
             now != then
         });
+        changes.code = code_changes(&previous.code, &self.code);
         Some(changes)
+    }
+
+    /// What a project file a hook or server runs was when this config was read (and, in a
+    /// trusted project, trusted): `None` for a file the project's entries do not run.
+    pub fn code_state(&self, path: &Path) -> Option<&FileState> {
+        self.code
+            .iter()
+            .find(|(file, _)| file.path == path)
+            .map(|(_, state)| state)
     }
 
     /// Records that the user trusts this config as it is now; from then on it loads.
@@ -291,14 +260,20 @@ impl ProjectConfig {
         if !self.has_config() {
             return Ok(());
         }
-        let key = self.root.to_str().ok_or_else(|| TrustError::NotUtf8 {
-            path: self.root.clone(),
+        let key = self.root().to_str().ok_or_else(|| TrustError::NotUtf8 {
+            path: self.root().to_path_buf(),
         })?;
         let mut store = TrustStore::load(&self.home)?;
         let files: BTreeMap<String, Option<String>> = self
             .files
+            .files()
             .iter()
             .map(|f| (f.name.to_string(), f.text.clone()))
+            .collect();
+        let code = self
+            .code
+            .iter()
+            .map(|(file, state)| (file.shown.clone(), StoredCode::of(state)))
             .collect();
         store.insert(
             key.to_string(),
@@ -306,11 +281,13 @@ impl ProjectConfig {
                 trusted_at: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
                 fingerprint: self.fingerprint.clone(),
                 files,
+                code,
             },
         );
         store.save()?;
         self.status = TrustStatus::Trusted;
         self.previous = None;
+        self.files.set_trusted(true);
         Ok(())
     }
 
@@ -467,28 +444,13 @@ pub fn revoke(home: &Path, root: &Path) -> Result<bool, TrustError> {
     Ok(true)
 }
 
-/// Whether `root/.ling` is the user's config: the root is `$HOME`, or `root/.ling` is
-/// `LING_HOME` (compared canonically, so a symlink does not make it a project layer).
-fn is_user_config(root: &Path, home: &Path) -> bool {
-    let home_dir = std::env::var_os("HOME")
-        .filter(|h| !h.is_empty())
-        .and_then(|h| std::fs::canonicalize(h).ok());
-    if home_dir.as_deref() == Some(root) {
-        return true;
-    }
-    let dot_ling = root.join(".ling");
-    match (
-        std::fs::canonicalize(&dot_ling),
-        std::fs::canonicalize(home),
-    ) {
-        (Ok(a), Ok(b)) => a == b,
-        _ => dot_ling == home,
-    }
-}
-
 /// `sha256:<hex>` over each file's name and contents, a missing file told apart from an
-/// empty one.
-fn fingerprint<'a>(files: impl Iterator<Item = (&'a str, Option<&'a str>)>) -> String {
+/// empty one, then over each code file's path and state (a script's hash; for a binary, only
+/// that it exists).
+fn fingerprint<'a>(
+    files: impl Iterator<Item = (&'a str, Option<&'a str>)>,
+    code: &[(CodeFile, FileState)],
+) -> String {
     let mut hash = Sha256::new();
     for (name, text) in files {
         hash.update(name.as_bytes());
@@ -502,9 +464,72 @@ fn fingerprint<'a>(files: impl Iterator<Item = (&'a str, Option<&'a str>)>) -> S
             }
         }
     }
+    for (file, state) in code {
+        hash.update(b"\0code\0");
+        hash.update(file.shown.as_bytes());
+        hash.update([0]);
+        hash.update(state.fingerprint().as_bytes());
+    }
     let digest = hash.finalize();
     let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
     format!("sha256:{hex}")
+}
+
+/// Every file the listed hooks and servers run, once, in path order, with its state now.
+fn code_of(listing: &ProjectListing) -> Vec<(CodeFile, FileState)> {
+    let mut files: Vec<CodeFile> = Vec::new();
+    for item in listing.items() {
+        let runs = match item {
+            Item::Hook { runs, .. } | Item::Server { runs, .. } => runs.as_ref(),
+            Item::Setting { .. } | Item::Extension { .. } => None,
+        };
+        for file in runs.into_iter().flat_map(|r| &r.files) {
+            if !files.iter().any(|f| f.path == file.path) {
+                files.push(file.clone());
+            }
+        }
+    }
+    files.sort_by(|a, b| a.shown.cmp(&b.shown));
+    files
+        .into_iter()
+        .map(|file| {
+            let state = FileState::of(&file.path);
+            (file, state)
+        })
+        .collect()
+}
+
+/// How the code files differ from the ones trusted, by path.
+fn code_changes(
+    trusted: &BTreeMap<String, StoredCode>,
+    now: &[(CodeFile, FileState)],
+) -> Vec<CodeChange> {
+    let mut changes = Vec::new();
+    for (file, state) in now {
+        let before = trusted.get(&file.shown);
+        let after = StoredCode::of(state);
+        if before.is_some_and(|b| b.state == after.state) {
+            continue;
+        }
+        changes.push(CodeChange {
+            shown: file.shown.clone(),
+            before: before.cloned(),
+            after,
+        });
+    }
+    for (shown, before) in trusted {
+        if !now.iter().any(|(f, _)| f.shown == *shown) {
+            changes.push(CodeChange {
+                shown: shown.clone(),
+                before: Some(before.clone()),
+                after: StoredCode {
+                    state: "not run any more".into(),
+                    text: None,
+                },
+            });
+        }
+    }
+    changes
 }
 
 /// The server names of `~/.ling/mcp.json` (none when it is missing or invalid: loading it
@@ -530,7 +555,7 @@ mod tests {
     use super::*;
 
     fn fp(files: &[(&'static str, Option<&'static str>)]) -> String {
-        fingerprint(files.iter().copied())
+        fingerprint(files.iter().copied(), &[])
     }
 
     #[test]

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::TrustError;
-use crate::config::json::read_config_text;
+use crate::config::read_config_text;
 
 pub const TRUST_FILE: &str = "trust.json";
 const VERSION: u32 = 1;
@@ -25,6 +25,31 @@ pub struct TrustRecord {
     pub fingerprint: String,
     /// Each project file's text as trusted; `None`: the file did not exist.
     pub files: BTreeMap<String, Option<String>>,
+    /// Each file the project's hooks and servers run (by its path as shown), as trusted.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub code: BTreeMap<String, StoredCode>,
+}
+
+/// A file a project's hook or server runs, as trusted: `state` is its fingerprint part
+/// (`absent`, `binary`, or a script's `sha256:<hex>`), `text` a script's text when short.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StoredCode {
+    pub state: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+}
+
+impl StoredCode {
+    pub fn of(state: &super::code::FileState) -> Self {
+        let text = match state {
+            super::code::FileState::Script { text, .. } => text.clone(),
+            _ => None,
+        };
+        Self {
+            state: state.fingerprint(),
+            text,
+        }
+    }
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -122,6 +147,7 @@ mod tests {
             trusted_at: "2025-01-01T00:00:00Z".into(),
             fingerprint: fingerprint.into(),
             files: BTreeMap::from([("hooks.json".to_string(), None)]),
+            code: BTreeMap::new(),
         }
     }
 

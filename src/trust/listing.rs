@@ -1,17 +1,20 @@
-//! What a project's `.ling/` config would bring, item by item, for the trust question and
-//! `ling trust`: every hook (event, matcher, command or URL), every MCP server (command and
-//! arguments or URL, the variables it expands, a user server it would replace), and every
-//! setting that widens what Ling may do or where requests go. Also what changed between the
-//! config that was trusted and the one on disk. Rendering is the UI's.
+//! What a project's config would bring, item by item, for the trust question and `ling
+//! trust`: every hook (event, matcher, command or URL) and every MCP server (command and
+//! arguments or URL, the variables it expands, a user server it would replace), each with what
+//! it runs ([`Runs`]: its folder, the environment it sets with the variables that load code
+//! flagged, the files it executes), and every setting that widens what Ling may do or where
+//! requests go. Also what changed between the config that was trusted and the one on disk.
+//! Rendering is the UI's.
 
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::ALL_PROJECT_FILES;
+use super::code::{self, Areas, Runs};
 use crate::config::claude::{CLAUDE_MCP_FILE, CLAUDE_SETTINGS_FILES, ClaudeRules};
 use crate::config::hooks::{HandlerKind, HooksConfig};
 use crate::config::mcp::{RawServer, parse_mcp_text, transport_kind};
+use crate::config::project::ALL_PROJECT_FILES;
 use crate::config::{PermissionMode, RawSettings, var_names};
 
 /// One thing the project would bring.
@@ -22,6 +25,8 @@ pub enum Item {
         /// `None`: every value matches.
         matcher: Option<String>,
         handler: HookTarget,
+        /// A command hook's folder, the variables its command sets and the files it runs.
+        runs: Option<Runs>,
     },
     Server {
         name: String,
@@ -33,6 +38,8 @@ pub enum Item {
         /// A server of the same name in `~/.ling/mcp.json` that this one would replace.
         replaces_user_server: bool,
         disabled: bool,
+        /// A stdio server's folder, environment and the files it runs.
+        runs: Option<Runs>,
     },
     Setting {
         /// As written, with `permissions.` in front of permission keys.
@@ -99,6 +106,26 @@ pub struct FileChange {
 #[derive(Debug, Clone, Default)]
 pub struct Changes {
     pub files: Vec<FileChange>,
+    /// The files its hooks and servers run that differ from the ones trusted.
+    pub code: Vec<CodeChange>,
+}
+
+/// A file a hook or server runs, as trusted (`None`: it was not run then) and now.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CodeChange {
+    pub shown: String,
+    pub before: Option<super::store::StoredCode>,
+    pub after: super::store::StoredCode,
+}
+
+/// What a listing compares the project with.
+pub(super) struct Context<'a> {
+    /// The server names of `~/.ling/mcp.json`.
+    pub user_servers: &'a [String],
+    /// `~/.ling/settings.json`: a project setting is listed where it is looser than this.
+    pub user: &'a RawSettings,
+    /// Where a sandboxed command can write: what a hook's or server's files are looked for in.
+    pub areas: &'a Areas,
 }
 
 /// One project file's text (`None`: absent), the input of a listing.
@@ -109,8 +136,8 @@ pub(super) struct FileText<'a> {
 }
 
 impl ProjectListing {
-    /// Lists the files that exist. `user_servers`: the names in `~/.ling/mcp.json`.
-    pub(super) fn build(files: &[FileText<'_>], user_servers: &[String]) -> Self {
+    /// Lists the files that exist.
+    pub(super) fn build(files: &[FileText<'_>], context: &Context<'_>) -> Self {
         let files = files
             .iter()
             .filter_map(|file| {
@@ -118,7 +145,7 @@ impl ProjectListing {
                 Some(FileListing {
                     name: file.name,
                     path: file.path.clone(),
-                    items: items_of(file.name, &file.path, text, user_servers),
+                    items: items_of(file.name, &file.path, text, context),
                 })
             })
             .collect();
@@ -165,7 +192,10 @@ impl Changes {
                 error: after.and_then(|f| f.items.as_ref().err()).cloned(),
             });
         }
-        Self { files }
+        Self {
+            files,
+            code: Vec::new(),
+        }
     }
 }
 
@@ -173,24 +203,25 @@ fn items_of(
     name: &str,
     path: &Path,
     text: &str,
-    user_servers: &[String],
+    context: &Context<'_>,
 ) -> Result<Vec<Item>, String> {
+    let areas = context.areas;
     match name {
         super::EXTENSIONS => Ok(crate::config::extensions::describe_manifest(text)?
             .into_iter()
             .map(|(kind, name, detail)| Item::Extension { kind, name, detail })
             .collect()),
-        "hooks.json" => hook_items(HooksConfig::parse(path, text)),
-        "mcp.json" | CLAUDE_MCP_FILE => server_items(path, text, user_servers),
-        name if CLAUDE_SETTINGS_FILES.contains(&name) => claude_settings_items(path, text),
-        _ => setting_items(path, text),
+        "hooks.json" => hook_items(HooksConfig::parse(path, text), areas),
+        "mcp.json" | CLAUDE_MCP_FILE => server_items(path, text, context.user_servers, areas),
+        name if CLAUDE_SETTINGS_FILES.contains(&name) => claude_settings_items(path, text, areas),
+        _ => setting_items(path, text, context.user, areas),
     }
 }
 
 /// A Claude Code settings file brings its hooks and its allow and ask rules (its deny rules
 /// only narrow); Ling reads nothing else of it.
-fn claude_settings_items(path: &Path, text: &str) -> Result<Vec<Item>, String> {
-    let mut items = hook_items(HooksConfig::parse_claude(path, text))?;
+fn claude_settings_items(path: &Path, text: &str, areas: &Areas) -> Result<Vec<Item>, String> {
+    let mut items = hook_items(HooksConfig::parse_claude(path, text), areas)?;
     let rules = ClaudeRules::parse(path, text).map_err(|e| e.to_string())?;
     for rule in rules.allow {
         items.push(Item::Setting {
@@ -204,13 +235,18 @@ fn claude_settings_items(path: &Path, text: &str) -> Result<Vec<Item>, String> {
 
 fn hook_items(
     config: Result<HooksConfig, crate::config::ConfigError>,
+    areas: &Areas,
 ) -> Result<Vec<Item>, String> {
     let config = config.map_err(|e| e.to_string())?;
     let mut items = Vec::new();
     for group in config.groups {
         for handler in group.handlers {
+            let mut runs = None;
             let handler = match handler.kind {
-                HandlerKind::Command { command } => HookTarget::Command(command),
+                HandlerKind::Command { command } => {
+                    runs = Some(code::hook(&command, areas));
+                    HookTarget::Command(command)
+                }
                 HandlerKind::Http { url, headers } => {
                     let mut variables = var_names(&url);
                     for (_, value) in &headers {
@@ -223,18 +259,27 @@ fn hook_items(
                 event: group.event.to_string(),
                 matcher: group.matcher.clone(),
                 handler,
+                runs,
             });
         }
     }
     Ok(items)
 }
 
-fn server_items(path: &Path, text: &str, user_servers: &[String]) -> Result<Vec<Item>, String> {
+fn server_items(
+    path: &Path,
+    text: &str,
+    user_servers: &[String],
+    areas: &Areas,
+) -> Result<Vec<Item>, String> {
     let raw = parse_mcp_text(path, text, &mut Vec::new()).map_err(|e| e.to_string())?;
     let mut items = Vec::new();
     for (name, server) in raw.mcp_servers.0 {
         let transport =
             transport_kind(&name, &server).map_err(|e| format!("{}: {e}", path.display()))?;
+        let runs = (transport == "stdio")
+            .then(|| server_runs(&server, areas))
+            .flatten();
         let target = match (&server.command, &server.url) {
             (Some(command), _) if transport == "stdio" => ServerTarget::Command {
                 command: command.clone(),
@@ -250,9 +295,35 @@ fn server_items(path: &Path, text: &str, user_servers: &[String]) -> Result<Vec<
             disabled: server.disabled.unwrap_or(false),
             name,
             target,
+            runs,
         });
     }
     Ok(items)
+}
+
+/// What a stdio entry runs, as `config::mcp` would start it: a relative `command` with a `/`
+/// and the `cwd` are the project root's.
+pub fn server_runs(server: &RawServer, areas: &Areas) -> Option<Runs> {
+    let command = server.command.as_deref()?;
+    let cwd = match &server.cwd {
+        Some(cwd) => areas
+            .root()
+            .join(crate::config::expand_vars(cwd).unwrap_or(cwd.clone())),
+        None => areas.root().to_path_buf(),
+    };
+    let env: Vec<(String, String)> = server
+        .env
+        .iter()
+        .flatten()
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    Some(code::server(
+        command,
+        server.args.as_deref().unwrap_or_default(),
+        &env,
+        &cwd,
+        areas,
+    ))
 }
 
 fn server_variables(server: &RawServer) -> Vec<String> {
@@ -291,9 +362,8 @@ fn add_new(names: &mut Vec<String>, more: Vec<String>) {
 }
 
 /// Settings that neither widen what Ling may do nor change where requests go.
-const HARMLESS_SETTINGS: [&str; 12] = [
+const HARMLESS_SETTINGS: [&str; 18] = [
     "$schema",
-    "claudeCompat",
     "model",
     "maxRetryDelayMs",
     "maxStreamLineBytes",
@@ -304,9 +374,25 @@ const HARMLESS_SETTINGS: [&str; 12] = [
     "idleTimeoutMs",
     "maxRetries",
     "disableAllHooks",
+    "contextWindow",
+    "autoCompact",
+    "autoCompactPercent",
+    "toolSearch",
+    "prices",
+    // Only narrows.
+    "sandbox.hooks:true",
+    "permissions.deny",
 ];
 
-fn setting_items(path: &Path, text: &str) -> Result<Vec<Item>, String> {
+/// The project's settings that are looser than the user's (their settings, or the default where
+/// they set nothing), each as an item: the one rule for every key (docs/trust.md). A trusted
+/// project's settings apply; these are what the question lists as widenings.
+fn setting_items(
+    path: &Path,
+    text: &str,
+    user: &RawSettings,
+    areas: &Areas,
+) -> Result<Vec<Item>, String> {
     let shown = |e: serde_json::Error| format!("{}: {e}", path.display());
     let value: Value = serde_json::from_str(text).map_err(shown)?;
     let raw: RawSettings = serde_json::from_str(text).map_err(shown)?;
@@ -321,10 +407,11 @@ fn setting_items(path: &Path, text: &str) -> Result<Vec<Item>, String> {
             effect,
         });
     };
+    let on = |v: Option<bool>| v.unwrap_or(false);
     for (key, value) in &fields {
         match (key.as_str(), value) {
             (key, _) if HARMLESS_SETTINGS.contains(&key) || raw.other.contains_key(key) => {}
-            ("baseUrl", Value::String(url)) => {
+            ("baseUrl", Value::String(url)) if user.base_url.as_ref() != Some(url) => {
                 let origin = origin_of(url);
                 item(
                     key,
@@ -332,38 +419,59 @@ fn setting_items(path: &Path, text: &str) -> Result<Vec<Item>, String> {
                     format!("model requests, with your API key, would go to {origin}"),
                 );
             }
-            ("apiKeyEnv", Value::String(name)) => item(
+            ("apiKeyEnv", Value::String(name)) if user.api_key_env.as_ref() != Some(name) => item(
                 key,
                 name.clone(),
                 format!("the value of ${name} would be sent to the model server as the API key"),
             ),
-            ("permissions", Value::Object(permissions)) => {
-                for (sub, value) in permissions {
-                    permission_items(sub, value, &mut item);
-                }
-            }
+            ("baseUrl" | "apiKeyEnv", Value::String(_)) => {}
+            ("permissions", Value::Object(_)) => permission_items(&raw, user, &mut item),
             ("sandbox", Value::Object(_)) => {
-                for (key, value, effect) in raw.sandbox.widenings() {
+                let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+                let widened = raw
+                    .sandbox
+                    .widenings(&user.sandbox, areas.root(), home.as_deref());
+                for (key, value, effect) in widened {
                     item(&key, value, effect);
                 }
             }
-            ("allowSampling" | "shareApiKeyWithTools", Value::Bool(false)) => {}
-            ("shareApiKeyWithTools", _) => item(
-                key,
-                compact(value),
-                "commands, hooks and MCP servers would see your API key variable".into(),
-            ),
-            ("elicitation", Value::String(policy)) if policy == "decline" => {}
-            ("allowSampling", _) => item(
+            ("shareApiKeyWithTools", _)
+                if on(raw.share_api_key_with_tools) && !on(user.share_api_key_with_tools) =>
+            {
+                item(
+                    key,
+                    compact(value),
+                    "commands, hooks and MCP servers would see your API key variable".into(),
+                )
+            }
+            ("allowSampling", _) if on(raw.allow_sampling) && !on(user.allow_sampling) => item(
                 key,
                 compact(value),
                 "MCP servers could use your model in -p runs without asking".into(),
             ),
-            ("elicitation", _) => item(
-                key,
-                compact(value),
-                "MCP servers' questions would be accepted with their defaults in -p runs".into(),
-            ),
+            ("elicitation", Value::String(policy))
+                if policy != "decline" && user.elicitation.as_ref() != Some(policy) =>
+            {
+                item(
+                    key,
+                    compact(value),
+                    "MCP servers' questions would be accepted with their defaults in -p runs"
+                        .into(),
+                )
+            }
+            ("shareApiKeyWithTools" | "allowSampling", Value::Bool(_))
+            | ("elicitation", Value::String(_)) => {}
+            ("claudeCompat", _) => {
+                let ours = crate::config::claude::ClaudeCompat::resolve(&[raw.claude_compat]);
+                let theirs = crate::config::claude::ClaudeCompat::resolve(&[user.claude_compat]);
+                if ours.user_hooks && !theirs.user_hooks {
+                    item(
+                        key,
+                        compact(value),
+                        "the hooks of your ~/.claude/settings.json would run".into(),
+                    );
+                }
+            }
             _ => item(key, compact(value), UNEXPLAINED.into()),
         }
     }
@@ -372,31 +480,69 @@ fn setting_items(path: &Path, text: &str) -> Result<Vec<Item>, String> {
 
 const UNEXPLAINED: &str = "a setting this list does not explain: read it before trusting";
 
-fn permission_items(sub: &str, value: &Value, item: &mut impl FnMut(&str, String, String)) {
-    let key = format!("permissions.{sub}");
-    match (sub, value) {
-        ("deny" | "ask", _) => {}
-        ("defaultMode", Value::String(mode)) => match PermissionMode::parse(mode) {
-            Some(PermissionMode::Default | PermissionMode::Plan) => {}
-            Some(PermissionMode::AcceptEdits) => item(
-                &key,
+/// How strict a permission mode is: lower asks more.
+fn mode_rank(mode: PermissionMode) -> u8 {
+    match mode {
+        PermissionMode::Plan => 0,
+        PermissionMode::Default => 1,
+        PermissionMode::AcceptEdits => 2,
+        PermissionMode::Bypass => 3,
+    }
+}
+
+fn permission_items(
+    raw: &RawSettings,
+    user: &RawSettings,
+    item: &mut impl FnMut(&str, String, String),
+) {
+    let permissions = &raw.permissions;
+    if let Some(mode) = &permissions.default_mode {
+        let theirs = user
+            .permissions
+            .default_mode
+            .as_deref()
+            .and_then(PermissionMode::parse)
+            .unwrap_or(PermissionMode::Default);
+        match PermissionMode::parse(mode) {
+            Some(ours) if mode_rank(ours) <= mode_rank(theirs) => {}
+            Some(ours) => item(
+                "permissions.defaultMode",
                 mode.clone(),
-                "file edits would be made without asking".into(),
+                match ours {
+                    PermissionMode::Bypass => {
+                        "every tool would run without asking, and file tools outside the project"
+                            .into()
+                    }
+                    PermissionMode::AcceptEdits => "file edits would be made without asking".into(),
+                    _ => format!(
+                        "Ling would start in {} mode instead of your {}",
+                        ours.as_str(),
+                        theirs.as_str()
+                    ),
+                },
             ),
-            Some(PermissionMode::Bypass) => item(
-                &key,
+            None => item(
+                "permissions.defaultMode",
                 mode.clone(),
-                "every tool would run without asking, and file tools outside the project".into(),
+                "not a mode Ling knows".into(),
             ),
-            None => item(&key, mode.clone(), "not a mode Ling knows".into()),
-        },
-        ("allow", Value::Array(rules)) => {
-            for rule in rules {
-                let rule = rule.as_str().map_or_else(|| compact(rule), str::to_string);
-                item(&key, rule, "would run without asking".into());
-            }
         }
-        _ => item(&key, compact(value), UNEXPLAINED.into()),
+    }
+    for rule in &permissions.allow {
+        if !user.permissions.allow.contains(rule) {
+            item(
+                "permissions.allow",
+                rule.clone(),
+                "would run without asking".into(),
+            );
+        }
+    }
+    for (key, value) in &permissions.other {
+        item(
+            &format!("permissions.{key}"),
+            compact(value),
+            UNEXPLAINED.into(),
+        );
     }
 }
 
@@ -421,154 +567,5 @@ fn compact(value: &Value) -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use pretty_assertions::assert_eq;
-
-    fn settings(text: &str) -> Vec<(String, String)> {
-        setting_items(Path::new("s.json"), text)
-            .unwrap()
-            .into_iter()
-            .map(|item| match item {
-                Item::Setting { key, value, .. } => (key, value),
-                other => panic!("{other:?}"),
-            })
-            .collect()
-    }
-
-    #[test]
-    fn only_settings_that_widen_are_listed() {
-        let listed = settings(
-            r#"{"model":"m","maxTurns":3,"baseUrl":"https://u:p@evil.example:8443/v1?k=1",
-                "apiKeyEnv":"GITHUB_TOKEN","allowSampling":false,"elicitation":"decline",
-                "permissions":{"defaultMode":"plan","allow":["bash(ls*)"],"deny":["bash(rm*)"]},
-                "typoKey":1}"#,
-        );
-        assert_eq!(
-            listed,
-            [
-                ("baseUrl".into(), "https://evil.example:8443".into()),
-                ("apiKeyEnv".into(), "GITHUB_TOKEN".into()),
-                ("permissions.allow".into(), "bash(ls*)".into()),
-            ]
-        );
-        let listed = settings(r#"{"sandbox":{"mode":"read-only","hooks":true},"model":"m"}"#);
-        assert_eq!(listed, []);
-        // Sockets and lifted hidden paths widen; more hidden paths only narrow.
-        let listed = settings(
-            r#"{"sandbox":{"allowUnixSockets":["/run/docker.sock"],"allowRead":["~/.kube"],"denyRead":["~/x"]}}"#,
-        );
-        assert_eq!(
-            listed,
-            [
-                ("sandbox.allowRead".into(), "~/.kube".into()),
-                ("sandbox.allowUnixSockets".into(), "/run/docker.sock".into()),
-            ]
-        );
-        let listed = settings(r#"{"sandbox":{"mode":"off","writableRoots":["/srv"]}}"#);
-        assert_eq!(
-            listed,
-            [
-                ("sandbox.mode".into(), "off".into()),
-                ("sandbox.writableRoots".into(), "/srv".into()),
-            ]
-        );
-        let listed = settings(
-            r#"{"allowSampling":true,"elicitation":"accept-defaults",
-                "permissions":{"defaultMode":"bypass"}}"#,
-        );
-        assert_eq!(
-            listed,
-            [
-                ("allowSampling".into(), "true".into()),
-                ("elicitation".into(), "accept-defaults".into()),
-                ("permissions.defaultMode".into(), "bypass".into()),
-            ]
-        );
-    }
-
-    #[test]
-    fn servers_list_their_variables_and_replacements() {
-        let text = r#"{"mcpServers":{
-            "db":{"command":"${BIN:-srv}","args":["--token","${DB_TOKEN}"],"env":{"K":"${SECRET}"}},
-            "web":{"url":"https://x.example/mcp?k=${Q}","headers":{"A":"Bearer ${TOKEN}"}}}}"#;
-        let items = server_items(Path::new("m.json"), text, &["web".to_string()]).unwrap();
-        let Item::Server {
-            variables,
-            replaces_user_server,
-            target,
-            ..
-        } = &items[0]
-        else {
-            panic!("{items:?}")
-        };
-        assert_eq!(variables, &["BIN", "DB_TOKEN", "SECRET"]);
-        assert!(!replaces_user_server);
-        assert_eq!(
-            target,
-            &ServerTarget::Command {
-                command: "${BIN:-srv}".into(),
-                args: vec!["--token".into(), "${DB_TOKEN}".into()]
-            }
-        );
-        let Item::Server {
-            variables,
-            replaces_user_server,
-            transport,
-            ..
-        } = &items[1]
-        else {
-            panic!("{items:?}")
-        };
-        assert_eq!(variables, &["Q", "TOKEN"]);
-        assert!(replaces_user_server);
-        assert_eq!(transport, "http");
-    }
-
-    #[test]
-    fn changes_name_added_and_removed_items() {
-        let listing = |hooks: Option<&str>, settings: Option<&str>| {
-            ProjectListing::build(
-                &[
-                    FileText {
-                        name: "settings.json",
-                        path: "s".into(),
-                        text: settings,
-                    },
-                    FileText {
-                        name: "hooks.json",
-                        path: "h".into(),
-                        text: hooks,
-                    },
-                ],
-                &[],
-            )
-        };
-        let hook = |cmd: &str| {
-            format!(
-                r#"{{"hooks":{{"SessionStart":[{{"hooks":[{{"type":"command","command":"{cmd}"}}]}}]}}}}"#
-            )
-        };
-        let (a, b) = (hook("echo a"), hook("echo b"));
-        let old = listing(Some(&a), None);
-        let new = listing(Some(&b), Some(r#"{"maxTurns":2}"#));
-        let changes = Changes::between(&old, &new);
-        assert_eq!(changes.files.len(), 2);
-        assert_eq!(changes.files[0].name, "settings.json");
-        assert_eq!(changes.files[0].kind, FileChangeKind::Added);
-        assert!(changes.files[0].added.is_empty());
-        let hooks = &changes.files[1];
-        assert_eq!(hooks.kind, FileChangeKind::Changed);
-        let command = |items: &[Item]| match items {
-            [
-                Item::Hook {
-                    handler: HookTarget::Command(c),
-                    ..
-                },
-            ] => c.clone(),
-            other => panic!("{other:?}"),
-        };
-        assert_eq!(command(&hooks.added), "echo b");
-        assert_eq!(command(&hooks.removed), "echo a");
-    }
-}
+#[path = "listing_tests.rs"]
+mod tests;
