@@ -5,12 +5,12 @@
 
 use tokio_util::sync::CancellationToken;
 
-use super::output::stdout_line;
-use super::style::Style;
 use crate::agent::{Compaction, EventSink, Session, SessionSummary, session_list};
 use crate::llm::Message;
 use crate::setup::Setup;
 use crate::term;
+use crate::ui::output::stdout_line;
+use crate::ui::style::Style;
 
 /// How many of the last exchanges a resumed REPL shows.
 const RECENT_EXCHANGES: usize = 3;

@@ -7,11 +7,11 @@
 use serde_json::Value;
 use unicode_width::UnicodeWidthChar;
 
-use super::render::{styled_display, summary_arg};
-use super::safe_text::neutralise;
-use super::style::Style;
-use super::term::Term;
 use crate::agent::ApprovalRequest;
+use crate::ui::render::{styled_display, summary_arg};
+use crate::ui::safe_text::neutralise;
+use crate::ui::style::Style;
+use crate::ui::term::Term;
 
 /// The narrowest the input block is wrapped to, however narrow the terminal says it is.
 const MIN_WIDTH: usize = 20;

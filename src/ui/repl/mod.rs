@@ -2,6 +2,19 @@
 //! `\`), slash commands, streamed answers, one line per tool call, permission questions, and
 //! Ctrl-C that interrupts the running turn (a second Ctrl-C at an empty prompt, or Ctrl-D, exits).
 
+mod approval;
+mod context;
+mod dialog_queue;
+mod line_editor;
+mod mcp_dialogs;
+mod session_commands;
+mod session_diff;
+mod spinner;
+mod status;
+mod tool_view;
+mod turn_keys;
+mod view;
+
 use std::sync::Arc;
 
 use rustyline::Editor;
@@ -9,16 +22,15 @@ use rustyline::error::ReadlineError;
 use rustyline::history::DefaultHistory;
 use tokio_util::sync::CancellationToken;
 
-use super::line_editor::{self, ModePrompt, ReplHelper};
-use super::output::stdout_line;
-use super::repl_ui::ReplUi;
-use super::style::Style;
-use super::tool_view;
+use self::line_editor::{ModePrompt, ReplHelper};
+use self::view::ReplUi;
 use super::{RunOutcome, TerminalError};
 use crate::agent::{RunEnd, Session};
 use crate::mcp::{ServerState, ServerStatus};
 use crate::setup::Setup;
 use crate::term;
+use crate::ui::output::stdout_line;
+use crate::ui::style::Style;
 
 const COMMANDS: [(&str, &str); 18] = [
     ("/help", "show this help"),
@@ -66,7 +78,7 @@ const COMMANDS: [(&str, &str); 18] = [
 ];
 
 /// What `/init` asks the model to do.
-const INIT_PROMPT: &str = include_str!("../prompts/init.md");
+const INIT_PROMPT: &str = include_str!("../../prompts/init.md");
 
 type LineEditor = Editor<ReplHelper, DefaultHistory>;
 
@@ -78,7 +90,7 @@ pub async fn run(
     let style = Style::for_repl();
     if style.color {
         // Off the REPL's thread: the first code block of an answer then paints at once.
-        std::thread::spawn(super::markdown::warm_up);
+        std::thread::spawn(crate::ui::markdown::warm_up);
     }
     let history_path = setup.paths.history_file();
     let mut editor = new_editor(&setup)?;
@@ -87,7 +99,7 @@ pub async fn run(
 
     let ui = Arc::new(ReplUi::new(style, setup.paths.clone()));
     let mcp = setup.mcp.clone();
-    tokio::spawn(super::signals::exit_on_termination(async move {
+    tokio::spawn(crate::ui::signals::exit_on_termination(async move {
         mcp.shutdown().await;
     }));
     setup.mcp_host.set_asker(ui.clone());
@@ -250,7 +262,7 @@ async fn slash_command(setup: &mut Setup, line: &str, style: Style, ui: &ReplUi)
             stdout_line(
                 "\nEnd a line with \\ to continue on the next one. Ctrl-C interrupts a running turn.",
             );
-            super::mcp_dialogs::print_prompt_help(setup, style).await;
+            self::mcp_dialogs::print_prompt_help(setup, style).await;
         }
         "/mcp" => match rest
             .split_once(' ')
@@ -268,7 +280,7 @@ async fn slash_command(setup: &mut Setup, line: &str, style: Style, ui: &ReplUi)
                 }
             }
             ("login", name) if !name.is_empty() => {
-                let login = super::login::browser_login(
+                let login = crate::ui::login::browser_login(
                     name,
                     false,
                     crate::setup::children(&setup.settings),
@@ -310,13 +322,13 @@ async fn slash_command(setup: &mut Setup, line: &str, style: Style, ui: &ReplUi)
                 return Flow::Exit;
             }
         }
-        "/compact" => super::repl_context::compact(setup, rest, style, ui).await,
-        "/context" => super::repl_context::context(setup, style).await,
-        "/resume" => super::repl_context::resume(setup, rest, style, ui).await,
-        "/mode" => super::session_commands::mode(setup, rest, style),
-        "/status" => super::session_commands::status(setup, style).await,
-        "/cost" => super::session_commands::cost_report(setup, style),
-        "/permissions" => super::session_commands::permissions(setup, rest, style),
+        "/compact" => self::context::compact(setup, rest, style, ui).await,
+        "/context" => self::context::context(setup, style).await,
+        "/resume" => self::context::resume(setup, rest, style, ui).await,
+        "/mode" => self::session_commands::mode(setup, rest, style),
+        "/status" => self::session_commands::status(setup, style).await,
+        "/cost" => self::session_commands::cost_report(setup, style),
+        "/permissions" => self::session_commands::permissions(setup, rest, style),
         "/diff" => {
             let diffs = ui.session_diff();
             if diffs.is_empty() {
@@ -327,7 +339,7 @@ async fn slash_command(setup: &mut Setup, line: &str, style: Style, ui: &ReplUi)
                 );
             }
             for diff in diffs {
-                stdout_line(super::render::styled_display(style, &diff));
+                stdout_line(crate::ui::render::styled_display(style, &diff));
             }
         }
         "/init" => return Flow::Send(INIT_PROMPT.to_string()),
@@ -353,8 +365,7 @@ async fn slash_command(setup: &mut Setup, line: &str, style: Style, ui: &ReplUi)
             }
         }
         other if other.starts_with("/mcp__") => {
-            if let Some(prompt) =
-                super::mcp_dialogs::expand_prompt_command(setup, line, style).await
+            if let Some(prompt) = self::mcp_dialogs::expand_prompt_command(setup, line, style).await
             {
                 return Flow::Send(prompt);
             }
@@ -410,7 +421,7 @@ async fn run_turn(setup: &mut Setup, ui: &Arc<ReplUi>, prompt: &str) -> String {
         completion_tokens: after.completion_tokens - before.completion_tokens,
     };
     let context = setup.agent.context_usage().await;
-    stdout_line(super::session_commands::footer(
+    stdout_line(self::session_commands::footer(
         style,
         started.elapsed(),
         turn,
@@ -467,7 +478,7 @@ fn print_banner(setup: &Setup, style: Style) {
             setup.agent.session().id,
             setup.agent.history().len()
         )));
-        super::repl_context::recent(setup.agent.history(), style);
+        self::context::recent(setup.agent.history(), style);
     }
 }
 

@@ -16,9 +16,9 @@ use rustyline::{
     KeyEvent, Modifiers, RepeatCount,
 };
 
-use super::style::Style;
 use crate::config::PermissionMode;
 use crate::llm::LlmConfig;
+use crate::ui::style::Style;
 
 /// Project files offered for `@` completion at most (a huge tree is cut, not walked whole).
 const MAX_FILES: usize = 20_000;

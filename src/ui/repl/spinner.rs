@@ -6,9 +6,9 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use super::output::{stderr, stderr_is_terminal, terminal_width};
-use super::style::Style;
-use super::term::Term;
+use crate::ui::output::{stderr, stderr_is_terminal, terminal_width};
+use crate::ui::style::Style;
+use crate::ui::term::Term;
 
 const FRAMES: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
 

@@ -2,10 +2,10 @@
 //! edit as `+2 −1`, a command as its true line count, taken before any cap), then the first
 //! lines of the output and `… +N lines` for the rest. `/expand` prints the whole output.
 
-use super::render::one_line;
-use super::safe_text::neutralise;
-use super::style::Style;
-use super::term::Term;
+use crate::ui::render::one_line;
+use crate::ui::safe_text::neutralise;
+use crate::ui::style::Style;
+use crate::ui::term::Term;
 
 /// Lines of a tool's output shown under its call.
 pub const PREVIEW_LINES: usize = 5;

@@ -8,19 +8,19 @@ use async_trait::async_trait;
 use rustyline::error::ReadlineError;
 use tokio_util::sync::CancellationToken;
 
-use super::markdown::MarkdownStream;
-use super::output::{stdout, stdout_line, terminal_width};
-use super::render::ToolLines;
 use super::session_diff::SessionDiff;
 use super::spinner::Spinner;
-use super::style::Style;
-use super::term::Term;
 use super::tool_view::{self, Finished};
 use super::turn_keys::TurnKeys;
 use crate::agent::{AgentEvent, Approval, ApprovalRequest, Approver, EventSink};
 use crate::config::settings_edit::add_allow_rule;
 use crate::config::{Paths, ProjectConfig, SETTINGS_FILE, TrustStatus};
 use crate::term;
+use crate::ui::markdown::MarkdownStream;
+use crate::ui::output::{stdout, stdout_line, terminal_width};
+use crate::ui::render::ToolLines;
+use crate::ui::style::Style;
+use crate::ui::term::Term;
 
 /// Renders agent events in the terminal and asks the user for permissions (and, in
 /// `mcp_dialogs`, the questions of MCP servers).
@@ -29,7 +29,7 @@ pub(super) struct ReplUi {
     paths: Paths,
     state: Mutex<UiState>,
     /// MCP servers' questions, one at a time (`mcp_dialogs`).
-    pub(super) dialogs: super::mcp_dialogs::DialogQueue,
+    pub(super) dialogs: super::dialog_queue::DialogQueue,
 }
 
 #[derive(Default)]
@@ -59,7 +59,7 @@ impl ReplUi {
             style,
             paths,
             state: Mutex::new(UiState::default()),
-            dialogs: super::mcp_dialogs::DialogQueue::default(),
+            dialogs: super::dialog_queue::DialogQueue::default(),
         }
     }
 
@@ -204,7 +204,7 @@ impl EventSink for ReplUi {
                 let line = state.tool_lines.begin(style, &id, &name, &input);
                 state.tool_lines.interrupt();
                 state.pending_call = Some((id, line));
-                let label = super::render::call_summary(&name, &input);
+                let label = crate::ui::render::call_summary(&name, &input);
                 state.spinner = Some(Spinner::start(&label, style));
             }
             AgentEvent::ToolOutputLine { line, .. } => {
@@ -252,7 +252,7 @@ impl EventSink for ReplUi {
                 // A diff already shown in the question is not shown again.
                 let previewed = std::mem::take(&mut state.previewed);
                 if let (Some(display), false) = (&display, previewed && !is_error) {
-                    stdout_line(super::render::styled_display(style, display));
+                    stdout_line(crate::ui::render::styled_display(style, display));
                 }
                 state.last_output = Some(content);
             }
@@ -269,7 +269,7 @@ impl EventSink for ReplUi {
             }
             AgentEvent::Hook(notice) => {
                 Self::settle(&mut state);
-                stdout_line(term!["  ", super::print::hook_line(style, &notice)]);
+                stdout_line(term!["  ", crate::ui::print::hook_line(style, &notice)]);
             }
             AgentEvent::Retrying {
                 attempt, reason, ..

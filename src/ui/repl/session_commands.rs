@@ -1,14 +1,14 @@
 //! The REPL's commands about the session itself: `/mode`, `/permissions`, `/status` and
-//! `/cost`, and the footer after each turn. Each reads or changes the running [`Setup`] and prints through [`super::output`].
+//! `/cost`, and the footer after each turn. Each reads or changes the running [`Setup`] and prints through [`crate::ui::output`].
 
-use super::output::stdout_line;
-use super::style::Style;
-use super::term::Term;
 use crate::config::PermissionMode;
 use crate::config::Price;
 use crate::llm::Usage;
 use crate::setup::Setup;
 use crate::term;
+use crate::ui::output::stdout_line;
+use crate::ui::style::Style;
+use crate::ui::term::Term;
 
 /// `/mode` shows the permission mode; `/mode NAME` changes it for the rest of the session.
 pub fn mode(setup: &Setup, rest: &str, style: Style) {
