@@ -329,8 +329,13 @@ impl Agent {
             messages.len(),
             specs.len()
         );
+        // What was shown of the answer, kept if the user interrupts it.
+        let mut shown = String::new();
         let mut on_event = |event: StreamEvent| match event {
-            StreamEvent::TextDelta(text) => turn.emit(AgentEvent::TextDelta(text)),
+            StreamEvent::TextDelta(text) => {
+                shown.push_str(&text);
+                turn.emit(AgentEvent::TextDelta(text))
+            }
             StreamEvent::ReasoningDelta(text) => turn.emit(AgentEvent::ReasoningDelta(text)),
             StreamEvent::Retrying {
                 attempt,
@@ -356,6 +361,19 @@ impl Agent {
             ),
             Some(Err(e)) => tracing::debug!("agent: model request failed: {e}"),
             None => tracing::debug!("agent: model request interrupted"),
+        }
+        if result.is_none() {
+            // Interrupted: the answer as far as it was shown stays in the conversation, marked
+            // as cut, so the model knows (and no two user messages follow each other).
+            let content = if shown.trim().is_empty() {
+                "[interrupted by the user before answering]".to_string()
+            } else {
+                format!("{shown}\n\n[interrupted by the user: the answer was cut here]")
+            };
+            self.push(Message::Assistant {
+                content: Some(content),
+                tool_calls: Vec::new(),
+            });
         }
         if let Some(Ok(Completion {
             usage: Some(usage), ..

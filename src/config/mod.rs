@@ -32,7 +32,7 @@ pub use settings::{
     DEFAULT_CONTEXT_WINDOW, DEFAULT_FIRST_BYTE_TIMEOUT_MS, DEFAULT_IDLE_TIMEOUT_MS,
     DEFAULT_MAX_RETRIES, DEFAULT_MAX_RETRY_DELAY_MS, DEFAULT_MAX_STREAM_LINE_BYTES,
     DEFAULT_TOOL_OUTPUT_LIMIT, ElicitationPolicy, PermissionMode, Price, RawPermissions,
-    RawSettings, SETTINGS_FILE, Settings, SettingsOverrides,
+    RawSettings, SETTINGS_FILE, Settings, SettingsOverrides, ThemeSetting,
 };
 pub use trust::{ProjectConfig, TrustError, TrustStatus};
 

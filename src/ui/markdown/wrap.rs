@@ -59,6 +59,24 @@ pub fn width_of(spans: &[Span]) -> usize {
     spans.iter().map(|s| s.text.width()).sum()
 }
 
+/// The columns a painted line takes (Ling's colour codes take none).
+pub fn term_width(line: &Term) -> usize {
+    let mut width = 0;
+    let mut chars = line.as_str().chars();
+    while let Some(c) = chars.next() {
+        if c == '\x1b' {
+            for c in chars.by_ref() {
+                if c.is_ascii_alphabetic() {
+                    break;
+                }
+            }
+        } else {
+            width += unicode_width::UnicodeWidthChar::width(c).unwrap_or(0);
+        }
+    }
+    width
+}
+
 /// `spans` as one line (tables: no wrapping).
 pub fn one_line(style: Style, spans: &[Span]) -> Term {
     let mut out = Term::new();

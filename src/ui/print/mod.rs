@@ -13,7 +13,7 @@ use std::sync::Mutex;
 use serde::Serialize;
 
 use super::output::{stderr, stderr_line, stdout_data, stdout_json};
-use super::render::{ToolLines, styled_display};
+use super::render::{Finished, ToolLines, outcome, styled_display};
 use super::style::Style;
 use super::term::Term;
 use crate::agent::{AgentEvent, EventSink, HookNotice};
@@ -103,12 +103,21 @@ impl StderrLog {
             }
             AgentEvent::ToolCallEnd {
                 id,
+                name,
                 content,
                 is_error,
                 display,
+                total_lines,
                 ..
             } if self.tools => {
-                stderr(lines.end(self.style, id, content, *is_error));
+                let call = Finished {
+                    name,
+                    content,
+                    is_error: *is_error,
+                    display: display.as_deref(),
+                    total_lines: *total_lines,
+                };
+                stderr(lines.end_with(id, outcome(self.style, &call)));
                 if let (Some(display), true) = (display, self.verbose) {
                     stderr_line(styled_display(self.style, display));
                 }

@@ -14,7 +14,7 @@ use serde_json::Map;
 
 use super::view::ReplUi;
 use crate::agent::McpAsker;
-use crate::mcp::elicitation::{ElicitAnswer, Form, FormField};
+use crate::mcp::elicitation::{Choice, ElicitAnswer, FieldKind, Form, FormField};
 use crate::mcp::prompts::{expand_prompt, prompt_commands};
 use crate::mcp::sampling::SamplingRequest;
 use crate::setup::Setup;
@@ -93,7 +93,7 @@ impl McpAsker for ReplUi {
         stdout_line(term![
             style.yellow("?"),
             " MCP server ",
-            style.bold(server),
+            style.bold(&super::approval::one_row(server)),
             format!(" asks to use the model{limit}:")
         ]);
         if let Some(system) = &request.system_prompt {
@@ -126,7 +126,7 @@ impl McpAsker for ReplUi {
         stdout_line(term![
             style.yellow("?"),
             " MCP server ",
-            style.bold(server),
+            style.bold(&super::approval::one_row(server)),
             " asks: ",
             &form.message
         ]);
@@ -162,7 +162,7 @@ impl McpAsker for ReplUi {
         stdout_line(term![
             style.yellow("?"),
             " MCP server ",
-            style.bold(server),
+            style.bold(&super::approval::one_row(server)),
             " asks you to open a URL (Ling does not open it):"
         ]);
         if !message.is_empty() {
@@ -235,10 +235,24 @@ async fn ask_field(style: Style, field: &FormField) -> FieldAnswer {
         " ",
         style.dim(&format!("[{}]", field.hint()))
     ]);
+    let choices = match &field.kind {
+        FieldKind::Choice(choices) | FieldKind::MultiChoice { choices, .. } => choices.clone(),
+        _ => Vec::new(),
+    };
+    // Numbered, so that a choice is a number to type rather than its exact text.
+    for (i, choice) in choices.iter().enumerate() {
+        stdout_line(term![
+            "    ",
+            style.bold(&format!("{}.", i + 1)),
+            " ",
+            &choice.label
+        ]);
+    }
     loop {
         let Some(line) = ask(Term::plain("    > "), field.default_text()).await else {
             return FieldAnswer::Cancelled;
         };
+        let line = by_number(&line, &choices);
         if line.trim().is_empty() {
             if field.required {
                 stdout_line(term!["    ", style.yellow("required")]);
@@ -255,6 +269,24 @@ async fn ask_field(style: Style, field: &FormField) -> FieldAnswer {
                 why.to_string()
             ]),
         }
+    }
+}
+
+/// An answer of choice numbers (`2`, or `1, 3` for several) as the choices' values.
+fn by_number(line: &str, choices: &[Choice]) -> String {
+    if choices.is_empty() {
+        return line.to_string();
+    }
+    let picked: Option<Vec<&str>> = line
+        .split(',')
+        .map(|part| {
+            let n: usize = part.trim().parse().ok()?;
+            choices.get(n.checked_sub(1)?).map(|c| c.value.as_str())
+        })
+        .collect();
+    match picked {
+        Some(values) if !values.is_empty() => values.join(","),
+        _ => line.to_string(),
     }
 }
 
@@ -303,5 +335,26 @@ pub(super) async fn expand_prompt_command(
             stdout_line(term![style.red("error:"), " ", e.to_string()]);
             None
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_choice_can_be_given_by_its_number() {
+        let choices: Vec<Choice> = ["red", "green", "blue"]
+            .iter()
+            .map(|c| Choice {
+                value: c.to_string(),
+                label: c.to_uppercase(),
+            })
+            .collect();
+        assert_eq!(by_number("2", &choices), "green");
+        assert_eq!(by_number("1, 3", &choices), "red,blue");
+        assert_eq!(by_number("4", &choices), "4", "no such number: as typed");
+        assert_eq!(by_number("green", &choices), "green");
+        assert_eq!(by_number("2", &[]), "2", "a number field keeps its number");
     }
 }

@@ -7,11 +7,13 @@ mod context;
 mod dialog_queue;
 mod line_editor;
 mod mcp_dialogs;
+mod screen;
 mod session_commands;
 mod session_diff;
-mod spinner;
 mod status;
+mod theme;
 mod tool_view;
+mod turn;
 mod turn_keys;
 mod view;
 
@@ -23,6 +25,7 @@ use rustyline::history::DefaultHistory;
 use tokio_util::sync::CancellationToken;
 
 use self::line_editor::{ModePrompt, ReplHelper};
+use self::turn_keys::Typed;
 use self::view::ReplUi;
 use super::{RunOutcome, TerminalError};
 use crate::agent::{RunEnd, Session};
@@ -32,7 +35,9 @@ use crate::term;
 use crate::ui::output::stdout_line;
 use crate::ui::style::Style;
 
-const COMMANDS: [(&str, &str); 18] = [
+/// The slash commands and their one-line help, in `/help`'s order (a new command is one more
+/// row here and one more arm in `slash_command`).
+const COMMANDS: &[(&str, &str)] = &[
     ("/help", "show this help"),
     ("/tools", "list the tools the model can call"),
     ("/hooks", "list the loaded hooks"),
@@ -73,6 +78,10 @@ const COMMANDS: [(&str, &str); 18] = [
         "/resume",
         "continue another session of this project (a picker), or /resume ID",
     ),
+    (
+        "/theme",
+        "show the colours of code, or set them with /theme dark|light|auto",
+    ),
     ("/exit", "leave Ling (also Ctrl-D)"),
     ("/quit", "same as /exit"),
 ];
@@ -82,13 +91,16 @@ const INIT_PROMPT: &str = include_str!("../../prompts/init.md");
 
 type LineEditor = Editor<ReplHelper, DefaultHistory>;
 
-/// Runs the REPL until the user leaves (Ctrl-D, `/exit`) or a hook stops the session.
+/// Runs the REPL until the user leaves (Ctrl-D, `/exit`) or a hook stops the session; `pick`
+/// (`ling --resume` without an id) opens the session picker first.
 pub async fn run(
     mut setup: Setup,
     first_prompt: Option<String>,
+    pick: bool,
 ) -> Result<RunOutcome, TerminalError> {
     let style = Style::for_repl();
     if style.color {
+        crate::ui::markdown::set_theme(self::theme::resolve(setup.settings.theme));
         // Off the REPL's thread: the first code block of an answer then paints at once.
         std::thread::spawn(crate::ui::markdown::warm_up);
     }
@@ -103,27 +115,50 @@ pub async fn run(
         mcp.shutdown().await;
     }));
     setup.mcp_host.set_asker(ui.clone());
+    if pick {
+        self::context::resume(&mut setup, "", style, ui.as_ref(), true).await;
+    }
     let source = if setup.resumed { "resume" } else { "startup" };
     if let Some(reason) = setup.agent.fire_session_start(source, ui.as_ref()).await {
         stdout_line(term![style.yellow("stopped by hook:"), " ", reason]);
         setup.agent.end_session("other", ui.as_ref()).await;
         return Ok(RunOutcome::Failed);
     }
-    let mut pending = first_prompt;
+    // Lines to send before the prompt is shown again: the first prompt, then what was typed
+    // ahead during a turn, in order.
+    let mut queue: std::collections::VecDeque<String> = first_prompt.into_iter().collect();
     let mut interrupted_once = false;
-    let mut seen_servers = Vec::new();
+    let notices = Arc::new(ServerNotices::default());
+    if let Ok(printer) = editor.create_external_printer() {
+        watch_servers(notices.clone(), setup.mcp.subscribe(), printer, style);
+    }
     let mut typed = String::new();
+    // The last prompt was left by Shift-Tab, its mode said on the row above it.
+    let mut described = false;
     loop {
-        let line = match pending.take() {
+        if ui.wrote_files()
+            && let Some(helper) = editor.helper()
+        {
+            helper.refresh_files();
+        }
+        let line = match queue.pop_front() {
             Some(line) => line,
             None => {
-                report_server_changes(&setup, &mut seen_servers, style);
+                notices.report(&setup, style);
                 let prompt = line_editor::prompt(style, setup.agent.permission_mode());
-                let (back, result) = read_line(editor, prompt, std::mem::take(&mut typed)).await?;
+                notices
+                    .at_prompt
+                    .store(true, std::sync::atomic::Ordering::SeqCst);
+                let read = read_line(editor, prompt, std::mem::take(&mut typed)).await;
+                notices
+                    .at_prompt
+                    .store(false, std::sync::atomic::Ordering::SeqCst);
+                let (back, result) = read?;
                 editor = back;
                 match result {
                     Ok(line) => {
                         interrupted_once = false;
+                        described = false;
                         match editor.helper() {
                             Some(helper) => helper.expand_pastes(line),
                             None => line,
@@ -132,9 +167,12 @@ pub async fn run(
                     Err(ReadlineError::Interrupted)
                         if let Some(line) = editor.helper().and_then(ReplHelper::take_cycle) =>
                     {
-                        // Shift-Tab: the next mode, and the line as it was.
+                        // Shift-Tab: the next mode, said in place of the last one, and the line
+                        // as it was.
                         let mode = line_editor::next_mode(setup.agent.permission_mode());
                         setup.agent.set_permission_mode(mode);
+                        line_editor::show_mode(style, mode, &line, described);
+                        described = true;
                         typed = line;
                         continue;
                     }
@@ -163,20 +201,30 @@ pub async fn run(
         }
         let _ = editor.save_history(&history_path);
 
-        if line.starts_with('/') {
+        let prompt = if line.starts_with('/') {
             match slash_command(&mut setup, &line, style, &ui).await {
                 Flow::Continue => continue,
                 Flow::Exit => break,
-                Flow::Send(prompt) => {
-                    typed = run_turn(&mut setup, &ui, &prompt).await;
-                    pending = typed_line(&mut typed, style);
-                    continue;
-                }
+                Flow::Send(prompt) => prompt,
             }
+        } else {
+            line
+        };
+        notices.report(&setup, style);
+        let ahead = run_turn(&mut setup, &ui, &prompt).await;
+        // Typed ahead: each line shown as if at the prompt when its turn comes, then sent.
+        for line in ahead.lines {
+            queue.push_back(line);
         }
-        typed = run_turn(&mut setup, &ui, &line).await;
-        pending = typed_line(&mut typed, style);
+        typed = ahead.partial;
+        if let Some(next) = queue.front() {
+            stdout_line(term![style.dim("> "), next]);
+        }
     }
+    stdout_line(style.dim(&format!(
+        "resume with: ling --resume {}",
+        setup.agent.session().id
+    )));
     setup
         .agent
         .end_session("prompt_input_exit", ui.as_ref())
@@ -185,31 +233,75 @@ pub async fn run(
     Ok(RunOutcome::Success)
 }
 
-/// Servers start in the background: before each prompt, say which connected or failed since.
-fn report_server_changes(setup: &Setup, seen: &mut Vec<ServerStatus>, style: Style) {
-    let now = setup.mcp.statuses();
-    for status in &now {
-        let before = seen.iter().find(|s| s.name == status.name);
-        if before.map(|b| &b.state) == Some(&status.state) {
-            continue;
+/// Servers start in the background: their changes are said once each, as they happen while
+/// the prompt waits (rustyline's external printer writes above the line being edited), else
+/// before the next prompt or turn.
+#[derive(Default)]
+struct ServerNotices {
+    reported: std::sync::Mutex<Vec<ServerStatus>>,
+    at_prompt: std::sync::atomic::AtomicBool,
+}
+
+impl ServerNotices {
+    /// The lines for what changed since the last report.
+    fn changes(&self, now: Vec<ServerStatus>, style: Style) -> Vec<crate::ui::term::Term> {
+        let mut seen = self.reported.lock().unwrap_or_else(|e| e.into_inner());
+        let mut lines = Vec::new();
+        for status in &now {
+            let before = seen.iter().find(|s| s.name == status.name);
+            if before.map(|b| &b.state) == Some(&status.state) {
+                continue;
+            }
+            match &status.state {
+                ServerState::Connected => lines.push(style.dim(&format!(
+                    "mcp {}: connected ({} tools)",
+                    status.name, status.tools
+                ))),
+                ServerState::Failed(why) => lines.push(term![
+                    style.yellow("warning:"),
+                    format!(" mcp {}: {why}", status.name)
+                ]),
+                ServerState::NeedsAuth(how) => lines.push(term![
+                    style.yellow("mcp"),
+                    format!(" {}: needs-auth: {how}", status.name)
+                ]),
+                ServerState::Starting | ServerState::Disabled => {}
+            }
         }
-        match &status.state {
-            ServerState::Connected => stdout_line(style.dim(&format!(
-                "mcp {}: connected ({} tools)",
-                status.name, status.tools
-            ))),
-            ServerState::Failed(why) => stdout_line(term![
-                style.yellow("warning:"),
-                format!(" mcp {}: {why}", status.name)
-            ]),
-            ServerState::NeedsAuth(how) => stdout_line(term![
-                style.yellow("mcp"),
-                format!(" {}: needs-auth: {how}", status.name)
-            ]),
-            ServerState::Starting | ServerState::Disabled => {}
+        *seen = now;
+        lines
+    }
+
+    /// Says what changed, now.
+    fn report(&self, setup: &Setup, style: Style) {
+        for line in self.changes(setup.mcp.statuses(), style) {
+            stdout_line(line);
         }
     }
-    *seen = now;
+}
+
+/// Says the servers' changes while the prompt waits (the rest are said by `report`).
+fn watch_servers(
+    notices: Arc<ServerNotices>,
+    mut changes: tokio::sync::watch::Receiver<Vec<ServerStatus>>,
+    mut printer: impl rustyline::ExternalPrinter + Send + 'static,
+    style: Style,
+) {
+    tokio::spawn(async move {
+        while changes.changed().await.is_ok() {
+            if !notices.at_prompt.load(std::sync::atomic::Ordering::SeqCst) {
+                continue;
+            }
+            let now = changes.borrow_and_update().clone();
+            for line in notices.changes(now, style) {
+                let mut text = line;
+                text.push("\n");
+                if printer.print(text.as_str().to_string()).is_err() {
+                    return;
+                }
+            }
+        }
+    });
 }
 
 fn print_mcp_status(setup: &Setup, style: Style) {
@@ -297,13 +389,21 @@ async fn slash_command(setup: &mut Setup, line: &str, style: Style, ui: &ReplUi)
         },
         "/tools" => {
             setup.agent.sync_tools().await;
+            let width = crate::ui::output::terminal_width().unwrap_or(80);
             for tool in setup.agent.tools().iter() {
-                let description = tool.description().lines().next().unwrap_or("");
+                // The first sentence, on the rest of the row.
+                let first = tool.description().lines().next().unwrap_or("");
+                let sentence = first
+                    .split_inclusive(". ")
+                    .next()
+                    .unwrap_or(first)
+                    .trim_end();
+                let room = width.saturating_sub(28).max(20);
                 stdout_line(term![
                     "  ",
                     style.bold(&format!("{:<24}", tool.name())),
                     " ",
-                    style.dim(description)
+                    style.dim(&crate::ui::render::one_line(sentence, room))
                 ]);
             }
         }
@@ -324,7 +424,7 @@ async fn slash_command(setup: &mut Setup, line: &str, style: Style, ui: &ReplUi)
         }
         "/compact" => self::context::compact(setup, rest, style, ui).await,
         "/context" => self::context::context(setup, style).await,
-        "/resume" => self::context::resume(setup, rest, style, ui).await,
+        "/resume" => self::context::resume(setup, rest, style, ui, false).await,
         "/mode" => self::session_commands::mode(setup, rest, style),
         "/status" => self::session_commands::status(setup, style).await,
         "/cost" => self::session_commands::cost_report(setup, style),
@@ -338,14 +438,52 @@ async fn slash_command(setup: &mut Setup, line: &str, style: Style, ui: &ReplUi)
                     ),
                 );
             }
-            for diff in diffs {
+            for (summary, _) in &diffs {
+                stdout_line(term!["  ", style.bold(summary)]);
+            }
+            for (_, diff) in diffs {
                 stdout_line(crate::ui::render::styled_display(style, &diff));
             }
         }
         "/init" => return Flow::Send(INIT_PROMPT.to_string()),
-        "/expand" => match ui.last_output() {
-            Some(output) => stdout_line(tool_view::whole(&output)),
-            None => stdout_line(style.dim("no tool has run yet")),
+        "/theme" => {
+            match crate::config::ThemeSetting::parse(rest) {
+                Some(setting) => {
+                    crate::ui::markdown::set_theme(self::theme::resolve(setting));
+                }
+                None if rest.is_empty() => {}
+                None => {
+                    stdout_line("usage: /theme, or /theme dark|light|auto");
+                    return Flow::Continue;
+                }
+            }
+            let theme = match crate::ui::markdown::theme() {
+                crate::ui::markdown::Theme::Dark => "dark",
+                crate::ui::markdown::Theme::Light => "light",
+            };
+            let colours = if !style.color {
+                " (colours are off: NO_COLOR, TERM=dumb or not a terminal)"
+            } else {
+                ""
+            };
+            stdout_line(format!("theme: {theme}{colours}"));
+        }
+        "/expand" => match ui.last_call() {
+            (Some(output), input) => {
+                // The whole call (a command longer than its line), then its whole output.
+                if let Some((name, input)) = input {
+                    let whole = match input.get("command").and_then(serde_json::Value::as_str) {
+                        Some(command) => command.to_string(),
+                        None => serde_json::to_string_pretty(&input).unwrap_or_default(),
+                    };
+                    stdout_line(term![style.cyan("●"), " ", style.bold(&name)]);
+                    for line in whole.lines() {
+                        stdout_line(term![style.dim("│ "), line]);
+                    }
+                }
+                stdout_line(tool_view::whole(&output));
+            }
+            (None, _) => stdout_line(style.dim("no tool has run yet")),
         },
         "/hooks" => {
             let listing = setup.agent.hooks().list();
@@ -359,6 +497,34 @@ async fn slash_command(setup: &mut Setup, line: &str, style: Style, ui: &ReplUi)
             if rest.is_empty() {
                 stdout_line(format!("model: {}", setup.agent.model()));
             } else {
+                // Checked against the server's list, when it has one.
+                let mut config = crate::llm::LlmConfig::from_settings(&setup.settings);
+                config.model = setup.agent.model().to_string();
+                let known = crate::llm::list_models(&config).await;
+                if !known.is_empty() && !known.iter().any(|m| m == rest) {
+                    let close: Vec<&String> = known
+                        .iter()
+                        .filter(|m| m.contains(rest) || rest.contains(m.as_str()))
+                        .take(5)
+                        .collect();
+                    let hint = if close.is_empty() {
+                        "Tab after /model lists them".to_string()
+                    } else {
+                        format!(
+                            "did you mean {}?",
+                            close
+                                .iter()
+                                .map(|m| m.as_str())
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        )
+                    };
+                    stdout_line(term![
+                        style.yellow("?"),
+                        format!(" the server has no model {rest:?}; {hint}")
+                    ]);
+                    return Flow::Continue;
+                }
                 setup.agent.set_model(rest.to_string());
                 setup.mcp_host.set_model(rest.to_string());
                 stdout_line(format!("model set to {rest}"));
@@ -378,18 +544,9 @@ async fn slash_command(setup: &mut Setup, line: &str, style: Style, ui: &ReplUi)
     Flow::Continue
 }
 
-/// A line typed and ended with Enter during the last turn: shown as if at the prompt, and
-/// sent next; what follows it stays in `typed` to pre-fill the prompt after.
-fn typed_line(typed: &mut String, style: Style) -> Option<String> {
-    let (line, rest) = typed.split_once('\n')?;
-    let line = line.to_string();
-    *typed = rest.replace('\n', " ");
-    stdout_line(term![style.dim("> "), &line]);
-    Some(line)
-}
-
-/// Runs one turn; returns what the user typed during it, to pre-fill the next prompt.
-async fn run_turn(setup: &mut Setup, ui: &Arc<ReplUi>, prompt: &str) -> String {
+/// Runs one turn; returns what the user typed during it (the lines to send next, in order, and
+/// the one to pre-fill the prompt with).
+async fn run_turn(setup: &mut Setup, ui: &Arc<ReplUi>, prompt: &str) -> Typed {
     let style = ui.style;
     let attached = crate::agent::attach_files(&setup.paths.project_root, prompt);
     for (file, lines) in &attached.files {
@@ -483,7 +640,11 @@ fn print_banner(setup: &Setup, style: Style) {
 }
 
 fn new_editor(setup: &Setup) -> Result<LineEditor, TerminalError> {
-    let mut editor = LineEditor::new().map_err(TerminalError::Editor)?;
+    // Tab shows the candidates as a list (with each command's description), not in place.
+    let config = rustyline::Config::builder()
+        .completion_type(rustyline::CompletionType::List)
+        .build();
+    let mut editor = LineEditor::with_config(config).map_err(TerminalError::Editor)?;
     let commands = COMMANDS
         .iter()
         .map(|(name, help)| (name.to_string(), help.to_string()))

@@ -110,12 +110,15 @@ pub fn footer(
     turn: Usage,
     context: Option<(u64, u64)>,
 ) -> Term {
-    let mut text = format!(
-        "{:.1}s · {} in · {} out",
-        elapsed.as_secs_f64(),
-        tokens(turn.prompt_tokens),
-        tokens(turn.completion_tokens)
-    );
+    let mut text = format!("{:.1}s", elapsed.as_secs_f64());
+    // An interrupted request has no usage: no counts rather than a false zero.
+    if turn.prompt_tokens > 0 || turn.completion_tokens > 0 {
+        text.push_str(&format!(
+            " · {} in · {} out",
+            tokens(turn.prompt_tokens),
+            tokens(turn.completion_tokens)
+        ));
+    }
     if let Some((used, window)) = context {
         let percent = crate::agent::context::percent_of(used, window);
         text.push_str(&format!(" · context {percent}% of {}", tokens(window)));
@@ -232,6 +235,6 @@ mod tests {
             Usage::default(),
             Some((4200, 128_000)),
         );
-        assert_eq!(line.as_str(), "0.0s · 0 in · 0 out · context 3% of 128.0k");
+        assert_eq!(line.as_str(), "0.0s · context 3% of 128.0k");
     }
 }

@@ -1,8 +1,10 @@
-//! How the REPL shows a tool's result under its call: the outcome on the call's line (an
-//! edit as `+2 −1`, a command as its true line count, taken before any cap), then the first
-//! lines of the output and `… +N lines` for the rest. `/expand` prints the whole output.
+//! How the REPL shows a tool's result under its call (the outcome on the call's line is
+//! `render::outcome`, shared with `-p`): for a call that worked, the first lines of its output
+//! and `… +N lines` for the rest; for one that failed (a non-zero exit, an error, the sandbox),
+//! the last lines, where the traceback or `FAILED` is, after `… N lines above`. `/expand` prints
+//! the whole output.
 
-use crate::ui::render::one_line;
+use crate::ui::render::{Finished, one_line};
 use crate::ui::safe_text::neutralise;
 use crate::ui::style::Style;
 use crate::ui::term::Term;
@@ -10,88 +12,52 @@ use crate::ui::term::Term;
 /// Lines of a tool's output shown under its call.
 pub const PREVIEW_LINES: usize = 5;
 
-/// What one finished call left for the REPL to show.
-pub struct Finished<'a> {
-    pub name: &'a str,
-    pub content: &'a str,
-    pub is_error: bool,
-    pub display: Option<&'a str>,
-    pub total_lines: Option<usize>,
-}
-
-impl Finished<'_> {
-    /// The lines of output the call really produced (a command's counted before its cap; its
-    /// closing `Exit code:` line is not output).
-    fn lines(&self) -> usize {
-        self.total_lines
-            .unwrap_or_else(|| self.content.trim_end().lines().count())
+/// Whether the output is worth a preview: not a file read (the model's reading, not news), not a
+/// change (its diff shows it), not one line the call's line already shows.
+fn previewed(call: &Finished<'_>) -> bool {
+    let lines = call.lines();
+    if call.display.is_some() || call.name == "read_file" || lines == 0 {
+        return false;
     }
-
-    /// Whether the output is worth a preview: not an error (its line says it), not a file read
-    /// (the model's reading, not news), not a change (its diff shows it).
-    fn previewed(&self) -> bool {
-        !self.is_error && self.display.is_none() && self.name != "read_file" && self.lines() > 0
-    }
-}
-
-/// The outcome on the call's line: `✗ error`, `✓ +2 −1` for a change, `✓ 12 lines`.
-pub fn outcome(style: Style, call: &Finished<'_>) -> Term {
     if call.is_error {
-        let flat = neutralise(call.content.trim()).replace('\t', " ");
-        return crate::term![style.red("✗"), " ", style.red(&one_line(&flat, 90))];
+        return lines > 1;
     }
-    let summary = match call.display.and_then(diff_counts) {
-        Some((added, removed)) => format!("+{added} −{removed}"),
-        None => match (call.lines(), call.total_lines) {
-            (0, Some(_)) => "no output".to_string(),
-            (1, None) => one_line(&neutralise(call.content.trim()), 80),
-            (1, Some(_)) => "1 line".to_string(),
-            (n, _) => format!("{n} lines"),
-        },
-    };
-    crate::term![style.green("✓"), " ", style.dim(&summary)]
+    call.failed() || !(lines == 1 && call.total_lines.is_none())
 }
 
-/// Lines added and removed by a unified diff (or a created file's `(+N lines)` note).
-pub fn diff_counts(display: &str) -> Option<(usize, usize)> {
-    if let Some(rest) = display.split("(+").nth(1)
-        && display.starts_with("created ")
-    {
-        let n = rest.split(' ').next()?.parse().ok()?;
-        return Some((n, 0));
-    }
-    if !display.starts_with("--- ") {
-        return None;
-    }
-    let mut added = 0;
-    let mut removed = 0;
-    for line in display.lines() {
-        if line.starts_with('+') && !line.starts_with("+++") {
-            added += 1;
-        } else if line.starts_with('-') && !line.starts_with("---") {
-            removed += 1;
-        }
-    }
-    Some((added, removed))
-}
-
-/// The first [`PREVIEW_LINES`] lines of the output, each cut to `width`, then how many more.
+/// The preview rows: the first [`PREVIEW_LINES`] lines (the last, when the call failed), each
+/// cut to `width`, and how many more.
 pub fn preview(style: Style, call: &Finished<'_>, width: usize) -> Vec<Term> {
-    if !call.previewed() {
+    if !previewed(call) {
         return Vec::new();
     }
     let total = call.lines();
-    let mut rows: Vec<Term> = call
-        .content
+    let (body, _) = call.output_end();
+    let row = |line: &str| {
+        let flat = neutralise(line).replace('\t', "    ");
+        crate::term![
+            style.dim("  │ "),
+            one_line(&flat, width.saturating_sub(5).max(10))
+        ]
+    };
+    if call.failed() {
+        // The end of the output says why: the traceback, the failing test.
+        let lines: Vec<&str> = body.trim_end().lines().collect();
+        let from = lines.len().saturating_sub(PREVIEW_LINES);
+        let mut rows = Vec::new();
+        let above = total.saturating_sub(lines.len() - from);
+        if above > 0 {
+            rows.push(style.dim(&format!(
+                "  … {above} lines above (/expand shows the output)"
+            )));
+        }
+        rows.extend(lines[from..].iter().map(|l| row(l)));
+        return rows;
+    }
+    let mut rows: Vec<Term> = body
         .lines()
         .take(PREVIEW_LINES.min(total))
-        .map(|line| {
-            let flat = neutralise(line).replace('\t', "    ");
-            crate::term![
-                style.dim("  │ "),
-                one_line(&flat, width.saturating_sub(5).max(10))
-            ]
-        })
+        .map(row)
         .collect();
     let more = total.saturating_sub(rows.len());
     if more > 0 {
@@ -108,6 +74,7 @@ pub fn whole(content: &str) -> Term {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ui::render::outcome;
     use pretty_assertions::assert_eq;
 
     fn call<'a>(name: &'a str, content: &'a str, total: Option<usize>) -> Finished<'a> {
@@ -154,10 +121,42 @@ mod tests {
         let silent = call("bash", "(no output)\nExit code: 0\n", Some(0));
         assert_eq!(outcome(Style::plain(), &silent).as_str(), "✓ no output");
         assert!(preview(Style::plain(), &silent, 80).is_empty());
-        let mut failed = call("bash", "boom\nmore", None);
+        let mut failed = call("bash", "boom", None);
         failed.is_error = true;
-        assert_eq!(outcome(Style::plain(), &failed).as_str(), "✗ boom…");
+        assert_eq!(outcome(Style::plain(), &failed).as_str(), "✗ boom");
         assert!(preview(Style::plain(), &failed, 80).is_empty());
+        // One line of output is on the call's line already.
+        let one = call("glob", "src/a.rs", None);
+        assert_eq!(outcome(Style::plain(), &one).as_str(), "✓ src/a.rs");
+        assert!(preview(Style::plain(), &one, 80).is_empty());
+    }
+
+    #[test]
+    fn a_failure_shows_the_end_of_its_output() {
+        let content = "collecting\n1\n2\n3\n4\nTraceback\n  File x\nValueError: bad\nFAILED \
+                       test_x\nExit code: 1\n";
+        let c = call("bash", content, Some(9));
+        assert_eq!(outcome(Style::plain(), &c).as_str(), "✗ exit 1 · 9 lines");
+        assert_eq!(
+            shown(preview(Style::plain(), &c, 80)),
+            vec![
+                "  … 4 lines above (/expand shows the output)",
+                "  │ 4",
+                "  │ Traceback",
+                "  │   File x",
+                "  │ ValueError: bad",
+                "  │ FAILED test_x"
+            ]
+        );
+        let one = call(
+            "bash",
+            "curl: (6) Could not resolve host\nExit code: 6\n",
+            Some(1),
+        );
+        assert_eq!(
+            shown(preview(Style::plain(), &one, 80)),
+            vec!["  │ curl: (6) Could not resolve host"]
+        );
     }
 
     #[test]
