@@ -125,7 +125,7 @@ async fn prepare(
     }
     require_read(ctx, &path, &shown)?;
     let old = read_text(&path, &shown).await?;
-    let edit = apply(&old, &args, &shown)?;
+    let edit = apply(&old, args, &shown)?;
     Ok((path, shown, old, edit))
 }
 

@@ -145,8 +145,9 @@ pub fn outcome(style: Style, call: &Finished<'_>) -> Term {
     let summary = match call.display.and_then(diff_counts) {
         Some((added, removed)) => format!("+{added} −{removed}"),
         None => match (call.lines(), call.total_lines) {
-            (0, Some(_)) => "no output".to_string(),
-            (1, None) => one_line(&neutralise(call.content.trim()), 80),
+            (0, _) => "no output".to_string(),
+            // One line that is the result (a path, "Edited x"); a file read is counted.
+            (1, None) if call.name != "read_file" => one_line(&neutralise(call.content.trim()), 80),
             (n, _) => count(n),
         },
     };

@@ -22,8 +22,11 @@ fn start(project: &Project, server: &MockServer, args: &[&str]) -> Repl {
 
 #[test]
 fn context_by_part_the_footer_and_compact_with_instructions() {
+    // The first answer is long enough for its summary to be shorter (a compaction that would
+    // grow the conversation is refused).
+    let first = format!("first answer {}", "with many words of detail ".repeat(40));
     let server = MockServer::start_blocking(vec![
-        Reply::text("first answer"),
+        Reply::text(&first),
         Reply::text("second answer"),
         Reply::text("third answer"),
     ]);

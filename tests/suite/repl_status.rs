@@ -29,7 +29,7 @@ fn a_running_command_spins_with_its_name_seconds_and_last_line() {
     p.send_line("run it");
     let spun = p.raw("finished");
     assert!(
-        spun.contains("bash(echo step-one; sleep 1.5; echo done) 1s · step-one"),
+        spun.contains("bash(echo step-one; sleep 1.5; echo done) 1s · esc to interrupt · step-one"),
         "{spun:?}"
     );
     let text = without_escapes(&spun);

@@ -266,7 +266,12 @@ fn a_failed_command_shows_as_failure_with_the_end_of_its_output() {
         Reply::text("it failed"),
     ]);
     let project = Project::new();
-    let mut p = start(&project, &server, &["--allowed-tools", "bash"]);
+    let mut p = repl::start(
+        &project,
+        &server,
+        &["--sandbox", "off", "--allowed-tools", "bash"],
+        &[("NO_COLOR", "")],
+    );
     p.prompt();
     p.send_line("run the tests");
     let raw = p.raw("it failed");

@@ -36,9 +36,11 @@ pub fn start_url(project: &Project, url: &str, args: &[&str], env: &[(&str, &str
 impl Repl {
     /// Waits for `text`; returns what came before it, as the UTF-8 it is, escapes kept.
     pub fn raw(&mut self, text: &str) -> String {
+        // rexpect compares bytes as Latin-1 characters: the needle's UTF-8 bytes likewise.
+        let needle: String = text.bytes().map(char::from).collect();
         let seen = self
             .p
-            .exp_string(text)
+            .exp_string(&needle)
             .unwrap_or_else(|e| panic!("expected {text:?} in the REPL output: {e}"));
         utf8(&seen)
     }

@@ -162,10 +162,10 @@ impl MarkdownStream {
         !self.partial.is_empty() || !self.block.trim().is_empty()
     }
 
-    /// The rows of the table being held back (header included), or `None` when none is.
+    /// The body rows of the table being held back, or `None` when none is.
     pub fn table_rows(&self) -> Option<usize> {
         (!self.raw_table && self.fence.is_none() && is_table_start(&self.block))
-            .then(|| self.block.lines().count().saturating_sub(1))
+            .then(|| self.block.lines().count().saturating_sub(2))
     }
 
     fn line(&mut self, line: &str, out: &mut Term) {

@@ -152,11 +152,14 @@ impl TurnView {
                 markdown.set_width(width);
                 let painted = markdown.push(&delta);
                 let label = match markdown.table_rows() {
+                    Some(0) => "writing a table".to_string(),
+                    Some(1) => "writing a table (1 row)".to_string(),
                     Some(rows) => format!("writing a table ({rows} rows)"),
                     None => "writing".to_string(),
                 };
-                text(&mut paints, painted);
+                // The label first: the spinner drawn under the text already says it.
                 paints.push(Paint::Activity(label));
+                text(&mut paints, painted);
             }
             AgentEvent::ReasoningDelta(delta) => {
                 let done = self.finish_answer(width);

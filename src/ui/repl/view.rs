@@ -169,12 +169,18 @@ impl EventSink for ReplUi {
         if cancel.as_ref().is_some_and(CancellationToken::is_cancelled) {
             state.view.stop();
         }
-        for paint in state.view.apply(event, width()) {
+        let paints = state.view.apply(event, width());
+        // The spinner's words first: the status area drawn under the text already says them.
+        let mut texts = Vec::new();
+        for paint in paints {
             match paint {
-                Paint::Text(text) => self.paint(text, cancel.as_ref()),
+                Paint::Text(text) => texts.push(text),
                 Paint::Activity(label) => self.screen.activity(&label),
                 Paint::Detail(detail) => self.screen.detail(&detail),
             }
+        }
+        for text in texts {
+            self.paint(text, cancel.as_ref());
         }
     }
 }
