@@ -20,9 +20,21 @@ pub fn call_summary(name: &str, input: &Value) -> String {
     format!("{}({})", neutralise(name), summary_arg(input).0)
 }
 
+/// [`call_summary`] with the argument cut at `max` characters instead (the REPL: what its
+/// terminal's width leaves for it), and whether it shows the whole input.
+pub fn call_summary_within(name: &str, input: &Value, max: usize) -> (String, bool) {
+    let (arg, whole) = summary_arg_within(input, max);
+    (format!("{}({arg})", neutralise(name)), whole)
+}
+
 /// The argument shown in a call's line (neutralised, cut to one line) and whether it is all
 /// there is to the input: nothing cut, and no other argument left out.
 pub fn summary_arg(input: &Value) -> (String, bool) {
+    summary_arg_within(input, SUMMARY_CHARS)
+}
+
+/// [`summary_arg`] cut at `max` characters.
+pub fn summary_arg_within(input: &Value, max: usize) -> (String, bool) {
     let key = TELLING_KEYS
         .iter()
         .find_map(|k| input.get(*k).and_then(Value::as_str));
@@ -32,7 +44,7 @@ pub fn summary_arg(input: &Value) -> (String, bool) {
         (_, Value::String(raw)) => (neutralise(raw).into_owned(), true),
         (_, other) => (neutralise(&other.to_string()).into_owned(), true),
     };
-    let shown = one_line(&full, SUMMARY_CHARS);
+    let shown = one_line(&full, max);
     let whole = alone && shown == full;
     (shown, whole)
 }
@@ -146,8 +158,8 @@ pub fn outcome(style: Style, call: &Finished<'_>) -> Term {
         Some((added, removed)) => format!("+{added} −{removed}"),
         None => match (call.lines(), call.total_lines) {
             (0, _) => "no output".to_string(),
-            // One line that is the result (a path, "Edited x"); a file read is counted.
-            (1, None) if call.name != "read_file" => one_line(&neutralise(call.content.trim()), 80),
+            // One line that is the result (a path, "Edited x", a one-line file).
+            (1, None) => one_line(&neutralise(call.output_end().0.trim()), 80),
             (n, _) => count(n),
         },
     };

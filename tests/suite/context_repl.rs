@@ -149,3 +149,37 @@ fn resume_picks_a_session_and_a_resumed_repl_shows_the_last_exchanges() {
     p.send_line("/exit");
     p.eof();
 }
+
+#[test]
+fn resume_without_an_id_opens_the_picker() {
+    let server = MockServer::start_blocking(vec![
+        Reply::text("the parser is in src/parse.rs"),
+        Reply::text("continued"),
+    ]);
+    let project = Project::new();
+    let old = record(&project, &server, "where is the parser?");
+    let mut p = start(&project, &server, &["--resume"]);
+    let picker = p.raw("resume which?");
+    let picker = crate::support::repl::without_escapes(&picker);
+    let row = picker
+        .lines()
+        .find(|l| l.contains("where is the parser?"))
+        .unwrap_or_else(|| panic!("{picker}"));
+    assert!(row.contains("[1]") && row.contains("msgs") && row.contains(" B "), "{row}");
+    p.send_line("1");
+    p.raw(&format!("resumed session {old}"));
+    p.raw("the parser is in src/parse.rs");
+    p.raw("> ");
+    p.send_line("go on");
+    p.raw("continued");
+    p.raw("> ");
+    p.control('d');
+    let end = p.eof();
+    assert!(end.contains(&format!("resume with: ling --resume {old}")), "{end}");
+    // With -p there is nobody to pick: a usage error that says what to give.
+    let mut cmd = project.command(&server.base_url());
+    cmd.args(["-p", "x", "--resume"]);
+    let out = run(cmd);
+    assert_eq!(out.code, Some(2), "{out:?}");
+    assert!(out.stderr.contains("--resume needs a session ID"), "{}", out.stderr);
+}

@@ -288,3 +288,45 @@ fn an_interrupted_answer_stays_marked_as_cut_and_leaving_says_how_to_resume() {
 fn without(text: &str) -> String {
     crate::support::repl::without_escapes(text)
 }
+
+#[test]
+fn at_completion_finds_a_file_a_tool_wrote_and_matches_fuzzily() {
+    let server = MockServer::start_blocking(vec![
+        Reply::tool_calls(vec![(
+            "w1",
+            "write_file",
+            json!({"path": "notes/created_later.md", "content": "x\n"}),
+        )]),
+        Reply::text("wrote it"),
+        Reply::text("seen"),
+    ]);
+    let project = Project::new();
+    project.write("src/main.rs", "fn main() {}\n");
+    let mut p = start(&project, &server, &["--allowed-tools", "write_file"]);
+    p.prompt();
+    // The index is listed at the first completion, before the file exists.
+    p.typ("@srmai\t");
+    p.expect("@src/main.rs");
+    p.typ("\x15");
+    p.send_line("write the notes");
+    p.expect("wrote it");
+    p.prompt();
+    p.typ("look at @crelat\t");
+    p.expect("@notes/created_later.md");
+    p.send_line("");
+    p.expect("attached notes/created_later.md");
+    p.expect("seen");
+    p.exit();
+}
+
+#[test]
+fn a_missing_at_file_is_said() {
+    let server = MockServer::start_blocking(vec![Reply::text("ok")]);
+    let project = Project::new();
+    let mut p = start(&project, &server, &[]);
+    p.prompt();
+    p.send_line("read @typo.txt please");
+    p.expect("@typo.txt was not attached: there is no such file in the project");
+    p.expect("ok");
+    p.exit();
+}

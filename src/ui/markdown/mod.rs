@@ -27,6 +27,7 @@ use super::term::Term;
 
 pub use highlight::{Theme, set_theme, theme, warm_up};
 pub use render::{render, render_rows};
+pub use wrap::term_width;
 
 /// A streamed block over this many bytes is laid out again only when it grew by half.
 pub const SMALL_BLOCK: usize = 4096;

@@ -259,14 +259,17 @@ fn wrap_line(line: &str, width: usize) -> Vec<String> {
 
 /// Reads one choice, key by key, from the terminal (no echo, no line buffering; Ctrl-C still
 /// arrives as SIGINT and cancels `cancel`). `hint` is shown when a key is not a choice. Not a
-/// terminal: no.
-pub fn read_choice(cancel: Option<&CancellationToken>, hint: &dyn Fn(&str)) -> Choice {
+/// terminal: no. With the choice, a key typed right after it that is not its Enter.
+pub fn read_choice(
+    cancel: Option<&CancellationToken>,
+    hint: &dyn Fn(&str),
+) -> (Choice, Option<char>) {
     let stdin = std::io::stdin();
     if !stdin.is_terminal() {
-        return Choice::No;
+        return (Choice::No, None);
     }
     let Ok(saved) = tcgetattr(stdin.as_fd()) else {
-        return Choice::No;
+        return (Choice::No, None);
     };
     let mut raw = saved.clone();
     raw.local_flags
@@ -289,8 +292,12 @@ pub fn read_choice(cancel: Option<&CancellationToken>, hint: &dyn Fn(&str)) -> C
             Err(shown) => hint(&shown),
         }
     };
+    let next = match choice {
+        Choice::Interrupted | Choice::No => None,
+        _ => after_choice(&stdin),
+    };
     let _ = tcsetattr(stdin.as_fd(), SetArg::TCSANOW, &saved);
-    choice
+    (choice, next)
 }
 
 /// Bytes ready on stdin within `timeout`: `None` when none came, empty at end of input.
@@ -322,22 +329,36 @@ fn key_choice(bytes: &[u8], stdin: &std::io::Stdin) -> Result<Choice, String> {
         [0x1b, ..] => return Err("that key".into()),
         _ => {}
     }
+    // Only the first key counts: typed text (`use cargo clean`) must not find an `a` in it.
     let text = String::from_utf8_lossy(bytes);
-    let mut refused = None;
-    for c in text.chars() {
-        let mut buf = [0u8; 4];
-        match c {
-            '\x04' => return Ok(Choice::No),
-            '\x03' => return Ok(Choice::Interrupted),
-            c => match choice_of(c.encode_utf8(&mut buf).as_bytes()) {
-                Ok(choice) => return Ok(choice),
-                Err(shown) => {
-                    refused.get_or_insert(shown);
-                }
-            },
-        }
+    let Some(first) = text.chars().next() else {
+        return Err("that key".into());
+    };
+    let mut buf = [0u8; 4];
+    match first {
+        '\x04' => Ok(Choice::No),
+        '\x03' => Ok(Choice::Interrupted),
+        c => choice_of(c.encode_utf8(&mut buf).as_bytes()),
     }
-    Err(refused.unwrap_or_else(|| "that key".into()))
+}
+
+/// After a choice: the Enter that may follow it (`y⏎`) a moment later is the choice's and is
+/// dropped; another key typed at once is returned (the start of the words after `t`).
+fn after_choice(stdin: &std::io::Stdin) -> Option<char> {
+    let wait = PollTimeout::try_from(ESC_WAIT).unwrap_or(PollTimeout::ZERO);
+    let bytes = read_some(stdin, wait)?;
+    let text = String::from_utf8_lossy(&bytes).into_owned();
+    let text = text.trim_start_matches(['\r', '\n']);
+    text.chars().next().filter(|c| !c.is_control())
+}
+
+/// Drops the keys typed before the question was shown: only a key pressed while it is on
+/// screen answers it (type-ahead starting with `y` must not approve anything).
+pub fn forget_typed_ahead() {
+    let stdin = std::io::stdin();
+    if stdin.is_terminal() {
+        let _ = nix::sys::termios::tcflush(stdin.as_fd(), nix::sys::termios::FlushArg::TCIFLUSH);
+    }
 }
 
 /// The choice of one key that is not Esc.

@@ -11,7 +11,9 @@ use super::session_diff::SessionDiff;
 use super::tool_view;
 use crate::agent::AgentEvent;
 use crate::ui::markdown::MarkdownStream;
-use crate::ui::render::{Finished, ToolLines, call_summary, outcome, styled_display};
+use crate::ui::render::{
+    Finished, call_summary, call_summary_within, outcome, styled_display,
+};
 use crate::ui::style::Style;
 use crate::ui::term::Term;
 
@@ -50,8 +52,6 @@ pub struct TurnView {
     pub last_input: Option<(String, Value)>,
     /// The files the session changed, for `/diff`.
     pub changes: SessionDiff,
-    /// The calls' lines (kept for a line a question opened).
-    lines: ToolLines,
     /// The turn's Ctrl-C.
     cancel: Option<tokio_util::sync::CancellationToken>,
 }
@@ -68,7 +68,6 @@ impl TurnView {
             last_output: None,
             last_input: None,
             changes: SessionDiff::default(),
-            lines: ToolLines::default(),
             cancel: None,
         }
     }
@@ -171,8 +170,6 @@ impl TurnView {
                 let done = self.settle(width);
                 text(&mut paints, done);
                 self.changes.before_call(&self.root, &name, &input);
-                self.lines.begin(style, &id, &name, &input);
-                self.lines.interrupt();
                 self.running.push((id, Running { name, input }));
                 paints.push(Paint::Activity(self.activity()));
             }
@@ -190,11 +187,6 @@ impl TurnView {
             } => {
                 let done = self.settle(width);
                 text(&mut paints, done);
-                let input = self
-                    .running
-                    .iter()
-                    .position(|(call, _)| *call == id)
-                    .map(|at| self.running.remove(at).1.input);
                 let told = told.or_else(|| refusal_words(&content, &name));
                 paints.extend(self.finished(
                     &id,
@@ -208,7 +200,8 @@ impl TurnView {
                     told.as_deref(),
                     width,
                 ));
-                if let Some(input) = input {
+                if let Some(at) = self.running.iter().position(|(call, _)| *call == id) {
+                    let input = self.running.remove(at).1.input;
                     self.last_input = Some((name, input));
                 }
                 self.last_output = Some(content);
@@ -287,6 +280,15 @@ impl TurnView {
         paints
     }
 
+    /// The input of a running call (`null` when it is not known).
+    fn running_input(&self, id: &str) -> Value {
+        self.running
+            .iter()
+            .find(|(call, _)| call == id)
+            .map(|(_, c)| c.input.clone())
+            .unwrap_or(Value::Null)
+    }
+
     /// A finished call: its line with the outcome, then its preview or its diff.
     fn finished(
         &mut self,
@@ -301,7 +303,29 @@ impl TurnView {
             Some(words) => crate::term![style.red("✗"), " ", style.red(words)],
             None => outcome(style, call),
         };
-        out.push(self.lines.end_with(id, shown));
+        // The call's line takes the terminal's width: its summary gets what the outcome leaves.
+        let input = self.running_input(id);
+        let room = width
+            .saturating_sub(crate::ui::markdown::term_width(&shown) + 6)
+            .max(20);
+        let (summary, whole) = call_summary_within(call.name, &input, room);
+        out.push(crate::term![
+            style.cyan("●"),
+            " ",
+            style.bold(&summary),
+            "  ",
+            shown,
+            "\n"
+        ]);
+        // A command longer than its line is shown whole under it.
+        if !whole && let Some(command) = input.get("command").and_then(Value::as_str) {
+            for (i, line) in command.lines().enumerate() {
+                let lead = if i == 0 { "  $ " } else { "  > " };
+                out.push(style.dim(lead));
+                out.push(style.dim(line));
+                out.push("\n");
+            }
+        }
         if told.is_none() {
             for row in tool_view::preview(style, call, width) {
                 out.push(row);
@@ -424,6 +448,15 @@ mod tests {
             end("3", "bash", "(no output)\nExit code: 0", false),
             begin("4", "grep", json!({"path": "src", "pattern": "TODO"})),
             end("4", "grep", "src/a.rs:3: TODO", false),
+        ]));
+    }
+
+    #[test]
+    fn a_command_longer_than_its_line_is_shown_whole_under_it() {
+        let long = format!("cargo test --workspace {} -- --nocapture", "--features x ".repeat(8));
+        insta::assert_snapshot!(replay(vec![
+            begin("1", "bash", json!({ "command": long })),
+            end("1", "bash", "ok\nExit code: 0", false),
         ]));
     }
 

@@ -192,6 +192,7 @@ impl Approver for ReplUi {
         self.settle_now();
         let cancel = self.lock().cancel.clone();
         self.lock().view.previewed = request.preview.is_some();
+        approval::forget_typed_ahead();
         for line in approval::question(style, request, width()) {
             stdout_line(line);
         }
@@ -234,7 +235,8 @@ fn ask(
 ) -> Option<(Approval, Keep)> {
     let hint = |key: &str| stdout_line(approval::not_a_choice(style, key));
     loop {
-        match approval::read_choice(cancel.as_ref(), &hint) {
+        let (choice, next) = approval::read_choice(cancel.as_ref(), &hint);
+        match choice {
             Choice::Once => return Some((Approval::Once, Keep::Session)),
             Choice::No => return Some((Approval::Deny, Keep::Session)),
             Choice::Interrupted => return None,
@@ -243,7 +245,8 @@ fn ask(
                     return Some((Approval::Always, Keep::Session));
                 }
                 let mut editor = rustyline::DefaultEditor::new().ok()?;
-                let keep = match editor.readline(&keep_question()) {
+                let typed = next.map(String::from).unwrap_or_default();
+                let keep = match editor.readline_with_initial(&keep_question(), (&typed, "")) {
                     Ok(line) => match line.trim().to_lowercase().as_str() {
                         "p" => Keep::Project,
                         "u" => Keep::User,
@@ -256,7 +259,9 @@ fn ask(
             }
             Choice::Tell => {
                 let mut editor = rustyline::DefaultEditor::new().ok()?;
-                match editor.readline("  say what to do instead (Enter alone: back) › ") {
+                let typed = next.map(String::from).unwrap_or_default();
+                let prompt = "  say what to do instead (Enter alone: back) › ";
+                match editor.readline_with_initial(prompt, (&typed, "")) {
                     Ok(words) if !words.trim().is_empty() => {
                         let words = words.trim().to_string();
                         return Some((Approval::Instead(words), Keep::Session));
