@@ -165,7 +165,10 @@ fn resume_without_an_id_opens_the_picker() {
         .lines()
         .find(|l| l.contains("where is the parser?"))
         .unwrap_or_else(|| panic!("{picker}"));
-    assert!(row.contains("[1]") && row.contains("msgs") && row.contains(" B "), "{row}");
+    assert!(
+        row.contains("[1]") && row.contains("msgs") && row.contains(" B "),
+        "{row}"
+    );
     p.send_line("1");
     p.raw(&format!("resumed session {old}"));
     p.raw("the parser is in src/parse.rs");
@@ -175,11 +178,18 @@ fn resume_without_an_id_opens_the_picker() {
     p.raw("> ");
     p.control('d');
     let end = p.eof();
-    assert!(end.contains(&format!("resume with: ling --resume {old}")), "{end}");
+    assert!(
+        end.contains(&format!("resume with: ling --resume {old}")),
+        "{end}"
+    );
     // With -p there is nobody to pick: a usage error that says what to give.
     let mut cmd = project.command(&server.base_url());
     cmd.args(["-p", "x", "--resume"]);
     let out = run(cmd);
     assert_eq!(out.code, Some(2), "{out:?}");
-    assert!(out.stderr.contains("--resume needs a session ID"), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("--resume needs a session ID"),
+        "{}",
+        out.stderr
+    );
 }

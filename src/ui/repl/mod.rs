@@ -128,10 +128,7 @@ pub async fn run(
     // ahead during a turn, in order.
     let mut queue: std::collections::VecDeque<String> = first_prompt.into_iter().collect();
     let mut interrupted_once = false;
-    let notices = Arc::new(ServerNotices::default());
-    if let Ok(printer) = editor.create_external_printer() {
-        watch_servers(notices.clone(), setup.mcp.subscribe(), printer, style);
-    }
+    let notices = ServerNotices::default();
     let mut typed = String::new();
     // The last prompt was left by Shift-Tab, its mode said on the row above it.
     let mut described = false;
@@ -146,14 +143,7 @@ pub async fn run(
             None => {
                 notices.report(&setup, style);
                 let prompt = line_editor::prompt(style, setup.agent.permission_mode());
-                notices
-                    .at_prompt
-                    .store(true, std::sync::atomic::Ordering::SeqCst);
-                let read = read_line(editor, prompt, std::mem::take(&mut typed)).await;
-                notices
-                    .at_prompt
-                    .store(false, std::sync::atomic::Ordering::SeqCst);
-                let (back, result) = read?;
+                let (back, result) = read_line(editor, prompt, std::mem::take(&mut typed)).await?;
                 editor = back;
                 match result {
                     Ok(line) => {
@@ -233,13 +223,11 @@ pub async fn run(
     Ok(RunOutcome::Success)
 }
 
-/// Servers start in the background: their changes are said once each, as they happen while
-/// the prompt waits (rustyline's external printer writes above the line being edited), else
-/// before the next prompt or turn.
+/// Servers start in the background: their changes are said once each, before the next prompt
+/// and before each turn (so a server is said connected before the turn that uses it).
 #[derive(Default)]
 struct ServerNotices {
     reported: std::sync::Mutex<Vec<ServerStatus>>,
-    at_prompt: std::sync::atomic::AtomicBool,
 }
 
 impl ServerNotices {
@@ -278,30 +266,6 @@ impl ServerNotices {
             stdout_line(line);
         }
     }
-}
-
-/// Says the servers' changes while the prompt waits (the rest are said by `report`).
-fn watch_servers(
-    notices: Arc<ServerNotices>,
-    mut changes: tokio::sync::watch::Receiver<Vec<ServerStatus>>,
-    mut printer: impl rustyline::ExternalPrinter + Send + 'static,
-    style: Style,
-) {
-    tokio::spawn(async move {
-        while changes.changed().await.is_ok() {
-            if !notices.at_prompt.load(std::sync::atomic::Ordering::SeqCst) {
-                continue;
-            }
-            let now = changes.borrow_and_update().clone();
-            for line in notices.changes(now, style) {
-                let mut text = line;
-                text.push("\n");
-                if printer.print(text.as_str().to_string()).is_err() {
-                    return;
-                }
-            }
-        }
-    });
 }
 
 fn print_mcp_status(setup: &Setup, style: Style) {

@@ -11,9 +11,7 @@ use super::session_diff::SessionDiff;
 use super::tool_view;
 use crate::agent::AgentEvent;
 use crate::ui::markdown::MarkdownStream;
-use crate::ui::render::{
-    Finished, call_summary, call_summary_within, outcome, styled_display,
-};
+use crate::ui::render::{Finished, call_summary, call_summary_within, outcome, styled_display};
 use crate::ui::style::Style;
 use crate::ui::term::Term;
 
@@ -453,7 +451,10 @@ mod tests {
 
     #[test]
     fn a_command_longer_than_its_line_is_shown_whole_under_it() {
-        let long = format!("cargo test --workspace {} -- --nocapture", "--features x ".repeat(8));
+        let long = format!(
+            "cargo test --workspace {} -- --nocapture",
+            "--features x ".repeat(8)
+        );
         insta::assert_snapshot!(replay(vec![
             begin("1", "bash", json!({ "command": long })),
             end("1", "bash", "ok\nExit code: 0", false),
