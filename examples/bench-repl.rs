@@ -28,6 +28,8 @@ const DELTA: usize = 20;
 /// The pace of the delay run: 20-byte deltas every 400 µs, 50 KB/s, a fast model.
 const PACE: Duration = Duration::from_micros(400);
 const COLUMNS: u16 = 100;
+/// In the footer after each turn (`0.9s · context 3% of 32.8k`).
+const FOOTER: &[u8] = " · context ".as_bytes();
 
 fn main() -> anyhow::Result<()> {
     let ling = std::env::args()
@@ -51,18 +53,31 @@ fn main() -> anyhow::Result<()> {
 
     let mut repl = Vec::new();
     let mut print = Vec::new();
+    let mut repl_cpu = Vec::new();
+    let mut print_cpu = Vec::new();
     for _ in 0..runs {
-        repl.push(run_repl(&ling, &deltas, Duration::ZERO)?.wall);
-        print.push(run_print(&ling, &deltas)?);
+        let run = run_repl(&ling, &deltas, Duration::ZERO)?;
+        repl.push(run.wall);
+        repl_cpu.push(run.cpu);
+        let (wall, cpu) = run_print(&ling, &deltas)?;
+        print.push(wall);
+        print_cpu.push(cpu);
     }
-    repl.sort();
-    print.sort();
+    for v in [&mut repl, &mut print, &mut repl_cpu, &mut print_cpu] {
+        v.sort();
+    }
     let (r, p) = (repl[runs / 2], print[runs / 2]);
     println!(
         "wall, unpaced (median of {runs}): REPL {}, -p {}: {:.2}x",
         ms(r),
         ms(p),
         r.as_secs_f64() / p.as_secs_f64()
+    );
+    println!(
+        "CPU of the ling process, unpaced (median of {runs}; whole run, start-up included, \
+         10 ms ticks): REPL {}, -p {}",
+        ms(repl_cpu[runs / 2]),
+        ms(print_cpu[runs / 2])
     );
 
     let mut fence = Vec::new();
@@ -328,6 +343,8 @@ fn dirs() -> anyhow::Result<(tempfile::TempDir, tempfile::TempDir)> {
 
 struct ReplRun {
     wall: Duration,
+    /// CPU time (user and system) of the REPL's process.
+    cpu: Duration,
     sent: HashMap<String, Instant>,
     seen: HashMap<String, Instant>,
 }
@@ -351,9 +368,11 @@ fn run_repl(ling: &str, deltas: &[String], pace: Duration) -> anyhow::Result<Rep
     )?;
     let mut writer = master.try_clone()?;
     let mut reader = master;
-    let mut screen = Stripped::default();
-    let mut seen = HashMap::new();
+    // What arrived, when: read raw and fast (the terminal's pace is the REPL's, not this
+    // program's), taken apart once the answer is done.
+    let mut chunks: Vec<(Instant, Vec<u8>)> = Vec::new();
     let mut buf = vec![0u8; 64 * 1024];
+    let mut tail: Vec<u8> = Vec::new();
     let deadline = Instant::now() + Duration::from_secs(120);
     let done = loop {
         if Instant::now() > deadline {
@@ -364,11 +383,23 @@ fn run_repl(ling: &str, deltas: &[String], pace: Duration) -> anyhow::Result<Rep
             bail!("the REPL exited before its footer");
         }
         let at = Instant::now();
+        chunks.push((at, buf[..n].to_vec()));
+        tail.extend_from_slice(&buf[..n]);
+        if tail.len() > 512 {
+            tail.drain(..tail.len() - 512);
+        }
+        if tail.windows(FOOTER.len()).any(|w| w == FOOTER) {
+            break at;
+        }
+    };
+    let mut screen = Stripped::default();
+    let mut seen = HashMap::new();
+    for (at, bytes) in &chunks {
         let mut from = screen.text.len().saturating_sub(8);
         while !screen.text.is_char_boundary(from) {
             from += 1;
         }
-        screen.push(&buf[..n]);
+        screen.push(bytes);
         for (i, _) in screen.text[from..].match_indices('m') {
             let start = from + i;
             let before = screen.text[..start].chars().next_back();
@@ -376,17 +407,11 @@ fn run_repl(ling: &str, deltas: &[String], pace: Duration) -> anyhow::Result<Rep
                 && is_marker(word)
                 && !before.is_some_and(char::is_alphanumeric)
             {
-                seen.entry(word.to_string()).or_insert(at);
+                seen.entry(word.to_string()).or_insert(*at);
             }
         }
-        let mut tail = screen.text.len().saturating_sub(256);
-        while !screen.text.is_char_boundary(tail) {
-            tail += 1;
-        }
-        if screen.text[tail..].contains("s · context ") {
-            break at;
-        }
-    };
+    }
+    let cpu = child_cpu();
     // Ctrl-D at the prompt.
     writer.write_all(b"\x04")?;
     let _ = process.exit();
@@ -396,14 +421,16 @@ fn run_repl(ling: &str, deltas: &[String], pace: Duration) -> anyhow::Result<Rep
     };
     let request = sent.request.context("the mock got no chat request")?;
     Ok(ReplRun {
+        cpu,
         wall: done.saturating_duration_since(request),
         sent: sent.lines.clone(),
         seen,
     })
 }
 
-/// One answer with `-p`, stdout a pipe: from the request's arrival to the process's exit.
-fn run_print(ling: &str, deltas: &[String]) -> anyhow::Result<Duration> {
+/// One answer with `-p`, stdout a pipe: from the request's arrival to the process's exit, and
+/// its CPU time.
+fn run_print(ling: &str, deltas: &[String]) -> anyhow::Result<(Duration, Duration)> {
     let (url, sent) = mock(deltas.to_vec(), Duration::ZERO)?;
     let dirs = dirs()?;
     let mut cmd = command(ling, &url, &dirs);
@@ -418,6 +445,9 @@ fn run_print(ling: &str, deltas: &[String]) -> anyhow::Result<Duration> {
         .take()
         .context("no stdout")?
         .read_to_end(&mut out)?;
+    // Read before `wait`: the exited child's times are still there.
+    std::thread::sleep(Duration::from_millis(50));
+    let cpu = child_cpu();
     child.wait()?;
     let done = Instant::now();
     let request = match sent.lock() {
@@ -425,7 +455,34 @@ fn run_print(ling: &str, deltas: &[String]) -> anyhow::Result<Duration> {
         Err(_) => bail!("the mock failed"),
     };
     anyhow::ensure!(out.len() >= SIZE, "-p printed {} bytes", out.len());
-    Ok(done.saturating_duration_since(request))
+    Ok((done.saturating_duration_since(request), cpu))
+}
+
+/// The CPU time (user and system) of this process's children named `ling` (`/proc`, Linux).
+fn child_cpu() -> Duration {
+    let me = std::process::id().to_string();
+    let mut ticks = 0u64;
+    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+            continue;
+        };
+        // pid (comm) state ppid ... utime stime: fields after the comm's closing parenthesis.
+        let Some((head, rest)) = stat.rsplit_once(") ") else {
+            continue;
+        };
+        let fields: Vec<&str> = rest.split_whitespace().collect();
+        if !head.contains("(ling") || fields.get(1) != Some(&me.as_str()) {
+            continue;
+        }
+        let field = |i: usize| {
+            fields
+                .get(i)
+                .and_then(|f| f.parse::<u64>().ok())
+                .unwrap_or(0)
+        };
+        ticks += field(11) + field(12);
+    }
+    Duration::from_millis(ticks * 10)
 }
 
 /// What reached the terminal, escape sequences and carriage returns left out, decoded as it

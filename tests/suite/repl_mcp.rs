@@ -32,7 +32,7 @@ fn prompts_are_commands_and_sampling_asks_the_user() {
     project.write(".ling/mcp.json", &config.to_string());
     project.trust();
     let mut p = repl::start(&project, &server, &["--allowed-tools", "mcp__*"], &[]);
-    wait_connected(&mut p, "everything");
+    p.wait_mcp_connected("everything");
 
     p.send_line("/help");
     p.raw("MCP prompts");
@@ -77,22 +77,4 @@ fn prompts_are_commands_and_sampling_asks_the_user() {
         .map(|m| m["content"].as_str().unwrap_or_default().to_string())
         .collect();
     assert!(results[0].contains("old pond, a frog"), "{results:?}");
-}
-
-/// Asks `/mcp` until the server is connected (it starts in the background): each round waits
-/// for the REPL's answer and its prompt, no sleep.
-fn wait_connected(p: &mut crate::support::repl::Repl, name: &str) {
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    loop {
-        p.send_line("/mcp");
-        let (_, state) =
-            p.p.exp_regex("(starting|connected|failed)")
-                .expect("no /mcp status");
-        p.raw("> ");
-        match state.as_str() {
-            "connected" => return,
-            "starting" if std::time::Instant::now() < deadline => {}
-            other => panic!("{name} is {other}"),
-        }
-    }
 }

@@ -34,7 +34,7 @@ fn repl(project: &Project, server: &MockServer) -> Repl {
     project.write(".ling/mcp.json", &config.to_string());
     project.trust();
     let mut p = repl::start(project, server, &["--allowed-tools", "mcp__*"], &[]);
-    wait_connected(&mut p, "flood");
+    p.wait_mcp_connected("flood");
     p
 }
 
@@ -104,22 +104,4 @@ fn ctrl_c_at_a_question_interrupts_the_turn_and_exit_still_works() {
     p.send_line("/exit");
     p.eof();
     assert!(started.elapsed() < Duration::from_millis(STEP));
-}
-
-/// Asks `/mcp` until the server is connected (it starts in the background): each round waits
-/// for the REPL's answer and its prompt, no sleep.
-fn wait_connected(p: &mut crate::support::repl::Repl, name: &str) {
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    loop {
-        p.send_line("/mcp");
-        let (_, state) =
-            p.p.exp_regex("(starting|connected|failed)")
-                .expect("no /mcp status");
-        p.raw("> ");
-        match state.as_str() {
-            "connected" => return,
-            "starting" if std::time::Instant::now() < deadline => {}
-            other => panic!("{name} is {other}"),
-        }
-    }
 }

@@ -80,6 +80,25 @@ impl Repl {
         self.p.exp_eof().expect("the REPL did not exit");
     }
 
+    /// Asks `/mcp` until server `name` is connected (servers start in the background): each
+    /// round waits for the REPL's answer and its prompt, no sleep.
+    pub fn wait_mcp_connected(&mut self, name: &str) {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        loop {
+            self.send_line("/mcp");
+            let (_, state) = self
+                .p
+                .exp_regex("(starting|connected|failed)")
+                .expect("no /mcp status");
+            self.raw("> ");
+            match state.as_str() {
+                "connected" => return,
+                "starting" if std::time::Instant::now() < deadline => {}
+                other => panic!("MCP server {name} is {other}"),
+            }
+        }
+    }
+
     /// Waits for the end of the REPL.
     pub fn eof(&mut self) -> String {
         utf8(&self.p.exp_eof().expect("the REPL did not exit"))

@@ -363,20 +363,7 @@ impl MarkdownStream {
 
 /// A painted row's text without Ling's colours (only they can be escape sequences in it).
 fn plain(row: &Term) -> String {
-    let mut out = String::new();
-    let mut chars = row.as_str().chars();
-    while let Some(c) = chars.next() {
-        if c == '\x1b' {
-            for c in chars.by_ref() {
-                if c.is_ascii_alphabetic() {
-                    break;
-                }
-            }
-        } else {
-            out.push(c);
-        }
-    }
-    out
+    wrap::without_colours(row)
 }
 
 /// Whether a row shows a character that more text could still turn into markup (an emphasis

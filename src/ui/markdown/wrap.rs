@@ -59,9 +59,9 @@ pub fn width_of(spans: &[Span]) -> usize {
     spans.iter().map(|s| s.text.width()).sum()
 }
 
-/// The columns a painted line takes (Ling's colour codes take none).
-pub fn term_width(line: &Term) -> usize {
-    let mut width = 0;
+/// A painted line's text without Ling's colour codes (only they can be escape sequences in it).
+pub fn without_colours(line: &Term) -> String {
+    let mut out = String::with_capacity(line.as_str().len());
     let mut chars = line.as_str().chars();
     while let Some(c) = chars.next() {
         if c == '\x1b' {
@@ -71,10 +71,15 @@ pub fn term_width(line: &Term) -> usize {
                 }
             }
         } else {
-            width += unicode_width::UnicodeWidthChar::width(c).unwrap_or(0);
+            out.push(c);
         }
     }
-    width
+    out
+}
+
+/// The columns a painted line takes (Ling's colour codes take none).
+pub fn term_width(line: &Term) -> usize {
+    without_colours(line).width()
 }
 
 /// `spans` as one line (tables: no wrapping).
