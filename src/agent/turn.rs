@@ -182,6 +182,7 @@ impl Agent {
             self.sync_tools().await;
             self.fit_context(turn.sink, turn.cancel).await;
             if turn.is_cancelled() {
+                self.push(interrupted(""));
                 return Ok(RunEnd::Interrupted);
             }
             let Some(completion) = self.request(turn).await? else {
@@ -365,15 +366,7 @@ impl Agent {
         if result.is_none() {
             // Interrupted: the answer as far as it was shown stays in the conversation, marked
             // as cut, so the model knows (and no two user messages follow each other).
-            let content = if shown.trim().is_empty() {
-                "[interrupted by the user before answering]".to_string()
-            } else {
-                format!("{shown}\n\n[interrupted by the user: the answer was cut here]")
-            };
-            self.push(Message::Assistant {
-                content: Some(content),
-                tool_calls: Vec::new(),
-            });
+            self.push(interrupted(&shown));
         }
         if let Some(Ok(Completion {
             usage: Some(usage), ..
@@ -383,5 +376,19 @@ impl Agent {
                 .counted(usage.prompt_tokens, sent_len, fixed_estimate);
         }
         result.transpose().map_err(AgentError::from)
+    }
+}
+
+/// The assistant's message of a request the user interrupted: what was shown of the answer,
+/// marked as cut, so that the model knows and no two user messages follow each other.
+fn interrupted(shown: &str) -> Message {
+    let content = if shown.trim().is_empty() {
+        "[interrupted by the user before answering]".to_string()
+    } else {
+        format!("{shown}\n\n[interrupted by the user: the answer was cut here]")
+    };
+    Message::Assistant {
+        content: Some(content),
+        tool_calls: Vec::new(),
     }
 }

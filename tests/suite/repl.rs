@@ -79,6 +79,8 @@ fn ctrl_c_interrupts_a_running_turn_and_returns_to_the_prompt() {
     p.raw("> ");
     p.send_line("slow question");
     p.raw("thinking");
+    // Interrupted once the request is with the model (not before it is sent).
+    server.wait_until_remaining(1);
     p.control('c');
     p.raw("interrupted");
     p.raw("> ");

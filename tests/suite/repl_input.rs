@@ -216,8 +216,9 @@ fn esc_interrupts_a_running_turn() {
     let mut p = start(&project, &server, &[]);
     p.expect("> ");
     p.send_line("slow");
-    // The spinner shows once the turn's key reader runs.
+    // The spinner shows once the turn's key reader runs; the request is with the model.
     p.expect("thinking");
+    server.wait_until_remaining(1);
     p.typ("\x1b");
     p.expect("interrupted");
     p.expect("> ");
