@@ -75,7 +75,54 @@ fn main() -> anyhow::Result<()> {
         ms(max),
         delays.len()
     );
+    for (what, text) in [
+        ("a 10 MB code block", huge_code()),
+        ("a 10 MB table", huge_table()),
+    ] {
+        let before = peak_rss_kb();
+        let started = Instant::now();
+        let mut stream = MarkdownStream::new(style, 100);
+        let mut bytes = 0;
+        for delta in split(&text, 64 * 1024) {
+            bytes += stream.push(delta).as_str().len();
+        }
+        bytes += stream.finish().as_str().len();
+        println!(
+            "{what}, streamed in 64 KB deltas: {} to paint {} MB; peak memory +{} MB",
+            ms(started.elapsed()),
+            bytes / 1_000_000,
+            peak_rss_kb().saturating_sub(before) / 1024
+        );
+    }
     Ok(())
+}
+
+fn huge_code() -> String {
+    let mut text = String::from("```rust\n");
+    while text.len() < 10_000_000 {
+        text.push_str("    let value = compute(alpha, beta) + other(gamma); // comment\n");
+    }
+    text + "```\n"
+}
+
+fn huge_table() -> String {
+    let mut text = String::from("| name | size | result |\n|---|--:|:-:|\n");
+    while text.len() < 10_000_000 {
+        text.push_str("| parser | 12 ms | ok |\n");
+    }
+    text
+}
+
+/// The process's peak resident memory (Linux `VmHWM`), in KiB.
+fn peak_rss_kb() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
+        })
+        .unwrap_or(0)
 }
 
 fn ms(d: Duration) -> String {

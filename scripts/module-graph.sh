@@ -58,5 +58,50 @@ for m in $modules; do
         fi
     done
 done
+# Inside ui: the REPL's module on top, the shared terminal plumbing below it (the same rule:
+# every edge points down). An edge is `crate::ui::NAME`, or `super::NAME` from a file directly in
+# src/ui (or a folder's mod.rs), `super::super::NAME` from a file in a folder; comments left out.
+UI_LAYERS='repl
+print trust login
+subagent_view
+markdown render signals
+style
+output
+term
+safe_text'
+ui_layer_of() {
+    echo "$UI_LAYERS" | awk -v m="$1" '{ for (i = 1; i <= NF; i++) if ($i == m) { print NR; exit } }'
+}
+for m in $(ls src/ui | sed 's/\.rs$//' | grep -vx mod); do
+    from=$(ui_layer_of "$m")
+    if [ -z "$from" ]; then
+        echo "module ui::$m is in no layer: add it to UI_LAYERS in $0"
+        status=1
+        continue
+    fi
+    if [ -d "src/ui/$m" ]; then
+        deps=$(for f in $(find "src/ui/$m" -name '*.rs'); do
+            if [ "$(dirname "$f")" = "src/ui/$m" ] && [ "$(basename "$f")" = mod.rs ]; then
+                pattern='(crate::ui::|super::)[a-z_]+'
+            else
+                pattern='(crate::ui::|super::super::)[a-z_]+'
+            fi
+            grep -v '^ *//' "$f" | grep -oE "$pattern" || true
+        done)
+    else
+        deps=$(grep -v '^ *//' "src/ui/$m.rs" | grep -oE '(crate::ui::|super::)[a-z_]+' || true)
+    fi
+    deps=$(echo "$deps" | sed -E 's/.*:://' | sort -u | grep -vx -e "$m" -e '' | tr '\n' ' ' || true)
+    printf '  ui::%-10s (layer %s) -> %s\n' "$m" "$from" "${deps:-(nothing)}"
+    for d in $deps; do
+        [ -e "src/ui/$d.rs" ] || [ -d "src/ui/$d" ] || continue
+        to=$(ui_layer_of "$d")
+        if [ -z "$to" ] || [ "$to" -le "$from" ]; then
+            echo "  VIOLATION: ui::$m (layer $from) uses ui::$d (layer ${to:-none}), which is not below it"
+            status=1
+        fi
+    done
+done
+
 [ "$status" -eq 0 ] && echo "no edge runs back up"
 exit "$status"

@@ -37,6 +37,10 @@ impl Agent {
             (Check::Ask { suggestion }, _) => Some(suggestion),
             (Check::Allow, _) => None,
         };
+        // A call bound to fail is refused before anybody is asked about it.
+        tool.precheck(input, &self.tool_context(&CancellationToken::new()))
+            .await
+            .map_err(CallError::Tool)?;
         let request = ApprovalRequest {
             tool: tool.name().to_string(),
             input: input.clone(),

@@ -231,7 +231,19 @@ impl Agent {
         if let Some(refusal) = oversized(&summary, &prefix, window) {
             return Compaction::Failed(refusal);
         }
-        self.history = rebuild::rebuild(&self.history, cut, &summary);
+        let rebuilt = rebuild::rebuild(&self.history, cut, &summary);
+        let (old, new) = (
+            estimate::messages(&self.history),
+            estimate::messages(&rebuilt),
+        );
+        if new >= old {
+            // A compaction must not grow the conversation: keep it as it was.
+            return Compaction::Failed(format!(
+                "the summary was not shorter than what it would replace (about {old} → {new} \
+                 tokens), so the conversation is kept as it was"
+            ));
+        }
+        self.history = rebuilt;
         self.context.elided.clear();
         self.context.forget_count();
         let after = self.context_usage().await;

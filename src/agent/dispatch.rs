@@ -65,15 +65,24 @@ pub(super) struct CallResult {
     pub is_error: bool,
     pub display: Option<String>,
     pub total_lines: Option<usize>,
+    /// The outcome in the user's words, when the model's text is not for them.
+    pub told: Option<String>,
 }
 
 impl From<CallError> for CallResult {
     fn from(error: CallError) -> Self {
+        let told = match &error {
+            CallError::UserDenied(_) => Some("denied by you".to_string()),
+            CallError::UserInstead { .. } => Some("not run: you said what to do instead".into()),
+            CallError::AfterDecline => Some("not run: you declined an earlier call".into()),
+            _ => None,
+        };
         Self {
             content: error.to_string(),
             is_error: true,
             display: None,
             total_lines: None,
+            told,
         }
     }
 }
@@ -141,6 +150,7 @@ impl Agent {
             is_error: result.is_error,
             display: result.display,
             total_lines: result.total_lines,
+            told: result.told,
         });
         if result.is_error {
             format!("Error: {content}")
@@ -233,6 +243,7 @@ impl Agent {
                 is_error: false,
                 display,
                 total_lines,
+                told: None,
             },
             Err(e) => CallError::Tool(e).into(),
         };

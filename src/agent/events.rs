@@ -41,6 +41,9 @@ pub enum AgentEvent {
         display: Option<String>,
         /// How many lines the tool's output really had, when `content` holds part of them.
         total_lines: Option<usize>,
+        /// The outcome in the user's words when it is not the tool's: a refusal the model
+        /// reads at length (`denied by you`).
+        told: Option<String>,
     },
     /// A tool call was refused by the permission rules or the mode; `message` tells the user
     /// which flag or rule would allow it.

@@ -41,6 +41,12 @@ pub fn attach_files(root: &Path, prompt: &str) -> Attached {
             continue;
         }
         let Ok(resolved) = std::fs::canonicalize(root.join(raw)) else {
+            // A word that looks like a path (not `@server:uri`, not `@someone`) is said.
+            if raw.contains(['.', '/']) && !raw.contains(':') {
+                attached.warnings.push(format!(
+                    "@{raw} was not attached: there is no such file in the project (sent as typed)"
+                ));
+            }
             continue;
         };
         if !resolved.starts_with(&root) {

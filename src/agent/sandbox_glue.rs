@@ -39,6 +39,7 @@ impl Agent {
             is_error: false,
             display: output.display,
             total_lines: output.total_lines,
+            told: None,
         };
         if self.lock_permissions().mode() == PermissionMode::Plan {
             return kept;
@@ -72,12 +73,14 @@ impl Agent {
                 is_error: false,
                 display: output.display,
                 total_lines: output.total_lines,
+                told: None,
             },
             Err(e @ ToolError::Interrupted) | Err(e @ ToolError::Failed(_)) => CallResult {
                 content: e.to_string(),
                 is_error: true,
                 display: None,
                 total_lines: None,
+                told: None,
             },
         }
     }

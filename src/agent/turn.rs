@@ -176,6 +176,7 @@ impl Agent {
             self.sync_tools().await;
             self.fit_context(turn.sink, turn.cancel).await;
             if turn.is_cancelled() {
+                self.push(interrupted(""));
                 return Ok(RunEnd::Interrupted);
             }
             let Some(completion) = self.request(turn).await? else {
@@ -318,8 +319,13 @@ impl Agent {
             messages.len(),
             specs.len()
         );
+        // What was shown of the answer, kept if the user interrupts it.
+        let mut shown = String::new();
         let mut on_event = |event: StreamEvent| match event {
-            StreamEvent::TextDelta(text) => turn.emit(AgentEvent::TextDelta(text)),
+            StreamEvent::TextDelta(text) => {
+                shown.push_str(&text);
+                turn.emit(AgentEvent::TextDelta(text))
+            }
             StreamEvent::ReasoningDelta(text) => turn.emit(AgentEvent::ReasoningDelta(text)),
             StreamEvent::Retrying {
                 attempt,
@@ -346,6 +352,11 @@ impl Agent {
             Some(Err(e)) => tracing::debug!("agent: model request failed: {e}"),
             None => tracing::debug!("agent: model request interrupted"),
         }
+        if result.is_none() {
+            // Interrupted: the answer as far as it was shown stays in the conversation, marked
+            // as cut, so the model knows (and no two user messages follow each other).
+            self.push(interrupted(&shown));
+        }
         if let Some(Ok(Completion {
             usage: Some(usage), ..
         })) = &result
@@ -354,5 +365,19 @@ impl Agent {
                 .counted(usage.prompt_tokens, sent_len, fixed_estimate);
         }
         result.transpose().map_err(AgentError::from)
+    }
+}
+
+/// The assistant's message of a request the user interrupted: what was shown of the answer,
+/// marked as cut, so that the model knows and no two user messages follow each other.
+fn interrupted(shown: &str) -> Message {
+    let content = if shown.trim().is_empty() {
+        "[interrupted by the user before answering]".to_string()
+    } else {
+        format!("{shown}\n\n[interrupted by the user: the answer was cut here]")
+    };
+    Message::Assistant {
+        content: Some(content),
+        tool_calls: Vec::new(),
     }
 }

@@ -108,8 +108,8 @@ pub struct RunArgs {
     #[arg(long = "continue", conflicts_with = "resume")]
     pub continue_session: bool,
 
-    /// Resume the session with this id
-    #[arg(long, value_name = "ID")]
+    /// Resume the session with this id; without one, the REPL offers a picker
+    #[arg(long, value_name = "ID", num_args = 0..=1, default_missing_value = "")]
     pub resume: Option<String>,
 
     /// Allow MCP servers' sampling requests in non-interactive runs

@@ -160,6 +160,14 @@ async fn dispatch(cli: Cli) -> Result<Exit, CliError> {
 async fn run_agent(args: RunArgs) -> Result<Exit, CliError> {
     let interactive = !args.print && std::io::stdin().is_terminal();
     let options = run_options(&args);
+    let pick = args.resume.as_deref() == Some("");
+    if !interactive && pick {
+        return Err(CliError::Usage(
+            "--resume needs a session ID in a -p run (`ling sessions list` shows them); \
+             without one it opens the REPL's picker"
+                .into(),
+        ));
+    }
     if !interactive {
         let prompt = prompt::read_prompt(args.prompt.as_deref())?;
         // Nobody to ask: an untrusted project runs without its config (and is told so).
@@ -190,7 +198,7 @@ async fn run_agent(args: RunArgs) -> Result<Exit, CliError> {
         }
     }
     let setup = Setup::prepare(&options, paths, project, true, &warn).await?;
-    let outcome = crate::ui::repl::run(setup, args.prompt.clone()).await?;
+    let outcome = crate::ui::repl::run(setup, args.prompt.clone(), pick).await?;
     Ok(outcome.into())
 }
 
@@ -221,6 +229,8 @@ fn run_options(args: &RunArgs) -> RunOptions {
             ..PromptOptions::default()
         },
         resume: match (&args.resume, args.continue_session) {
+            // `--resume` alone: the REPL's picker chooses, after setup.
+            (Some(id), _) if id.is_empty() => Resume::New,
             (Some(id), _) => Resume::Id(id.clone()),
             (None, true) => Resume::Latest,
             (None, false) => Resume::New,

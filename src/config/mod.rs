@@ -36,7 +36,7 @@ pub use settings::{
     DEFAULT_CONTEXT_WINDOW, DEFAULT_FIRST_BYTE_TIMEOUT_MS, DEFAULT_IDLE_TIMEOUT_MS,
     DEFAULT_MAX_PARALLEL_AGENTS, DEFAULT_MAX_RETRIES, DEFAULT_MAX_RETRY_DELAY_MS,
     DEFAULT_MAX_STREAM_LINE_BYTES, DEFAULT_TOOL_OUTPUT_LIMIT, ElicitationPolicy, PermissionMode,
-    Price, RawPermissions, RawSettings, SETTINGS_FILE, Settings, SettingsOverrides,
+    Price, RawPermissions, RawSettings, SETTINGS_FILE, Settings, SettingsOverrides, ThemeSetting,
 };
 
 #[cfg(test)]

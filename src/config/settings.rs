@@ -129,6 +129,10 @@ pub struct RawSettings {
     /// Default 85.
     #[schemars(range(min = 10, max = 100), extend("default" = DEFAULT_AUTO_COMPACT_PERCENT))]
     pub auto_compact_percent: Option<u8>,
+    /// The REPL's colours for code: `auto` (default: the terminal's background, asked of the
+    /// terminal or read from `COLORFGBG`), `dark` or `light`.
+    #[schemars(extend("enum" = ["auto", "dark", "light"], "default" = "auto"))]
+    pub theme: Option<String>,
     /// Claude Code's files: `true` (default) reads a trusted project's `.claude/settings.json`,
     /// `.claude/settings.local.json` and `.mcp.json`, and `CLAUDE.md`; `false` none of them;
     /// `{"userHooks": true}` also runs the hooks of `~/.claude/settings.json`.
@@ -250,6 +254,27 @@ impl PermissionMode {
     }
 }
 
+/// Settings `theme`: the background the REPL paints code for.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum ThemeSetting {
+    /// Ask the terminal (OSC 11), else `COLORFGBG`, else dark.
+    #[default]
+    Auto,
+    Dark,
+    Light,
+}
+
+impl ThemeSetting {
+    pub fn parse(text: &str) -> Option<Self> {
+        match text {
+            "auto" => Some(Self::Auto),
+            "dark" => Some(Self::Dark),
+            "light" => Some(Self::Light),
+            _ => None,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ElicitationPolicy {
     Decline,
@@ -307,6 +332,8 @@ pub struct Settings {
     pub context_window: Option<u64>,
     pub auto_compact: bool,
     pub auto_compact_percent: u8,
+    /// `theme`.
+    pub theme: ThemeSetting,
     pub tool_search: ToolSearchSettings,
     /// The shell sandbox asked for (whether the kernel can enforce it is decided at setup).
     pub sandbox: SandboxSettings,
@@ -524,6 +551,11 @@ impl Settings {
                  {DEFAULT_AUTO_COMPACT_PERCENT})"
             ));
         }
+        let theme = match pick(project, user, |s| s.theme.clone()) {
+            None => ThemeSetting::Auto,
+            Some(text) => ThemeSetting::parse(&text)
+                .ok_or_else(|| format!("theme {text:?} is not one of auto, dark, light"))?,
+        };
         let home = env("HOME")
             .filter(|h| !h.is_empty())
             .map(std::path::PathBuf::from);
@@ -583,6 +615,7 @@ impl Settings {
             context_window,
             auto_compact: pick(project, user, |s| s.auto_compact).unwrap_or(true),
             auto_compact_percent,
+            theme,
             tool_search: ToolSearchSettings::resolve(
                 project.tool_search.as_ref(),
                 user.tool_search.as_ref(),

@@ -247,6 +247,10 @@ impl LlmClient {
             return Err(LlmError::MissingApiKey {
                 base_url: redact::url(&self.config.base_url),
                 env: self.config.api_key_env.clone(),
+                settings: crate::config::ling_home()
+                    .join(crate::config::SETTINGS_FILE)
+                    .display()
+                    .to_string(),
             });
         }
         Ok(())

@@ -46,9 +46,14 @@ pub enum LlmError {
          \x20   ling --base-url http://127.0.0.1:11434/v1 --model qwen2.5-coder      # Ollama\n\
          \x20   export OPENAI_BASE_URL=http://127.0.0.1:8080/v1   # the same, for every run\n\n\
          To keep it, put {{\"baseUrl\": \"http://127.0.0.1:8080/v1\"}} (or {{\"apiKeyEnv\": \"MY_KEY_VAR\"}}) \
-         in ~/.ling/settings.json. More: ling --help, and README \"Point it at a model\"."
+         in {settings}. More: ling --help, and README \"Point it at a model\"."
     )]
-    MissingApiKey { base_url: String, env: String },
+    MissingApiKey {
+        base_url: String,
+        env: String,
+        /// The user's settings file (under `LING_HOME`).
+        settings: String,
+    },
 
     #[error(
         "the base URL {base_url:?} is not a valid URL ({reason}); set it with --base-url, \

@@ -56,36 +56,8 @@ impl Tool for EditFile {
 
     async fn call(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let args: Args = parse_args(self.name(), input)?;
-        if args.old_string.is_empty() {
-            return Err(ToolError::failed(
-                "old_string is empty; give the exact text to replace (to create a file, use write_file)",
-            ));
-        }
-        if args.old_string == args.new_string {
-            return Err(ToolError::failed(
-                "old_string and new_string are identical, so there is nothing to change",
-            ));
-        }
-        let path = paths::resolve(ctx, &args.path)?;
-        let shown = paths::display(ctx, &path);
-        match tokio::fs::metadata(&path).await {
-            Ok(meta) if meta.is_dir() => {
-                return Err(ToolError::failed(format!(
-                    "{shown} is a directory, not a file"
-                )));
-            }
-            Ok(_) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                return Err(ToolError::failed(format!(
-                    "{shown} does not exist; use write_file to create it (or glob to find the right path)"
-                )));
-            }
-            Err(e) => return Err(io_error("inspect", &shown, &e)),
-        }
-        require_read(ctx, &path, &shown)?;
+        let (path, shown, old, edit) = prepare(&args, ctx).await?;
         let root = paths::canonical_root(ctx)?;
-        let old = read_text(&root, &path, &shown).await?;
-        let edit = apply(&old, &args, &shown)?;
         write_atomic(&root, &path, edit.text.as_bytes(), &shown).await?;
         mark_read(ctx, &path);
         let content = format!(
@@ -106,6 +78,11 @@ impl Tool for EditFile {
         })
     }
 
+    async fn precheck(&self, input: &Value, ctx: &ToolContext) -> Result<(), ToolError> {
+        let args: Args = parse_args(self.name(), input.clone())?;
+        prepare(&args, ctx).await.map(|_| ())
+    }
+
     async fn preview(&self, input: &Value, ctx: &ToolContext) -> Option<String> {
         let args: Args = serde_json::from_value(input.clone()).ok()?;
         let path = paths::resolve(ctx, &args.path).ok()?;
@@ -115,6 +92,44 @@ impl Tool for EditFile {
         let edit = apply(&old, &args, &shown).ok()?;
         Some(unified_diff(&old, &edit.text, &shown))
     }
+}
+
+/// Everything of an edit but its write: the checks that refuse it, and the new text.
+async fn prepare(
+    args: &Args,
+    ctx: &ToolContext,
+) -> Result<(std::path::PathBuf, String, String, Edit), ToolError> {
+    if args.old_string.is_empty() {
+        return Err(ToolError::failed(
+            "old_string is empty; give the exact text to replace (to create a file, use write_file)",
+        ));
+    }
+    if args.old_string == args.new_string {
+        return Err(ToolError::failed(
+            "old_string and new_string are identical, so there is nothing to change",
+        ));
+    }
+    let path = paths::resolve(ctx, &args.path)?;
+    let shown = paths::display(ctx, &path);
+    match tokio::fs::metadata(&path).await {
+        Ok(meta) if meta.is_dir() => {
+            return Err(ToolError::failed(format!(
+                "{shown} is a directory, not a file"
+            )));
+        }
+        Ok(_) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(ToolError::failed(format!(
+                "{shown} does not exist; use write_file to create it (or glob to find the right path)"
+            )));
+        }
+        Err(e) => return Err(io_error("inspect", &shown, &e)),
+    }
+    require_read(ctx, &path, &shown)?;
+    let root = paths::canonical_root(ctx)?;
+    let old = read_text(&root, &path, &shown).await?;
+    let edit = apply(&old, args, &shown)?;
+    Ok((path, shown, old, edit))
 }
 
 #[derive(Debug)]

@@ -134,6 +134,12 @@ pub trait Tool: Send + Sync {
     async fn preview(&self, _input: &Value, _ctx: &ToolContext) -> Option<String> {
         None
     }
+    /// The checks of `call` that would refuse this input, run without changing anything: the
+    /// agent runs them before asking the user, so nobody approves a call bound to fail (an
+    /// edit of a file never read, of a string that is not there).
+    async fn precheck(&self, _input: &Value, _ctx: &ToolContext) -> Result<(), ToolError> {
+        Ok(())
+    }
 }
 
 /// The JSON Schema of a tool's typed arguments, derived from its serde struct (field doc comments

@@ -64,6 +64,22 @@ impl Tool for WriteFile {
         }
     }
 
+    async fn precheck(&self, input: &Value, ctx: &ToolContext) -> Result<(), ToolError> {
+        let args: Args = parse_args(self.name(), input.clone())?;
+        let path = paths::resolve(ctx, &args.path)?;
+        let shown = paths::display(ctx, &path);
+        match tokio::fs::metadata(&path).await {
+            Ok(meta) if meta.is_dir() => Err(ToolError::failed(format!(
+                "{shown} is a directory; give the path of a file inside it"
+            ))),
+            Ok(meta) => {
+                check_readable(&meta, &shown)?;
+                require_read(ctx, &path, &shown)
+            }
+            Err(_) => Ok(()),
+        }
+    }
+
     async fn call(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let args: Args = parse_args(self.name(), input)?;
         let path = paths::resolve(ctx, &args.path)?;

@@ -5,30 +5,18 @@
 //! The two frontends, the REPL ([`repl::run`]) and `ling -p` ([`print::run`]), each drive a
 //! [`crate::setup::Setup`] and return a [`RunOutcome`]; `cli` alone turns it into an exit code.
 
-mod approval;
-mod extension_commands;
-mod line_editor;
 pub mod login;
 pub mod markdown;
-mod mcp_dialogs;
 pub mod output;
 pub mod print;
 pub mod render;
 pub mod repl;
-mod repl_context;
-mod repl_ui;
 pub mod safe_text;
-mod session_commands;
-mod session_diff;
 pub mod signals;
-mod spinner;
-mod status;
 pub mod style;
 mod subagent_view;
 pub mod term;
-pub mod tool_view;
 pub mod trust;
-mod turn_keys;
 
 /// How a frontend's run ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -3,6 +3,8 @@
 
 use serde_json::Value;
 
+use crate::agent::HookNotice;
+
 use super::safe_text::neutralise;
 use super::style::Style;
 use super::term::Term;
@@ -10,8 +12,9 @@ use super::term::Term;
 /// Characters of the telling argument shown in a call's line.
 const SUMMARY_CHARS: usize = 80;
 
-/// The keys whose value tells most about a call, in order of preference.
-const TELLING_KEYS: [&str; 7] = ["command", "path", "pattern", "sql", "uri", "url", "query"];
+/// The keys whose value tells most about a call, in order of preference (a search shows what
+/// it looks for before where).
+const TELLING_KEYS: [&str; 7] = ["command", "pattern", "path", "sql", "uri", "url", "query"];
 
 /// `bash(cargo test)`, `read_file(src/main.rs)`: the tool and its most telling argument, with
 /// control characters made visible.
@@ -19,9 +22,21 @@ pub fn call_summary(name: &str, input: &Value) -> String {
     format!("{}({})", neutralise(name), summary_arg(input).0)
 }
 
+/// [`call_summary`] with the argument cut at `max` characters instead (the REPL: what its
+/// terminal's width leaves for it), and whether it shows the whole input.
+pub fn call_summary_within(name: &str, input: &Value, max: usize) -> (String, bool) {
+    let (arg, whole) = summary_arg_within(input, max);
+    (format!("{}({arg})", neutralise(name)), whole)
+}
+
 /// The argument shown in a call's line (neutralised, cut to one line) and whether it is all
 /// there is to the input: nothing cut, and no other argument left out.
 pub fn summary_arg(input: &Value) -> (String, bool) {
+    summary_arg_within(input, SUMMARY_CHARS)
+}
+
+/// [`summary_arg`] cut at `max` characters.
+pub fn summary_arg_within(input: &Value, max: usize) -> (String, bool) {
     let key = TELLING_KEYS
         .iter()
         .find_map(|k| input.get(*k).and_then(Value::as_str));
@@ -31,23 +46,157 @@ pub fn summary_arg(input: &Value) -> (String, bool) {
         (_, Value::String(raw)) => (neutralise(raw).into_owned(), true),
         (_, other) => (neutralise(&other.to_string()).into_owned(), true),
     };
-    let shown = one_line(&full, SUMMARY_CHARS);
+    let shown = one_line(&full, max);
     let whole = alone && shown == full;
     (shown, whole)
 }
 
-/// The outcome of a call in a few words: the first line of an error, or how much came back.
-pub fn outcome_summary(content: &str, is_error: bool) -> String {
-    let flat = neutralise(content.trim()).replace('\t', " ");
-    if is_error {
-        return one_line(&flat, 90);
+/// What one finished call left to show.
+pub struct Finished<'a> {
+    pub name: &'a str,
+    pub content: &'a str,
+    pub is_error: bool,
+    pub display: Option<&'a str>,
+    pub total_lines: Option<usize>,
+}
+
+/// How a call ended, as its line says it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Ending {
+    Done,
+    /// A tool error: its first line.
+    Error(String),
+    /// A command's non-zero exit status.
+    Exit(i64),
+    /// A command killed by a signal (`SIGKILL`).
+    Killed(String),
+    /// A command the sandbox stopped: what it was refused.
+    Blocked(String),
+}
+
+impl Finished<'_> {
+    /// How the call ended: a command's `Exit code: N` / `Killed by signal S` line and the
+    /// sandbox's note are read from its output.
+    pub fn ending(&self) -> Ending {
+        if self.is_error {
+            let flat = neutralise(self.content.trim()).replace('\t', " ");
+            return Ending::Error(flat.lines().next().unwrap_or("").to_string());
+        }
+        if let Some(at) = self.content.find("\nBlocked by the sandbox: ") {
+            let rest = &self.content[at + "\nBlocked by the sandbox: ".len()..];
+            let what = rest.split(". The ").next().unwrap_or(rest);
+            return Ending::Blocked(neutralise(what).into_owned());
+        }
+        let last = self.output_end().1;
+        if let Some(code) = last.strip_prefix("Exit code: ")
+            && let Ok(code) = code.trim().parse::<i64>()
+            && code != 0
+        {
+            return Ending::Exit(code);
+        }
+        if let Some(signal) = last.strip_prefix("Killed by signal ") {
+            return Ending::Killed(neutralise(signal.trim()).into_owned());
+        }
+        Ending::Done
     }
-    let lines = content.lines().count();
-    if lines <= 1 {
-        one_line(&flat, 80)
+
+    /// Whether the call failed (an error, a non-zero exit, a kill, the sandbox).
+    pub fn failed(&self) -> bool {
+        self.ending() != Ending::Done
+    }
+
+    /// The output without a command's closing status line and the sandbox's note, and that
+    /// status line (empty when there is none).
+    pub fn output_end(&self) -> (&str, &str) {
+        let content = match self.content.find("\nBlocked by the sandbox: ") {
+            Some(at) => &self.content[..at],
+            None => self.content,
+        };
+        let trimmed = content.trim_end();
+        let (body, last) = match trimmed.rsplit_once('\n') {
+            Some((body, last)) => (body, last),
+            None => ("", trimmed),
+        };
+        let status = last.starts_with("Exit code: ")
+            || last.starts_with("Killed by signal ")
+            || last == "Exit status unknown";
+        if status { (body, last) } else { (content, "") }
+    }
+
+    /// The lines of output the call really produced (a command's counted before its cap; its
+    /// closing `Exit code:` line is not output).
+    pub fn lines(&self) -> usize {
+        self.total_lines.unwrap_or_else(|| {
+            let (body, _) = self.output_end();
+            let body = body.trim_end();
+            if body.is_empty() || body == "(no output)" {
+                0
+            } else {
+                body.lines().count()
+            }
+        })
+    }
+}
+
+/// The outcome on the call's line: `✗ exit 1`, `✗ blocked by the sandbox: ...`, `✗ ERROR`,
+/// `✓ +2 −1` for a change, `✓ 12 lines`, `✓ the one line`. The REPL and `-p` say the same.
+pub fn outcome(style: Style, call: &Finished<'_>) -> Term {
+    let failure = match call.ending() {
+        Ending::Done => None,
+        Ending::Error(first) => Some(first),
+        Ending::Exit(code) => Some(format!("exit {code}")),
+        Ending::Killed(signal) => Some(format!("killed by {signal}")),
+        Ending::Blocked(what) => Some(format!("blocked by the sandbox: {what}")),
+    };
+    if let Some(text) = failure {
+        let mut text = one_line(&text, 90);
+        let lines = call.lines();
+        if !call.is_error && lines > 0 {
+            text.push_str(&format!(" · {}", count(lines)));
+        }
+        return crate::term![style.red("✗"), " ", style.red(&text)];
+    }
+    let summary = match call.display.and_then(diff_counts) {
+        Some((added, removed)) => format!("+{added} −{removed}"),
+        None => match (call.lines(), call.total_lines) {
+            (0, _) => "no output".to_string(),
+            // One line that is the result (a path, "Edited x", a one-line file).
+            (1, None) => one_line(&neutralise(call.output_end().0.trim()), 80),
+            (n, _) => count(n),
+        },
+    };
+    crate::term![style.green("✓"), " ", style.dim(&summary)]
+}
+
+fn count(lines: usize) -> String {
+    if lines == 1 {
+        "1 line".to_string()
     } else {
         format!("{lines} lines")
     }
+}
+
+/// Lines added and removed by a unified diff (or a created file's `(+N lines)` note).
+pub fn diff_counts(display: &str) -> Option<(usize, usize)> {
+    if let Some(rest) = display.split("(+").nth(1)
+        && display.starts_with("created ")
+    {
+        let n = rest.split(' ').next()?.parse().ok()?;
+        return Some((n, 0));
+    }
+    if !display.starts_with("--- ") {
+        return None;
+    }
+    let mut added = 0;
+    let mut removed = 0;
+    for line in display.lines() {
+        if line.starts_with('+') && !line.starts_with("+++") {
+            added += 1;
+        } else if line.starts_with('-') && !line.starts_with("---") {
+            removed += 1;
+        }
+    }
+    Some((added, removed))
 }
 
 /// The first line of `text`, cut to `max` characters with an ellipsis.
@@ -63,15 +212,6 @@ pub fn one_line(text: &str, max: usize) -> String {
 
 pub fn tool_begin_line(style: Style, name: &str, input: &Value) -> Term {
     crate::term![style.cyan("●"), " ", style.bold(&call_summary(name, input))]
-}
-
-pub fn tool_outcome(style: Style, content: &str, is_error: bool) -> Term {
-    let summary = outcome_summary(content, is_error);
-    if is_error {
-        crate::term![style.red("✗"), " ", style.red(&summary)]
-    } else {
-        crate::term![style.green("✓"), " ", style.dim(&summary)]
-    }
 }
 
 /// Keeps each tool call on one line: the call is shown when it begins, and its outcome is added
@@ -97,12 +237,7 @@ impl ToolLines {
         self.open.as_deref() == Some(id)
     }
 
-    /// The text that ends a call's line, newline included.
-    pub fn end(&mut self, style: Style, id: &str, content: &str, is_error: bool) -> Term {
-        self.end_with(id, tool_outcome(style, content, is_error))
-    }
-
-    /// [`ToolLines::end`] with the outcome already drawn.
+    /// The text that ends a call's line, newline included, with its outcome drawn.
     pub fn end_with(&mut self, id: &str, outcome: Term) -> Term {
         let begun = self.begun.remove(id).unwrap_or_default();
         if self.open.take().as_deref() == Some(id) {
@@ -140,11 +275,57 @@ pub fn styled_display(style: Style, display: &str) -> Term {
     out
 }
 
+/// `12.3k`, `950`, `1.2M`: a token count as the footer and `/cost` show it.
+pub fn tokens(n: u64) -> String {
+    match n {
+        0..1_000 => n.to_string(),
+        1_000..1_000_000 => format!("{:.1}k", n as f64 / 1e3),
+        _ => format!("{:.1}M", n as f64 / 1e6),
+    }
+}
+
+/// A hook's notice on one line: `PreToolUse hook (bash): block: REASON`.
+pub fn hook_line(style: Style, notice: &HookNotice) -> Term {
+    let subject = match &notice.tool {
+        Some(tool) => format!("{} hook ({tool})", notice.event),
+        None => format!("{} hook", notice.event),
+    };
+    let word = notice.decision.as_str();
+    let verdict = if notice.decision.is_alarm() {
+        style.red(word)
+    } else {
+        style.yellow(word)
+    };
+    crate::term![subject, ": ", verdict, ": ", &notice.message]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use pretty_assertions::assert_eq;
     use serde_json::json;
+
+    fn end(lines: &mut ToolLines, style: Style, id: &str, content: &str, is_error: bool) -> Term {
+        let call = Finished {
+            name: "x",
+            content,
+            is_error,
+            display: None,
+            total_lines: None,
+        };
+        lines.end_with(id, outcome(style, &call))
+    }
+
+    fn said(content: &str, is_error: bool, total_lines: Option<usize>) -> String {
+        let call = Finished {
+            name: "bash",
+            content,
+            is_error,
+            display: None,
+            total_lines,
+        };
+        outcome(Style::plain(), &call).as_str().to_string()
+    }
 
     #[test]
     fn a_line_is_open_from_its_call_until_its_outcome_or_something_else() {
@@ -153,7 +334,7 @@ mod tests {
         lines.begin(style, "a", "bash", &json!({"command": "ls"}));
         assert!(lines.is_open("a"));
         assert!(!lines.is_open("b"));
-        lines.end(style, "a", "ok", false);
+        end(&mut lines, style, "a", "ok", false);
         assert!(!lines.is_open("a"));
         lines.begin(style, "b", "bash", &json!({"command": "ls"}));
         lines.interrupt();
@@ -172,6 +353,10 @@ mod tests {
         );
         assert_eq!(call_summary("x", &json!({})), "x()");
         assert_eq!(call_summary("bash", &json!({"command":"a\nb"})), "bash(a…)");
+        assert_eq!(
+            call_summary("grep", &json!({"path":"src","pattern":"TODO"})),
+            "grep(TODO)"
+        );
     }
 
     #[test]
@@ -196,7 +381,7 @@ mod tests {
         let begin = lines.begin(style, "1", "bash", &json!({"command": "ls"}));
         assert_eq!(begin.as_str(), "● bash(ls)");
         assert_eq!(
-            lines.end(style, "1", "a\nb\n", false).as_str(),
+            end(&mut lines, style, "1", "a\nb\n", false).as_str(),
             "  ✓ 2 lines\n"
         );
 
@@ -204,20 +389,52 @@ mod tests {
         assert_eq!(lines.interrupt(), Some("\n"));
         assert_eq!(lines.interrupt(), None);
         assert_eq!(
-            lines.end(style, "2", "missing", true).as_str(),
+            end(&mut lines, style, "2", "missing", true).as_str(),
             "● read_file(a)  ✗ missing\n"
         );
     }
 
     #[test]
     fn outcomes_are_short_and_safe() {
-        assert_eq!(outcome_summary("one\ntwo\nthree\n", false), "3 lines");
-        assert_eq!(outcome_summary("done", false), "done");
-        assert_eq!(outcome_summary("no such file\nmore", true), "no such file…");
+        assert_eq!(said("one\ntwo\nthree\n", false, None), "✓ 3 lines");
+        assert_eq!(said("done", false, None), "✓ done");
+        assert_eq!(said("no such file\nmore", true, None), "✗ no such file");
+        assert_eq!(said("\x1b]52;c;eA==\x07", false, None), "✓ ^[]52;c;eA==^G");
+    }
+
+    #[test]
+    fn a_failed_command_says_so_and_its_status_line_is_not_output() {
+        assert_eq!(said("a\nb\nExit code: 0", false, Some(2)), "✓ 2 lines");
+        assert_eq!(said("a\nb\nExit code: 0", false, None), "✓ 2 lines");
         assert_eq!(
-            outcome_summary("\x1b]52;c;eA==\x07", false),
-            "^[]52;c;eA==^G"
+            said("boom\nExit code: 1", false, Some(1)),
+            "✗ exit 1 · 1 line"
         );
+        assert_eq!(
+            said("(no output)\nExit code: 6", false, Some(0)),
+            "✗ exit 6"
+        );
+        assert_eq!(
+            said("x\nKilled by signal SIGKILL", false, Some(1)),
+            "✗ killed by SIGKILL · 1 line"
+        );
+        let blocked = "touch: cannot touch '/etc/x': Permission denied\nExit code: 1\nBlocked by \
+                       the sandbox: writing /etc/x. The workspace-write sandbox allows ...";
+        assert_eq!(
+            said(blocked, false, Some(1)),
+            "✗ blocked by the sandbox: writing /etc/x · 1 line"
+        );
+        let coloured = outcome(
+            Style { color: true },
+            &Finished {
+                name: "bash",
+                content: "Exit code: 1",
+                is_error: false,
+                display: None,
+                total_lines: Some(0),
+            },
+        );
+        assert!(coloured.as_str().contains("\x1b[31m✗"), "{coloured:?}");
     }
 
     #[test]

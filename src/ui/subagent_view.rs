@@ -2,8 +2,8 @@
 //! starts, one per tool call it makes (and per refusal, hook notice or warning), and a line
 //! with its totals when it ends. Its text is not shown: its answer comes back to the parent.
 
-use super::render::{call_summary, outcome_summary};
-use super::session_commands::tokens;
+use super::render::{call_summary, one_line, tokens};
+use super::safe_text::neutralise;
 use super::style::Style;
 use super::term::Term;
 use crate::agent::{AgentEvent, SubagentEvent, SubagentKind};
@@ -66,7 +66,7 @@ pub fn line(style: Style, event: &SubagentEvent) -> Option<Term> {
                 style.dim(" › "),
                 name.as_str(),
                 " ",
-                style.red(&format!("✗ {}", outcome_summary(content, true)))
+                style.red(&format!("✗ {}", one_line(&neutralise(content.trim()), 90)))
             ]),
             AgentEvent::PermissionDenied { tool, message } => Some(crate::term![
                 "    ",
@@ -82,7 +82,7 @@ pub fn line(style: Style, event: &SubagentEvent) -> Option<Term> {
                 "    ",
                 who,
                 " ",
-                super::print::hook_line(style, notice)
+                super::render::hook_line(style, notice)
             ]),
             AgentEvent::Warning(text) => Some(crate::term![
                 "    ",

@@ -43,6 +43,21 @@ impl Term {
         Self("\r\x1b[K".into())
     }
 
+    /// Wipes the `rows` rows above the cursor's row, leaving the cursor at the first of them.
+    pub(super) fn wipe_rows_above(rows: usize) -> Self {
+        Self("\x1b[A\r\x1b[2K".repeat(rows))
+    }
+
+    /// OSC 11 with `?`: asks the terminal its background colour (`/theme auto`).
+    pub(super) fn background_query() -> Self {
+        Self("\x1b]11;?\x1b\\".into())
+    }
+
+    /// Up one row: the status area's redraw.
+    pub(super) fn cursor_up() -> Self {
+        Self("\x1b[A".into())
+    }
+
     /// The bytes for the terminal (and for a line editor's prompt).
     pub fn as_str(&self) -> &str {
         &self.0
@@ -54,6 +69,31 @@ impl Term {
 
     pub fn ends_with_newline(&self) -> bool {
         self.0.ends_with('\n')
+    }
+
+    /// This text in pieces of about `max` bytes, each cut after a newline where there is one
+    /// (so no piece ends inside one of Ling's escape sequences but at a line's end).
+    pub fn into_chunks(self, max: usize) -> Vec<Term> {
+        if self.0.len() <= max {
+            return vec![self];
+        }
+        let text = self.0;
+        let mut out = Vec::new();
+        let mut start = 0;
+        while start < text.len() {
+            let mut end = (start + max).min(text.len());
+            while !text.is_char_boundary(end) {
+                end += 1;
+            }
+            if end < text.len()
+                && let Some(i) = text[start..end].rfind('\n')
+            {
+                end = start + i + 1;
+            }
+            out.push(Self(text[start..end].to_string()));
+            start = end;
+        }
+        out
     }
 
     /// Appends one part: a `Term` as it is, text neutralised.
@@ -174,5 +214,18 @@ mod tests {
         let sum = Term::plain("a") + "\u{9b}" + 'b';
         assert_eq!(sum.as_str(), "a<U+009B>b");
         assert_eq!(Term::from(String::from("\x1b[31m")).as_str(), "^[[31m");
+    }
+
+    #[test]
+    fn a_long_text_is_cut_in_pieces_at_line_ends() {
+        let text = Term::plain("aaa\nbbb\nccc\n");
+        let pieces: Vec<String> = text
+            .clone()
+            .into_chunks(5)
+            .iter()
+            .map(|t| t.as_str().to_string())
+            .collect();
+        assert_eq!(pieces, vec!["aaa\n", "bbb\n", "ccc\n"]);
+        assert_eq!(text.clone().into_chunks(100), vec![text]);
     }
 }

@@ -8,29 +8,25 @@ use crate::support::{mock_openai, project};
 use super::context_compaction::{
     hook_events, is_summary_request, log_compaction_hooks, user_settings,
 };
+use crate::support::repl::{self, Repl};
 use mock_openai::{MockServer, Reply};
 use pretty_assertions::assert_eq;
 use project::{Project, run};
-use rexpect::session::{PtySession, spawn_command};
 use serde_json::json;
 
-fn start(project: &Project, server: &MockServer, args: &[&str]) -> PtySession {
-    let mut cmd = project.command(&server.base_url());
-    cmd.args(["--model", "local"])
-        .args(args)
-        .env("TERM", "xterm");
-    spawn_command(cmd, Some(20_000)).expect("spawn in a pty")
-}
-
-fn expect(p: &mut PtySession, text: &str) -> String {
-    p.exp_string(text)
-        .unwrap_or_else(|e| panic!("expected {text:?} in the REPL output: {e}"))
+fn start(project: &Project, server: &MockServer, args: &[&str]) -> Repl {
+    let mut all = vec!["--model", "local"];
+    all.extend_from_slice(args);
+    repl::start(project, server, &all, &[])
 }
 
 #[test]
 fn context_by_part_the_footer_and_compact_with_instructions() {
+    // The first answer is long enough for its summary to be shorter (a compaction that would
+    // grow the conversation is refused).
+    let first = format!("first answer {}", "with many words of detail ".repeat(40));
     let server = MockServer::start_blocking(vec![
-        Reply::text("first answer"),
+        Reply::text(&first),
         Reply::text("second answer"),
         Reply::text("third answer"),
     ]);
@@ -39,29 +35,29 @@ fn context_by_part_the_footer_and_compact_with_instructions() {
     user_settings(&project, json!({ "contextWindow": 20000 }));
     log_compaction_hooks(&project);
     let mut p = start(&project, &server, &[]);
-    expect(&mut p, "> ");
-    p.send_line("first question").unwrap();
-    expect(&mut p, "first answer");
-    expect(&mut p, "% of 20.0k\r\n");
-    expect(&mut p, "> ");
-    p.send_line("second question").unwrap();
-    expect(&mut p, "second answer");
-    expect(&mut p, "> ");
-    p.send_line("/context").unwrap();
-    expect(&mut p, "of 20000 tokens");
-    expect(&mut p, "settings contextWindow");
+    p.raw("> ");
+    p.send_line("first question");
+    p.raw("first answer");
+    p.raw("% of 20.0k\r\n");
+    p.raw("> ");
+    p.send_line("second question");
+    p.raw("second answer");
+    p.raw("> ");
+    p.send_line("/context");
+    p.raw("of 20000 tokens");
+    p.raw("settings contextWindow");
     for part in ["system prompt", "tools", "messages"] {
-        expect(&mut p, part);
+        p.raw(part);
     }
-    expect(&mut p, "> ");
-    p.send_line("/compact keep the parser notes").unwrap();
-    expect(&mut p, "conversation compacted (manual)");
-    expect(&mut p, "> ");
-    p.send_line("third question").unwrap();
-    expect(&mut p, "third answer");
-    expect(&mut p, "> ");
-    p.send_line("/exit").unwrap();
-    p.exp_eof().expect("the REPL did not exit");
+    p.raw("> ");
+    p.send_line("/compact keep the parser notes");
+    p.raw("conversation compacted (manual)");
+    p.raw("> ");
+    p.send_line("third question");
+    p.raw("third answer");
+    p.raw("> ");
+    p.send_line("/exit");
+    p.eof();
 
     let requests = server.requests();
     assert_eq!(requests.len(), 4);
@@ -116,23 +112,23 @@ fn resume_picks_a_session_and_a_resumed_repl_shows_the_last_exchanges() {
     let new = record(&project, &server, "add tests");
 
     let mut p = start(&project, &server, &[]);
-    expect(&mut p, "> ");
-    p.send_line("/resume").unwrap();
-    expect(&mut p, "[1]");
-    expect(&mut p, "add tests");
-    expect(&mut p, "[2]");
-    expect(&mut p, "where is the parser?");
-    expect(&mut p, "resume which?");
-    p.send_line("2").unwrap();
-    expect(&mut p, &format!("resumed session {old}"));
-    expect(&mut p, "where is the parser?");
-    expect(&mut p, "the parser is in src/parse.rs");
-    expect(&mut p, "> ");
-    p.send_line("go on").unwrap();
-    expect(&mut p, "back in the old one");
-    expect(&mut p, "> ");
-    p.send_line("/exit").unwrap();
-    p.exp_eof().expect("the REPL did not exit");
+    p.raw("> ");
+    p.send_line("/resume");
+    p.raw("[1]");
+    p.raw("add tests");
+    p.raw("[2]");
+    p.raw("where is the parser?");
+    p.raw("resume which?");
+    p.send_line("2");
+    p.raw(&format!("resumed session {old}"));
+    p.raw("where is the parser?");
+    p.raw("the parser is in src/parse.rs");
+    p.raw("> ");
+    p.send_line("go on");
+    p.raw("back in the old one");
+    p.raw("> ");
+    p.send_line("/exit");
+    p.eof();
     let sent = server.requests().last().unwrap().messages();
     assert_eq!(
         sent[1..],
@@ -145,10 +141,54 @@ fn resume_picks_a_session_and_a_resumed_repl_shows_the_last_exchanges() {
 
     // `--resume ID` shows where the session was before the first prompt.
     let mut p = start(&project, &server, &["--resume", &new]);
-    expect(&mut p, &format!("resumed session {new}"));
-    expect(&mut p, "add tests");
-    expect(&mut p, "tests added");
-    expect(&mut p, "> ");
-    p.send_line("/exit").unwrap();
-    p.exp_eof().expect("the REPL did not exit");
+    p.raw(&format!("resumed session {new}"));
+    p.raw("add tests");
+    p.raw("tests added");
+    p.raw("> ");
+    p.send_line("/exit");
+    p.eof();
+}
+
+#[test]
+fn resume_without_an_id_opens_the_picker() {
+    let server = MockServer::start_blocking(vec![
+        Reply::text("the parser is in src/parse.rs"),
+        Reply::text("continued"),
+    ]);
+    let project = Project::new();
+    let old = record(&project, &server, "where is the parser?");
+    let mut p = start(&project, &server, &["--resume"]);
+    let picker = p.raw("resume which?");
+    let picker = crate::support::repl::without_escapes(&picker);
+    let row = picker
+        .lines()
+        .find(|l| l.contains("where is the parser?"))
+        .unwrap_or_else(|| panic!("{picker}"));
+    assert!(
+        row.contains("[1]") && row.contains("msgs") && row.contains(" B "),
+        "{row}"
+    );
+    p.send_line("1");
+    p.raw(&format!("resumed session {old}"));
+    p.raw("the parser is in src/parse.rs");
+    p.raw("> ");
+    p.send_line("go on");
+    p.raw("continued");
+    p.raw("> ");
+    p.control('d');
+    let end = p.eof();
+    assert!(
+        end.contains(&format!("resume with: ling --resume {old}")),
+        "{end}"
+    );
+    // With -p there is nobody to pick: a usage error that says what to give.
+    let mut cmd = project.command(&server.base_url());
+    cmd.args(["-p", "x", "--resume"]);
+    let out = run(cmd);
+    assert_eq!(out.code, Some(2), "{out:?}");
+    assert!(
+        out.stderr.contains("--resume needs a session ID"),
+        "{}",
+        out.stderr
+    );
 }

@@ -3,20 +3,13 @@
 
 use crate::support::{mock_openai, project};
 
+use crate::support::repl::{self, Repl};
 use mock_openai::{MockServer, Reply};
 use project::Project;
-use rexpect::session::{PtySession, spawn_command};
 use serde_json::json;
 
-fn start(project: &Project, server: &MockServer, args: &[&str]) -> PtySession {
-    let mut cmd = project.command(&server.base_url());
-    cmd.args(args).env("TERM", "xterm");
-    spawn_command(cmd, Some(20_000)).expect("spawn in a pty")
-}
-
-fn expect(p: &mut PtySession, text: &str) -> String {
-    p.exp_string(text)
-        .unwrap_or_else(|e| panic!("expected {text:?} in the REPL output: {e}"))
+fn start(project: &Project, server: &MockServer, args: &[&str]) -> Repl {
+    repl::start(project, server, args, &[])
 }
 
 #[test]
@@ -28,13 +21,13 @@ fn prompt_answer_tools_and_exit() {
     let project = Project::new();
     project.write("hello.txt", "hello world\n");
     let mut p = start(&project, &server, &["--model", "pty-model"]);
-    expect(&mut p, "pty-model");
-    expect(&mut p, "> ");
-    p.send_line("what does hello.txt say?").unwrap();
-    expect(&mut p, "read_file(hello.txt)");
-    expect(&mut p, "The file greets the world.");
-    expect(&mut p, "> ");
-    p.send_line("/tools").unwrap();
+    p.raw("pty-model");
+    p.raw("> ");
+    p.send_line("what does hello.txt say?");
+    p.raw("read_file(hello.txt)");
+    p.raw("The file greets the world.");
+    p.raw("> ");
+    p.send_line("/tools");
     for tool in [
         "read_file",
         "write_file",
@@ -43,11 +36,11 @@ fn prompt_answer_tools_and_exit() {
         "grep",
         "glob",
     ] {
-        expect(&mut p, tool);
+        p.raw(tool);
     }
-    expect(&mut p, "> ");
-    p.send_line("/exit").unwrap();
-    p.exp_eof().expect("the REPL did not exit");
+    p.raw("> ");
+    p.send_line("/exit");
+    p.eof();
 
     let requests = server.requests();
     assert_eq!(requests.len(), 2);
@@ -63,16 +56,16 @@ fn ctrl_c_twice_at_an_empty_prompt_exits_and_ctrl_d_too() {
     let server = MockServer::start_blocking(vec![]);
     let project = Project::new();
     let mut p = start(&project, &server, &[]);
-    expect(&mut p, "> ");
-    p.send_control('c').unwrap();
-    expect(&mut p, "Ctrl-C again");
-    p.send_control('c').unwrap();
-    p.exp_eof().expect("two Ctrl-C did not exit");
+    p.raw("> ");
+    p.control('c');
+    p.raw("Ctrl-C again");
+    p.control('c');
+    p.eof();
 
     let mut p = start(&project, &server, &[]);
-    expect(&mut p, "> ");
-    p.send_control('d').unwrap();
-    p.exp_eof().expect("Ctrl-D did not exit");
+    p.raw("> ");
+    p.control('d');
+    p.eof();
 }
 
 #[test]
@@ -83,16 +76,18 @@ fn ctrl_c_interrupts_a_running_turn_and_returns_to_the_prompt() {
     ]);
     let project = Project::new();
     let mut p = start(&project, &server, &[]);
-    expect(&mut p, "> ");
-    p.send_line("slow question").unwrap();
-    expect(&mut p, "thinking");
-    p.send_control('c').unwrap();
-    expect(&mut p, "interrupted");
-    expect(&mut p, "> ");
-    p.send_line("next question").unwrap();
-    expect(&mut p, "second answer");
-    p.send_line("/exit").unwrap();
-    p.exp_eof().unwrap();
+    p.raw("> ");
+    p.send_line("slow question");
+    p.raw("thinking");
+    // Interrupted once the request is with the model (not before it is sent).
+    server.wait_until_remaining(1);
+    p.control('c');
+    p.raw("interrupted");
+    p.raw("> ");
+    p.send_line("next question");
+    p.raw("second answer");
+    p.send_line("/exit");
+    p.eof();
 }
 
 #[test]
@@ -110,23 +105,23 @@ fn the_repl_asks_before_running_a_command() {
     let project = Project::new();
     // Without the shell sandbox, so that bash asks.
     let mut p = start(&project, &server, &["--sandbox", "off"]);
-    expect(&mut p, "> ");
-    p.send_line("make a file").unwrap();
-    expect(&mut p, "allow?");
-    p.send_line("y").unwrap();
-    expect(&mut p, "made it");
-    expect(&mut p, "> ");
-    p.send_line("make another").unwrap();
-    expect(&mut p, "allow?");
-    p.send_line("n").unwrap();
+    p.raw("> ");
+    p.send_line("make a file");
+    p.raw("allow?");
+    p.send_line("y");
+    p.raw("made it");
+    p.raw("> ");
+    p.send_line("make another");
+    p.raw("allow?");
+    p.send_line("n");
     // No: the turn ends at once; the model reads the denial with the next prompt.
-    expect(&mut p, "declined");
-    expect(&mut p, "> ");
+    p.raw("declined");
+    p.raw("> ");
     assert_eq!(server.requests().len(), 3);
-    p.send_line("fine").unwrap();
-    expect(&mut p, "ok, not made");
-    p.send_line("/exit").unwrap();
-    p.exp_eof().unwrap();
+    p.send_line("fine");
+    p.raw("ok, not made");
+    p.send_line("/exit");
+    p.eof();
     assert!(project.file("approved.txt").exists());
     assert!(!project.file("denied.txt").exists());
     let denied = &server.requests()[3];
@@ -158,9 +153,9 @@ fn the_question_before_an_edit_shows_its_diff() {
     let project = Project::new();
     project.write("a.txt", "hello\nworld\n");
     let mut p = start(&project, &server, &[]);
-    expect(&mut p, "> ");
-    p.send_line("change it").unwrap();
-    let before = expect(&mut p, "allow?");
+    p.raw("> ");
+    p.send_line("change it");
+    let before = p.raw("allow?");
     assert!(
         before.contains("-hello") && before.contains("+goodbye"),
         "{before}"
@@ -170,9 +165,9 @@ fn the_question_before_an_edit_shows_its_diff() {
         "hello\nworld\n",
         "edited before approval"
     );
-    p.send_line("y").unwrap();
-    expect(&mut p, "edited");
-    p.send_line("/exit").unwrap();
-    p.exp_eof().unwrap();
+    p.send_line("y");
+    p.raw("edited");
+    p.send_line("/exit");
+    p.eof();
     assert_eq!(project.read("a.txt"), "goodbye\nworld\n");
 }

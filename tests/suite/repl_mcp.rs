@@ -6,41 +6,11 @@
 use crate::support::peers::{self, EVERYTHING};
 use crate::support::{mock_openai, project};
 
-use std::time::{Duration, Instant};
-
+use crate::support::repl;
 use mock_openai::{MockServer, Reply};
 use pretty_assertions::assert_eq;
 use project::Project;
-use rexpect::session::{PtySession, spawn_command};
 use serde_json::json;
-
-fn expect(p: &mut PtySession, text: &str) -> String {
-    p.exp_string(text)
-        .unwrap_or_else(|e| panic!("expected {text:?} in the REPL output: {e}"))
-}
-
-fn send(p: &mut PtySession, line: &str) {
-    p.send_line(line).unwrap();
-}
-
-/// Asks `/mcp` until the server is connected (it starts in the background).
-fn wait_connected(p: &mut PtySession) {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        send(p, "/mcp");
-        let (_, state) = p
-            .exp_regex("(starting|connected|failed)")
-            .expect("no /mcp status");
-        expect(p, "> ");
-        match state.as_str() {
-            "connected" => return,
-            "starting" if Instant::now() < deadline => {
-                std::thread::sleep(Duration::from_millis(200))
-            }
-            other => panic!("server-everything is {other}"),
-        }
-    }
-}
 
 #[test]
 fn prompts_are_commands_and_sampling_asks_the_user() {
@@ -61,38 +31,29 @@ fn prompts_are_commands_and_sampling_asks_the_user() {
     }}});
     project.write(".ling/mcp.json", &config.to_string());
     project.trust();
-    let mut cmd = project.command(&server.base_url());
-    cmd.args(["--allowed-tools", "mcp__*"]).env("TERM", "xterm");
-    let mut p = spawn_command(cmd, Some(30_000)).unwrap();
-    expect(&mut p, "> ");
-    wait_connected(&mut p);
+    let mut p = repl::start(&project, &server, &["--allowed-tools", "mcp__*"], &[]);
+    p.wait_mcp_connected("everything");
 
-    send(&mut p, "/help");
-    expect(&mut p, "MCP prompts");
-    expect(&mut p, "/mcp__everything__args-prompt city [state]");
-    expect(&mut p, "> ");
-    send(&mut p, "/mcp__everything__args-prompt state=TX");
-    expect(&mut p, "needs city");
-    expect(&mut p, "> ");
-    send(&mut p, "/mcp__everything__args-prompt Paris");
-    expect(&mut p, "Sunny.");
-    expect(&mut p, "> ");
+    p.send_line("/help");
+    p.raw("MCP prompts");
+    p.raw("/mcp__everything__args-prompt city [state]");
+    p.raw("> ");
+    p.send_line("/mcp__everything__args-prompt state=TX");
+    p.raw("needs city");
+    p.raw("> ");
+    p.send_line("/mcp__everything__args-prompt Paris");
+    p.raw("Sunny.");
+    p.raw("> ");
 
-    send(&mut p, "write a haiku through the server");
-    expect(
-        &mut p,
-        "MCP server everything asks to use the model (at most 40 tokens)",
-    );
-    expect(&mut p, "You are a helpful test server.");
-    expect(
-        &mut p,
-        "send it to the model? [y] yes  [n] no  [d] decline all from this server > ",
-    );
-    send(&mut p, "y");
-    expect(&mut p, "The server got its haiku.");
-    expect(&mut p, "> ");
-    send(&mut p, "/exit");
-    p.exp_eof().expect("the REPL did not exit");
+    p.send_line("write a haiku through the server");
+    p.raw("MCP server everything asks to use the model (at most 40 tokens)");
+    p.raw("You are a helpful test server.");
+    p.raw("send it to the model? [y] yes  [n] no  [d] decline all from this server > ");
+    p.send_line("y");
+    p.raw("The server got its haiku.");
+    p.raw("> ");
+    p.send_line("/exit");
+    p.eof();
 
     let requests = server.requests();
     assert_eq!(requests.len(), 4);

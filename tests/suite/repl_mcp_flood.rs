@@ -8,18 +8,13 @@ use crate::support::{mock_openai, project};
 
 use std::time::{Duration, Instant};
 
+use crate::support::repl::{self, Repl};
 use mock_openai::{MockServer, Reply};
 use project::Project;
-use rexpect::session::{PtySession, spawn_command};
 use serde_json::{Value, json};
 
 /// Each step of the REPL must happen within this (a flood that traps the user fails it).
 const STEP: u64 = 15_000;
-
-fn expect(p: &mut PtySession, text: &str) -> String {
-    p.exp_string(text)
-        .unwrap_or_else(|e| panic!("expected {text:?} in the REPL output: {e}"))
-}
 
 fn form(count: u64) -> Value {
     json!({"count": count, "method": "elicitation/create", "params": {
@@ -33,26 +28,14 @@ fn sampling(count: u64) -> Value {
         "maxTokens": 5}})
 }
 
-fn repl(project: &Project, server: &MockServer) -> PtySession {
+fn repl(project: &Project, server: &MockServer) -> Repl {
     let config = json!({"mcpServers": {"flood": {
         "command": test_server(), "args": ["--tool-name", "flood"]}}});
     project.write(".ling/mcp.json", &config.to_string());
     project.trust();
-    let mut cmd = project.command(&server.base_url());
-    cmd.args(["--allowed-tools", "mcp__*"]).env("TERM", "xterm");
-    let mut p = spawn_command(cmd, Some(STEP)).unwrap();
-    expect(&mut p, "> ");
-    // Wait until the server is connected (it starts in the background).
-    for _ in 0..50 {
-        p.send_line("/mcp").unwrap();
-        let (_, state) = p.exp_regex("(starting|connected|failed)").unwrap();
-        expect(&mut p, "> ");
-        if state == "connected" {
-            return p;
-        }
-        std::thread::sleep(Duration::from_millis(200));
-    }
-    panic!("the flooding server never connected");
+    let mut p = repl::start(project, server, &["--allowed-tools", "mcp__*"], &[]);
+    p.wait_mcp_connected("flood");
+    p
 }
 
 fn tool_result(server: &MockServer, request: usize) -> String {
@@ -75,29 +58,26 @@ fn decline_all_from_this_server_answers_the_rest_of_a_flood_without_asking() {
     ]);
     let project = Project::new();
     let mut p = repl(&project, &server);
-    p.send_line("ask me things").unwrap();
-    expect(&mut p, "MCP server flood asks: Your name?");
-    expect(&mut p, "[d] decline all from this server > ");
-    p.send_line("d").unwrap();
-    expect(&mut p, "the flood is over");
-    expect(&mut p, "> ");
+    p.send_line("ask me things");
+    p.raw("MCP server flood asks: Your name?");
+    p.raw("[d] decline all from this server > ");
+    p.send_line("d");
+    p.raw("the flood is over");
+    p.raw("> ");
     assert_eq!(
         tool_result(&server, 1),
         format!("answers: {}", ["decline"; 30].join(","))
     );
     // The server stays declined for the session: its sampling requests too, without a question.
-    p.send_line("more").unwrap();
-    expect(&mut p, "still declined");
-    expect(
-        &mut p,
-        "(declined 5 more MCP server question(s) without asking)",
-    );
-    expect(&mut p, "> ");
+    p.send_line("more");
+    p.raw("still declined");
+    p.raw("(declined 5 more MCP server question(s) without asking)");
+    p.raw("> ");
     let refused = ["error -1"; 5].join(",");
     assert_eq!(tool_result(&server, 3), format!("answers: {refused}"));
     let started = Instant::now();
-    p.send_control('d').unwrap();
-    p.exp_eof().expect("Ctrl-D did not leave the REPL");
+    p.control('d');
+    p.eof();
     assert!(started.elapsed() < Duration::from_millis(STEP));
 }
 
@@ -110,22 +90,19 @@ fn ctrl_c_at_a_question_interrupts_the_turn_and_exit_still_works() {
     server.expect_unasked(1);
     let project = Project::new();
     let mut p = repl(&project, &server);
-    p.send_line("ask me things").unwrap();
-    expect(&mut p, "MCP server flood asks: Your name?");
-    expect(&mut p, "[d] decline all from this server > ");
+    p.send_line("ask me things");
+    p.raw("MCP server flood asks: Your name?");
+    p.raw("[d] decline all from this server > ");
     let started = Instant::now();
-    p.send_control('c').unwrap();
-    let before = expect(
-        &mut p,
-        "(interrupted: the MCP servers' other questions in this turn are declined)",
-    );
-    let after = expect(&mut p, "> ");
+    p.control('c');
+    let before = p.raw("(interrupted: the MCP servers' other questions in this turn are declined)");
+    let after = p.raw("> ");
     // One question was shown, not fifty, and the turn stopped: the model was not asked again.
     for text in [&before, &after] {
         assert!(!text.contains("asks: Your name?"), "{text}");
     }
     assert_eq!(server.requests().len(), 1);
-    p.send_line("/exit").unwrap();
-    p.exp_eof().expect("/exit did not leave the REPL");
+    p.send_line("/exit");
+    p.eof();
     assert!(started.elapsed() < Duration::from_millis(STEP));
 }

@@ -3,23 +3,14 @@
 
 use crate::support::{mock_openai, project};
 
-use super::repl_render::{utf8, without_escapes};
+use crate::support::repl::without_escapes;
+use crate::support::repl::{self, Repl};
 use mock_openai::{MockServer, Reply};
 use project::Project;
-use rexpect::session::{PtySession, spawn_command};
 use serde_json::json;
 
-fn start(project: &Project, server: &MockServer, args: &[&str]) -> PtySession {
-    let mut cmd = project.command(&server.base_url());
-    cmd.args(args).env("TERM", "xterm");
-    spawn_command(cmd, Some(20_000)).expect("spawn in a pty")
-}
-
-fn expect(p: &mut PtySession, text: &str) -> String {
-    let seen = p
-        .exp_string(text)
-        .unwrap_or_else(|e| panic!("expected {text:?} in the REPL output: {e}"));
-    utf8(&seen)
+fn start(project: &Project, server: &MockServer, args: &[&str]) -> Repl {
+    repl::start(project, server, args, &[])
 }
 
 #[test]
@@ -34,11 +25,11 @@ fn a_running_command_spins_with_its_name_seconds_and_last_line() {
     ]);
     let project = Project::new();
     let mut p = start(&project, &server, &["--allowed-tools", "bash"]);
-    expect(&mut p, "> ");
-    p.send_line("run it").unwrap();
-    let spun = expect(&mut p, "finished");
+    p.raw("> ");
+    p.send_line("run it");
+    let spun = p.raw("finished");
     assert!(
-        spun.contains("bash(echo step-one; sleep 1.5; echo done) 1s · step-one"),
+        spun.contains("bash(echo step-one; sleep 1.5; echo done) 1s · esc to interrupt · step-one"),
         "{spun:?}"
     );
     let text = without_escapes(&spun);
@@ -46,8 +37,8 @@ fn a_running_command_spins_with_its_name_seconds_and_last_line() {
         text.contains("● bash(echo step-one; sleep 1.5; echo done)  ✓ 2 lines"),
         "{text}"
     );
-    p.send_line("/exit").unwrap();
-    p.exp_eof().unwrap();
+    p.send_line("/exit");
+    p.eof();
 }
 
 #[test]
@@ -63,27 +54,27 @@ fn a_turn_ends_with_a_footer_and_status_and_cost_report_the_session() {
     )
     .unwrap();
     let mut p = start(&project, &server, &["--model", "priced-model"]);
-    expect(&mut p, "> ");
-    p.send_line("one").unwrap();
-    let shown = without_escapes(&expect(&mut p, "of 32.8k\r\n"));
+    p.raw("> ");
+    p.send_line("one");
+    let shown = without_escapes(&p.raw("of 32.8k\r\n"));
     // 1.2k of the default window of 32768 tokens (the mock tells no window).
     assert!(shown.contains("1.2k in · 30 out · context 3% "), "{shown}");
-    expect(&mut p, "> ");
-    p.send_line("two").unwrap();
-    let shown = without_escapes(&expect(&mut p, "of 32.8k\r\n"));
+    p.raw("> ");
+    p.send_line("two");
+    let shown = without_escapes(&p.raw("of 32.8k\r\n"));
     assert!(shown.contains("2.0k in · 500 out · context 6% "), "{shown}");
-    expect(&mut p, "> ");
-    p.send_line("/cost").unwrap();
-    let cost = without_escapes(&expect(&mut p, "(priced-model)"));
+    p.raw("> ");
+    p.send_line("/cost");
+    let cost = without_escapes(&p.raw("(priced-model)"));
     assert!(
         cost.contains("tokens this session: 3200 in, 530 out (2 model requests)"),
         "{cost}"
     );
     // 3200 × 2.5 / 1e6 + 530 × 10 / 1e6
     assert!(cost.contains("cost: $0.0133"), "{cost}");
-    expect(&mut p, "> ");
-    p.send_line("/status").unwrap();
-    let status = without_escapes(&expect(&mut p, "log"));
+    p.raw("> ");
+    p.send_line("/status");
+    let status = without_escapes(&p.raw("log"));
     for part in [
         "model        priced-model",
         &format!("base URL     {}", server.base_url()),
@@ -95,6 +86,6 @@ fn a_turn_ends_with_a_footer_and_status_and_cost_report_the_session() {
     ] {
         assert!(status.contains(part), "{part:?} not in {status}");
     }
-    p.send_line("/exit").unwrap();
-    p.exp_eof().unwrap();
+    p.send_line("/exit");
+    p.eof();
 }

@@ -200,7 +200,9 @@ fn a_file_edit_of_a_hooks_script_asks_even_in_accept_edits() {
     let s = Sandboxed::new();
     let log = s.outside("hook.log");
     guarded_project(&s, &log);
+    // The script is read first, so the write is refused for what it is, not for being unread.
     let server = MockServer::start_blocking(vec![
+        Reply::tool_calls(vec![("r1", "read_file", json!({"path": "hooks/guard.sh"}))]),
         Reply::tool_calls(vec![
             (
                 "w1",
@@ -230,7 +232,7 @@ fn a_file_edit_of_a_hooks_script_asks_even_in_accept_edits() {
         .unwrap()
         .messages()
         .iter()
-        .filter(|m| m["role"] == "tool")
+        .filter(|m| m["role"] == "tool" && m["tool_call_id"] == "w1")
         .map(|m| m["content"].as_str().unwrap_or_default().to_string())
         .collect();
     assert!(

@@ -426,8 +426,11 @@ fn a_repl_approval_shows_the_real_command_whole_and_visible() {
     assert_shows(&bytes, &["● bash(touch PWNED #^M^[[2K^[[1A● bash(ls))"]);
     assert_eq!(
         input_block(&text),
-        vec![long.clone()],
-        "the long command whole, wrapped: {text}"
+        vec![
+            "touch PWNED #^M^[[2K^[[1A● bash(ls)".to_string(),
+            long.clone()
+        ],
+        "each command whole, neutralised, the long one wrapped: {text}"
     );
     let rows = text
         .lines()
@@ -458,11 +461,12 @@ fn a_repl_approval_of_a_new_file_shows_its_content() {
     let bytes = exit(screen);
     assert_no_live_controls(&bytes);
     let text = String::from_utf8_lossy(&bytes);
+    // The question's rows of the preview, behind its bar.
     let shown: Vec<&str> = text
         .lines()
         .map(|l| l.trim_end_matches('\r'))
+        .filter_map(|l| l.strip_prefix("  │ "))
         .skip_while(|l| !l.starts_with("new file new.txt"))
-        .take_while(|l| !l.contains("allow?"))
         .collect();
     let mut expected = vec![
         format!("new file new.txt (46 lines, {} bytes)", content.len()),

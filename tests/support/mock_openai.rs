@@ -502,6 +502,19 @@ impl MockServer {
         lock(&self.state).unasked = Unasked::AtMost(n);
     }
 
+    /// Waits (at most 20 s) until no more than `left` scripted replies remain: the requests
+    /// that take the others have arrived.
+    pub fn wait_until_remaining(&self, left: usize) {
+        let deadline = std::time::Instant::now() + Duration::from_secs(20);
+        while self.remaining() > left {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the scripted requests did not arrive"
+            );
+            std::thread::yield_now();
+        }
+    }
+
     /// The histories the OpenAI API would have rejected so far, taken: what a test that sends
     /// one on purpose asserts on (any left when the server is dropped fail the test).
     pub fn take_violations(&self) -> Vec<String> {

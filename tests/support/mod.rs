@@ -14,3 +14,4 @@ pub mod oauth;
 pub mod peers;
 pub mod process;
 pub mod project;
+pub mod repl;

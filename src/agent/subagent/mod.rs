@@ -379,6 +379,7 @@ impl Agent {
                     is_error: false,
                     display: None,
                     total_lines: None,
+                    told: None,
                 },
                 RunEnd::Interrupted => CallError::Tool(ToolError::Interrupted).into(),
                 RunEnd::Declined => {

@@ -8,10 +8,21 @@ use unicode_width::UnicodeWidthStr;
 use super::super::style::Style;
 use super::super::term::Term;
 use super::highlight::highlight;
-use super::wrap::{Span, Tone, one_line, width_of, wrap};
+use super::wrap::{Span, Tone, one_line, term_width, width_of, wrap};
 
 /// `markdown` rendered for a terminal `width` columns wide; every line ends with a newline.
 pub fn render(markdown: &str, style: Style, width: usize) -> Term {
+    let mut out = Term::new();
+    for line in render_rows(markdown, style, width) {
+        out.push(line);
+        out.push("\n");
+    }
+    out
+}
+
+/// `markdown` rendered as rows of at most `width` columns (tables and code aside), without
+/// their newlines.
+pub fn render_rows(markdown: &str, style: Style, width: usize) -> Vec<Term> {
     let options =
         Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TASKLISTS;
     let mut r = Renderer::new(style, width);
@@ -19,12 +30,7 @@ pub fn render(markdown: &str, style: Style, width: usize) -> Term {
         r.event(event);
     }
     r.flush();
-    let mut out = Term::new();
-    for line in r.lines {
-        out.push(line);
-        out.push("\n");
-    }
-    out
+    r.lines
 }
 
 enum Container {
@@ -119,7 +125,12 @@ impl Renderer {
                     cyan: true,
                     ..self.tone()
                 };
-                self.text(&text, tone);
+                if self.style.color {
+                    self.text(&text, tone);
+                } else {
+                    // Without colours the backticks are what shows it is code.
+                    self.text(&format!("`{text}`"), tone);
+                }
             }
             Event::Html(text) | Event::InlineHtml(text) => {
                 self.text(text.trim_end_matches('\n'), self.tone())
@@ -148,6 +159,11 @@ impl Renderer {
             Tag::Heading { level, .. } => {
                 self.flush();
                 self.heading = Some(level);
+                if !self.style.color {
+                    // Without bold, the marks are what shows it is a heading.
+                    let marks = "#".repeat(level as usize);
+                    self.text(&format!("{marks} "), Tone::default());
+                }
             }
             Tag::BlockQuote(_) => {
                 self.flush();
@@ -268,7 +284,7 @@ impl Renderer {
             TagEnd::Table => {
                 if let Some(table) = self.table.take() {
                     self.gap_line();
-                    for line in table_lines(self.style, &table) {
+                    for line in table_lines(self.style, &table, self.available()) {
                         self.emit(line);
                     }
                     self.gap = true;
@@ -362,9 +378,14 @@ impl Renderer {
     }
 }
 
+/// The narrowest a column is squeezed to before the table is drawn as a list instead.
+const MIN_COLUMN: usize = 6;
+
 /// A table's rows with each column as wide as its widest cell, aligned as the delimiter row
-/// says, the header bold and ruled off.
-fn table_lines(style: Style, table: &Table) -> Vec<Term> {
+/// says, the header bold and ruled off. When that is wider than `width`, the widest columns are
+/// narrowed and their cells wrapped inside them (a row then takes several lines); when even
+/// columns of [`MIN_COLUMN`] cannot fit, each row is drawn as a list of `header: value`.
+fn table_lines(style: Style, table: &Table, width: usize) -> Vec<Term> {
     let columns = table.rows.iter().map(Vec::len).max().unwrap_or(0);
     let mut widths = vec![0; columns];
     for row in &table.rows {
@@ -372,44 +393,109 @@ fn table_lines(style: Style, table: &Table) -> Vec<Term> {
             widths[i] = widths[i].max(width_of(cell));
         }
     }
+    let separators = 3 * columns.saturating_sub(1);
+    let available = width.saturating_sub(separators);
+    if widths.iter().sum::<usize>() > available {
+        if columns * MIN_COLUMN > available {
+            return table_as_list(style, table, width);
+        }
+        while widths.iter().sum::<usize>() > available {
+            let Some(widest) = (0..columns).max_by_key(|i| widths[*i]) else {
+                break;
+            };
+            widths[widest] -= 1;
+        }
+    }
     let mut lines = Vec::new();
     for (r, row) in table.rows.iter().enumerate() {
-        let mut line = Term::new();
-        for (i, width) in widths.iter().enumerate() {
-            if i > 0 {
-                line.push(style.dim(" │ "));
+        let header = r < table.header_rows;
+        let cells: Vec<Vec<Term>> = widths
+            .iter()
+            .enumerate()
+            .map(|(i, w)| {
+                let cell = row.get(i).map(Vec::as_slice).unwrap_or(&[]);
+                let cell = if header { bolded(cell) } else { cell.to_vec() };
+                if width_of(&cell) <= *w {
+                    vec![one_line(style, &cell)]
+                } else {
+                    wrap(style, &cell, *w)
+                }
+            })
+            .collect();
+        let height = cells.iter().map(Vec::len).max().unwrap_or(1);
+        for k in 0..height {
+            let mut line = Term::new();
+            for (i, width) in widths.iter().enumerate() {
+                if i > 0 {
+                    line.push(style.dim(" │ "));
+                }
+                let part = cells[i].get(k).cloned().unwrap_or_default();
+                let pad = width.saturating_sub(term_width(&part));
+                let (left, right) = match table.aligns.get(i) {
+                    Some(Alignment::Right) => (pad, 0),
+                    Some(Alignment::Center) => (pad / 2, pad - pad / 2),
+                    _ => (0, pad),
+                };
+                line.push(" ".repeat(left));
+                line.push(part);
+                if i + 1 < widths.len() {
+                    line.push(" ".repeat(right));
+                }
             }
-            let cell = row.get(i).map(Vec::as_slice).unwrap_or(&[]);
-            let pad = width - width_of(cell);
-            let (left, right) = match table.aligns.get(i) {
-                Some(Alignment::Right) => (pad, 0),
-                Some(Alignment::Center) => (pad / 2, pad - pad / 2),
-                _ => (0, pad),
-            };
-            line.push(" ".repeat(left));
-            if r < table.header_rows {
-                let bold: Vec<Span> = cell
-                    .iter()
-                    .map(|s| Span {
-                        text: s.text.clone(),
-                        tone: Tone {
-                            bold: true,
-                            ..s.tone
-                        },
-                    })
-                    .collect();
-                line.push(one_line(style, &bold));
-            } else {
-                line.push(one_line(style, cell));
-            }
-            if i + 1 < widths.len() {
-                line.push(" ".repeat(right));
-            }
+            lines.push(line);
         }
-        lines.push(line);
         if r + 1 == table.header_rows {
             let rule: Vec<String> = widths.iter().map(|w| "─".repeat(*w)).collect();
             lines.push(style.dim(&rule.join("─┼─")));
+        }
+    }
+    lines
+}
+
+fn bolded(cell: &[Span]) -> Vec<Span> {
+    cell.iter()
+        .map(|s| Span {
+            text: s.text.clone(),
+            tone: Tone {
+                bold: true,
+                ..s.tone
+            },
+        })
+        .collect()
+}
+
+/// A table too wide for the terminal: each body row as `• header: value` lines, wrapped.
+fn table_as_list(style: Style, table: &Table, width: usize) -> Vec<Term> {
+    let headers: Vec<String> = table
+        .rows
+        .iter()
+        .take(table.header_rows)
+        .next_back()
+        .map(|row| {
+            row.iter()
+                .map(|cell| cell.iter().map(|s| s.text.as_str()).collect())
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut lines = Vec::new();
+    for row in table.rows.iter().skip(table.header_rows) {
+        for (i, cell) in row.iter().enumerate() {
+            let name = headers.get(i).cloned().unwrap_or_default();
+            let mut spans = vec![Span {
+                text: format!("{name}: "),
+                tone: Tone {
+                    bold: true,
+                    ..Tone::default()
+                },
+            }];
+            spans.extend(cell.iter().cloned());
+            for (k, line) in wrap(style, &spans, width.saturating_sub(2))
+                .into_iter()
+                .enumerate()
+            {
+                let lead = if i == 0 && k == 0 { "• " } else { "  " };
+                lines.push(crate::term![style.dim(lead), line]);
+            }
         }
     }
     lines

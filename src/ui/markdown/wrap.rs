@@ -59,6 +59,29 @@ pub fn width_of(spans: &[Span]) -> usize {
     spans.iter().map(|s| s.text.width()).sum()
 }
 
+/// A painted line's text without Ling's colour codes (only they can be escape sequences in it).
+pub fn without_colours(line: &Term) -> String {
+    let mut out = String::with_capacity(line.as_str().len());
+    let mut chars = line.as_str().chars();
+    while let Some(c) = chars.next() {
+        if c == '\x1b' {
+            for c in chars.by_ref() {
+                if c.is_ascii_alphabetic() {
+                    break;
+                }
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// The columns a painted line takes (Ling's colour codes take none).
+pub fn term_width(line: &Term) -> usize {
+    without_colours(line).width()
+}
+
 /// `spans` as one line (tables: no wrapping).
 pub fn one_line(style: Style, spans: &[Span]) -> Term {
     let mut out = Term::new();

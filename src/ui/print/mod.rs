@@ -13,10 +13,10 @@ use std::sync::Mutex;
 use serde::Serialize;
 
 use super::output::{stderr, stderr_line, stdout_data, stdout_json};
-use super::render::{ToolLines, styled_display};
+use super::render::{Finished, ToolLines, hook_line, outcome, styled_display};
 use super::style::Style;
 use super::term::Term;
-use crate::agent::{AgentEvent, EventSink, HookNotice};
+use crate::agent::{AgentEvent, EventSink};
 use crate::mcp::ServerState;
 use crate::term;
 use lines::{Line, System};
@@ -103,12 +103,21 @@ impl StderrLog {
             }
             AgentEvent::ToolCallEnd {
                 id,
+                name,
                 content,
                 is_error,
                 display,
+                total_lines,
                 ..
             } if self.tools => {
-                stderr(lines.end(self.style, id, content, *is_error));
+                let call = Finished {
+                    name,
+                    content,
+                    is_error: *is_error,
+                    display: display.as_deref(),
+                    total_lines: *total_lines,
+                };
+                stderr(lines.end_with(id, outcome(self.style, &call)));
                 if let (Some(display), true) = (display, self.verbose) {
                     stderr_line(styled_display(self.style, display));
                 }
@@ -132,20 +141,6 @@ impl StderrLog {
             }
         }
     }
-}
-
-pub fn hook_line(style: Style, notice: &HookNotice) -> Term {
-    let subject = match &notice.tool {
-        Some(tool) => format!("{} hook ({tool})", notice.event),
-        None => format!("{} hook", notice.event),
-    };
-    let word = notice.decision.as_str();
-    let verdict = if notice.decision.is_alarm() {
-        style.red(word)
-    } else {
-        style.yellow(word)
-    };
-    term![subject, ": ", verdict, ": ", &notice.message]
 }
 
 /// `--output-format text`: answer text to stdout as it streams, the rest to stderr.

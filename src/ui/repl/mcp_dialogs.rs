@@ -3,98 +3,28 @@
 //! a URL to visit, shown and never opened), and the prompt commands `/mcp__<server>__<prompt>`
 //! (listed in `/help`, expanded into the user message of a turn).
 //!
-//! A server cannot take the terminal away with a flood of questions ([`DialogQueue`]): they
+//! A server cannot take the terminal away with a flood of questions (`dialog_queue`): they
 //! queue and are asked one at a time, only while a turn runs (at the prompt they are declined,
 //! so Ctrl-D and `/exit` always reach the REPL); each question offers "decline all from this
 //! server"; and Ctrl-C or Ctrl-D at a question interrupts the turn and declines every question
 //! still queued or still to come in it.
 
-use std::collections::HashSet;
-use std::sync::Mutex;
-
 use async_trait::async_trait;
 use serde_json::Map;
 
-use super::output::stdout_line;
-use super::repl_ui::ReplUi;
-use super::style::Style;
-use super::term::Term;
+use super::view::ReplUi;
 use crate::agent::McpAsker;
-use crate::mcp::elicitation::{ElicitAnswer, Form, FormField};
+use crate::mcp::elicitation::{Choice, ElicitAnswer, FieldKind, Form, FormField};
 use crate::mcp::prompts::{expand_prompt, prompt_commands};
 use crate::mcp::sampling::SamplingRequest;
 use crate::setup::Setup;
 use crate::term;
+use crate::ui::output::stdout_line;
+use crate::ui::style::Style;
+use crate::ui::term::Term;
 
 /// Lines of each sampling message shown before the question.
 const SHOWN_LINES: usize = 12;
-
-/// The servers' questions: one asked at a time, in the order they came (a fair lock), and which
-/// are answered without asking.
-#[derive(Default)]
-pub(super) struct DialogQueue {
-    asking: tokio::sync::Mutex<()>,
-    state: Mutex<QueueState>,
-}
-
-#[derive(Default)]
-struct QueueState {
-    /// A turn runs and the user has not dismissed its questions.
-    open: bool,
-    /// Servers whose questions the user declined all of, for the rest of the session.
-    declined: HashSet<String>,
-    /// Questions declined without asking since the turn began.
-    skipped: usize,
-}
-
-impl DialogQueue {
-    fn lock(&self) -> std::sync::MutexGuard<'_, QueueState> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// A turn begins: questions are asked again.
-    pub(super) fn open(&self) {
-        let mut state = self.lock();
-        state.open = true;
-        state.skipped = 0;
-    }
-
-    /// The turn ended: later questions are declined. How many were declined without asking.
-    pub(super) fn close(&self) -> usize {
-        let mut state = self.lock();
-        state.open = false;
-        std::mem::take(&mut state.skipped)
-    }
-
-    /// Ctrl-C or Ctrl-D at a question: nothing more is asked in this turn.
-    fn dismiss(&self) {
-        self.lock().open = false;
-    }
-
-    fn decline_server(&self, server: &str) {
-        self.lock().declined.insert(server.to_string());
-    }
-
-    /// False (counted) when a question of `server` is to be declined without asking.
-    fn admits(&self, server: &str) -> bool {
-        let mut state = self.lock();
-        let admitted = state.open && !state.declined.contains(server);
-        if !admitted {
-            state.skipped += 1;
-        }
-        admitted
-    }
-
-    /// Waits for this question's turn; `None` when it is to be declined without asking (the
-    /// check is made again once its turn comes: the user may have declined meanwhile).
-    async fn enter(&self, server: &str) -> Option<tokio::sync::MutexGuard<'_, ()>> {
-        if !self.admits(server) {
-            return None;
-        }
-        let guard = self.asking.lock().await;
-        self.admits(server).then_some(guard)
-    }
-}
 
 /// The choice at every question that declines the rest of the server's questions too.
 const DECLINE_ALL: &str = "decline-all";
@@ -163,7 +93,7 @@ impl McpAsker for ReplUi {
         stdout_line(term![
             style.yellow("?"),
             " MCP server ",
-            style.bold(server),
+            style.bold(&super::approval::one_row(server)),
             format!(" asks to use the model{limit}:")
         ]);
         if let Some(system) = &request.system_prompt {
@@ -196,7 +126,7 @@ impl McpAsker for ReplUi {
         stdout_line(term![
             style.yellow("?"),
             " MCP server ",
-            style.bold(server),
+            style.bold(&super::approval::one_row(server)),
             " asks: ",
             &form.message
         ]);
@@ -232,7 +162,7 @@ impl McpAsker for ReplUi {
         stdout_line(term![
             style.yellow("?"),
             " MCP server ",
-            style.bold(server),
+            style.bold(&super::approval::one_row(server)),
             " asks you to open a URL (Ling does not open it):"
         ]);
         if !message.is_empty() {
@@ -305,10 +235,24 @@ async fn ask_field(style: Style, field: &FormField) -> FieldAnswer {
         " ",
         style.dim(&format!("[{}]", field.hint()))
     ]);
+    let choices = match &field.kind {
+        FieldKind::Choice(choices) | FieldKind::MultiChoice { choices, .. } => choices.clone(),
+        _ => Vec::new(),
+    };
+    // Numbered, so that a choice is a number to type rather than its exact text.
+    for (i, choice) in choices.iter().enumerate() {
+        stdout_line(term![
+            "    ",
+            style.bold(&format!("{}.", i + 1)),
+            " ",
+            &choice.label
+        ]);
+    }
     loop {
         let Some(line) = ask(Term::plain("    > "), field.default_text()).await else {
             return FieldAnswer::Cancelled;
         };
+        let line = by_number(&line, &choices);
         if line.trim().is_empty() {
             if field.required {
                 stdout_line(term!["    ", style.yellow("required")]);
@@ -325,6 +269,24 @@ async fn ask_field(style: Style, field: &FormField) -> FieldAnswer {
                 why.to_string()
             ]),
         }
+    }
+}
+
+/// An answer of choice numbers (`2`, or `1, 3` for several) as the choices' values.
+fn by_number(line: &str, choices: &[Choice]) -> String {
+    if choices.is_empty() {
+        return line.to_string();
+    }
+    let picked: Option<Vec<&str>> = line
+        .split(',')
+        .map(|part| {
+            let n: usize = part.trim().parse().ok()?;
+            choices.get(n.checked_sub(1)?).map(|c| c.value.as_str())
+        })
+        .collect();
+    match picked {
+        Some(values) if !values.is_empty() => values.join(","),
+        _ => line.to_string(),
     }
 }
 
@@ -373,5 +335,26 @@ pub(super) async fn expand_prompt_command(
             stdout_line(term![style.red("error:"), " ", e.to_string()]);
             None
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_choice_can_be_given_by_its_number() {
+        let choices: Vec<Choice> = ["red", "green", "blue"]
+            .iter()
+            .map(|c| Choice {
+                value: c.to_string(),
+                label: c.to_uppercase(),
+            })
+            .collect();
+        assert_eq!(by_number("2", &choices), "green");
+        assert_eq!(by_number("1, 3", &choices), "red,blue");
+        assert_eq!(by_number("4", &choices), "4", "no such number: as typed");
+        assert_eq!(by_number("green", &choices), "green");
+        assert_eq!(by_number("2", &[]), "2", "a number field keeps its number");
     }
 }

@@ -1,7 +1,9 @@
 //! Keys typed while a turn runs. The terminal is put in non-echo, non-canonical mode, so typing
 //! does not scribble into the answer: Esc interrupts the turn (as Ctrl-C does), anything else
-//! is kept and pre-fills the next prompt (a line ended with Enter is sent as it). A question during the turn pauses the reader (the
-//! line editor needs the terminal back); Ctrl-C still arrives as SIGINT (`ISIG` stays on).
+//! is kept ([`Typed`]): each line ended with Enter is queued, to be sent in order once the turn
+//! ends, and the line being typed pre-fills the next prompt. What is typed shows under the
+//! spinner (the `on_change` callback). A question during the turn pauses the reader (the
+//! question needs the terminal back); Ctrl-C still arrives as SIGINT (`ISIG` stays on).
 
 use std::io::IsTerminal;
 use std::os::fd::AsFd;
@@ -19,13 +21,25 @@ use tokio_util::sync::CancellationToken;
 /// How long the reader waits for a key before it looks at its flags again.
 const TICK_MS: u16 = 40;
 
+/// What was typed during a turn.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Typed {
+    /// Lines ended with Enter, in order.
+    pub lines: Vec<String>,
+    /// The line being typed.
+    pub partial: String,
+}
+
+/// Called with what is typed, after each key.
+pub type OnChange = Box<dyn Fn(&Typed) + Send + Sync>;
+
 #[derive(Default)]
 struct Shared {
     stop: AtomicBool,
     paused: AtomicBool,
     /// The reader saw `paused` and is not reading.
     idle: AtomicBool,
-    typed: Mutex<String>,
+    typed: Mutex<Typed>,
 }
 
 /// The reader of one turn; [`TurnKeys::finish`] gives back what was typed.
@@ -37,7 +51,7 @@ pub struct TurnKeys {
 
 impl TurnKeys {
     /// Starts reading keys (when stdin is a terminal); Esc cancels `cancel`.
-    pub fn start(cancel: CancellationToken) -> Self {
+    pub fn start(cancel: CancellationToken, on_change: OnChange) -> Self {
         let shared = Arc::new(Shared::default());
         let mut keys = Self {
             shared: shared.clone(),
@@ -53,7 +67,9 @@ impl TurnKeys {
         };
         keys.saved = Some(saved);
         keys.quiet();
-        keys.thread = Some(std::thread::spawn(move || read_keys(&shared, &cancel)));
+        keys.thread = Some(std::thread::spawn(move || {
+            read_keys(&shared, &cancel, &on_change)
+        }));
         keys
     }
 
@@ -98,7 +114,7 @@ impl TurnKeys {
     }
 
     /// Stops reading, restores the terminal, and returns what was typed (for the next prompt).
-    pub fn finish(mut self) -> String {
+    pub fn finish(mut self) -> Typed {
         self.shared.stop.store(true, Ordering::SeqCst);
         if let Some(thread) = self.thread.take() {
             let _ = thread.join();
@@ -118,7 +134,7 @@ impl Drop for TurnKeys {
     }
 }
 
-fn read_keys(shared: &Shared, cancel: &CancellationToken) {
+fn read_keys(shared: &Shared, cancel: &CancellationToken, on_change: &OnChange) {
     let stdin = std::io::stdin();
     let mut buf = [0u8; 256];
     while !shared.stop.load(Ordering::SeqCst) {
@@ -145,13 +161,14 @@ fn read_keys(shared: &Shared, cancel: &CancellationToken) {
         if apply_keys(&buf[..n], &mut typed) {
             cancel.cancel();
         }
+        on_change(&typed);
     }
 }
 
 /// Applies the bytes of one read to the typed text; true when they were a lone Esc. Escape
-/// sequences (arrows, function keys) are dropped, Backspace deletes, Enter ends a line (sent
-/// as the next prompt once the turn ends).
-fn apply_keys(bytes: &[u8], typed: &mut String) -> bool {
+/// sequences (arrows, function keys) are dropped, Backspace deletes, Enter queues the line (an
+/// empty one is nothing).
+fn apply_keys(bytes: &[u8], typed: &mut Typed) -> bool {
     if bytes == [0x1b] {
         return true;
     }
@@ -170,11 +187,16 @@ fn apply_keys(bytes: &[u8], typed: &mut String) -> bool {
                 }
             }
             '\x7f' | '\x08' => {
-                typed.pop();
+                typed.partial.pop();
             }
-            '\r' | '\n' => typed.push('\n'),
+            '\r' | '\n' => {
+                let line = std::mem::take(&mut typed.partial);
+                if !line.trim().is_empty() {
+                    typed.lines.push(line);
+                }
+            }
             c if c.is_control() => {}
-            c => typed.push(c),
+            c => typed.partial.push(c),
         }
     }
     false
@@ -186,12 +208,26 @@ mod tests {
 
     #[test]
     fn keys_become_text_and_a_lone_esc_interrupts() {
-        let mut typed = String::new();
+        let mut typed = Typed::default();
         assert!(!apply_keys(b"fix th", &mut typed));
         assert!(!apply_keys(b"x\x7fe \x1b[Dtest\x1b[1;5C", &mut typed));
-        assert_eq!(typed, "fix the test");
+        assert_eq!(typed.partial, "fix the test");
         assert!(apply_keys(b"\x1b", &mut typed));
         assert!(!apply_keys(b"\x07\r", &mut typed));
-        assert_eq!(typed, "fix the test\n");
+        assert_eq!(typed.lines, vec!["fix the test"]);
+        assert_eq!(typed.partial, "");
+    }
+
+    #[test]
+    fn every_line_typed_ahead_is_kept_in_order() {
+        let mut typed = Typed::default();
+        assert!(!apply_keys(b"a\rb\r\rc", &mut typed));
+        assert_eq!(
+            typed,
+            Typed {
+                lines: vec!["a".into(), "b".into()],
+                partial: "c".into()
+            }
+        );
     }
 }

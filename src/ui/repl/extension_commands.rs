@@ -3,11 +3,11 @@
 //! with its description). Loading and running them is the agent's (`config::extensions`,
 //! `agent::commands`).
 
-use super::output::stdout_line;
-use super::style::Style;
 use crate::agent::Agent;
 use crate::config::extensions::Scope;
 use crate::term;
+use crate::ui::output::stdout_line;
+use crate::ui::style::Style;
 
 /// `/name [hint]` and the description of each custom command, for Tab completion.
 pub fn completion_entries(agent: &Agent) -> Vec<(String, String)> {

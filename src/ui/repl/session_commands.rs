@@ -1,14 +1,14 @@
 //! The REPL's commands about the session itself: `/mode`, `/permissions`, `/status` and
-//! `/cost`, and the footer after each turn. Each reads or changes the running [`Setup`] and prints through [`super::output`].
+//! `/cost`, and the footer after each turn. Each reads or changes the running [`Setup`] and prints through [`crate::ui::output`].
 
-use super::output::stdout_line;
-use super::style::Style;
-use super::term::Term;
 use crate::config::PermissionMode;
 use crate::config::Price;
 use crate::llm::Usage;
 use crate::setup::Setup;
 use crate::term;
+use crate::ui::output::stdout_line;
+use crate::ui::style::Style;
+use crate::ui::term::Term;
 
 /// `/mode` shows the permission mode; `/mode NAME` changes it for the rest of the session.
 pub fn mode(setup: &Setup, rest: &str, style: Style) {
@@ -93,14 +93,7 @@ fn list(setup: &Setup, style: Style) {
     }
 }
 
-/// `12.3k`, `950`, `1.2M`: a token count as the footer and `/cost` show it.
-pub fn tokens(n: u64) -> String {
-    match n {
-        0..1_000 => n.to_string(),
-        1_000..1_000_000 => format!("{:.1}k", n as f64 / 1e3),
-        _ => format!("{:.1}M", n as f64 / 1e6),
-    }
-}
+pub use crate::ui::render::tokens;
 
 /// The dim line after each turn: how long it took, its tokens in and out, and how full the
 /// context window is (`context`: tokens used and the window).
@@ -110,12 +103,15 @@ pub fn footer(
     turn: Usage,
     context: Option<(u64, u64)>,
 ) -> Term {
-    let mut text = format!(
-        "{:.1}s · {} in · {} out",
-        elapsed.as_secs_f64(),
-        tokens(turn.prompt_tokens),
-        tokens(turn.completion_tokens)
-    );
+    let mut text = format!("{:.1}s", elapsed.as_secs_f64());
+    // An interrupted request has no usage: no counts rather than a false zero.
+    if turn.prompt_tokens > 0 || turn.completion_tokens > 0 {
+        text.push_str(&format!(
+            " · {} in · {} out",
+            tokens(turn.prompt_tokens),
+            tokens(turn.completion_tokens)
+        ));
+    }
     if let Some((used, window)) = context {
         let percent = crate::agent::context::percent_of(used, window);
         text.push_str(&format!(" · context {percent}% of {}", tokens(window)));
@@ -232,6 +228,6 @@ mod tests {
             Usage::default(),
             Some((4200, 128_000)),
         );
-        assert_eq!(line.as_str(), "0.0s · 0 in · 0 out · context 3% of 128.0k");
+        assert_eq!(line.as_str(), "0.0s · context 3% of 128.0k");
     }
 }

@@ -2,6 +2,22 @@
 //! `\`), slash commands, streamed answers, one line per tool call, permission questions, and
 //! Ctrl-C that interrupts the running turn (a second Ctrl-C at an empty prompt, or Ctrl-D, exits).
 
+mod approval;
+mod context;
+mod dialog_queue;
+mod extension_commands;
+mod line_editor;
+mod mcp_dialogs;
+mod screen;
+mod session_commands;
+mod session_diff;
+mod status;
+mod theme;
+mod tool_view;
+mod turn;
+mod turn_keys;
+mod view;
+
 use std::sync::Arc;
 
 use rustyline::Editor;
@@ -9,18 +25,20 @@ use rustyline::error::ReadlineError;
 use rustyline::history::DefaultHistory;
 use tokio_util::sync::CancellationToken;
 
-use super::line_editor::{self, ModePrompt, ReplHelper};
-use super::output::stdout_line;
-use super::repl_ui::ReplUi;
-use super::style::Style;
-use super::tool_view;
+use self::line_editor::{ModePrompt, ReplHelper};
+use self::turn_keys::Typed;
+use self::view::ReplUi;
 use super::{RunOutcome, TerminalError};
 use crate::agent::{RunEnd, Session};
 use crate::mcp::{ServerState, ServerStatus};
 use crate::setup::Setup;
 use crate::term;
+use crate::ui::output::stdout_line;
+use crate::ui::style::Style;
 
-const COMMANDS: [(&str, &str); 20] = [
+/// The slash commands and their one-line help, in `/help`'s order (a new command is one more
+/// row here and one more arm in `slash_command`).
+const COMMANDS: &[(&str, &str)] = &[
     ("/help", "show this help"),
     ("/agents", "list the sub-agent types the task tool offers"),
     ("/skills", "list the skills the model can load"),
@@ -63,24 +81,31 @@ const COMMANDS: [(&str, &str); 20] = [
         "/resume",
         "continue another session of this project (a picker), or /resume ID",
     ),
+    (
+        "/theme",
+        "show the colours of code, or set them with /theme dark|light|auto",
+    ),
     ("/exit", "leave Ling (also Ctrl-D)"),
     ("/quit", "same as /exit"),
 ];
 
 /// What `/init` asks the model to do.
-const INIT_PROMPT: &str = include_str!("../prompts/init.md");
+const INIT_PROMPT: &str = include_str!("../../prompts/init.md");
 
 type LineEditor = Editor<ReplHelper, DefaultHistory>;
 
-/// Runs the REPL until the user leaves (Ctrl-D, `/exit`) or a hook stops the session.
+/// Runs the REPL until the user leaves (Ctrl-D, `/exit`) or a hook stops the session; `pick`
+/// (`ling --resume` without an id) opens the session picker first.
 pub async fn run(
     mut setup: Setup,
     first_prompt: Option<String>,
+    pick: bool,
 ) -> Result<RunOutcome, TerminalError> {
     let style = Style::for_repl();
     if style.color {
+        crate::ui::markdown::set_theme(self::theme::resolve(setup.settings.theme));
         // Off the REPL's thread: the first code block of an answer then paints at once.
-        std::thread::spawn(super::markdown::warm_up);
+        std::thread::spawn(crate::ui::markdown::warm_up);
     }
     let history_path = setup.paths.history_file();
     let mut editor = new_editor(&setup)?;
@@ -89,31 +114,44 @@ pub async fn run(
 
     let ui = Arc::new(ReplUi::new(style, setup.paths.clone()));
     let mcp = setup.mcp.clone();
-    tokio::spawn(super::signals::exit_on_termination(async move {
+    tokio::spawn(crate::ui::signals::exit_on_termination(async move {
         mcp.shutdown().await;
     }));
     setup.mcp_host.set_asker(ui.clone());
+    if pick {
+        self::context::resume(&mut setup, "", style, ui.as_ref(), true).await;
+    }
     let source = if setup.resumed { "resume" } else { "startup" };
     if let Some(reason) = setup.agent.fire_session_start(source, ui.as_ref()).await {
         stdout_line(term![style.yellow("stopped by hook:"), " ", reason]);
         setup.agent.end_session("other", ui.as_ref()).await;
         return Ok(RunOutcome::Failed);
     }
-    let mut pending = first_prompt;
+    // Lines to send before the prompt is shown again: the first prompt, then what was typed
+    // ahead during a turn, in order.
+    let mut queue: std::collections::VecDeque<String> = first_prompt.into_iter().collect();
     let mut interrupted_once = false;
-    let mut seen_servers = Vec::new();
+    let notices = ServerNotices::default();
     let mut typed = String::new();
+    // The last prompt was left by Shift-Tab, its mode said on the row above it.
+    let mut described = false;
     loop {
-        let line = match pending.take() {
+        if ui.wrote_files()
+            && let Some(helper) = editor.helper()
+        {
+            helper.refresh_files();
+        }
+        let line = match queue.pop_front() {
             Some(line) => line,
             None => {
-                report_server_changes(&setup, &mut seen_servers, style);
+                notices.report(&setup, style);
                 let prompt = line_editor::prompt(style, setup.agent.permission_mode());
                 let (back, result) = read_line(editor, prompt, std::mem::take(&mut typed)).await?;
                 editor = back;
                 match result {
                     Ok(line) => {
                         interrupted_once = false;
+                        described = false;
                         match editor.helper() {
                             Some(helper) => helper.expand_pastes(line),
                             None => line,
@@ -122,9 +160,12 @@ pub async fn run(
                     Err(ReadlineError::Interrupted)
                         if let Some(line) = editor.helper().and_then(ReplHelper::take_cycle) =>
                     {
-                        // Shift-Tab: the next mode, and the line as it was.
+                        // Shift-Tab: the next mode, said in place of the last one, and the line
+                        // as it was.
                         let mode = line_editor::next_mode(setup.agent.permission_mode());
                         setup.agent.set_permission_mode(mode);
+                        line_editor::show_mode(style, mode, &line, described);
+                        described = true;
                         typed = line;
                         continue;
                     }
@@ -153,20 +194,30 @@ pub async fn run(
         }
         let _ = editor.save_history(&history_path);
 
-        if line.starts_with('/') {
+        let prompt = if line.starts_with('/') {
             match slash_command(&mut setup, &line, style, &ui).await {
                 Flow::Continue => continue,
                 Flow::Exit => break,
-                Flow::Send(prompt) => {
-                    typed = run_turn(&mut setup, &ui, &prompt).await;
-                    pending = typed_line(&mut typed, style);
-                    continue;
-                }
+                Flow::Send(prompt) => prompt,
             }
+        } else {
+            line
+        };
+        notices.report(&setup, style);
+        let ahead = run_turn(&mut setup, &ui, &prompt).await;
+        // Typed ahead: each line shown as if at the prompt when its turn comes, then sent.
+        for line in ahead.lines {
+            queue.push_back(line);
         }
-        typed = run_turn(&mut setup, &ui, &line).await;
-        pending = typed_line(&mut typed, style);
+        typed = ahead.partial;
+        if let Some(next) = queue.front() {
+            stdout_line(term![style.dim("> "), next]);
+        }
     }
+    stdout_line(style.dim(&format!(
+        "resume with: ling --resume {}",
+        setup.agent.session().id
+    )));
     setup
         .agent
         .end_session("prompt_input_exit", ui.as_ref())
@@ -175,31 +226,49 @@ pub async fn run(
     Ok(RunOutcome::Success)
 }
 
-/// Servers start in the background: before each prompt, say which connected or failed since.
-fn report_server_changes(setup: &Setup, seen: &mut Vec<ServerStatus>, style: Style) {
-    let now = setup.mcp.statuses();
-    for status in &now {
-        let before = seen.iter().find(|s| s.name == status.name);
-        if before.map(|b| &b.state) == Some(&status.state) {
-            continue;
+/// Servers start in the background: their changes are said once each, before the next prompt
+/// and before each turn (so a server is said connected before the turn that uses it).
+#[derive(Default)]
+struct ServerNotices {
+    reported: std::sync::Mutex<Vec<ServerStatus>>,
+}
+
+impl ServerNotices {
+    /// The lines for what changed since the last report.
+    fn changes(&self, now: Vec<ServerStatus>, style: Style) -> Vec<crate::ui::term::Term> {
+        let mut seen = self.reported.lock().unwrap_or_else(|e| e.into_inner());
+        let mut lines = Vec::new();
+        for status in &now {
+            let before = seen.iter().find(|s| s.name == status.name);
+            if before.map(|b| &b.state) == Some(&status.state) {
+                continue;
+            }
+            match &status.state {
+                ServerState::Connected => lines.push(style.dim(&format!(
+                    "mcp {}: connected ({} tools)",
+                    status.name, status.tools
+                ))),
+                ServerState::Failed(why) => lines.push(term![
+                    style.yellow("warning:"),
+                    format!(" mcp {}: {why}", status.name)
+                ]),
+                ServerState::NeedsAuth(how) => lines.push(term![
+                    style.yellow("mcp"),
+                    format!(" {}: needs-auth: {how}", status.name)
+                ]),
+                ServerState::Starting | ServerState::Disabled => {}
+            }
         }
-        match &status.state {
-            ServerState::Connected => stdout_line(style.dim(&format!(
-                "mcp {}: connected ({} tools)",
-                status.name, status.tools
-            ))),
-            ServerState::Failed(why) => stdout_line(term![
-                style.yellow("warning:"),
-                format!(" mcp {}: {why}", status.name)
-            ]),
-            ServerState::NeedsAuth(how) => stdout_line(term![
-                style.yellow("mcp"),
-                format!(" {}: needs-auth: {how}", status.name)
-            ]),
-            ServerState::Starting | ServerState::Disabled => {}
+        *seen = now;
+        lines
+    }
+
+    /// Says what changed, now.
+    fn report(&self, setup: &Setup, style: Style) {
+        for line in self.changes(setup.mcp.statuses(), style) {
+            stdout_line(line);
         }
     }
-    *seen = now;
 }
 
 fn print_mcp_status(setup: &Setup, style: Style) {
@@ -252,11 +321,11 @@ async fn slash_command(setup: &mut Setup, line: &str, style: Style, ui: &ReplUi)
             stdout_line(
                 "\nEnd a line with \\ to continue on the next one. Ctrl-C interrupts a running turn.",
             );
-            super::mcp_dialogs::print_prompt_help(setup, style).await;
-            super::extension_commands::print_help(&setup.agent, style);
+            self::mcp_dialogs::print_prompt_help(setup, style).await;
+            self::extension_commands::print_help(&setup.agent, style);
         }
-        "/agents" => super::extension_commands::print_agents(&setup.agent, style),
-        "/skills" => super::extension_commands::print_skills(&setup.agent, style),
+        "/agents" => self::extension_commands::print_agents(&setup.agent, style),
+        "/skills" => self::extension_commands::print_skills(&setup.agent, style),
         "/mcp" => match rest
             .split_once(' ')
             .map_or((rest, ""), |(a, b)| (a, b.trim()))
@@ -273,7 +342,7 @@ async fn slash_command(setup: &mut Setup, line: &str, style: Style, ui: &ReplUi)
                 }
             }
             ("login", name) if !name.is_empty() => {
-                let login = super::login::browser_login(
+                let login = crate::ui::login::browser_login(
                     name,
                     false,
                     crate::setup::children(&setup.settings),
@@ -290,13 +359,21 @@ async fn slash_command(setup: &mut Setup, line: &str, style: Style, ui: &ReplUi)
         },
         "/tools" => {
             setup.agent.sync_tools().await;
+            let width = crate::ui::output::terminal_width().unwrap_or(80);
             for tool in setup.agent.tools().iter() {
-                let description = tool.description().lines().next().unwrap_or("");
+                // The first sentence, on the rest of the row.
+                let first = tool.description().lines().next().unwrap_or("");
+                let sentence = first
+                    .split_inclusive(". ")
+                    .next()
+                    .unwrap_or(first)
+                    .trim_end();
+                let room = width.saturating_sub(28).max(20);
                 stdout_line(term![
                     "  ",
                     style.bold(&format!("{:<24}", tool.name())),
                     " ",
-                    style.dim(description)
+                    style.dim(&crate::ui::render::one_line(sentence, room))
                 ]);
             }
         }
@@ -315,13 +392,13 @@ async fn slash_command(setup: &mut Setup, line: &str, style: Style, ui: &ReplUi)
                 return Flow::Exit;
             }
         }
-        "/compact" => super::repl_context::compact(setup, rest, style, ui).await,
-        "/context" => super::repl_context::context(setup, style).await,
-        "/resume" => super::repl_context::resume(setup, rest, style, ui).await,
-        "/mode" => super::session_commands::mode(setup, rest, style),
-        "/status" => super::session_commands::status(setup, style).await,
-        "/cost" => super::session_commands::cost_report(setup, style),
-        "/permissions" => super::session_commands::permissions(setup, rest, style),
+        "/compact" => self::context::compact(setup, rest, style, ui).await,
+        "/context" => self::context::context(setup, style).await,
+        "/resume" => self::context::resume(setup, rest, style, ui, false).await,
+        "/mode" => self::session_commands::mode(setup, rest, style),
+        "/status" => self::session_commands::status(setup, style).await,
+        "/cost" => self::session_commands::cost_report(setup, style),
+        "/permissions" => self::session_commands::permissions(setup, rest, style),
         "/diff" => {
             let diffs = ui.session_diff();
             if diffs.is_empty() {
@@ -331,14 +408,52 @@ async fn slash_command(setup: &mut Setup, line: &str, style: Style, ui: &ReplUi)
                     ),
                 );
             }
-            for diff in diffs {
-                stdout_line(super::render::styled_display(style, &diff));
+            for (summary, _) in &diffs {
+                stdout_line(term!["  ", style.bold(summary)]);
+            }
+            for (_, diff) in diffs {
+                stdout_line(crate::ui::render::styled_display(style, &diff));
             }
         }
         "/init" => return Flow::Send(INIT_PROMPT.to_string()),
-        "/expand" => match ui.last_output() {
-            Some(output) => stdout_line(tool_view::whole(&output)),
-            None => stdout_line(style.dim("no tool has run yet")),
+        "/theme" => {
+            match crate::config::ThemeSetting::parse(rest) {
+                Some(setting) => {
+                    crate::ui::markdown::set_theme(self::theme::resolve(setting));
+                }
+                None if rest.is_empty() => {}
+                None => {
+                    stdout_line("usage: /theme, or /theme dark|light|auto");
+                    return Flow::Continue;
+                }
+            }
+            let theme = match crate::ui::markdown::theme() {
+                crate::ui::markdown::Theme::Dark => "dark",
+                crate::ui::markdown::Theme::Light => "light",
+            };
+            let colours = if !style.color {
+                " (colours are off: NO_COLOR, TERM=dumb or not a terminal)"
+            } else {
+                ""
+            };
+            stdout_line(format!("theme: {theme}{colours}"));
+        }
+        "/expand" => match ui.last_call() {
+            (Some(output), input) => {
+                // The whole call (a command longer than its line), then its whole output.
+                if let Some((name, input)) = input {
+                    let whole = match input.get("command").and_then(serde_json::Value::as_str) {
+                        Some(command) => command.to_string(),
+                        None => serde_json::to_string_pretty(&input).unwrap_or_default(),
+                    };
+                    stdout_line(term![style.cyan("●"), " ", style.bold(&name)]);
+                    for line in whole.lines() {
+                        stdout_line(term![style.dim("│ "), line]);
+                    }
+                }
+                stdout_line(tool_view::whole(&output));
+            }
+            (None, _) => stdout_line(style.dim("no tool has run yet")),
         },
         "/hooks" => {
             let listing = setup.agent.hooks().list();
@@ -352,14 +467,41 @@ async fn slash_command(setup: &mut Setup, line: &str, style: Style, ui: &ReplUi)
             if rest.is_empty() {
                 stdout_line(format!("model: {}", setup.agent.model()));
             } else {
+                // Checked against the server's list, when it has one.
+                let mut config = crate::llm::LlmConfig::from_settings(&setup.settings);
+                config.model = setup.agent.model().to_string();
+                let known = crate::llm::list_models(&config).await;
+                if !known.is_empty() && !known.iter().any(|m| m == rest) {
+                    let close: Vec<&String> = known
+                        .iter()
+                        .filter(|m| m.contains(rest) || rest.contains(m.as_str()))
+                        .take(5)
+                        .collect();
+                    let hint = if close.is_empty() {
+                        "Tab after /model lists them".to_string()
+                    } else {
+                        format!(
+                            "did you mean {}?",
+                            close
+                                .iter()
+                                .map(|m| m.as_str())
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        )
+                    };
+                    stdout_line(term![
+                        style.yellow("?"),
+                        format!(" the server has no model {rest:?}; {hint}")
+                    ]);
+                    return Flow::Continue;
+                }
                 setup.agent.set_model(rest.to_string());
                 setup.mcp_host.set_model(rest.to_string());
                 stdout_line(format!("model set to {rest}"));
             }
         }
         other if other.starts_with("/mcp__") => {
-            if let Some(prompt) =
-                super::mcp_dialogs::expand_prompt_command(setup, line, style).await
+            if let Some(prompt) = self::mcp_dialogs::expand_prompt_command(setup, line, style).await
             {
                 return Flow::Send(prompt);
             }
@@ -373,18 +515,9 @@ async fn slash_command(setup: &mut Setup, line: &str, style: Style, ui: &ReplUi)
     Flow::Continue
 }
 
-/// A line typed and ended with Enter during the last turn: shown as if at the prompt, and
-/// sent next; what follows it stays in `typed` to pre-fill the prompt after.
-fn typed_line(typed: &mut String, style: Style) -> Option<String> {
-    let (line, rest) = typed.split_once('\n')?;
-    let line = line.to_string();
-    *typed = rest.replace('\n', " ");
-    stdout_line(term![style.dim("> "), &line]);
-    Some(line)
-}
-
-/// Runs one turn; returns what the user typed during it, to pre-fill the next prompt.
-async fn run_turn(setup: &mut Setup, ui: &Arc<ReplUi>, prompt: &str) -> String {
+/// Runs one turn; returns what the user typed during it (the lines to send next, in order, and
+/// the one to pre-fill the prompt with).
+async fn run_turn(setup: &mut Setup, ui: &Arc<ReplUi>, prompt: &str) -> Typed {
     let style = ui.style;
     // A custom command attaches its own `@file` mentions, once expanded.
     let attached = match setup.agent.custom_command(prompt) {
@@ -423,7 +556,7 @@ async fn run_turn(setup: &mut Setup, ui: &Arc<ReplUi>, prompt: &str) -> String {
         completion_tokens: after.completion_tokens - before.completion_tokens,
     };
     let context = setup.agent.context_usage().await;
-    stdout_line(super::session_commands::footer(
+    stdout_line(self::session_commands::footer(
         style,
         started.elapsed(),
         turn,
@@ -483,17 +616,21 @@ fn print_banner(setup: &Setup, style: Style) {
             setup.agent.session().id,
             setup.agent.history().len()
         )));
-        super::repl_context::recent(setup.agent.history(), style);
+        self::context::recent(setup.agent.history(), style);
     }
 }
 
 fn new_editor(setup: &Setup) -> Result<LineEditor, TerminalError> {
-    let mut editor = LineEditor::new().map_err(TerminalError::Editor)?;
+    // Tab shows the candidates as a list (with each command's description), not in place.
+    let config = rustyline::Config::builder()
+        .completion_type(rustyline::CompletionType::List)
+        .build();
+    let mut editor = LineEditor::with_config(config).map_err(TerminalError::Editor)?;
     let mut commands: Vec<(String, String)> = COMMANDS
         .iter()
         .map(|(name, help)| (name.to_string(), help.to_string()))
         .collect();
-    commands.extend(super::extension_commands::completion_entries(&setup.agent));
+    commands.extend(self::extension_commands::completion_entries(&setup.agent));
     let mut model = crate::llm::LlmConfig::from_settings(&setup.settings);
     model.model = setup.agent.model().to_string();
     editor.set_helper(Some(ReplHelper::new(

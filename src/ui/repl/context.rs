@@ -5,17 +5,19 @@
 
 use tokio_util::sync::CancellationToken;
 
-use super::output::stdout_line;
-use super::style::Style;
 use crate::agent::{Compaction, EventSink, Session, SessionSummary, session_list};
 use crate::llm::Message;
 use crate::setup::Setup;
 use crate::term;
+use crate::ui::output::stdout_line;
+use crate::ui::style::Style;
 
 /// How many of the last exchanges a resumed REPL shows.
 const RECENT_EXCHANGES: usize = 3;
-/// How many sessions `/resume` offers.
-const PICKER_SIZE: usize = 10;
+/// How many sessions `/resume` offers at most.
+const PICKER_SIZE: usize = 40;
+/// Rows of an answer a resumed REPL shows.
+const ANSWER_ROWS: usize = 8;
 
 /// `/compact [instructions]`.
 pub async fn compact(setup: &mut Setup, instructions: &str, style: Style, sink: &dyn EventSink) {
@@ -85,7 +87,15 @@ pub async fn context(setup: &mut Setup, style: Style) {
 }
 
 /// `/resume [ID]`: picks a session of this project (or takes the one named) and continues it.
-pub async fn resume(setup: &mut Setup, arg: &str, style: Style, sink: &dyn EventSink) {
+/// `at_start` (`ling --resume` without an id): no session has begun yet, so no SessionEnd
+/// fires and the REPL fires SessionStart itself.
+pub async fn resume(
+    setup: &mut Setup,
+    arg: &str,
+    style: Style,
+    sink: &dyn EventSink,
+    at_start: bool,
+) {
     let dir = setup.paths.sessions_dir();
     let id = if arg.is_empty() {
         let sessions: Vec<SessionSummary> = session_list::list(&dir, &setup.paths.project_root)
@@ -97,15 +107,27 @@ pub async fn resume(setup: &mut Setup, arg: &str, style: Style, sink: &dyn Event
             stdout_line("no other session of this project to resume");
             return;
         }
+        let width = crate::ui::output::terminal_width().unwrap_or(80);
+        let number_width = sessions.len().to_string().len() + 2;
         for (index, session) in sessions.iter().enumerate() {
+            let size = std::fs::metadata(&session.transcript_path)
+                .map(|m| m.len())
+                .unwrap_or(0);
+            let head = format!(
+                " {:>9}  {:>5} msgs {:>7}  ",
+                ago(session.modified),
+                session.messages,
+                bytes(size)
+            );
+            let used = number_width + 2 + head.chars().count();
+            let prompt = crate::ui::render::one_line(
+                &session.first_prompt,
+                width.saturating_sub(used + 1).max(10),
+            );
             stdout_line(term![
-                style.bold(&format!("  [{}]", index + 1)),
-                format!(
-                    " {:<16} {:>4} msgs  ",
-                    ago(session.modified),
-                    session.messages
-                ),
-                &session.first_prompt
+                style.bold(&format!("  {:>number_width$}", format!("[{}]", index + 1))),
+                style.dim(&head),
+                prompt
             ]);
         }
         let count = sessions.len();
@@ -136,7 +158,9 @@ pub async fn resume(setup: &mut Setup, arg: &str, style: Style, sink: &dyn Event
             return;
         }
     };
-    setup.agent.end_session("resume", sink).await;
+    if !at_start {
+        setup.agent.end_session("resume", sink).await;
+    }
     for warning in &resumed.warnings {
         stdout_line(term![style.yellow("warning:"), " ", warning]);
     }
@@ -150,48 +174,92 @@ pub async fn resume(setup: &mut Setup, arg: &str, style: Style, sink: &dyn Event
         setup.agent.history().len()
     )));
     recent(setup.agent.history(), style);
+    if at_start {
+        setup.resumed = true;
+        return;
+    }
     if let Some(reason) = setup.agent.fire_session_start("resume", sink).await {
         stdout_line(term![style.yellow("stopped by hook:"), " ", reason]);
     }
 }
 
-/// The last exchanges of a resumed conversation: the user's prompts and the model's answers,
-/// each cut to a few lines.
+/// `12 KB`, `1.4 MB`: a transcript's size.
+fn bytes(n: u64) -> String {
+    match n {
+        0..1024 => format!("{n} B"),
+        1024..1_048_576 => format!("{} KB", n / 1024),
+        _ => format!("{:.1} MB", n as f64 / 1_048_576.0),
+    }
+}
+
+/// The last exchanges of a resumed conversation: the user's prompts, the model's answers
+/// rendered as markdown (a few rows each) and each tool call as its one line.
 pub fn recent(history: &[Message], style: Style) {
-    let shown: Vec<(bool, &str)> = history
-        .iter()
-        .filter_map(|m| match m {
+    enum Shown<'a> {
+        User(&'a str),
+        Answer(&'a str),
+        Call(String),
+    }
+    let mut shown = Vec::new();
+    for message in history {
+        match message {
             Message::User { content } if !content.starts_with('[') => {
-                Some((true, content.as_str()))
+                shown.push(Shown::User(content.as_str()))
             }
             Message::Assistant {
-                content: Some(text),
-                ..
-            } if !text.trim().is_empty() => Some((false, text.as_str())),
-            _ => None,
-        })
-        .collect();
+                content,
+                tool_calls,
+            } => {
+                if let Some(text) = content.as_deref().filter(|t| !t.trim().is_empty()) {
+                    shown.push(Shown::Answer(text));
+                }
+                for call in tool_calls {
+                    let input: serde_json::Value =
+                        serde_json::from_str(call.arguments()).unwrap_or_default();
+                    shown.push(Shown::Call(crate::ui::render::call_summary(
+                        call.name(),
+                        &input,
+                    )));
+                }
+            }
+            _ => {}
+        }
+    }
     let start = shown
         .iter()
         .enumerate()
-        .filter(|(_, (user, _))| *user)
+        .filter(|(_, s)| matches!(s, Shown::User(_)))
         .map(|(i, _)| i)
         .rev()
         .nth(RECENT_EXCHANGES - 1)
         .unwrap_or(0);
-    for (user, text) in &shown[start..] {
-        let lines: Vec<&str> = text.trim().lines().collect();
-        let cut = lines.len() > 4;
-        for (n, line) in lines.iter().take(4).enumerate() {
-            let lead = match (n, user) {
-                (0, true) => style.bold("> "),
-                (0, false) => style.dim("● "),
-                _ => style.dim("  "),
-            };
-            stdout_line(term![lead, style.dim(line)]);
-        }
-        if cut {
-            stdout_line(style.dim("  ..."));
+    let width = crate::ui::output::terminal_width().unwrap_or(80);
+    for item in &shown[start..] {
+        match item {
+            Shown::User(text) => {
+                let lines: Vec<&str> = text.trim().lines().collect();
+                for (n, line) in lines.iter().take(4).enumerate() {
+                    let lead = if n == 0 {
+                        style.bold("> ")
+                    } else {
+                        style.dim("  ")
+                    };
+                    stdout_line(term![lead, style.dim(line)]);
+                }
+                if lines.len() > 4 {
+                    stdout_line(style.dim("  ..."));
+                }
+            }
+            Shown::Answer(text) => {
+                let rows = crate::ui::markdown::render_rows(text, style, width);
+                for row in rows.iter().take(ANSWER_ROWS) {
+                    stdout_line(row.clone());
+                }
+                if rows.len() > ANSWER_ROWS {
+                    stdout_line(style.dim(&format!("  … +{} rows", rows.len() - ANSWER_ROWS)));
+                }
+            }
+            Shown::Call(line) => stdout_line(term![style.cyan("●"), " ", style.dim(line)]),
         }
     }
 }

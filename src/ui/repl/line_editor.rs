@@ -1,7 +1,9 @@
-//! The REPL's line editor: rustyline with `\` continuation, Tab completion (slash commands with
-//! their descriptions, `/model` names from the server, `@path` project files), Shift-Tab to
-//! cycle the permission mode, a prompt that shows the mode when it is not `default`, and a
-//! pasted block of several lines shown as `[pasted N lines]` (and sent whole).
+//! The REPL's line editor: rustyline with `\` continuation, Tab completion shown as a list
+//! (slash commands with their descriptions, `/model` names from the server, `@path` project
+//! files matched fuzzily, the index built again after a tool may have written files),
+//! Shift-Tab to cycle the permission mode (said in place, with what it means), a prompt that
+//! shows the mode when it is not `default`, and a pasted block of several lines shown as
+//! `[pasted N lines]` (and sent whole).
 
 use std::borrow::Cow;
 use std::path::PathBuf;
@@ -16,9 +18,9 @@ use rustyline::{
     KeyEvent, Modifiers, RepeatCount,
 };
 
-use super::style::Style;
 use crate::config::PermissionMode;
 use crate::llm::LlmConfig;
+use crate::ui::style::Style;
 
 /// Project files offered for `@` completion at most (a huge tree is cut, not walked whole).
 const MAX_FILES: usize = 20_000;
@@ -27,7 +29,8 @@ const MAX_FILES: usize = 20_000;
 pub struct ReplHelper {
     commands: Vec<(String, String)>,
     root: PathBuf,
-    files: OnceLock<Vec<String>>,
+    /// The project's files for `@` completion, listed at the first use after a refresh.
+    files: Mutex<Option<Arc<Vec<String>>>>,
     models: OnceLock<Vec<String>>,
     model_config: Mutex<LlmConfig>,
     runtime: tokio::runtime::Handle,
@@ -57,7 +60,7 @@ impl ReplHelper {
         Self {
             commands,
             root,
-            files: OnceLock::new(),
+            files: Mutex::new(None),
             models: OnceLock::new(),
             model_config: Mutex::new(model_config),
             runtime: tokio::runtime::Handle::current(),
@@ -112,8 +115,16 @@ impl ReplHelper {
         self.cycle.lock().unwrap_or_else(|e| e.into_inner()).take()
     }
 
-    fn files(&self) -> &[String] {
-        self.files.get_or_init(|| project_files(&self.root))
+    fn files(&self) -> Arc<Vec<String>> {
+        let mut files = self.files.lock().unwrap_or_else(|e| e.into_inner());
+        files
+            .get_or_insert_with(|| Arc::new(project_files(&self.root)))
+            .clone()
+    }
+
+    /// A tool may have written files: the `@` index is listed again at its next use.
+    pub fn refresh_files(&self) {
+        *self.files.lock().unwrap_or_else(|e| e.into_inner()) = None;
     }
 
     /// The server's models, asked once (bounded) on the first `/model` completion.
@@ -148,6 +159,66 @@ fn project_files(root: &std::path::Path) -> Vec<String> {
         .collect();
     files.sort();
     files
+}
+
+/// The files that match `partial`, best first: those starting with it, then those whose name
+/// starts with it, then those holding it, then those holding its characters in order
+/// (`srmai` finds `src/main.rs`); case is ignored.
+pub fn fuzzy_files<'a>(files: &'a [String], partial: &str) -> Vec<&'a str> {
+    let wanted = partial.to_lowercase();
+    let mut ranked: Vec<(u8, usize, &str)> = files
+        .iter()
+        .filter_map(|f| {
+            let lower = f.to_lowercase();
+            let name = lower.rsplit('/').next().unwrap_or(&lower);
+            let rank = if lower.starts_with(&wanted) {
+                0
+            } else if name.starts_with(&wanted) {
+                1
+            } else if lower.contains(&wanted) {
+                2
+            } else if in_order(&lower, &wanted) {
+                3
+            } else {
+                return None;
+            };
+            Some((rank, f.len(), f.as_str()))
+        })
+        .collect();
+    ranked.sort();
+    ranked.into_iter().map(|(_, _, f)| f).collect()
+}
+
+fn in_order(text: &str, wanted: &str) -> bool {
+    let mut chars = text.chars();
+    wanted.chars().all(|w| chars.any(|c| c == w))
+}
+
+/// What a permission mode means, for the row Shift-Tab shows.
+pub fn mode_meaning(mode: PermissionMode) -> &'static str {
+    match mode {
+        PermissionMode::Default => "Ling asks before edits and commands",
+        PermissionMode::AcceptEdits => "file edits run without asking; commands still ask",
+        PermissionMode::Plan => "Ling reads and plans, and changes nothing",
+        PermissionMode::Bypass => "everything runs without asking: careful",
+    }
+}
+
+/// After Shift-Tab: the prompt row it left (and the mode row of an earlier press, when
+/// `replace`) is wiped, and the new mode is said on one row above the next prompt.
+pub fn show_mode(style: Style, mode: PermissionMode, line: &str, replace: bool) {
+    let width = crate::ui::output::terminal_width().unwrap_or(80).max(1);
+    let shown = prompt(style, mode).raw.chars().count() + line.chars().count();
+    let mut rows = shown / width + 1;
+    if replace {
+        rows += 1;
+    }
+    // rustyline ended the interrupted line with a newline: go back up over it.
+    crate::ui::output::stdout(crate::ui::term::Term::wipe_rows_above(rows));
+    crate::ui::output::stdout_line(crate::term![
+        style.bold(mode.as_str()),
+        style.dim(&format!(": {} (Shift-Tab: next mode)", mode_meaning(mode)))
+    ]);
 }
 
 /// The prompt for `mode`: `> `, or the mode's name before it (bypass in red).
@@ -309,13 +380,12 @@ impl Completer for ReplHelper {
         }
         let start = head.rfind(char::is_whitespace).map_or(0, |i| i + 1);
         if let Some(partial) = head[start..].strip_prefix('@') {
-            let pairs = self
-                .files()
-                .iter()
-                .filter(|f| f.starts_with(partial))
+            let files = self.files();
+            let pairs = fuzzy_files(&files, partial)
+                .into_iter()
                 .take(200)
                 .map(|f| Pair {
-                    display: f.clone(),
+                    display: f.to_string(),
                     replacement: format!("@{f}"),
                 })
                 .collect();
@@ -347,6 +417,30 @@ mod tests {
             seen.push(mode.as_str());
         }
         assert_eq!(seen, ["accept-edits", "plan", "bypass", "default"]);
+    }
+
+    #[test]
+    fn at_completion_matches_fuzzily_best_first() {
+        let files: Vec<String> = [
+            "README.md",
+            "src/main.rs",
+            "src/ui/mod.rs",
+            "tests/main_test.rs",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        assert_eq!(
+            fuzzy_files(&files, "src/"),
+            vec!["src/main.rs", "src/ui/mod.rs"]
+        );
+        assert_eq!(
+            fuzzy_files(&files, "main"),
+            vec!["src/main.rs", "tests/main_test.rs"]
+        );
+        assert_eq!(fuzzy_files(&files, "srmai"), vec!["src/main.rs"]);
+        assert_eq!(fuzzy_files(&files, "readme"), vec!["README.md"]);
+        assert!(fuzzy_files(&files, "zzz").is_empty());
     }
 
     #[test]

@@ -1,0 +1,325 @@
+//! The REPL's side of a running turn: [`ReplUi`] receives the agent's events, has [`TurnView`]
+//! (the state) say what to paint, and paints it on the [`Screen`] (the terminal); it asks the
+//! permission questions (and, in `mcp_dialogs`, the MCP servers' questions) with the state they
+//! share between events.
+
+use std::sync::{Arc, Mutex};
+
+use async_trait::async_trait;
+use rustyline::error::ReadlineError;
+use tokio_util::sync::CancellationToken;
+
+use super::approval::{self, Choice};
+use super::screen::Screen;
+use super::turn::{Paint, TurnView};
+use super::turn_keys::{TurnKeys, Typed};
+use crate::agent::{AgentEvent, Approval, ApprovalRequest, Approver, EventSink};
+use crate::config::settings_edit::add_allow_rule;
+use crate::config::{Paths, SETTINGS_FILE};
+use crate::term;
+use crate::trust::{ProjectConfig, TrustStatus};
+use crate::ui::output::{stdout_line, terminal_width};
+use crate::ui::style::Style;
+use crate::ui::term::Term;
+
+/// What one paint writes at most before it looks whether Ctrl-C came.
+const PAINT_CHUNK: usize = 64 * 1024;
+
+/// Renders agent events in the terminal and asks the user for permissions (and, in
+/// `mcp_dialogs`, the questions of MCP servers).
+pub(super) struct ReplUi {
+    pub(super) style: Style,
+    paths: Paths,
+    pub(super) screen: Arc<Screen>,
+    state: Mutex<UiState>,
+    /// MCP servers' questions, one at a time (`mcp_dialogs`).
+    pub(super) dialogs: super::dialog_queue::DialogQueue,
+}
+
+struct UiState {
+    view: TurnView,
+    cancel: Option<CancellationToken>,
+    /// Keys typed during the turn (Esc interrupts, the rest is queued for after it).
+    keys: Option<TurnKeys>,
+}
+
+fn width() -> usize {
+    terminal_width().unwrap_or(80)
+}
+
+impl ReplUi {
+    pub(super) fn new(style: Style, paths: Paths) -> Self {
+        let view = TurnView::new(style, paths.project_root.clone());
+        Self {
+            style,
+            paths,
+            screen: Screen::new(style),
+            state: Mutex::new(UiState {
+                view,
+                cancel: None,
+                keys: None,
+            }),
+            dialogs: super::dialog_queue::DialogQueue::default(),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, UiState> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub(super) fn begin_turn(&self, cancel: CancellationToken) {
+        let screen = self.screen.clone();
+        let on_change = Box::new(move |typed: &Typed| screen.typed(&typed.lines, &typed.partial));
+        let mut state = self.lock();
+        state.keys = Some(TurnKeys::start(cancel.clone(), on_change));
+        state.view.begin(cancel.clone());
+        state.cancel = Some(cancel);
+        drop(state);
+        self.screen.begin("thinking");
+        self.dialogs.open();
+    }
+
+    /// Interrupts the turn running now, if any (Ctrl-C in an MCP server's question).
+    pub(super) fn interrupt_turn(&self) {
+        if let Some(cancel) = &self.lock().cancel {
+            cancel.cancel();
+        }
+    }
+
+    /// Ends the turn; returns what the user typed meanwhile (sent next, in order).
+    pub(super) fn end_turn(&self) -> Typed {
+        let skipped = self.dialogs.close();
+        let mut state = self.lock();
+        let typed = state.keys.take().map(TurnKeys::finish).unwrap_or_default();
+        let rest = state.view.settle(width());
+        self.screen.print(rest);
+        self.screen.end();
+        if skipped > 0 {
+            stdout_line(self.style.dim(&format!(
+                "(declined {skipped} more MCP server question(s) without asking)"
+            )));
+        }
+        state.cancel = None;
+        typed
+    }
+
+    /// The session's changes to files, one diff per file (`/diff`).
+    pub(super) fn session_diff(&self) -> Vec<(String, String)> {
+        self.lock().view.changes.diff()
+    }
+
+    /// Forgets the changes noted so far (`/clear`).
+    pub(super) fn clear_changes(&self) {
+        self.lock().view.changes.clear();
+    }
+
+    /// What the last tool call returned, and its call (`/expand`).
+    pub(super) fn last_call(&self) -> (Option<String>, Option<(String, serde_json::Value)>) {
+        let state = self.lock();
+        (
+            state.view.last_output.clone(),
+            state.view.last_input.clone(),
+        )
+    }
+
+    /// Notes that a tool wrote files (the `@` completion index is stale).
+    pub(super) fn wrote_files(&self) -> bool {
+        self.lock().view.changes.take_written()
+    }
+
+    /// Paints what is held and hands the terminal over for a question.
+    pub(super) fn settle_now(&self) {
+        let mut state = self.lock();
+        let rest = state.view.settle(width());
+        self.screen.print(rest);
+        self.screen.hide();
+        // The question needs the terminal; the next event takes it back.
+        if let Some(keys) = &state.keys {
+            keys.pause();
+        }
+    }
+
+    /// The question is answered: the spinner and the key reader come back.
+    pub(super) fn question_done(&self) {
+        if let Some(keys) = &self.lock().keys {
+            keys.resume();
+        }
+        self.screen.show();
+    }
+
+    /// Prints `text`; a huge paint goes out in pieces, so that Ctrl-C stops it.
+    fn paint(&self, text: Term, cancel: Option<&CancellationToken>) {
+        for piece in text.into_chunks(PAINT_CHUNK) {
+            if cancel.is_some_and(CancellationToken::is_cancelled) {
+                return;
+            }
+            self.screen.print(piece);
+        }
+    }
+}
+
+impl EventSink for ReplUi {
+    fn emit(&self, event: AgentEvent) {
+        let mut state = self.lock();
+        // A question (an MCP server's) may have had the terminal: it comes back.
+        if let Some(keys) = &state.keys {
+            keys.resume();
+        }
+        self.screen.show();
+        let cancel = state.cancel.clone();
+        if cancel.as_ref().is_some_and(CancellationToken::is_cancelled) {
+            state.view.stop();
+        }
+        let paints = state.view.apply(event, width());
+        // The spinner's words first: the status area drawn under the text already says them.
+        let mut texts = Vec::new();
+        for paint in paints {
+            match paint {
+                Paint::Text(text) => texts.push(text),
+                Paint::Activity(label) => self.screen.activity(&label),
+                Paint::Detail(detail) => self.screen.detail(&detail),
+            }
+        }
+        for text in texts {
+            self.paint(text, cancel.as_ref());
+        }
+    }
+}
+
+#[async_trait]
+impl Approver for ReplUi {
+    async fn approve(&self, request: &ApprovalRequest) -> Option<Approval> {
+        let style = self.style;
+        self.settle_now();
+        let cancel = self.lock().cancel.clone();
+        self.lock().view.previewed = request.preview.is_some();
+        approval::forget_typed_ahead();
+        for line in approval::question(style, request, width()) {
+            stdout_line(line);
+        }
+        let session_rule = request.session_rule.clone();
+        let ask_cancel = cancel.clone();
+        let answer = tokio::task::spawn_blocking(move || ask(style, &session_rule, ask_cancel))
+            .await
+            .ok()
+            .flatten();
+        self.question_done();
+        match answer {
+            Some((answer, keep)) => {
+                if keep != Keep::Session && !request.session_rule.is_empty() {
+                    match keep_rule(&self.paths, &request.session_rule, keep) {
+                        Ok(file) => stdout_line(style.dim(&format!(
+                            "  kept {} in {file}",
+                            approval::one_row(&request.session_rule)
+                        ))),
+                        Err(e) => stdout_line(term![style.red("error:"), " ", e.to_string()]),
+                    }
+                }
+                Some(answer)
+            }
+            None => {
+                // Ctrl-C at the question: deny and interrupt the turn.
+                if let Some(cancel) = cancel {
+                    cancel.cancel();
+                }
+                Some(Approval::Deny)
+            }
+        }
+    }
+}
+
+/// The answer read on a blocking thread: `None` on Ctrl-C.
+fn ask(
+    style: Style,
+    session_rule: &str,
+    cancel: Option<CancellationToken>,
+) -> Option<(Approval, Keep)> {
+    let hint = |key: &str| stdout_line(approval::not_a_choice(style, key));
+    loop {
+        let (choice, next) = approval::read_choice(cancel.as_ref(), &hint);
+        match choice {
+            Choice::Once => return Some((Approval::Once, Keep::Session)),
+            Choice::No => return Some((Approval::Deny, Keep::Session)),
+            Choice::Interrupted => return None,
+            Choice::Always => {
+                if session_rule.is_empty() {
+                    return Some((Approval::Always, Keep::Session));
+                }
+                let mut editor = rustyline::DefaultEditor::new().ok()?;
+                let typed = next.map(String::from).unwrap_or_default();
+                let keep = match editor.readline_with_initial(&keep_question(), (&typed, "")) {
+                    Ok(line) => match line.trim().to_lowercase().as_str() {
+                        "p" => Keep::Project,
+                        "u" => Keep::User,
+                        _ => Keep::Session,
+                    },
+                    Err(ReadlineError::Interrupted) => return None,
+                    Err(_) => Keep::Session,
+                };
+                return Some((Approval::Always, keep));
+            }
+            Choice::Tell => {
+                let mut editor = rustyline::DefaultEditor::new().ok()?;
+                let typed = next.map(String::from).unwrap_or_default();
+                let prompt = "  say what to do instead (Enter alone: back) › ";
+                match editor.readline_with_initial(prompt, (&typed, "")) {
+                    Ok(words) if !words.trim().is_empty() => {
+                        let words = words.trim().to_string();
+                        return Some((Approval::Instead(words), Keep::Session));
+                    }
+                    Ok(_) => stdout_line(style.dim("  choose 1-4 (Esc: no)")),
+                    Err(ReadlineError::Interrupted) => return None,
+                    Err(_) => return Some((Approval::Deny, Keep::Session)),
+                }
+            }
+        }
+    }
+}
+
+/// Where "always" keeps its rule.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Keep {
+    Session,
+    Project,
+    User,
+}
+
+fn keep_question() -> String {
+    "  keep it: [enter] this session  [p] in .ling/settings.json  [u] in your settings.json › "
+        .to_string()
+}
+
+/// Adds `rule` to the project's or the user's `settings.json`; returns the file as shown. The
+/// project's file is part of what its trust covers: a folder trusted before the user's own
+/// edit stays trusted (as `ling mcp add` does).
+fn keep_rule(paths: &Paths, rule: &str, keep: Keep) -> Result<String, KeepError> {
+    let user = keep == Keep::User;
+    let file = if user {
+        paths.user_file(SETTINGS_FILE)
+    } else {
+        paths.project_file(SETTINGS_FILE)
+    };
+    let before = (!user).then(|| ProjectConfig::read(paths)).transpose()?;
+    add_allow_rule(&file, rule, user)?;
+    if let Some(before) = before {
+        let was_usable = match before.status() {
+            TrustStatus::Trusted => true,
+            TrustStatus::None => !before.is_user_config(),
+            TrustStatus::Untrusted => false,
+        };
+        let mut after = ProjectConfig::read(paths)?;
+        if was_usable && after.status() == TrustStatus::Untrusted {
+            after.trust()?;
+        }
+    }
+    Ok(paths.display(&file).into_owned())
+}
+
+/// Keeping a rule failed: the file could not be edited, or the folder's trust not kept.
+#[derive(Debug, thiserror::Error)]
+enum KeepError {
+    #[error("the rule was not kept: {0}")]
+    Config(#[from] crate::config::ConfigError),
+    #[error("the folder's trust could not be kept with the rule (run `ling trust`): {0}")]
+    Trust(#[from] crate::trust::TrustError),
+}
