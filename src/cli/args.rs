@@ -4,6 +4,8 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+use crate::config::{PermissionMode, SandboxMode};
+
 #[derive(Debug, Parser)]
 #[command(
     name = "ling",
@@ -59,12 +61,12 @@ pub struct RunArgs {
     pub max_turns: Option<u32>,
 
     /// Permission mode
-    #[arg(long, value_enum)]
-    pub permission_mode: Option<ModeArg>,
+    #[arg(long, value_enum, value_name = "MODE")]
+    pub permission_mode: Option<PermissionMode>,
 
     /// The shell sandbox of the bash tool (default: workspace-write where the kernel has Landlock)
     #[arg(long, value_enum, value_name = "MODE")]
-    pub sandbox: Option<SandboxArg>,
+    pub sandbox: Option<SandboxMode>,
 
     /// Allow rules, comma-separated: a tool name, `mcp__server__*`, or `bash(PREFIX*)`.
     // Raw flag values; `split_rules` splits them (a `//` comment: doc comments become the help).
@@ -147,42 +149,6 @@ pub enum OutputFormat {
     StreamJson,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ModeArg {
-    Default,
-    AcceptEdits,
-    Plan,
-    Bypass,
-}
-
-impl From<ModeArg> for crate::config::PermissionMode {
-    fn from(mode: ModeArg) -> Self {
-        match mode {
-            ModeArg::Default => Self::Default,
-            ModeArg::AcceptEdits => Self::AcceptEdits,
-            ModeArg::Plan => Self::Plan,
-            ModeArg::Bypass => Self::Bypass,
-        }
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum SandboxArg {
-    Off,
-    WorkspaceWrite,
-    ReadOnly,
-}
-
-impl From<SandboxArg> for crate::config::SandboxMode {
-    fn from(mode: SandboxArg) -> Self {
-        match mode {
-            SandboxArg::Off => Self::Off,
-            SandboxArg::WorkspaceWrite => Self::WorkspaceWrite,
-            SandboxArg::ReadOnly => Self::ReadOnly,
-        }
-    }
-}
-
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Manage and test MCP servers (.ling/mcp.json)
@@ -252,7 +218,7 @@ pub enum SandboxCommand {
     Run {
         /// The sandbox mode (default: settings `sandbox.mode`, else workspace-write)
         #[arg(long, value_enum, value_name = "MODE")]
-        mode: Option<SandboxArg>,
+        mode: Option<SandboxMode>,
         /// Allow the network (default: settings `sandbox.network`)
         #[arg(long)]
         network: bool,

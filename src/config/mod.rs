@@ -14,12 +14,14 @@ mod json;
 pub mod mcp;
 pub mod mcp_import;
 mod mcp_oauth;
+mod modes;
 mod paths;
 pub mod private_fs;
 pub mod sandbox;
 pub mod schema;
 mod settings;
 pub mod settings_edit;
+pub(crate) mod spelled;
 pub mod tool_search;
 pub mod trust;
 
@@ -32,7 +34,7 @@ pub use settings::{
     DEFAULT_CONTEXT_WINDOW, DEFAULT_FIRST_BYTE_TIMEOUT_MS, DEFAULT_IDLE_TIMEOUT_MS,
     DEFAULT_MAX_RETRIES, DEFAULT_MAX_RETRY_DELAY_MS, DEFAULT_MAX_STREAM_LINE_BYTES,
     DEFAULT_TOOL_OUTPUT_LIMIT, ElicitationPolicy, PermissionMode, Price, RawPermissions,
-    RawSettings, SETTINGS_FILE, Settings, SettingsOverrides,
+    RawSettings, SETTINGS_FILE, Settings, SettingsError, SettingsOverrides,
 };
 pub use trust::{ProjectConfig, TrustError, TrustStatus};
 

@@ -7,42 +7,16 @@ use std::path::{Path, PathBuf};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-/// How much a sandboxed command may write.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SandboxMode {
-    /// No sandbox: every command asks as without one.
-    Off,
-    /// Write in the project root (not its `.git/` and `.ling/`), the temp dir and
-    /// `sandbox.writableRoots`.
-    WorkspaceWrite,
-    /// Write nowhere (but `/dev/null` and the like).
-    ReadOnly,
-}
-
-impl SandboxMode {
-    pub const NAMES: [&str; 3] = ["off", "workspace-write", "read-only"];
-
-    pub fn parse(s: &str) -> Option<Self> {
-        match s {
-            "off" => Some(Self::Off),
-            "workspace-write" => Some(Self::WorkspaceWrite),
-            "read-only" => Some(Self::ReadOnly),
-            _ => None,
-        }
-    }
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Off => "off",
-            Self::WorkspaceWrite => "workspace-write",
-            Self::ReadOnly => "read-only",
-        }
-    }
-}
-
-impl std::fmt::Display for SandboxMode {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
+super::spelled::spelled_enum! {
+    /// How much a sandboxed command may write (`--sandbox`, settings `sandbox.mode`).
+    pub enum SandboxMode ("sandbox mode") {
+        /// No sandbox: every command asks as without one (Codex: danger-full-access)
+        Off = "off" | "danger-full-access",
+        /// Write in the project root (not its .git/ and .ling/), the temp dir and
+        /// sandbox.writableRoots
+        WorkspaceWrite = "workspace-write",
+        /// Write nowhere (but /dev/null and the like)
+        ReadOnly = "read-only",
     }
 }
 
@@ -53,8 +27,7 @@ impl std::fmt::Display for SandboxMode {
 pub struct RawSandbox {
     /// The sandbox of the `bash` tool when `--sandbox` is not given. Default `workspace-write`
     /// where the kernel has Landlock, else `off` (with a warning).
-    #[schemars(extend("enum" = SandboxMode::NAMES))]
-    pub mode: Option<String>,
+    pub mode: Option<SandboxMode>,
     /// Let sandboxed commands use the network (TCP, UDP, DNS). Default false.
     #[schemars(extend("default" = false))]
     pub network: Option<bool>,
@@ -78,14 +51,10 @@ impl RawSandbox {
         let mut add = |key: &str, value: String, effect: &str| {
             out.push((format!("sandbox.{key}"), value, effect.to_string()));
         };
-        if let Some(mode) = self
-            .mode
-            .as_ref()
-            .filter(|m| *m != "workspace-write" && *m != "read-only")
-        {
+        if let Some(mode) = self.mode.filter(|m| *m == SandboxMode::Off) {
             add(
                 "mode",
-                mode.clone(),
+                mode.to_string(),
                 "bash commands would run without the sandbox",
             );
         }
@@ -151,15 +120,7 @@ impl SandboxSettings {
         root: &Path,
         home: Option<&Path>,
     ) -> Result<Self, String> {
-        let mode = match flag {
-            Some(mode) => Some(mode),
-            None => match project.mode.as_ref().or(user.mode.as_ref()) {
-                Some(name) => Some(SandboxMode::parse(name).ok_or_else(|| {
-                    format!("sandbox.mode {name:?} is not one of off, workspace-write, read-only")
-                })?),
-                None => None,
-            },
-        };
+        let mode = flag.or(project.mode).or(user.mode);
         let mut writable_roots = Vec::new();
         for raw in [user, project]
             .iter()
@@ -229,9 +190,14 @@ mod tests {
         assert!(s.contains("HOME"), "{s}");
         let s = SandboxSettings::resolve(None, &raw("{}"), &raw("{}"), root, None).unwrap();
         assert_eq!(s, SandboxSettings::default());
-        let err = SandboxSettings::resolve(None, &raw(r#"{"mode":"on"}"#), &raw("{}"), root, None)
-            .unwrap_err();
-        assert!(err.contains("not one of off, workspace-write"), "{err}");
+        let err = serde_json::from_str::<RawSandbox>(r#"{"mode":"on"}"#).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("expected one of off (also danger-full-access), workspace-write"),
+            "{err}"
+        );
+        let codex = raw(r#"{"mode":"danger-full-access"}"#);
+        assert_eq!(codex.mode, Some(SandboxMode::Off));
     }
 
     #[test]

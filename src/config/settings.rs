@@ -7,6 +7,7 @@ use serde::Deserialize;
 use super::claude::{CLAUDE_SETTINGS_FILES, ClaudeRules, RawClaudeCompat};
 use super::hooks::HookLayers;
 use super::json::syntax_error;
+pub use super::modes::{ElicitationPolicy, PermissionMode};
 use super::sandbox::{RawSandbox, SandboxMode, SandboxSettings};
 use super::tool_search::{RawToolSearch, ToolSearchSettings};
 use super::trust::ProjectConfig;
@@ -114,8 +115,8 @@ pub struct RawSettings {
     pub allow_sampling: Option<bool>,
     /// Answer to MCP elicitation in non-interactive runs: `decline` (default) or
     /// `accept-defaults` (accept with every field's default, when every required field has one).
-    #[schemars(extend("enum" = ["decline", "accept-defaults"], "default" = "decline"))]
-    pub elicitation: Option<String>,
+    #[schemars(extend("default" = "decline"))]
+    pub elicitation: Option<ElicitationPolicy>,
     /// The model's context window in tokens. Default: what the server says (llama.cpp, vLLM,
     /// Ollama), else a table of well-known models, else 32768.
     #[schemars(range(min = 1))]
@@ -146,6 +147,33 @@ pub struct RawSettings {
 }
 
 impl RawSettings {
+    /// An untrusted project's file: only its `permissions.deny` and `permissions.ask` rules
+    /// (which only narrow) are read; whatever else it says is neither used nor checked, so a key
+    /// of a newer Ling there does not stop this one.
+    pub fn narrowing_only(text: &str) -> Result<Self, serde_json::Error> {
+        #[derive(Deserialize)]
+        struct File {
+            #[serde(default)]
+            permissions: Narrowing,
+        }
+        #[derive(Default, Deserialize)]
+        struct Narrowing {
+            #[serde(default)]
+            deny: Vec<String>,
+            #[serde(default)]
+            ask: Vec<String>,
+        }
+        let file: File = serde_json::from_str(text)?;
+        Ok(Self {
+            permissions: RawPermissions {
+                deny: file.permissions.deny,
+                ask: file.permissions.ask,
+                ..RawPermissions::default()
+            },
+            ..Self::default()
+        })
+    }
+
     /// What an untrusted project's settings keep: their deny rules, which only narrow.
     pub fn deny_only(self) -> Self {
         Self {
@@ -178,67 +206,12 @@ pub struct RawPermissions {
     #[serde(default)]
     pub ask: Vec<String>,
     /// The permission mode when `--permission-mode` is not given. Default `default`.
-    #[schemars(extend("enum" = PermissionMode::NAMES, "default" = "default"))]
-    pub default_mode: Option<String>,
+    #[schemars(extend("default" = "default"))]
+    pub default_mode: Option<PermissionMode>,
     /// Keys Ling does not know, warned about and ignored.
     #[serde(flatten)]
     #[schemars(skip)]
     pub other: BTreeMap<String, serde_json::Value>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PermissionMode {
-    Default,
-    AcceptEdits,
-    Plan,
-    Bypass,
-}
-
-impl PermissionMode {
-    /// Every name [`Self::parse`] accepts: Ling's, and Claude Code's camelCase ones.
-    pub const NAMES: [&str; 6] = [
-        "default",
-        "accept-edits",
-        "acceptEdits",
-        "plan",
-        "bypass",
-        "bypassPermissions",
-    ];
-
-    pub fn parse(s: &str) -> Option<Self> {
-        match s {
-            "default" => Some(Self::Default),
-            "accept-edits" | "acceptEdits" => Some(Self::AcceptEdits),
-            "plan" => Some(Self::Plan),
-            "bypass" | "bypassPermissions" => Some(Self::Bypass),
-            _ => None,
-        }
-    }
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Default => "default",
-            Self::AcceptEdits => "accept-edits",
-            Self::Plan => "plan",
-            Self::Bypass => "bypass",
-        }
-    }
-
-    /// The name hook scripts written for Claude Code expect in `permission_mode`.
-    pub fn hook_name(self) -> &'static str {
-        match self {
-            Self::Default => "default",
-            Self::AcceptEdits => "acceptEdits",
-            Self::Plan => "plan",
-            Self::Bypass => "bypassPermissions",
-        }
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ElicitationPolicy {
-    Decline,
-    AcceptDefaults,
 }
 
 /// What the command line says; each field overrides the environment and the settings files.
@@ -313,22 +286,21 @@ impl Settings {
         let user: RawSettings = read_json_file(&user_path)?.unwrap_or_default();
         let (project_path, project_raw) = match project.any_text(SETTINGS_FILE) {
             Some((path, text)) => {
-                let raw: RawSettings =
-                    serde_json::from_str(text).map_err(|e| syntax_error(path, &e))?;
-                let trusted = project.trusted_text(SETTINGS_FILE).is_some();
-                (
-                    path.to_path_buf(),
-                    if trusted { raw } else { raw.deny_only() },
-                )
+                let raw = if project.trusted_text(SETTINGS_FILE).is_some() {
+                    serde_json::from_str(text)
+                } else {
+                    RawSettings::narrowing_only(text)
+                };
+                (path.to_path_buf(), raw.map_err(|e| syntax_error(path, &e))?)
             }
             None => (paths.project_file(SETTINGS_FILE), RawSettings::default()),
         };
         Self::resolve(&user, &project_raw, overrides, &|name| {
             std::env::var(name).ok()
         })
-        .map_err(|message| ConfigError::Invalid {
+        .map_err(|source| ConfigError::Settings {
             path: project_path.clone(),
-            message,
+            source,
         })
         .map(|mut settings| {
             // Relative writable roots are the project's.
@@ -381,122 +353,34 @@ impl Settings {
         }
     }
 
+    /// Flags over environment over the project's file over the user's over defaults. `env`
+    /// reads an environment variable (a test passes its own).
     pub fn resolve(
         user: &RawSettings,
         project: &RawSettings,
         overrides: &SettingsOverrides,
         env: &dyn Fn(&str) -> Option<String>,
-    ) -> Result<Self, String> {
-        fn pick<T: Clone>(
-            project: &RawSettings,
-            user: &RawSettings,
-            f: impl Fn(&RawSettings) -> Option<T>,
-        ) -> Option<T> {
-            f(project).or_else(|| f(user))
-        }
+    ) -> Result<Self, SettingsError> {
+        let layers = Layers { project, user };
         let non_empty = |name: &str| env(name).filter(|v| !v.is_empty());
-
         let model = overrides
             .model
             .clone()
             .or_else(|| non_empty("LING_MODEL"))
-            .or_else(|| pick(project, user, |s| s.model.clone()))
+            .or_else(|| layers.pick(|s| s.model.clone()))
             .unwrap_or_else(|| DEFAULT_MODEL.to_string());
         let base_url = overrides
             .base_url
             .clone()
             .or_else(|| non_empty("OPENAI_BASE_URL"))
             .or_else(|| non_empty("LING_BASE_URL"))
-            .or_else(|| pick(project, user, |s| s.base_url.clone()))
+            .or_else(|| layers.pick(|s| s.base_url.clone()))
             .unwrap_or_else(|| DEFAULT_BASE_URL.to_string());
-        let base_url = base_url.trim_end_matches('/').to_string();
-        let api_key_env = pick(project, user, |s| s.api_key_env.clone())
+        let api_key_env = layers
+            .pick(|s| s.api_key_env.clone())
             .unwrap_or_else(|| DEFAULT_API_KEY_ENV.to_string());
-        let api_key = non_empty(&api_key_env);
-
-        let permission_mode = match overrides.permission_mode {
-            Some(mode) => mode,
-            None => match pick(project, user, |s| s.permissions.default_mode.clone()) {
-                Some(name) => PermissionMode::parse(&name).ok_or_else(|| {
-                    format!(
-                        "permissions.defaultMode {name:?} is not one of default, accept-edits, plan, bypass"
-                    )
-                })?,
-                None => PermissionMode::Default,
-            },
-        };
-        let mut rule_origins = Vec::new();
-        for (rules, origin) in [
-            (&overrides.allowed_tools, "flag"),
-            (&overrides.disallowed_tools, "flag"),
-            (&project.permissions.allow, "project settings"),
-            (&project.permissions.deny, "project settings"),
-            (&user.permissions.allow, "user settings"),
-            (&user.permissions.deny, "user settings"),
-        ] {
-            rule_origins.extend(rules.iter().map(|r| (r.trim().to_string(), origin)));
-        }
-        let mut allow_rules = overrides.allowed_tools.clone();
-        allow_rules.extend(project.permissions.allow.iter().cloned());
-        allow_rules.extend(user.permissions.allow.iter().cloned());
-        let mut deny_rules = overrides.disallowed_tools.clone();
-        deny_rules.extend(project.permissions.deny.iter().cloned());
-        deny_rules.extend(user.permissions.deny.iter().cloned());
-        let mut ask_rules = project.permissions.ask.clone();
-        ask_rules.extend(user.permissions.ask.iter().cloned());
-
-        let elicitation = match pick(project, user, |s| s.elicitation.clone()).as_deref() {
-            None | Some("decline") => ElicitationPolicy::Decline,
-            Some("accept-defaults") => ElicitationPolicy::AcceptDefaults,
-            Some(other) => {
-                return Err(format!(
-                    "elicitation {other:?} is not one of decline, accept-defaults"
-                ));
-            }
-        };
-        let settings_max_turns = pick(project, user, |s| s.max_turns);
-        if settings_max_turns == Some(0) {
-            return Err(
-                "maxTurns is 0, which would stop every run before its first model request; set it \
-                 to 1 or more, or remove it for no limit"
-                    .to_string(),
-            );
-        }
-        let ms = |v: Option<u64>, default: u64| Duration::from_millis(v.unwrap_or(default));
-        let max_stream_line_bytes = pick(project, user, |s| s.max_stream_line_bytes)
-            .unwrap_or(DEFAULT_MAX_STREAM_LINE_BYTES);
-        let max_retry_delay_ms = pick(project, user, |s| s.max_retry_delay_ms);
-        if max_retry_delay_ms == Some(0) {
-            return Err(
-                "maxRetryDelayMs is 0, which would retry without any pause; set it to the longest \
-                 wait in milliseconds, or set maxRetries to 0 to not retry"
-                    .to_string(),
-            );
-        }
-        if max_stream_line_bytes == 0 {
-            return Err(format!(
-                "maxStreamLineBytes is 0, which would refuse every answer; set it to a byte \
-                 count (the default is {DEFAULT_MAX_STREAM_LINE_BYTES}) or remove it"
-            ));
-        }
-
-        let context_window = pick(project, user, |s| s.context_window);
-        if context_window == Some(0) {
-            return Err(
-                "contextWindow is 0; set it to the model's context window in tokens (e.g. 32768), \
-                 or remove it to ask the server"
-                    .to_string(),
-            );
-        }
-        let auto_compact_percent =
-            pick(project, user, |s| s.auto_compact_percent).unwrap_or(DEFAULT_AUTO_COMPACT_PERCENT);
-        if !(10..=100).contains(&auto_compact_percent) {
-            return Err(format!(
-                "autoCompactPercent {auto_compact_percent} is not between 10 and 100; set the \
-                 percentage of the context window at which to compact (default \
-                 {DEFAULT_AUTO_COMPACT_PERCENT})"
-            ));
-        }
+        let rules = Rules::of(&layers, overrides);
+        let limits = Limits::of(&layers)?;
         let home = env("HOME")
             .filter(|h| !h.is_empty())
             .map(std::path::PathBuf::from);
@@ -506,56 +390,204 @@ impl Settings {
             &project.sandbox,
             std::path::Path::new(""),
             home.as_deref(),
-        )?;
-
+        )
+        .map_err(SettingsError::Sandbox)?;
+        let tool_search =
+            ToolSearchSettings::resolve(project.tool_search.as_ref(), user.tool_search.as_ref())
+                .map_err(SettingsError::ToolSearch)?;
         let mut prices = user.prices.clone().unwrap_or_default();
         prices.extend(project.prices.clone().unwrap_or_default());
         Ok(Self {
             prices,
             model,
-            base_url,
+            base_url: base_url.trim_end_matches('/').to_string(),
+            api_key: non_empty(&api_key_env),
             api_key_env,
-            api_key,
-            permission_mode,
-            allow_rules,
-            rule_origins,
-            deny_rules,
-            ask_rules,
+            permission_mode: overrides
+                .permission_mode
+                .or_else(|| layers.pick(|s| s.permissions.default_mode))
+                .unwrap_or(PermissionMode::Default),
+            allow_rules: rules.allow,
+            rule_origins: rules.origins,
+            deny_rules: rules.deny,
+            ask_rules: rules.ask,
             hooks_disabled: overrides.no_hooks || user.disable_all_hooks.unwrap_or(false),
             project_hooks_disabled: project.disable_all_hooks.unwrap_or(false),
-            max_turns: overrides.max_turns.or(settings_max_turns),
-            tool_output_limit: pick(project, user, |s| s.tool_output_limit)
-                .unwrap_or(DEFAULT_TOOL_OUTPUT_LIMIT),
-            connect_timeout: ms(
-                pick(project, user, |s| s.connect_timeout_ms),
-                DEFAULT_CONNECT_TIMEOUT_MS,
-            ),
-            first_byte_timeout: ms(
-                pick(project, user, |s| s.first_byte_timeout_ms),
-                DEFAULT_FIRST_BYTE_TIMEOUT_MS,
-            ),
-            idle_timeout: ms(
-                pick(project, user, |s| s.idle_timeout_ms),
-                DEFAULT_IDLE_TIMEOUT_MS,
-            ),
-            max_retries: pick(project, user, |s| s.max_retries).unwrap_or(DEFAULT_MAX_RETRIES),
-            max_retry_delay: ms(max_retry_delay_ms, DEFAULT_MAX_RETRY_DELAY_MS),
-            max_stream_line_bytes,
-            share_api_key_with_tools: pick(project, user, |s| s.share_api_key_with_tools)
-                .unwrap_or(false),
+            max_turns: overrides.max_turns.or(limits.max_turns),
+            tool_output_limit: limits.tool_output_limit,
+            connect_timeout: limits.connect_timeout,
+            first_byte_timeout: limits.first_byte_timeout,
+            idle_timeout: limits.idle_timeout,
+            max_retries: limits.max_retries,
+            max_retry_delay: limits.max_retry_delay,
+            max_stream_line_bytes: limits.max_stream_line_bytes,
+            share_api_key_with_tools: layers.pick(|s| s.share_api_key_with_tools).unwrap_or(false),
             allow_sampling: overrides.allow_sampling
-                || pick(project, user, |s| s.allow_sampling).unwrap_or(false),
-            elicitation,
-            context_window,
-            auto_compact: pick(project, user, |s| s.auto_compact).unwrap_or(true),
-            auto_compact_percent,
-            tool_search: ToolSearchSettings::resolve(
-                project.tool_search.as_ref(),
-                user.tool_search.as_ref(),
-            )?,
+                || layers.pick(|s| s.allow_sampling).unwrap_or(false),
+            elicitation: layers
+                .pick(|s| s.elicitation)
+                .unwrap_or(ElicitationPolicy::Decline),
+            context_window: limits.context_window,
+            auto_compact: layers.pick(|s| s.auto_compact).unwrap_or(true),
+            auto_compact_percent: limits.auto_compact_percent,
+            tool_search,
             sandbox,
             warnings: Vec::new(),
         })
+    }
+}
+
+/// Why the settings cannot be used. Each message names the key and says what to set instead.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum SettingsError {
+    #[error(
+        "maxTurns is 0, which would stop every run before its first model request; set it to 1 \
+         or more, or remove it for no limit"
+    )]
+    MaxTurnsZero,
+    #[error(
+        "maxRetryDelayMs is 0, which would retry without any pause; set it to the longest wait \
+         in milliseconds, or set maxRetries to 0 to not retry"
+    )]
+    MaxRetryDelayZero,
+    #[error(
+        "maxStreamLineBytes is 0, which would refuse every answer; set it to a byte count (the \
+         default is {DEFAULT_MAX_STREAM_LINE_BYTES}) or remove it"
+    )]
+    MaxStreamLineBytesZero,
+    #[error(
+        "contextWindow is 0; set it to the model's context window in tokens (e.g. 32768), or \
+         remove it to ask the server"
+    )]
+    ContextWindowZero,
+    #[error(
+        "autoCompactPercent {0} is not between 10 and 100; set the percentage of the context \
+         window at which to compact (default {DEFAULT_AUTO_COMPACT_PERCENT})"
+    )]
+    AutoCompactPercent(u8),
+    /// `sandbox` (its message names the key).
+    #[error("{0}")]
+    Sandbox(String),
+    /// `toolSearch` (its message names the key).
+    #[error("{0}")]
+    ToolSearch(String),
+}
+
+/// The two files, the project's first: a key the project sets wins.
+struct Layers<'a> {
+    project: &'a RawSettings,
+    user: &'a RawSettings,
+}
+
+impl Layers<'_> {
+    fn pick<T>(&self, f: impl Fn(&RawSettings) -> Option<T>) -> Option<T> {
+        f(self.project).or_else(|| f(self.user))
+    }
+}
+
+/// The permission rules of the flags and both files, and where each came from.
+struct Rules {
+    allow: Vec<String>,
+    deny: Vec<String>,
+    ask: Vec<String>,
+    origins: Vec<(String, &'static str)>,
+}
+
+impl Rules {
+    fn of(layers: &Layers<'_>, overrides: &SettingsOverrides) -> Self {
+        let (project, user) = (&layers.project.permissions, &layers.user.permissions);
+        let mut origins = Vec::new();
+        for (rules, origin) in [
+            (&overrides.allowed_tools, "flag"),
+            (&overrides.disallowed_tools, "flag"),
+            (&project.allow, "project settings"),
+            (&project.deny, "project settings"),
+            (&user.allow, "user settings"),
+            (&user.deny, "user settings"),
+        ] {
+            origins.extend(rules.iter().map(|r| (r.trim().to_string(), origin)));
+        }
+        let chain = |flag: &[String], project: &[String], user: &[String]| -> Vec<String> {
+            flag.iter().chain(project).chain(user).cloned().collect()
+        };
+        Self {
+            allow: chain(&overrides.allowed_tools, &project.allow, &user.allow),
+            deny: chain(&overrides.disallowed_tools, &project.deny, &user.deny),
+            ask: chain(&[], &project.ask, &user.ask),
+            origins,
+        }
+    }
+}
+
+/// The limits and timeouts, with their defaults; a 0 that would make Ling useless is refused.
+struct Limits {
+    max_turns: Option<u32>,
+    tool_output_limit: usize,
+    connect_timeout: Duration,
+    first_byte_timeout: Duration,
+    idle_timeout: Duration,
+    max_retries: u32,
+    max_retry_delay: Duration,
+    max_stream_line_bytes: usize,
+    context_window: Option<u64>,
+    auto_compact_percent: u8,
+}
+
+impl Limits {
+    fn of(layers: &Layers<'_>) -> Result<Self, SettingsError> {
+        let ms = |v: Option<u64>, default: u64| Duration::from_millis(v.unwrap_or(default));
+        let auto_compact_percent = layers
+            .pick(|s| s.auto_compact_percent)
+            .unwrap_or(DEFAULT_AUTO_COMPACT_PERCENT);
+        if !(10..=100).contains(&auto_compact_percent) {
+            return Err(SettingsError::AutoCompactPercent(auto_compact_percent));
+        }
+        Ok(Self {
+            max_turns: nonzero(layers.pick(|s| s.max_turns), SettingsError::MaxTurnsZero)?,
+            tool_output_limit: layers
+                .pick(|s| s.tool_output_limit)
+                .unwrap_or(DEFAULT_TOOL_OUTPUT_LIMIT),
+            connect_timeout: ms(
+                layers.pick(|s| s.connect_timeout_ms),
+                DEFAULT_CONNECT_TIMEOUT_MS,
+            ),
+            first_byte_timeout: ms(
+                layers.pick(|s| s.first_byte_timeout_ms),
+                DEFAULT_FIRST_BYTE_TIMEOUT_MS,
+            ),
+            idle_timeout: ms(layers.pick(|s| s.idle_timeout_ms), DEFAULT_IDLE_TIMEOUT_MS),
+            max_retries: layers
+                .pick(|s| s.max_retries)
+                .unwrap_or(DEFAULT_MAX_RETRIES),
+            max_retry_delay: ms(
+                nonzero(
+                    layers.pick(|s| s.max_retry_delay_ms),
+                    SettingsError::MaxRetryDelayZero,
+                )?,
+                DEFAULT_MAX_RETRY_DELAY_MS,
+            ),
+            max_stream_line_bytes: nonzero(
+                layers.pick(|s| s.max_stream_line_bytes),
+                SettingsError::MaxStreamLineBytesZero,
+            )?
+            .unwrap_or(DEFAULT_MAX_STREAM_LINE_BYTES),
+            context_window: nonzero(
+                layers.pick(|s| s.context_window),
+                SettingsError::ContextWindowZero,
+            )?,
+            auto_compact_percent,
+        })
+    }
+}
+
+/// `value`, unless it is 0.
+fn nonzero<T: Default + PartialEq>(
+    value: Option<T>,
+    zero: SettingsError,
+) -> Result<Option<T>, SettingsError> {
+    match value {
+        Some(v) if v == T::default() => Err(zero),
+        other => Ok(other),
     }
 }
 
@@ -611,20 +643,33 @@ mod tests {
             (s.context_window, s.auto_compact, s.auto_compact_percent),
             (Some(4096), false, 70)
         );
-        let err = resolve(r#"{"contextWindow":0}"#).unwrap_err();
-        assert!(err.contains("contextWindow is 0"), "{err}");
+        assert_eq!(
+            resolve(r#"{"contextWindow":0}"#).err(),
+            Some(SettingsError::ContextWindowZero)
+        );
         let err = resolve(r#"{"autoCompactPercent":5}"#).unwrap_err();
-        assert!(err.contains("between 10 and 100"), "{err}");
+        assert_eq!(err, SettingsError::AutoCompactPercent(5));
+        assert!(err.to_string().contains("between 10 and 100"), "{err}");
     }
 
     #[test]
     fn an_untrusted_project_keeps_only_its_narrowing_rules() {
-        let s = raw(r#"{"model":"m","permissions":{"allow":["bash"],"deny":["x"],"ask":["y"]}}"#)
-            .deny_only();
-        assert_eq!(s.model, None);
-        assert!(s.permissions.allow.is_empty());
-        assert_eq!(s.permissions.deny, ["x"]);
-        assert_eq!(s.permissions.ask, ["y"]);
+        let text = r#"{"model":"m","permissions":{"allow":["bash"],"deny":["x"],"ask":["y"]}}"#;
+        for s in [
+            raw(text).deny_only(),
+            RawSettings::narrowing_only(text).unwrap(),
+        ] {
+            assert_eq!(s.model, None);
+            assert!(s.permissions.allow.is_empty());
+            assert_eq!(s.permissions.deny, ["x"]);
+            assert_eq!(s.permissions.ask, ["y"]);
+        }
+        // A value only a trusted project's file would be checked for.
+        let odd = r#"{"permissions":{"defaultMode":"a-newer-mode","deny":["x"]},"maxTurns":-1}"#;
+        assert_eq!(
+            RawSettings::narrowing_only(odd).unwrap().permissions.deny,
+            ["x"]
+        );
     }
 
     #[test]
@@ -652,6 +697,7 @@ mod tests {
             &|_| None,
         )
         .err()
+        .map(|e| e.to_string())
         .unwrap_or_default();
         assert!(
             err.contains("maxTurns is 0") && err.contains("1 or more"),
@@ -685,28 +731,32 @@ mod tests {
         ] {
             let err = Settings::resolve(&RawSettings::default(), &raw(json), &defaults, &none)
                 .err()
+                .map(|e| e.to_string())
                 .unwrap_or_default();
             assert!(err.contains(needle), "{err}");
         }
     }
 
     #[test]
-    fn the_schema_enum_of_modes_is_what_parse_accepts() {
-        for name in PermissionMode::NAMES {
-            assert!(PermissionMode::parse(name).is_some(), "{name}");
-        }
-        for mode in [
-            PermissionMode::Default,
-            PermissionMode::AcceptEdits,
-            PermissionMode::Plan,
-            PermissionMode::Bypass,
+    fn modes_are_read_in_either_spelling() {
+        for (json, mode) in [
+            ("acceptEdits", PermissionMode::AcceptEdits),
+            ("accept-edits", PermissionMode::AcceptEdits),
+            ("bypassPermissions", PermissionMode::Bypass),
+            ("plan", PermissionMode::Plan),
         ] {
-            assert!(PermissionMode::NAMES.contains(&mode.as_str()), "{mode:?}");
-            assert!(
-                PermissionMode::NAMES.contains(&mode.hook_name()),
-                "{mode:?}"
-            );
+            let project = raw(&format!(r#"{{"permissions":{{"defaultMode":"{json}"}}}}"#));
+            let s = Settings::resolve(
+                &RawSettings::default(),
+                &project,
+                &SettingsOverrides::default(),
+                &|_| None,
+            )
+            .unwrap();
+            assert_eq!(s.permission_mode, mode, "{json}");
         }
+        let s = raw(r#"{"elicitation":"accept-defaults"}"#);
+        assert_eq!(s.elicitation, Some(ElicitationPolicy::AcceptDefaults));
     }
 
     #[test]
@@ -717,16 +767,16 @@ mod tests {
     }
 
     #[test]
-    fn a_bad_mode_says_which_values_work() {
-        let project = raw(r#"{"permissions":{"defaultMode":"yolo"}}"#);
-        let err = Settings::resolve(
-            &RawSettings::default(),
-            &project,
-            &SettingsOverrides::default(),
-            &|_| None,
-        )
-        .err()
-        .unwrap_or_default();
-        assert!(err.contains("default, accept-edits, plan, bypass"), "{err}");
+    fn a_bad_mode_says_which_values_work_and_where() {
+        let text = "{\n  \"permissions\": {\"defaultMode\": \"yolo\"}\n}";
+        let err = serde_json::from_str::<RawSettings>(text).unwrap_err();
+        assert_eq!((err.line(), err.column()), (2, 40));
+        assert!(
+            err.to_string().contains(
+                "unknown permission mode `yolo`; expected one of default, accept-edits (also \
+                 acceptEdits), plan, bypass (also bypassPermissions)"
+            ),
+            "{err}"
+        );
     }
 }

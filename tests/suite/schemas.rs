@@ -64,7 +64,8 @@ fn loader_accepts(config_file: &str, text: &str) -> Result<(), String> {
                 &raw,
                 &SettingsOverrides::default(),
                 &|_| None,
-            )?;
+            )
+            .map_err(|e| e.to_string())?;
             let nested = raw
                 .permissions
                 .other
