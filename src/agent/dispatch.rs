@@ -168,8 +168,11 @@ impl Agent {
         };
         // Shown after PreToolUse, so the user sees (and approves) the input that will really run.
         begin(call, &pre.input, turn);
-        if let Err(error) = self.authorize(tool.as_ref(), &pre, turn).await {
-            return error.into();
+        let mut pre = pre;
+        match self.authorize(tool.as_ref(), &call.id, &pre, turn).await {
+            Ok(Some(edited)) => pre.input = edited,
+            Ok(None) => {}
+            Err(error) => return error.into(),
         }
         let mut result = match self
             .call_tool(tool.as_ref(), call, pre.input.clone(), turn)

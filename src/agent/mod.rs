@@ -63,6 +63,12 @@ pub struct AgentOptions {
     pub context: ContextOptions,
     /// The shell sandbox of the `bash` tool.
     pub sandbox: Decision,
+    /// Nothing is asked, whatever the mode: a call that needs approval is denied (Codex's
+    /// `--ask-for-approval never`).
+    pub never_ask: bool,
+    /// How many times in a row Stop hooks may send the model back to work before the run ends
+    /// (settings `maxStopHookBlocks`).
+    pub stop_hook_limit: u32,
 }
 
 /// How a run ended.
@@ -110,13 +116,34 @@ pub enum AgentError {
     EmptySummary,
 }
 
+/// The agent's permission mode, shared with another task.
+#[derive(Clone)]
+pub struct ModeHandle(Arc<Mutex<Permissions>>);
+
+impl ModeHandle {
+    pub fn get(&self) -> PermissionMode {
+        self.lock().mode()
+    }
+
+    /// Takes effect at the next tool call.
+    pub fn set(&self, mode: PermissionMode) {
+        self.lock().set_mode(mode);
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Permissions> {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
 pub struct Agent {
     llm: LlmClient,
     /// The builtin tools; `tools` is these plus the MCP servers' tools of the moment.
     builtins: ToolRegistry,
     tools: ToolRegistry,
     mcp: Option<Arc<McpManager>>,
-    permissions: Mutex<Permissions>,
+    permissions: Arc<Mutex<Permissions>>,
     options: AgentOptions,
     system_prompt: String,
     history: Vec<Message>,
@@ -157,7 +184,7 @@ impl Agent {
             builtins: tools.clone(),
             tools,
             mcp: None,
-            permissions: Mutex::new(permissions),
+            permissions: Arc::new(Mutex::new(permissions)),
             options,
             system_prompt,
             history: Vec::new(),
@@ -306,6 +333,12 @@ impl Agent {
     /// Changes the mode for the rest of the session (REPL `/mode`, Shift-Tab).
     pub fn set_permission_mode(&self, mode: PermissionMode) {
         self.lock_permissions().set_mode(mode);
+    }
+
+    /// The mode, for another task to change while a run goes on (the SDK's
+    /// `set_permission_mode`).
+    pub fn mode_handle(&self) -> ModeHandle {
+        ModeHandle(self.permissions.clone())
     }
 
     /// The permission rules in force: (`true` for allow, the rule).

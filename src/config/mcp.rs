@@ -261,8 +261,8 @@ impl ServerConfig {
 /// Loads and resolves every configured server, with warnings about ignored keys. The sources,
 /// in precedence order (a later one wins on a name clash): Claude Code's `.mcp.json` when
 /// `project` is trusted (and `claudeCompat` is not off), `~/.ling/mcp.json`, `.ling/mcp.json`
-/// when `project` is trusted, then each `--mcp-config`; with `strict`, only the `--mcp-config`
-/// files. A missing user or project file is fine; a missing `--mcp-config` file, invalid JSON,
+/// when `project` is trusted, then each `--mcp-config` (a file, or the JSON itself when it starts
+/// with `{`); with `strict`, only the `--mcp-config` ones. A missing user or project file is fine; a missing `--mcp-config` file, invalid JSON,
 /// a file that is not an object or an invalid entry is an error naming the file.
 pub fn load_servers(
     paths: &Paths,
@@ -283,7 +283,13 @@ pub fn load_servers(
             sources.push((path.to_path_buf(), Some(text.to_string())));
         }
     }
-    for file in extra.iter().map(|p| paths.project_root.join(p)) {
+    for extra in extra {
+        // Claude Code's `--mcp-config` also takes the JSON itself (the Agent SDK passes it so).
+        if let Some(json) = extra.to_str().filter(|t| t.trim_start().starts_with('{')) {
+            sources.push((PathBuf::from("--mcp-config"), Some(json.to_string())));
+            continue;
+        }
+        let file = paths.project_root.join(extra);
         if sources.iter().any(|(seen, _)| *seen == file) {
             continue;
         }

@@ -16,6 +16,8 @@ spelled_enum! {
         Plan = "plan",
         /// Everything is allowed (bash still inside the sandbox) (Claude Code: bypassPermissions)
         Bypass = "bypass" | "bypassPermissions",
+        /// As default, but nothing is asked: what would ask is denied (Claude Code: dontAsk)
+        DontAsk = "dont-ask" | "dontAsk",
     }
 }
 
@@ -28,7 +30,13 @@ impl PermissionMode {
             Self::AcceptEdits => "acceptEdits",
             Self::Plan => "plan",
             Self::Bypass => "bypassPermissions",
+            Self::DontAsk => "dontAsk",
         }
+    }
+
+    /// Whether a call that needs approval is asked about (else it is denied).
+    pub fn asks(self) -> bool {
+        self != Self::DontAsk
     }
 }
 
@@ -54,7 +62,8 @@ mod tests {
         }
         assert_eq!(
             PermissionMode::expected(),
-            "default, accept-edits (also acceptEdits), plan, bypass (also bypassPermissions)"
+            "default, accept-edits (also acceptEdits), plan, bypass (also bypassPermissions), \
+             dont-ask (also dontAsk)"
         );
     }
 }

@@ -34,6 +34,8 @@ pub const DEFAULT_AUTO_COMPACT_PERCENT: u8 = 85;
 /// The context window assumed when neither settings, the server nor the table of well-known
 /// models says (tokens).
 pub const DEFAULT_CONTEXT_WINDOW: u64 = 32_768;
+/// The default `maxStopHookBlocks`.
+pub const DEFAULT_MAX_STOP_HOOK_BLOCKS: u32 = 20;
 /// The default `maxStreamLineBytes` (8 MiB).
 pub const DEFAULT_MAX_STREAM_LINE_BYTES: usize = 8 << 20;
 
@@ -47,6 +49,15 @@ pub struct Price {
     /// Dollars per million completion (output) tokens.
     #[schemars(range(min = 0))]
     pub output_per_m_tok: f64,
+}
+
+impl Price {
+    /// US dollars for this many prompt and completion tokens.
+    pub fn cost(&self, prompt_tokens: u64, completion_tokens: u64) -> f64 {
+        (prompt_tokens as f64 * self.input_per_m_tok
+            + completion_tokens as f64 * self.output_per_m_tok)
+            / 1_000_000.0
+    }
 }
 
 /// `settings.json` exactly as written. Unknown keys are kept in `other` (to be warned about and
@@ -80,6 +91,10 @@ pub struct RawSettings {
     /// in the REPL, 100 in `-p` runs.
     #[schemars(range(min = 1))]
     pub max_turns: Option<u32>,
+    /// How many times in a row Stop hooks may block the end of a turn (sending the model back
+    /// to work) before the run ends with an error. Default 20.
+    #[schemars(range(min = 1), extend("default" = DEFAULT_MAX_STOP_HOOK_BLOCKS))]
+    pub max_stop_hook_blocks: Option<u32>,
     /// Characters of one tool result sent to the model before it is cut (head and tail kept).
     /// Default 100000.
     #[schemars(extend("default" = DEFAULT_TOOL_OUTPUT_LIMIT))]
@@ -227,6 +242,8 @@ pub struct SettingsOverrides {
     pub allow_sampling: bool,
     /// `--sandbox`.
     pub sandbox: Option<SandboxMode>,
+    /// Nothing is asked (Codex's `--ask-for-approval never`).
+    pub never_ask: bool,
 }
 
 /// Resolved settings: flags over environment over `.ling/settings.json` (of a trusted project)
@@ -250,6 +267,10 @@ pub struct Settings {
     /// The project's hooks off: `disableAllHooks` in the project's settings (never the user's).
     pub project_hooks_disabled: bool,
     pub max_turns: Option<u32>,
+    /// `maxStopHookBlocks`.
+    pub max_stop_hook_blocks: u32,
+    /// Nothing is asked: a call that needs approval is denied.
+    pub never_ask: bool,
     pub tool_output_limit: usize,
     pub connect_timeout: Duration,
     pub first_byte_timeout: Duration,
@@ -414,6 +435,8 @@ impl Settings {
             hooks_disabled: overrides.no_hooks || user.disable_all_hooks.unwrap_or(false),
             project_hooks_disabled: project.disable_all_hooks.unwrap_or(false),
             max_turns: overrides.max_turns.or(limits.max_turns),
+            max_stop_hook_blocks: limits.max_stop_hook_blocks,
+            never_ask: overrides.never_ask,
             tool_output_limit: limits.tool_output_limit,
             connect_timeout: limits.connect_timeout,
             first_byte_timeout: limits.first_byte_timeout,
@@ -445,6 +468,12 @@ pub enum SettingsError {
          or more, or remove it for no limit"
     )]
     MaxTurnsZero,
+    #[error(
+        "maxStopHookBlocks is 0, which would end every turn a Stop hook blocks; set it to how \
+         many times in a row a Stop hook may send the model back to work (default \
+         {DEFAULT_MAX_STOP_HOOK_BLOCKS})"
+    )]
+    MaxStopHookBlocksZero,
     #[error(
         "maxRetryDelayMs is 0, which would retry without any pause; set it to the longest wait \
          in milliseconds, or set maxRetries to 0 to not retry"
@@ -522,6 +551,7 @@ impl Rules {
 /// The limits and timeouts, with their defaults; a 0 that would make Ling useless is refused.
 struct Limits {
     max_turns: Option<u32>,
+    max_stop_hook_blocks: u32,
     tool_output_limit: usize,
     connect_timeout: Duration,
     first_byte_timeout: Duration,
@@ -544,6 +574,11 @@ impl Limits {
         }
         Ok(Self {
             max_turns: nonzero(layers.pick(|s| s.max_turns), SettingsError::MaxTurnsZero)?,
+            max_stop_hook_blocks: nonzero(
+                layers.pick(|s| s.max_stop_hook_blocks),
+                SettingsError::MaxStopHookBlocksZero,
+            )?
+            .unwrap_or(DEFAULT_MAX_STOP_HOOK_BLOCKS),
             tool_output_limit: layers
                 .pick(|s| s.tool_output_limit)
                 .unwrap_or(DEFAULT_TOOL_OUTPUT_LIMIT),

@@ -241,8 +241,11 @@ impl Permissions {
             (ToolKind::Read, _) => Check::Allow,
             (_, PermissionMode::Bypass) => Check::Allow,
             (ToolKind::Edit, PermissionMode::AcceptEdits) => Check::Allow,
-            (ToolKind::Edit, PermissionMode::Default) => ask(),
-            (ToolKind::Execute, PermissionMode::Default | PermissionMode::AcceptEdits) => ask(),
+            (ToolKind::Edit, PermissionMode::Default | PermissionMode::DontAsk) => ask(),
+            (
+                ToolKind::Execute,
+                PermissionMode::Default | PermissionMode::AcceptEdits | PermissionMode::DontAsk,
+            ) => ask(),
             (ToolKind::Edit, PermissionMode::Plan) => Check::Deny {
                 reason: format!(
                     "plan mode: {} changes files, which is not allowed while planning; describe the \

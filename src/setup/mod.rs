@@ -178,6 +178,8 @@ impl Setup {
                 percent: settings.auto_compact_percent,
             },
             sandbox: sandbox.clone(),
+            never_ask: settings.never_ask,
+            stop_hook_limit: settings.max_stop_hook_blocks,
         };
         let (session, history) = match resumed {
             Some(Resumed {

@@ -109,6 +109,7 @@ mod tests {
     fn request(input: Value, preview: Option<&str>) -> ApprovalRequest {
         ApprovalRequest {
             tool: "bash".into(),
+            tool_use_id: "c1".into(),
             input,
             session_rule: "bash(x*)".into(),
             reason: None,

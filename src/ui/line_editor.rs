@@ -176,7 +176,7 @@ pub fn next_mode(mode: PermissionMode) -> PermissionMode {
         PermissionMode::Default => PermissionMode::AcceptEdits,
         PermissionMode::AcceptEdits => PermissionMode::Plan,
         PermissionMode::Plan => PermissionMode::Bypass,
-        PermissionMode::Bypass => PermissionMode::Default,
+        PermissionMode::Bypass | PermissionMode::DontAsk => PermissionMode::Default,
     }
 }
 

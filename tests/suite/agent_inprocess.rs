@@ -48,6 +48,8 @@ fn agent(server: &MockServer, mode: PermissionMode) -> Setup {
         child_env: ChildEnv::default(),
         context: Default::default(),
         sandbox: ling::process::sandbox::Decision::off(),
+        never_ask: false,
+        stop_hook_limit: 20,
     };
     let session = Session::new(&paths.sessions_dir(), &project_root, "m");
     Setup {

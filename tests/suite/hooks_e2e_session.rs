@@ -351,7 +351,7 @@ fn stream_json_reports_a_block_as_a_hook_event() {
             "--permission-mode",
             "bypass",
             "--output-format",
-            "stream-json",
+            "ling-stream-json",
         ],
     ));
     ok(&out);

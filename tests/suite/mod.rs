@@ -5,6 +5,7 @@ mod agent_inprocess;
 mod claude_hooks;
 mod claude_mcp_import;
 mod claude_project;
+mod claude_sdk;
 mod context_compaction;
 mod context_overflow;
 mod context_repl;

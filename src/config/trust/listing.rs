@@ -367,7 +367,7 @@ fn permission_items(sub: &str, value: &Value, item: &mut impl FnMut(&str, String
     match (sub, value) {
         ("deny" | "ask", _) => {}
         ("defaultMode", Value::String(mode)) => match PermissionMode::parse(mode) {
-            Some(PermissionMode::Default | PermissionMode::Plan) => {}
+            Some(PermissionMode::Default | PermissionMode::Plan | PermissionMode::DontAsk) => {}
             Some(PermissionMode::AcceptEdits) => item(
                 &key,
                 mode.clone(),
