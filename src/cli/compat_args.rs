@@ -66,6 +66,17 @@ pub struct CompatArgs {
     #[arg(long, value_name = "TOOL")]
     pub permission_prompt_tool: Option<String>,
 
+    /// One more settings file (or its JSON), over the project's and the user's; it may hold
+    /// Claude Code's hooks [Claude Code]
+    #[arg(long, value_name = "FILE|JSON")]
+    pub settings: Option<String>,
+
+    /// Which config files load: user (LING_HOME's), project (the project's .ling/,
+    /// .claude/settings.json, .mcp.json), local (.claude/settings.local.json); comma-separated,
+    /// empty for none [Claude Code]
+    #[arg(long, value_name = "LIST")]
+    pub setting_sources: Option<String>,
+
     /// --permission-mode bypass [Claude Code]
     #[arg(long)]
     pub dangerously_skip_permissions: bool,
@@ -239,9 +250,66 @@ impl Unsupported {
     }
 }
 
+/// `--setting-sources`: which config files a run reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SettingSources {
+    pub user: bool,
+    pub project: bool,
+    pub local: bool,
+}
+
+impl SettingSources {
+    const ALL: Self = Self {
+        user: true,
+        project: true,
+        local: true,
+    };
+
+    fn parse(list: &str) -> Result<Self, CliError> {
+        let mut sources = Self {
+            user: false,
+            project: false,
+            local: false,
+        };
+        for name in list.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+            match name {
+                "user" => sources.user = true,
+                "project" => sources.project = true,
+                "local" => sources.local = true,
+                other => {
+                    return Err(CliError::Usage(format!(
+                        "--setting-sources: `{other}` is not a source; give user, project and \
+                         local, comma-separated (or nothing for none)"
+                    )));
+                }
+            }
+        }
+        Ok(sources)
+    }
+
+    /// The project files this leaves out.
+    pub fn left_out(self) -> Vec<&'static str> {
+        use crate::config::claude::{CLAUDE_MCP_FILE, CLAUDE_SETTINGS_FILES};
+        let mut names = Vec::new();
+        if !self.project {
+            names.extend([
+                crate::config::SETTINGS_FILE,
+                crate::config::hooks::HOOKS_FILE,
+                crate::config::mcp::MCP_FILE,
+            ]);
+            names.extend([CLAUDE_SETTINGS_FILES[0], CLAUDE_MCP_FILE]);
+        }
+        if !self.local {
+            names.push(CLAUDE_SETTINGS_FILES[1]);
+        }
+        names
+    }
+}
+
 /// What the flags ask for once every spelling is taken into account.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Resolved {
+    pub setting_sources: SettingSources,
     pub permission_mode: Option<PermissionMode>,
     pub never_ask: bool,
     pub sandbox: Option<SandboxMode>,
@@ -373,6 +441,10 @@ pub fn resolve(args: &RunArgs) -> Result<Resolved, CliError> {
         }
     };
     Ok(Resolved {
+        setting_sources: match &compat.setting_sources {
+            Some(list) => SettingSources::parse(list)?,
+            None => SettingSources::ALL,
+        },
         permission_mode,
         never_ask: compat.ask_for_approval == Some(ApprovalPolicy::Never),
         sandbox,

@@ -165,7 +165,16 @@ async fn dispatch(cli: Cli) -> Result<Exit, CliError> {
 async fn run_agent(args: RunArgs) -> Result<Exit, CliError> {
     let resolved = compat_args::resolve(&args)?;
     let interactive = !args.print && std::io::stdin().is_terminal();
-    let options = run_options(&args, &resolved);
+    let root = crate::setup::project_root(args.cwd.as_ref())?;
+    let options = run_options(&args, &resolved, &root)?;
+    let sources = resolved.setting_sources;
+    let read_project = |root: std::path::PathBuf| -> Result<(Paths, ProjectConfig), CliError> {
+        let mut paths = Paths::new(root);
+        paths.user_config = sources.user;
+        let mut project = ProjectConfig::read(&paths)?;
+        project.leave_out(&sources.left_out());
+        Ok((paths, project))
+    };
     let format = match resolved.output_format {
         OutputFormat::Text => crate::ui::print::Format::Text,
         OutputFormat::Json => crate::ui::print::Format::Json,
@@ -180,8 +189,7 @@ async fn run_agent(args: RunArgs) -> Result<Exit, CliError> {
                     .into(),
             ));
         }
-        let paths = Paths::new(crate::setup::project_root(args.cwd.as_ref())?);
-        let project = ProjectConfig::read(&paths)?;
+        let (paths, project) = read_project(root)?;
         let stream = crate::ui::print::claude::session::StreamOptions {
             verbose: args.verbose,
             partial: args.compat.include_partial_messages,
@@ -195,8 +203,7 @@ async fn run_agent(args: RunArgs) -> Result<Exit, CliError> {
     if !interactive {
         let prompt = prompt::read_prompt(args.prompt.as_deref())?;
         // Nobody to ask: an untrusted project runs without its config (and is told so).
-        let paths = Paths::new(crate::setup::project_root(args.cwd.as_ref())?);
-        let project = ProjectConfig::read(&paths)?;
+        let (paths, project) = read_project(root)?;
         let setup = Setup::prepare(&options, paths, project, false, &warn).await?;
         let print = crate::ui::print::PrintOptions {
             format,
@@ -212,8 +219,7 @@ async fn run_agent(args: RunArgs) -> Result<Exit, CliError> {
             "--output-format applies to -p runs; add -p \"PROMPT\"".into(),
         ));
     }
-    let paths = Paths::new(crate::setup::project_root(args.cwd.as_ref())?);
-    let mut project = ProjectConfig::read(&paths)?;
+    let (paths, mut project) = read_project(root)?;
     // Asked before anything of the project runs: no hook has fired, no server has started.
     if project.status() == TrustStatus::Untrusted {
         match crate::ui::trust::ask(&project, &paths).await? {
@@ -233,9 +239,18 @@ fn warn(warning: &str) {
 }
 
 /// What the flags ask of an agent run.
-fn run_options(args: &RunArgs, resolved: &compat_args::Resolved) -> RunOptions {
-    RunOptions {
+fn run_options(
+    args: &RunArgs,
+    resolved: &compat_args::Resolved,
+    root: &std::path::Path,
+) -> Result<RunOptions, CliError> {
+    let settings = match &args.compat.settings {
+        Some(value) => Some(crate::config::FlagSettings::read(value, root)?),
+        None => None,
+    };
+    Ok(RunOptions {
         overrides: SettingsOverrides {
+            settings,
             model: args.model.clone(),
             base_url: args.base_url.clone(),
             permission_mode: resolved.permission_mode,
@@ -259,7 +274,7 @@ fn run_options(args: &RunArgs, resolved: &compat_args::Resolved) -> RunOptions {
             (None, true) => Resume::Latest,
             (None, false) => Resume::New,
         },
-    }
+    })
 }
 
 #[cfg(test)]

@@ -276,9 +276,10 @@ pub fn load_servers(
         if let Some((path, text)) = project.trusted_text(CLAUDE_MCP_FILE) {
             sources.push((path.to_path_buf(), Some(text.to_string())));
         }
-        let user = paths.user_file(MCP_FILE);
-        let text = read_config_text(&user)?;
-        sources.push((user, text));
+        if let Some(user) = paths.user_config_file(MCP_FILE) {
+            let text = read_config_text(&user)?;
+            sources.push((user, text));
+        }
         if let Some((path, text)) = project.trusted_text(MCP_FILE) {
             sources.push((path.to_path_buf(), Some(text.to_string())));
         }

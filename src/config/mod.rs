@@ -33,8 +33,8 @@ pub use settings::{
     DEFAULT_API_KEY_ENV, DEFAULT_AUTO_COMPACT_PERCENT, DEFAULT_CONNECT_TIMEOUT_MS,
     DEFAULT_CONTEXT_WINDOW, DEFAULT_FIRST_BYTE_TIMEOUT_MS, DEFAULT_IDLE_TIMEOUT_MS,
     DEFAULT_MAX_RETRIES, DEFAULT_MAX_RETRY_DELAY_MS, DEFAULT_MAX_STREAM_LINE_BYTES,
-    DEFAULT_TOOL_OUTPUT_LIMIT, ElicitationPolicy, PermissionMode, Price, RawPermissions,
-    RawSettings, SETTINGS_FILE, Settings, SettingsError, SettingsOverrides,
+    DEFAULT_TOOL_OUTPUT_LIMIT, ElicitationPolicy, FlagSettings, PermissionMode, Price,
+    RawPermissions, RawSettings, SETTINGS_FILE, Settings, SettingsError, SettingsOverrides,
 };
 pub use trust::{ProjectConfig, TrustError, TrustStatus};
 

@@ -5,19 +5,28 @@ use std::path::{Path, PathBuf};
 pub struct Paths {
     pub project_root: PathBuf,
     pub home: PathBuf,
+    /// Whether the user's own config files (`settings.json`, `hooks.json`, `mcp.json` in the
+    /// home) are read: off with `--setting-sources` without `user`.
+    pub user_config: bool,
 }
 
 impl Paths {
     /// `project_root` must already be absolute (the CLI canonicalizes `-C`).
     pub fn new(project_root: PathBuf) -> Self {
-        Self {
-            project_root,
-            home: ling_home(),
-        }
+        Self::with_home(project_root, ling_home())
     }
 
     pub fn with_home(project_root: PathBuf, home: PathBuf) -> Self {
-        Self { project_root, home }
+        Self {
+            project_root,
+            home,
+            user_config: true,
+        }
+    }
+
+    /// A user config file to read, unless the user's config is left out of this run.
+    pub fn user_config_file(&self, name: &str) -> Option<PathBuf> {
+        self.user_config.then(|| self.user_file(name))
     }
 
     pub fn project_dir(&self) -> PathBuf {

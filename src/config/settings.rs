@@ -39,6 +39,9 @@ pub const DEFAULT_MAX_STOP_HOOK_BLOCKS: u32 = 20;
 /// The default `maxStreamLineBytes` (8 MiB).
 pub const DEFAULT_MAX_STREAM_LINE_BYTES: usize = 8 << 20;
 
+/// Claude Code's `--model` aliases; one without a `modelAliases` entry is warned about.
+const CLAUDE_MODEL_ALIASES: [&str; 5] = ["sonnet", "opus", "haiku", "opusplan", "sonnet[1m]"];
+
 /// The price of one model, in US dollars per million tokens.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -72,6 +75,10 @@ pub struct RawSettings {
     /// The model id sent to the API. `--model` and `LING_MODEL` come first. Default `gpt-4o-mini`.
     #[schemars(extend("default" = DEFAULT_MODEL))]
     pub model: Option<String>,
+    /// Other names for models: `--model NAME`, `LING_MODEL` and `model` may give a key of this
+    /// map, and its value is the model id sent, e.g. `{"sonnet": "anthropic/claude-sonnet-4.5",
+    /// "fast": "gpt-4o-mini"}`. A project's entry for a name wins over the user's.
+    pub model_aliases: Option<BTreeMap<String, String>>,
     /// The OpenAI-compatible base URL, ending before `/chat/completions`, e.g.
     /// `http://127.0.0.1:8080/v1`. `--base-url`, `OPENAI_BASE_URL` and `LING_BASE_URL` come
     /// first. Default `https://api.openai.com/v1`.
@@ -229,9 +236,39 @@ pub struct RawPermissions {
     pub other: BTreeMap<String, serde_json::Value>,
 }
 
+/// `--settings FILE|JSON` (Claude Code's flag): one more settings file, over the project's and
+/// the user's. It may hold Claude Code's `hooks` too (loaded as a Claude Code file's).
+#[derive(Debug, Clone)]
+pub struct FlagSettings {
+    /// The file, or `--settings` for JSON given on the command line.
+    pub source: std::path::PathBuf,
+    pub text: String,
+    pub raw: RawSettings,
+}
+
+impl FlagSettings {
+    /// `value` is the JSON itself when it starts with `{`, else a file (relative to `root`).
+    pub fn read(value: &str, root: &std::path::Path) -> Result<Self, ConfigError> {
+        let (source, text) = if value.trim_start().starts_with('{') {
+            (std::path::PathBuf::from("--settings"), value.to_string())
+        } else {
+            let path = root.join(value);
+            let text = super::read_config_text(&path)?.ok_or_else(|| ConfigError::Read {
+                path: path.clone(),
+                source: std::io::Error::new(std::io::ErrorKind::NotFound, "no such file"),
+            })?;
+            (path, text)
+        };
+        let raw = serde_json::from_str(&text).map_err(|e| syntax_error(&source, &e))?;
+        Ok(Self { source, text, raw })
+    }
+}
+
 /// What the command line says; each field overrides the environment and the settings files.
 #[derive(Debug, Default, Clone)]
 pub struct SettingsOverrides {
+    /// `--settings`: a settings layer over the files.
+    pub settings: Option<FlagSettings>,
     pub model: Option<String>,
     pub base_url: Option<String>,
     pub permission_mode: Option<PermissionMode>,
@@ -293,6 +330,8 @@ pub struct Settings {
     pub prices: std::collections::BTreeMap<String, Price>,
     /// Unknown keys found in the settings files, for a warning.
     pub warnings: Vec<String>,
+    /// `--settings`, whose `hooks` the hook loader adds.
+    pub flag_settings: Option<FlagSettings>,
 }
 
 impl Settings {
@@ -304,7 +343,10 @@ impl Settings {
         overrides: &SettingsOverrides,
     ) -> Result<Self, ConfigError> {
         let user_path = paths.user_file(SETTINGS_FILE);
-        let user: RawSettings = read_json_file(&user_path)?.unwrap_or_default();
+        let user: RawSettings = match paths.user_config_file(SETTINGS_FILE) {
+            Some(path) => read_json_file(&path)?.unwrap_or_default(),
+            None => RawSettings::default(),
+        };
         let (project_path, project_raw) = match project.any_text(SETTINGS_FILE) {
             Some((path, text)) => {
                 let raw = if project.trusted_text(SETTINGS_FILE).is_some() {
@@ -330,13 +372,22 @@ impl Settings {
                     *root = paths.project_root.join(&*root);
                 }
             }
-            for (path, raw) in [(&user_path, &user), (&project_path, &project_raw)] {
+            let flag = overrides.settings.as_ref().map(|f| (&f.source, &f.raw));
+            for (path, raw) in [(&user_path, &user), (&project_path, &project_raw)]
+                .into_iter()
+                .chain(flag)
+            {
                 let permissions = raw
                     .permissions
                     .other
                     .keys()
                     .map(|k| format!("permissions.{k}"));
-                for key in raw.other.keys().cloned().chain(permissions) {
+                // `--settings` may hold Claude Code's hooks, which the hook loader reads.
+                let keys = raw
+                    .other
+                    .keys()
+                    .filter(|k| !(*k == "hooks" && Some(path) == flag.map(|f| f.0)));
+                for key in keys.cloned().chain(permissions) {
                     settings.warnings.push(format!(
                         "{}: unknown setting `{key}` ignored",
                         path.display()
@@ -382,7 +433,12 @@ impl Settings {
         overrides: &SettingsOverrides,
         env: &dyn Fn(&str) -> Option<String>,
     ) -> Result<Self, SettingsError> {
-        let layers = Layers { project, user };
+        let flag = overrides.settings.as_ref().map(|f| &f.raw);
+        let layers = Layers {
+            flag,
+            project,
+            user,
+        };
         let non_empty = |name: &str| env(name).filter(|v| !v.is_empty());
         let model = overrides
             .model
@@ -390,6 +446,28 @@ impl Settings {
             .or_else(|| non_empty("LING_MODEL"))
             .or_else(|| layers.pick(|s| s.model.clone()))
             .unwrap_or_else(|| DEFAULT_MODEL.to_string());
+        let mut warnings = Vec::new();
+        let model = match model.as_str() {
+            // Claude Code's `--model default`: the model the settings give.
+            "default" => layers
+                .pick(|s| s.model.clone())
+                .unwrap_or_else(|| DEFAULT_MODEL.to_string()),
+            _ => model,
+        };
+        let model = match layers.pick(|s| s.model_aliases.as_ref()?.get(&model).cloned()) {
+            Some(id) => id,
+            None => {
+                if CLAUDE_MODEL_ALIASES.contains(&model.as_str()) {
+                    warnings.push(format!(
+                        "model `{model}` is one of Claude Code's aliases of Anthropic models; \
+                         it is sent as it is, so the server must know it by that name. Name the \
+                         id it stands for in settings `modelAliases`, e.g. \
+                         {{\"{model}\": \"anthropic/claude-{model}-4.5\"}}"
+                    ));
+                }
+                model
+            }
+        };
         let base_url = overrides
             .base_url
             .clone()
@@ -432,7 +510,9 @@ impl Settings {
             rule_origins: rules.origins,
             deny_rules: rules.deny,
             ask_rules: rules.ask,
-            hooks_disabled: overrides.no_hooks || user.disable_all_hooks.unwrap_or(false),
+            hooks_disabled: overrides.no_hooks
+                || user.disable_all_hooks.unwrap_or(false)
+                || flag.and_then(|f| f.disable_all_hooks).unwrap_or(false),
             project_hooks_disabled: project.disable_all_hooks.unwrap_or(false),
             max_turns: overrides.max_turns.or(limits.max_turns),
             max_stop_hook_blocks: limits.max_stop_hook_blocks,
@@ -455,7 +535,8 @@ impl Settings {
             auto_compact_percent: limits.auto_compact_percent,
             tool_search,
             sandbox,
-            warnings: Vec::new(),
+            warnings,
+            flag_settings: overrides.settings.clone(),
         })
     }
 }
@@ -502,15 +583,19 @@ pub enum SettingsError {
     ToolSearch(String),
 }
 
-/// The two files, the project's first: a key the project sets wins.
+/// The layers, strongest first: `--settings`, the project's file, the user's.
 struct Layers<'a> {
+    flag: Option<&'a RawSettings>,
     project: &'a RawSettings,
     user: &'a RawSettings,
 }
 
 impl Layers<'_> {
     fn pick<T>(&self, f: impl Fn(&RawSettings) -> Option<T>) -> Option<T> {
-        f(self.project).or_else(|| f(self.user))
+        self.flag
+            .and_then(&f)
+            .or_else(|| f(self.project))
+            .or_else(|| f(self.user))
     }
 }
 
@@ -525,10 +610,18 @@ struct Rules {
 impl Rules {
     fn of(layers: &Layers<'_>, overrides: &SettingsOverrides) -> Self {
         let (project, user) = (&layers.project.permissions, &layers.user.permissions);
+        let flag = layers.flag.map(|f| &f.permissions);
+        let none = Vec::new();
+        let (flag_allow, flag_deny, flag_ask) = match flag {
+            Some(p) => (&p.allow, &p.deny, &p.ask),
+            None => (&none, &none, &none),
+        };
         let mut origins = Vec::new();
         for (rules, origin) in [
             (&overrides.allowed_tools, "flag"),
             (&overrides.disallowed_tools, "flag"),
+            (flag_allow, "--settings"),
+            (flag_deny, "--settings"),
             (&project.allow, "project settings"),
             (&project.deny, "project settings"),
             (&user.allow, "user settings"),
@@ -536,13 +629,21 @@ impl Rules {
         ] {
             origins.extend(rules.iter().map(|r| (r.trim().to_string(), origin)));
         }
-        let chain = |flag: &[String], project: &[String], user: &[String]| -> Vec<String> {
-            flag.iter().chain(project).chain(user).cloned().collect()
-        };
+        let chain = |lists: [&[String]; 4]| -> Vec<String> { lists.concat() };
         Self {
-            allow: chain(&overrides.allowed_tools, &project.allow, &user.allow),
-            deny: chain(&overrides.disallowed_tools, &project.deny, &user.deny),
-            ask: chain(&[], &project.ask, &user.ask),
+            allow: chain([
+                &overrides.allowed_tools,
+                flag_allow,
+                &project.allow,
+                &user.allow,
+            ]),
+            deny: chain([
+                &overrides.disallowed_tools,
+                flag_deny,
+                &project.deny,
+                &user.deny,
+            ]),
+            ask: chain([&[], flag_ask, &project.ask, &user.ask]),
             origins,
         }
     }
@@ -792,6 +893,47 @@ mod tests {
         }
         let s = raw(r#"{"elicitation":"accept-defaults"}"#);
         assert_eq!(s.elicitation, Some(ElicitationPolicy::AcceptDefaults));
+    }
+
+    #[test]
+    fn model_aliases_and_the_settings_flag_layer() {
+        let user =
+            raw(r#"{"model":"fast","modelAliases":{"fast":"gpt-4o-mini","sonnet":"x/sonnet"}}"#);
+        let project =
+            raw(r#"{"modelAliases":{"fast":"local-7b"},"permissions":{"deny":["bash"]}}"#);
+        let none = |_: &str| None;
+        let s = Settings::resolve(&user, &project, &SettingsOverrides::default(), &none).unwrap();
+        assert_eq!(s.model, "local-7b");
+        let flags = |model: &str| SettingsOverrides {
+            model: Some(model.into()),
+            ..Default::default()
+        };
+        let s = Settings::resolve(&user, &project, &flags("sonnet"), &none).unwrap();
+        assert_eq!(s.model, "x/sonnet");
+        assert!(s.warnings.is_empty(), "{:?}", s.warnings);
+        let s =
+            Settings::resolve(&RawSettings::default(), &project, &flags("opus"), &none).unwrap();
+        assert_eq!(s.model, "opus");
+        assert!(s.warnings[0].contains("modelAliases"), "{:?}", s.warnings);
+        let s = Settings::resolve(&user, &project, &flags("default"), &none).unwrap();
+        assert_eq!(s.model, "local-7b");
+
+        let flag = FlagSettings {
+            source: "--settings".into(),
+            text: String::new(),
+            raw: raw(
+                r#"{"model":"flagged","disableAllHooks":true,"permissions":{"deny":["glob"]}}"#,
+            ),
+        };
+        let overrides = SettingsOverrides {
+            settings: Some(flag),
+            ..Default::default()
+        };
+        let s = Settings::resolve(&user, &project, &overrides, &none).unwrap();
+        assert_eq!(s.model, "flagged");
+        assert!(s.hooks_disabled);
+        assert_eq!(s.deny_rules, ["glob", "bash"]);
+        assert!(s.rule_origins.contains(&("glob".to_string(), "--settings")));
     }
 
     #[test]

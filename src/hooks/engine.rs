@@ -79,10 +79,25 @@ impl HookEngine {
         project: &ProjectConfig,
         layers: HookLayers,
     ) -> Result<(Self, Vec<String>), ConfigError> {
+        Self::load_with(paths, project, layers, None)
+    }
+
+    /// [`HookEngine::load`], then the `hooks` of `--settings` (in Claude Code's format) when
+    /// the user's layer is on.
+    pub fn load_with(
+        paths: &Paths,
+        project: &ProjectConfig,
+        layers: HookLayers,
+        flag: Option<&crate::config::FlagSettings>,
+    ) -> Result<(Self, Vec<String>), ConfigError> {
         if layers == HookLayers::NONE {
             return Ok((Self::empty(), Vec::new()));
         }
-        Self::from_config(HooksConfig::load(paths, project, layers)?)
+        let mut config = HooksConfig::load(paths, project, layers)?;
+        if let Some(flag) = flag.filter(|_| layers.user) {
+            config.merge(HooksConfig::parse_claude(&flag.source, &flag.text)?);
+        }
+        Self::from_config(config)
     }
 
     /// Compiles the matchers of already-parsed hooks.

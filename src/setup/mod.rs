@@ -139,7 +139,12 @@ impl Setup {
         let sandbox = sandbox::decide(&settings.sandbox, sandbox::availability())?;
         let child_env =
             children(&settings).with_sandbox(sandbox.clone(), paths.project_root.clone());
-        let (hooks, hook_warnings) = HookEngine::load(&paths, &project, settings.hook_layers())?;
+        let (hooks, hook_warnings) = HookEngine::load_with(
+            &paths,
+            &project,
+            settings.hook_layers(),
+            settings.flag_settings.as_ref(),
+        )?;
         let hooks = hooks.with_child_env(child_env.clone());
         let trust_notice = project.skipped_notice(&paths);
         let all_warnings = settings.warnings.iter().chain(&hook_warnings);

@@ -6,6 +6,7 @@ mod claude_hooks;
 mod claude_mcp_import;
 mod claude_project;
 mod claude_sdk;
+mod cli_spellings;
 mod context_compaction;
 mod context_overflow;
 mod context_repl;

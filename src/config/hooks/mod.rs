@@ -197,11 +197,11 @@ impl HooksConfig {
         layers: HookLayers,
     ) -> Result<Self, ConfigError> {
         let mut config = Self::default();
-        if layers.user {
-            let user = paths.user_file(HOOKS_FILE);
-            if let Some((text, value)) = read_json_value(&user)? {
-                config.merge(Self::parse_value(&user, &text, &value)?);
-            }
+        if layers.user
+            && let Some(user) = paths.user_config_file(HOOKS_FILE)
+            && let Some((text, value)) = read_json_value(&user)?
+        {
+            config.merge(Self::parse_value(&user, &text, &value)?);
         }
         if layers.project
             && let Some((path, text)) = project.trusted_text(HOOKS_FILE)
@@ -217,6 +217,7 @@ impl HooksConfig {
             }
         }
         if layers.user
+            && paths.user_config
             && project.claude().user_hooks
             && let Some(path) = claude::user_settings_file()
             && let Some(text) = crate::config::read_config_text(&path)?

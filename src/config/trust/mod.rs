@@ -221,6 +221,14 @@ impl ProjectConfig {
         self.previous.as_ref().map(|r| r.trusted_at.as_str())
     }
 
+    /// Leaves these files out of this run (`--setting-sources`), as if they did not exist; the
+    /// trust decided over what was read stands.
+    pub fn leave_out(&mut self, names: &[&str]) {
+        for file in self.files.iter_mut().filter(|f| names.contains(&f.name)) {
+            file.text = None;
+        }
+    }
+
     /// A project file's text for loading: only in a trusted project.
     pub fn trusted_text(&self, name: &str) -> Option<(&Path, &str)> {
         if self.status != TrustStatus::Trusted || (is_claude_file(name) && !self.claude.project) {
