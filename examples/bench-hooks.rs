@@ -57,6 +57,7 @@ async fn bench(iterations: usize) -> anyhow::Result<()> {
         transcript_path: home.path().join("t.jsonl"),
         cwd: project.path().to_path_buf(),
         permission_mode: "default".into(),
+        agent: None,
     };
     let input = HookInput::PreToolUse {
         tool_name: "bash".into(),

@@ -57,6 +57,12 @@ impl Agent {
         let answer = if self.asks() {
             // One question at a time, even when read-only calls run concurrently.
             let _asking = self.approval_turn.lock().await;
+            if turn.approver.can_ask() {
+                self.notify(
+                    "permission_prompt",
+                    format!("Ling needs your permission to use {}", tool.name()),
+                );
+            }
             turn.approver.approve(&request).await
         } else {
             None

@@ -272,6 +272,13 @@ impl Agent {
         if let Some(reason) = outcome.stop {
             turn.request_stop(reason);
         }
+        if let Some(output) = outcome.updated_output
+            && !result.is_error
+        {
+            // `updatedToolOutput`: what the model reads instead (a lint report, say).
+            result.content = output;
+            result.total_lines = None;
+        }
         if outcome.decision == Some(Decision::Block) && !result.is_error {
             let reason = outcome.reason.unwrap_or_default();
             append_note(&mut result.content, "PostToolUse hook feedback", &reason);

@@ -39,6 +39,7 @@ pub use compact::{Compaction, Trigger};
 pub use context::{ContextOptions, ContextUsage, WindowSource};
 pub use events::{AgentEvent, EventSink, HookNotice, NoticeDecision};
 pub use file_mentions::{ATTACH_LIMIT, Attached, attach_files};
+pub use hook_glue::{IdleNotice, Notifier, RuleConditions, check_hook_conditions};
 pub use mcp::{
     HostPolicy, ListMcpResources, McpAsker, McpHost, McpTool, ReadMcpResource, SEARCH_TOOLS,
     ToolSearch,
@@ -69,6 +70,12 @@ pub struct AgentOptions {
     /// How many times in a row Stop hooks may send the model back to work before the run ends
     /// (settings `maxStopHookBlocks`).
     pub stop_hook_limit: u32,
+    /// This agent is a subagent (a `task` of another): its hooks are told so, and its end of
+    /// turn fires SubagentStop instead of Stop.
+    pub subagent: Option<crate::hooks::SubagentInfo>,
+    /// How long the REPL waits at its prompt before Notification hooks hear `idle_prompt`
+    /// (settings `idleNotifyMs`).
+    pub idle_notify_after: std::time::Duration,
 }
 
 /// How a run ended.

@@ -14,7 +14,10 @@ pub async fn run(command: HooksCommand, cwd: Option<PathBuf>) -> Result<Exit, Cl
     let project = ProjectConfig::read(&paths)?;
     let settings = Settings::load(&paths, &project, &SettingsOverrides::default())?;
     let (engine, warnings) = HookEngine::load(&paths, &project, settings.hook_layers())?;
-    let engine = engine.with_child_env(children(&settings));
+    crate::agent::check_hook_conditions(&engine, &paths)?;
+    let engine = engine
+        .with_child_env(children(&settings))
+        .with_conditions(crate::agent::RuleConditions::new(&paths));
     for warning in warnings {
         stderr_line(format!("warning: {warning}"));
     }
@@ -73,6 +76,7 @@ pub async fn run(command: HooksCommand, cwd: Option<PathBuf>) -> Result<Exit, Cl
             }
             let session_id = format!("hooks-run-{}", uuid::Uuid::new_v4());
             let ctx = HookContext {
+                agent: None,
                 transcript_path: paths.sessions_dir().join(format!("{session_id}.jsonl")),
                 session_id,
                 cwd: paths.project_root.clone(),

@@ -36,6 +36,8 @@ pub const DEFAULT_AUTO_COMPACT_PERCENT: u8 = 85;
 pub const DEFAULT_CONTEXT_WINDOW: u64 = 32_768;
 /// The default `maxStopHookBlocks`.
 pub const DEFAULT_MAX_STOP_HOOK_BLOCKS: u32 = 20;
+/// The default `idleNotifyMs`: a minute at the prompt, as Claude Code waits.
+pub const DEFAULT_IDLE_NOTIFY_MS: u64 = 60_000;
 /// The default `maxStreamLineBytes` (8 MiB).
 pub const DEFAULT_MAX_STREAM_LINE_BYTES: usize = 8 << 20;
 
@@ -98,6 +100,10 @@ pub struct RawSettings {
     /// in the REPL, 100 in `-p` runs.
     #[schemars(range(min = 1))]
     pub max_turns: Option<u32>,
+    /// How long the REPL waits at its prompt before Notification hooks hear `idle_prompt`, in
+    /// milliseconds. Default 60000.
+    #[schemars(range(min = 1), extend("default" = DEFAULT_IDLE_NOTIFY_MS))]
+    pub idle_notify_ms: Option<u64>,
     /// How many times in a row Stop hooks may block the end of a turn (sending the model back
     /// to work) before the run ends with an error. Default 20.
     #[schemars(range(min = 1), extend("default" = DEFAULT_MAX_STOP_HOOK_BLOCKS))]
@@ -159,6 +165,10 @@ pub struct RawSettings {
     /// The shell sandbox of the `bash` tool (Linux: Landlock and seccomp).
     #[serde(default)]
     pub sandbox: RawSandbox,
+    /// Environment variables for the programs Ling starts (the `bash` tool, command hooks,
+    /// stdio MCP servers), as Claude Code's `env`, e.g. `{"CARGO_TERM_COLOR": "never"}`. The API
+    /// key variable is never set this way. A project's value for a name wins over the user's.
+    pub env: Option<BTreeMap<String, String>>,
     /// What models cost, for the REPL's `/cost`: per model id, US dollars per million input
     /// and output tokens, e.g. `{"gpt-4o": {"inputPerMTok": 2.5, "outputPerMTok": 10}}`. A
     /// project's entry for a model wins over the user's.
@@ -306,6 +316,8 @@ pub struct Settings {
     pub max_turns: Option<u32>,
     /// `maxStopHookBlocks`.
     pub max_stop_hook_blocks: u32,
+    /// `idleNotifyMs`.
+    pub idle_notify_after: Duration,
     /// Nothing is asked: a call that needs approval is denied.
     pub never_ask: bool,
     pub tool_output_limit: usize,
@@ -332,6 +344,9 @@ pub struct Settings {
     pub warnings: Vec<String>,
     /// `--settings`, whose `hooks` the hook loader adds.
     pub flag_settings: Option<FlagSettings>,
+    /// `env` of the user's settings, a trusted project's Claude Code files, the project's
+    /// settings and `--settings`, a later one winning a name.
+    pub env: BTreeMap<String, String>,
 }
 
 impl Settings {
@@ -412,6 +427,10 @@ impl Settings {
             self.allow_rules.extend(rules.allow);
             self.ask_rules.extend(rules.ask);
             self.deny_rules.extend(rules.deny);
+            // Ling's own settings win a name both set.
+            for (name, value) in rules.env {
+                self.env.entry(name).or_insert(value);
+            }
         }
         Ok(())
     }
@@ -496,6 +515,10 @@ impl Settings {
                 .map_err(SettingsError::ToolSearch)?;
         let mut prices = user.prices.clone().unwrap_or_default();
         prices.extend(project.prices.clone().unwrap_or_default());
+        let mut child_env = BTreeMap::new();
+        for layer in [Some(user), Some(project), flag] {
+            child_env.extend(layer.and_then(|s| s.env.clone()).unwrap_or_default());
+        }
         Ok(Self {
             prices,
             model,
@@ -516,6 +539,11 @@ impl Settings {
             project_hooks_disabled: project.disable_all_hooks.unwrap_or(false),
             max_turns: overrides.max_turns.or(limits.max_turns),
             max_stop_hook_blocks: limits.max_stop_hook_blocks,
+            idle_notify_after: Duration::from_millis(
+                layers
+                    .pick(|s| s.idle_notify_ms)
+                    .unwrap_or(DEFAULT_IDLE_NOTIFY_MS),
+            ),
             never_ask: overrides.never_ask,
             tool_output_limit: limits.tool_output_limit,
             connect_timeout: limits.connect_timeout,
@@ -537,6 +565,7 @@ impl Settings {
             sandbox,
             warnings,
             flag_settings: overrides.settings.clone(),
+            env: child_env,
         })
     }
 }

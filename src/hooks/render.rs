@@ -73,6 +73,9 @@ pub fn render_outcome(outcome: &HookOutcome, json: bool) -> String {
     if let Some(input) = &outcome.updated_input {
         line("updated input", &input.to_string());
     }
+    if let Some(output) = &outcome.updated_output {
+        line("updated output", output);
+    }
     for context in &outcome.additional_context {
         line("context", context);
     }
@@ -141,6 +144,7 @@ mod tests {
             decision: Some(Decision::Block),
             reason: Some("no force push".into()),
             updated_input: Some(serde_json::json!({"command": "git push"})),
+            updated_output: None,
             additional_context: vec!["ctx".into()],
             system_messages: vec![],
             stop: None,

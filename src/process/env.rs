@@ -24,6 +24,8 @@ const NO_TRAMPOLINE: &str = "the shell sandbox needs Ling's trampoline (`ling __
 #[derive(Debug, Clone)]
 pub struct ChildEnv {
     removed: Arc<[String]>,
+    /// Settings `env`: set in every child (never a removed variable).
+    added: Arc<[(String, String)]>,
     trampoline: Option<Trampoline>,
     /// The run's sandbox and project root, for the children that may be sandboxed besides the
     /// `bash` tool's (command hooks with `sandbox.hooks`, stdio MCP servers with `"sandbox"`).
@@ -35,6 +37,7 @@ pub struct ChildEnv {
 impl PartialEq for ChildEnv {
     fn eq(&self, other: &Self) -> bool {
         self.removed == other.removed
+            && self.added == other.added
             && self.trampoline == other.trampoline
             && self.sandbox == other.sandbox
     }
@@ -54,20 +57,28 @@ impl ChildEnv {
     /// Children without the key variables the settings name: `OPENAI_API_KEY` and `apiKeyEnv`,
     /// or none with `shareApiKeyWithTools`.
     pub fn from_settings(settings: &Settings) -> Self {
-        if settings.share_api_key_with_tools {
-            return Self::without(Vec::<String>::new());
+        let mut removed = Vec::new();
+        if !settings.share_api_key_with_tools {
+            removed.push(DEFAULT_KEY_VAR.to_string());
+            if settings.api_key_env != DEFAULT_KEY_VAR {
+                removed.push(settings.api_key_env.clone());
+            }
         }
-        let mut removed = vec![DEFAULT_KEY_VAR.to_string()];
-        if settings.api_key_env != DEFAULT_KEY_VAR {
-            removed.push(settings.api_key_env.clone());
-        }
-        Self::without(removed)
+        let mut env = Self::without(removed);
+        env.added = settings
+            .env
+            .iter()
+            .filter(|(name, _)| *name != DEFAULT_KEY_VAR && **name != settings.api_key_env)
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        env
     }
 
     /// Children that do not inherit these variables, started directly.
     pub fn without<S: Into<String>>(vars: impl IntoIterator<Item = S>) -> Self {
         Self {
             removed: vars.into_iter().map(Into::into).collect(),
+            added: Arc::new([]),
             trampoline: None,
             sandbox: None,
             holder: Arc::default(),
@@ -221,6 +232,9 @@ impl ChildEnv {
     fn strip(&self, cmd: &mut Command) {
         for var in self.removed.iter() {
             cmd.env_remove(var);
+        }
+        for (name, value) in self.added.iter() {
+            cmd.env(name, value);
         }
     }
 }

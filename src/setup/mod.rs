@@ -145,7 +145,10 @@ impl Setup {
             settings.hook_layers(),
             settings.flag_settings.as_ref(),
         )?;
-        let hooks = hooks.with_child_env(child_env.clone());
+        crate::agent::check_hook_conditions(&hooks, &paths)?;
+        let hooks = hooks
+            .with_child_env(child_env.clone())
+            .with_conditions(crate::agent::RuleConditions::new(&paths));
         let trust_notice = project.skipped_notice(&paths);
         let all_warnings = settings.warnings.iter().chain(&hook_warnings);
         for warning in all_warnings.chain(&mcp_warnings) {
@@ -185,6 +188,8 @@ impl Setup {
             sandbox: sandbox.clone(),
             never_ask: settings.never_ask,
             stop_hook_limit: settings.max_stop_hook_blocks,
+            subagent: None,
+            idle_notify_after: settings.idle_notify_after,
         };
         let (session, history) = match resumed {
             Some(Resumed {
@@ -230,6 +235,7 @@ impl Setup {
         manager_options.child_env = child_env;
         let mcp = McpManager::start(servers, manager_options);
         agent = agent.with_mcp(mcp.clone());
+        mcp_host.set_notifier(agent.notifier());
         let resumed = history.is_some();
         if let Some(history) = history {
             agent.resume(history);

@@ -107,7 +107,9 @@ pub async fn run(
             None => {
                 report_server_changes(&setup, &mut seen_servers, style);
                 let prompt = line_editor::prompt(style, setup.agent.permission_mode());
+                let idle = setup.agent.idle_notice();
                 let (back, result) = read_line(editor, prompt, std::mem::take(&mut typed)).await?;
+                drop(idle);
                 editor = back;
                 match result {
                     Ok(line) => {

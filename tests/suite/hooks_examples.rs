@@ -36,6 +36,7 @@ async fn the_repository_guard_blocks_rm_rf_and_force_pushes_only() {
         transcript_path: home.path().join("t.jsonl"),
         cwd: paths.project_root.clone(),
         permission_mode: "default".into(),
+        agent: None,
     };
     for (command, blocked) in [
         ("rm -rf /", true),

@@ -12,6 +12,7 @@ mod context_overflow;
 mod context_repl;
 mod context_sessions;
 mod debug_log;
+mod hooks_claude_contract;
 mod hooks_config;
 mod hooks_e2e;
 mod hooks_e2e_session;

@@ -76,6 +76,7 @@ impl Project {
             transcript_path: self.home.path().join("sessions/session-1.jsonl"),
             cwd: self.root().to_path_buf(),
             permission_mode: "default".into(),
+            agent: None,
         }
     }
 

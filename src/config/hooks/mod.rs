@@ -34,18 +34,24 @@ pub enum HookEventName {
     PostToolUse,
     PostToolUseFailure,
     Stop,
+    SubagentStart,
+    SubagentStop,
+    Notification,
     PreCompact,
     SessionEnd,
 }
 
 impl HookEventName {
-    pub const ALL: [Self; 8] = [
+    pub const ALL: [Self; 11] = [
         Self::SessionStart,
         Self::UserPromptSubmit,
         Self::PreToolUse,
         Self::PostToolUse,
         Self::PostToolUseFailure,
         Self::Stop,
+        Self::SubagentStart,
+        Self::SubagentStop,
+        Self::Notification,
         Self::PreCompact,
         Self::SessionEnd,
     ];
@@ -58,6 +64,9 @@ impl HookEventName {
             Self::PostToolUse => "PostToolUse",
             Self::PostToolUseFailure => "PostToolUseFailure",
             Self::Stop => "Stop",
+            Self::SubagentStart => "SubagentStart",
+            Self::SubagentStop => "SubagentStop",
+            Self::Notification => "Notification",
             Self::PreCompact => "PreCompact",
             Self::SessionEnd => "SessionEnd",
         }
@@ -73,7 +82,8 @@ impl HookEventName {
     }
 
     /// Whether a matcher is tested on this event: tool events match the tool name, SessionStart
-    /// its `source`, PreCompact its `trigger`; the others run every group.
+    /// its `source`, PreCompact its `trigger`, the subagent events the `agent_type`,
+    /// Notification its `notification_type`; the others run every group.
     pub fn uses_matcher(self) -> bool {
         matches!(
             self,
@@ -82,6 +92,9 @@ impl HookEventName {
                 | Self::PostToolUseFailure
                 | Self::SessionStart
                 | Self::PreCompact
+                | Self::SubagentStart
+                | Self::SubagentStop
+                | Self::Notification
         )
     }
 
@@ -93,7 +106,16 @@ impl HookEventName {
                 | Self::UserPromptSubmit
                 | Self::PostToolUse
                 | Self::Stop
+                | Self::SubagentStop
                 | Self::PreCompact
+        )
+    }
+
+    /// The tool events, whose handlers may carry an `if` rule.
+    pub fn is_tool_event(self) -> bool {
+        matches!(
+            self,
+            Self::PreToolUse | Self::PostToolUse | Self::PostToolUseFailure
         )
     }
 
@@ -128,6 +150,11 @@ pub struct HookHandler {
     pub is_async: bool,
     /// Turns this handler's own errors and timeouts into a block.
     pub fail_closed: bool,
+    /// `if`: a permission rule (`Bash(git commit*)`) the tool call must match for the handler
+    /// to run (tool events only); compiled by the hook engine, which reports a bad one at
+    /// `condition_at`.
+    pub condition: Option<String>,
+    pub condition_at: Position,
 }
 
 /// A line and column in a configuration file, both 1-based (columns count bytes, as serde_json's do).
@@ -247,6 +274,23 @@ impl HooksConfig {
             trail: vec![Seg::Key("hooks".into())],
             out: Self::default(),
         };
+        let unused: Vec<&str> = CLAUDE_ONLY_SETTINGS
+            .into_iter()
+            .filter(|key| value.get(key).is_some())
+            .collect();
+        if !unused.is_empty() {
+            parser.out.warnings.push(format!(
+                "{}: Claude Code's {} {} not used by Ling (it loads no plugins and draws no \
+                 status line); ignored",
+                path.display(),
+                unused
+                    .iter()
+                    .map(|k| format!("`{k}`"))
+                    .collect::<Vec<_>>()
+                    .join(" and "),
+                if unused.len() == 1 { "is" } else { "are" }
+            ));
+        }
         match value.get("hooks") {
             Some(hooks) => parser.events(hooks)?,
             None if value.is_object() => {}
@@ -304,9 +348,11 @@ fn dedupe_within(handlers: &mut Vec<HookHandler>) {
 }
 
 const HANDLER_TYPES: &str = "command, http";
+/// Keys of a Claude Code settings file that do something in Claude Code and nothing in Ling:
+/// said once, when the file loads.
+const CLAUDE_ONLY_SETTINGS: [&str; 2] = ["enabledPlugins", "statusLine"];
 /// Claude Code handler fields Ling does not implement: warned about rather than unknown.
-const UNSUPPORTED_FIELDS: [&str; 7] = [
-    "if",
+const UNSUPPORTED_FIELDS: [&str; 6] = [
     "args",
     "shell",
     "statusMessage",
@@ -416,7 +462,7 @@ impl FileParser<'_> {
                     let mut parsed = Vec::with_capacity(list.len());
                     for (i, handler) in list.iter().enumerate() {
                         self.trail.push(Seg::Index(i));
-                        parsed.extend(self.handler(handler)?);
+                        parsed.extend(self.handler(event, handler)?);
                         self.trail.pop();
                     }
                     handlers = Some(parsed);
@@ -457,7 +503,11 @@ impl FileParser<'_> {
     }
 
     /// `None`: a Claude Code handler type Ling does not run (`prompt`, `agent`), warned about.
-    fn handler(&mut self, value: &Value) -> Result<Option<HookHandler>, ConfigError> {
+    fn handler(
+        &mut self,
+        event: HookEventName,
+        value: &Value,
+    ) -> Result<Option<HookHandler>, ConfigError> {
         let fields = self.object(value, "a handler must be an object with a `type`")?;
         let Some(kind) = fields.get("type") else {
             return Err(self.error(format!(
@@ -500,6 +550,8 @@ impl FileParser<'_> {
             timeout: DEFAULT_TIMEOUT,
             is_async: false,
             fail_closed: false,
+            condition: None,
+            condition_at: Position { line: 0, column: 0 },
         };
         let (mut command, mut url, mut headers) = (None, None, Vec::new());
         for (key, value) in fields {
@@ -509,6 +561,18 @@ impl FileParser<'_> {
                 ("timeout", _) => handler.timeout = self.timeout(value)?,
                 ("async", _) => handler.is_async = self.boolean(key, value)?,
                 ("failClosed", _) => handler.fail_closed = self.boolean(key, value)?,
+                ("if", _) if !event.is_tool_event() => {
+                    self.trail.pop();
+                    self.warn_key(
+                        key,
+                        &format!("`if` applies to tool events only, not {event}:"),
+                    );
+                    continue;
+                }
+                ("if", _) => {
+                    handler.condition_at = self.position(false);
+                    handler.condition = Some(self.non_empty_string(key, value)?);
+                }
                 ("command", "command") => command = Some(self.non_empty_string(key, value)?),
                 ("url", "http") => url = Some(self.url(value)?),
                 ("headers", "http") => headers = self.headers(value)?,

@@ -73,11 +73,22 @@ fn event_description(event: HookEventName) -> &'static str {
         }
         HookEventName::Stop => {
             "When the model ends its turn. A block sends the reason to the model as a new user \
-             message, at most once in a row."
+             message and the agent goes on; `stop_hook_active` is true from the second time. \
+             The loop ends when the hooks allow (or after settings maxStopHookBlocks blocks)."
+        }
+        HookEventName::SubagentStart => "When a subagent starts; the matcher tests `agent_type`.",
+        HookEventName::SubagentStop => {
+            "When a subagent ends its turn; the matcher tests `agent_type`. Blocks as Stop does, \
+             sending the subagent back to work."
+        }
+        HookEventName::Notification => {
+            "When Ling waits for you (`notification_type`: permission_prompt, idle_prompt, \
+             elicitation_dialog); the matcher tests `notification_type`. Runs in the background \
+             and cannot block."
         }
         HookEventName::PreCompact => {
-            "Before context compaction; the matcher tests `trigger` (manual, auto). Only run by \
-             `ling hooks run`: Ling does not compact yet."
+            "Before context compaction; the matcher tests `trigger` (manual, auto). Can block \
+             the compaction."
         }
         HookEventName::SessionEnd => {
             "When a session ends (`reason`: prompt_input_exit, clear, other)."
@@ -137,4 +148,10 @@ struct Common {
     /// Turn this handler's own errors and timeouts into a block. Default false.
     #[serde(rename = "failClosed", default)]
     fail_closed: bool,
+    /// Tool events only: a permission rule the call must match for this handler to run, e.g.
+    /// `Bash(git commit*)` or `Edit(src/**)` (matched as an ask rule is: a bash command matches
+    /// when any command in it does).
+    #[serde(rename = "if")]
+    #[schemars(regex(pattern = r"\S"))]
+    condition: Option<String>,
 }
