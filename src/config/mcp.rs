@@ -319,6 +319,19 @@ pub fn load_servers(
     Ok((servers, warnings))
 }
 
+/// What `/mcp disable` and `/mcp enable` kept for this project (the user's settings
+/// `projects`) over what the config files say: a server named in `disabledMcpServers` is
+/// disabled, one in `enabledMcpServers` enabled.
+pub fn apply_switches(servers: &mut [ServerConfig], state: &super::RawProjectState) {
+    for server in servers {
+        if state.disabled_mcp_servers.contains(&server.name) {
+            server.disabled = true;
+        } else if state.enabled_mcp_servers.contains(&server.name) {
+            server.disabled = false;
+        }
+    }
+}
+
 /// Parses one file's text, which must hold a JSON object, warning about keys Ling does not know.
 pub fn parse_mcp_text(
     file: &Path,

@@ -34,7 +34,8 @@ pub use settings::{
     DEFAULT_CONTEXT_WINDOW, DEFAULT_FIRST_BYTE_TIMEOUT_MS, DEFAULT_IDLE_TIMEOUT_MS,
     DEFAULT_MAX_RETRIES, DEFAULT_MAX_RETRY_DELAY_MS, DEFAULT_MAX_STREAM_LINE_BYTES,
     DEFAULT_TOOL_OUTPUT_LIMIT, ElicitationPolicy, FlagSettings, PermissionMode, Price,
-    RawPermissions, RawSettings, SETTINGS_FILE, Settings, SettingsError, SettingsOverrides,
+    RawPermissions, RawProjectState, RawSettings, SETTINGS_FILE, Settings, SettingsError,
+    SettingsOverrides,
 };
 pub use trust::{ProjectConfig, TrustError, TrustStatus};
 

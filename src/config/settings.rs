@@ -169,6 +169,9 @@ pub struct RawSettings {
     /// stdio MCP servers), as Claude Code's `env`, e.g. `{"CARGO_TERM_COLOR": "never"}`. The API
     /// key variable is never set this way. A project's value for a name wins over the user's.
     pub env: Option<BTreeMap<String, String>>,
+    /// What Ling keeps about each project, by its root (in `~/.ling/settings.json` only): the
+    /// MCP servers `/mcp disable` and `/mcp enable` switched off or on there.
+    pub projects: Option<BTreeMap<String, RawProjectState>>,
     /// What models cost, for the REPL's `/cost`: per model id, US dollars per million input
     /// and output tokens, e.g. `{"gpt-4o": {"inputPerMTok": 2.5, "outputPerMTok": 10}}`. A
     /// project's entry for a model wins over the user's.
@@ -218,6 +221,20 @@ impl RawSettings {
             ..Self::default()
         }
     }
+}
+
+/// One project's entry of `projects` (the user's settings).
+#[derive(Debug, Default, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+#[schemars(deny_unknown_fields, rename = "ProjectState")]
+pub struct RawProjectState {
+    /// MCP servers not started in this project, whatever their config says (`/mcp disable`).
+    #[serde(default)]
+    pub disabled_mcp_servers: Vec<String>,
+    /// MCP servers started in this project even when their config says `"disabled": true`
+    /// (`/mcp enable`).
+    #[serde(default)]
+    pub enabled_mcp_servers: Vec<String>,
 }
 
 /// `permissions` of `settings.json`. Rules: a tool name (`read_file`), a trailing wildcard
@@ -347,6 +364,8 @@ pub struct Settings {
     /// `env` of the user's settings, a trusted project's Claude Code files, the project's
     /// settings and `--settings`, a later one winning a name.
     pub env: BTreeMap<String, String>,
+    /// This project's entry of the user's `projects`: MCP servers switched off or on here.
+    pub project_state: RawProjectState,
 }
 
 impl Settings {
@@ -413,6 +432,13 @@ impl Settings {
         })
         .and_then(|mut settings| {
             settings.add_claude_rules(project)?;
+            let root = paths.project_root.to_string_lossy();
+            settings.project_state = user
+                .projects
+                .as_ref()
+                .and_then(|projects| projects.get(root.as_ref()))
+                .cloned()
+                .unwrap_or_default();
             Ok(settings)
         })
     }
@@ -566,6 +592,7 @@ impl Settings {
             warnings,
             flag_settings: overrides.settings.clone(),
             env: child_env,
+            project_state: RawProjectState::default(),
         })
     }
 }

@@ -8,6 +8,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use crate::agent::mcp::reload::McpSources;
 use crate::agent::{
     Agent, AgentOptions, ContextOptions, HostPolicy, McpHost, PromptOptions, Resumed, Session,
     SessionError,
@@ -95,6 +96,8 @@ pub struct Setup {
     /// Problems that did not stop the run (a bad `LING_LOG`, skipped transcript lines), one
     /// sentence each, for the UI to show.
     pub warnings: Vec<String>,
+    /// The MCP config files, to see them change during the session.
+    pub mcp_sources: McpSources,
 }
 
 impl Setup {
@@ -130,12 +133,14 @@ impl Setup {
             warnings.push(e.to_string());
         }
         let settings = Settings::load(&paths, &project, &options.overrides)?;
-        let (servers, mcp_warnings) = crate::config::mcp::load_servers(
+        let (mut servers, mcp_warnings) = crate::config::mcp::load_servers(
             &paths,
             &project,
             &options.mcp_config,
             options.strict_mcp_config,
         )?;
+        crate::config::mcp::apply_switches(&mut servers, &settings.project_state);
+        let mcp_sources = McpSources::new(&paths, &options.mcp_config, options.strict_mcp_config);
         let sandbox = sandbox::decide(&settings.sandbox, sandbox::availability())?;
         let child_env =
             children(&settings).with_sandbox(sandbox.clone(), paths.project_root.clone());
@@ -251,6 +256,7 @@ impl Setup {
             resumed,
             sandbox,
             warnings,
+            mcp_sources,
         })
     }
 }

@@ -10,6 +10,7 @@ mod line_editor;
 pub mod login;
 pub mod markdown;
 mod mcp_dialogs;
+mod mcp_reload;
 pub mod output;
 pub mod print;
 pub mod render;

@@ -26,7 +26,7 @@ const COMMANDS: [(&str, &str); 18] = [
     ("/hooks", "list the loaded hooks"),
     (
         "/mcp",
-        "MCP server status; /mcp reconnect NAME restarts one, /mcp login NAME logs in (OAuth)",
+        "MCP server status; /mcp reconnect NAME restarts one, /mcp login NAME logs in (OAuth), /mcp enable|disable NAME switches one on or off here",
     ),
     ("/expand", "print the last tool output whole"),
     (
@@ -283,7 +283,20 @@ async fn slash_command(setup: &mut Setup, line: &str, style: Style, ui: &ReplUi)
                     Err(e) => stdout_line(term![style.red("error:"), " ", e.to_string()]),
                 }
             }
-            _ => stdout_line("usage: /mcp, /mcp reconnect NAME or /mcp login NAME"),
+            (verb @ ("enable" | "disable"), name) if !name.is_empty() => {
+                let on = verb == "enable";
+                let paths = setup.paths.clone();
+                match crate::agent::mcp::reload::switch_server(&setup.mcp, &paths, name, on).await {
+                    Ok(()) => {
+                        setup.agent.sync_tools().await;
+                        print_mcp_status(setup, style);
+                    }
+                    Err(e) => stdout_line(term![style.red("error:"), " ", e.to_string()]),
+                }
+            }
+            _ => stdout_line(
+                "usage: /mcp, /mcp reconnect NAME, /mcp login NAME, /mcp enable NAME or /mcp disable NAME",
+            ),
         },
         "/tools" => {
             setup.agent.sync_tools().await;
@@ -382,6 +395,7 @@ fn typed_line(typed: &mut String, style: Style) -> Option<String> {
 /// Runs one turn; returns what the user typed during it, to pre-fill the next prompt.
 async fn run_turn(setup: &mut Setup, ui: &Arc<ReplUi>, prompt: &str) -> String {
     let style = ui.style;
+    super::mcp_reload::before_turn(setup, style).await;
     let attached = crate::agent::attach_files(&setup.paths.project_root, prompt);
     for (file, lines) in &attached.files {
         stdout_line(style.dim(&format!("attached {file} ({lines} lines)")));

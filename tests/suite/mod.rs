@@ -32,6 +32,7 @@ mod mcp_fresh;
 mod mcp_http;
 mod mcp_http_everything;
 mod mcp_limits;
+mod mcp_live;
 mod mcp_modern;
 mod mcp_naming;
 mod mcp_oauth;

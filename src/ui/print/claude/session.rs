@@ -3,8 +3,9 @@
 //! message is one turn; each turn ends with its `result`, and the next waits on stdin. Control
 //! requests are answered at once, also while a turn runs: `initialize` (its `systemPrompt`,
 //! `appendSystemPrompt` and `mcpServers` apply to the run), `interrupt`, `set_permission_mode`,
-//! `set_model`, `mcp_status` and `mcp_reconnect`; any other is an error naming it. The end of
-//! stdin ends the run after the turns already sent.
+//! `set_model`, `mcp_status`, `mcp_reconnect` and `mcp_toggle`; any other is an error naming
+//! it. MCP config files edited during the session are picked up before the next turn. The end
+//! of stdin ends the run after the turns already sent.
 
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
@@ -16,7 +17,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::control::{Control, StdioApprover, respond};
 use super::{ClaudeStream, init_message, mcp_servers};
-use crate::agent::{Approver, ModeHandle, NonInteractive};
+use crate::agent::{AgentEvent, Approver, EventSink, ModeHandle, NonInteractive};
 use crate::config::{Paths, PermissionMode, ProjectConfig};
 use crate::mcp::McpManager;
 use crate::setup::{RunOptions, Setup, SetupError};
@@ -56,6 +57,7 @@ struct Live {
     turn: Mutex<CancellationToken>,
     mode: OnceLock<ModeHandle>,
     mcp: OnceLock<Arc<McpManager>>,
+    paths: OnceLock<Paths>,
     /// `set_model`: applied before the next turn.
     model: Mutex<Option<String>>,
     stream: OnceLock<Arc<ClaudeStream>>,
@@ -214,6 +216,7 @@ impl Session {
         let _ = self.live.stream.set(stream.clone());
         let _ = self.live.mode.set(setup.agent.mode_handle());
         let _ = self.live.mcp.set(setup.mcp.clone());
+        let _ = self.live.paths.set(setup.paths.clone());
         for warning in &setup.warnings {
             stderr_line(format!("warning: {warning}"));
         }
@@ -227,6 +230,7 @@ impl Session {
         report_failed_servers(&setup.mcp.statuses(), stream.as_ref());
         setup.agent.sync_tools().await;
         stream.write(&init_message(setup));
+        let status_watch = tokio::spawn(report_status_changes(setup.mcp.clone(), stream.clone()));
         let source = if setup.resumed { "resume" } else { "startup" };
         if let Some(reason) = setup
             .agent
@@ -236,6 +240,7 @@ impl Session {
             let ending = Ending::error(format!("stopped by hook: {reason}"), RunOutcome::Failed, 0);
             self.write_result(&stream, &ending, Instant::now(), Default::default())
                 .await;
+            status_watch.abort();
             return self.finish(&stream, watcher, ending.outcome).await;
         }
         let mut pending = queued.into_iter();
@@ -266,6 +271,7 @@ impl Session {
                 Some(Inbound::End) | None => break,
             }
         }
+        status_watch.abort();
         let outcome = if cancel.is_cancelled() && !crate::ui::output::stdout_closed() {
             RunOutcome::Interrupted(signals::received())
         } else {
@@ -274,8 +280,47 @@ impl Session {
         self.finish(&stream, watcher, outcome).await
     }
 
+    /// MCP config files edited since the last turn: reloaded. Nobody can be asked, so a changed
+    /// project file whose trust lapsed is left out (its servers stop) until `ling trust`.
+    async fn reload_mcp(&mut self, stream: &ClaudeStream) {
+        let setup = &mut self.setup;
+        if !setup.mcp_sources.changed() {
+            return;
+        }
+        let paths = setup.mcp_sources.paths().clone();
+        let project = match ProjectConfig::read(&paths) {
+            Ok(project) => project,
+            Err(e) => {
+                stderr_line(format!("warning: MCP config not reloaded: {e}"));
+                return;
+            }
+        };
+        if project.status() == crate::config::TrustStatus::Untrusted {
+            stderr_line(
+                "warning: the project's config changed since it was trusted, so its MCP servers \
+                 are not started; run `ling trust` to use them",
+            );
+        }
+        match crate::agent::mcp::reload::reload(&setup.mcp_sources, &project, &setup.mcp).await {
+            Ok((applied, warnings)) => {
+                for warning in warnings {
+                    stderr_line(format!("warning: {warning}"));
+                }
+                // A server gone from the config: its last status says so.
+                for name in applied.removed {
+                    stream.emit(AgentEvent::McpStatus {
+                        server: name,
+                        state: crate::mcp::ServerState::Disabled,
+                    });
+                }
+            }
+            Err(e) => stderr_line(format!("warning: MCP config not reloaded: {e}")),
+        }
+    }
+
     /// One turn: the prompt through the agent, then its `result`.
     async fn turn(&mut self, prompt: &str, stream: &Arc<ClaudeStream>, cancel: &CancellationToken) {
+        self.reload_mcp(stream).await;
         let started = Instant::now();
         let token = cancel.child_token();
         *lock(&self.live.turn) = token.clone();
@@ -427,6 +472,34 @@ async fn read_stdin(control: Arc<Control>, live: Arc<Live>, tx: mpsc::UnboundedS
     let _ = tx.send(Inbound::End);
 }
 
+/// After `init`: every change of a server's state (connected, failed, disabled, needs-auth) as
+/// a `system`/`mcp_status` message, so a program sees servers come and go during the session.
+async fn report_status_changes(manager: Arc<McpManager>, stream: Arc<ClaudeStream>) {
+    let mut rx = manager.subscribe();
+    let mut seen: Vec<(String, crate::mcp::ServerState)> = manager
+        .statuses()
+        .into_iter()
+        .map(|s| (s.name, s.state))
+        .collect();
+    while rx.changed().await.is_ok() {
+        let now: Vec<(String, crate::mcp::ServerState)> = rx
+            .borrow_and_update()
+            .iter()
+            .map(|s| (s.name.clone(), s.state.clone()))
+            .collect();
+        for (name, state) in &now {
+            let changed = !seen.iter().any(|(n, s)| n == name && s == state);
+            if changed && *state != crate::mcp::ServerState::Starting {
+                stream.emit(AgentEvent::McpStatus {
+                    server: name.clone(),
+                    state: state.clone(),
+                });
+            }
+        }
+        seen = now;
+    }
+}
+
 /// The prompt of a `user` message: its content as text (a string, or its `text` blocks).
 fn prompt_of(message: &Value) -> Result<String, String> {
     let content = message
@@ -486,21 +559,37 @@ fn handle_control(live: &Arc<Live>, id: &str, request: &Value) {
         "mcp_status" => {
             Ok(json!({"mcpServers": live.mcp.get().map(|m| statuses(m)).unwrap_or_default()}))
         }
-        "mcp_reconnect" => {
+        "mcp_reconnect" | "mcp_toggle" => {
             let (Some(manager), Some(name)) = (
                 live.mcp.get().cloned(),
                 request.get("serverName").and_then(Value::as_str),
             ) else {
                 respond(
                     id,
-                    Err("mcp_reconnect needs a `serverName` of a configured server".into()),
+                    Err(format!(
+                        "{subtype} needs a `serverName` of a configured server"
+                    )),
                 );
                 return;
             };
+            let toggle = match (subtype, request.get("enabled").and_then(Value::as_bool)) {
+                ("mcp_toggle", None) => {
+                    respond(id, Err("mcp_toggle needs `enabled`: true or false".into()));
+                    return;
+                }
+                (_, enabled) => enabled.zip(live.paths.get().cloned()),
+            };
             let (id, name) = (id.to_string(), name.to_string());
             tokio::spawn(async move {
-                let answer = manager.reconnect(&name).await.map(|()| json!({}));
-                respond(&id, answer.map_err(|e| e.to_string()));
+                let answer = match toggle {
+                    Some((on, paths)) => {
+                        crate::agent::mcp::reload::switch_server(&manager, &paths, &name, on)
+                            .await
+                            .map_err(|e| e.to_string())
+                    }
+                    None => manager.reconnect(&name).await.map_err(|e| e.to_string()),
+                };
+                respond(&id, answer.map(|()| json!({})));
             });
             return;
         }
