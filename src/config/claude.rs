@@ -97,8 +97,12 @@ impl ClaudeCompat {
     }
 }
 
-/// `~/.claude/settings.json`, from `HOME`.
+/// `~/.claude/settings.json`, from `HOME`; `settings.json` of `CLAUDE_CONFIG_DIR` when set, as
+/// Claude Code reads it.
 pub fn user_settings_file() -> Option<PathBuf> {
+    if let Some(dir) = std::env::var_os("CLAUDE_CONFIG_DIR").filter(|d| !d.is_empty()) {
+        return Some(PathBuf::from(dir).join("settings.json"));
+    }
     let home = std::env::var_os("HOME").filter(|h| !h.is_empty())?;
     Some(PathBuf::from(home).join(".claude/settings.json"))
 }

@@ -19,7 +19,7 @@ use super::json::{read_config_text, syntax_error};
 pub use super::mcp_oauth::{Idp, OAuthConfig, RawIdp, RawOAuth};
 use super::sandbox::SandboxMode;
 use super::trust::ProjectConfig;
-use super::{ConfigError, Paths, expand_vars, read_json_value};
+use super::{ConfigError, Paths, read_json_value};
 
 pub const DEFAULT_STARTUP_TIMEOUT_MS: u64 = 30_000;
 pub const DEFAULT_TOOL_TIMEOUT_MS: u64 = 600_000;
@@ -427,6 +427,9 @@ pub fn transport_kind(name: &str, raw: &RawServer) -> Result<&'static str, Strin
     }
 }
 
+/// The variable a server entry names the project root with (`${LING_PROJECT_DIR}`).
+pub const PROJECT_DIR_VAR: &str = "LING_PROJECT_DIR";
+
 /// Resolves one raw entry: picks the transport, applies defaults, expands variables and makes
 /// paths absolute. Structural mistakes are errors; an unset variable only fails this server.
 pub fn resolve_server(
@@ -442,7 +445,14 @@ pub fn resolve_server(
     validate_server_name(name).map_err(invalid)?;
     let kind = transport_kind(name, raw).map_err(invalid)?;
     let mut expand_error = None;
-    let mut expand = |text: &str| match expand_vars(text) {
+    // `${LING_PROJECT_DIR}` is this run's project root, whatever the environment says, so a
+    // shared `.ling/mcp.json` names the project without a machine's path.
+    let root = paths.project_root.to_string_lossy().into_owned();
+    let lookup = |name: &str| match name {
+        PROJECT_DIR_VAR => Some(root.clone()),
+        _ => std::env::var(name).ok(),
+    };
+    let mut expand = |text: &str| match crate::config::expand_vars_with(text, lookup) {
         Ok(value) => value,
         Err(e) => {
             expand_error.get_or_insert_with(|| format!("server {name:?}: {e}"));
