@@ -77,6 +77,15 @@ pub struct CompatArgs {
     #[arg(long, value_name = "LIST")]
     pub setting_sources: Option<String>,
 
+    /// Only these builtin tools, comma-separated (`Bash,Read` or `bash,read_file`; `default`:
+    /// all of them) [Claude Code]
+    #[arg(long, value_name = "TOOL,...")]
+    pub tools: Option<String>,
+
+    /// The id of the new session (a UUID) [Claude Code]
+    #[arg(long, value_name = "UUID", conflicts_with_all = ["resume", "continue_session"])]
+    pub session_id: Option<String>,
+
     /// --permission-mode bypass [Claude Code]
     #[arg(long)]
     pub dangerously_skip_permissions: bool,
@@ -165,6 +174,26 @@ pub struct Unsupported {
     managed_settings: Option<String>,
     #[arg(long, hide = true, value_name = "X")]
     debug_file: Option<String>,
+    #[arg(long, hide = true, value_name = "X", num_args = 0..=1)]
+    debug: Option<Option<String>>,
+    #[arg(long, hide = true)]
+    fork_session: bool,
+    #[arg(long, hide = true)]
+    no_session_persistence: bool,
+    #[arg(long, hide = true, value_name = "X")]
+    resume_drops_turn: Option<String>,
+    #[arg(long, hide = true, value_name = "X")]
+    initialize_fields: Option<String>,
+    #[arg(long, hide = true)]
+    managed_settings_in_initialize: bool,
+    #[arg(long, hide = true, value_name = "X")]
+    project_config_root: Option<String>,
+    #[arg(long, hide = true, value_name = "X")]
+    plugin_dir_no_mcp: Option<String>,
+    #[arg(long, hide = true, value_name = "X")]
+    workload: Option<String>,
+    #[arg(long, hide = true, value_name = "X")]
+    sdk_url: Option<String>,
 }
 
 impl Unsupported {
@@ -243,6 +272,51 @@ impl Unsupported {
                 "--debug-file",
                 "Ling's debug log is LING_HOME/logs/ling.log (LING_LOG=debug)",
             ),
+            (
+                self.debug.is_some(),
+                "--debug",
+                "set LING_LOG=debug; the log is LING_HOME/logs/ling.log",
+            ),
+            (
+                self.fork_session,
+                "--fork-session",
+                "resume the session itself with --resume ID",
+            ),
+            (
+                self.no_session_persistence,
+                "--no-session-persistence",
+                "every session is recorded (hooks read its transcript); point LING_HOME at a temporary directory to keep none",
+            ),
+            (
+                self.resume_drops_turn.is_some(),
+                "--resume-drops-turn",
+                "resume a whole session with --resume ID",
+            ),
+            (
+                self.initialize_fields.is_some() || self.managed_settings_in_initialize,
+                "--initialize-fields/--managed-settings-in-initialize",
+                "settings go by --settings FILE|JSON",
+            ),
+            (
+                self.project_config_root.is_some(),
+                "--project-config-root",
+                "the project root is the directory Ling runs in (-C DIR)",
+            ),
+            (
+                self.plugin_dir_no_mcp.is_some(),
+                "--plugin-dir-no-mcp",
+                "Ling does not load Claude Code plugins",
+            ),
+            (
+                self.workload.is_some(),
+                "--workload",
+                "workloads are not supported",
+            ),
+            (
+                self.sdk_url.is_some(),
+                "--sdk-url",
+                "Ling is driven over stdin and stdout only",
+            ),
         ];
         given.iter().find(|(set, ..)| *set).map(|(_, flag, why)| {
             format!("{flag} is a Claude Code flag Ling does not support: {why}")
@@ -310,6 +384,9 @@ impl SettingSources {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Resolved {
     pub setting_sources: SettingSources,
+    /// `--tools`, in Ling's names.
+    pub tools: Option<Vec<String>>,
+    pub session_id: Option<String>,
     pub permission_mode: Option<PermissionMode>,
     pub never_ask: bool,
     pub sandbox: Option<SandboxMode>,
@@ -440,7 +517,22 @@ pub fn resolve(args: &RunArgs) -> Result<Resolved, CliError> {
             )));
         }
     };
+    let tools = match compat.tools.as_deref().map(str::trim) {
+        None | Some("default") => None,
+        Some(list) => Some(tool_names(list)?),
+    };
+    let session_id = match &compat.session_id {
+        Some(id) if uuid::Uuid::parse_str(id).is_err() => {
+            return Err(CliError::Usage(format!(
+                "--session-id {id:?} is not a UUID; give one such as {}",
+                uuid::Uuid::new_v4()
+            )));
+        }
+        other => other.clone(),
+    };
     Ok(Resolved {
+        tools,
+        session_id,
         setting_sources: match &compat.setting_sources {
             Some(list) => SettingSources::parse(list)?,
             None => SettingSources::ALL,
@@ -463,6 +555,30 @@ impl std::fmt::Display for OutputFormat {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&flag_value(Some(*self)))
     }
+}
+
+/// `--tools Bash,Read` in Ling's names; a name that is no builtin tool is an error listing them.
+fn tool_names(list: &str) -> Result<Vec<String>, CliError> {
+    use crate::hooks::claude::{TOOL_NAMES, ling_tool_name};
+    list.split([',', ' '])
+        .map(str::trim)
+        .filter(|n| !n.is_empty())
+        .map(|name| {
+            let known = TOOL_NAMES.iter().any(|(ling, _)| *ling == name);
+            match ling_tool_name(name) {
+                Some(ling) => Ok(ling.to_string()),
+                None if known => Ok(name.to_string()),
+                None => Err(CliError::Usage(format!(
+                    "--tools: `{name}` is not one of Ling's builtin tools ({})",
+                    TOOL_NAMES
+                        .iter()
+                        .map(|(ling, claude)| format!("{ling} or {claude}"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ))),
+            }
+        })
+        .collect()
 }
 
 /// The value a flag was given, as typed on the command line.

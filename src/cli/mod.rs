@@ -269,6 +269,8 @@ fn run_options(
             append: resolved.append_system_prompt.clone(),
             ..PromptOptions::default()
         },
+        tools: resolved.tools.clone(),
+        session_id: resolved.session_id.clone(),
         resume: match (&args.resume, args.continue_session) {
             (Some(id), _) => Resume::Id(id.clone()),
             (None, true) => Resume::Latest,

@@ -37,6 +37,10 @@ pub struct RunOptions {
     pub strict_mcp_config: bool,
     pub prompt: PromptOptions,
     pub resume: Resume,
+    /// `--tools`: only these builtin tools (Ling's names); `None`: all of them.
+    pub tools: Option<Vec<String>>,
+    /// `--session-id`: the new session's id.
+    pub session_id: Option<String>,
 }
 
 /// Which recorded session the run continues.
@@ -176,6 +180,8 @@ impl Setup {
         let llm = LlmClient::new(LlmConfig::from_settings(&settings))?;
         llm.preflight()?;
         let resumed = resume(&options.resume, &paths)?;
+        let run_tools = options.tools.clone();
+        let session_id = options.session_id.clone();
         let options = AgentOptions {
             root: paths.project_root.clone(),
             max_turns: turn_limit(settings.max_turns, interactive),
@@ -206,11 +212,19 @@ impl Setup {
                 (session, Some(messages))
             }
             None => (
-                Session::new(
-                    &paths.sessions_dir(),
-                    &paths.project_root,
-                    &llm.config().model,
-                ),
+                match session_id {
+                    Some(id) => Session::with_id(
+                        &paths.sessions_dir(),
+                        &paths.project_root,
+                        &llm.config().model,
+                        id,
+                    ),
+                    None => Session::new(
+                        &paths.sessions_dir(),
+                        &paths.project_root,
+                        &llm.config().model,
+                    ),
+                },
                 None,
             ),
         };
@@ -228,7 +242,11 @@ impl Setup {
                 elicitation: settings.elicitation,
             },
         );
-        let mut agent = Agent::new(llm, ToolRegistry::builtins(), permissions, options, session)
+        let builtins = match &run_tools {
+            Some(keep) => ToolRegistry::builtins().only(keep),
+            None => ToolRegistry::builtins(),
+        };
+        let mut agent = Agent::new(llm, builtins, permissions, options, session)
             .with_hooks(hooks)
             .with_tool_search(settings.tool_search);
         agent.probe_context_window();

@@ -338,3 +338,68 @@ fn interrupt_ends_the_turn_at_once() {
         "{lines:#?}"
     );
 }
+
+#[test]
+fn query_options_reach_ling_through_flags_and_initialize() {
+    let project = Project::new();
+    let server = MockServer::start_blocking(vec![
+        Reply::tool_calls(vec![("m1", "mcp__test__echo", json!({"text": "hi"}))]),
+        Reply::text("Echoed."),
+    ]);
+    let session_id = "6b0f6a2e-3c1d-4f7e-9a55-0d8c2b7e4a11";
+    let lines = sdk(
+        &project,
+        &server,
+        json!({
+            "prompts": ["echo hi"],
+            "options": {
+                "systemPrompt": "Be terse.",
+                "includePartialMessages": true,
+                "mcpServers": {"test": {"type": "stdio", "command": crate::support::mcp::test_server()}},
+                "allowedTools": ["mcp__test__echo"],
+                "tools": ["Read"],
+                "sessionId": session_id,
+                "maxTurns": 4,
+            },
+        }),
+    );
+    let messages = messages(&lines);
+    let init = &messages[0];
+    assert_eq!(init["session_id"], json!(session_id));
+    assert_eq!(
+        init["mcp_servers"],
+        json!([{"name": "test", "status": "connected"}])
+    );
+    let tools = init["tools"].as_array().cloned().unwrap_or_default();
+    assert!(
+        tools.contains(&json!("Read")) && !tools.contains(&json!("Bash")),
+        "{init}"
+    );
+    assert!(tools.contains(&json!("mcp__test__echo")), "{init}");
+    let sent = server.requests();
+    let system = sent[0].messages()[0]["content"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(system.starts_with("Be terse.\n"), "{system}");
+    assert!(!sent[0].tool_names().contains(&"bash".to_string()));
+    let deltas: String = of_type(&messages, "stream_event")
+        .iter()
+        .filter(|m| m["event"]["type"] == "content_block_delta")
+        .filter_map(|m| m["event"]["delta"]["text"].as_str())
+        .collect();
+    assert_eq!(deltas, "Echoed.");
+    let result = of_type(&messages, "result")[0];
+    assert_eq!(result["subtype"], json!("success"), "{result}");
+    let tool_result = sent[1]
+        .messages()
+        .into_iter()
+        .find(|m| m["role"] == "tool")
+        .unwrap_or_default();
+    assert!(
+        tool_result["content"]
+            .as_str()
+            .is_some_and(|c| c.contains("hi")),
+        "{tool_result}"
+    );
+}
