@@ -591,7 +591,7 @@ mod tests {
                 "Bearer ${input:github-token} ${env:HOME} ${workspaceFolder}/db",
                 root
             ),
-            "Bearer ${GITHUB_TOKEN} ${HOME} /p/db"
+            "Bearer ${GITHUB_TOKEN} ${HOME} ${LING_PROJECT_DIR}/db"
         );
     }
 

@@ -41,6 +41,9 @@ pub struct HookListing {
     pub source: PathBuf,
     /// `claude`: from a Claude Code file, told Claude's tool names.
     pub dialect: HookDialect,
+    /// The handler's `if` rule, when it has one.
+    #[serde(rename = "if", skip_serializing_if = "Option::is_none")]
+    pub condition: Option<String>,
 }
 
 /// Cheap to clone: clones share the hooks and the async handlers in flight.
@@ -304,6 +307,7 @@ impl HookEngine {
                         fail_closed: handler.config.fail_closed,
                         source: group.source.clone(),
                         dialect: handler.dialect,
+                        condition: handler.config.condition.clone(),
                     });
                 }
             }

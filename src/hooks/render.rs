@@ -22,6 +22,9 @@ pub fn render_listing(list: &[HookListing], json: bool) -> String {
             if l.fail_closed {
                 options.push("failClosed".into());
             }
+            if let Some(rule) = &l.condition {
+                options.push(format!("if {rule}"));
+            }
             [
                 l.event.to_string(),
                 l.matcher.clone().unwrap_or_else(|| "*".into()),
@@ -112,6 +115,7 @@ mod tests {
                 fail_closed: true,
                 source: PathBuf::from("/p/.ling/hooks.json"),
                 dialect: HookDialect::Ling,
+                condition: None,
             },
             HookListing {
                 event: HookEventName::Stop,
@@ -122,6 +126,7 @@ mod tests {
                 fail_closed: false,
                 source: PathBuf::from("/h/hooks.json"),
                 dialect: HookDialect::Ling,
+                condition: None,
             },
         ];
         assert_eq!(
