@@ -48,90 +48,90 @@ impl ApprovalPolicy {
 /// Claude Code's and Codex's flags, flattened into [`RunArgs`].
 #[derive(Debug, Args, Default)]
 pub struct CompatArgs {
-    /// Where -p prompts come from: text, or stream-json (JSON lines on stdin) [Claude Code]
+    /// Where -p prompts come from: text, or stream-json (JSON lines on stdin) (Claude Code)
     #[arg(long, value_enum, value_name = "FORMAT")]
     pub input_format: Option<InputFormat>,
 
     /// With --output-format stream-json: stream the answer's text as stream_event messages
-    /// [Claude Code]
+    /// (Claude Code)
     #[arg(long)]
     pub include_partial_messages: bool,
 
-    /// With --input-format stream-json: echo each user message back on stdout [Claude Code]
+    /// With --input-format stream-json: echo each user message back on stdout (Claude Code)
     #[arg(long)]
     pub replay_user_messages: bool,
 
     /// Who answers the permission questions of a -p run: `stdio` (the program driving
-    /// --input-format stream-json, as can_use_tool requests) [Claude Code]
+    /// --input-format stream-json, as can_use_tool requests) (Claude Code)
     #[arg(long, value_name = "TOOL")]
     pub permission_prompt_tool: Option<String>,
 
     /// One more settings file (or its JSON), over the project's and the user's; it may hold
-    /// Claude Code's hooks [Claude Code]
+    /// Claude Code's hooks (Claude Code)
     #[arg(long, value_name = "FILE|JSON")]
     pub settings: Option<String>,
 
     /// Which config files load: user (LING_HOME's), project (the project's .ling/,
     /// .claude/settings.json, .mcp.json), local (.claude/settings.local.json); comma-separated,
-    /// empty for none [Claude Code]
+    /// empty for none (Claude Code)
     #[arg(long, value_name = "LIST")]
     pub setting_sources: Option<String>,
 
     /// Only these builtin tools, comma-separated (`Bash,Read` or `bash,read_file`; `default`:
-    /// all of them) [Claude Code]
+    /// all of them) (Claude Code)
     #[arg(long, value_name = "TOOL,...")]
     pub tools: Option<String>,
 
-    /// The id of the new session (a UUID) [Claude Code]
+    /// The id of the new session (a UUID) (Claude Code)
     #[arg(long, value_name = "UUID", conflicts_with_all = ["resume", "continue_session"])]
     pub session_id: Option<String>,
 
-    /// --permission-mode bypass [Claude Code]
+    /// --permission-mode bypass (Claude Code)
     #[arg(long)]
     pub dangerously_skip_permissions: bool,
 
-    /// Accepted: Ling needs no switch to allow bypass mode later [Claude Code]
+    /// Accepted: Ling needs no switch to allow bypass mode later (Claude Code)
     #[arg(long)]
     pub allow_dangerously_skip_permissions: bool,
 
-    /// Replace the built-in system prompt with this file's text [Claude Code]
+    /// Replace the built-in system prompt with this file's text (Claude Code)
     #[arg(long, value_name = "FILE", conflicts_with = "system_prompt")]
     pub system_prompt_file: Option<PathBuf>,
 
-    /// Add this file's text to the built-in system prompt [Claude Code]
+    /// Add this file's text to the built-in system prompt (Claude Code)
     #[arg(long, value_name = "FILE", conflicts_with = "append_system_prompt")]
     pub append_system_prompt_file: Option<PathBuf>,
 
-    /// Accepted: hook outcomes are always in stream-json (system/hook_response) [Claude Code]
+    /// Accepted: hook outcomes are always in stream-json (system/hook_response) (Claude Code)
     #[arg(long)]
     pub include_hook_events: bool,
 
     /// Accepted: with --input-format stream-json Ling always reads an initialize first
-    /// [Claude Code]
+    /// (Claude Code)
     #[arg(long)]
     pub await_initialize: bool,
 
-    /// Codex's exec --json: --output-format stream-json [Codex]
+    /// Codex's exec --json: --output-format stream-json (Codex)
     #[arg(long)]
     pub json: bool,
 
-    /// The permission mode as Codex names its approval policies [Codex]
+    /// The permission mode as Codex names its approval policies (Codex)
     #[arg(short = 'a', long, value_enum, value_name = "POLICY")]
     pub ask_for_approval: Option<ApprovalPolicy>,
 
-    /// --permission-mode accept-edits --sandbox workspace-write [Codex]
+    /// --permission-mode accept-edits --sandbox workspace-write (Codex)
     #[arg(long)]
     pub full_auto: bool,
 
-    /// --permission-mode bypass --sandbox off [Codex]
+    /// --permission-mode bypass --sandbox off (Codex)
     #[arg(long, visible_alias = "yolo")]
     pub dangerously_bypass_approvals_and_sandbox: bool,
 
-    /// Accepted: Ling does not need a git repository [Codex]
+    /// Accepted: Ling does not need a git repository (Codex)
     #[arg(long)]
     pub skip_git_repo_check: bool,
 
-    /// Also write the model's last message to FILE [Codex]
+    /// Also write the model's last message to FILE (Codex)
     #[arg(short = 'o', long, value_name = "FILE")]
     pub output_last_message: Option<PathBuf>,
 

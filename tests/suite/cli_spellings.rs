@@ -310,8 +310,8 @@ fn help_says_where_each_spelling_comes_from() {
         "(-m: Codex)",
         "(-c: Claude Code)",
         "--dangerously-skip-permissions",
-        "[Codex]",
-        "[Claude Code]",
+        "--full-auto",
+        "--settings <FILE|JSON>",
         "Claude Code: acceptEdits",
         "Codex: danger-full-access",
     ] {

@@ -1,5 +1,5 @@
 //! `--output-format stream-json`: the agent's events as Claude Code's messages
-//! ([`messages`](super::messages)), one per line on stdout. A model response becomes one
+//! ([`super::messages`]), one per line on stdout. A model response becomes one
 //! `assistant` message per content block (its text, then each tool call with the input the tool
 //! will really run, after PreToolUse hooks), each tool's result a `user` message; builtin tools
 //! go by Claude Code's names (`Bash`, `Read`) with Claude's field names beside Ling's, as hooks
