@@ -21,6 +21,7 @@ pub mod sandbox;
 pub mod schema;
 mod settings;
 pub mod settings_edit;
+mod settings_resolve;
 pub(crate) mod spelled;
 pub mod tool_search;
 pub mod trust;
