@@ -411,3 +411,78 @@ fn notification_hooks_hear_the_repl_waiting_at_its_prompt() {
         json!("Ling is waiting for your input")
     );
 }
+
+#[test]
+fn a_subagent_s_end_of_turn_fires_subagent_stop_which_loops_like_stop() {
+    use ling::agent::{Agent, AgentOptions, NonInteractive, PromptOptions, RunEnd, Session};
+    use ling::config::hooks::HooksConfig;
+    use ling::config::{Paths, PermissionMode};
+    use ling::hooks::{HookEngine, SubagentInfo};
+    use ling::llm::{LlmClient, LlmConfig};
+    use ling::permissions::Permissions;
+    use ling::tools::ToolRegistry;
+
+    let project = Project::new();
+    let gate = script(
+        &project,
+        "sub-gate.sh",
+        "cat >> sub.jsonl\necho >> sub.jsonl\n\
+         n=$(cat runs 2>/dev/null || echo 0); n=$((n+1)); echo $n > runs\n\
+         [ $n -le 1 ] && { echo 'check your work' >&2; exit 2; }\nexit 0",
+    );
+    let stop = script(&project, "stop.sh", "cat > stop-fired.json");
+    let hooks = json!({"hooks": {
+        "SubagentStop": [{"matcher": "reviewer", "hooks": [{"type": "command", "command": gate}]}],
+        "Stop": group("", &stop),
+    }});
+    let server =
+        MockServer::start_blocking(vec![Reply::text("looks fine"), Reply::text("checked")]);
+    let root = std::fs::canonicalize(project.path()).unwrap_or_default();
+    let paths = Paths::with_home(root.clone(), project.home.path().to_path_buf());
+    let config = HooksConfig::parse(&root.join("hooks.json"), &hooks.to_string()).unwrap();
+    let (engine, _) = HookEngine::from_config(config).unwrap();
+    let options = AgentOptions {
+        root: root.clone(),
+        max_turns: Some(10),
+        tool_output_limit: ling::config::DEFAULT_TOOL_OUTPUT_LIMIT,
+        prompt: PromptOptions::default(),
+        child_env: ling::process::ChildEnv::default(),
+        context: Default::default(),
+        sandbox: ling::process::sandbox::Decision::off(),
+        never_ask: false,
+        stop_hook_limit: 20,
+        subagent: Some(SubagentInfo {
+            agent_id: "agent-1".into(),
+            agent_type: "reviewer".into(),
+        }),
+        idle_notify_after: std::time::Duration::from_secs(60),
+    };
+    let llm = LlmClient::new(LlmConfig::new(server.base_url(), "m")).unwrap();
+    let permissions = Permissions::new(PermissionMode::Default, &[], &[], &paths).unwrap();
+    let session = Session::new(&paths.sessions_dir(), &root, "m");
+    let mut agent =
+        Agent::new(llm, ToolRegistry::builtins(), permissions, options, session).with_hooks(engine);
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let result = runtime
+        .block_on(agent.run(
+            "review",
+            &|_: ling::agent::AgentEvent| {},
+            &NonInteractive,
+            &tokio_util::sync::CancellationToken::new(),
+        ))
+        .unwrap();
+    assert_eq!(result.end, RunEnd::Completed);
+    assert_eq!(result.text, "checked");
+    let inputs = json_lines(&project, "sub.jsonl");
+    assert_eq!(inputs.len(), 2);
+    assert_eq!(inputs[0]["hook_event_name"], json!("SubagentStop"));
+    assert_eq!(inputs[0]["agent_type"], json!("reviewer"));
+    assert_eq!(inputs[0]["agent_id"], json!("agent-1"));
+    assert_eq!(inputs[0]["stop_hook_active"], json!(false));
+    assert_eq!(inputs[1]["stop_hook_active"], json!(true));
+    assert_eq!(inputs[1]["last_assistant_message"], json!("checked"));
+    assert!(
+        !project.file("stop-fired.json").exists(),
+        "Stop fired for a subagent"
+    );
+}
