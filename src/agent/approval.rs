@@ -7,6 +7,8 @@ use serde_json::Value;
 #[derive(Debug, Clone)]
 pub struct ApprovalRequest {
     pub tool: String,
+    /// The call's id (the model's `tool_call_id`).
+    pub tool_use_id: String,
     pub input: Value,
     /// The rule "always for this session" would add, e.g. `bash(git status*)`.
     pub session_rule: String,
@@ -18,9 +20,11 @@ pub struct ApprovalRequest {
     pub agent: Option<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Approval {
     Once,
+    /// Once, with this input instead (a program's permission prompt may change it).
+    Edited(Value),
     Always,
     /// No: the call is not run and the run ends, back to the user.
     Deny,

@@ -3,6 +3,7 @@
 //! run's approver, and with nobody to ask it is a denial that says which flag or rule would
 //! allow the call.
 
+use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::dispatch::{CallError, PreHook};
@@ -13,13 +14,15 @@ use crate::permissions::{Check, Evaluation, Suggestion};
 use crate::tools::Tool;
 
 impl Agent {
-    /// `Ok` when the call may run with the input PreToolUse left (`pre`).
+    /// `Ok` when the call may run: with the input PreToolUse left (`pre`), or with the one the
+    /// approver gave instead (`Some`).
     pub(super) async fn authorize(
         &self,
         tool: &dyn Tool,
+        call_id: &str,
         pre: &PreHook,
         turn: &Turn<'_>,
-    ) -> Result<(), CallError> {
+    ) -> Result<Option<Value>, CallError> {
         let input = &pre.input;
         let Evaluation {
             check,
@@ -33,7 +36,7 @@ impl Agent {
             (Check::Deny { reason }, _) => {
                 return Err(CallError::Denied(denied(tool, reason, turn)));
             }
-            (_, Some(Decision::Allow)) | (Check::Allow, None) => return Ok(()),
+            (_, Some(Decision::Allow)) | (Check::Allow, None) => return Ok(None),
             (Check::Ask { suggestion }, _) => Some(suggestion),
             (Check::Allow, _) => None,
         };
@@ -43,11 +46,12 @@ impl Agent {
             .map_err(CallError::Tool)?;
         let request = ApprovalRequest {
             tool: tool.name().to_string(),
+            tool_use_id: call_id.to_string(),
             input: input.clone(),
             session_rule,
             reason: pre.reason.clone(),
             // Only worth a file read when somebody will see it.
-            preview: if turn.approver.can_ask() {
+            preview: if self.asks() && turn.approver.can_ask() {
                 tool.preview(input, &self.tool_context(&CancellationToken::new()))
                     .await
             } else {
@@ -55,14 +59,26 @@ impl Agent {
             },
             agent: None,
         };
-        // One question at a time, even when read-only calls run concurrently.
-        let _asking = self.approval_turn.lock().await;
-        match turn.approver.approve(&request).await {
-            Some(Approval::Once) => Ok(()),
+        let answer = if self.asks() {
+            // One question at a time, even when read-only calls run concurrently.
+            let _asking = self.approval_turn.lock().await;
+            if turn.approver.can_ask() {
+                self.notify(
+                    "permission_prompt",
+                    format!("Ling needs your permission to use {}", tool.name()),
+                );
+            }
+            turn.approver.approve(&request).await
+        } else {
+            None
+        };
+        match answer {
+            Some(Approval::Once) => Ok(None),
+            Some(Approval::Edited(input)) => Ok(Some(input)),
             Some(Approval::Always) => {
                 self.lock_permissions()
                     .allow_for_session(request.session_rule.clone());
-                Ok(())
+                Ok(None)
             }
             Some(Approval::Deny) => {
                 turn.decline();
@@ -73,10 +89,22 @@ impl Agent {
                 words,
             }),
             None => {
-                let why = nobody_to_ask(tool.name(), suggestion.as_ref(), pre);
+                let nobody = if self.asks() {
+                    "this run is non-interactive"
+                } else if self.options.never_ask {
+                    "this run asks nothing (--ask-for-approval never)"
+                } else {
+                    "the permission mode is dont-ask, which asks nothing"
+                };
+                let why = nobody_to_ask(tool.name(), suggestion.as_ref(), pre, nobody);
                 Err(CallError::NobodyToAsk(denied(tool, why, turn)))
             }
         }
+    }
+
+    /// Whether a call that needs approval may be asked about at all.
+    fn asks(&self) -> bool {
+        !self.options.never_ask && self.permission_mode().asks()
     }
 }
 
@@ -89,13 +117,19 @@ fn denied(tool: &dyn Tool, reason: String, turn: &Turn<'_>) -> String {
     reason
 }
 
-/// Why a call that needed a question was denied in a non-interactive run, and how to allow it.
-fn nobody_to_ask(tool: &str, suggestion: Option<&Suggestion>, pre: &PreHook) -> String {
+/// Why a call that needed a question was denied with nobody to ask (`nobody` says why, e.g.
+/// "this run is non-interactive"), and how to allow it.
+fn nobody_to_ask(
+    tool: &str,
+    suggestion: Option<&Suggestion>,
+    pre: &PreHook,
+    nobody: &str,
+) -> String {
     let hook_reason = pre.reason.as_deref();
     let Some(s) = suggestion else {
         return format!(
-            "a PreToolUse hook asked for confirmation of {tool} ({}), and this run is \
-             non-interactive, so it was denied",
+            "a PreToolUse hook asked for confirmation of {tool} ({}), and {nobody}, so it was \
+             denied",
             hook_reason.unwrap_or("no reason given")
         );
     };
@@ -110,10 +144,7 @@ fn nobody_to_ask(tool: &str, suggestion: Option<&Suggestion>, pre: &PreHook) -> 
     if let (Some(Decision::Ask), Some(reason)) = (pre.decision, hook_reason) {
         asked.push_str(&format!(" (a PreToolUse hook asked too: {reason})"));
     }
-    format!(
-        "{tool} needs approval{asked}, and this run is non-interactive, so it was denied; to \
-         allow it, {hint}"
-    )
+    format!("{tool} needs approval{asked}, and {nobody}, so it was denied; to allow it, {hint}")
 }
 
 #[cfg(test)]
@@ -143,14 +174,20 @@ mod tests {
             nobody_to_ask(
                 "bash",
                 Some(&suggestion),
-                &pre(Some(Decision::Ask), Some("pushes are reviewed"))
+                &pre(Some(Decision::Ask), Some("pushes are reviewed")),
+                "this run is non-interactive"
             ),
             "bash needs approval (it leaves the project) (a PreToolUse hook asked too: pushes \
              are reviewed), and this run is non-interactive, so it was denied; to allow it, \
              rerun with --allowed-tools 'bash(git push*)'"
         );
         assert_eq!(
-            nobody_to_ask("bash", None, &pre(Some(Decision::Ask), None)),
+            nobody_to_ask(
+                "bash",
+                None,
+                &pre(Some(Decision::Ask), None),
+                "this run is non-interactive"
+            ),
             "a PreToolUse hook asked for confirmation of bash (no reason given), and this run \
              is non-interactive, so it was denied"
         );

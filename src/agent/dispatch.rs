@@ -188,8 +188,11 @@ impl Agent {
         if let Err(why) = self.admitted(tool.as_ref(), &pre.input, false) {
             return CallError::NotAdmitted(why).into();
         }
-        if let Err(error) = self.authorize(tool.as_ref(), &pre, turn).await {
-            return error.into();
+        let mut pre = pre;
+        match self.authorize(tool.as_ref(), &call.id, &pre, turn).await {
+            Ok(Some(edited)) => pre.input = edited,
+            Ok(None) => {}
+            Err(error) => return error.into(),
         }
         let mut result = if tool.name() == super::subagent::TASK {
             self.run_task(call, pre.input.clone(), turn).await
@@ -321,6 +324,13 @@ impl Agent {
         let outcome = self.fire_in(event, turn).await;
         if let Some(reason) = outcome.stop {
             turn.request_stop(reason);
+        }
+        if let Some(output) = outcome.updated_output
+            && !result.is_error
+        {
+            // `updatedToolOutput`: what the model reads instead (a lint report, say).
+            result.content = output;
+            result.total_lines = None;
         }
         if outcome.decision == Some(Decision::Block) && !result.is_error {
             let reason = outcome.reason.unwrap_or_default();

@@ -5,7 +5,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::turn::Turn;
 use super::{Agent, AgentEvent, EventSink, HookNotice, NoticeDecision};
-use crate::hooks::{HookContext, HookInput, HookOutcome};
+use crate::hooks::{ConditionMatcher, HookContext, HookInput, HookOutcome};
+use crate::permissions::Condition;
 
 impl Agent {
     pub(super) fn hook_context(&self) -> HookContext {
@@ -14,11 +15,41 @@ impl Agent {
             transcript_path: self.session.transcript_path.clone(),
             cwd: self.options.root.clone(),
             permission_mode: self.permission_mode().hook_name().to_string(),
-            agent: self
-                .session
-                .link()
-                .map(|link| (link.agent_id.clone(), link.agent.clone())),
+            agent: self.subagent_info(),
         }
+    }
+
+    /// Tells Notification hooks that Ling waits for the user (`notification_type`:
+    /// `permission_prompt`, `idle_prompt`, `elicitation_dialog`). They run in the background:
+    /// nobody waits for them.
+    pub fn notify(&self, notification_type: &str, message: String) {
+        self.notifier().notify(notification_type, message);
+    }
+
+    /// What announces to Notification hooks that Ling waits, for other parts of the run (the
+    /// MCP host's questions, the idle prompt): the hooks with the session as it is now.
+    pub fn notifier(&self) -> Notifier {
+        Notifier {
+            hooks: self.hooks.clone(),
+            ctx: self.hook_context(),
+        }
+    }
+
+    /// Until the returned guard is dropped (input came), waits `idleNotifyMs` and then tells
+    /// Notification hooks `idle_prompt`: the REPL waits at its prompt.
+    pub fn idle_notice(&self) -> IdleNotice {
+        if !self.hooks.has_handlers(
+            crate::hooks::HookEventName::Notification,
+            Some("idle_prompt"),
+        ) {
+            return IdleNotice(None);
+        }
+        let notifier = self.notifier();
+        let after = self.options.idle_notify_after;
+        IdleNotice(Some(tokio::spawn(async move {
+            tokio::time::sleep(after).await;
+            notifier.notify("idle_prompt", "Ling is waiting for your input".into());
+        })))
     }
 
     /// Runs the hooks of `input`'s event and reports what they did. With no matching handler
@@ -96,6 +127,86 @@ impl Agent {
         self.hooks.wait_async(ASYNC_GRACE).await;
         self.report_async_notices(sink);
     }
+}
+
+/// Announces to Notification hooks that Ling waits for the user.
+#[derive(Clone)]
+pub struct Notifier {
+    hooks: crate::hooks::HookEngine,
+    ctx: HookContext,
+}
+
+impl Notifier {
+    pub fn notify(&self, notification_type: &str, message: String) {
+        let input = HookInput::Notification {
+            message,
+            title: Some("Ling".into()),
+            notification_type: notification_type.to_string(),
+        };
+        if self.hooks.has_handlers(input.event(), input.match_value()) {
+            self.hooks.notify(&input, &self.ctx);
+        }
+    }
+}
+
+/// The pending idle notification of [`Agent::idle_notice`]; dropping it cancels it.
+pub struct IdleNotice(Option<tokio::task::JoinHandle<()>>);
+
+impl Drop for IdleNotice {
+    fn drop(&mut self) {
+        if let Some(task) = &self.0 {
+            task.abort();
+        }
+    }
+}
+
+/// Hook handlers' `if` rules, matched by the permission rules' matcher (each rule parsed once).
+pub struct RuleConditions {
+    paths: crate::config::Paths,
+    parsed: std::sync::Mutex<std::collections::HashMap<String, Option<Condition>>>,
+}
+
+impl RuleConditions {
+    pub fn new(paths: &crate::config::Paths) -> std::sync::Arc<Self> {
+        std::sync::Arc::new(Self {
+            paths: paths.clone(),
+            parsed: Default::default(),
+        })
+    }
+}
+
+impl ConditionMatcher for RuleConditions {
+    fn matches(&self, rule: &str, tool: &str, input: &serde_json::Value) -> bool {
+        let mut parsed = self
+            .parsed
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let condition = parsed
+            .entry(rule.to_string())
+            .or_insert_with(|| Condition::parse(rule, &self.paths).ok());
+        // A rule that does not parse was refused at load; should one slip through, the handler
+        // runs (a guard that runs too often is the safe side).
+        condition.as_ref().is_none_or(|c| c.matches(tool, input))
+    }
+}
+
+/// Every handler's `if` must be a valid permission rule: a bad one stops the run with its file,
+/// line and column, as any other mistake in a hooks file does.
+pub fn check_hook_conditions(
+    hooks: &crate::hooks::HookEngine,
+    paths: &crate::config::Paths,
+) -> Result<(), crate::config::ConfigError> {
+    for (rule, path, line, column) in hooks.conditions() {
+        if let Err(e) = Condition::parse(&rule, paths) {
+            return Err(crate::config::ConfigError::Syntax {
+                path,
+                line,
+                column,
+                message: format!("`if`: {e}"),
+            });
+        }
+    }
+    Ok(())
 }
 
 /// How long the program waits at exit for `async: true` handlers before killing them.

@@ -46,6 +46,7 @@ pub use compact::{Compaction, Trigger};
 pub use context::{ContextOptions, ContextUsage, WindowSource};
 pub use events::{AgentEvent, EventSink, HookNotice, NoticeDecision, SubagentEvent, SubagentKind};
 pub use file_mentions::{ATTACH_LIMIT, Attached, attach_files};
+pub use hook_glue::{IdleNotice, Notifier, RuleConditions, check_hook_conditions};
 pub use instructions::CLAUDE_MEMORY;
 pub use mcp::{
     HostPolicy, ListMcpResources, McpAsker, McpHost, McpTool, ReadMcpResource, SEARCH_TOOLS,
@@ -73,6 +74,18 @@ pub struct AgentOptions {
     pub sandbox: Decision,
     /// `--add-dir` directories: the file tools may work there as inside the root.
     pub add_dirs: Vec<PathBuf>,
+    /// Nothing is asked, whatever the mode: a call that needs approval is denied (Codex's
+    /// `--ask-for-approval never`).
+    pub never_ask: bool,
+    /// How many times in a row Stop hooks may send the model back to work before the run ends
+    /// (settings `maxStopHookBlocks`).
+    pub stop_hook_limit: u32,
+    /// This agent is a subagent (a `task` of another): its hooks are told so, and its end of
+    /// turn fires SubagentStop instead of Stop.
+    pub subagent: Option<crate::hooks::SubagentInfo>,
+    /// How long the REPL waits at its prompt before Notification hooks hear `idle_prompt`
+    /// (settings `idleNotifyMs`).
+    pub idle_notify_after: std::time::Duration,
 }
 
 /// How a run ended.
@@ -120,13 +133,34 @@ pub enum AgentError {
     EmptySummary,
 }
 
+/// The agent's permission mode, shared with another task.
+#[derive(Clone)]
+pub struct ModeHandle(Arc<Mutex<Permissions>>);
+
+impl ModeHandle {
+    pub fn get(&self) -> PermissionMode {
+        self.lock().mode()
+    }
+
+    /// Takes effect at the next tool call.
+    pub fn set(&self, mode: PermissionMode) {
+        self.lock().set_mode(mode);
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Permissions> {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
 pub struct Agent {
     llm: LlmClient,
     /// The builtin tools; `tools` is these plus the MCP servers' tools of the moment.
     builtins: ToolRegistry,
     tools: ToolRegistry,
     mcp: Option<Arc<McpManager>>,
-    permissions: Mutex<Permissions>,
+    permissions: Arc<Mutex<Permissions>>,
     options: AgentOptions,
     system_prompt: String,
     history: Vec<Message>,
@@ -176,7 +210,7 @@ impl Agent {
             builtins: tools.clone(),
             tools,
             mcp: None,
-            permissions: Mutex::new(permissions),
+            permissions: Arc::new(Mutex::new(permissions)),
             options,
             system_prompt,
             history: Vec::new(),
@@ -355,6 +389,12 @@ impl Agent {
     /// Changes the mode for the rest of the session (REPL `/mode`, Shift-Tab).
     pub fn set_permission_mode(&self, mode: PermissionMode) {
         self.lock_permissions().set_mode(mode);
+    }
+
+    /// The mode, for another task to change while a run goes on (the SDK's
+    /// `set_permission_mode`).
+    pub fn mode_handle(&self) -> ModeHandle {
+        ModeHandle(self.permissions.clone())
     }
 
     /// The permission rules in force: (`true` for allow, the rule).

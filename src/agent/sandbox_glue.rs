@@ -46,6 +46,7 @@ impl Agent {
         }
         let request = ApprovalRequest {
             tool: tool.name().to_string(),
+            tool_use_id: call.id.clone(),
             input: input.clone(),
             // Never remembered: "always" counts as once.
             session_rule: String::new(),

@@ -139,7 +139,11 @@ pub enum SessionError {
 impl Session {
     /// A new session of the project `root`; its transcript is created with its first message.
     pub fn new(sessions_dir: &Path, root: &Path, model: &str) -> Self {
-        let id = uuid::Uuid::new_v4().to_string();
+        Self::with_id(sessions_dir, root, model, uuid::Uuid::new_v4().to_string())
+    }
+
+    /// A new session with the id the caller chose (`--session-id`, a UUID).
+    pub fn with_id(sessions_dir: &Path, root: &Path, model: &str, id: String) -> Self {
         Self {
             transcript_path: transcript_path(sessions_dir, &id),
             writer: Arc::new(Mutex::new(Writer {

@@ -1,7 +1,9 @@
 //! One run of the loop for one prompt, in its phases: the prompt is submitted (UserPromptSubmit
 //! hooks, `@server:uri` mentions), then model requests and their tool calls alternate until the
-//! model answers without tools, the Stop hooks may send it back to work once, and the run
-//! finishes with [`AgentEvent::TurnFinished`]. What the phases share is a [`Turn`]: who hears the
+//! model answers without tools; the Stop hooks (SubagentStop in a subagent) may send it back to
+//! work, again and again with `stop_hook_active` set, until they allow the stop (bounded by
+//! `--max-turns` and settings `maxStopHookBlocks`), and the run finishes with
+//! [`AgentEvent::TurnFinished`]. What the phases share is a [`Turn`]: who hears the
 //! events, who is asked, what cancels the run, and a stop a hook asked for along the way.
 
 use std::sync::Mutex;
@@ -159,7 +161,8 @@ impl Agent {
         turn: &Turn<'_>,
         tally: &mut Tally,
     ) -> Result<RunEnd, AgentError> {
-        let mut stop_hook_active = false;
+        // How many times the Stop hooks sent the model back to work in this run.
+        let mut stop_blocks = 0u32;
         loop {
             if self
                 .options
@@ -184,11 +187,20 @@ impl Agent {
             };
             let calls = self.record(completion, turn, tally);
             if calls.is_empty() {
-                // Stop hooks may send the model back to work, at most once in a row.
-                match self.stop_hooks(turn, tally, stop_hook_active).await {
+                // Stop hooks may send the model back to work until they allow the stop.
+                match self.stop_hooks(turn, tally, stop_blocks > 0).await {
                     AfterStop::End(end) => return Ok(end),
                     AfterStop::Continue(reason) => {
-                        stop_hook_active = true;
+                        stop_blocks += 1;
+                        if stop_blocks > self.options.stop_hook_limit {
+                            return Ok(RunEnd::Stopped(format!(
+                                "the {} hooks blocked the end of the turn {} times in a row \
+                                 (settings maxStopHookBlocks), so the run stops here; the last \
+                                 reason was: {reason}",
+                                self.stop_event_name(),
+                                self.options.stop_hook_limit
+                            )));
+                        }
                         self.push(Message::user(reason));
                         continue;
                     }
@@ -247,7 +259,18 @@ impl Agent {
         calls
     }
 
-    /// The model answered without tools: the Stop hooks decide whether that is the end.
+    /// Stop, or SubagentStop in a subagent.
+    fn stop_event_name(&self) -> &'static str {
+        if self.options.subagent.is_some() {
+            "SubagentStop"
+        } else {
+            "Stop"
+        }
+    }
+
+    /// The model answered without tools: the Stop hooks (SubagentStop in a subagent) decide
+    /// whether that is the end. `stop_hook_active`: they sent it back to work before in this
+    /// run.
     async fn stop_hooks(
         &self,
         turn: &Turn<'_>,
@@ -263,10 +286,10 @@ impl Agent {
         if let Some(reason) = stop.stop {
             return AfterStop::End(RunEnd::Stopped(reason));
         }
-        if stop.decision == Some(Decision::Block) && !stop_hook_active {
-            let reason = stop
-                .reason
-                .unwrap_or_else(|| "A Stop hook asks you to continue.".into());
+        if stop.decision == Some(Decision::Block) {
+            let reason = stop.reason.unwrap_or_else(|| {
+                format!("A {} hook asks you to continue.", self.stop_event_name())
+            });
             return AfterStop::Continue(reason);
         }
         AfterStop::End(RunEnd::Completed)

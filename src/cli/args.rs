@@ -4,6 +4,8 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+use crate::config::{PermissionMode, SandboxMode};
+
 #[derive(Debug, Parser)]
 #[command(
     name = "ling",
@@ -42,38 +44,40 @@ pub struct RunArgs {
     /// The prompt (with -p; without it, the REPL starts with this prompt)
     pub prompt: Option<String>,
 
-    /// Model id sent to the API [env: LING_MODEL]
-    #[arg(long, value_name = "NAME")]
+    /// Model id sent to the API [env: LING_MODEL] (-m: Codex)
+    #[arg(short = 'm', long, value_name = "NAME")]
     pub model: Option<String>,
 
     /// OpenAI-compatible base URL, ending before /chat/completions [env: OPENAI_BASE_URL, LING_BASE_URL]
     #[arg(long, value_name = "URL")]
     pub base_url: Option<String>,
 
-    /// Output of -p runs
-    #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
-    pub output_format: OutputFormat,
+    /// Output of -p runs (default: text)
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    pub output_format: Option<OutputFormat>,
 
     /// Stop after N model requests in one run (exceeding it is an error)
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub max_turns: Option<u32>,
 
     /// Permission mode
-    #[arg(long, value_enum)]
-    pub permission_mode: Option<ModeArg>,
-
-    /// The shell sandbox of the bash tool (default: workspace-write where the kernel has Landlock)
     #[arg(long, value_enum, value_name = "MODE")]
-    pub sandbox: Option<SandboxArg>,
+    pub permission_mode: Option<PermissionMode>,
 
-    /// Allow rules, comma-separated: a tool name, `mcp__server__*`, or `bash(PREFIX*)`.
+    /// The shell sandbox of the bash tool (default: workspace-write where the kernel has
+    /// Landlock) (-s: Codex)
+    #[arg(short = 's', long, value_enum, value_name = "MODE")]
+    pub sandbox: Option<SandboxMode>,
+
+    /// Allow rules, comma-separated: a tool name, `mcp__server__*`, or `bash(PREFIX*)`
+    /// (--allowedTools: Claude Code)
     // Raw flag values; `split_rules` splits them (a `//` comment: doc comments become the help).
-    #[arg(long, value_name = "RULE,...")]
+    #[arg(long, value_name = "RULE,...", visible_alias = "allowedTools")]
     pub allowed_tools: Vec<String>,
 
-    /// Deny rules, comma-separated (deny wins over allow).
+    /// Deny rules, comma-separated (deny wins over allow) (--disallowedTools: Claude Code)
     // Raw flag values, like `allowed_tools`.
-    #[arg(long, value_name = "RULE,...")]
+    #[arg(long, value_name = "RULE,...", visible_alias = "disallowedTools")]
     pub disallowed_tools: Vec<String>,
 
     /// Start in DIR instead of the current directory (the project root is found from it)
@@ -84,8 +88,8 @@ pub struct RunArgs {
     #[arg(long = "add-dir", value_name = "DIR")]
     pub add_dir: Vec<PathBuf>,
 
-    /// Extra MCP config file (repeatable)
-    #[arg(long, value_name = "FILE")]
+    /// Extra MCP config: a file, or the JSON itself (repeatable)
+    #[arg(long, value_name = "FILE|JSON")]
     pub mcp_config: Vec<PathBuf>,
 
     /// Use only the --mcp-config files
@@ -104,12 +108,12 @@ pub struct RunArgs {
     #[arg(long, value_name = "TEXT")]
     pub append_system_prompt: Option<String>,
 
-    /// Continue the latest session in this project
-    #[arg(long = "continue", conflicts_with = "resume")]
+    /// Continue the latest session in this project (-c: Claude Code)
+    #[arg(short = 'c', long = "continue", conflicts_with = "resume")]
     pub continue_session: bool,
 
-    /// Resume the session with this id; without one, the REPL offers a picker
-    #[arg(long, value_name = "ID", num_args = 0..=1, default_missing_value = "")]
+    /// Resume the session with this id; without one, the REPL offers a picker (-r: Claude Code)
+    #[arg(short = 'r', long, value_name = "ID", num_args = 0..=1, default_missing_value = "")]
     pub resume: Option<String>,
 
     /// Allow MCP servers' sampling requests in non-interactive runs
@@ -119,10 +123,14 @@ pub struct RunArgs {
     /// More detail on stderr
     #[arg(long)]
     pub verbose: bool,
+
+    #[command(flatten)]
+    pub compat: super::compat_args::CompatArgs,
 }
 
-/// The rules of repeated `--allowed-tools` / `--disallowed-tools` values, split on commas
-/// outside parentheses: `bash(echo a,b)` is one rule, as Ling's own suggestions write it.
+/// The rules of repeated `--allowed-tools` / `--disallowed-tools` values, split on commas and
+/// (as Claude Code's `--allowedTools "Bash(git:*) Edit"`) spaces outside parentheses:
+/// `bash(echo a,b)` is one rule, as Ling's own suggestions write it.
 pub fn split_rules(values: &[String]) -> Vec<String> {
     let mut rules = Vec::new();
     for value in values {
@@ -131,7 +139,7 @@ pub fn split_rules(values: &[String]) -> Vec<String> {
             match c {
                 '(' => depth += 1,
                 ')' => depth = depth.saturating_sub(1),
-                ',' if depth == 0 => {
+                ',' | ' ' if depth == 0 => {
                     rules.push(value[start..i].to_string());
                     start = i + 1;
                 }
@@ -140,55 +148,32 @@ pub fn split_rules(values: &[String]) -> Vec<String> {
         }
         rules.push(value[start..].to_string());
     }
+    rules.retain(|rule| !rule.trim().is_empty());
     rules
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
 pub enum OutputFormat {
+    /// The answer on stdout, the rest on stderr
     #[default]
     Text,
+    /// One result object at the end
     Json,
+    /// Claude Code's messages, one per line (what programs written for `claude -p` and the
+    /// Claude Agent SDK read)
     StreamJson,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ModeArg {
-    Default,
-    AcceptEdits,
-    Plan,
-    Bypass,
-}
-
-impl From<ModeArg> for crate::config::PermissionMode {
-    fn from(mode: ModeArg) -> Self {
-        match mode {
-            ModeArg::Default => Self::Default,
-            ModeArg::AcceptEdits => Self::AcceptEdits,
-            ModeArg::Plan => Self::Plan,
-            ModeArg::Bypass => Self::Bypass,
-        }
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum SandboxArg {
-    Off,
-    WorkspaceWrite,
-    ReadOnly,
-}
-
-impl From<SandboxArg> for crate::config::SandboxMode {
-    fn from(mode: SandboxArg) -> Self {
-        match mode {
-            SandboxArg::Off => Self::Off,
-            SandboxArg::WorkspaceWrite => Self::WorkspaceWrite,
-            SandboxArg::ReadOnly => Self::ReadOnly,
-        }
-    }
+    /// Ling's own lines, one per event
+    LingStreamJson,
 }
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Run one task and exit, as `ling -p` (Codex's `codex exec`); `-` as the prompt reads it
+    /// from stdin
+    Exec {
+        #[command(flatten)]
+        run: Box<RunArgs>,
+    },
     /// Manage and test MCP servers (.ling/mcp.json)
     Mcp {
         #[command(subcommand)]
@@ -256,7 +241,7 @@ pub enum SandboxCommand {
     Run {
         /// The sandbox mode (default: settings `sandbox.mode`, else workspace-write)
         #[arg(long, value_enum, value_name = "MODE")]
-        mode: Option<SandboxArg>,
+        mode: Option<SandboxMode>,
         /// Allow the network (default: settings `sandbox.network`)
         #[arg(long)]
         network: bool,
@@ -425,5 +410,7 @@ mod tests {
             split_rules(&values),
             ["read_file", "bash(echo a,b && ls)", "glob", "grep"]
         );
+        let claude = ["Bash(git commit:*) Edit, Read".to_string()];
+        assert_eq!(split_rules(&claude), ["Bash(git commit:*)", "Edit", "Read"]);
     }
 }

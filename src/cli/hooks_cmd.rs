@@ -24,7 +24,10 @@ pub async fn run(command: HooksCommand, cwd: Option<PathBuf>) -> Result<Exit, Cl
         &settings.sandbox.writable_roots,
     );
     let (engine, warnings) = HookEngine::from_config(config)?;
-    let engine = engine.with_child_env(children(&settings));
+    crate::agent::check_hook_conditions(&engine, &paths)?;
+    let engine = engine
+        .with_child_env(children(&settings))
+        .with_conditions(crate::agent::RuleConditions::new(&paths));
     for warning in warnings {
         stderr_line(format!("warning: {warning}"));
     }
@@ -83,11 +86,11 @@ pub async fn run(command: HooksCommand, cwd: Option<PathBuf>) -> Result<Exit, Cl
             }
             let session_id = format!("hooks-run-{}", uuid::Uuid::new_v4());
             let ctx = HookContext {
+                agent: None,
                 transcript_path: paths.sessions_dir().join(format!("{session_id}.jsonl")),
                 session_id,
                 cwd: paths.project_root.clone(),
                 permission_mode: PermissionMode::Default.hook_name().to_string(),
-                agent: None,
             };
             let mut outcome = engine.run(&input, &ctx).await;
             engine.wait_async(std::time::Duration::from_secs(2)).await;

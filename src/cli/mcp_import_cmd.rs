@@ -12,7 +12,7 @@ use super::CliError;
 use super::args::ImportFrom;
 use crate::config::Paths;
 use crate::config::mcp::{RawServer, add_server_entries, server_names};
-use crate::config::mcp_import::{ImportSource, Imported as ImportedSource, read_source};
+use crate::config::mcp_import::{ImportSource, Imported as ImportedSource, ToolDirs, read_source};
 use crate::mcp::commands::{Scope, scope_file};
 use crate::trust::code::Areas;
 use crate::trust::listing::server_runs;
@@ -46,7 +46,8 @@ pub fn run(paths: &Paths, options: ImportOptions) -> Result<Imported, CliError> 
                 source.label()
             ))
         })?;
-    let imported = read_source(source, &home, &paths.project_root)?;
+    let dirs = ToolDirs::from_env(home);
+    let imported = read_source(source, &dirs, &paths.project_root)?;
     if imported.read.is_empty() {
         let looked: Vec<String> = imported
             .looked_in

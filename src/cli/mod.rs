@@ -4,6 +4,7 @@
 //! [`RunOutcome`] in [`Exit::from`], every failure a [`CliError`] in [`CliError::exit`].
 
 mod args;
+mod compat_args;
 mod completion_cmd;
 mod hooks_cmd;
 mod mcp_cmd;
@@ -24,7 +25,7 @@ use clap::Parser;
 pub use args::{Cli, Command, HooksCommand, McpCommand, OutputFormat, RunArgs};
 
 use crate::agent::PromptOptions;
-use crate::config::{ConfigError, SettingsOverrides};
+use crate::config::{ConfigError, Paths, SettingsOverrides};
 use crate::setup::{Resume, RunOptions, Setup, SetupError};
 use crate::trust::{ProjectConfig, TrustError, TrustStatus};
 use crate::ui::{RunOutcome, Signal, TerminalError};
@@ -153,13 +154,20 @@ async fn dispatch(cli: Cli) -> Result<Exit, CliError> {
         Some(Command::Trust { dir, list, revoke }) => trust_cmd::run(dir, list, revoke),
         Some(Command::Completion { shell }) => Ok(completion_cmd::run(shell)),
         Some(Command::Sandbox { command }) => sandbox_cmd::run(command).await,
+        Some(Command::Exec { mut run }) => {
+            run.print = true;
+            if run.prompt.as_deref() == Some("-") {
+                run.prompt = None;
+            }
+            run_agent(*run).await
+        }
         None => run_agent(cli.run).await,
     }
 }
 
 async fn run_agent(args: RunArgs) -> Result<Exit, CliError> {
+    let resolved = compat_args::resolve(&args)?;
     let interactive = !args.print && std::io::stdin().is_terminal();
-    let options = run_options(&args);
     let pick = args.resume.as_deref() == Some("");
     if !interactive && pick {
         return Err(CliError::Usage(
@@ -168,27 +176,60 @@ async fn run_agent(args: RunArgs) -> Result<Exit, CliError> {
                 .into(),
         ));
     }
+    let located = crate::setup::locate(args.cwd.as_ref(), &args.add_dir)?;
+    let options = run_options(&args, &resolved, &located.project_root)?;
+    let sources = resolved.setting_sources;
+    let read_project = |mut paths: Paths| -> Result<(Paths, ProjectConfig), CliError> {
+        paths.user_config = sources.user;
+        let mut project = ProjectConfig::read(&paths)?;
+        project.leave_out(&sources.left_out());
+        Ok((paths, project))
+    };
+    let format = match resolved.output_format {
+        OutputFormat::Text => crate::ui::print::Format::Text,
+        OutputFormat::Json => crate::ui::print::Format::Json,
+        OutputFormat::StreamJson => crate::ui::print::Format::StreamJson,
+        OutputFormat::LingStreamJson => crate::ui::print::Format::LingStreamJson,
+    };
+    if resolved.input_format == compat_args::InputFormat::StreamJson {
+        if args.prompt.is_some() {
+            return Err(CliError::Usage(
+                "with --input-format stream-json the prompts come on stdin as JSON lines; drop \
+                 the prompt argument"
+                    .into(),
+            ));
+        }
+        let (paths, project) = read_project(located.clone())?;
+        let stream = crate::ui::print::claude::session::StreamOptions {
+            verbose: args.verbose,
+            partial: args.compat.include_partial_messages,
+            stdio_prompt: resolved.stdio_prompt,
+            replay_user_messages: args.compat.replay_user_messages,
+        };
+        let outcome =
+            crate::ui::print::claude::session::run(options, paths, project, stream, &warn).await?;
+        return Ok(outcome.into());
+    }
     if !interactive {
         let prompt = prompt::read_prompt(args.prompt.as_deref())?;
         // Nobody to ask: an untrusted project runs without its config (and is told so).
-        let paths = crate::setup::locate(args.cwd.as_ref(), &args.add_dir)?;
-        let project = ProjectConfig::read(&paths)?;
+        let (paths, project) = read_project(located.clone())?;
         let setup = Setup::prepare(&options, paths, project, false, &warn).await?;
-        let format = match args.output_format {
-            OutputFormat::Text => crate::ui::print::Format::Text,
-            OutputFormat::Json => crate::ui::print::Format::Json,
-            OutputFormat::StreamJson => crate::ui::print::Format::StreamJson,
+        let print = crate::ui::print::PrintOptions {
+            format,
+            verbose: args.verbose,
+            partial: args.compat.include_partial_messages,
+            last_message: args.compat.output_last_message.clone(),
         };
-        let outcome = crate::ui::print::run(setup, format, args.verbose, prompt).await;
+        let outcome = crate::ui::print::run(setup, print, prompt).await;
         return Ok(outcome.into());
     }
-    if args.output_format != OutputFormat::Text {
+    if resolved.output_format != OutputFormat::Text {
         return Err(CliError::Usage(
             "--output-format applies to -p runs; add -p \"PROMPT\"".into(),
         ));
     }
-    let paths = crate::setup::locate(args.cwd.as_ref(), &args.add_dir)?;
-    let mut project = ProjectConfig::read(&paths)?;
+    let (paths, mut project) = read_project(located)?;
     // Asked before anything of the project runs: no hook has fired, no server has started.
     if project.status() == TrustStatus::Untrusted {
         match crate::ui::trust::ask(&project, &paths).await? {
@@ -208,26 +249,38 @@ fn warn(warning: &str) {
 }
 
 /// What the flags ask of an agent run.
-fn run_options(args: &RunArgs) -> RunOptions {
-    RunOptions {
+fn run_options(
+    args: &RunArgs,
+    resolved: &compat_args::Resolved,
+    root: &std::path::Path,
+) -> Result<RunOptions, CliError> {
+    let settings = match &args.compat.settings {
+        Some(value) => Some(crate::config::FlagSettings::read(value, root)?),
+        None => None,
+    };
+    Ok(RunOptions {
         overrides: SettingsOverrides {
+            settings,
             model: args.model.clone(),
             base_url: args.base_url.clone(),
-            permission_mode: args.permission_mode.map(Into::into),
+            permission_mode: resolved.permission_mode,
             allowed_tools: args::split_rules(&args.allowed_tools),
             disallowed_tools: args::split_rules(&args.disallowed_tools),
             max_turns: args.max_turns,
             no_hooks: args.no_hooks,
             allow_sampling: args.allow_sampling,
-            sandbox: args.sandbox.map(Into::into),
+            sandbox: resolved.sandbox,
+            never_ask: resolved.never_ask,
         },
         mcp_config: args.mcp_config.clone(),
         strict_mcp_config: args.strict_mcp_config,
         prompt: PromptOptions {
-            replace: args.system_prompt.clone(),
-            append: args.append_system_prompt.clone(),
+            replace: resolved.system_prompt.clone(),
+            append: resolved.append_system_prompt.clone(),
             ..PromptOptions::default()
         },
+        tools: resolved.tools.clone(),
+        session_id: resolved.session_id.clone(),
         resume: match (&args.resume, args.continue_session) {
             // `--resume` alone: the REPL's picker chooses, after setup.
             (Some(id), _) if id.is_empty() => Resume::New,
@@ -235,7 +288,7 @@ fn run_options(args: &RunArgs) -> RunOptions {
             (None, true) => Resume::Latest,
             (None, false) => Resume::New,
         },
-    }
+    })
 }
 
 #[cfg(test)]

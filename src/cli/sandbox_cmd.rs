@@ -24,7 +24,6 @@ pub async fn run(command: SandboxCommand) -> Result<Exit, CliError> {
     let project = ProjectConfig::read(&paths)?;
     let settings = Settings::load(&paths, project.layer(), &SettingsOverrides::default())?;
     let mode = mode
-        .map(SandboxMode::from)
         .or(settings.sandbox.mode)
         .unwrap_or(SandboxMode::WorkspaceWrite);
     let Some((program, args)) = command.split_first() else {

@@ -97,24 +97,33 @@ impl ClaudeCompat {
     }
 }
 
-/// `~/.claude`, from `HOME`: Claude Code's user folder (its `CLAUDE.md`).
+/// Claude Code's user folder (its `CLAUDE.md`): `CLAUDE_CONFIG_DIR` when set, else `~/.claude`.
 pub fn user_dir() -> Option<PathBuf> {
+    if let Some(dir) = std::env::var_os("CLAUDE_CONFIG_DIR").filter(|d| !d.is_empty()) {
+        return Some(PathBuf::from(dir));
+    }
     let home = std::env::var_os("HOME").filter(|h| !h.is_empty())?;
     Some(PathBuf::from(home).join(".claude"))
 }
 
-/// `~/.claude/settings.json`, from `HOME`.
+/// `~/.claude/settings.json`, from `HOME`; `settings.json` of `CLAUDE_CONFIG_DIR` when set, as
+/// Claude Code reads it.
 pub fn user_settings_file() -> Option<PathBuf> {
+    if let Some(dir) = std::env::var_os("CLAUDE_CONFIG_DIR").filter(|d| !d.is_empty()) {
+        return Some(PathBuf::from(dir).join("settings.json"));
+    }
     let home = std::env::var_os("HOME").filter(|h| !h.is_empty())?;
     Some(PathBuf::from(home).join(".claude/settings.json"))
 }
 
-/// The permission rules of a Claude Code settings file, as written.
+/// The permission rules of a Claude Code settings file, as written, and its `env`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ClaudeRules {
     pub allow: Vec<String>,
     pub ask: Vec<String>,
     pub deny: Vec<String>,
+    /// `env`: variables for the programs Ling starts.
+    pub env: std::collections::BTreeMap<String, String>,
 }
 
 impl ClaudeRules {
@@ -124,6 +133,12 @@ impl ClaudeRules {
     pub fn parse(path: &Path, text: &str) -> Result<Self, ConfigError> {
         let value: Value = serde_json::from_str(text).map_err(|e| syntax_error(path, &e))?;
         let mut rules = Self::default();
+        if let Some(env) = value.get("env") {
+            rules.env = serde_json::from_value(env.clone()).map_err(|_| ConfigError::Invalid {
+                path: path.to_path_buf(),
+                message: "`env` must be an object of variable names to strings".into(),
+            })?;
+        }
         let Some(permissions) = value.get("permissions") else {
             return Ok(rules);
         };

@@ -13,6 +13,12 @@ pub enum ConfigError {
     },
     #[error("{}: {message}", path.display())]
     Invalid { path: PathBuf, message: String },
+    /// A settings value Ling cannot use (a 0 limit, a bad sandbox root).
+    #[error("{}: {source}", path.display())]
+    Settings {
+        path: PathBuf,
+        source: super::settings::SettingsError,
+    },
     #[error(
         "{} is {kind}, not a regular file; Ling reads configuration only from regular files (a \
          symlink to one is fine): replace it with a file or remove it",

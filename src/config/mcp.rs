@@ -19,7 +19,7 @@ use super::hooks::locate::{Seg, locate};
 use super::json::{read_config_text, syntax_error};
 pub use super::mcp_oauth::{Idp, OAuthConfig, RawIdp, RawOAuth};
 use super::sandbox::SandboxMode;
-use super::{ConfigError, Paths, expand_vars, read_json_value};
+use super::{ConfigError, Paths, read_json_value};
 
 pub const DEFAULT_STARTUP_TIMEOUT_MS: u64 = 30_000;
 pub const DEFAULT_TOOL_TIMEOUT_MS: u64 = 600_000;
@@ -265,8 +265,8 @@ impl ServerConfig {
 /// Loads and resolves every configured server, with warnings about ignored keys. The sources,
 /// in precedence order (a later one wins on a name clash): Claude Code's `.mcp.json` when
 /// `project` is trusted (and `claudeCompat` is not off), `~/.ling/mcp.json`, `.ling/mcp.json`
-/// when `project` is trusted, then each `--mcp-config`; with `strict`, only the `--mcp-config`
-/// files. A missing user or project file is fine; a missing `--mcp-config` file, invalid JSON,
+/// when `project` is trusted, then each `--mcp-config` (a file, or the JSON itself when it starts
+/// with `{`); with `strict`, only the `--mcp-config` ones. A missing user or project file is fine; a missing `--mcp-config` file, invalid JSON,
 /// a file that is not an object or an invalid entry is an error naming the file.
 pub fn load_servers(
     paths: &Paths,
@@ -280,14 +280,21 @@ pub fn load_servers(
         if let Some((path, text)) = project.trusted_text(CLAUDE_MCP_FILE) {
             sources.push((path.to_path_buf(), Some(text.to_string())));
         }
-        let user = paths.user_file(MCP_FILE);
-        let text = read_config_text(&user)?;
-        sources.push((user, text));
+        if let Some(user) = paths.user_config_file(MCP_FILE) {
+            let text = read_config_text(&user)?;
+            sources.push((user, text));
+        }
         if let Some((path, text)) = project.trusted_text(MCP_FILE) {
             sources.push((path.to_path_buf(), Some(text.to_string())));
         }
     }
-    for file in extra.iter().map(|p| paths.project_root.join(p)) {
+    for extra in extra {
+        // Claude Code's `--mcp-config` also takes the JSON itself (the Agent SDK passes it so).
+        if let Some(json) = extra.to_str().filter(|t| t.trim_start().starts_with('{')) {
+            sources.push((PathBuf::from("--mcp-config"), Some(json.to_string())));
+            continue;
+        }
+        let file = paths.project_root.join(extra);
         if sources.iter().any(|(seen, _)| *seen == file) {
             continue;
         }
@@ -314,6 +321,19 @@ pub fn load_servers(
         }
     }
     Ok((servers, warnings))
+}
+
+/// What `/mcp disable` and `/mcp enable` kept for this project (the user's settings
+/// `projects`) over what the config files say: a server named in `disabledMcpServers` is
+/// disabled, one in `enabledMcpServers` enabled.
+pub fn apply_switches(servers: &mut [ServerConfig], state: &super::RawProjectState) {
+    for server in servers {
+        if state.disabled_mcp_servers.contains(&server.name) {
+            server.disabled = true;
+        } else if state.enabled_mcp_servers.contains(&server.name) {
+            server.disabled = false;
+        }
+    }
 }
 
 /// Parses one file's text, which must hold a JSON object, warning about keys Ling does not know.
@@ -411,6 +431,9 @@ pub fn transport_kind(name: &str, raw: &RawServer) -> Result<&'static str, Strin
     }
 }
 
+/// The variable a server entry names the project root with (`${LING_PROJECT_DIR}`).
+pub const PROJECT_DIR_VAR: &str = "LING_PROJECT_DIR";
+
 /// Resolves one raw entry: picks the transport, applies defaults, expands variables and makes
 /// paths absolute. Structural mistakes are errors; an unset variable only fails this server.
 pub fn resolve_server(
@@ -426,7 +449,14 @@ pub fn resolve_server(
     validate_server_name(name).map_err(invalid)?;
     let kind = transport_kind(name, raw).map_err(invalid)?;
     let mut expand_error = None;
-    let mut expand = |text: &str| match expand_vars(text) {
+    // `${LING_PROJECT_DIR}` is this run's project root, whatever the environment says, so a
+    // shared `.ling/mcp.json` names the project without a machine's path.
+    let root = paths.project_root.to_string_lossy().into_owned();
+    let lookup = |name: &str| match name {
+        PROJECT_DIR_VAR => Some(root.clone()),
+        _ => std::env::var(name).ok(),
+    };
+    let mut expand = |text: &str| match crate::config::expand_vars_with(text, lookup) {
         Ok(value) => value,
         Err(e) => {
             expand_error.get_or_insert_with(|| format!("server {name:?}: {e}"));

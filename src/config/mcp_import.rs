@@ -1,8 +1,11 @@
 //! `ling mcp import --from SOURCE`: the MCP server entries of other tools' config files, found at
 //! their documented paths on Linux and macOS (resolved from `HOME`) and converted to Ling's
 //! `mcp.json` entries: Claude Desktop, Claude Code (`~/.claude.json`, user and this project's
-//! `mcpServers`, and `.mcp.json`), Cursor, VS Code (`servers` with `inputs`, JSON with comments)
-//! and Codex (`~/.codex/config.toml`, `[mcp_servers.NAME]` tables). Reading only; the command
+//! `mcpServers`, and `.mcp.json`; under `CLAUDE_CONFIG_DIR` when set), Cursor, VS Code
+//! (`servers` with `inputs`, JSON with comments) and Codex (`config.toml` of `CODEX_HOME`, else
+//! `~/.codex`, then the project's own `.codex/config.toml`, `[mcp_servers.NAME]` tables).
+//! `${workspaceFolder}` becomes `${LING_PROJECT_DIR}`, which Ling resolves to the project root
+//! when the server starts, so a shared file names no machine's path. Reading only; the command
 //! writes the result with [`super::mcp::add_server_entries`].
 
 use std::collections::BTreeMap;
@@ -36,7 +39,8 @@ impl ImportSource {
     }
 
     /// The files this tool keeps MCP servers in, user files first, as (path, format).
-    fn files(self, home: &Path, root: &Path) -> Vec<(PathBuf, Format)> {
+    fn files(self, dirs: &ToolDirs, root: &Path) -> Vec<(PathBuf, Format)> {
+        let home = dirs.home.as_path();
         let mac = home.join("Library/Application Support");
         let linux = home.join(".config");
         match self {
@@ -51,7 +55,13 @@ impl ImportSource {
                 ),
             ],
             Self::ClaudeCode => vec![
-                (home.join(".claude.json"), Format::ClaudeCodeState),
+                (
+                    dirs.claude_config
+                        .as_deref()
+                        .unwrap_or(home)
+                        .join(".claude.json"),
+                    Format::ClaudeCodeState,
+                ),
                 (root.join(".mcp.json"), Format::McpServers),
             ],
             Self::Cursor => vec![
@@ -68,7 +78,41 @@ impl ImportSource {
                 (mac.join("Code/User/mcp.json"), Format::VsCode),
                 (root.join(".vscode/mcp.json"), Format::VsCode),
             ],
-            Self::Codex => vec![(home.join(".codex/config.toml"), Format::CodexToml)],
+            Self::Codex => vec![
+                (
+                    dirs.codex_home
+                        .clone()
+                        .unwrap_or_else(|| home.join(".codex"))
+                        .join("config.toml"),
+                    Format::CodexToml,
+                ),
+                (root.join(".codex/config.toml"), Format::CodexToml),
+            ],
+        }
+    }
+}
+
+/// Where the other tools keep their user config: `HOME`, and `CLAUDE_CONFIG_DIR` and
+/// `CODEX_HOME` when set.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolDirs {
+    pub home: PathBuf,
+    pub claude_config: Option<PathBuf>,
+    pub codex_home: Option<PathBuf>,
+}
+
+impl ToolDirs {
+    /// From `HOME` (given) and the environment.
+    pub fn from_env(home: PathBuf) -> Self {
+        let dir = |name: &str| {
+            std::env::var_os(name)
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from)
+        };
+        Self {
+            home,
+            claude_config: dir("CLAUDE_CONFIG_DIR"),
+            codex_home: dir("CODEX_HOME"),
         }
     }
 }
@@ -121,11 +165,11 @@ pub struct Imported {
 /// an earlier one of the same name (the project's over the user's).
 pub fn read_source(
     source: ImportSource,
-    home: &Path,
+    dirs: &ToolDirs,
     root: &Path,
 ) -> Result<Imported, ConfigError> {
     let mut imported = Imported::default();
-    for (path, format) in source.files(home, root) {
+    for (path, format) in source.files(dirs, root) {
         imported.looked_in.push(path.clone());
         let Some(text) = read_config_text(&path)? else {
             continue;
@@ -269,9 +313,19 @@ fn input_var(id: &str) -> String {
 }
 
 /// VS Code's variables in one value: `${input:ID}` → `${ID}`, `${env:VAR}` → `${VAR}`,
-/// `${workspaceFolder}` → the project root.
+/// `${workspaceFolder}` → `${LING_PROJECT_DIR}` (the project root when the server starts, on
+/// whatever machine), `${workspaceFolderBasename}` → the root's name.
 fn vscode_vars(text: &str, root: &Path) -> String {
-    let mut out = text.replace("${workspaceFolder}", &root.to_string_lossy());
+    let basename = root
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let mut out = text
+        .replace("${workspaceFolderBasename}", &basename)
+        .replace(
+            "${workspaceFolder}",
+            &format!("${{{}}}", super::mcp::PROJECT_DIR_VAR),
+        );
     for (prefix, upper) in [("${input:", true), ("${env:", false)] {
         while let Some(at) = out.find(prefix) {
             let rest = &out[at + prefix.len()..];
@@ -537,7 +591,7 @@ mod tests {
                 "Bearer ${input:github-token} ${env:HOME} ${workspaceFolder}/db",
                 root
             ),
-            "Bearer ${GITHUB_TOKEN} ${HOME} /p/db"
+            "Bearer ${GITHUB_TOKEN} ${HOME} ${LING_PROJECT_DIR}/db"
         );
     }
 

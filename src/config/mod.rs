@@ -17,6 +17,7 @@ mod json;
 pub mod mcp;
 pub mod mcp_import;
 mod mcp_oauth;
+mod modes;
 mod paths;
 pub mod private_fs;
 pub mod project;
@@ -24,6 +25,8 @@ pub mod sandbox;
 pub mod schema;
 mod settings;
 pub mod settings_edit;
+mod settings_resolve;
+pub(crate) mod spelled;
 pub mod tool_search;
 
 pub use error::ConfigError;
@@ -35,8 +38,9 @@ pub use settings::{
     DEFAULT_API_KEY_ENV, DEFAULT_AUTO_COMPACT_PERCENT, DEFAULT_CONNECT_TIMEOUT_MS,
     DEFAULT_CONTEXT_WINDOW, DEFAULT_FIRST_BYTE_TIMEOUT_MS, DEFAULT_IDLE_TIMEOUT_MS,
     DEFAULT_MAX_PARALLEL_AGENTS, DEFAULT_MAX_RETRIES, DEFAULT_MAX_RETRY_DELAY_MS,
-    DEFAULT_MAX_STREAM_LINE_BYTES, DEFAULT_TOOL_OUTPUT_LIMIT, ElicitationPolicy, PermissionMode,
-    Price, RawPermissions, RawSettings, SETTINGS_FILE, Settings, SettingsOverrides, ThemeSetting,
+    DEFAULT_MAX_STREAM_LINE_BYTES, DEFAULT_TOOL_OUTPUT_LIMIT, ElicitationPolicy, FlagSettings,
+    PermissionMode, Price, RawPermissions, RawProjectState, RawSettings, SETTINGS_FILE, Settings,
+    SettingsError, SettingsOverrides, ThemeSetting,
 };
 
 #[cfg(test)]

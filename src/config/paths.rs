@@ -12,6 +12,9 @@ pub struct Paths {
     pub working_dir: PathBuf,
     /// `--add-dir` directories, canonical.
     pub add_dirs: Vec<PathBuf>,
+    /// Whether the user's own config files (`settings.json`, `hooks.json`, `mcp.json` in the
+    /// home) are read: off with `--setting-sources` without `user`.
+    pub user_config: bool,
 }
 
 impl Paths {
@@ -26,6 +29,7 @@ impl Paths {
             project_root,
             home,
             add_dirs: Vec::new(),
+            user_config: true,
         }
     }
 
@@ -39,6 +43,11 @@ impl Paths {
     pub fn with_add_dirs(mut self, dirs: Vec<PathBuf>) -> Self {
         self.add_dirs = dirs;
         self
+    }
+
+    /// A user config file to read, unless the user's config is left out of this run.
+    pub fn user_config_file(&self, name: &str) -> Option<PathBuf> {
+        self.user_config.then(|| self.user_file(name))
     }
 
     pub fn project_dir(&self) -> PathBuf {

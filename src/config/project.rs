@@ -108,6 +108,13 @@ impl ProjectFiles {
         })
     }
 
+    /// Leaves these files out of this run (`--setting-sources`), as if they did not exist.
+    pub fn leave_out(&mut self, names: &[&str]) {
+        for file in self.files.iter_mut().filter(|f| names.contains(&f.name)) {
+            file.text = None;
+        }
+    }
+
     /// Lets the files apply (or not): trust's decision. A trusted project's own `claudeCompat`
     /// then counts too.
     pub fn set_trusted(&mut self, trusted: bool) {

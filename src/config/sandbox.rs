@@ -7,42 +7,16 @@ use std::path::{Path, PathBuf};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-/// How much a sandboxed command may write.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SandboxMode {
-    /// No sandbox: every command asks as without one.
-    Off,
-    /// Write in the project root (not its `.git/` and `.ling/`), the temp dir and
-    /// `sandbox.writableRoots`.
-    WorkspaceWrite,
-    /// Write nowhere (but `/dev/null` and the like).
-    ReadOnly,
-}
-
-impl SandboxMode {
-    pub const NAMES: [&str; 3] = ["off", "workspace-write", "read-only"];
-
-    pub fn parse(s: &str) -> Option<Self> {
-        match s {
-            "off" => Some(Self::Off),
-            "workspace-write" => Some(Self::WorkspaceWrite),
-            "read-only" => Some(Self::ReadOnly),
-            _ => None,
-        }
-    }
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Off => "off",
-            Self::WorkspaceWrite => "workspace-write",
-            Self::ReadOnly => "read-only",
-        }
-    }
-}
-
-impl std::fmt::Display for SandboxMode {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
+super::spelled::spelled_enum! {
+    /// How much a sandboxed command may write (`--sandbox`, settings `sandbox.mode`).
+    pub enum SandboxMode ("sandbox mode") {
+        /// No sandbox: every command asks as without one (Codex: danger-full-access)
+        Off = "off" | "danger-full-access",
+        /// Write in the project root (not its .git/ and .ling/), the temp dir and
+        /// sandbox.writableRoots
+        WorkspaceWrite = "workspace-write",
+        /// Write nowhere (but /dev/null and the like)
+        ReadOnly = "read-only",
     }
 }
 
@@ -53,8 +27,7 @@ impl std::fmt::Display for SandboxMode {
 pub struct RawSandbox {
     /// The sandbox of the `bash` tool when `--sandbox` is not given. Default `workspace-write`
     /// where the kernel has Landlock, else `off` (with a warning).
-    #[schemars(extend("enum" = SandboxMode::NAMES))]
-    pub mode: Option<String>,
+    pub mode: Option<SandboxMode>,
     /// Let sandboxed commands use the network (TCP, UDP, DNS). Default false.
     #[schemars(extend("default" = false))]
     pub network: Option<bool>,
@@ -93,27 +66,25 @@ impl RawSandbox {
         let mut add = |key: &str, value: String, effect: &str| {
             out.push((format!("sandbox.{key}"), value, effect.to_string()));
         };
-        let rank = |mode: Option<&String>| match mode.map(String::as_str) {
-            Some("read-only") => Some(0),
-            None | Some("workspace-write") => Some(1),
-            Some("off") => Some(2),
-            Some(_) => None,
+        let rank = |mode: Option<SandboxMode>| match mode {
+            Some(SandboxMode::ReadOnly) => 0,
+            None | Some(SandboxMode::WorkspaceWrite) => 1,
+            Some(SandboxMode::Off) => 2,
         };
-        if let Some(mode) = &self.mode {
-            match (rank(Some(mode)), rank(user.mode.as_ref())) {
-                (None, _) => add("mode", mode.clone(), "not a sandbox mode Ling knows"),
-                (Some(2), _) => add(
+        if let Some(mode) = self.mode {
+            if mode == SandboxMode::Off {
+                add(
                     "mode",
-                    mode.clone(),
+                    mode.to_string(),
                     "bash commands would run without the sandbox",
-                ),
-                (Some(ours), Some(theirs)) if ours > theirs => add(
+                );
+            } else if rank(Some(mode)) > rank(user.mode) {
+                add(
                     "mode",
-                    mode.clone(),
+                    mode.to_string(),
                     "sandboxed commands could write in the project, not only read as your \
                      settings say",
-                ),
-                _ => {}
+                );
             }
         }
         if self.network == Some(true) && user.network != Some(true) {
@@ -266,15 +237,7 @@ impl SandboxSettings {
         root: &Path,
         home: Option<&Path>,
     ) -> Result<Self, String> {
-        let mode = match flag {
-            Some(mode) => Some(mode),
-            None => match project.mode.as_ref().or(user.mode.as_ref()) {
-                Some(name) => Some(SandboxMode::parse(name).ok_or_else(|| {
-                    format!("sandbox.mode {name:?} is not one of off, workspace-write, read-only")
-                })?),
-                None => None,
-            },
-        };
+        let mode = flag.or(project.mode).or(user.mode);
         let paths = |key: &str, raws: &mut dyn Iterator<Item = &String>| {
             resolve_paths(key, raws, root, home)
         };
@@ -409,9 +372,14 @@ mod tests {
         assert!(s.contains("HOME"), "{s}");
         let s = SandboxSettings::resolve(None, &raw("{}"), &raw("{}"), root, None).unwrap();
         assert_eq!(s, SandboxSettings::default());
-        let err = SandboxSettings::resolve(None, &raw(r#"{"mode":"on"}"#), &raw("{}"), root, None)
-            .unwrap_err();
-        assert!(err.contains("not one of off, workspace-write"), "{err}");
+        let err = serde_json::from_str::<RawSandbox>(r#"{"mode":"on"}"#).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("expected one of off (also danger-full-access), workspace-write"),
+            "{err}"
+        );
+        let codex = raw(r#"{"mode":"danger-full-access"}"#);
+        assert_eq!(codex.mode, Some(SandboxMode::Off));
     }
 
     #[test]

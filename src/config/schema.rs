@@ -84,7 +84,7 @@ fn file_schema<T: JsonSchema>(config_file: &'static str, description: &str) -> F
     }
 }
 
-/// `"type": ["string", "null"]` → `"type": "string"`, a `{"type": "null"}` branch of an
+/// `"type": ["string", "null"]` → `"type": "string"`, a `null` in an `enum`, a `{"type": "null"}` branch of an
 /// `anyOf`/`oneOf` and a `"default": null` dropped: an optional value is one that is left out. And no `format` on a
 /// number: `uint32`, `uint64`... are not formats JSON Schema defines (the `minimum` says it).
 pub(crate) fn simplify_types(object: &mut Map<String, Value>) {
@@ -98,6 +98,9 @@ pub(crate) fn simplify_types(object: &mut Map<String, Value>) {
             Err(kept) => Value::Array(kept),
         };
         object.insert("type".into(), kept);
+    }
+    if let Some(Value::Array(names)) = object.get_mut("enum") {
+        names.retain(|name| !name.is_null());
     }
     if matches!(
         object.get("type").and_then(Value::as_str),

@@ -4,13 +4,15 @@ use std::time::Duration;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::ProjectFiles;
 use super::claude::{CLAUDE_SETTINGS_FILES, ClaudeRules, RawClaudeCompat};
 use super::hooks::HookLayers;
 use super::json::syntax_error;
+pub use super::modes::{ElicitationPolicy, PermissionMode};
 use super::sandbox::{RawSandbox, SandboxMode, SandboxSettings};
+pub use super::settings_resolve::SettingsError;
+use super::settings_resolve::{Layers, Limits, Rules};
 use super::tool_search::{RawToolSearch, ToolSearchSettings};
-use super::{ConfigError, Paths, read_json_file};
+use super::{ConfigError, Paths, ProjectFiles, read_json_file};
 
 pub const SETTINGS_FILE: &str = "settings.json";
 pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
@@ -35,8 +37,15 @@ pub const DEFAULT_AUTO_COMPACT_PERCENT: u8 = 85;
 /// The context window assumed when neither settings, the server nor the table of well-known
 /// models says (tokens).
 pub const DEFAULT_CONTEXT_WINDOW: u64 = 32_768;
+/// The default `maxStopHookBlocks`.
+pub const DEFAULT_MAX_STOP_HOOK_BLOCKS: u32 = 20;
+/// The default `idleNotifyMs`: a minute at the prompt, as Claude Code waits.
+pub const DEFAULT_IDLE_NOTIFY_MS: u64 = 60_000;
 /// The default `maxStreamLineBytes` (8 MiB).
 pub const DEFAULT_MAX_STREAM_LINE_BYTES: usize = 8 << 20;
+
+/// Claude Code's `--model` aliases; one without a `modelAliases` entry is warned about.
+const CLAUDE_MODEL_ALIASES: [&str; 5] = ["sonnet", "opus", "haiku", "opusplan", "sonnet[1m]"];
 
 /// The price of one model, in US dollars per million tokens.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Deserialize, JsonSchema)]
@@ -48,6 +57,36 @@ pub struct Price {
     /// Dollars per million completion (output) tokens.
     #[schemars(range(min = 0))]
     pub output_per_m_tok: f64,
+}
+
+impl Price {
+    /// US dollars for this many prompt and completion tokens.
+    pub fn cost(&self, prompt_tokens: u64, completion_tokens: u64) -> f64 {
+        (prompt_tokens as f64 * self.input_per_m_tok
+            + completion_tokens as f64 * self.output_per_m_tok)
+            / 1_000_000.0
+    }
+}
+
+/// Settings `theme`: the background the REPL paints code for.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum ThemeSetting {
+    /// Ask the terminal (OSC 11), else `COLORFGBG`, else dark.
+    #[default]
+    Auto,
+    Dark,
+    Light,
+}
+
+impl ThemeSetting {
+    pub fn parse(text: &str) -> Option<Self> {
+        match text {
+            "auto" => Some(Self::Auto),
+            "dark" => Some(Self::Dark),
+            "light" => Some(Self::Light),
+            _ => None,
+        }
+    }
 }
 
 /// `settings.json` exactly as written. Unknown keys are kept in `other` (to be warned about and
@@ -62,6 +101,10 @@ pub struct RawSettings {
     /// The model id sent to the API. `--model` and `LING_MODEL` come first. Default `gpt-4o-mini`.
     #[schemars(extend("default" = DEFAULT_MODEL))]
     pub model: Option<String>,
+    /// Other names for models: `--model NAME`, `LING_MODEL` and `model` may give a key of this
+    /// map, and its value is the model id sent, e.g. `{"sonnet": "anthropic/claude-sonnet-4.5",
+    /// "fast": "gpt-4o-mini"}`. A project's entry for a name wins over the user's.
+    pub model_aliases: Option<BTreeMap<String, String>>,
     /// The OpenAI-compatible base URL, ending before `/chat/completions`, e.g.
     /// `http://127.0.0.1:8080/v1`. `--base-url`, `OPENAI_BASE_URL` and `LING_BASE_URL` come
     /// first. Default `https://api.openai.com/v1`.
@@ -81,6 +124,14 @@ pub struct RawSettings {
     /// in the REPL, 100 in `-p` runs.
     #[schemars(range(min = 1))]
     pub max_turns: Option<u32>,
+    /// How long the REPL waits at its prompt before Notification hooks hear `idle_prompt`, in
+    /// milliseconds. Default 60000.
+    #[schemars(range(min = 1), extend("default" = DEFAULT_IDLE_NOTIFY_MS))]
+    pub idle_notify_ms: Option<u64>,
+    /// How many times in a row Stop hooks may block the end of a turn (sending the model back
+    /// to work) before the run ends with an error. Default 20.
+    #[schemars(range(min = 1), extend("default" = DEFAULT_MAX_STOP_HOOK_BLOCKS))]
+    pub max_stop_hook_blocks: Option<u32>,
     /// Characters of one tool result sent to the model before it is cut (head and tail kept).
     /// Default 100000.
     #[schemars(extend("default" = DEFAULT_TOOL_OUTPUT_LIMIT))]
@@ -116,8 +167,8 @@ pub struct RawSettings {
     pub allow_sampling: Option<bool>,
     /// Answer to MCP elicitation in non-interactive runs: `decline` (default) or
     /// `accept-defaults` (accept with every field's default, when every required field has one).
-    #[schemars(extend("enum" = ["decline", "accept-defaults"], "default" = "decline"))]
-    pub elicitation: Option<String>,
+    #[schemars(extend("default" = "decline"))]
+    pub elicitation: Option<ElicitationPolicy>,
     /// The model's context window in tokens. Default: what the server says (llama.cpp, vLLM,
     /// Ollama), else a table of well-known models, else 32768.
     #[schemars(range(min = 1))]
@@ -129,10 +180,6 @@ pub struct RawSettings {
     /// Default 85.
     #[schemars(range(min = 10, max = 100), extend("default" = DEFAULT_AUTO_COMPACT_PERCENT))]
     pub auto_compact_percent: Option<u8>,
-    /// The REPL's colours for code: `auto` (default: the terminal's background, asked of the
-    /// terminal or read from `COLORFGBG`), `dark` or `light`.
-    #[schemars(extend("enum" = ["auto", "dark", "light"], "default" = "auto"))]
-    pub theme: Option<String>,
     /// Claude Code's files: `true` (default) reads a trusted project's `.claude/settings.json`,
     /// `.claude/settings.local.json` and `.mcp.json`, and `CLAUDE.md`; `false` none of them;
     /// `{"userHooks": true}` also runs the hooks of `~/.claude/settings.json`.
@@ -142,14 +189,21 @@ pub struct RawSettings {
     /// The shell sandbox of the `bash` tool (Linux: Landlock and seccomp).
     #[serde(default)]
     pub sandbox: RawSandbox,
+    /// Environment variables for the programs Ling starts (the `bash` tool, command hooks,
+    /// stdio MCP servers), as Claude Code's `env`, e.g. `{"CARGO_TERM_COLOR": "never"}`. The API
+    /// key variable is never set this way. A project's value for a name wins over the user's.
+    pub env: Option<BTreeMap<String, String>>,
+    /// What Ling keeps about each project, by its root (in `~/.ling/settings.json` only): the
+    /// MCP servers `/mcp disable` and `/mcp enable` switched off or on there.
+    pub projects: Option<BTreeMap<String, RawProjectState>>,
     /// What models cost, for the REPL's `/cost`: per model id, US dollars per million input
     /// and output tokens, e.g. `{"gpt-4o": {"inputPerMTok": 2.5, "outputPerMTok": 10}}`. A
     /// project's entry for a model wins over the user's.
     pub prices: Option<std::collections::BTreeMap<String, Price>>,
-    /// Model names for sub-agents and custom commands (their `model` front matter): an alias
-    /// and the model id it stands for, e.g. `{"sonnet": "anthropic/claude-sonnet-4",
-    /// "haiku": "gpt-4o-mini"}`. A project's entry for an alias wins over the user's.
-    pub model_aliases: Option<std::collections::BTreeMap<String, String>>,
+    /// The REPL's colours for code: `auto` (default: the terminal's background, asked of the
+    /// terminal or read from `COLORFGBG`), `dark` or `light`.
+    #[schemars(extend("enum" = ["auto", "dark", "light"], "default" = "auto"))]
+    pub theme: Option<String>,
     /// How many sub-agents (`task` calls of one response) run at once; the others wait.
     /// Default 4.
     #[schemars(range(min = 1, max = 64), extend("default" = DEFAULT_MAX_PARALLEL_AGENTS))]
@@ -160,6 +214,45 @@ pub struct RawSettings {
 }
 
 impl RawSettings {
+    /// An untrusted project's file: only its `permissions.deny` and `permissions.ask` rules
+    /// (which only narrow) are read; whatever else it says is neither used nor checked, so a key
+    /// of a newer Ling there does not stop this one.
+    pub fn narrowing_only(text: &str) -> Result<Self, serde_json::Error> {
+        #[derive(Deserialize)]
+        struct File {
+            #[serde(default)]
+            permissions: Narrowing,
+            #[serde(default)]
+            sandbox: NarrowingSandbox,
+        }
+        #[derive(Default, Deserialize)]
+        #[serde(rename_all = "camelCase")]
+        struct NarrowingSandbox {
+            deny_read: Option<Vec<String>>,
+        }
+        #[derive(Default, Deserialize)]
+        struct Narrowing {
+            #[serde(default)]
+            deny: Vec<String>,
+            #[serde(default)]
+            ask: Vec<String>,
+        }
+        let file: File = serde_json::from_str(text)?;
+        Ok(Self {
+            permissions: RawPermissions {
+                deny: file.permissions.deny,
+                ask: file.permissions.ask,
+                ..RawPermissions::default()
+            },
+            // So does hiding more files from sandboxed commands.
+            sandbox: RawSandbox {
+                deny_read: file.sandbox.deny_read,
+                ..RawSandbox::default()
+            },
+            ..Self::default()
+        })
+    }
+
     /// What an untrusted project's settings keep: their deny rules, which only narrow.
     pub fn deny_only(self) -> Self {
         Self {
@@ -170,13 +263,27 @@ impl RawSettings {
                 ..RawPermissions::default()
             },
             // So does hiding more files from sandboxed commands.
-            sandbox: super::sandbox::RawSandbox {
+            sandbox: RawSandbox {
                 deny_read: self.sandbox.deny_read,
-                ..Default::default()
+                ..RawSandbox::default()
             },
             ..Self::default()
         }
     }
+}
+
+/// One project's entry of `projects` (the user's settings).
+#[derive(Debug, Default, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+#[schemars(deny_unknown_fields, rename = "ProjectState")]
+pub struct RawProjectState {
+    /// MCP servers not started in this project, whatever their config says (`/mcp disable`).
+    #[serde(default)]
+    pub disabled_mcp_servers: Vec<String>,
+    /// MCP servers started in this project even when their config says `"disabled": true`
+    /// (`/mcp enable`).
+    #[serde(default)]
+    pub enabled_mcp_servers: Vec<String>,
 }
 
 /// `permissions` of `settings.json`. Rules: a tool name (`read_file`), a trailing wildcard
@@ -197,93 +304,47 @@ pub struct RawPermissions {
     #[serde(default)]
     pub ask: Vec<String>,
     /// The permission mode when `--permission-mode` is not given. Default `default`.
-    #[schemars(extend("enum" = PermissionMode::NAMES, "default" = "default"))]
-    pub default_mode: Option<String>,
+    #[schemars(extend("default" = "default"))]
+    pub default_mode: Option<PermissionMode>,
     /// Keys Ling does not know, warned about and ignored.
     #[serde(flatten)]
     #[schemars(skip)]
     pub other: BTreeMap<String, serde_json::Value>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PermissionMode {
-    Default,
-    AcceptEdits,
-    Plan,
-    Bypass,
+/// `--settings FILE|JSON` (Claude Code's flag): one more settings file, over the project's and
+/// the user's. It may hold Claude Code's `hooks` too (loaded as a Claude Code file's).
+#[derive(Debug, Clone)]
+pub struct FlagSettings {
+    /// The file, or `--settings` for JSON given on the command line.
+    pub source: std::path::PathBuf,
+    pub text: String,
+    pub raw: RawSettings,
 }
 
-impl PermissionMode {
-    /// Every name [`Self::parse`] accepts: Ling's, and Claude Code's camelCase ones.
-    pub const NAMES: [&str; 6] = [
-        "default",
-        "accept-edits",
-        "acceptEdits",
-        "plan",
-        "bypass",
-        "bypassPermissions",
-    ];
-
-    pub fn parse(s: &str) -> Option<Self> {
-        match s {
-            "default" => Some(Self::Default),
-            "accept-edits" | "acceptEdits" => Some(Self::AcceptEdits),
-            "plan" => Some(Self::Plan),
-            "bypass" | "bypassPermissions" => Some(Self::Bypass),
-            _ => None,
-        }
+impl FlagSettings {
+    /// `value` is the JSON itself when it starts with `{`, else a file (relative to `root`).
+    pub fn read(value: &str, root: &std::path::Path) -> Result<Self, ConfigError> {
+        let (source, text) = if value.trim_start().starts_with('{') {
+            (std::path::PathBuf::from("--settings"), value.to_string())
+        } else {
+            let path = root.join(value);
+            let text = super::read_config_text(&path)?.ok_or_else(|| ConfigError::Read {
+                path: path.clone(),
+                source: std::io::Error::new(std::io::ErrorKind::NotFound, "no such file"),
+            })?;
+            (path, text)
+        };
+        let raw = serde_json::from_str(&text).map_err(|e| syntax_error(&source, &e))?;
+        Ok(Self { source, text, raw })
     }
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Default => "default",
-            Self::AcceptEdits => "accept-edits",
-            Self::Plan => "plan",
-            Self::Bypass => "bypass",
-        }
-    }
-
-    /// The name hook scripts written for Claude Code expect in `permission_mode`.
-    pub fn hook_name(self) -> &'static str {
-        match self {
-            Self::Default => "default",
-            Self::AcceptEdits => "acceptEdits",
-            Self::Plan => "plan",
-            Self::Bypass => "bypassPermissions",
-        }
-    }
-}
-
-/// Settings `theme`: the background the REPL paints code for.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum ThemeSetting {
-    /// Ask the terminal (OSC 11), else `COLORFGBG`, else dark.
-    #[default]
-    Auto,
-    Dark,
-    Light,
-}
-
-impl ThemeSetting {
-    pub fn parse(text: &str) -> Option<Self> {
-        match text {
-            "auto" => Some(Self::Auto),
-            "dark" => Some(Self::Dark),
-            "light" => Some(Self::Light),
-            _ => None,
-        }
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ElicitationPolicy {
-    Decline,
-    AcceptDefaults,
 }
 
 /// What the command line says; each field overrides the environment and the settings files.
 #[derive(Debug, Default, Clone)]
 pub struct SettingsOverrides {
+    /// `--settings`: a settings layer over the files.
+    pub settings: Option<FlagSettings>,
     pub model: Option<String>,
     pub base_url: Option<String>,
     pub permission_mode: Option<PermissionMode>,
@@ -294,6 +355,8 @@ pub struct SettingsOverrides {
     pub allow_sampling: bool,
     /// `--sandbox`.
     pub sandbox: Option<SandboxMode>,
+    /// Nothing is asked (Codex's `--ask-for-approval never`).
+    pub never_ask: bool,
 }
 
 /// Resolved settings: flags over environment over `.ling/settings.json` (of a trusted project)
@@ -317,6 +380,12 @@ pub struct Settings {
     /// The project's hooks off: `disableAllHooks` in the project's settings (never the user's).
     pub project_hooks_disabled: bool,
     pub max_turns: Option<u32>,
+    /// `maxStopHookBlocks`.
+    pub max_stop_hook_blocks: u32,
+    /// `idleNotifyMs`.
+    pub idle_notify_after: Duration,
+    /// Nothing is asked: a call that needs approval is denied.
+    pub never_ask: bool,
     pub tool_output_limit: usize,
     pub connect_timeout: Duration,
     pub first_byte_timeout: Duration,
@@ -345,6 +414,13 @@ pub struct Settings {
     pub max_parallel_agents: usize,
     /// Unknown keys found in the settings files, for a warning.
     pub warnings: Vec<String>,
+    /// `--settings`, whose `hooks` the hook loader adds.
+    pub flag_settings: Option<FlagSettings>,
+    /// `env` of the user's settings, a trusted project's Claude Code files, the project's
+    /// settings and `--settings`, a later one winning a name.
+    pub env: BTreeMap<String, String>,
+    /// This project's entry of the user's `projects`: MCP servers switched off or on here.
+    pub project_state: RawProjectState,
 }
 
 impl Settings {
@@ -356,28 +432,30 @@ impl Settings {
         overrides: &SettingsOverrides,
     ) -> Result<Self, ConfigError> {
         let user_path = paths.user_file(SETTINGS_FILE);
-        let user: RawSettings = read_json_file(&user_path)?.unwrap_or_default();
+        let user: RawSettings = match paths.user_config_file(SETTINGS_FILE) {
+            Some(path) => read_json_file(&path)?.unwrap_or_default(),
+            None => RawSettings::default(),
+        };
         let (project_path, project_raw) = match project.any_text(SETTINGS_FILE) {
             Some((path, text)) => {
-                let raw: RawSettings =
-                    serde_json::from_str(text).map_err(|e| syntax_error(path, &e))?;
-                let trusted = project.trusted_text(SETTINGS_FILE).is_some();
-                (
-                    path.to_path_buf(),
-                    if trusted { raw } else { raw.deny_only() },
-                )
+                let raw = if project.trusted_text(SETTINGS_FILE).is_some() {
+                    serde_json::from_str(text)
+                } else {
+                    RawSettings::narrowing_only(text)
+                };
+                (path.to_path_buf(), raw.map_err(|e| syntax_error(path, &e))?)
             }
             None => (paths.project_file(SETTINGS_FILE), RawSettings::default()),
         };
         Self::resolve(&user, &project_raw, overrides, &|name| {
             std::env::var(name).ok()
         })
-        .map_err(|message| ConfigError::Invalid {
+        .map_err(|source| ConfigError::Settings {
             path: project_path.clone(),
-            message,
+            source,
         })
         .map(|mut settings| {
-            // Relative writable roots are the project's.
+            // Relative paths of the sandbox settings are the project's.
             for list in settings.sandbox.path_lists_mut() {
                 for path in list.iter_mut().filter(|p| p.is_relative()) {
                     *path = paths.project_root.join(&*path);
@@ -391,13 +469,22 @@ impl Settings {
                     .sandbox
                     .confine(&paths.project_root, home.as_deref(), &project_path);
             settings.warnings.extend(refused);
-            for (path, raw) in [(&user_path, &user), (&project_path, &project_raw)] {
+            let flag = overrides.settings.as_ref().map(|f| (&f.source, &f.raw));
+            for (path, raw) in [(&user_path, &user), (&project_path, &project_raw)]
+                .into_iter()
+                .chain(flag)
+            {
                 let permissions = raw
                     .permissions
                     .other
                     .keys()
                     .map(|k| format!("permissions.{k}"));
-                for key in raw.other.keys().cloned().chain(permissions) {
+                // `--settings` may hold Claude Code's hooks, which the hook loader reads.
+                let keys = raw
+                    .other
+                    .keys()
+                    .filter(|k| !(*k == "hooks" && Some(path) == flag.map(|f| f.0)));
+                for key in keys.cloned().chain(permissions) {
                     settings.warnings.push(format!(
                         "{}: unknown setting `{key}` ignored",
                         path.display()
@@ -408,6 +495,13 @@ impl Settings {
         })
         .and_then(|mut settings| {
             settings.add_claude_rules(project)?;
+            let root = paths.project_root.to_string_lossy();
+            settings.project_state = user
+                .projects
+                .as_ref()
+                .and_then(|projects| projects.get(root.as_ref()))
+                .cloned()
+                .unwrap_or_default();
             Ok(settings)
         })
     }
@@ -422,6 +516,10 @@ impl Settings {
             self.allow_rules.extend(rules.allow);
             self.ask_rules.extend(rules.ask);
             self.deny_rules.extend(rules.deny);
+            // Ling's own settings win a name both set.
+            for (name, value) in rules.env {
+                self.env.entry(name).or_insert(value);
+            }
         }
         Ok(())
     }
@@ -435,127 +533,61 @@ impl Settings {
         }
     }
 
+    /// Flags over environment over the project's file over the user's over defaults. `env`
+    /// reads an environment variable (a test passes its own).
     pub fn resolve(
         user: &RawSettings,
         project: &RawSettings,
         overrides: &SettingsOverrides,
         env: &dyn Fn(&str) -> Option<String>,
-    ) -> Result<Self, String> {
-        fn pick<T: Clone>(
-            project: &RawSettings,
-            user: &RawSettings,
-            f: impl Fn(&RawSettings) -> Option<T>,
-        ) -> Option<T> {
-            f(project).or_else(|| f(user))
-        }
+    ) -> Result<Self, SettingsError> {
+        let flag = overrides.settings.as_ref().map(|f| &f.raw);
+        let layers = Layers {
+            flag,
+            project,
+            user,
+        };
         let non_empty = |name: &str| env(name).filter(|v| !v.is_empty());
-
         let model = overrides
             .model
             .clone()
             .or_else(|| non_empty("LING_MODEL"))
-            .or_else(|| pick(project, user, |s| s.model.clone()))
+            .or_else(|| layers.pick(|s| s.model.clone()))
             .unwrap_or_else(|| DEFAULT_MODEL.to_string());
+        let mut warnings = Vec::new();
+        let model = match model.as_str() {
+            // Claude Code's `--model default`: the model the settings give.
+            "default" => layers
+                .pick(|s| s.model.clone())
+                .unwrap_or_else(|| DEFAULT_MODEL.to_string()),
+            _ => model,
+        };
+        let model = match layers.pick(|s| s.model_aliases.as_ref()?.get(&model).cloned()) {
+            Some(id) => id,
+            None => {
+                if CLAUDE_MODEL_ALIASES.contains(&model.as_str()) {
+                    warnings.push(format!(
+                        "model `{model}` is one of Claude Code's aliases of Anthropic models; \
+                         it is sent as it is, so the server must know it by that name. Name the \
+                         id it stands for in settings `modelAliases`, e.g. \
+                         {{\"{model}\": \"anthropic/claude-{model}-4.5\"}}"
+                    ));
+                }
+                model
+            }
+        };
         let base_url = overrides
             .base_url
             .clone()
             .or_else(|| non_empty("OPENAI_BASE_URL"))
             .or_else(|| non_empty("LING_BASE_URL"))
-            .or_else(|| pick(project, user, |s| s.base_url.clone()))
+            .or_else(|| layers.pick(|s| s.base_url.clone()))
             .unwrap_or_else(|| DEFAULT_BASE_URL.to_string());
-        let base_url = base_url.trim_end_matches('/').to_string();
-        let api_key_env = pick(project, user, |s| s.api_key_env.clone())
+        let api_key_env = layers
+            .pick(|s| s.api_key_env.clone())
             .unwrap_or_else(|| DEFAULT_API_KEY_ENV.to_string());
-        let api_key = non_empty(&api_key_env);
-
-        let permission_mode = match overrides.permission_mode {
-            Some(mode) => mode,
-            None => match pick(project, user, |s| s.permissions.default_mode.clone()) {
-                Some(name) => PermissionMode::parse(&name).ok_or_else(|| {
-                    format!(
-                        "permissions.defaultMode {name:?} is not one of default, accept-edits, plan, bypass"
-                    )
-                })?,
-                None => PermissionMode::Default,
-            },
-        };
-        let mut rule_origins = Vec::new();
-        for (rules, origin) in [
-            (&overrides.allowed_tools, "flag"),
-            (&overrides.disallowed_tools, "flag"),
-            (&project.permissions.allow, "project settings"),
-            (&project.permissions.deny, "project settings"),
-            (&user.permissions.allow, "user settings"),
-            (&user.permissions.deny, "user settings"),
-        ] {
-            rule_origins.extend(rules.iter().map(|r| (r.trim().to_string(), origin)));
-        }
-        let mut allow_rules = overrides.allowed_tools.clone();
-        allow_rules.extend(project.permissions.allow.iter().cloned());
-        allow_rules.extend(user.permissions.allow.iter().cloned());
-        let mut deny_rules = overrides.disallowed_tools.clone();
-        deny_rules.extend(project.permissions.deny.iter().cloned());
-        deny_rules.extend(user.permissions.deny.iter().cloned());
-        let mut ask_rules = project.permissions.ask.clone();
-        ask_rules.extend(user.permissions.ask.iter().cloned());
-
-        let elicitation = match pick(project, user, |s| s.elicitation.clone()).as_deref() {
-            None | Some("decline") => ElicitationPolicy::Decline,
-            Some("accept-defaults") => ElicitationPolicy::AcceptDefaults,
-            Some(other) => {
-                return Err(format!(
-                    "elicitation {other:?} is not one of decline, accept-defaults"
-                ));
-            }
-        };
-        let settings_max_turns = pick(project, user, |s| s.max_turns);
-        if settings_max_turns == Some(0) {
-            return Err(
-                "maxTurns is 0, which would stop every run before its first model request; set it \
-                 to 1 or more, or remove it for no limit"
-                    .to_string(),
-            );
-        }
-        let ms = |v: Option<u64>, default: u64| Duration::from_millis(v.unwrap_or(default));
-        let max_stream_line_bytes = pick(project, user, |s| s.max_stream_line_bytes)
-            .unwrap_or(DEFAULT_MAX_STREAM_LINE_BYTES);
-        let max_retry_delay_ms = pick(project, user, |s| s.max_retry_delay_ms);
-        if max_retry_delay_ms == Some(0) {
-            return Err(
-                "maxRetryDelayMs is 0, which would retry without any pause; set it to the longest \
-                 wait in milliseconds, or set maxRetries to 0 to not retry"
-                    .to_string(),
-            );
-        }
-        if max_stream_line_bytes == 0 {
-            return Err(format!(
-                "maxStreamLineBytes is 0, which would refuse every answer; set it to a byte \
-                 count (the default is {DEFAULT_MAX_STREAM_LINE_BYTES}) or remove it"
-            ));
-        }
-
-        let context_window = pick(project, user, |s| s.context_window);
-        if context_window == Some(0) {
-            return Err(
-                "contextWindow is 0; set it to the model's context window in tokens (e.g. 32768), \
-                 or remove it to ask the server"
-                    .to_string(),
-            );
-        }
-        let auto_compact_percent =
-            pick(project, user, |s| s.auto_compact_percent).unwrap_or(DEFAULT_AUTO_COMPACT_PERCENT);
-        if !(10..=100).contains(&auto_compact_percent) {
-            return Err(format!(
-                "autoCompactPercent {auto_compact_percent} is not between 10 and 100; set the \
-                 percentage of the context window at which to compact (default \
-                 {DEFAULT_AUTO_COMPACT_PERCENT})"
-            ));
-        }
-        let theme = match pick(project, user, |s| s.theme.clone()) {
-            None => ThemeSetting::Auto,
-            Some(text) => ThemeSetting::parse(&text)
-                .ok_or_else(|| format!("theme {text:?} is not one of auto, dark, light"))?,
-        };
+        let rules = Rules::of(&layers, overrides);
+        let limits = Limits::of(&layers)?;
         let home = env("HOME")
             .filter(|h| !h.is_empty())
             .map(std::path::PathBuf::from);
@@ -565,235 +597,88 @@ impl Settings {
             &project.sandbox,
             std::path::Path::new(""),
             home.as_deref(),
-        )?;
-
+        )
+        .map_err(SettingsError::Sandbox)?;
+        let tool_search =
+            ToolSearchSettings::resolve(project.tool_search.as_ref(), user.tool_search.as_ref())
+                .map_err(SettingsError::ToolSearch)?;
         let mut prices = user.prices.clone().unwrap_or_default();
         prices.extend(project.prices.clone().unwrap_or_default());
-        let mut model_aliases = user.model_aliases.clone().unwrap_or_default();
-        model_aliases.extend(project.model_aliases.clone().unwrap_or_default());
-        let max_parallel_agents = pick(project, user, |s| s.max_parallel_agents)
+        let theme = match layers.pick(|s| s.theme.clone()) {
+            None => ThemeSetting::Auto,
+            Some(text) => ThemeSetting::parse(&text).ok_or(SettingsError::Theme(text))?,
+        };
+        let mut model_aliases = BTreeMap::new();
+        for layer in [Some(user), Some(project), flag] {
+            model_aliases.extend(
+                layer
+                    .and_then(|s| s.model_aliases.clone())
+                    .unwrap_or_default(),
+            );
+        }
+        let max_parallel_agents = layers
+            .pick(|s| s.max_parallel_agents)
             .unwrap_or(DEFAULT_MAX_PARALLEL_AGENTS)
             .clamp(1, 64);
+        let mut child_env = BTreeMap::new();
+        for layer in [Some(user), Some(project), flag] {
+            child_env.extend(layer.and_then(|s| s.env.clone()).unwrap_or_default());
+        }
         Ok(Self {
             prices,
             model_aliases,
             max_parallel_agents,
             model,
-            base_url,
+            base_url: base_url.trim_end_matches('/').to_string(),
+            api_key: non_empty(&api_key_env),
             api_key_env,
-            api_key,
-            permission_mode,
-            allow_rules,
-            rule_origins,
-            deny_rules,
-            ask_rules,
-            hooks_disabled: overrides.no_hooks || user.disable_all_hooks.unwrap_or(false),
+            permission_mode: overrides
+                .permission_mode
+                .or_else(|| layers.pick(|s| s.permissions.default_mode))
+                .unwrap_or(PermissionMode::Default),
+            allow_rules: rules.allow,
+            rule_origins: rules.origins,
+            deny_rules: rules.deny,
+            ask_rules: rules.ask,
+            hooks_disabled: overrides.no_hooks
+                || user.disable_all_hooks.unwrap_or(false)
+                || flag.and_then(|f| f.disable_all_hooks).unwrap_or(false),
             project_hooks_disabled: project.disable_all_hooks.unwrap_or(false),
-            max_turns: overrides.max_turns.or(settings_max_turns),
-            tool_output_limit: pick(project, user, |s| s.tool_output_limit)
-                .unwrap_or(DEFAULT_TOOL_OUTPUT_LIMIT),
-            connect_timeout: ms(
-                pick(project, user, |s| s.connect_timeout_ms),
-                DEFAULT_CONNECT_TIMEOUT_MS,
+            max_turns: overrides.max_turns.or(limits.max_turns),
+            max_stop_hook_blocks: limits.max_stop_hook_blocks,
+            idle_notify_after: Duration::from_millis(
+                layers
+                    .pick(|s| s.idle_notify_ms)
+                    .unwrap_or(DEFAULT_IDLE_NOTIFY_MS),
             ),
-            first_byte_timeout: ms(
-                pick(project, user, |s| s.first_byte_timeout_ms),
-                DEFAULT_FIRST_BYTE_TIMEOUT_MS,
-            ),
-            idle_timeout: ms(
-                pick(project, user, |s| s.idle_timeout_ms),
-                DEFAULT_IDLE_TIMEOUT_MS,
-            ),
-            max_retries: pick(project, user, |s| s.max_retries).unwrap_or(DEFAULT_MAX_RETRIES),
-            max_retry_delay: ms(max_retry_delay_ms, DEFAULT_MAX_RETRY_DELAY_MS),
-            max_stream_line_bytes,
-            share_api_key_with_tools: pick(project, user, |s| s.share_api_key_with_tools)
-                .unwrap_or(false),
+            never_ask: overrides.never_ask,
+            tool_output_limit: limits.tool_output_limit,
+            connect_timeout: limits.connect_timeout,
+            first_byte_timeout: limits.first_byte_timeout,
+            idle_timeout: limits.idle_timeout,
+            max_retries: limits.max_retries,
+            max_retry_delay: limits.max_retry_delay,
+            max_stream_line_bytes: limits.max_stream_line_bytes,
+            share_api_key_with_tools: layers.pick(|s| s.share_api_key_with_tools).unwrap_or(false),
             allow_sampling: overrides.allow_sampling
-                || pick(project, user, |s| s.allow_sampling).unwrap_or(false),
-            elicitation,
-            context_window,
-            auto_compact: pick(project, user, |s| s.auto_compact).unwrap_or(true),
-            auto_compact_percent,
+                || layers.pick(|s| s.allow_sampling).unwrap_or(false),
+            elicitation: layers
+                .pick(|s| s.elicitation)
+                .unwrap_or(ElicitationPolicy::Decline),
+            context_window: limits.context_window,
+            auto_compact: layers.pick(|s| s.auto_compact).unwrap_or(true),
+            auto_compact_percent: limits.auto_compact_percent,
             theme,
-            tool_search: ToolSearchSettings::resolve(
-                project.tool_search.as_ref(),
-                user.tool_search.as_ref(),
-            )?,
+            tool_search,
             sandbox,
-            warnings: Vec::new(),
+            warnings,
+            flag_settings: overrides.settings.clone(),
+            env: child_env,
+            project_state: RawProjectState::default(),
         })
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn raw(json: &str) -> RawSettings {
-        serde_json::from_str(json).unwrap()
-    }
-
-    #[test]
-    fn flags_beat_env_beat_project_beat_user() {
-        let user = raw(r#"{"model":"user-model","baseUrl":"http://user/v1","maxTurns":3}"#);
-        let project = raw(r#"{"model":"project-model"}"#);
-        let none = |_: &str| None;
-        let s = Settings::resolve(&user, &project, &SettingsOverrides::default(), &none).unwrap();
-        assert_eq!(s.model, "project-model");
-        assert_eq!(s.base_url, "http://user/v1");
-        assert_eq!(s.max_turns, Some(3));
-
-        let env = |name: &str| (name == "LING_MODEL").then(|| "env-model".to_string());
-        let s = Settings::resolve(&user, &project, &SettingsOverrides::default(), &env).unwrap();
-        assert_eq!(s.model, "env-model");
-
-        let flags = SettingsOverrides {
-            model: Some("flag-model".into()),
-            ..Default::default()
-        };
-        let s = Settings::resolve(&user, &project, &flags, &env).unwrap();
-        assert_eq!(s.model, "flag-model");
-    }
-
-    #[test]
-    fn context_settings_have_defaults_and_refuse_nonsense() {
-        let none = |_: &str| None;
-        let resolve = |project: &str| {
-            Settings::resolve(
-                &RawSettings::default(),
-                &raw(project),
-                &SettingsOverrides::default(),
-                &none,
-            )
-        };
-        let s = resolve("{}").unwrap();
-        assert_eq!(
-            (s.context_window, s.auto_compact, s.auto_compact_percent),
-            (None, true, 85)
-        );
-        let s = resolve(r#"{"contextWindow":4096,"autoCompact":false,"autoCompactPercent":70}"#)
-            .unwrap();
-        assert_eq!(
-            (s.context_window, s.auto_compact, s.auto_compact_percent),
-            (Some(4096), false, 70)
-        );
-        let err = resolve(r#"{"contextWindow":0}"#).unwrap_err();
-        assert!(err.contains("contextWindow is 0"), "{err}");
-        let err = resolve(r#"{"autoCompactPercent":5}"#).unwrap_err();
-        assert!(err.contains("between 10 and 100"), "{err}");
-    }
-
-    #[test]
-    fn an_untrusted_project_keeps_only_its_narrowing_rules() {
-        let s = raw(r#"{"model":"m","permissions":{"allow":["bash"],"deny":["x"],"ask":["y"]}}"#)
-            .deny_only();
-        assert_eq!(s.model, None);
-        assert!(s.permissions.allow.is_empty());
-        assert_eq!(s.permissions.deny, ["x"]);
-        assert_eq!(s.permissions.ask, ["y"]);
-    }
-
-    #[test]
-    fn api_key_comes_from_the_named_variable() {
-        let project = raw(r#"{"apiKeyEnv":"DEEPSEEK_API_KEY"}"#);
-        let env = |name: &str| (name == "DEEPSEEK_API_KEY").then(|| "sk-1".to_string());
-        let s = Settings::resolve(
-            &RawSettings::default(),
-            &project,
-            &SettingsOverrides::default(),
-            &env,
-        )
-        .unwrap();
-        assert_eq!(s.api_key.as_deref(), Some("sk-1"));
-        assert_eq!(s.api_key_env, "DEEPSEEK_API_KEY");
-    }
-
-    #[test]
-    fn max_turns_0_is_an_error_naming_the_setting() {
-        let project = raw(r#"{"maxTurns":0}"#);
-        let err = Settings::resolve(
-            &RawSettings::default(),
-            &project,
-            &SettingsOverrides::default(),
-            &|_| None,
-        )
-        .err()
-        .unwrap_or_default();
-        assert!(
-            err.contains("maxTurns is 0") && err.contains("1 or more"),
-            "{err}"
-        );
-    }
-
-    #[test]
-    fn retry_and_line_limits_have_defaults_and_refuse_0() {
-        let none = |_: &str| None;
-        let defaults = SettingsOverrides::default();
-        let s = Settings::resolve(
-            &RawSettings::default(),
-            &RawSettings::default(),
-            &defaults,
-            &none,
-        )
-        .unwrap();
-        assert_eq!(s.max_retry_delay, Duration::from_secs(60));
-        assert_eq!(s.max_stream_line_bytes, 8 * 1024 * 1024);
-        assert!(!s.share_api_key_with_tools);
-        let set =
-            raw(r#"{"maxRetryDelayMs":250,"maxStreamLineBytes":1000,"shareApiKeyWithTools":true}"#);
-        let s = Settings::resolve(&RawSettings::default(), &set, &defaults, &none).unwrap();
-        assert_eq!(s.max_retry_delay, Duration::from_millis(250));
-        assert_eq!(s.max_stream_line_bytes, 1000);
-        assert!(s.share_api_key_with_tools);
-        for (json, needle) in [
-            (r#"{"maxRetryDelayMs":0}"#, "maxRetryDelayMs is 0"),
-            (r#"{"maxStreamLineBytes":0}"#, "maxStreamLineBytes is 0"),
-        ] {
-            let err = Settings::resolve(&RawSettings::default(), &raw(json), &defaults, &none)
-                .err()
-                .unwrap_or_default();
-            assert!(err.contains(needle), "{err}");
-        }
-    }
-
-    #[test]
-    fn the_schema_enum_of_modes_is_what_parse_accepts() {
-        for name in PermissionMode::NAMES {
-            assert!(PermissionMode::parse(name).is_some(), "{name}");
-        }
-        for mode in [
-            PermissionMode::Default,
-            PermissionMode::AcceptEdits,
-            PermissionMode::Plan,
-            PermissionMode::Bypass,
-        ] {
-            assert!(PermissionMode::NAMES.contains(&mode.as_str()), "{mode:?}");
-            assert!(
-                PermissionMode::NAMES.contains(&mode.hook_name()),
-                "{mode:?}"
-            );
-        }
-    }
-
-    #[test]
-    fn unknown_permission_keys_are_kept_for_a_warning() {
-        let s = raw(r#"{"permissions":{"alow":["bash"],"deny":["x"]}}"#);
-        assert_eq!(s.permissions.other.keys().collect::<Vec<_>>(), ["alow"]);
-        assert_eq!(s.permissions.deny, ["x"]);
-    }
-
-    #[test]
-    fn a_bad_mode_says_which_values_work() {
-        let project = raw(r#"{"permissions":{"defaultMode":"yolo"}}"#);
-        let err = Settings::resolve(
-            &RawSettings::default(),
-            &project,
-            &SettingsOverrides::default(),
-            &|_| None,
-        )
-        .err()
-        .unwrap_or_default();
-        assert!(err.contains("default, accept-edits, plan, bypass"), "{err}");
-    }
-}
+#[path = "settings_tests.rs"]
+mod tests;

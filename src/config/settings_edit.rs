@@ -40,6 +40,54 @@ pub fn add_allow_rule(file: &Path, rule: &str, owner_only: bool) -> Result<bool,
     Ok(true)
 }
 
+/// Keeps `/mcp enable NAME` or `/mcp disable NAME` for the project at `root` in the user's
+/// settings `file` (`projects.<root>.disabledMcpServers` / `enabledMcpServers`), every other
+/// key kept, the file replaced atomically and owner-only.
+pub fn set_mcp_server_enabled(
+    file: &Path,
+    root: &Path,
+    name: &str,
+    enabled: bool,
+) -> Result<(), ConfigError> {
+    let invalid = |message: String| ConfigError::Invalid {
+        path: file.to_path_buf(),
+        message,
+    };
+    let mut top = match read_json_value(file)? {
+        None => serde_json::Map::new(),
+        Some((_, Value::Object(map))) => map,
+        Some(_) => return Err(invalid("expected a JSON object".into())),
+    };
+    let root = root.to_string_lossy().into_owned();
+    let projects = top
+        .entry("projects")
+        .or_insert_with(|| Value::Object(serde_json::Map::new()))
+        .as_object_mut()
+        .ok_or_else(|| invalid("\"projects\" must be an object of project roots".into()))?;
+    let state = projects
+        .entry(root.clone())
+        .or_insert_with(|| Value::Object(serde_json::Map::new()))
+        .as_object_mut()
+        .ok_or_else(|| invalid(format!("\"projects\".{root:?} must be an object")))?;
+    let (add, remove) = if enabled {
+        ("enabledMcpServers", "disabledMcpServers")
+    } else {
+        ("disabledMcpServers", "enabledMcpServers")
+    };
+    for (key, keep) in [(remove, false), (add, true)] {
+        let list = state
+            .entry(key)
+            .or_insert_with(|| Value::Array(Vec::new()))
+            .as_array_mut()
+            .ok_or_else(|| invalid(format!("`{key}` must be a list of server names")))?;
+        list.retain(|n| n.as_str() != Some(name));
+        if keep {
+            list.push(Value::String(name.to_string()));
+        }
+    }
+    write_atomically(file, &Value::Object(top), true)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -65,5 +113,33 @@ mod tests {
         std::fs::write(&file, r#"{"permissions": {"allow": "x"}}"#).unwrap();
         let err = add_allow_rule(&file, "r", false).unwrap_err().to_string();
         assert!(err.contains("must be an array"), "{err}");
+    }
+
+    #[test]
+    fn a_servers_switch_is_kept_per_project() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("settings.json");
+        std::fs::write(&file, r#"{"model": "m"}"#).unwrap();
+        let root = Path::new("/p");
+        set_mcp_server_enabled(&file, root, "db", false).unwrap();
+        set_mcp_server_enabled(&file, root, "db", false).unwrap();
+        set_mcp_server_enabled(&file, Path::new("/q"), "web", true).unwrap();
+        let value: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+        assert_eq!(
+            value,
+            serde_json::json!({"model": "m", "projects": {
+                "/p": {"enabledMcpServers": [], "disabledMcpServers": ["db"]},
+                "/q": {"disabledMcpServers": [], "enabledMcpServers": ["web"]}}})
+        );
+        set_mcp_server_enabled(&file, root, "db", true).unwrap();
+        let value: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+        assert_eq!(
+            value["projects"]["/p"]["disabledMcpServers"],
+            serde_json::json!([])
+        );
+        assert_eq!(
+            value["projects"]["/p"]["enabledMcpServers"],
+            serde_json::json!(["db"])
+        );
     }
 }

@@ -12,10 +12,11 @@ use tokio::task::JoinHandle;
 use super::claude;
 use super::command::run_command;
 use super::http::run_http;
-use super::input::{HookContext, HookInput};
+use super::input::{HookContext, HookInput, sent_input};
 use super::matcher::Matcher;
 use super::outcome::{Effect, HookNotice, HookOutcome, NoticeKind, combine};
 use super::output::{RunResult, interpret};
+use super::transcript::ClaudeTranscript;
 use crate::config::hooks::{
     HandlerKind, HookDialect, HookEventName, HookHandler, HookLayers, HooksConfig,
 };
@@ -40,6 +41,9 @@ pub struct HookListing {
     pub source: PathBuf,
     /// `claude`: from a Claude Code file, told Claude's tool names.
     pub dialect: HookDialect,
+    /// The handler's `if` rule, when it has one.
+    #[serde(rename = "if", skip_serializing_if = "Option::is_none")]
+    pub condition: Option<String>,
 }
 
 /// Cheap to clone: clones share the hooks and the async handlers in flight.
@@ -48,6 +52,8 @@ pub struct HookEngine {
     inner: Arc<Inner>,
     /// What command handlers start with.
     child_env: ChildEnv,
+    /// Matches `if` rules; without one, a handler with an `if` runs on every call it matches.
+    conditions: Option<Arc<dyn ConditionMatcher>>,
 }
 
 struct Inner {
@@ -55,6 +61,8 @@ struct Inner {
     http: OnceLock<Result<reqwest::Client, String>>,
     background: Mutex<Vec<JoinHandle<()>>>,
     background_notices: Mutex<Vec<HookNotice>>,
+    /// The Claude-shaped transcript of Claude Code files' hooks, written as far as it is.
+    claude_transcript: Mutex<ClaudeTranscript>,
 }
 
 struct Group {
@@ -68,6 +76,14 @@ struct Handler {
     config: HookHandler,
     description: String,
     dialect: HookDialect,
+    source: PathBuf,
+}
+
+/// Decides whether a tool call matches a handler's `if` rule (`Bash(git commit*)`). The
+/// permission rules' matcher does it (`agent::RuleConditions`); the engine, below them, only
+/// asks.
+pub trait ConditionMatcher: Send + Sync {
+    fn matches(&self, rule: &str, tool: &str, input: &serde_json::Value) -> bool;
 }
 
 impl HookEngine {
@@ -79,10 +95,21 @@ impl HookEngine {
         project: &ProjectFiles,
         layers: HookLayers,
     ) -> Result<(Self, Vec<String>), ConfigError> {
+        Self::load_with(paths, project, layers, None)
+    }
+
+    /// [`HookEngine::load`], then the `hooks` of `--settings` (in Claude Code's format) when
+    /// the user's layer is on.
+    pub fn load_with(
+        paths: &Paths,
+        project: &ProjectFiles,
+        layers: HookLayers,
+        flag: Option<&crate::config::FlagSettings>,
+    ) -> Result<(Self, Vec<String>), ConfigError> {
         if layers == HookLayers::NONE {
             return Ok((Self::empty(), Vec::new()));
         }
-        Self::from_config(HooksConfig::load(paths, project, layers)?)
+        Self::from_config(HooksConfig::load_with(paths, project, layers, flag)?)
     }
 
     /// Compiles the matchers of already-parsed hooks.
@@ -107,6 +134,7 @@ impl HookEngine {
                         description: describe(&config.kind),
                         config,
                         dialect: group.dialect,
+                        source: group.source.clone(),
                     })
                 })
                 .collect();
@@ -131,9 +159,32 @@ impl HookEngine {
                 http: OnceLock::new(),
                 background: Mutex::new(Vec::new()),
                 background_notices: Mutex::new(Vec::new()),
+                claude_transcript: Mutex::default(),
             }),
             child_env: ChildEnv::default(),
+            conditions: None,
         }
+    }
+
+    /// Handlers' `if` rules are matched by `conditions`.
+    pub fn with_conditions(mut self, conditions: Arc<dyn ConditionMatcher>) -> Self {
+        self.conditions = Some(conditions);
+        self
+    }
+
+    /// Every handler's `if` rule with where it is written: (rule, file, line, column), for the
+    /// caller to check they parse before anything runs.
+    pub fn conditions(&self) -> Vec<(String, PathBuf, usize, usize)> {
+        let mut out = Vec::new();
+        for group in self.inner.by_event.iter().flatten() {
+            for handler in &group.handlers {
+                if let Some(rule) = &handler.config.condition {
+                    let at = handler.config.condition_at;
+                    out.push((rule.clone(), handler.source.clone(), at.line, at.column));
+                }
+            }
+        }
+        out
     }
 
     /// Command handlers start with this environment (by default: without `OPENAI_API_KEY`).
@@ -161,9 +212,12 @@ impl HookEngine {
     /// others run concurrently and their effects are combined in configuration order.
     pub async fn run(&self, input: &HookInput, ctx: &HookContext) -> HookOutcome {
         let event = input.event();
-        let handlers = self.matching(event, input.match_value());
+        let handlers = self.matching(input);
         if handlers.is_empty() {
             return HookOutcome::default();
+        }
+        if handlers.iter().any(|h| h.dialect == HookDialect::Claude) {
+            self.sync_claude_transcript(ctx);
         }
         let payload_of =
             |dialect| serde_json::to_vec(&input.to_json(ctx, dialect)).unwrap_or_default();
@@ -197,15 +251,41 @@ impl HookEngine {
             ..
         } = input
         {
-            // An `updatedInput` may use Claude's field names; the tool gets Ling's.
-            let sent = claude::with_claude_fields(tool_name, tool_input);
-            for effect in &mut effects {
+            // An `updatedInput` may use Claude's field names; the tool gets Ling's. Each is
+            // compared with what its own handler was sent (a Claude file's: an absolute path).
+            for (effect, handler) in effects.iter_mut().zip(&foreground) {
                 if let Some(update) = effect.updated_input.take() {
+                    let sent = sent_input(tool_name, tool_input, ctx, handler.dialect);
                     effect.updated_input = Some(claude::to_ling_update(tool_name, &sent, update));
                 }
             }
         }
         combine(input.tool_input(), effects)
+    }
+
+    /// Runs the matching handlers of `input` in the background, as `async` ones run: for events
+    /// that decide nothing and must not keep the user waiting (Notification). Their failures are
+    /// reported with [`HookEngine::take_async_notices`].
+    pub fn notify(&self, input: &HookInput, ctx: &HookContext) {
+        let handlers = self.matching(input);
+        if handlers.iter().any(|h| h.dialect == HookDialect::Claude) {
+            self.sync_claude_transcript(ctx);
+        }
+        for handler in handlers {
+            let bytes =
+                serde_json::to_vec(&input.to_json(ctx, handler.dialect)).unwrap_or_default();
+            self.start_background(handler, input.event(), bytes, ctx.clone());
+        }
+    }
+
+    /// Brings the Claude-shaped transcript up to date before a Claude Code file's hook reads it.
+    fn sync_claude_transcript(&self, ctx: &HookContext) {
+        if let Err(e) = lock(&self.inner.claude_transcript).sync(&ctx.transcript_path) {
+            tracing::warn!(
+                "hooks: cannot write the Claude-shaped transcript beside {}: {e}",
+                ctx.transcript_path.display()
+            );
+        }
     }
 
     /// Every loaded handler, by event, in configuration order.
@@ -223,6 +303,7 @@ impl HookEngine {
                         fail_closed: handler.config.fail_closed,
                         source: group.source.clone(),
                         dialect: handler.dialect,
+                        condition: handler.config.condition.clone(),
                     });
                 }
             }
@@ -250,9 +331,12 @@ impl HookEngine {
         }
     }
 
-    /// The matching handlers in configuration order; one listed under several matching groups
-    /// runs once.
-    fn matching(&self, event: HookEventName, match_value: Option<&str>) -> Vec<Arc<Handler>> {
+    /// The handlers matching `input` in configuration order: their group's matcher matches,
+    /// and on a tool event their `if` rule matches the call. One listed under several matching
+    /// groups runs once.
+    fn matching(&self, input: &HookInput) -> Vec<Arc<Handler>> {
+        let (event, match_value) = (input.event(), input.match_value());
+        let call = input.tool_call();
         let mut found: Vec<Arc<Handler>> = Vec::new();
         for group in &self.inner.by_event[event.index()] {
             let applies = match match_value {
@@ -263,7 +347,13 @@ impl HookEngine {
                 continue;
             }
             for handler in &group.handlers {
-                if !found.iter().any(|f| f.config == handler.config) {
+                let condition_holds = match (&handler.config.condition, call, &self.conditions) {
+                    (Some(rule), Some((tool, tool_input)), Some(conditions)) => {
+                        conditions.matches(rule, tool, tool_input)
+                    }
+                    _ => true,
+                };
+                if condition_holds && !found.iter().any(|f| f.config == handler.config) {
                     found.push(Arc::clone(handler));
                 }
             }
@@ -333,7 +423,11 @@ impl HookEngine {
             .into_iter()
             .filter(|n| matches!(n.kind, NoticeKind::Error | NoticeKind::Timeout))
             .collect();
-        if effect.decision.is_some() || effect.stop.is_some() || effect.updated_input.is_some() {
+        if effect.decision.is_some()
+            || effect.stop.is_some()
+            || effect.updated_input.is_some()
+            || effect.updated_output.is_some()
+        {
             notices.push(HookNotice {
                 event,
                 handler: handler.description.clone(),

@@ -13,12 +13,21 @@ use crate::config::hooks::{HookDialect, HookEventName};
 #[derive(Debug, Clone)]
 pub struct HookContext {
     pub session_id: String,
+    /// Ling's transcript; hooks from a Claude Code file get one in Claude's shape beside it
+    /// ([`super::transcript`]).
     pub transcript_path: PathBuf,
     pub cwd: PathBuf,
     /// [`crate::config::PermissionMode::hook_name`] of the session's mode.
     pub permission_mode: String,
-    /// Inside a sub-agent: its `agent_id` and `agent_type` (Claude Code's common fields there).
-    pub agent: Option<(String, String)>,
+    /// Inside a subagent: which one (every event's input then says `agent_id` and `agent_type`).
+    pub agent: Option<SubagentInfo>,
+}
+
+/// A subagent, as its hooks are told.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SubagentInfo {
+    pub agent_id: String,
+    pub agent_type: String,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -52,6 +61,27 @@ pub enum HookInput {
         stop_hook_active: bool,
         last_assistant_message: String,
     },
+    /// A sub-agent starts (Claude Code's contract).
+    SubagentStart {
+        agent_id: String,
+        agent_type: String,
+    },
+    /// A sub-agent would end its turn: as Stop, for the child; a block sends it back with the
+    /// reason.
+    SubagentStop {
+        stop_hook_active: bool,
+        agent_id: String,
+        agent_type: String,
+        agent_transcript_path: PathBuf,
+        last_assistant_message: String,
+    },
+    /// Ling waits for the user.
+    Notification {
+        message: String,
+        title: Option<String>,
+        /// `permission_prompt`, `idle_prompt` or `elicitation_dialog`.
+        notification_type: String,
+    },
     PreCompact {
         /// `manual` or `auto`.
         trigger: String,
@@ -59,19 +89,6 @@ pub enum HookInput {
     },
     SessionEnd {
         reason: String,
-    },
-    /// A sub-agent starts (Claude Code's contract).
-    SubagentStart {
-        agent_id: String,
-        agent_type: String,
-    },
-    /// A sub-agent would end its work; a block sends it back with the reason.
-    SubagentStop {
-        stop_hook_active: bool,
-        last_assistant_message: String,
-        agent_id: String,
-        agent_type: String,
-        agent_transcript_path: PathBuf,
     },
 }
 
@@ -84,14 +101,16 @@ impl HookInput {
             Self::PostToolUse { .. } => HookEventName::PostToolUse,
             Self::PostToolUseFailure { .. } => HookEventName::PostToolUseFailure,
             Self::Stop { .. } => HookEventName::Stop,
-            Self::PreCompact { .. } => HookEventName::PreCompact,
-            Self::SessionEnd { .. } => HookEventName::SessionEnd,
             Self::SubagentStart { .. } => HookEventName::SubagentStart,
             Self::SubagentStop { .. } => HookEventName::SubagentStop,
+            Self::Notification { .. } => HookEventName::Notification,
+            Self::PreCompact { .. } => HookEventName::PreCompact,
+            Self::SessionEnd { .. } => HookEventName::SessionEnd,
         }
     }
 
-    /// What matchers are tested against: the tool name, the session source or the trigger.
+    /// What matchers are tested against: the tool name, the session source, the trigger, the
+    /// subagent's type or the notification's type.
     pub fn match_value(&self) -> Option<&str> {
         match self {
             Self::PreToolUse { tool_name, .. }
@@ -102,6 +121,9 @@ impl HookInput {
             Self::SubagentStart { agent_type, .. } | Self::SubagentStop { agent_type, .. } => {
                 Some(agent_type)
             }
+            Self::Notification {
+                notification_type, ..
+            } => Some(notification_type),
             _ => None,
         }
     }
@@ -114,10 +136,34 @@ impl HookInput {
         }
     }
 
+    /// The tool call of a tool event, which a handler's `if` rule is tested on.
+    pub fn tool_call(&self) -> Option<(&str, &Value)> {
+        match self {
+            Self::PreToolUse {
+                tool_name,
+                tool_input,
+                ..
+            }
+            | Self::PostToolUse {
+                tool_name,
+                tool_input,
+                ..
+            }
+            | Self::PostToolUseFailure {
+                tool_name,
+                tool_input,
+                ..
+            } => Some((tool_name, tool_input)),
+            _ => None,
+        }
+    }
+
     /// The JSON a handler receives on stdin (or as the POST body). A builtin tool's input
     /// carries Claude Code's field names beside Ling's, and a PostToolUse `tool_response` is
     /// Claude's object for the tool with the text beside it ([`claude`]); `dialect` says whose
-    /// spelling `tool_name` has.
+    /// spelling `tool_name` has. For a Claude Code file's hooks (`dialect` Claude) `file_path`
+    /// is absolute, as Claude Code passes it, and `transcript_path` is the transcript in
+    /// Claude's shape ([`super::transcript::claude_path`]).
     pub fn to_json(&self, ctx: &HookContext, dialect: HookDialect) -> Value {
         let name = |tool: &str| -> String {
             match (dialect, claude::claude_tool_name(tool)) {
@@ -125,19 +171,23 @@ impl HookInput {
                 _ => tool.to_string(),
             }
         };
-        let input = claude::with_claude_fields;
+        let input = |tool: &str, input: &Value| sent_input(tool, input, ctx, dialect);
+        let transcript = match dialect {
+            HookDialect::Claude => super::transcript::claude_path(&ctx.transcript_path),
+            HookDialect::Ling => ctx.transcript_path.clone(),
+        };
         let mut map = Map::new();
         map.insert("session_id".into(), json!(ctx.session_id));
         map.insert(
             "transcript_path".into(),
-            json!(ctx.transcript_path.to_string_lossy()),
+            json!(transcript.to_string_lossy()),
         );
         map.insert("cwd".into(), json!(ctx.cwd.to_string_lossy()));
         map.insert("permission_mode".into(), json!(ctx.permission_mode));
         map.insert("hook_event_name".into(), json!(self.event().as_str()));
-        if let Some((agent_id, agent_type)) = &ctx.agent {
-            map.insert("agent_id".into(), json!(agent_id));
-            map.insert("agent_type".into(), json!(agent_type));
+        if let Some(agent) = &ctx.agent {
+            map.insert("agent_id".into(), json!(agent.agent_id));
+            map.insert("agent_type".into(), json!(agent.agent_type));
         }
         let fields = match self {
             Self::SessionStart { source } => json!({ "source": source }),
@@ -183,34 +233,62 @@ impl HookInput {
                 "stop_hook_active": stop_hook_active,
                 "last_assistant_message": last_assistant_message,
             }),
-            Self::PreCompact {
-                trigger,
-                custom_instructions,
-            } => json!({ "trigger": trigger, "custom_instructions": custom_instructions }),
-            Self::SessionEnd { reason } => json!({ "reason": reason }),
             Self::SubagentStart {
                 agent_id,
                 agent_type,
             } => json!({ "agent_id": agent_id, "agent_type": agent_type }),
             Self::SubagentStop {
                 stop_hook_active,
-                last_assistant_message,
                 agent_id,
                 agent_type,
                 agent_transcript_path,
+                last_assistant_message,
             } => json!({
                 "stop_hook_active": stop_hook_active,
-                "last_assistant_message": last_assistant_message,
                 "agent_id": agent_id,
                 "agent_type": agent_type,
-                "agent_transcript_path": agent_transcript_path.to_string_lossy(),
+                "agent_transcript_path": match dialect {
+                    HookDialect::Claude => super::transcript::claude_path(agent_transcript_path),
+                    HookDialect::Ling => agent_transcript_path.clone(),
+                }.to_string_lossy(),
+                "last_assistant_message": last_assistant_message,
             }),
+            Self::Notification {
+                message,
+                title,
+                notification_type,
+            } => {
+                let mut fields =
+                    json!({ "message": message, "notification_type": notification_type });
+                if let Some(title) = title {
+                    fields["title"] = json!(title);
+                }
+                fields
+            }
+            Self::PreCompact {
+                trigger,
+                custom_instructions,
+            } => json!({ "trigger": trigger, "custom_instructions": custom_instructions }),
+            Self::SessionEnd { reason } => json!({ "reason": reason }),
         };
         if let Value::Object(fields) = fields {
             map.extend(fields);
         }
         Value::Object(map)
     }
+}
+
+/// The `tool_input` a handler gets: Ling's fields with Claude's beside; for a Claude Code file's
+/// handler, `file_path` absolute (Ling's `path` stays as the model gave it).
+pub fn sent_input(tool: &str, input: &Value, ctx: &HookContext, dialect: HookDialect) -> Value {
+    let mut sent = claude::with_claude_fields(tool, input);
+    if dialect == HookDialect::Claude
+        && let Some(Value::String(path)) = sent.get("file_path")
+    {
+        let absolute = ctx.cwd.join(path).to_string_lossy().into_owned();
+        sent["file_path"] = json!(absolute);
+    }
+    sent
 }
 
 /// A made-up event for `ling hooks run EVENT [--tool NAME] [--input JSON]`.
@@ -284,13 +362,6 @@ pub fn made_up_input(
                 .unwrap_or(false),
             last_assistant_message: text(&mut fields, "last_assistant_message", "")?,
         },
-        HookEventName::PreCompact => HookInput::PreCompact {
-            trigger: text(&mut fields, "trigger", "manual")?,
-            custom_instructions: text(&mut fields, "custom_instructions", "")?,
-        },
-        HookEventName::SessionEnd => HookInput::SessionEnd {
-            reason: text(&mut fields, "reason", "other")?,
-        },
         HookEventName::SubagentStart => HookInput::SubagentStart {
             agent_id: text(&mut fields, "agent_id", "agent_ling_hooks_run")?,
             agent_type: text(&mut fields, "agent_type", "general-purpose")?,
@@ -300,10 +371,24 @@ pub fn made_up_input(
                 .remove("stop_hook_active")
                 .and_then(|v| v.as_bool())
                 .unwrap_or(false),
-            last_assistant_message: text(&mut fields, "last_assistant_message", "")?,
             agent_id: text(&mut fields, "agent_id", "agent_ling_hooks_run")?,
             agent_type: text(&mut fields, "agent_type", "general-purpose")?,
             agent_transcript_path: PathBuf::from(text(&mut fields, "agent_transcript_path", "")?),
+            last_assistant_message: text(&mut fields, "last_assistant_message", "")?,
+        },
+        HookEventName::Notification => HookInput::Notification {
+            message: text(&mut fields, "message", "Ling needs your attention")?,
+            title: fields
+                .remove("title")
+                .and_then(|v| v.as_str().map(str::to_string)),
+            notification_type: text(&mut fields, "notification_type", "idle_prompt")?,
+        },
+        HookEventName::PreCompact => HookInput::PreCompact {
+            trigger: text(&mut fields, "trigger", "manual")?,
+            custom_instructions: text(&mut fields, "custom_instructions", "")?,
+        },
+        HookEventName::SessionEnd => HookInput::SessionEnd {
+            reason: text(&mut fields, "reason", "other")?,
         },
     };
     Ok(made)

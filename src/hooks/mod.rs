@@ -13,9 +13,10 @@ pub mod matcher;
 mod outcome;
 mod output;
 mod render;
+pub mod transcript;
 
 pub use crate::config::hooks::HookEventName;
-pub use engine::{HookEngine, HookListing};
-pub use input::{HookContext, HookInput, made_up_input};
+pub use engine::{ConditionMatcher, HookEngine, HookListing};
+pub use input::{HookContext, HookInput, SubagentInfo, made_up_input};
 pub use outcome::{Decision, HookNotice, HookOutcome, NoticeKind};
 pub use render::{render_listing, render_outcome};

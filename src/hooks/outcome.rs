@@ -74,6 +74,10 @@ pub struct HookOutcome {
     pub reason: Option<String>,
     /// PreToolUse: the tool input after every handler's update, when any handler updated it.
     pub updated_input: Option<Value>,
+    /// PostToolUse: what the model gets instead of the tool's output (`updatedToolOutput`);
+    /// the last handler's in configuration order.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub updated_output: Option<String>,
     /// Context for the model, in configuration order.
     pub additional_context: Vec<String>,
     /// Messages for the user, in configuration order.
@@ -95,6 +99,7 @@ pub(crate) struct Effect {
     pub decision: Option<Decision>,
     pub reason: Option<String>,
     pub updated_input: Option<Map<String, Value>>,
+    pub updated_output: Option<String>,
     pub context: Option<String>,
     pub system_message: Option<String>,
     pub stop: Option<String>,
@@ -128,6 +133,9 @@ pub(crate) fn combine(tool_input: Option<&Value>, effects: Vec<Effect>) -> HookO
             };
             input = Some(Value::Object(merged));
             outcome.updated_input = input.clone();
+        }
+        if effect.updated_output.is_some() {
+            outcome.updated_output = effect.updated_output;
         }
         outcome.additional_context.extend(effect.context);
         outcome.system_messages.extend(effect.system_message);

@@ -200,6 +200,9 @@ impl Reader<'_> {
         if let Some(context) = text("additionalContext").filter(|c| !c.trim().is_empty()) {
             self.effect.context = Some(cap(context));
         }
+        if self.event == HookEventName::PostToolUse {
+            self.updated_output(specific);
+        }
         if self.event != HookEventName::PreToolUse {
             return;
         }
@@ -229,6 +232,53 @@ impl Reader<'_> {
                 "updatedInput must be an object of tool arguments; ignored".into(),
             ),
         }
+    }
+
+    /// PostToolUse's `updatedToolOutput` (or `updatedMCPToolOutput`): the text the model gets
+    /// instead of the tool's. A string is that text; Claude's object for a tool gives its
+    /// `text`, else Bash's `stdout` (and `stderr`), else MCP's `content` text blocks; anything
+    /// else is the JSON itself.
+    fn updated_output(&mut self, specific: &Map<String, Value>) {
+        let Some(output) = specific
+            .get("updatedToolOutput")
+            .or_else(|| specific.get("updatedMCPToolOutput"))
+            .filter(|v| !v.is_null())
+        else {
+            return;
+        };
+        let text = match output {
+            Value::String(text) => text.clone(),
+            Value::Object(fields) => {
+                let field = |key: &str| fields.get(key).and_then(Value::as_str);
+                if let Some(text) = field("text") {
+                    text.to_string()
+                } else if let Some(stdout) = field("stdout") {
+                    match field("stderr").filter(|e| !e.is_empty()) {
+                        Some(stderr) => format!("{stdout}\n{stderr}"),
+                        None => stdout.to_string(),
+                    }
+                } else if let Some(Value::Array(blocks)) = fields.get("content") {
+                    blocks
+                        .iter()
+                        .filter_map(|b| b.get("text").and_then(Value::as_str))
+                        .collect::<Vec<_>>()
+                        .join("\n")
+                } else {
+                    output.to_string()
+                }
+            }
+            Value::Array(blocks) => blocks
+                .iter()
+                .filter_map(|b| b.get("text").and_then(Value::as_str))
+                .collect::<Vec<_>>()
+                .join("\n"),
+            other => other.to_string(),
+        };
+        self.notice(
+            NoticeKind::Rewrite,
+            "replaced the tool output the model reads".into(),
+        );
+        self.effect.updated_output = Some(cap(&text));
     }
 
     /// Records a decision; a stronger one already made by the same handler stands.

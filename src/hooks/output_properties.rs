@@ -196,6 +196,7 @@ impl Shape {
         };
         Effect {
             decision: decisions.into_iter().max(),
+            updated_output: None,
             updated_input: specific
                 .and_then(|s| s.updated_input.clone())
                 .filter(|_| pre_tool),

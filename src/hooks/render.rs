@@ -22,6 +22,9 @@ pub fn render_listing(list: &[HookListing], json: bool) -> String {
             if l.fail_closed {
                 options.push("failClosed".into());
             }
+            if let Some(rule) = &l.condition {
+                options.push(format!("if {rule}"));
+            }
             [
                 l.event.to_string(),
                 l.matcher.clone().unwrap_or_else(|| "*".into()),
@@ -73,6 +76,9 @@ pub fn render_outcome(outcome: &HookOutcome, json: bool) -> String {
     if let Some(input) = &outcome.updated_input {
         line("updated input", &input.to_string());
     }
+    if let Some(output) = &outcome.updated_output {
+        line("updated output", output);
+    }
     for context in &outcome.additional_context {
         line("context", context);
     }
@@ -109,6 +115,7 @@ mod tests {
                 fail_closed: true,
                 source: PathBuf::from("/p/.ling/hooks.json"),
                 dialect: HookDialect::Ling,
+                condition: None,
             },
             HookListing {
                 event: HookEventName::Stop,
@@ -119,6 +126,7 @@ mod tests {
                 fail_closed: false,
                 source: PathBuf::from("/h/hooks.json"),
                 dialect: HookDialect::Ling,
+                condition: None,
             },
         ];
         assert_eq!(
@@ -141,6 +149,7 @@ mod tests {
             decision: Some(Decision::Block),
             reason: Some("no force push".into()),
             updated_input: Some(serde_json::json!({"command": "git push"})),
+            updated_output: None,
             additional_context: vec!["ctx".into()],
             system_messages: vec![],
             stop: None,

@@ -2,7 +2,9 @@
 //! timeout), keeps one failure from touching the others, reports each server's status (with a
 //! subscription so the REPL can show servers joining), offers the tools of the connected ones
 //! under their model-facing names, routes calls back to the right server, and re-lists tools
-//! after `notifications/tools/list_changed`.
+//! after `notifications/tools/list_changed`. Servers change while it runs: one is disabled or
+//! enabled ([`McpManager::set_enabled`]), or a new set of configs replaces the old
+//! ([`McpManager::apply`]: only the servers whose config changed restart).
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -120,11 +122,25 @@ pub struct McpToolInfo {
 
 pub struct McpManager {
     options: ManagerOptions,
-    slots: Vec<Slot>,
-    /// The server part of each slot's tool names ([`server_prefixes`] over every config).
-    prefixes: Vec<String>,
+    /// One per configured server, in config order.
+    slots: RwLock<Vec<Arc<Slot>>>,
     catalog: RwLock<Catalog>,
     status: watch::Sender<Vec<ServerStatus>>,
+}
+
+/// What [`McpManager::apply`] changed, by server name.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Applied {
+    pub added: Vec<String>,
+    pub removed: Vec<String>,
+    /// Servers whose config changed: restarted with the new one.
+    pub changed: Vec<String>,
+}
+
+impl Applied {
+    pub fn is_empty(&self) -> bool {
+        self.added.is_empty() && self.removed.is_empty() && self.changed.is_empty()
+    }
 }
 
 struct Slot {
@@ -158,50 +174,129 @@ impl McpManager {
     /// Starts every enabled server in the background and returns at once.
     pub fn start(configs: Vec<ServerConfig>, options: ManagerOptions) -> Arc<Self> {
         let logs = options.paths.logs_dir();
-        let slots: Vec<Slot> = configs
+        let slots: Vec<Arc<Slot>> = configs
             .into_iter()
-            .map(|config| {
-                let state = if config.disabled {
-                    ServerState::Disabled
-                } else {
-                    ServerState::Starting
-                };
-                Slot {
-                    log: Arc::new(ServerLog::open(
-                        &logs,
-                        &config.name,
-                        Redactor::for_config(&config),
-                    )),
-                    config,
-                    login: Mutex::new(Login::Never),
-                    auth: Mutex::new(None),
-                    state: Mutex::new(SlotState {
-                        state,
-                        client: None,
-                        tools: Vec::new(),
-                        info: None,
-                        generation: 0,
-                        era: None,
-                    }),
-                }
-            })
+            .map(|config| Arc::new(Slot::new(config, &logs)))
             .collect();
         let (status, _) = watch::channel(Vec::new());
-        let prefixes = server_prefixes(slots.iter().map(|s| s.config.name.as_str()));
         let manager = Arc::new(Self {
             options,
-            slots,
-            prefixes,
+            slots: RwLock::new(slots),
             catalog: RwLock::default(),
             status,
         });
         manager.publish();
-        for (index, slot) in manager.slots.iter().enumerate() {
+        for slot in manager.slots() {
             if !slot.config.disabled {
-                tokio::spawn(manager.clone().run_start(index, 0));
+                tokio::spawn(manager.clone().run_start(slot, 0));
             }
         }
         manager
+    }
+
+    /// The slots as they are now.
+    fn slots(&self) -> Vec<Arc<Slot>> {
+        self.slots.read().map(|s| s.clone()).unwrap_or_default()
+    }
+
+    /// Stops a server (its tools leave the catalog) or starts it again (`/mcp disable`,
+    /// `/mcp enable`); an enable waits until it is connected or failed.
+    pub async fn set_enabled(
+        self: &Arc<Self>,
+        server: &str,
+        enabled: bool,
+    ) -> Result<(), McpError> {
+        let slot = self.slot(server)?;
+        if !enabled {
+            let old = {
+                let mut state = lock_state(&slot);
+                state.generation += 1;
+                state.state = ServerState::Disabled;
+                state.tools.clear();
+                state.client.take()
+            };
+            self.rebuild_catalog();
+            self.publish();
+            if let Some(old) = old {
+                old.close().await;
+            }
+            return Ok(());
+        }
+        let generation = {
+            let mut state = lock_state(&slot);
+            if matches!(state.state, ServerState::Connected | ServerState::Starting) {
+                return Ok(());
+            }
+            state.generation += 1;
+            state.state = ServerState::Starting;
+            state.generation
+        };
+        self.publish();
+        self.clone().run_start(slot.clone(), generation).await;
+        match status_of(&slot).state {
+            ServerState::Failed(reason) | ServerState::NeedsAuth(reason) => {
+                Err(McpError::NotConnected {
+                    server: server.into(),
+                    reason,
+                })
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// Replaces the servers with `configs` (the MCP config files changed): a server no longer
+    /// configured is shut down, a new one started, one whose config changed restarted with
+    /// it; the others go on untouched. Returns at once; new servers start in the background.
+    pub async fn apply(self: &Arc<Self>, configs: Vec<ServerConfig>) -> Applied {
+        let logs = self.options.paths.logs_dir();
+        let old = self.slots();
+        let mut applied = Applied::default();
+        let mut closing = Vec::new();
+        let mut starting = Vec::new();
+        let mut slots = Vec::with_capacity(configs.len());
+        for config in configs {
+            match old.iter().find(|s| s.config.name == config.name) {
+                Some(slot) if slot.config == config => slots.push(slot.clone()),
+                found => {
+                    if let Some(slot) = found {
+                        applied.changed.push(config.name.clone());
+                        closing.push(slot.clone());
+                    } else {
+                        applied.added.push(config.name.clone());
+                    }
+                    let slot = Arc::new(Slot::new(config, &logs));
+                    if !slot.config.disabled {
+                        starting.push(slot.clone());
+                    }
+                    slots.push(slot);
+                }
+            }
+        }
+        for slot in &old {
+            if !slots.iter().any(|s| s.config.name == slot.config.name) {
+                applied.removed.push(slot.config.name.clone());
+                closing.push(slot.clone());
+            }
+        }
+        if let Ok(mut current) = self.slots.write() {
+            *current = slots;
+        }
+        self.rebuild_catalog();
+        self.publish();
+        let clients: Vec<McpClient> = closing
+            .iter()
+            .filter_map(|slot| {
+                let mut state = lock_state(slot);
+                state.generation += 1;
+                state.client.take()
+            })
+            .collect();
+        let closed = futures::future::join_all(clients.iter().map(McpClient::close));
+        let _ = tokio::time::timeout(SHUTDOWN_LIMIT, closed).await;
+        for slot in starting {
+            tokio::spawn(self.clone().run_start(slot, 0));
+        }
+        applied
     }
 
     /// Waits until no server is starting any more.
@@ -213,7 +308,7 @@ impl McpManager {
     }
 
     pub fn statuses(&self) -> Vec<ServerStatus> {
-        self.slots.iter().map(status_of).collect()
+        self.slots().iter().map(|s| status_of(s)).collect()
     }
 
     /// Every status change (a server connecting, failing, its tools changing).
@@ -230,39 +325,37 @@ impl McpManager {
     }
 
     pub fn configs(&self) -> Vec<ServerConfig> {
-        self.slots.iter().map(|s| s.config.clone()).collect()
+        self.slots().iter().map(|s| s.config.clone()).collect()
     }
 
     /// The connected client of one server (for resources and prompts).
     pub fn client(&self, server: &str) -> Option<McpClient> {
-        let slot = self.slots.iter().find(|s| s.config.name == server)?;
+        let slot = self.slot(server).ok()?;
         slot.state.lock().ok()?.client.clone()
     }
 
     /// The path of a server's log file.
     pub fn log_path(&self, server: &str) -> Option<PathBuf> {
-        let slot = self.slots.iter().find(|s| s.config.name == server)?;
+        let slot = self.slot(server).ok()?;
         Some(slot.log.path().to_path_buf())
     }
 
     /// Re-lists the tools of servers that sent `notifications/tools/list_changed`. Cheap when
     /// none did. Returns whether the offered tools changed.
     pub async fn refresh_if_changed(&self) -> bool {
-        let changed: Vec<(usize, McpClient)> = self
-            .slots
-            .iter()
-            .enumerate()
-            .filter_map(|(i, slot)| {
+        let changed: Vec<(Arc<Slot>, McpClient)> = self
+            .slots()
+            .into_iter()
+            .filter_map(|slot| {
                 let client = slot.state.lock().ok()?.client.clone()?;
-                client.take_tools_changed().then_some((i, client))
+                client.take_tools_changed().then_some((slot, client))
             })
             .collect();
         if changed.is_empty() {
             return false;
         }
         let lists = futures::future::join_all(changed.iter().map(|(_, c)| c.list_tools())).await;
-        for ((index, _), list) in changed.iter().zip(lists) {
-            let slot = &self.slots[*index];
+        for ((slot, _), list) in changed.iter().zip(lists) {
             match list {
                 Ok(tools) => {
                     if let Ok(mut state) = slot.state.lock() {
@@ -337,7 +430,7 @@ impl McpManager {
             .call_tool(tool, arguments, cancel, progress, slot.config.tool_timeout)
             .await;
         if result.is_err()
-            && let Some(how) = needs_login(slot)
+            && let Some(how) = needs_login(&slot)
         {
             // The token was refused mid-session and cannot be renewed without the user.
             if let Ok(mut state) = slot.state.lock() {
@@ -357,11 +450,6 @@ impl McpManager {
     /// Restarts one server and waits until it is connected or failed.
     pub async fn reconnect(self: &Arc<Self>, server: &str) -> Result<(), McpError> {
         let slot = self.slot(server)?;
-        let index = self
-            .slots
-            .iter()
-            .position(|s| s.config.name == server)
-            .unwrap_or_default();
         let (old, generation) = {
             let mut state = slot
                 .state
@@ -377,8 +465,8 @@ impl McpManager {
         if let Some(old) = old {
             old.close().await;
         }
-        self.clone().run_start(index, generation).await;
-        match status_of(slot).state {
+        self.clone().run_start(slot.clone(), generation).await;
+        match status_of(&slot).state {
             ServerState::Connected => Ok(()),
             ServerState::Failed(reason) | ServerState::NeedsAuth(reason) => {
                 Err(McpError::NotConnected {
@@ -399,7 +487,7 @@ impl McpManager {
     /// answer written, where nobody should wait for a server's polite exit.
     pub async fn shutdown_as(&self, how: Shutdown) {
         let clients: Vec<McpClient> = self
-            .slots
+            .slots()
             .iter()
             .filter_map(|slot| {
                 let mut state = slot.state.lock().ok()?;
@@ -411,17 +499,16 @@ impl McpManager {
         let _ = tokio::time::timeout(SHUTDOWN_LIMIT, closing).await;
     }
 
-    fn slot(&self, server: &str) -> Result<&Slot, McpError> {
-        self.slots
-            .iter()
+    fn slot(&self, server: &str) -> Result<Arc<Slot>, McpError> {
+        self.slots()
+            .into_iter()
             .find(|s| s.config.name == server)
             .ok_or_else(|| McpError::UnknownServer(server.into()))
     }
 
-    async fn run_start(self: Arc<Self>, index: usize, generation: u64) {
-        let slot = &self.slots[index];
+    async fn run_start(self: Arc<Self>, slot: Arc<Slot>, generation: u64) {
         let outcome = self
-            .connect(slot)
+            .connect(&slot)
             .await
             .map_err(|reason| (slot.log.scrub(&reason), reason));
         let mut stale = None;
@@ -438,7 +525,7 @@ impl McpManager {
                         state.client = Some(client.clone());
                         tokio::spawn(watch_close(
                             Arc::downgrade(&self),
-                            index,
+                            slot.clone(),
                             generation,
                             client,
                         ));
@@ -447,7 +534,7 @@ impl McpManager {
                         slot.log.line("ling", &format!("failed: {reason}"));
                         // Shown on stderr, in `json` and by `/mcp`: never with the secrets of
                         // the config (`${VAR}` values, URL userinfo and query values).
-                        state.state = match needs_login(slot) {
+                        state.state = match needs_login(&slot) {
                             Some(how) => ServerState::NeedsAuth(how),
                             None => ServerState::Failed(shown),
                         };
@@ -516,8 +603,10 @@ impl McpManager {
     /// Names are computed over the connected servers in config order, each server under its
     /// config-derived prefix, so a server's tool names stay put as others connect or drop out.
     fn rebuild_catalog(&self) {
+        let slots = self.slots();
+        let prefixes = server_prefixes(slots.iter().map(|s| s.config.name.as_str()));
         let mut offered: Vec<(usize, Tool)> = Vec::new();
-        for (index, slot) in self.slots.iter().enumerate() {
+        for (index, slot) in slots.iter().enumerate() {
             let Ok(state) = slot.state.lock() else {
                 continue;
             };
@@ -535,13 +624,13 @@ impl McpManager {
         let names = assign_names(
             offered
                 .iter()
-                .map(|(i, t)| (self.prefixes[*i].as_str(), t.name.as_str())),
+                .map(|(i, t)| (prefixes[*i].as_str(), t.name.as_str())),
         );
         let tools: Vec<McpToolInfo> = offered
             .into_iter()
             .zip(names)
             .map(|((index, tool), exposed_name)| {
-                let server = &self.slots[index].config.name;
+                let server = &slots[index].config.name;
                 let description = tool
                     .description
                     .as_deref()
@@ -572,8 +661,7 @@ impl McpManager {
         self.status.send_replace(self.statuses());
     }
 
-    fn on_closed(&self, index: usize, generation: u64, reason: String) {
-        let slot = &self.slots[index];
+    fn on_closed(&self, slot: &Slot, generation: u64, reason: String) {
         let shown = slot.log.scrub(&reason);
         if let Ok(mut state) = slot.state.lock() {
             if state.generation != generation {
@@ -589,11 +677,50 @@ impl McpManager {
     }
 }
 
-async fn watch_close(manager: Weak<McpManager>, index: usize, generation: u64, client: McpClient) {
+async fn watch_close(
+    manager: Weak<McpManager>,
+    slot: Arc<Slot>,
+    generation: u64,
+    client: McpClient,
+) {
     let reason = client.closed().await;
     drop(client);
     if let Some(manager) = manager.upgrade() {
-        manager.on_closed(index, generation, reason);
+        manager.on_closed(&slot, generation, reason);
+    }
+}
+
+fn lock_state(slot: &Slot) -> std::sync::MutexGuard<'_, SlotState> {
+    slot.state
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+impl Slot {
+    fn new(config: ServerConfig, logs: &std::path::Path) -> Self {
+        let state = if config.disabled {
+            ServerState::Disabled
+        } else {
+            ServerState::Starting
+        };
+        Self {
+            log: Arc::new(ServerLog::open(
+                logs,
+                &config.name,
+                Redactor::for_config(&config),
+            )),
+            config,
+            login: Mutex::new(Login::Never),
+            auth: Mutex::new(None),
+            state: Mutex::new(SlotState {
+                state,
+                client: None,
+                tools: Vec::new(),
+                info: None,
+                generation: 0,
+                era: None,
+            }),
+        }
     }
 }
 

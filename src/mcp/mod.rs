@@ -27,7 +27,7 @@ pub use elicitation::{ElicitAnswer, ElicitRequest, Form, FormError, FormField};
 pub use error::McpError;
 pub use handler::{ClientHandler, HandlerSupport};
 pub use log::ServerLog;
-pub use manager::{ManagerOptions, McpManager, McpToolInfo, ServerState, ServerStatus};
+pub use manager::{Applied, ManagerOptions, McpManager, McpToolInfo, ServerState, ServerStatus};
 pub use render::RenderedResult;
 pub use sampling::{SAMPLING_REFUSED, SamplingRequest, SamplingResult};
 pub use types::{CallToolResult, Progress, ProgressCallback, ServerInfo, Tool};

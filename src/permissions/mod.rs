@@ -10,9 +10,12 @@ use crate::config::{Paths, PermissionMode};
 use crate::tools::{Tool, ToolKind};
 
 mod bash_rules;
+mod condition;
 mod path_rules;
 mod rules;
 pub mod shell;
+
+pub use condition::Condition;
 
 use bash_rules::{BashPattern, Verdict};
 use path_rules::{Protected, Scope, Target};
@@ -248,8 +251,11 @@ impl Permissions {
             (ToolKind::Read, _) => Check::Allow,
             (_, PermissionMode::Bypass) => Check::Allow,
             (ToolKind::Edit, PermissionMode::AcceptEdits) => Check::Allow,
-            (ToolKind::Edit, PermissionMode::Default) => ask(),
-            (ToolKind::Execute, PermissionMode::Default | PermissionMode::AcceptEdits) => ask(),
+            (ToolKind::Edit, PermissionMode::Default | PermissionMode::DontAsk) => ask(),
+            (
+                ToolKind::Execute,
+                PermissionMode::Default | PermissionMode::AcceptEdits | PermissionMode::DontAsk,
+            ) => ask(),
             (ToolKind::Edit, PermissionMode::Plan) => Check::Deny {
                 reason: format!(
                     "plan mode: {} changes files, which is not allowed while planning; describe the \
@@ -308,28 +314,18 @@ impl Permissions {
     /// text matches it, or when what the text runs cannot be known (asking is the safe side).
     fn asked(&self, call: &Call) -> Option<&str> {
         let mut forms = None;
-        for (text, rule) in &self.ask {
-            let hit = match rule {
-                Rule::Bash(pattern) => call.bash.as_ref().is_some_and(|analysis| {
-                    let forms = forms.get_or_insert_with(|| bash_rules::deny_forms_of(analysis));
-                    analysis.error.is_some()
-                        || !analysis.opaque.is_empty()
-                        || !matches!(
-                            bash_rules::deny_verdict(pattern, analysis, forms).0,
-                            Verdict::NoMatch
-                        )
-                }),
-                Rule::Path { tools, pattern } => {
-                    tools.contains(&call.name())
-                        && call.target.as_ref().is_some_and(|t| pattern.matches(t))
-                }
-                _ => rule.names_tool(call.name()),
-            };
-            if hit {
-                return Some(text);
-            }
-        }
-        None
+        self.ask
+            .iter()
+            .find(|(_, rule)| {
+                condition::matches_call(
+                    rule,
+                    call.name(),
+                    call.target.as_ref(),
+                    call.bash.as_ref(),
+                    &mut forms,
+                )
+            })
+            .map(|(text, _)| text.as_str())
     }
 
     /// Adds an allow rule for the rest of the session ("always" in the REPL prompt). The rule

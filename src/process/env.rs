@@ -25,6 +25,8 @@ const NO_TRAMPOLINE: &str = "the shell sandbox needs Ling's trampoline (`ling __
 #[derive(Debug, Clone)]
 pub struct ChildEnv {
     removed: Arc<[String]>,
+    /// Settings `env`: set in every child (never a removed variable).
+    added: Arc<[(String, String)]>,
     trampoline: Option<Trampoline>,
     /// The run's sandbox and project root, for every child that may be sandboxed (the `bash`
     /// tool's, command hooks with `sandbox.hooks`, stdio MCP servers with `"sandbox"`).
@@ -63,6 +65,7 @@ impl PartialEq for ChildEnv {
                 .map(|s| (s.decision.clone(), s.root.clone()))
         };
         self.removed == other.removed
+            && self.added == other.added
             && self.trampoline == other.trampoline
             && sandbox(self) == sandbox(other)
     }
@@ -90,20 +93,28 @@ impl ChildEnv {
     /// Children without the key variables the settings name: `OPENAI_API_KEY` and `apiKeyEnv`,
     /// or none with `shareApiKeyWithTools`.
     pub fn from_settings(settings: &Settings) -> Self {
-        if settings.share_api_key_with_tools {
-            return Self::without(Vec::<String>::new());
+        let mut removed = Vec::new();
+        if !settings.share_api_key_with_tools {
+            removed.push(DEFAULT_KEY_VAR.to_string());
+            if settings.api_key_env != DEFAULT_KEY_VAR {
+                removed.push(settings.api_key_env.clone());
+            }
         }
-        let mut removed = vec![DEFAULT_KEY_VAR.to_string()];
-        if settings.api_key_env != DEFAULT_KEY_VAR {
-            removed.push(settings.api_key_env.clone());
-        }
-        Self::without(removed)
+        let mut env = Self::without(removed);
+        env.added = settings
+            .env
+            .iter()
+            .filter(|(name, _)| *name != DEFAULT_KEY_VAR && **name != settings.api_key_env)
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        env
     }
 
     /// Children that do not inherit these variables, started directly.
     pub fn without<S: Into<String>>(vars: impl IntoIterator<Item = S>) -> Self {
         Self {
             removed: vars.into_iter().map(Into::into).collect(),
+            added: Arc::new([]),
             trampoline: None,
             sandbox: None,
             holder: Arc::default(),
@@ -297,6 +308,9 @@ impl ChildEnv {
     fn strip(&self, cmd: &mut Command) {
         for var in self.removed.iter() {
             cmd.env_remove(var);
+        }
+        for (name, value) in self.added.iter() {
+            cmd.env(name, value);
         }
     }
 }

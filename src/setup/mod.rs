@@ -8,6 +8,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use crate::agent::mcp::reload::McpSources;
 use crate::agent::{
     Agent, AgentOptions, ContextOptions, HostPolicy, McpHost, PromptOptions, Resumed, Session,
     SessionError,
@@ -39,6 +40,10 @@ pub struct RunOptions {
     pub strict_mcp_config: bool,
     pub prompt: PromptOptions,
     pub resume: Resume,
+    /// `--tools`: only these builtin tools (Ling's names); `None`: all of them.
+    pub tools: Option<Vec<String>>,
+    /// `--session-id`: the new session's id.
+    pub session_id: Option<String>,
 }
 
 /// Which recorded session the run continues.
@@ -100,6 +105,8 @@ pub struct Setup {
     /// Problems that did not stop the run (a bad `LING_LOG`, skipped transcript lines), one
     /// sentence each, for the UI to show.
     pub warnings: Vec<String>,
+    /// The MCP config files, to see them change during the session.
+    pub mcp_sources: McpSources,
 }
 
 impl Setup {
@@ -188,7 +195,14 @@ impl Setup {
             &options.mcp_config,
             options.strict_mcp_config,
         )?;
-        let mut hook_config = HooksConfig::load(&paths, project.layer(), settings.hook_layers())?;
+        crate::config::mcp::apply_switches(&mut servers, &settings.project_state);
+        let mcp_sources = McpSources::new(&paths, &options.mcp_config, options.strict_mcp_config);
+        let mut hook_config = HooksConfig::load_with(
+            &paths,
+            project.layer(),
+            settings.hook_layers(),
+            settings.flag_settings.as_ref(),
+        )?;
         // Each hook and server checks, before it runs, that the files it runs are the ones
         // trusted; the sandbox keeps them read-only and file edits of them ask.
         let guarded = crate::trust::guard::attach(
@@ -207,7 +221,10 @@ impl Setup {
         let child_env =
             children(&settings).with_sandbox(sandbox.clone(), paths.project_root.clone());
         let (hooks, hook_warnings) = HookEngine::from_config(hook_config)?;
-        let hooks = hooks.with_child_env(child_env.clone());
+        crate::agent::check_hook_conditions(&hooks, &paths)?;
+        let hooks = hooks
+            .with_child_env(child_env.clone())
+            .with_conditions(crate::agent::RuleConditions::new(&paths));
         let trust_notice = project.skipped_notice(&paths);
         let all_warnings = settings.warnings.iter().chain(&hook_warnings);
         for warning in all_warnings.chain(&mcp_warnings) {
@@ -234,6 +251,8 @@ impl Setup {
         let llm = LlmClient::new(LlmConfig::from_settings(&settings))?;
         llm.preflight()?;
         let resumed = resume(&options.resume, &paths)?;
+        let run_tools = options.tools.clone();
+        let session_id = options.session_id.clone();
         let options = AgentOptions {
             root: paths.project_root.clone(),
             max_turns: turn_limit(settings.max_turns, interactive),
@@ -252,6 +271,10 @@ impl Setup {
                 percent: settings.auto_compact_percent,
             },
             sandbox: sandbox.clone(),
+            never_ask: settings.never_ask,
+            stop_hook_limit: settings.max_stop_hook_blocks,
+            subagent: None,
+            idle_notify_after: settings.idle_notify_after,
         };
         let (session, history) = match resumed {
             Some(Resumed {
@@ -264,11 +287,19 @@ impl Setup {
                 (session, Some((messages, children)))
             }
             None => (
-                Session::new(
-                    &paths.sessions_dir(),
-                    &paths.project_root,
-                    &llm.config().model,
-                ),
+                match session_id {
+                    Some(id) => Session::with_id(
+                        &paths.sessions_dir(),
+                        &paths.project_root,
+                        &llm.config().model,
+                        id,
+                    ),
+                    None => Session::new(
+                        &paths.sessions_dir(),
+                        &paths.project_root,
+                        &llm.config().model,
+                    ),
+                },
                 None,
             ),
         };
@@ -290,7 +321,11 @@ impl Setup {
         for warning in &extensions.warnings {
             warn(warning);
         }
-        let mut agent = Agent::new(llm, ToolRegistry::builtins(), permissions, options, session)
+        let builtins = match &run_tools {
+            Some(keep) => ToolRegistry::builtins().only(keep),
+            None => ToolRegistry::builtins(),
+        };
+        let mut agent = Agent::new(llm, builtins, permissions, options, session)
             .with_hooks(hooks)
             .with_tool_search(settings.tool_search)
             .with_extensions(Arc::new(extensions))
@@ -304,6 +339,7 @@ impl Setup {
         manager_options.child_env = child_env;
         let mcp = McpManager::start(servers, manager_options);
         agent = agent.with_mcp(mcp.clone());
+        mcp_host.set_notifier(agent.notifier());
         let resumed = history.is_some();
         if let Some((history, children)) = history {
             agent.resume(history);
@@ -320,6 +356,7 @@ impl Setup {
             resumed,
             sandbox,
             warnings,
+            mcp_sources,
         })
     }
 }

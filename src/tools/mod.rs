@@ -199,6 +199,12 @@ impl ToolRegistry {
         registry
     }
 
+    /// Only the tools named in `keep` (Claude Code's `--tools`), in this registry's order.
+    pub fn only(mut self, keep: &[String]) -> Self {
+        self.tools.retain(|t| keep.iter().any(|k| k == t.name()));
+        self
+    }
+
     /// Adds a tool; one with the same name is replaced.
     pub fn register(&mut self, tool: Arc<dyn Tool>) {
         self.tools.retain(|t| t.name() != tool.name());

@@ -204,15 +204,15 @@ pub fn server(
         .iter()
         .rev()
         .find(|(k, _)| k == "PATH")
-        .map(|(_, v)| expanded(v))
+        .map(|(_, v)| expanded(v, areas.root()))
         .or_else(|| std::env::var("PATH").ok());
     let argv: Vec<String> = std::iter::once(command)
         .chain(args.iter().map(String::as_str))
-        .map(expanded)
+        .map(|arg| expanded(arg, areas.root()))
         .collect();
     finder.argv(&argv, 0);
     for (name, value) in env {
-        finder.env_files(name, &expanded(value));
+        finder.env_files(name, &expanded(value, areas.root()));
     }
     finder.runs.env = env
         .iter()
@@ -226,10 +226,15 @@ pub fn server(
     finder.runs
 }
 
-/// `${VAR}` expanded from Ling's environment where it can be (to find the file); as written
-/// where it cannot.
-fn expanded(text: &str) -> String {
-    crate::config::expand_vars(text).unwrap_or_else(|_| text.to_string())
+/// `${VAR}` expanded as the server's entry is (to find the file): `${LING_PROJECT_DIR}` is the
+/// project `root`, the others come from Ling's environment; as written where it cannot be.
+pub fn expanded(text: &str, root: &Path) -> String {
+    let root = root.to_string_lossy();
+    let lookup = |name: &str| match name {
+        crate::config::mcp::PROJECT_DIR_VAR => Some(root.to_string()),
+        _ => std::env::var(name).ok(),
+    };
+    crate::config::expand_vars_with(text, lookup).unwrap_or_else(|_| text.to_string())
 }
 
 /// `$CLAUDE_PROJECT_DIR` and `$LING_PROJECT_DIR` (bare or braced, quoted or not) replaced by

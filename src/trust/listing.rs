@@ -306,9 +306,7 @@ fn server_items(
 pub fn server_runs(server: &RawServer, areas: &Areas) -> Option<Runs> {
     let command = server.command.as_deref()?;
     let cwd = match &server.cwd {
-        Some(cwd) => areas
-            .root()
-            .join(crate::config::expand_vars(cwd).unwrap_or(cwd.clone())),
+        Some(cwd) => areas.root().join(code::expanded(cwd, areas.root())),
         None => areas.root().to_path_buf(),
     };
     let env: Vec<(String, String)> = server
@@ -449,8 +447,9 @@ fn setting_items(
                 compact(value),
                 "MCP servers could use your model in -p runs without asking".into(),
             ),
-            ("elicitation", Value::String(policy))
-                if policy != "decline" && user.elicitation.as_ref() != Some(policy) =>
+            ("elicitation", Value::String(_))
+                if raw.elicitation == Some(crate::config::ElicitationPolicy::AcceptDefaults)
+                    && user.elicitation != raw.elicitation =>
             {
                 item(
                     key,
@@ -480,11 +479,11 @@ fn setting_items(
 
 const UNEXPLAINED: &str = "a setting this list does not explain: read it before trusting";
 
-/// How strict a permission mode is: lower asks more.
+/// How strict a permission mode is: lower asks more (or refuses instead of asking).
 fn mode_rank(mode: PermissionMode) -> u8 {
     match mode {
         PermissionMode::Plan => 0,
-        PermissionMode::Default => 1,
+        PermissionMode::Default | PermissionMode::DontAsk => 1,
         PermissionMode::AcceptEdits => 2,
         PermissionMode::Bypass => 3,
     }
@@ -496,18 +495,17 @@ fn permission_items(
     item: &mut impl FnMut(&str, String, String),
 ) {
     let permissions = &raw.permissions;
-    if let Some(mode) = &permissions.default_mode {
+    if let Some(ours) = permissions.default_mode {
         let theirs = user
             .permissions
             .default_mode
-            .as_deref()
-            .and_then(PermissionMode::parse)
             .unwrap_or(PermissionMode::Default);
-        match PermissionMode::parse(mode) {
-            Some(ours) if mode_rank(ours) <= mode_rank(theirs) => {}
-            Some(ours) => item(
+        let mode = ours.as_str().to_string();
+        match ours {
+            _ if mode_rank(ours) <= mode_rank(theirs) => {}
+            ours => item(
                 "permissions.defaultMode",
-                mode.clone(),
+                mode,
                 match ours {
                     PermissionMode::Bypass => {
                         "every tool would run without asking, and file tools outside the project"
@@ -520,11 +518,6 @@ fn permission_items(
                         theirs.as_str()
                     ),
                 },
-            ),
-            None => item(
-                "permissions.defaultMode",
-                mode.clone(),
-                "not a mode Ling knows".into(),
             ),
         }
     }

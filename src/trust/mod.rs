@@ -181,6 +181,12 @@ impl ProjectConfig {
         self.previous.as_ref().map(|r| r.trusted_at.as_str())
     }
 
+    /// Leaves these files out of this run (`--setting-sources`), as if they did not exist; the
+    /// trust decided over what was read stands.
+    pub fn leave_out(&mut self, names: &[&str]) {
+        self.files.leave_out(names);
+    }
+
     /// A project file's text for loading: only in a trusted project.
     pub fn trusted_text(&self, name: &str) -> Option<(&Path, &str)> {
         self.files.trusted_text(name)

@@ -49,6 +49,10 @@ fn agent(server: &MockServer, mode: PermissionMode) -> Setup {
         context: Default::default(),
         sandbox: ling::process::sandbox::Decision::off(),
         add_dirs: Vec::new(),
+        never_ask: false,
+        stop_hook_limit: 20,
+        subagent: None,
+        idle_notify_after: std::time::Duration::from_secs(60),
     };
     let session = Session::new(&paths.sessions_dir(), &project_root, "m");
     Setup {

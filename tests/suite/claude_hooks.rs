@@ -63,9 +63,21 @@ fn a_file_path_guard_on_edit_or_write_blocks_from_either_file() {
             !project.file(".env").exists(),
             "{place}: the guarded write ran"
         );
+        // A Claude Code file's hook gets the absolute path, as in Claude Code.
+        let shown = match place {
+            "claude" => format!(
+                "{}/.env",
+                std::fs::canonicalize(project.path())
+                    .unwrap_or_default()
+                    .display()
+            ),
+            _ => ".env".to_string(),
+        };
         assert_eq!(
             tool_results(&server.requests()[1]),
-            ["Error: blocked by hook: Blocked: .env is protected"],
+            [format!(
+                "Error: blocked by hook: Blocked: {shown} is protected"
+            )],
             "{place}"
         );
     }
@@ -146,7 +158,11 @@ printf '%s\n' "$input" | jq -r '.tool_input.file_path' | { read file_path; if ec
     let post = json_lines(&project, "post.jsonl");
     assert_eq!(post.len(), 1);
     assert_eq!(post[0]["tool_name"], "Write");
-    assert_eq!(post[0]["tool_input"]["file_path"], "notes.txt");
+    let root = std::fs::canonicalize(project.path()).unwrap_or_default();
+    assert_eq!(
+        post[0]["tool_input"]["file_path"],
+        json!(root.join("notes.txt").to_string_lossy())
+    );
     assert_eq!(post[0]["tool_input"]["path"], "notes.txt");
     let response = &post[0]["tool_response"];
     assert_eq!(response["success"], true);
@@ -178,7 +194,8 @@ fn a_logger_of_every_event_sees_claudes_names_and_shapes() {
         }
         Value::Object(hooks)
     };
-    // Notification and SubagentStop are Claude Code events Ling does not have: warnings.
+    // PermissionRequest and PostCompact are Claude Code events Ling does not have: warnings.
+    // Notification and SubagentStop it has, but this run fires neither.
     claude_settings(
         &project,
         every(&[
@@ -190,6 +207,8 @@ fn a_logger_of_every_event_sees_claudes_names_and_shapes() {
             "SessionEnd",
             "Notification",
             "SubagentStop",
+            "PermissionRequest",
+            "PostCompact",
         ]),
         json!({}),
     );
@@ -210,7 +229,7 @@ fn a_logger_of_every_event_sees_claudes_names_and_shapes() {
     ok(&out);
     assert!(
         out.stderr
-            .contains("Claude Code hook event Ling does not have: `Notification` ignored"),
+            .contains("Claude Code hook event Ling does not have: `PermissionRequest` ignored"),
         "{}",
         out.stderr
     );

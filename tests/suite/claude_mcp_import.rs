@@ -203,10 +203,12 @@ fn vscode_servers_with_inputs_comments_and_user_settings() {
         servers["github"]["headers"]["Authorization"],
         "Bearer ${GITHUB_TOKEN}"
     );
+    // Portable: the project root by a variable Ling resolves when the server starts.
     assert_eq!(
         servers["files"]["args"],
-        json!([format!("{}/data", env.root())])
+        json!(["${LING_PROJECT_DIR}/data"])
     );
+    assert!(!env.project.read(".ling/mcp.json").contains(&env.root()));
     assert_eq!(servers["user-one"]["env"]["HOME_DIR"], "${HOME}");
 }
 
@@ -372,4 +374,90 @@ fn importing_from_the_projects_own_file_never_grants_trust() {
     mine.import(&["--from", "cursor"]);
     let servers = mine.ling(&["mcp", "list"]);
     assert!(!servers.stdout.contains("untrusted"), "{servers:?}");
+}
+
+#[test]
+fn codex_home_and_the_projects_own_codex_config() {
+    let env = Env::new();
+    let codex_home = tempfile::tempdir().unwrap();
+    std::fs::write(
+        codex_home.path().join("config.toml"),
+        "[mcp_servers.user-side]\ncommand = \"u\"\n[mcp_servers.both]\ncommand = \"from-user\"\n",
+    )
+    .unwrap();
+    // Not read: CODEX_HOME is set.
+    env.home_file(
+        ".codex/config.toml",
+        "[mcp_servers.ignored]\ncommand = \"x\"\n",
+    );
+    env.project.write(
+        ".codex/config.toml",
+        "[mcp_servers.both]\ncommand = \"from-project\"\n[mcp_servers.local]\ncommand = \"l\"\n",
+    );
+    let mut cmd = env.project.command("http://127.0.0.1:9");
+    cmd.env("HOME", env.home.path())
+        .env("CODEX_HOME", codex_home.path())
+        .args(["mcp", "import", "--from", "codex"]);
+    let out = run(cmd);
+    assert_eq!(out.code, Some(0), "{out:?}");
+    let servers = env.servers();
+    let mut names: Vec<&String> = servers.as_object().unwrap().keys().collect();
+    names.sort();
+    assert_eq!(names, ["both", "local", "user-side"]);
+    assert_eq!(servers["both"]["command"], "from-project");
+}
+
+#[test]
+fn claude_config_dir_is_where_claude_code_keeps_its_state() {
+    let env = Env::new();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join(".claude.json"),
+        json!({"mcpServers": {"moved": {"command": "m"}}}).to_string(),
+    )
+    .unwrap();
+    env.home_file(
+        ".claude.json",
+        &json!({"mcpServers": {"default-place": {"command": "d"}}}).to_string(),
+    );
+    let mut cmd = env.project.command("http://127.0.0.1:9");
+    cmd.env("HOME", env.home.path())
+        .env("CLAUDE_CONFIG_DIR", dir.path())
+        .args(["mcp", "import", "--from", "claude-code"]);
+    let out = run(cmd);
+    assert_eq!(out.code, Some(0), "{out:?}");
+    let servers = env.servers();
+    assert!(servers.get("moved").is_some(), "{servers}");
+    assert!(servers.get("default-place").is_none(), "{servers}");
+}
+
+#[test]
+fn an_imported_workspace_folder_server_starts_from_the_project_root() {
+    let env = Env::new();
+    let bin = env.project.file("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    std::os::unix::fs::symlink(crate::support::mcp::test_server(), bin.join("srv")).unwrap();
+    env.project.write(
+        ".vscode/mcp.json",
+        r#"{"servers": {"local": {"type": "stdio", "command": "${workspaceFolder}/bin/srv"}}}"#,
+    );
+    env.import(&["--from", "vscode"]);
+    assert_eq!(
+        env.servers()["local"]["command"],
+        "${LING_PROJECT_DIR}/bin/srv"
+    );
+    env.project.trust();
+    let server = crate::support::mock_openai::MockServer::start_blocking(vec![
+        crate::support::mock_openai::Reply::text("ok"),
+    ]);
+    let mut cmd = env.project.command(&server.base_url());
+    cmd.env("HOME", env.home.path())
+        .env("LING_PROJECT_DIR", "/somewhere/else")
+        .args(["-p", "hi", "--output-format", "json"]);
+    let out = run(cmd);
+    assert_eq!(out.code, Some(0), "{out:?}");
+    assert_eq!(
+        out.json()["mcp_servers"],
+        json!([{"name": "local", "status": "connected"}])
+    );
 }

@@ -45,7 +45,7 @@ pub fn run_turn(project: &Project, server: &MockServer, prompt: &str, resume: bo
         "-p",
         prompt,
         "--output-format",
-        "stream-json",
+        "ling-stream-json",
         "--model",
         "local",
     ]);

@@ -84,7 +84,7 @@ fn the_user_sees_the_rewritten_input_not_the_original() {
             "--permission-mode",
             "bypass",
             "--output-format",
-            "stream-json",
+            "ling-stream-json",
         ],
     ));
     ok(&out);

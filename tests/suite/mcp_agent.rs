@@ -184,7 +184,7 @@ fn an_is_error_result_reaches_the_model_as_an_error() {
         "--permission-mode",
         "bypass",
         "--output-format",
-        "stream-json",
+        "ling-stream-json",
     ]);
     let out = run(cmd);
     assert_eq!(out.code, Some(0), "stderr: {}", out.stderr);

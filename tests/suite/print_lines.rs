@@ -1,7 +1,8 @@
-//! The exact lines of `ling -p --output-format stream-json` and `json`: every field, in order,
-//! as text, for a run with a failed MCP server, hooks, two tool calls and a final answer, and
-//! for the result of each way a run ends. Only what changes from run to run (the session id,
-//! the project root, the duration) is replaced before comparing.
+//! The exact lines of `ling -p --output-format ling-stream-json` (Ling's own lines),
+//! `stream-json` (Claude Code's messages) and `json`: every field, in order, as text, for a run
+//! with a failed MCP server, hooks, two tool calls and a final answer, and for the result of
+//! each way a run ends. Only what changes from run to run (the session id, the project root,
+//! the durations, Claude's message ids) is replaced before comparing.
 
 use crate::support::{mock_openai, project};
 
@@ -26,17 +27,27 @@ fn normalised(project: &Project, out: &Output) -> Vec<String> {
     out.stdout
         .lines()
         .map(|line| {
-            let line = line.replace(&session, "SESSION").replace(&root, "ROOT");
-            match line.find("\"duration_ms\":") {
-                Some(at) => {
-                    let start = at + "\"duration_ms\":".len();
+            let mut line = line.replace(&session, "SESSION").replace(&root, "ROOT");
+            for key in ["\"duration_ms\":", "\"duration_api_ms\":"] {
+                if let Some(at) = line.find(key) {
+                    let start = at + key.len();
                     let digits = line[start..]
                         .find(|c: char| !c.is_ascii_digit())
                         .unwrap_or(line.len() - start);
-                    format!("{}0{}", &line[..start], &line[start + digits..])
+                    line = format!("{}0{}", &line[..start], &line[start + digits..]);
                 }
-                None => line,
             }
+            // Claude Code's messages: fresh ids in every run.
+            for key in ["\"uuid\":\"", "\"hook_id\":\"", "\"id\":\"msg_"] {
+                let mut from = 0;
+                while let Some(at) = line[from..].find(key) {
+                    let start = from + at + key.len();
+                    let end = line[start..].find('"').map_or(line.len(), |e| start + e);
+                    line.replace_range(start..end, "ID");
+                    from = start;
+                }
+            }
+            line
         })
         .collect()
 }
@@ -47,8 +58,9 @@ fn executable(project: &Project, name: &str, body: &str) {
         .unwrap_or_else(|e| panic!("chmod {name}: {e}"));
 }
 
-#[test]
-fn a_stream_json_run_writes_these_lines() {
+/// A run with a failed MCP server, two hooks (a message, a block), two tool calls and a final
+/// answer, in `format`.
+fn eventful_run(format: &str) -> (Project, Output) {
     let project = Project::new();
     executable(
         &project,
@@ -95,7 +107,7 @@ fn a_stream_json_run_writes_these_lines() {
         "--permission-mode",
         "bypass",
         "--output-format",
-        "stream-json",
+        format,
         "--model",
         "m1",
         "--mcp-config",
@@ -103,7 +115,16 @@ fn a_stream_json_run_writes_these_lines() {
     ]);
     let out = run(cmd);
     assert_eq!(out.code, Some(0), "stderr: {}", out.stderr);
-    let failed = "cannot start `/nonexistent/ling-no-such-server` in ROOT: No such file or directory (os error 2)";
+    assert!(!project.file("x.txt").exists(), "the blocked write ran");
+    (project, out)
+}
+
+const FAILED: &str = "cannot start `/nonexistent/ling-no-such-server` in ROOT: No such file or directory (os error 2)";
+
+#[test]
+fn a_ling_stream_json_run_writes_these_lines() {
+    let (project, out) = eventful_run("ling-stream-json");
+    let failed = FAILED;
     let expected = vec![
         format!(
             r#"{{"type":"system","subtype":"mcp_status","name":"broken","status":"failed","error":"{failed}"}}"#
@@ -135,7 +156,93 @@ fn a_stream_json_run_writes_these_lines() {
         ),
     ];
     assert_eq!(normalised(&project, &out), expected);
-    assert!(!project.file("x.txt").exists(), "the blocked write ran");
+}
+
+#[test]
+fn a_stream_json_run_writes_claude_codes_messages() {
+    let (project, out) = eventful_run("stream-json");
+    let failed = FAILED;
+    let tool_use = |id: &str, name: &str, input: &str| {
+        format!(
+            concat!(
+                r#"{{"type":"assistant","message":{{"id":"msg_ID","type":"message","role":"assistant","model":"m1","#,
+                r#""content":[{{"type":"tool_use","id":"{id}","name":"{name}","input":{input}}}],"stop_reason":null,"stop_sequence":null,"#,
+                r#""usage":{{"input_tokens":0,"output_tokens":0,"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"prompt_tokens":0,"completion_tokens":0}}}},"#,
+                r#""parent_tool_use_id":null,"session_id":"SESSION","uuid":"ID"}}"#
+            ),
+            id = id,
+            name = name,
+            input = input
+        )
+    };
+    let text = |text: &str| {
+        format!(
+            concat!(
+                r#"{{"type":"assistant","message":{{"id":"msg_ID","type":"message","role":"assistant","model":"m1","#,
+                r#""content":[{{"type":"text","text":"{text}"}}],"stop_reason":null,"stop_sequence":null,"#,
+                r#""usage":{{"input_tokens":0,"output_tokens":0,"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"prompt_tokens":0,"completion_tokens":0}}}},"#,
+                r#""parent_tool_use_id":null,"session_id":"SESSION","uuid":"ID"}}"#
+            ),
+            text = text
+        )
+    };
+    let expected = vec![
+        format!(
+            r#"{{"type":"system","subtype":"mcp_status","name":"broken","status":"failed","error":"{failed}","uuid":"ID","session_id":"SESSION"}}"#
+        ),
+        format!(
+            concat!(
+                r#"{{"type":"system","subtype":"init","cwd":"ROOT","session_id":"SESSION","#,
+                r#""tools":["Read","Write","Edit","Bash","Grep","Glob","Task","list_mcp_resources","read_mcp_resource"],"#,
+                r#""mcp_servers":[{{"name":"broken","status":"failed","error":"{failed}"}}],"model":"m1","permissionMode":"bypassPermissions","#,
+                r#""slash_commands":[],"apiKeySource":"none","claude_code_version":"{version}","output_style":"default","agents":[],"skills":[],"plugins":[],"#,
+                r#""uuid":"ID","project_trust":"trusted","sandbox":{{"mode":"workspace-write","network":false}}}}"#
+            ),
+            failed = failed,
+            version = env!("CARGO_PKG_VERSION")
+        ),
+        text("Looking."),
+        concat!(
+            r#"{"type":"system","subtype":"hook_response","hook_id":"ID","hook_name":"PreToolUse:Bash","hook_event":"PreToolUse","#,
+            r#""output":"checked","stdout":"","stderr":"","outcome":"success","decision":"message","message":"checked","tool":"bash","uuid":"ID","session_id":"SESSION"}"#
+        )
+        .to_string(),
+        tool_use("c1", "Bash", r#"{"command":"echo hi"}"#),
+        concat!(
+            r#"{"type":"user","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"c1","content":"hi\nExit code: 0","is_error":false}]},"#,
+            r#""parent_tool_use_id":null,"session_id":"SESSION","uuid":"ID","#,
+            r#""tool_use_result":{"stdout":"hi","stderr":"","interrupted":false,"isImage":false,"exitCode":0,"text":"hi\nExit code: 0"}}"#
+        )
+        .to_string(),
+        concat!(
+            r#"{"type":"system","subtype":"hook_response","hook_id":"ID","hook_name":"PreToolUse:Write","hook_event":"PreToolUse","#,
+            r#""output":"command `./no.sh`: blocked: no writes","stdout":"","stderr":"","outcome":"success","decision":"block","#,
+            r#""message":"command `./no.sh`: blocked: no writes","tool":"write_file","uuid":"ID","session_id":"SESSION"}"#
+        )
+        .to_string(),
+        tool_use(
+            "c2",
+            "Write",
+            r#"{"path":"x.txt","content":"x","file_path":"x.txt"}"#,
+        ),
+        concat!(
+            r#"{"type":"user","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"c2","content":"blocked by hook: no writes","is_error":true}]},"#,
+            r#""parent_tool_use_id":null,"session_id":"SESSION","uuid":"ID","tool_use_result":"blocked by hook: no writes"}"#
+        )
+        .to_string(),
+        text("Done."),
+        format!(
+            concat!(
+                r#"{{"type":"result","subtype":"success","is_error":false,"duration_ms":0,"duration_api_ms":0,"num_turns":2,"result":"Done.","#,
+                r#""stop_reason":"end_turn","session_id":"SESSION","total_cost_usd":0.0,"#,
+                r#""usage":{{"input_tokens":30,"output_tokens":5,"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"prompt_tokens":30,"completion_tokens":5}},"#,
+                r#""modelUsage":{{"m1":{{"inputTokens":30,"outputTokens":5,"cacheReadInputTokens":0,"cacheCreationInputTokens":0,"webSearchRequests":0,"costUSD":0.0,"contextWindow":32768,"maxOutputTokens":0}}}},"#,
+                r#""permission_denials":[],"uuid":"ID","mcp_servers":[{{"name":"broken","status":"failed","error":"{failed}"}}],"project_trust":"trusted"}}"#
+            ),
+            failed = failed
+        ),
+    ];
+    assert_eq!(normalised(&project, &out), expected);
 }
 
 #[test]
@@ -154,10 +261,14 @@ fn the_result_line_says_how_a_run_ended() {
     assert_eq!(
         normalised(&project, &out),
         [concat!(
-            r#"{"type":"result","subtype":"error_max_turns","is_error":true,"#,
+            r#"{"type":"result","subtype":"error_max_turns","is_error":true,"duration_ms":0,"duration_api_ms":0,"num_turns":1,"#,
             r#""result":"stopped after 1 model requests (the limit set by --max-turns or settings `maxTurns`) before the model finished; raise it with --max-turns N or settings `maxTurns`","#,
-            r#""session_id":"SESSION","num_turns":1,"duration_ms":0,"usage":{"prompt_tokens":0,"completion_tokens":0},"#,
-            r#""mcp_servers":[],"project_trust":"none"}"#
+            r#""stop_reason":"tool_use","session_id":"SESSION","total_cost_usd":0.0,"#,
+            r#""usage":{"input_tokens":0,"output_tokens":0,"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"prompt_tokens":0,"completion_tokens":0},"#,
+            r#""modelUsage":{"gpt-4o-mini":{"inputTokens":0,"outputTokens":0,"cacheReadInputTokens":0,"cacheCreationInputTokens":0,"webSearchRequests":0,"costUSD":0.0,"contextWindow":128000,"maxOutputTokens":0}},"#,
+            r#""permission_denials":[],"#,
+            r#""errors":["stopped after 1 model requests (the limit set by --max-turns or settings `maxTurns`) before the model finished; raise it with --max-turns N or settings `maxTurns`"],"#,
+            r#""uuid":"ID","mcp_servers":[],"project_trust":"none"}"#
         )]
     );
 
@@ -166,7 +277,7 @@ fn the_result_line_says_how_a_run_ended() {
     let server =
         MockServer::start_blocking(vec![Reply::status(400).message("the model is not here")]);
     let mut cmd = project.command(&server.base_url());
-    cmd.args(["-p", "go", "--output-format", "stream-json"]);
+    cmd.args(["-p", "go", "--output-format", "ling-stream-json"]);
     let out = run(cmd);
     assert_eq!(out.code, Some(1), "stderr: {}", out.stderr);
     let lines = normalised(&project, &out);

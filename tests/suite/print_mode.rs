@@ -388,10 +388,14 @@ fn json_output_is_one_result_object() {
     assert_eq!(result["is_error"], false);
     assert_eq!(result["result"], "final answer");
     assert_eq!(result["num_turns"], 2);
+    // Ling's token counts, and Claude Code's names of them beside.
     assert_eq!(
         result["usage"],
-        json!({"prompt_tokens": 30, "completion_tokens": 5})
+        json!({"input_tokens": 30, "output_tokens": 5, "cache_creation_input_tokens": 0,
+               "cache_read_input_tokens": 0, "prompt_tokens": 30, "completion_tokens": 5})
     );
+    assert_eq!(result["total_cost_usd"], json!(0.0));
+    assert_eq!(result["permission_denials"], json!([]));
     assert_eq!(result["mcp_servers"], json!([]));
     assert!(result["duration_ms"].is_u64());
     let id = result["session_id"].as_str().unwrap_or_default();
@@ -399,7 +403,7 @@ fn json_output_is_one_result_object() {
 }
 
 #[test]
-fn stream_json_output_is_one_event_per_line_in_order() {
+fn ling_stream_json_output_is_one_event_per_line_in_order() {
     let server = MockServer::start_blocking(vec![
         Reply::tool_calls_with_text(
             "Looking.",
@@ -414,7 +418,7 @@ fn stream_json_output_is_one_event_per_line_in_order() {
         "-p",
         "read",
         "--output-format",
-        "stream-json",
+        "ling-stream-json",
         "--model",
         "m2",
     ]);

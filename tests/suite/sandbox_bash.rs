@@ -316,14 +316,23 @@ fn the_init_line_shows_the_sandbox() {
         (&["--permission-mode", "plan"][..], "read-only", false),
         (&["--sandbox", "off"][..], "off", true),
     ] {
-        let server = MockServer::start_blocking(vec![Reply::text("hi")]);
-        let mut cmd = s.command(&server.base_url());
-        cmd.args(["-p", "x", "--output-format", "stream-json"])
-            .args(args);
-        let out = run(cmd);
-        assert_eq!(out.code, Some(0), "{}", out.stderr);
-        let init = &out.json_lines()[0];
-        assert_eq!(init["subtype"], "init");
-        assert_eq!(init["sandbox"], json!({"mode": mode, "network": network}));
+        // Both stream formats: Claude Code's messages and Ling's own lines.
+        for format in ["stream-json", "ling-stream-json"] {
+            let server = MockServer::start_blocking(vec![Reply::text("hi")]);
+            let mut cmd = s.command(&server.base_url());
+            cmd.args(["-p", "x", "--output-format", format]).args(args);
+            let out = run(cmd);
+            assert_eq!(out.code, Some(0), "{}", out.stderr);
+            let init = out
+                .json_lines()
+                .into_iter()
+                .find(|l| l["subtype"] == "init")
+                .unwrap_or_else(|| panic!("no init line in {format}: {}", out.stdout));
+            assert_eq!(
+                init["sandbox"],
+                json!({"mode": mode, "network": network}),
+                "{format}"
+            );
+        }
     }
 }

@@ -64,7 +64,8 @@ fn loader_accepts(config_file: &str, text: &str) -> Result<(), String> {
                 &raw,
                 &SettingsOverrides::default(),
                 &|_| None,
-            )?;
+            )
+            .map_err(|e| e.to_string())?;
             let nested = raw
                 .permissions
                 .other
@@ -416,7 +417,7 @@ fn an_unknown_tool_argument_is_a_tool_error_naming_it_and_the_accepted_ones() {
         "--permission-mode",
         "accept-edits",
         "--output-format",
-        "stream-json",
+        "ling-stream-json",
     ]);
     let out = run(cmd);
     assert_eq!(out.code, Some(0), "{out:?}");

@@ -94,7 +94,7 @@ fn four_task_calls_run_at_once_and_the_parent_gets_only_their_answers() {
     ]);
     four_children(&server, Duration::from_millis(400));
     let mut cmd = p.command(&server.base_url());
-    cmd.args(["-p", "delegate", "--output-format", "stream-json"]);
+    cmd.args(["-p", "delegate", "--output-format", "ling-stream-json"]);
     let out = run(cmd);
     assert_eq!(out.code, Some(0), "{}", out.stderr);
     // Every child's first request came before any child's second: they ran at once.
@@ -554,4 +554,59 @@ fn in_the_repl_commands_are_listed_a_builtin_is_not_replaced_and_a_child_asks_by
             .unwrap_or_default()
             .contains("HIJACKED")
     );
+}
+
+/// In Claude Code's stream-json a Task's own tool calls, results and answer are the usual
+/// `assistant` and `user` messages with `parent_tool_use_id` naming the parent's call (the
+/// Agent SDK tells them apart by it); the parent's own messages have `null` there.
+#[test]
+fn claude_stream_json_tags_a_childs_messages_with_the_parents_call() {
+    let p = Project::new();
+    let server = MockServer::start_blocking(vec![
+        task_calls(&[task("t1", "CHILD-X: look", None)]),
+        Reply::text("all done"),
+    ]);
+    server.script_for(
+        "CHILD-X",
+        vec![
+            Reply::tool_calls(vec![("g1", "glob", json!({"pattern": "*.txt"}))]),
+            Reply::text("child answer"),
+        ],
+    );
+    let mut cmd = p.command(&server.base_url());
+    cmd.args([
+        "-p",
+        "delegate",
+        "--output-format",
+        "stream-json",
+        "--verbose",
+    ]);
+    let out = run(cmd);
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let lines = out.json_lines();
+    let tagged: Vec<(String, String)> = lines
+        .iter()
+        .filter(|l| l["parent_tool_use_id"] == "t1")
+        .map(|l| {
+            let block = &l["message"]["content"][0];
+            (
+                l["type"].as_str().unwrap_or_default().to_string(),
+                block["type"].as_str().unwrap_or_default().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        tagged,
+        [
+            ("assistant".to_string(), "tool_use".to_string()),
+            ("user".to_string(), "tool_result".to_string()),
+            ("assistant".to_string(), "text".to_string()),
+        ],
+        "{}",
+        out.stdout
+    );
+    // The parent's own call is untagged.
+    assert!(lines.iter().any(|l| l["type"] == "assistant"
+        && l["parent_tool_use_id"].is_null()
+        && l["message"]["content"][0]["id"] == "t1"));
 }

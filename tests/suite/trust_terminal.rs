@@ -244,7 +244,7 @@ fn json_outputs_stay_the_same_json_and_are_safe_on_a_terminal() {
     let project = Project::new();
     let server = MockServer::start_blocking(vec![hostile_reply(), hostile_reply()]);
     let mut cmd = project.command(&server.base_url());
-    cmd.args(["-p", "go", "--output-format", "stream-json"]);
+    cmd.args(["-p", "go", "--output-format", "ling-stream-json"]);
     let out = project::run(cmd);
     let lines = out.json_lines();
     let assistant = lines.iter().find(|l| l["type"] == "assistant").unwrap();

@@ -18,6 +18,10 @@ pub const CONFORMANCE: &str = "@modelcontextprotocol/conformance/dist/index.js";
 /// scenarios and the `wire-schema-valid` check.
 pub const CONFORMANCE_NEXT: &str = "conformance-next/dist/index.js";
 
+/// The Claude Agent SDK's entry, in its own directory (installed without the native Claude Code
+/// binaries it would otherwise spawn).
+pub const CLAUDE_AGENT_SDK: &str = "agent-sdk/node_modules/@anthropic-ai/claude-agent-sdk/sdk.mjs";
+
 const INSTALL: &str = "install them with scripts/install-peers.sh, or run the whole suite with \
                        scripts/test.sh, which does";
 
@@ -42,6 +46,16 @@ pub fn npm_script(rel: &str) -> (PathBuf, PathBuf) {
     let node = node();
     let script = require(npm_dir().join("node_modules").join(rel), rel);
     (node, script)
+}
+
+/// Node and the Claude Agent SDK's entry; fails the test when either is missing.
+pub fn claude_agent_sdk() -> (PathBuf, PathBuf) {
+    let node = node();
+    let entry = require(
+        npm_dir().join(CLAUDE_AGENT_SDK),
+        "@anthropic-ai/claude-agent-sdk",
+    );
+    (node, entry)
 }
 
 fn require(path: PathBuf, what: &str) -> PathBuf {

@@ -62,6 +62,8 @@ pub struct McpHost {
     llm: Mutex<LlmClient>,
     policy: HostPolicy,
     asker: RwLock<Option<Arc<dyn McpAsker>>>,
+    /// Tells Notification hooks when a server's question waits for the user.
+    notifier: RwLock<Option<crate::agent::Notifier>>,
 }
 
 impl McpHost {
@@ -70,7 +72,21 @@ impl McpHost {
             llm: Mutex::new(llm),
             policy,
             asker: RwLock::new(None),
+            notifier: RwLock::new(None),
         })
+    }
+
+    /// Questions put to the user are announced to Notification hooks (`elicitation_dialog`).
+    pub fn set_notifier(&self, notifier: crate::agent::Notifier) {
+        if let Ok(mut slot) = self.notifier.write() {
+            *slot = Some(notifier);
+        }
+    }
+
+    fn notify(&self, message: String) {
+        if let Some(notifier) = self.notifier.read().ok().and_then(|n| n.clone()) {
+            notifier.notify("elicitation_dialog", message);
+        }
     }
 
     /// From now on, questions go to `asker` (the REPL installs itself).
@@ -133,6 +149,9 @@ impl ClientHandler for McpHost {
                         .into(),
                 ));
             };
+            self.notify(format!(
+                "MCP server {server} asks to use the model (sampling)"
+            ));
             if !asker.approve_sampling(server, request).await {
                 return Err(error(
                     SAMPLING_REFUSED,
@@ -168,11 +187,15 @@ impl ClientHandler for McpHost {
         let asker = self.asker();
         match (request, asker) {
             (ElicitRequest::Url { message, url }, Some(asker)) if !url.is_empty() => {
+                self.notify(format!("MCP server {server} asks: {message}"));
                 Ok(asker.show_url(server, message, url).await)
             }
             (ElicitRequest::Url { .. }, _) => Ok(ElicitAnswer::Decline),
             (ElicitRequest::Form(form), Some(asker)) => match form {
-                Ok(form) => Ok(asker.fill_form(server, form).await),
+                Ok(form) => {
+                    self.notify(format!("MCP server {server} asks: {}", form.message));
+                    Ok(asker.fill_form(server, form).await)
+                }
                 Err(why) => Err(error(INVALID_PARAMS, why.to_string())),
             },
             (ElicitRequest::Form(_), None) => Ok(match self.policy.elicitation {

@@ -103,7 +103,7 @@ pub fn resolve_model(
 fn stricter(a: PermissionMode, b: PermissionMode) -> PermissionMode {
     let rank = |m: PermissionMode| match m {
         PermissionMode::Plan => 0,
-        PermissionMode::Default => 1,
+        PermissionMode::Default | PermissionMode::DontAsk => 1,
         PermissionMode::AcceptEdits => 2,
         PermissionMode::Bypass => 3,
     };
@@ -223,12 +223,12 @@ impl Agent {
 
     /// What fires when the model would end its turn: Stop, or SubagentStop in a sub-agent.
     pub(super) fn stop_input(&self, stop_hook_active: bool, last: &str) -> HookInput {
-        match self.session.link() {
-            Some(link) => HookInput::SubagentStop {
+        match self.subagent_info() {
+            Some(agent) => HookInput::SubagentStop {
                 stop_hook_active,
                 last_assistant_message: last.to_string(),
-                agent_id: link.agent_id.clone(),
-                agent_type: link.agent.clone(),
+                agent_id: agent.agent_id,
+                agent_type: agent.agent_type,
                 agent_transcript_path: self.session.transcript_path.clone(),
             },
             None => HookInput::Stop {
@@ -236,6 +236,17 @@ impl Agent {
                 last_assistant_message: last.to_string(),
             },
         }
+    }
+
+    /// Which sub-agent this agent is, for its hooks: the one its options name, else the one its
+    /// session is linked to by a `task` call; `None` for the main agent.
+    pub(super) fn subagent_info(&self) -> Option<crate::hooks::SubagentInfo> {
+        self.options.subagent.clone().or_else(|| {
+            self.session.link().map(|link| crate::hooks::SubagentInfo {
+                agent_id: link.agent_id.clone(),
+                agent_type: link.agent.clone(),
+            })
+        })
     }
 
     /// Adds what sub-agents used to the run's usage (after the calls that ran them).

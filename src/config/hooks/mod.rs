@@ -34,24 +34,26 @@ pub enum HookEventName {
     PostToolUse,
     PostToolUseFailure,
     Stop,
-    PreCompact,
-    SessionEnd,
     SubagentStart,
     SubagentStop,
+    Notification,
+    PreCompact,
+    SessionEnd,
 }
 
 impl HookEventName {
-    pub const ALL: [Self; 10] = [
+    pub const ALL: [Self; 11] = [
         Self::SessionStart,
         Self::UserPromptSubmit,
         Self::PreToolUse,
         Self::PostToolUse,
         Self::PostToolUseFailure,
         Self::Stop,
-        Self::PreCompact,
-        Self::SessionEnd,
         Self::SubagentStart,
         Self::SubagentStop,
+        Self::Notification,
+        Self::PreCompact,
+        Self::SessionEnd,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -62,10 +64,11 @@ impl HookEventName {
             Self::PostToolUse => "PostToolUse",
             Self::PostToolUseFailure => "PostToolUseFailure",
             Self::Stop => "Stop",
-            Self::PreCompact => "PreCompact",
-            Self::SessionEnd => "SessionEnd",
             Self::SubagentStart => "SubagentStart",
             Self::SubagentStop => "SubagentStop",
+            Self::Notification => "Notification",
+            Self::PreCompact => "PreCompact",
+            Self::SessionEnd => "SessionEnd",
         }
     }
 
@@ -79,7 +82,8 @@ impl HookEventName {
     }
 
     /// Whether a matcher is tested on this event: tool events match the tool name, SessionStart
-    /// its `source`, PreCompact its `trigger`; the others run every group.
+    /// its `source`, PreCompact its `trigger`, the subagent events the `agent_type`,
+    /// Notification its `notification_type`; the others run every group.
     pub fn uses_matcher(self) -> bool {
         matches!(
             self,
@@ -90,6 +94,7 @@ impl HookEventName {
                 | Self::PreCompact
                 | Self::SubagentStart
                 | Self::SubagentStop
+                | Self::Notification
         )
     }
 
@@ -101,8 +106,16 @@ impl HookEventName {
                 | Self::UserPromptSubmit
                 | Self::PostToolUse
                 | Self::Stop
-                | Self::PreCompact
                 | Self::SubagentStop
+                | Self::PreCompact
+        )
+    }
+
+    /// The tool events, whose handlers may carry an `if` rule.
+    pub fn is_tool_event(self) -> bool {
+        matches!(
+            self,
+            Self::PreToolUse | Self::PostToolUse | Self::PostToolUseFailure
         )
     }
 
@@ -140,6 +153,11 @@ pub struct HookHandler {
     /// The files a command handler runs from places a sandboxed command can write, checked
     /// before each run (set by trust when the run is set up; `None`: nothing to check).
     pub code: Option<std::sync::Arc<super::code_check::CodeCheck>>,
+    /// `if`: a permission rule (`Bash(git commit*)`) the tool call must match for the handler
+    /// to run (tool events only); compiled by the hook engine, which reports a bad one at
+    /// `condition_at`.
+    pub condition: Option<String>,
+    pub condition_at: Position,
 }
 
 /// A line and column in a configuration file, both 1-based (columns count bytes, as serde_json's do).
@@ -203,17 +221,32 @@ impl HooksConfig {
     /// `.claude/settings.local.json`, then with `claudeCompat.userHooks` those of
     /// `~/.claude/settings.json`; `layers` switches the user's or the project's off. A missing
     /// file contributes nothing.
+    /// [`HooksConfig::load`], then the `hooks` of `--settings` (in Claude Code's format) when
+    /// the user's layer is on.
+    pub fn load_with(
+        paths: &Paths,
+        project: &ProjectFiles,
+        layers: HookLayers,
+        flag: Option<&super::FlagSettings>,
+    ) -> Result<Self, ConfigError> {
+        let mut config = Self::load(paths, project, layers)?;
+        if let Some(flag) = flag.filter(|_| layers.user) {
+            config.merge(Self::parse_claude(&flag.source, &flag.text)?);
+        }
+        Ok(config)
+    }
+
     pub fn load(
         paths: &Paths,
         project: &ProjectFiles,
         layers: HookLayers,
     ) -> Result<Self, ConfigError> {
         let mut config = Self::default();
-        if layers.user {
-            let user = paths.user_file(HOOKS_FILE);
-            if let Some((text, value)) = read_json_value(&user)? {
-                config.merge(Self::parse_value(&user, &text, &value)?);
-            }
+        if layers.user
+            && let Some(user) = paths.user_config_file(HOOKS_FILE)
+            && let Some((text, value)) = read_json_value(&user)?
+        {
+            config.merge(Self::parse_value(&user, &text, &value)?);
         }
         if layers.project
             && let Some((path, text)) = project.trusted_text(HOOKS_FILE)
@@ -229,6 +262,7 @@ impl HooksConfig {
             }
         }
         if layers.user
+            && paths.user_config
             && project.claude().user_hooks
             && let Some(path) = claude::user_settings_file()
             && let Some(text) = crate::config::read_config_text(&path)?
@@ -258,6 +292,23 @@ impl HooksConfig {
             trail: vec![Seg::Key("hooks".into())],
             out: Self::default(),
         };
+        let unused: Vec<&str> = CLAUDE_ONLY_SETTINGS
+            .into_iter()
+            .filter(|key| value.get(key).is_some())
+            .collect();
+        if !unused.is_empty() {
+            parser.out.warnings.push(format!(
+                "{}: Claude Code's {} {} not used by Ling (it loads no plugins and draws no \
+                 status line); ignored",
+                path.display(),
+                unused
+                    .iter()
+                    .map(|k| format!("`{k}`"))
+                    .collect::<Vec<_>>()
+                    .join(" and "),
+                if unused.len() == 1 { "is" } else { "are" }
+            ));
+        }
         match value.get("hooks") {
             Some(hooks) => parser.events(hooks)?,
             None if value.is_object() => {}
@@ -315,9 +366,11 @@ fn dedupe_within(handlers: &mut Vec<HookHandler>) {
 }
 
 const HANDLER_TYPES: &str = "command, http";
+/// Keys of a Claude Code settings file that do something in Claude Code and nothing in Ling:
+/// said once, when the file loads.
+const CLAUDE_ONLY_SETTINGS: [&str; 2] = ["enabledPlugins", "statusLine"];
 /// Claude Code handler fields Ling does not implement: warned about rather than unknown.
-const UNSUPPORTED_FIELDS: [&str; 7] = [
-    "if",
+const UNSUPPORTED_FIELDS: [&str; 6] = [
     "args",
     "shell",
     "statusMessage",
@@ -427,7 +480,7 @@ impl FileParser<'_> {
                     let mut parsed = Vec::with_capacity(list.len());
                     for (i, handler) in list.iter().enumerate() {
                         self.trail.push(Seg::Index(i));
-                        parsed.extend(self.handler(handler)?);
+                        parsed.extend(self.handler(event, handler)?);
                         self.trail.pop();
                     }
                     handlers = Some(parsed);
@@ -468,7 +521,11 @@ impl FileParser<'_> {
     }
 
     /// `None`: a Claude Code handler type Ling does not run (`prompt`, `agent`), warned about.
-    fn handler(&mut self, value: &Value) -> Result<Option<HookHandler>, ConfigError> {
+    fn handler(
+        &mut self,
+        event: HookEventName,
+        value: &Value,
+    ) -> Result<Option<HookHandler>, ConfigError> {
         let fields = self.object(value, "a handler must be an object with a `type`")?;
         let Some(kind) = fields.get("type") else {
             return Err(self.error(format!(
@@ -512,6 +569,8 @@ impl FileParser<'_> {
             timeout: DEFAULT_TIMEOUT,
             is_async: false,
             fail_closed: false,
+            condition: None,
+            condition_at: Position { line: 0, column: 0 },
         };
         let (mut command, mut url, mut headers) = (None, None, Vec::new());
         for (key, value) in fields {
@@ -521,6 +580,18 @@ impl FileParser<'_> {
                 ("timeout", _) => handler.timeout = self.timeout(value)?,
                 ("async", _) => handler.is_async = self.boolean(key, value)?,
                 ("failClosed", _) => handler.fail_closed = self.boolean(key, value)?,
+                ("if", _) if !event.is_tool_event() => {
+                    self.trail.pop();
+                    self.warn_key(
+                        key,
+                        &format!("`if` applies to tool events only, not {event}:"),
+                    );
+                    continue;
+                }
+                ("if", _) => {
+                    handler.condition_at = self.position(false);
+                    handler.condition = Some(self.non_empty_string(key, value)?);
+                }
                 ("command", "command") => command = Some(self.non_empty_string(key, value)?),
                 ("url", "http") => url = Some(self.url(value)?),
                 ("headers", "http") => headers = self.headers(value)?,

@@ -76,16 +76,22 @@ fn event_description(event: HookEventName) -> &'static str {
              additionalContext goes into the sub-agent's system prompt."
         }
         HookEventName::SubagentStop => {
-            "When a sub-agent ends its work; the matcher tests its type. A block sends the \
-             reason to the sub-agent as a new message, and it goes on."
+            "When a sub-agent ends its turn; the matcher tests its type (`agent_type`). Blocks \
+             as Stop does: the reason goes to the sub-agent as a new message, and it goes on."
         }
         HookEventName::Stop => {
             "When the model ends its turn. A block sends the reason to the model as a new user \
-             message, at most once in a row."
+             message and the agent goes on; `stop_hook_active` is true from the second time. \
+             The loop ends when the hooks allow (or after settings maxStopHookBlocks blocks)."
+        }
+        HookEventName::Notification => {
+            "When Ling waits for you (`notification_type`: permission_prompt, idle_prompt, \
+             elicitation_dialog); the matcher tests `notification_type`. Runs in the background \
+             and cannot block."
         }
         HookEventName::PreCompact => {
-            "Before context compaction; the matcher tests `trigger` (manual, auto). Only run by \
-             `ling hooks run`: Ling does not compact yet."
+            "Before context compaction; the matcher tests `trigger` (manual, auto). Can block \
+             the compaction."
         }
         HookEventName::SessionEnd => {
             "When a session ends (`reason`: prompt_input_exit, clear, other)."
@@ -145,4 +151,10 @@ struct Common {
     /// Turn this handler's own errors and timeouts into a block. Default false.
     #[serde(rename = "failClosed", default)]
     fail_closed: bool,
+    /// Tool events only: a permission rule the call must match for this handler to run, e.g.
+    /// `Bash(git commit*)` or `Edit(src/**)` (matched as an ask rule is: a bash command matches
+    /// when any command in it does).
+    #[serde(rename = "if")]
+    #[schemars(regex(pattern = r"\S"))]
+    condition: Option<String>,
 }

@@ -1,10 +1,14 @@
-//! The three outputs of `ling -p`: `text` (the answer streams to stdout, everything else to
-//! stderr), `json` (one result object at the end) and `stream-json` (one object per line). Each
-//! is an [`EventSink`] over the agent's one event stream. The answer on stdout is written exactly
-//! to a pipe or file and neutralised to a terminal ([`stdout_data`]); stderr is always
-//! neutralised; JSON is escaped by serde_json (and C1/bidi characters too, to a terminal).
-//! [`run()`] is the `-p` frontend that drives the agent into one of them.
+//! The outputs of `ling -p`: `text` (the answer streams to stdout, everything else to stderr),
+//! `json` (one result object at the end), `stream-json` (Claude Code's messages, one per line:
+//! [`claude`]) and `ling-stream-json` (Ling's own lines, one per event: `lines`). Each is an
+//! [`EventSink`] over the agent's one event stream. The answer on stdout is written exactly to a
+//! pipe or file and neutralised to a terminal ([`stdout_data`]); stderr is always neutralised;
+//! JSON is escaped by serde_json (and C1/bidi characters too, to a terminal). [`run()`] is the
+//! `-p` frontend that drives the agent into one of them; [`claude::session::run`] the one of
+//! `--input-format stream-json`, where a program sends the prompts and answers the questions.
 
+pub mod claude;
+mod ending;
 mod lines;
 mod run;
 
@@ -28,12 +32,27 @@ pub use run::run;
 pub enum Format {
     Text,
     Json,
+    /// Claude Code's messages.
     StreamJson,
+    /// Ling's own lines.
+    LingStreamJson,
+}
+
+/// How a `-p` run reports.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PrintOptions {
+    pub format: Format,
+    /// `--verbose`.
+    pub verbose: bool,
+    /// `--include-partial-messages`: the text streams as `stream_event`s (`stream-json`).
+    pub partial: bool,
+    /// `--output-last-message FILE`: the final answer is also written there.
+    pub last_message: Option<std::path::PathBuf>,
 }
 
 /// Lines for stderr shared by the outputs: what the user should know about but that must never
 /// reach stdout. Tool calls are handled by [`StderrLog`], which keeps each on one line.
-fn side_channel(event: &AgentEvent, style: Style, verbose: bool) -> Option<Term> {
+pub(crate) fn side_channel(event: &AgentEvent, style: Style, verbose: bool) -> Option<Term> {
     match event {
         AgentEvent::PermissionDenied { tool, message } => Some(term![
             style.yellow("permission denied:"),
@@ -198,23 +217,34 @@ impl EventSink for TextOutput {
 /// activity only when `--verbose`.
 pub struct JsonOutput {
     stderr: StderrLog,
+    stats: Mutex<claude::RunStats>,
 }
 
 impl JsonOutput {
     pub fn new(verbose: bool) -> Self {
         Self {
             stderr: StderrLog::new(verbose, verbose),
+            stats: Mutex::default(),
         }
+    }
+
+    /// Model time and denials of the run, for its result.
+    pub fn take_stats(&self) -> (u64, Vec<serde_json::Value>) {
+        self.stats.lock().unwrap_or_else(|e| e.into_inner()).take()
     }
 }
 
 impl EventSink for JsonOutput {
     fn emit(&self, event: AgentEvent) {
+        self.stats
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .observe(&event);
         self.stderr.emit(&event);
     }
 }
 
-/// `--output-format stream-json`: one JSON object per line on stdout.
+/// `--output-format ling-stream-json`: Ling's own lines, one JSON object per event on stdout.
 pub struct StreamJsonOutput {
     verbose: bool,
 }
@@ -226,7 +256,7 @@ impl StreamJsonOutput {
 }
 
 /// Writes one JSON object as a line on stdout.
-fn json_line(value: &impl Serialize) {
+pub(crate) fn json_line(value: &impl Serialize) {
     // Cannot fail: the lines hold strings, numbers and JSON values only.
     let Ok(mut line) = serde_json::to_string(value) else {
         return;

@@ -5,9 +5,11 @@ use std::time::Instant;
 
 use tokio_util::sync::CancellationToken;
 
-use super::lines::{Line, McpServer, RunResult, SandboxLine, Subtype, System};
-use super::{Format, JsonOutput, StreamJsonOutput, TextOutput, json_line};
-use crate::agent::{AgentEvent, EventSink, NonInteractive, RunEnd};
+use super::claude::{ClaudeStream, init_message, mcp_servers};
+use super::ending::{Ending, ResultFacts, claude_result};
+use super::lines::{Line, McpServer, RunResult, SandboxLine, System};
+use super::{Format, JsonOutput, PrintOptions, StreamJsonOutput, TextOutput, json_line};
+use crate::agent::{AgentEvent, EventSink, NonInteractive};
 use crate::mcp::client::Shutdown;
 use crate::mcp::{ServerState, ServerStatus};
 use crate::setup::Setup;
@@ -18,7 +20,8 @@ use crate::ui::signals;
 enum Output {
     Text(TextOutput),
     Json(JsonOutput),
-    StreamJson(StreamJsonOutput),
+    Claude(ClaudeStream),
+    Ling(StreamJsonOutput),
 }
 
 impl Output {
@@ -26,53 +29,28 @@ impl Output {
         match self {
             Self::Text(o) => o,
             Self::Json(o) => o,
-            Self::StreamJson(o) => o,
+            Self::Claude(o) => o,
+            Self::Ling(o) => o,
         }
     }
-
-    fn is_json(&self) -> bool {
-        !matches!(self, Self::Text(_))
-    }
 }
 
-/// How the run ended, as the `result` object and the outcome say it.
-struct Ending {
-    subtype: Subtype,
-    text: String,
-    outcome: RunOutcome,
-    num_turns: u32,
-}
-
-impl Ending {
-    fn error(text: impl Into<String>, outcome: RunOutcome, num_turns: u32) -> Self {
-        Self {
-            subtype: Subtype::ErrorDuringExecution,
-            text: text.into(),
-            outcome,
-            num_turns,
-        }
-    }
-
-    fn interrupted(num_turns: u32) -> Self {
-        Self::error(
-            "interrupted",
-            RunOutcome::Interrupted(signals::received()),
-            num_turns,
-        )
-    }
-
-    fn is_error(&self) -> bool {
-        self.subtype != Subtype::Success
-    }
-}
-
-/// Runs `prompt` in `format`; `verbose` shows more on stderr.
-pub async fn run(mut setup: Setup, format: Format, verbose: bool, prompt: String) -> RunOutcome {
+/// Runs `prompt` and writes its output as `options` say.
+pub async fn run(mut setup: Setup, options: PrintOptions, prompt: String) -> RunOutcome {
     let started = Instant::now();
-    let output = match format {
+    let verbose = options.verbose;
+    let output = match options.format {
         Format::Text => Output::Text(TextOutput::new(verbose)),
         Format::Json => Output::Json(JsonOutput::new(verbose)),
-        Format::StreamJson => Output::StreamJson(StreamJsonOutput::new(verbose)),
+        Format::StreamJson => Output::Claude(ClaudeStream::new(
+            &setup.agent.session().id,
+            setup.agent.root(),
+            setup.agent.model(),
+            options.partial,
+            verbose,
+            setup.settings.max_retries,
+        )),
+        Format::LingStreamJson => Output::Ling(StreamJsonOutput::new(verbose)),
     };
     for warning in &setup.warnings {
         stderr_line(format!("warning: {warning}"));
@@ -100,7 +78,7 @@ pub async fn run(mut setup: Setup, format: Format, verbose: bool, prompt: String
     let statuses = setup.mcp.statuses();
     // The answer is out: the servers are stopped only after the result line, without waiting
     // for a polite exit (docs/mcp.md, "Shutdown").
-    let outcome = write_result(&setup, &output, ending, &statuses, started);
+    let outcome = write_result(&mut setup, &output, &options, ending, &statuses, started).await;
     // An interrupted run may have just told a server to cancel a call: that server gets the
     // usual grace to read it.
     let how = match outcome {
@@ -112,9 +90,10 @@ pub async fn run(mut setup: Setup, format: Format, verbose: bool, prompt: String
 }
 
 /// The end of a run's output: the error on stderr, the `json`/`stream-json` result line.
-fn write_result(
-    setup: &Setup,
+async fn write_result(
+    setup: &mut Setup,
     output: &Output,
+    options: &PrintOptions,
     mut ending: Ending,
     statuses: &[ServerStatus],
     started: Instant,
@@ -127,20 +106,55 @@ fn write_result(
         // The answer of a successful run stays byte-exact; an error is Ling's own text.
         ending.text = crate::redact::scrub(&ending.text);
         stderr_line(format!("error: {}", ending.text));
+    } else if let Some(file) = &options.last_message
+        && let Err(e) = std::fs::write(file, &ending.text)
+    {
+        stderr_line(format!(
+            "error: cannot write the last message to {}: {e}",
+            file.display()
+        ));
+        ending.outcome = RunOutcome::Failed;
     }
-    if output.is_json() {
-        let session_id = &setup.agent.session().id;
-        json_line(&Line::Result(RunResult {
+    let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+    let session_id = setup.agent.session().id.clone();
+    let session_id = session_id.as_str();
+    let (api_ms, denials) = match &output {
+        Output::Json(json) => json.take_stats(),
+        Output::Claude(stream) => stream.take_stats(),
+        _ => (0, Vec::new()),
+    };
+    match &output {
+        Output::Text(_) => {}
+        Output::Ling(_) => json_line(&Line::Result(RunResult {
             subtype: ending.subtype,
             is_error: ending.is_error(),
             result: &ending.text,
             session_id,
             num_turns: ending.num_turns,
-            duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+            duration_ms,
             usage: setup.agent.usage(),
             mcp_servers: &McpServer::list(statuses),
             project_trust: setup.project_trust.as_str(),
-        }));
+        })),
+        Output::Json(_) | Output::Claude(_) => {
+            let model = setup.agent.model().to_string();
+            let window = setup.agent.context_usage().await.window;
+            json_line(&claude_result(
+                &ending,
+                &ResultFacts {
+                    session_id,
+                    duration_ms,
+                    api_ms,
+                    usage: setup.agent.usage(),
+                    price: setup.settings.prices.get(&model).copied(),
+                    model: &model,
+                    context_window: window,
+                    denials: &denials,
+                    mcp_servers: &mcp_servers(statuses),
+                    project_trust: setup.project_trust.as_str(),
+                },
+            ));
+        }
     }
     ending.outcome
 }
@@ -164,25 +178,30 @@ async fn drive(
     report_failed_servers(&setup.mcp.statuses(), output.sink());
     setup.agent.sync_tools().await;
     let default_turn_limit = setup.settings.max_turns.is_none();
-    let agent = &mut setup.agent;
-    if let Output::StreamJson(_) = output {
-        let statuses = setup.mcp.statuses();
-        json_line(&Line::System(System::Init {
-            session_id: &agent.session().id,
-            model: agent.model(),
-            cwd: agent.root().to_string_lossy().into_owned(),
-            tools: agent.tools().names(),
-            mcp_servers: &McpServer::list(&statuses),
-            project_trust: setup.project_trust.as_str(),
-            sandbox: {
-                let effective = setup.sandbox.effective(agent.permission_mode());
-                SandboxLine {
-                    mode: effective.mode.as_str(),
-                    network: effective.network,
-                }
-            },
-        }));
+    match output {
+        Output::Ling(_) => {
+            let statuses = setup.mcp.statuses();
+            let agent = &setup.agent;
+            json_line(&Line::System(System::Init {
+                session_id: &agent.session().id,
+                model: agent.model(),
+                cwd: agent.root().to_string_lossy().into_owned(),
+                tools: agent.tools().names(),
+                mcp_servers: &McpServer::list(&statuses),
+                project_trust: setup.project_trust.as_str(),
+                sandbox: {
+                    let effective = setup.sandbox.effective(agent.permission_mode());
+                    SandboxLine {
+                        mode: effective.mode.as_str(),
+                        network: effective.network,
+                    }
+                },
+            }));
+        }
+        Output::Claude(stream) => stream.write(&init_message(setup)),
+        Output::Text(_) | Output::Json(_) => {}
     }
+    let agent = &mut setup.agent;
     let source = if setup.resumed { "resume" } else { "startup" };
     if let Some(reason) = agent.fire_session_start(source, output.sink()).await {
         return (
@@ -190,54 +209,20 @@ async fn drive(
             true,
         );
     }
-    let ending = match agent
+    let result = agent
         .run_input(prompt, output.sink(), &NonInteractive, cancel)
-        .await
-    {
-        Ok(run) => match run.end {
-            RunEnd::Completed => Ending {
-                subtype: Subtype::Success,
-                text: run.text,
-                outcome: RunOutcome::Success,
-                num_turns: run.num_turns,
-            },
-            RunEnd::MaxTurns => Ending {
-                subtype: Subtype::ErrorMaxTurns,
-                text: max_turns_message(run.num_turns, default_turn_limit),
-                outcome: RunOutcome::Failed,
-                num_turns: run.num_turns,
-            },
-            RunEnd::Interrupted => Ending::interrupted(run.num_turns),
-            RunEnd::Stopped(reason) | RunEnd::PromptBlocked(reason) => {
-                Ending::error(reason, RunOutcome::Failed, run.num_turns)
-            }
-            // Nobody is asked in `-p`; an approver that declines ends the run as a failure.
-            RunEnd::Declined => Ending::error(
-                String::from("a tool call was declined"),
-                RunOutcome::Failed,
-                run.num_turns,
-            ),
-        },
-        Err(e) => Ending::error(e.to_string(), RunOutcome::Failed, agent.total_turns()),
-    };
+        .await;
+    let ending = Ending::of(
+        result,
+        default_turn_limit,
+        agent.total_turns(),
+        Ending::interrupted,
+    );
     (ending, true)
 }
 
-/// Why a run stopped at its turn limit, and how to raise it.
-fn max_turns_message(turns: u32, default_limit: bool) -> String {
-    let which = if default_limit {
-        "the default limit of a -p run"
-    } else {
-        "the limit set by --max-turns or settings `maxTurns`"
-    };
-    format!(
-        "stopped after {turns} model requests ({which}) before the model finished; raise it with \
-         --max-turns N or settings `maxTurns`"
-    )
-}
-
 /// A server that could not start is reported (the run goes on without its tools).
-fn report_failed_servers(statuses: &[ServerStatus], sink: &dyn EventSink) {
+pub(super) fn report_failed_servers(statuses: &[ServerStatus], sink: &dyn EventSink) {
     for status in statuses {
         if matches!(
             status.state,

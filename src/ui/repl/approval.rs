@@ -394,6 +394,7 @@ mod tests {
             reason: None,
             preview: preview.map(str::to_string),
             agent: None,
+            tool_use_id: "c1".into(),
         }
     }
 

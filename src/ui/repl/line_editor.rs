@@ -201,6 +201,7 @@ pub fn mode_meaning(mode: PermissionMode) -> &'static str {
         PermissionMode::AcceptEdits => "file edits run without asking; commands still ask",
         PermissionMode::Plan => "Ling reads and plans, and changes nothing",
         PermissionMode::Bypass => "everything runs without asking: careful",
+        PermissionMode::DontAsk => "nothing asks: what would ask is refused",
     }
 }
 
@@ -247,7 +248,7 @@ pub fn next_mode(mode: PermissionMode) -> PermissionMode {
         PermissionMode::Default => PermissionMode::AcceptEdits,
         PermissionMode::AcceptEdits => PermissionMode::Plan,
         PermissionMode::Plan => PermissionMode::Bypass,
-        PermissionMode::Bypass => PermissionMode::Default,
+        PermissionMode::Bypass | PermissionMode::DontAsk => PermissionMode::Default,
     }
 }
 

@@ -8,6 +8,7 @@ mod dialog_queue;
 mod extension_commands;
 mod line_editor;
 mod mcp_dialogs;
+mod mcp_reload;
 mod screen;
 mod session_commands;
 mod session_diff;
@@ -46,7 +47,7 @@ const COMMANDS: &[(&str, &str)] = &[
     ("/hooks", "list the loaded hooks"),
     (
         "/mcp",
-        "MCP server status; /mcp reconnect NAME restarts one, /mcp login NAME logs in (OAuth)",
+        "MCP server status; /mcp reconnect NAME restarts one, /mcp login NAME logs in (OAuth), /mcp enable|disable NAME switches one on or off here",
     ),
     ("/expand", "print the last tool output whole"),
     (
@@ -146,7 +147,9 @@ pub async fn run(
             None => {
                 notices.report(&setup, style);
                 let prompt = line_editor::prompt(style, setup.agent.permission_mode());
+                let idle = setup.agent.idle_notice();
                 let (back, result) = read_line(editor, prompt, std::mem::take(&mut typed)).await?;
+                drop(idle);
                 editor = back;
                 match result {
                     Ok(line) => {
@@ -355,7 +358,20 @@ async fn slash_command(setup: &mut Setup, line: &str, style: Style, ui: &ReplUi)
                     Err(e) => stdout_line(term![style.red("error:"), " ", e.to_string()]),
                 }
             }
-            _ => stdout_line("usage: /mcp, /mcp reconnect NAME or /mcp login NAME"),
+            (verb @ ("enable" | "disable"), name) if !name.is_empty() => {
+                let on = verb == "enable";
+                let paths = setup.paths.clone();
+                match crate::agent::mcp::reload::switch_server(&setup.mcp, &paths, name, on).await {
+                    Ok(()) => {
+                        setup.agent.sync_tools().await;
+                        print_mcp_status(setup, style);
+                    }
+                    Err(e) => stdout_line(term![style.red("error:"), " ", e.to_string()]),
+                }
+            }
+            _ => stdout_line(
+                "usage: /mcp, /mcp reconnect NAME, /mcp login NAME, /mcp enable NAME or /mcp disable NAME",
+            ),
         },
         "/tools" => {
             setup.agent.sync_tools().await;
@@ -519,6 +535,7 @@ async fn slash_command(setup: &mut Setup, line: &str, style: Style, ui: &ReplUi)
 /// the one to pre-fill the prompt with).
 async fn run_turn(setup: &mut Setup, ui: &Arc<ReplUi>, prompt: &str) -> Typed {
     let style = ui.style;
+    self::mcp_reload::before_turn(setup, style).await;
     // A custom command attaches its own `@file` mentions, once expanded.
     let attached = match setup.agent.custom_command(prompt) {
         Some(_) => crate::agent::Attached {

@@ -1,0 +1,260 @@
+//! The control channel of `--input-format stream-json`: requests Ling sends to its driver (the
+//! Claude Agent SDK) on stdout and the answers it reads back on stdin, matched by `request_id`,
+//! and the permission prompt built on it (`--permission-prompt-tool stdio`): a call that needs
+//! approval is a `can_use_tool` request, answered by the SDK's `canUseTool` callback.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use async_trait::async_trait;
+use serde_json::{Value, json};
+use tokio::sync::oneshot;
+use tokio_util::sync::CancellationToken;
+
+use super::stream::claude_name;
+use crate::agent::{Approval, ApprovalRequest, Approver};
+use crate::hooks::claude::{to_ling_update, with_claude_fields};
+use crate::ui::print::json_line;
+
+/// What came back for a request: the `response` of a success, or the `error`.
+type Answer = Result<Value, String>;
+
+/// Requests waiting for their answer.
+#[derive(Default)]
+pub struct Control {
+    pending: Mutex<HashMap<String, oneshot::Sender<Answer>>>,
+    /// Set once stdin is closed: no answer can come any more.
+    closed: Mutex<bool>,
+}
+
+impl Control {
+    /// Sends `request` (an object with its `subtype`) and waits for the answer; `None` when
+    /// `cancel` fired first (the driver is told with a `control_cancel_request`).
+    pub async fn request(&self, request: Value, cancel: &CancellationToken) -> Option<Answer> {
+        let id = uuid::Uuid::new_v4().simple().to_string();
+        let (tx, rx) = oneshot::channel();
+        if *lock(&self.closed) {
+            return Some(Err("stdin is closed, so nobody can answer".into()));
+        }
+        lock(&self.pending).insert(id.clone(), tx);
+        json_line(&json!({"type": "control_request", "request_id": id, "request": request}));
+        tokio::select! {
+            answer = rx => Some(answer.unwrap_or_else(|_| Err("stdin closed before the answer came".into()))),
+            () = cancel.cancelled() => {
+                lock(&self.pending).remove(&id);
+                json_line(&json!({"type": "control_cancel_request", "request_id": id}));
+                None
+            }
+        }
+    }
+
+    /// A `control_response` read from stdin: hands its answer to whoever waits for it. An
+    /// answer nobody waits for (a cancelled request) is dropped.
+    pub fn deliver(&self, response: &Value) {
+        let Some(id) = response.get("request_id").and_then(Value::as_str) else {
+            return;
+        };
+        let Some(tx) = lock(&self.pending).remove(id) else {
+            return;
+        };
+        let answer = match response.get("subtype").and_then(Value::as_str) {
+            Some("success") => Ok(response.get("response").cloned().unwrap_or(Value::Null)),
+            _ => Err(response
+                .get("error")
+                .and_then(Value::as_str)
+                .unwrap_or("the request failed")
+                .to_string()),
+        };
+        let _ = tx.send(answer);
+    }
+
+    /// Stdin ended: every request waiting fails, and later ones fail at once.
+    pub fn close(&self) {
+        *lock(&self.closed) = true;
+        for (_, tx) in lock(&self.pending).drain() {
+            let _ = tx.send(Err("stdin closed before the answer came".into()));
+        }
+    }
+}
+
+/// Answers a request the driver sent: `Ok` is a success with that `response`, `Err` an error.
+pub fn respond(request_id: &str, answer: Answer) {
+    let response = match answer {
+        Ok(response) => {
+            json!({"subtype": "success", "request_id": request_id, "response": response})
+        }
+        Err(error) => json!({"subtype": "error", "request_id": request_id, "error": error}),
+    };
+    json_line(&json!({"type": "control_response", "response": response}));
+}
+
+/// `--permission-prompt-tool stdio`: every question goes to the driver as `can_use_tool`, with
+/// the tool in Claude Code's name and fields; its `updatedInput` may use either spelling.
+pub struct StdioApprover {
+    control: Arc<Control>,
+    /// The turn being run: an interrupt cancels the question with it.
+    cancel: CancellationToken,
+}
+
+impl StdioApprover {
+    pub fn new(control: Arc<Control>, cancel: CancellationToken) -> Self {
+        Self { control, cancel }
+    }
+}
+
+#[async_trait]
+impl Approver for StdioApprover {
+    async fn approve(&self, request: &ApprovalRequest) -> Option<Approval> {
+        let sent = with_claude_fields(&request.tool, &request.input);
+        let (rule_tool, rule_content) = match request.session_rule.split_once('(') {
+            Some((tool, rest)) => (tool.to_string(), rest.strip_suffix(')').map(str::to_string)),
+            None => (request.session_rule.clone(), None),
+        };
+        let mut rule = json!({"toolName": claude_name(&rule_tool)});
+        if let Some(content) = rule_content {
+            rule["ruleContent"] = json!(content);
+        }
+        let mut question = json!({
+            "subtype": "can_use_tool",
+            "tool_name": claude_name(&request.tool),
+            "input": sent,
+            "tool_use_id": request.tool_use_id,
+            "permission_suggestions": [{
+                "type": "addRules", "rules": [rule], "behavior": "allow", "destination": "session",
+            }],
+        });
+        if let Some(reason) = &request.reason {
+            question["decision_reason"] = json!(reason);
+        }
+        match self.control.request(question, &self.cancel).await {
+            None => Some(Approval::Deny),
+            Some(Err(error)) => Some(Approval::Instead(format!(
+                "the permission prompt (the program driving Ling) failed: {error}"
+            ))),
+            Some(Ok(answer)) => Some(read_answer(&request.tool, &sent, &answer)),
+        }
+    }
+}
+
+/// A `PermissionResult`: `{"behavior": "allow", "updatedInput", "updatedPermissions"}` or
+/// `{"behavior": "deny", "message", "interrupt"}`.
+fn read_answer(tool: &str, sent: &Value, answer: &Value) -> Approval {
+    match answer.get("behavior").and_then(Value::as_str) {
+        Some("allow") => {
+            let always = answer
+                .get("updatedPermissions")
+                .and_then(Value::as_array)
+                .is_some_and(|updates| {
+                    updates.iter().any(|u| {
+                        u.get("type").and_then(Value::as_str) == Some("addRules")
+                            && u.get("behavior").and_then(Value::as_str) == Some("allow")
+                    })
+                });
+            match answer.get("updatedInput").and_then(Value::as_object) {
+                Some(update) if Value::Object(update.clone()) != *sent => {
+                    Approval::Edited(Value::Object(to_ling_update(tool, sent, update.clone())))
+                }
+                _ if always => Approval::Always,
+                _ => Approval::Once,
+            }
+        }
+        Some("deny") => {
+            let message = answer
+                .get("message")
+                .and_then(Value::as_str)
+                .unwrap_or("denied by the permission prompt");
+            if answer.get("interrupt").and_then(Value::as_bool) == Some(true) {
+                Approval::Deny
+            } else {
+                Approval::Instead(message.to_string())
+            }
+        }
+        _ => Approval::Instead(format!(
+            "the permission prompt answered neither allow nor deny: {}",
+            crate::agent::cap_middle(&answer.to_string(), 300)
+        )),
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+    use serde_json::Map;
+
+    fn object(value: &Value) -> Map<String, Value> {
+        value.as_object().cloned().unwrap_or_default()
+    }
+
+    #[test]
+    fn answers_become_approvals() {
+        let sent = with_claude_fields("write_file", &json!({"path": "a", "content": "x"}));
+        let allow = |extra: Value| {
+            let mut answer = json!({"behavior": "allow"});
+            for (k, v) in object(&extra) {
+                answer[k] = v;
+            }
+            read_answer("write_file", &sent, &answer)
+        };
+        assert_eq!(allow(json!({})), Approval::Once);
+        assert_eq!(allow(json!({"updatedInput": sent.clone()})), Approval::Once);
+        assert_eq!(
+            allow(json!({"updatedInput": {"file_path": "b", "content": "x"}})),
+            Approval::Edited(json!({"path": "b", "content": "x"}))
+        );
+        assert_eq!(
+            allow(
+                json!({"updatedPermissions": [{"type": "addRules", "behavior": "allow",
+                "rules": [{"toolName": "Write"}], "destination": "session"}]})
+            ),
+            Approval::Always
+        );
+        assert_eq!(
+            read_answer(
+                "write_file",
+                &sent,
+                &json!({"behavior": "deny", "message": "no"})
+            ),
+            Approval::Instead("no".into())
+        );
+        assert_eq!(
+            read_answer(
+                "write_file",
+                &sent,
+                &json!({"behavior": "deny", "message": "no", "interrupt": true})
+            ),
+            Approval::Deny
+        );
+    }
+
+    #[tokio::test]
+    async fn an_answer_reaches_its_request_and_a_closed_stdin_fails_the_rest() {
+        let control = Arc::new(Control::default());
+        let cancel = CancellationToken::new();
+        let waiting = {
+            let control = control.clone();
+            let cancel = cancel.clone();
+            tokio::spawn(async move { control.request(json!({"subtype": "x"}), &cancel).await })
+        };
+        // The id is only on stdout; deliver to whatever waits.
+        let id = loop {
+            if let Some(id) = lock(&control.pending).keys().next().cloned() {
+                break id;
+            }
+            tokio::task::yield_now().await;
+        };
+        control.deliver(&json!({"subtype": "success", "request_id": id, "response": {"a": 1}}));
+        assert_eq!(waiting.await.ok().flatten(), Some(Ok(json!({"a": 1}))));
+        control.close();
+        assert!(matches!(
+            control.request(json!({}), &cancel).await,
+            Some(Err(_))
+        ));
+    }
+}

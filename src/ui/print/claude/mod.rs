@@ -1,0 +1,75 @@
+//! Claude Code's `stream-json` protocol, so that programs written against `claude -p` and the
+//! Claude Agent SDK (`@anthropic-ai/claude-agent-sdk`, pointed at `ling` with its
+//! `pathToClaudeCodeExecutable` option) drive Ling unchanged: the message shapes of the output
+//! (`messages`, written by [`ClaudeStream`]), the control channel and its permission prompt
+//! (`control`), and the driver of `--input-format stream-json`, where the prompts come as JSON
+//! lines on stdin and several turns run in one process ([`session`]).
+
+mod control;
+pub mod messages;
+pub mod session;
+mod stream;
+
+use serde_json::{Value, json};
+
+pub use stream::{ClaudeStream, RunStats, claude_name};
+
+use crate::mcp::{ServerState, ServerStatus};
+use crate::setup::Setup;
+
+/// `mcp_servers` of `init` and `result`: each enabled server's name and status, with `error`
+/// when it has one.
+pub fn mcp_servers(statuses: &[ServerStatus]) -> Vec<Value> {
+    statuses
+        .iter()
+        .filter(|status| status.state != ServerState::Disabled)
+        .map(|status| {
+            let (word, error) = status.state.report();
+            let mut server = json!({"name": status.name, "status": word});
+            if let Some(error) = error {
+                server["error"] = json!(error);
+            }
+            server
+        })
+        .collect()
+}
+
+/// The `system`/`init` message of a prepared run (its MCP servers ready).
+pub fn init_message(setup: &Setup) -> Value {
+    let agent = &setup.agent;
+    // What a `bash` command gets now (`read-only` in plan mode): the one sandbox decision.
+    let effective = setup.sandbox.effective(agent.permission_mode());
+    let init = messages::Init {
+        kind: "system",
+        subtype: "init",
+        cwd: agent.root().to_string_lossy().into_owned(),
+        session_id: &agent.session().id,
+        tools: agent
+            .tools()
+            .names()
+            .iter()
+            .map(|n| claude_name(n))
+            .collect(),
+        mcp_servers: mcp_servers(&setup.mcp.statuses()),
+        model: agent.model(),
+        permission_mode: agent.permission_mode().hook_name(),
+        slash_commands: Vec::new(),
+        api_key_source: if setup.settings.api_key.is_some() {
+            "user"
+        } else {
+            "none"
+        },
+        claude_code_version: env!("CARGO_PKG_VERSION"),
+        output_style: "default",
+        agents: Vec::new(),
+        skills: Vec::new(),
+        plugins: Vec::new(),
+        uuid: messages::uuid(),
+        project_trust: setup.project_trust.as_str(),
+        sandbox: json!({
+            "mode": effective.mode.as_str(),
+            "network": effective.network,
+        }),
+    };
+    serde_json::to_value(init).unwrap_or_default()
+}

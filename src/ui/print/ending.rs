@@ -1,0 +1,150 @@
+//! How one run of the agent ended, and the `result` object that says so: Ling's own (of
+//! `--output-format ling-stream-json`) and Claude Code's (of `json` and `stream-json`, which is
+//! Ling's with Claude's fields added).
+
+use serde_json::Value;
+
+use super::claude::messages::{self, ResultMessage, ResultSubtype};
+use super::lines::Subtype;
+use crate::agent::{AgentError, RunEnd, RunResult};
+use crate::config::Price;
+use crate::llm::Usage;
+use crate::ui::RunOutcome;
+use crate::ui::signals;
+
+/// How the run ended, as the `result` object and the outcome say it.
+pub struct Ending {
+    pub subtype: Subtype,
+    pub text: String,
+    pub outcome: RunOutcome,
+    pub num_turns: u32,
+}
+
+impl Ending {
+    pub fn error(text: impl Into<String>, outcome: RunOutcome, num_turns: u32) -> Self {
+        Self {
+            subtype: Subtype::ErrorDuringExecution,
+            text: text.into(),
+            outcome,
+            num_turns,
+        }
+    }
+
+    /// Ended by a signal (Ctrl-C, SIGTERM, SIGHUP).
+    pub fn interrupted(num_turns: u32) -> Self {
+        Self::error(
+            "interrupted",
+            RunOutcome::Interrupted(signals::received()),
+            num_turns,
+        )
+    }
+
+    pub fn is_error(&self) -> bool {
+        self.subtype != Subtype::Success
+    }
+
+    /// What the agent's run came to. `default_turn_limit`: the limit was `-p`'s default (the
+    /// message says so); `interrupted`: how an interrupted run ends.
+    pub fn of(
+        result: Result<RunResult, AgentError>,
+        default_turn_limit: bool,
+        total_turns: u32,
+        interrupted: impl FnOnce(u32) -> Self,
+    ) -> Self {
+        let run = match result {
+            Ok(run) => run,
+            Err(e) => return Self::error(e.to_string(), RunOutcome::Failed, total_turns),
+        };
+        match run.end {
+            RunEnd::Completed => Self {
+                subtype: Subtype::Success,
+                text: run.text,
+                outcome: RunOutcome::Success,
+                num_turns: run.num_turns,
+            },
+            RunEnd::MaxTurns => Self {
+                subtype: Subtype::ErrorMaxTurns,
+                text: max_turns_message(run.num_turns, default_turn_limit),
+                outcome: RunOutcome::Failed,
+                num_turns: run.num_turns,
+            },
+            RunEnd::Interrupted => interrupted(run.num_turns),
+            RunEnd::Stopped(reason) | RunEnd::PromptBlocked(reason) => {
+                Self::error(reason, RunOutcome::Failed, run.num_turns)
+            }
+            // Nobody is asked in `-p`; an approver that declines ends the run as a failure.
+            RunEnd::Declined => Self::error(
+                String::from("a tool call was declined"),
+                RunOutcome::Failed,
+                run.num_turns,
+            ),
+        }
+    }
+}
+
+/// Why a run stopped at its turn limit, and how to raise it.
+fn max_turns_message(turns: u32, default_limit: bool) -> String {
+    let which = if default_limit {
+        "the default limit of a -p run"
+    } else {
+        "the limit set by --max-turns or settings `maxTurns`"
+    };
+    format!(
+        "stopped after {turns} model requests ({which}) before the model finished; raise it with \
+         --max-turns N or settings `maxTurns`"
+    )
+}
+
+/// What Claude Code's `result` needs beyond the ending.
+pub struct ResultFacts<'a> {
+    pub session_id: &'a str,
+    pub duration_ms: u64,
+    /// Time spent waiting for the model.
+    pub api_ms: u64,
+    /// Tokens of this run.
+    pub usage: Usage,
+    pub model: &'a str,
+    /// The model's price (settings `prices`), for `total_cost_usd`.
+    pub price: Option<Price>,
+    pub context_window: u64,
+    pub denials: &'a [Value],
+    pub mcp_servers: &'a [Value],
+    pub project_trust: &'static str,
+}
+
+/// Claude Code's `result` for `ending`.
+pub fn claude_result(ending: &Ending, facts: &ResultFacts<'_>) -> Value {
+    let cost = facts
+        .price
+        .map(|p| p.cost(facts.usage.prompt_tokens, facts.usage.completion_tokens))
+        .unwrap_or(0.0);
+    let subtype = match ending.subtype {
+        Subtype::Success => ResultSubtype::Success,
+        Subtype::ErrorMaxTurns => ResultSubtype::ErrorMaxTurns,
+        Subtype::ErrorDuringExecution => ResultSubtype::ErrorDuringExecution,
+    };
+    let message = ResultMessage {
+        kind: "result",
+        subtype,
+        is_error: ending.is_error(),
+        duration_ms: facts.duration_ms,
+        duration_api_ms: facts.api_ms,
+        num_turns: ending.num_turns,
+        result: &ending.text,
+        stop_reason: match ending.subtype {
+            Subtype::Success => Some("end_turn"),
+            Subtype::ErrorMaxTurns => Some("tool_use"),
+            Subtype::ErrorDuringExecution => None,
+        },
+        session_id: facts.session_id,
+        total_cost_usd: cost,
+        usage: messages::usage(facts.usage),
+        model_usage: messages::model_usage(facts.model, facts.usage, cost, facts.context_window),
+        permission_denials: facts.denials,
+        errors: ending.is_error().then(|| vec![ending.text.as_str()]),
+        uuid: messages::uuid(),
+        mcp_servers: facts.mcp_servers,
+        project_trust: facts.project_trust,
+    };
+    serde_json::to_value(message).unwrap_or_default()
+}

@@ -1,0 +1,74 @@
+// Drives `ling` through the published Claude Agent SDK (@anthropic-ai/claude-agent-sdk), as a
+// program written for Claude Code would: tests/suite/claude_sdk.rs runs it with Node.
+//
+//   node claude_sdk.mjs SDK_ENTRY SCENARIO_JSON
+//
+// SCENARIO_JSON: {"prompts": ["..."], "options": {...query options...}, "canUseTool": null |
+// {"behavior": "allow" | "deny", ...the answer}, "interruptOnFirstToolUse": bool,
+// "afterFirstTurn": ["mcpServerStatus" | a permission mode to set, ...]}. The options
+// get `pathToClaudeCodeExecutable: $LING_BIN`. One JSON line per SDK message
+// (`{"message": ...}`), per canUseTool call (`{"canUseTool": {...}}`), per control call's answer
+// (`{"control": ...}`), then `{"end": "ok"}` or `{"error": "..."}`.
+import { pathToFileURL } from "node:url";
+
+const [, , entry, scenarioText] = process.argv;
+const { query } = await import(pathToFileURL(entry).href);
+const scenario = JSON.parse(scenarioText);
+const out = (value) => process.stdout.write(JSON.stringify(value) + "\n");
+
+const options = { ...scenario.options, pathToClaudeCodeExecutable: process.env.LING_BIN };
+if (scenario.canUseTool) {
+  options.canUseTool = async (toolName, input, { toolUseID, suggestions, signal }) => {
+    out({ canUseTool: { toolName, input, toolUseID, suggestions, aborted: signal.aborted } });
+    const answer = { ...scenario.canUseTool };
+    if (answer.behavior === "allow" && answer.updatedInput === undefined) {
+      answer.updatedInput = input;
+    }
+    return answer;
+  };
+}
+
+// Several prompts go as one streamed input: each is sent once the previous turn's result came.
+let resultSeen = () => {};
+async function* prompts() {
+  for (const text of scenario.prompts) {
+    yield {
+      type: "user",
+      session_id: "",
+      message: { role: "user", content: [{ type: "text", text }] },
+      parent_tool_use_id: null,
+    };
+    await new Promise((resolve) => (resultSeen = resolve));
+  }
+}
+const prompt = scenario.prompts.length === 1 ? scenario.prompts[0] : prompts();
+
+try {
+  const q = query({ prompt, options });
+  let interrupted = false;
+  let controlled = false;
+  for await (const message of q) {
+    out({ message });
+    // Between the first turn and the next: the control requests of the scenario.
+    if (message.type === "result" && scenario.afterFirstTurn && !controlled) {
+      controlled = true;
+      for (const call of scenario.afterFirstTurn) {
+        if (call === "mcpServerStatus") out({ control: await q.mcpServerStatus() });
+        else out({ control: await q.setPermissionMode(call) });
+      }
+    }
+    if (
+      scenario.interruptOnFirstToolUse &&
+      !interrupted &&
+      message.type === "assistant" &&
+      message.message.content.some((b) => b.type === "tool_use")
+    ) {
+      interrupted = true;
+      out({ control: (await q.interrupt()) ?? "interrupted" });
+    }
+    if (message.type === "result") resultSeen();
+  }
+  out({ end: "ok" });
+} catch (e) {
+  out({ error: String(e && e.message ? e.message : e) });
+}
