@@ -270,6 +270,8 @@ impl Agent {
     pub fn set_model(&mut self, model: String) {
         self.llm.set_model(model);
         self.context.model_changed();
+        // The new model's window, from the cache or its server (in the background).
+        self.context.start_probe(&self.llm);
         (self.system_prompt, _) = build_system_prompt(
             &self.options.root,
             &self.llm.config().model,

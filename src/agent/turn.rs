@@ -247,6 +247,7 @@ impl Agent {
         self.push(Message::Assistant {
             content: (!completion.content.is_empty()).then_some(completion.content),
             tool_calls: calls.clone(),
+            reasoning: completion.reasoning_items,
         });
         calls
     }

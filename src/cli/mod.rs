@@ -209,6 +209,7 @@ fn run_options(args: &RunArgs) -> RunOptions {
             no_hooks: args.no_hooks,
             allow_sampling: args.allow_sampling,
             sandbox: args.sandbox.map(Into::into),
+            api: args.api.map(Into::into),
         },
         mcp_config: args.mcp_config.clone(),
         strict_mcp_config: args.strict_mcp_config,

@@ -14,6 +14,7 @@ mod json;
 pub mod mcp;
 pub mod mcp_import;
 mod mcp_oauth;
+pub mod model_api;
 mod paths;
 pub mod private_fs;
 pub mod sandbox;
@@ -25,6 +26,7 @@ pub mod trust;
 
 pub use error::ConfigError;
 pub use json::{CONFIG_FILE_LIMIT, read_config_text, read_json_file, read_json_value};
+pub use model_api::{ReasoningEffort, ServerKind, WireApi};
 pub use paths::{Paths, expand_vars, expand_vars_with, ling_home, var_names};
 pub use sandbox::{SandboxMode, SandboxSettings};
 pub use settings::{

@@ -7,6 +7,7 @@ use serde::Deserialize;
 use super::claude::{CLAUDE_SETTINGS_FILES, ClaudeRules, RawClaudeCompat};
 use super::hooks::HookLayers;
 use super::json::syntax_error;
+use super::model_api::{ModelApiSettings, RawModelApi, WireApi, resolve_endpoint};
 use super::sandbox::{RawSandbox, SandboxMode, SandboxSettings};
 use super::tool_search::{RawToolSearch, ToolSearchSettings};
 use super::trust::ProjectConfig;
@@ -46,6 +47,14 @@ pub struct Price {
     /// Dollars per million completion (output) tokens.
     #[schemars(range(min = 0))]
     pub output_per_m_tok: f64,
+    /// Dollars per million input tokens read from the prompt cache. Default: the input price.
+    #[schemars(range(min = 0))]
+    #[serde(default)]
+    pub cache_read_per_m_tok: Option<f64>,
+    /// Dollars per million input tokens written to the prompt cache. Default: the input price.
+    #[schemars(range(min = 0))]
+    #[serde(default)]
+    pub cache_write_per_m_tok: Option<f64>,
 }
 
 /// `settings.json` exactly as written. Unknown keys are kept in `other` (to be warned about and
@@ -140,6 +149,10 @@ pub struct RawSettings {
     /// and output tokens, e.g. `{"gpt-4o": {"inputPerMTok": 2.5, "outputPerMTok": 10}}`. A
     /// project's entry for a model wins over the user's.
     pub prices: Option<std::collections::BTreeMap<String, Price>>,
+    /// The wire API and what is sent to it (`api`, `serverKind`, `maxOutputTokens`,
+    /// `reasoningEffort`).
+    #[serde(flatten)]
+    pub model_api: RawModelApi,
     #[serde(flatten)]
     #[schemars(skip)]
     pub other: BTreeMap<String, serde_json::Value>,
@@ -254,12 +267,16 @@ pub struct SettingsOverrides {
     pub allow_sampling: bool,
     /// `--sandbox`.
     pub sandbox: Option<SandboxMode>,
+    /// `--api`.
+    pub api: Option<WireApi>,
 }
 
 /// Resolved settings: flags over environment over `.ling/settings.json` (of a trusted project)
 /// over `~/.ling/settings.json` over defaults.
 #[derive(Debug, Clone)]
 pub struct Settings {
+    /// The wire API of the model server.
+    pub api: WireApi,
     pub model: String,
     pub base_url: String,
     pub api_key_env: String,
@@ -297,6 +314,8 @@ pub struct Settings {
     pub sandbox: SandboxSettings,
     /// `prices` of both files, the project's winning per model.
     pub prices: std::collections::BTreeMap<String, Price>,
+    /// `serverKind`, `maxOutputTokens`, `reasoningEffort`.
+    pub model_api: ModelApiSettings,
     /// Unknown keys found in the settings files, for a warning.
     pub warnings: Vec<String>,
 }
@@ -396,23 +415,9 @@ impl Settings {
         }
         let non_empty = |name: &str| env(name).filter(|v| !v.is_empty());
 
-        let model = overrides
-            .model
-            .clone()
-            .or_else(|| non_empty("LING_MODEL"))
-            .or_else(|| pick(project, user, |s| s.model.clone()))
-            .unwrap_or_else(|| DEFAULT_MODEL.to_string());
-        let base_url = overrides
-            .base_url
-            .clone()
-            .or_else(|| non_empty("OPENAI_BASE_URL"))
-            .or_else(|| non_empty("LING_BASE_URL"))
-            .or_else(|| pick(project, user, |s| s.base_url.clone()))
-            .unwrap_or_else(|| DEFAULT_BASE_URL.to_string());
-        let base_url = base_url.trim_end_matches('/').to_string();
-        let api_key_env = pick(project, user, |s| s.api_key_env.clone())
-            .unwrap_or_else(|| DEFAULT_API_KEY_ENV.to_string());
-        let api_key = non_empty(&api_key_env);
+        let endpoint = resolve_endpoint(user, project, overrides, env);
+        let api_key = non_empty(&endpoint.api_key_env);
+        let model_api = ModelApiSettings::resolve(&user.model_api, &project.model_api)?;
 
         let permission_mode = match overrides.permission_mode {
             Some(mode) => mode,
@@ -512,10 +517,12 @@ impl Settings {
         prices.extend(project.prices.clone().unwrap_or_default());
         Ok(Self {
             prices,
-            model,
-            base_url,
-            api_key_env,
+            api: endpoint.api,
+            model: endpoint.model,
+            base_url: endpoint.base_url,
+            api_key_env: endpoint.api_key_env,
             api_key,
+            model_api,
             permission_mode,
             allow_rules,
             rule_origins,

@@ -111,9 +111,10 @@ pub fn footer(
     context: Option<(u64, u64)>,
 ) -> Term {
     let mut text = format!(
-        "{:.1}s · {} in · {} out",
+        "{:.1}s · {} in{} · {} out",
         elapsed.as_secs_f64(),
         tokens(turn.prompt_tokens),
+        cached(turn),
         tokens(turn.completion_tokens)
     );
     if let Some((used, window)) = context {
@@ -123,9 +124,26 @@ pub fn footer(
     style.dim(&text)
 }
 
-/// What `usage` cost at `price`, in dollars.
-fn cost(usage: Usage, price: Price) -> f64 {
-    (usage.prompt_tokens as f64 * price.input_per_m_tok
+/// ` (9.1k cached)`: how much of the input the prompt cache served, when it served any.
+fn cached(usage: Usage) -> String {
+    if usage.cache_read_tokens == 0 {
+        String::new()
+    } else {
+        format!(" ({} cached)", tokens(usage.cache_read_tokens))
+    }
+}
+
+/// What `usage` cost at `price`, in dollars: cache reads and writes at their own prices where
+/// the settings give them, else at the input price.
+pub fn cost(usage: Usage, price: Price) -> f64 {
+    let read = price.cache_read_per_m_tok.unwrap_or(price.input_per_m_tok);
+    let write = price.cache_write_per_m_tok.unwrap_or(price.input_per_m_tok);
+    let plain = usage
+        .prompt_tokens
+        .saturating_sub(usage.cache_read_tokens + usage.cache_write_tokens);
+    (plain as f64 * price.input_per_m_tok
+        + usage.cache_read_tokens as f64 * read
+        + usage.cache_write_tokens as f64 * write
         + usage.completion_tokens as f64 * price.output_per_m_tok)
         / 1e6
 }
@@ -139,6 +157,12 @@ pub fn cost_report(setup: &Setup, style: Style) {
         usage.completion_tokens,
         setup.agent.total_turns()
     ));
+    if usage.cache_read_tokens + usage.cache_write_tokens + usage.reasoning_tokens > 0 {
+        stdout_line(format!(
+            "of which: {} in read from the prompt cache, {} in written to it, {} out reasoning",
+            usage.cache_read_tokens, usage.cache_write_tokens, usage.reasoning_tokens
+        ));
+    }
     match setup.settings.prices.get(setup.agent.model()) {
         Some(price) => stdout_line(format!(
             "cost: ${:.4} at ${}/M in, ${}/M out ({})",
@@ -210,15 +234,28 @@ mod tests {
         assert_eq!(tokens(950), "950");
         assert_eq!(tokens(12_345), "12.3k");
         assert_eq!(tokens(1_200_000), "1.2M");
-        let usage = Usage {
-            prompt_tokens: 1_000_000,
-            completion_tokens: 500_000,
-        };
+        let usage = Usage::new(1_000_000, 500_000);
         let price = Price {
             input_per_m_tok: 2.5,
             output_per_m_tok: 10.0,
+            ..Price::default()
         };
         assert!((cost(usage, price) - 7.5).abs() < 1e-9);
+        // Anthropic's prices: reads a tenth of the input price, writes a quarter more.
+        let cached = Usage {
+            cache_read_tokens: 800_000,
+            cache_write_tokens: 100_000,
+            ..usage
+        };
+        let priced = Price {
+            cache_read_per_m_tok: Some(0.25),
+            cache_write_per_m_tok: Some(3.125),
+            ..price
+        };
+        let expected = (100_000.0 * 2.5 + 800_000.0 * 0.25 + 100_000.0 * 3.125 + 5e5 * 10.0) / 1e6;
+        assert!((cost(cached, priced) - expected).abs() < 1e-9);
+        let line = footer(Style::plain(), std::time::Duration::ZERO, cached, None);
+        assert_eq!(line.as_str(), "0.0s · 1.0M in (800.0k cached) · 500.0k out");
         let line = footer(
             Style::plain(),
             std::time::Duration::from_millis(1234),

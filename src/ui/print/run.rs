@@ -115,6 +115,11 @@ pub async fn run(mut setup: Setup, format: Format, verbose: bool, prompt: String
             num_turns: ending.num_turns,
             duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
             usage: setup.agent.usage(),
+            cost_usd: setup
+                .settings
+                .prices
+                .get(setup.agent.model())
+                .map(|price| crate::ui::session_commands::cost(setup.agent.usage(), *price)),
             mcp_servers: &McpServer::list(&statuses),
             project_trust: setup.project_trust.as_str(),
         }));
