@@ -69,12 +69,14 @@ pub struct RawSettings {
     /// The model id sent to the API. `--model` and `LING_MODEL` come first. Default `gpt-4o-mini`.
     #[schemars(extend("default" = DEFAULT_MODEL))]
     pub model: Option<String>,
-    /// The OpenAI-compatible base URL, ending before `/chat/completions`, e.g.
-    /// `http://127.0.0.1:8080/v1`. `--base-url`, `OPENAI_BASE_URL` and `LING_BASE_URL` come
-    /// first. Default `https://api.openai.com/v1`.
+    /// The server's base URL, ending before `/chat/completions`, e.g.
+    /// `http://127.0.0.1:8080/v1` (with `api: anthropic` the server's root). `--base-url`,
+    /// `OPENAI_BASE_URL` (with anthropic `ANTHROPIC_BASE_URL`) and `LING_BASE_URL` come first.
+    /// Default `https://api.openai.com/v1` (with anthropic `https://api.anthropic.com`).
     #[schemars(extend("default" = DEFAULT_BASE_URL))]
     pub base_url: Option<String>,
-    /// The environment variable that holds the API key. Default `OPENAI_API_KEY`.
+    /// The environment variable that holds the API key. Default `OPENAI_API_KEY` (with
+    /// `api: anthropic`, `ANTHROPIC_API_KEY`).
     #[schemars(extend("default" = DEFAULT_API_KEY_ENV))]
     pub api_key_env: Option<String>,
     /// The permission mode and rules.
@@ -145,9 +147,10 @@ pub struct RawSettings {
     /// The shell sandbox of the `bash` tool (Linux: Landlock and seccomp).
     #[serde(default)]
     pub sandbox: RawSandbox,
-    /// What models cost, for the REPL's `/cost`: per model id, US dollars per million input
-    /// and output tokens, e.g. `{"gpt-4o": {"inputPerMTok": 2.5, "outputPerMTok": 10}}`. A
-    /// project's entry for a model wins over the user's.
+    /// What models cost, for the REPL's `/cost` and `cost_usd` in the JSON results: per model
+    /// id, US dollars per million input and output tokens (and prompt-cache reads and writes),
+    /// e.g. `{"gpt-4o": {"inputPerMTok": 2.5, "outputPerMTok": 10}}`. A project's entry for a
+    /// model wins over the user's.
     pub prices: Option<std::collections::BTreeMap<String, Price>>,
     /// The wire API and what is sent to it (`api`, `serverKind`, `maxOutputTokens`,
     /// `reasoningEffort`).

@@ -216,13 +216,13 @@ impl LlmClient {
         let body = self.request_body(messages, tools, max_tokens)?;
         let url = self.endpoint();
         tracing::debug!(
-            "llm: POST {} ({}) model={} messages={} tools={} bytes={}",
+            "llm: POST {} model={} messages={} tools={} bytes={} api={}",
             self.shown_endpoint(),
-            self.config.api.as_str(),
             self.config.model,
             messages.len(),
             tools.len(),
-            body.len()
+            body.len(),
+            self.config.api.as_str()
         );
         let http = self.http().await?;
         let attempt = Attempt {

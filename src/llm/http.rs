@@ -4,7 +4,7 @@
 //! client is made, so that reading the system's root certificates overlaps the rest of the
 //! start-up, and the first request waits only for what is left of it.
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use tokio::sync::watch;
 
@@ -52,10 +52,10 @@ impl LazyHttp {
         let mut built = self.built.clone();
         let began = Instant::now();
         let ready = built.wait_for(Option::is_some).await;
-        let waited = began.elapsed();
-        if waited > Duration::from_millis(1) {
-            tracing::debug!("llm: waited {} µs for the TLS set-up", waited.as_micros());
-        }
+        tracing::debug!(
+            "llm: waited {} µs for the HTTP client",
+            began.elapsed().as_micros()
+        );
         match ready {
             Ok(guard) => guard
                 .clone()

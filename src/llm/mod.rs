@@ -1,7 +1,7 @@
 //! The model client, for three wire APIs: OpenAI chat completions (`chat/`), Anthropic Messages
-//! (`anthropic/`) and OpenAI Responses (`responses/`), each a [`wire`] implementation with its
-//! streaming parser, behind one [`LlmClient`] that the agent loop drives the same way whichever
-//! the server speaks.
+//! (`anthropic/`) and OpenAI Responses (`responses/`), each an implementation of the `Wire`
+//! trait (`wire.rs`) with its streaming parser, behind one [`LlmClient`] that the agent loop
+//! drives the same way whichever the server speaks.
 //!
 //! `sse` splits the byte stream into events, each API's parser turns events into `StreamEvent`s
 //! and a `Completion` (their common parts in `stream`), `attempt` does one HTTP request and bounds

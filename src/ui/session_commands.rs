@@ -199,6 +199,7 @@ pub async fn status(setup: &mut Setup, style: Style) {
     );
     let rows = [
         ("model", setup.agent.model().to_string()),
+        ("API", setup.settings.api.as_str().to_string()),
         ("base URL", crate::redact::url(&setup.settings.base_url)),
         ("mode", setup.agent.permission_mode().as_str().to_string()),
         (

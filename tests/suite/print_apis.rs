@@ -330,3 +330,34 @@ fn server_kind_says_which_probe_or_none() {
         assert_eq!(probes, expected, "{kind}");
     }
 }
+
+#[test]
+fn chat_arguments_sent_as_an_object_in_one_index_less_chunk_are_run() {
+    use mock_openai::chunk;
+    let server = MockServer::start_blocking(vec![
+        Reply::chunks(vec![
+            chunk(
+                json!({"tool_calls": [{"function": {"name": "read_file", "arguments": {"path": "a.txt"}}}]}),
+                None,
+            ),
+            chunk(json!({}), Some("stop")),
+        ]),
+        Reply::text("It says alpha."),
+    ]);
+    let project = Project::new();
+    project.write("a.txt", "alpha\n");
+    let out = ling(&project, &server, "chat", &["-p", "read a.txt"]);
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert_eq!(out.stdout, "It says alpha.\n");
+    let messages = server.requests()[1].messages();
+    let call = &messages[2]["tool_calls"][0];
+    assert_eq!(call["id"], "call_0");
+    assert_eq!(call["function"]["arguments"], r#"{"path":"a.txt"}"#);
+    assert_eq!(messages[3]["role"], "tool");
+    assert!(
+        messages[3]["content"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("alpha")
+    );
+}

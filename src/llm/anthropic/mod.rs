@@ -135,14 +135,15 @@ impl Wire for Messages {
             .max_tokens
             .or(config.max_output_tokens)
             .unwrap_or_else(|| default_max_tokens(&config.model));
+        let (system, messages) = conversation(request.messages);
         let thinking = config
             .reasoning_effort
             .and_then(|effort| thinking_budget(effort, max_tokens))
+            .filter(|_| can_think(&messages))
             .map(|budget_tokens| Thinking {
                 kind: "enabled",
                 budget_tokens,
             });
-        let (system, messages) = conversation(request.messages);
         let mut tools: Vec<Tool<'_>> = request
             .tools
             .iter()
@@ -197,9 +198,7 @@ fn version_prefix(base_url: &str) -> &'static str {
 /// `max_tokens` is required: the most the model can write, where the name says which model.
 pub fn default_max_tokens(model: &str) -> u32 {
     let model = model.to_ascii_lowercase();
-    if !model.contains("claude") {
-        8192
-    } else if model.contains("claude-3-5") || model.contains("claude-3.5") {
+    if !model.contains("claude") || model.contains("claude-3-5") || model.contains("claude-3.5") {
         8192
     } else if model.contains("claude-3-") || model.contains("claude-2") || model.contains("instant")
     {
@@ -207,6 +206,23 @@ pub fn default_max_tokens(model: &str) -> u32 {
     } else {
         32_000
     }
+}
+
+/// With thinking on, the API refuses a tool loop whose last answer does not start with its
+/// thinking (one made before thinking was on, or left by compaction): that request goes without.
+fn can_think(turns: &[Turn<'_>]) -> bool {
+    let Some(last) = turns.iter().rev().find(|t| t.role == "assistant") else {
+        return true;
+    };
+    let calls = last
+        .content
+        .iter()
+        .any(|b| matches!(b, Block::ToolUse { .. }));
+    let thought = matches!(
+        last.content.first(),
+        Some(Block::Thinking { .. } | Block::RedactedThinking { .. })
+    );
+    !calls || thought
 }
 
 /// The thinking budget of an effort, leaving room for the answer within `max_tokens`.

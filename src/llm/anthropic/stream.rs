@@ -79,18 +79,14 @@ enum BlockStart {
 #[derive(Debug, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 enum Delta {
-    TextDelta {
-        text: String,
-    },
-    InputJsonDelta {
-        partial_json: String,
-    },
-    ThinkingDelta {
-        thinking: String,
-    },
-    SignatureDelta {
-        signature: String,
-    },
+    #[serde(rename = "text_delta")]
+    Text { text: String },
+    #[serde(rename = "input_json_delta")]
+    InputJson { partial_json: String },
+    #[serde(rename = "thinking_delta")]
+    Thinking { thinking: String },
+    #[serde(rename = "signature_delta")]
+    Signature { signature: String },
     #[serde(other)]
     Unknown,
 }
@@ -179,18 +175,18 @@ impl MessagesParser {
 
     fn delta(&mut self, index: usize, delta: Delta, on_event: &mut dyn FnMut(StreamEvent)) {
         match delta {
-            Delta::TextDelta { text } => self.text(text, on_event),
-            Delta::InputJsonDelta { partial_json } => {
+            Delta::Text { text } => self.text(text, on_event),
+            Delta::InputJson { partial_json } => {
                 self.calls.get_mut(index).arguments.push_str(&partial_json);
             }
-            Delta::ThinkingDelta { thinking } => {
+            Delta::Thinking { thinking } => {
                 self.think(&thinking, on_event);
                 if let Some(Reasoning::Thinking { thinking: all, .. }) = self.blocks.get_mut(&index)
                 {
                     all.push_str(&thinking);
                 }
             }
-            Delta::SignatureDelta { signature } => {
+            Delta::Signature { signature } => {
                 if let Some(Reasoning::Thinking { signature: all, .. }) =
                     self.blocks.get_mut(&index)
                 {

@@ -362,6 +362,13 @@ fn thinking_and_max_tokens_follow_the_settings() {
         sent["thinking"],
         json!({"type": "enabled", "budget_tokens": 14_976})
     );
+    // A tool loop whose last answer has no thinking (made before thinking was on) goes without.
+    let unthought = [
+        Message::user("hi"),
+        Message::assistant(None, vec![ToolCall::new("toolu_1", "bash", "{}")]),
+        Message::tool("toolu_1", "ok"),
+    ];
+    assert_eq!(body(&config, &unthought, &[]).get("thinking"), None);
     config.reasoning_effort = Some(ReasoningEffort::Minimal);
     assert_eq!(body(&config, &history, &[]).get("thinking"), None);
     assert_eq!(default_max_tokens("claude-3-haiku-20240307"), 4096);
