@@ -1,9 +1,11 @@
 //! The model client's HTTP client, built where it costs nothing on the way to the first
 //! request. For an `http://` base URL (a local server) it is built at once without TLS roots,
-//! which cost nothing then; for `https://` it is built on a thread of its own as soon as the model
-//! client is made, so that reading the system's root certificates overlaps the rest of the
-//! start-up, and the first request waits only for what is left of it.
+//! which costs nothing then. For `https://` reading the system's root certificates takes a few
+//! milliseconds, so it starts on a thread of its own as soon as the model client is made and
+//! overlaps the rest of the start-up; the first request waits only for what is left of it, and
+//! builds it itself if that thread has not begun yet (a busy machine), rather than wait for it.
 
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
 
 use tokio::sync::watch;
@@ -12,45 +14,69 @@ use crate::http_client::{self, ClientOptions};
 
 type Built = Option<Result<reqwest::Client, String>>;
 
+/// What the builder thread and the first request share: the options until one of them takes
+/// them to build, then the client.
+#[derive(Debug)]
+struct Shared {
+    pending: Mutex<Option<ClientOptions>>,
+    sender: watch::Sender<Built>,
+}
+
+impl Shared {
+    /// Builds the client, unless someone else took the options already.
+    fn build_once(&self, who: &str) {
+        let options = self
+            .pending
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        if let Some(options) = options {
+            let began = Instant::now();
+            let client = http_client::build(options).map_err(|e| e.to_string());
+            tracing::debug!(
+                "llm: TLS set-up took {} µs ({who})",
+                began.elapsed().as_micros()
+            );
+            self.sender.send_replace(Some(client));
+        }
+    }
+}
+
 /// A reqwest client, ready or being built.
 #[derive(Debug, Clone)]
 pub struct LazyHttp {
+    shared: Arc<Shared>,
     built: watch::Receiver<Built>,
 }
 
 impl LazyHttp {
     /// Builds a plain-HTTP client at once, or starts building a TLS one in the background.
     pub fn start(options: ClientOptions) -> Self {
-        if options.plain_http {
-            let built = http_client::build(options).map_err(|e| e.to_string());
-            let (_, built) = watch::channel(Some(built));
-            return Self { built };
-        }
+        let plain = options.plain_http;
         let (sender, built) = watch::channel(None);
-        let spawned = std::thread::Builder::new()
-            .name("ling-tls-setup".into())
-            .spawn(move || {
-                let began = Instant::now();
-                let client = http_client::build(options).map_err(|e| e.to_string());
-                tracing::debug!("llm: TLS set-up took {} µs", began.elapsed().as_micros());
-                // Nobody left to wait for it is no failure.
-                let _ = sender.send(Some(client));
-            });
-        match spawned {
-            Ok(_) => Self { built },
-            // No thread to be had: build it here and now.
-            Err(_) => {
-                let built = http_client::build(options).map_err(|e| e.to_string());
-                let (_, built) = watch::channel(Some(built));
-                Self { built }
-            }
+        let shared = Arc::new(Shared {
+            pending: Mutex::new(Some(options)),
+            sender,
+        });
+        if plain {
+            shared.build_once("at once");
+        } else {
+            let background = shared.clone();
+            // No thread to be had: the first request builds it.
+            let _ = std::thread::Builder::new()
+                .name("ling-tls-setup".into())
+                .spawn(move || background.build_once("in the background"));
         }
+        Self { shared, built }
     }
 
     /// The client, once built.
     pub async fn get(&self) -> Result<reqwest::Client, String> {
-        let mut built = self.built.clone();
         let began = Instant::now();
+        if self.built.borrow().is_none() {
+            self.shared.build_once("by the first request");
+        }
+        let mut built = self.built.clone();
         let ready = built.wait_for(Option::is_some).await;
         tracing::debug!(
             "llm: waited {} µs for the HTTP client",
@@ -78,5 +104,18 @@ mod tests {
             // Asked again, it is the same client.
             assert!(http.clone().get().await.is_ok());
         }
+    }
+
+    #[tokio::test]
+    async fn the_first_request_builds_it_when_the_thread_has_not_begun() {
+        let (sender, built) = watch::channel(None);
+        let shared = Arc::new(Shared {
+            pending: Mutex::new(Some(ClientOptions::new(Target::Model))),
+            sender,
+        });
+        // No thread at all: `get` must not wait forever.
+        let http = LazyHttp { shared, built };
+        let got = tokio::time::timeout(std::time::Duration::from_secs(5), http.get()).await;
+        assert!(matches!(got, Ok(Ok(_))));
     }
 }

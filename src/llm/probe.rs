@@ -79,6 +79,14 @@ impl LlmClient {
         window
     }
 
+    /// Whether the probe goes to a server over the internet (Anthropic's Models API on a
+    /// public host), so that a request should not wait for its answer.
+    pub fn probe_is_remote(&self) -> bool {
+        let config = self.config();
+        config.api == WireApi::Anthropic
+            && !reqwest::Url::parse(&config.base_url).is_ok_and(|u| is_private(&u))
+    }
+
     /// Keeps a window the server stated in an error (it refused a request over it), so that the
     /// next run starts from it.
     pub fn remember_window(&self, window: u64) {
