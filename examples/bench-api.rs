@@ -12,19 +12,28 @@
 //! 3. The TLS set-up an `https://` model server costs (the system's root certificates read into a
 //!    verifier), measured in-process, and how much of it a one-shot run still waits for.
 //!
-//!     bench-api [all|cache|oneshot|tls] [LING_BINARY] [RUNS]
+//! ```text
+//! bench-api [all|cache|oneshot|tls] [LING_BINARY] [RUNS]
+//! bench-api serve      # the mock alone, answering "ok" to every request, until killed
+//! ```
 
 // The mock model of the integration tests, as it is there (`super::` in it is this crate root;
 // like all test code it may `expect`).
 #[allow(dead_code)]
 #[path = "../tests/support/chat_history.rs"]
 mod chat_history;
+#[allow(dead_code)]
+#[path = "../tests/support/mock_http.rs"]
+mod mock_http;
 #[allow(dead_code, clippy::expect_used)]
 #[path = "../tests/support/mock_openai.rs"]
 mod mock_openai;
 #[allow(dead_code)]
 #[path = "../tests/support/mock_overflow.rs"]
 mod mock_overflow;
+#[allow(dead_code)]
+#[path = "../tests/support/mock_rules.rs"]
+mod mock_rules;
 #[allow(dead_code)]
 #[path = "../tests/support/mock_wire.rs"]
 mod mock_wire;
@@ -42,6 +51,14 @@ const SYSTEM_BYTES: usize = 30 * 1024;
 fn main() {
     let mut args = std::env::args().skip(1);
     let what = args.next().unwrap_or_else(|| "all".into());
+    if what == "serve" {
+        let server = MockServer::start_blocking(Vec::new());
+        server.repeat(Reply::text("ok"));
+        println!("{}", server.base_url());
+        loop {
+            std::thread::sleep(Duration::from_secs(3600));
+        }
+    }
     let ling = PathBuf::from(args.next().unwrap_or_else(|| "target/release/ling".into()));
     let runs: usize = args.next().and_then(|n| n.parse().ok()).unwrap_or(30);
     let ling = std::fs::canonicalize(&ling).unwrap_or(ling);
@@ -228,9 +245,10 @@ fn median(mut samples: Vec<Duration>) -> Duration {
     samples[samples.len() / 2]
 }
 
-/// Runs `make()`'s command `runs` times after two warm-up runs, A and B in turn when there are
-/// several: the medians.
-fn time_all(commands: &mut [Timed], runs: usize) -> Vec<Duration> {
+/// Runs each command `runs` times after two warm-up rounds, the commands in turn within a
+/// round: each one's samples, round by round (so that ratios are taken pair by pair, as the
+/// machine's speed drifts).
+fn time_all(commands: &mut [Timed], runs: usize) -> Vec<Vec<Duration>> {
     let mut samples = vec![Vec::new(); commands.len()];
     for round in 0..runs + 2 {
         for (i, (name, make)) in commands.iter_mut().enumerate() {
@@ -243,11 +261,22 @@ fn time_all(commands: &mut [Timed], runs: usize) -> Vec<Duration> {
             }
         }
     }
-    samples.into_iter().map(median).collect()
+    samples
+}
+
+/// The median of `a[i] / b[i]`.
+fn median_ratio(a: &[Duration], b: &[Duration]) -> f64 {
+    let mut ratios: Vec<f64> = a
+        .iter()
+        .zip(b)
+        .map(|(a, b)| a.as_secs_f64() / b.as_secs_f64().max(1e-9))
+        .collect();
+    ratios.sort_by(f64::total_cmp);
+    ratios[ratios.len() / 2]
 }
 
 fn one_shot(ling: &Path, runs: usize) {
-    println!("## One-shot `ling -p hi` on the mock, median of {runs} (the commands in turn)\n");
+    println!("## One-shot `ling -p hi` on the mock, {runs} rounds (the commands in turn)\n");
     let server = MockServer::start_blocking(Vec::new());
     server.repeat(Reply::text("ok"));
     let base = server.base_url();
@@ -292,17 +321,17 @@ fn one_shot(ling: &Path, runs: usize) {
             }),
         ));
     }
-    let medians = time_all(&mut commands, runs);
-    let version = medians[0];
-    let chat = medians[1];
-    println!("| command | median | vs --version | vs chat |");
+    let samples = time_all(&mut commands, runs);
+    println!(
+        "| command | median | vs --version (median of the pairs) | vs chat (median of the pairs) |"
+    );
     println!("|---|---|---|---|");
-    for ((name, _), took) in commands.iter().zip(&medians) {
+    for ((name, _), taken) in commands.iter().zip(&samples) {
         println!(
             "| {name} | {:.2} ms | {:.2}x | {:.3} |",
-            took.as_secs_f64() * 1e3,
-            took.as_secs_f64() / version.as_secs_f64(),
-            took.as_secs_f64() / chat.as_secs_f64()
+            median(taken.clone()).as_secs_f64() * 1e3,
+            median_ratio(taken, &samples[0]),
+            median_ratio(taken, &samples[1])
         );
     }
     println!();

@@ -22,13 +22,14 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
 pub use super::chat_history::check_tool_calls;
+use super::mock_http::{read_request, write_reply};
 pub use super::mock_overflow::Overflow;
+use super::mock_rules::Caches;
+use super::mock_wire::Script;
 pub use super::mock_wire::{Api, InputUsage, Reported};
-use super::mock_wire::{Caches, Script};
 
 /// One request as the server received it. Header names are lower-case.
 #[derive(Debug, Clone)]
@@ -102,13 +103,13 @@ enum Body {
 /// One scripted response.
 #[derive(Debug, Clone)]
 pub struct Reply {
-    status: u16,
-    content_type: &'static str,
-    headers: Vec<(String, String)>,
+    pub(super) status: u16,
+    pub(super) content_type: &'static str,
+    pub(super) headers: Vec<(String, String)>,
     body: Body,
     usage: Option<(u64, u64)>,
-    delay: Duration,
-    chunk_delay: Duration,
+    pub(super) delay: Duration,
+    pub(super) chunk_delay: Duration,
     /// The message of an HTTP error, written in each API's error shape.
     error: Option<String>,
 }
@@ -331,7 +332,7 @@ impl Reply {
 
     /// The body in the API of the request; Anthropic and Responses streams report `input` as
     /// their usage (unless the reply scripts its own).
-    fn pieces(&self, api: Api, input: InputUsage) -> Vec<Vec<u8>> {
+    pub(super) fn pieces(&self, api: Api, input: InputUsage) -> Vec<Vec<u8>> {
         if let Some(message) = &self.error {
             let body = super::mock_wire::error_body(api, self.status, message);
             return vec![body.to_string().into_bytes()];
@@ -570,8 +571,8 @@ async fn handle_connection(mut socket: TcpStream, state: Arc<Mutex<State>>) {
         let number = state.requests.len() + 1;
         let rejected = match api {
             Some(Api::Chat) => check_tool_calls(&request.messages()).err(),
-            Some(Api::Anthropic) => super::mock_wire::check_anthropic(&request.body).err(),
-            Some(Api::Responses) => super::mock_wire::check_responses(&request.body).err(),
+            Some(Api::Anthropic) => super::mock_rules::check_anthropic(&request.body).err(),
+            Some(Api::Responses) => super::mock_rules::check_responses(&request.body).err(),
             None => None,
         };
         let size = request.conversation_size();
@@ -624,81 +625,4 @@ async fn handle_connection(mut socket: TcpStream, state: Arc<Mutex<State>>) {
         reply.unwrap_or_else(|| Reply::status(500).message("mock: no scripted response left"));
     // A client that went away (a timeout, a dropped future) is not the mock's failure.
     let _ = write_reply(&mut socket, &reply, api.unwrap_or(Api::Chat), input).await;
-}
-
-async fn read_request(socket: &mut TcpStream) -> Option<Recorded> {
-    let mut buf = Vec::new();
-    let mut piece = [0u8; 4096];
-    let header_end = loop {
-        if let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
-            break end;
-        }
-        let n = socket.read(&mut piece).await.ok()?;
-        if n == 0 {
-            return None;
-        }
-        buf.extend_from_slice(&piece[..n]);
-    };
-    let head = String::from_utf8_lossy(&buf[..header_end]).to_string();
-    let mut lines = head.split("\r\n");
-    let mut request_line = lines.next()?.split(' ');
-    let method = request_line.next()?.to_string();
-    let path = request_line.next()?.to_string();
-    let headers: Vec<(String, String)> = lines
-        .filter_map(|line| line.split_once(':'))
-        .map(|(n, v)| (n.trim().to_ascii_lowercase(), v.trim().to_string()))
-        .collect();
-    let length = headers
-        .iter()
-        .find(|(n, _)| n == "content-length")
-        .and_then(|(_, v)| v.parse::<usize>().ok())
-        .unwrap_or(0);
-    let mut body = buf[header_end + 4..].to_vec();
-    while body.len() < length {
-        let n = socket.read(&mut piece).await.ok()?;
-        if n == 0 {
-            break;
-        }
-        body.extend_from_slice(&piece[..n]);
-    }
-    Some(Recorded {
-        api: Api::of(&method, &path),
-        method,
-        path,
-        headers,
-        body: serde_json::from_slice(&body).unwrap_or(Value::Null),
-        at: std::time::Instant::now(),
-    })
-}
-
-async fn write_reply(
-    socket: &mut TcpStream,
-    reply: &Reply,
-    api: Api,
-    input: InputUsage,
-) -> std::io::Result<()> {
-    tokio::time::sleep(reply.delay).await;
-    let pieces = reply.pieces(api, input);
-    let mut head = format!(
-        "HTTP/1.1 {} Mock\r\nContent-Type: {}\r\nConnection: close\r\nCache-Control: no-cache\r\n",
-        reply.status, reply.content_type
-    );
-    if reply.content_type == "application/json" {
-        let length: usize = pieces.iter().map(Vec::len).sum();
-        head.push_str(&format!("Content-Length: {length}\r\n"));
-    }
-    for (name, value) in &reply.headers {
-        head.push_str(&format!("{name}: {value}\r\n"));
-    }
-    head.push_str("\r\n");
-    socket.write_all(head.as_bytes()).await?;
-    socket.flush().await?;
-    for (i, piece) in pieces.iter().enumerate() {
-        if i > 0 {
-            tokio::time::sleep(reply.chunk_delay).await;
-        }
-        socket.write_all(piece).await?;
-        socket.flush().await?;
-    }
-    socket.shutdown().await
 }
