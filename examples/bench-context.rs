@@ -112,14 +112,14 @@ fn conversation(turns: usize, output: usize, code: &str) -> Vec<Message> {
     let body: String = code.chars().cycle().take(output).collect();
     for n in 0..turns {
         let id = format!("call_{n}");
-        history.push(Message::Assistant {
-            content: Some(format!("Reading file {n}.")),
-            tool_calls: vec![ToolCall::new(
+        history.push(Message::assistant(
+            Some(format!("Reading file {n}.")),
+            vec![ToolCall::new(
                 &id,
                 "read_file",
                 format!(r#"{{"path":"src/file_{n}.rs"}}"#),
             )],
-        });
+        ));
         history.push(Message::tool(id, body.clone()));
     }
     history

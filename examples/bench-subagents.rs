@@ -16,12 +16,21 @@
 // The tests' mock model, as siblings at the root (it names them as `super::...`).
 #[path = "../tests/support/chat_history.rs"]
 mod chat_history;
+#[path = "../tests/support/mock_http.rs"]
+#[allow(dead_code)]
+mod mock_http;
 #[path = "../tests/support/mock_openai.rs"]
 #[allow(dead_code)]
 mod mock_openai;
 #[path = "../tests/support/mock_overflow.rs"]
 #[allow(dead_code)]
 mod mock_overflow;
+#[path = "../tests/support/mock_rules.rs"]
+#[allow(dead_code)]
+mod mock_rules;
+#[path = "../tests/support/mock_wire.rs"]
+#[allow(dead_code)]
+mod mock_wire;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

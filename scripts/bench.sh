@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Start-up figures of the release binary: `ling --version` wall time and peak RSS, and the size of
-# the binary. With --all, also runs the tool, hook and MCP benchmarks (scripts/bench-*.sh).
+# Start-up figures of the release binary: `ling --version` wall time and peak RSS, the size of
+# the binary, one-shot text on loopback (`ling -p hi` against the tests' mock model, each wire API)
+# as a ratio to `ling --version` in the same run, and the TLS set-up an https:// server costs.
+# With --all, also runs the tool, hook and MCP benchmarks (scripts/bench-*.sh).
 # Needs hyperfine (installed with apt-get when missing).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -31,8 +33,13 @@ echo "== release binary size"
 bytes=$(stat -c %s "$bin")
 echo "$bin: $bytes bytes ($((bytes / 1024 / 1024)) MiB)"
 
+echo "== one-shot text on loopback against ling --version (examples/bench-api.rs)"
+cargo build --release --quiet --example bench-api
+target/release/examples/bench-api oneshot "$bin" 30
+target/release/examples/bench-api tls "$bin" 10
+
 if [ "${1:-}" = "--all" ]; then
-  for script in scripts/bench-grep.sh scripts/bench-hooks.sh scripts/bench-rules.sh scripts/bench-mcp.sh scripts/bench-safe-text.sh scripts/bench-spawn.sh; do
+  for script in scripts/bench-api.sh scripts/bench-grep.sh scripts/bench-hooks.sh scripts/bench-rules.sh scripts/bench-mcp.sh scripts/bench-safe-text.sh scripts/bench-spawn.sh; do
     [ -x "$script" ] && { echo; echo "== $script"; "$script"; }
   done
 fi

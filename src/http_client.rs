@@ -5,7 +5,9 @@
 //! what to change. A redirect to another origin would carry the API key and the configured
 //! headers there: reqwest drops `Authorization` and cookies across hosts, but not headers such as
 //! `X-Api-Key`, and not across a scheme change on the same host and port. HTTPS is rustls (ring),
-//! trusting the system's root certificates (`rustls-platform-verifier`).
+//! trusting the system's root certificates (`rustls-platform-verifier`); a client that only ever
+//! speaks plain HTTP ([`ClientOptions::plain_http`]) loads no root store at all, since reading it
+//! is most of a one-shot run's start-up.
 
 use std::time::Duration;
 
@@ -56,6 +58,9 @@ pub struct ClientOptions {
     pub no_proxy: bool,
     /// `false`: no redirect is followed at all (the response is the redirect itself).
     pub follow_redirects: bool,
+    /// Only `http://` URLs are asked of this client: no root certificates are read, and an
+    /// `https://` URL would fail verification.
+    pub plain_http: bool,
 }
 
 impl ClientOptions {
@@ -65,6 +70,7 @@ impl ClientOptions {
             connect_timeout: None,
             no_proxy: false,
             follow_redirects: true,
+            plain_http: false,
         }
     }
 
@@ -80,6 +86,13 @@ impl ClientOptions {
 
     pub fn follow_redirects(mut self, follow: bool) -> Self {
         self.follow_redirects = follow;
+        self
+    }
+
+    /// See [`ClientOptions::plain_http`]: for a client whose every URL is `http://` (redirects
+    /// stay on the origin, so the scheme cannot change).
+    pub fn plain_http(mut self, plain: bool) -> Self {
+        self.plain_http = plain;
         self
     }
 }
@@ -129,6 +142,9 @@ pub fn build(options: ClientOptions) -> Result<reqwest::Client, reqwest::Error> 
     }
     if options.no_proxy {
         builder = builder.no_proxy();
+    }
+    if options.plain_http {
+        builder = builder.tls_certs_only(std::iter::empty());
     }
     builder.build()
 }

@@ -296,6 +296,7 @@ impl Agent {
                     {
                         if let Some(window) = window {
                             self.context.learn_window(window);
+                            self.llm.remember_window(window);
                         }
                         splits += 1;
                         part_tokens = (part_tokens / 2).max(128);
@@ -363,6 +364,9 @@ impl Agent {
         // What the server holds is less than what it refused.
         let cap = window.unwrap_or(refused * 9 / 10);
         self.context.learn_window(cap);
+        if let Some(window) = window {
+            self.llm.remember_window(window);
+        }
         if step == 1 {
             sink.emit(AgentEvent::Warning(
                 "the request did not fit the model's context; compacting the conversation".into(),

@@ -356,6 +356,8 @@ impl Agent {
     pub fn set_model(&mut self, model: String) {
         self.llm.set_model(model);
         self.context.model_changed();
+        // The new model's window, from the cache or its server (in the background).
+        self.context.start_probe(&self.llm);
         // Rebuilt with the SessionStart hooks' context, which a model switch keeps.
         self.rebuild_system_prompt();
     }

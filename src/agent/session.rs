@@ -529,13 +529,12 @@ mod tests {
     use crate::llm::ToolCall;
 
     fn assistant_calling(ids: &[&str]) -> Message {
-        Message::Assistant {
-            content: None,
-            tool_calls: ids
-                .iter()
+        Message::assistant(
+            None,
+            ids.iter()
                 .map(|id| ToolCall::new(*id, "bash", "{}"))
                 .collect(),
-        }
+        )
     }
 
     #[test]
@@ -563,10 +562,7 @@ mod tests {
             Message::user("go"),
             assistant_calling(&["a"]),
             Message::tool("a", "done"),
-            Message::Assistant {
-                content: Some("ok".into()),
-                tool_calls: Vec::new(),
-            },
+            Message::assistant(Some("ok".into()), Vec::new()),
         ];
         let mut messages = valid.clone();
         assert_eq!(repair(&mut messages), 0);

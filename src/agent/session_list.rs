@@ -98,10 +98,7 @@ mod tests {
         let root = Path::new("/p");
         let mut old = Session::new(dir.path(), root, "m");
         old.record(&Message::user("first task\nwith details"));
-        old.record(&Message::Assistant {
-            content: Some("ok".into()),
-            tool_calls: Vec::new(),
-        });
+        old.record(&Message::assistant(Some("ok".into()), Vec::new()));
         let mut other = Session::new(dir.path(), Path::new("/elsewhere"), "m");
         other.record(&Message::user("not this project"));
         std::thread::sleep(std::time::Duration::from_millis(20));

@@ -255,6 +255,7 @@ impl Agent {
         self.push(Message::Assistant {
             content: (!completion.content.is_empty()).then_some(completion.content),
             tool_calls: calls.clone(),
+            reasoning: completion.reasoning_items,
         });
         calls
     }
@@ -402,5 +403,6 @@ fn interrupted(shown: &str) -> Message {
     Message::Assistant {
         content: Some(content),
         tool_calls: Vec::new(),
+        reasoning: Vec::new(),
     }
 }

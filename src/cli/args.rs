@@ -52,6 +52,10 @@ pub struct RunArgs {
     #[arg(long, value_name = "URL")]
     pub base_url: Option<String>,
 
+    /// The model server's wire API (default: anthropic for api.anthropic.com, else chat) [settings: api]
+    #[arg(long, value_enum, value_name = "API")]
+    pub api: Option<ApiArg>,
+
     /// Output of -p runs (default: text)
     #[arg(long, value_enum, value_name = "FORMAT")]
     pub output_format: Option<OutputFormat>,
@@ -393,6 +397,27 @@ pub enum HooksCommand {
         #[arg(long)]
         json: bool,
     },
+}
+
+/// `--api`: the wire API of the model server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ApiArg {
+    /// OpenAI chat completions (most providers, every local server)
+    Chat,
+    /// OpenAI Responses (reasoning carried between turns)
+    Responses,
+    /// Anthropic Messages (with prompt caching)
+    Anthropic,
+}
+
+impl From<ApiArg> for crate::config::WireApi {
+    fn from(api: ApiArg) -> Self {
+        match api {
+            ApiArg::Chat => Self::Chat,
+            ApiArg::Responses => Self::Responses,
+            ApiArg::Anthropic => Self::Anthropic,
+        }
+    }
 }
 
 #[cfg(test)]

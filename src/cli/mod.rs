@@ -271,6 +271,7 @@ fn run_options(
             allow_sampling: args.allow_sampling,
             sandbox: resolved.sandbox,
             never_ask: resolved.never_ask,
+            api: args.api.map(Into::into),
         },
         mcp_config: args.mcp_config.clone(),
         strict_mcp_config: args.strict_mcp_config,

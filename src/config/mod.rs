@@ -17,6 +17,7 @@ mod json;
 pub mod mcp;
 pub mod mcp_import;
 mod mcp_oauth;
+pub mod model_api;
 mod modes;
 mod paths;
 pub mod private_fs;
@@ -31,6 +32,7 @@ pub mod tool_search;
 
 pub use error::ConfigError;
 pub use json::{CONFIG_FILE_LIMIT, read_config_text, read_json_file, read_json_value};
+pub use model_api::{ReasoningEffort, ServerKind, WireApi};
 pub use paths::{Paths, expand_vars, expand_vars_with, find_project_root, ling_home, var_names};
 pub use project::ProjectFiles;
 pub use sandbox::{SandboxMode, SandboxSettings};

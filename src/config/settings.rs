@@ -7,6 +7,7 @@ use serde::Deserialize;
 use super::claude::{CLAUDE_SETTINGS_FILES, ClaudeRules, RawClaudeCompat};
 use super::hooks::HookLayers;
 use super::json::syntax_error;
+use super::model_api::{ModelApiSettings, RawModelApi, WireApi, resolve_endpoint};
 pub use super::modes::{ElicitationPolicy, PermissionMode};
 use super::sandbox::{RawSandbox, SandboxMode, SandboxSettings};
 pub use super::settings_resolve::SettingsError;
@@ -57,6 +58,14 @@ pub struct Price {
     /// Dollars per million completion (output) tokens.
     #[schemars(range(min = 0))]
     pub output_per_m_tok: f64,
+    /// Dollars per million input tokens read from the prompt cache. Default: the input price.
+    #[schemars(range(min = 0))]
+    #[serde(default)]
+    pub cache_read_per_m_tok: Option<f64>,
+    /// Dollars per million input tokens written to the prompt cache. Default: the input price.
+    #[schemars(range(min = 0))]
+    #[serde(default)]
+    pub cache_write_per_m_tok: Option<f64>,
 }
 
 impl Price {
@@ -105,12 +114,14 @@ pub struct RawSettings {
     /// map, and its value is the model id sent, e.g. `{"sonnet": "anthropic/claude-sonnet-4.5",
     /// "fast": "gpt-4o-mini"}`. A project's entry for a name wins over the user's.
     pub model_aliases: Option<BTreeMap<String, String>>,
-    /// The OpenAI-compatible base URL, ending before `/chat/completions`, e.g.
-    /// `http://127.0.0.1:8080/v1`. `--base-url`, `OPENAI_BASE_URL` and `LING_BASE_URL` come
-    /// first. Default `https://api.openai.com/v1`.
+    /// The server's base URL, ending before `/chat/completions`, e.g.
+    /// `http://127.0.0.1:8080/v1` (with `api: anthropic` the server's root). `--base-url`,
+    /// `OPENAI_BASE_URL` (with anthropic `ANTHROPIC_BASE_URL`) and `LING_BASE_URL` come first.
+    /// Default `https://api.openai.com/v1` (with anthropic `https://api.anthropic.com`).
     #[schemars(extend("default" = DEFAULT_BASE_URL))]
     pub base_url: Option<String>,
-    /// The environment variable that holds the API key. Default `OPENAI_API_KEY`.
+    /// The environment variable that holds the API key. Default `OPENAI_API_KEY` (with
+    /// `api: anthropic`, `ANTHROPIC_API_KEY`).
     #[schemars(extend("default" = DEFAULT_API_KEY_ENV))]
     pub api_key_env: Option<String>,
     /// The permission mode and rules.
@@ -196,9 +207,10 @@ pub struct RawSettings {
     /// What Ling keeps about each project, by its root (in `~/.ling/settings.json` only): the
     /// MCP servers `/mcp disable` and `/mcp enable` switched off or on there.
     pub projects: Option<BTreeMap<String, RawProjectState>>,
-    /// What models cost, for the REPL's `/cost`: per model id, US dollars per million input
-    /// and output tokens, e.g. `{"gpt-4o": {"inputPerMTok": 2.5, "outputPerMTok": 10}}`. A
-    /// project's entry for a model wins over the user's.
+    /// What models cost, for the REPL's `/cost` and `cost_usd` in the JSON results: per model
+    /// id, US dollars per million input and output tokens (and prompt-cache reads and writes),
+    /// e.g. `{"gpt-4o": {"inputPerMTok": 2.5, "outputPerMTok": 10}}`. A project's entry for a
+    /// model wins over the user's.
     pub prices: Option<std::collections::BTreeMap<String, Price>>,
     /// The REPL's colours for code: `auto` (default: the terminal's background, asked of the
     /// terminal or read from `COLORFGBG`), `dark` or `light`.
@@ -208,6 +220,10 @@ pub struct RawSettings {
     /// Default 4.
     #[schemars(range(min = 1, max = 64), extend("default" = DEFAULT_MAX_PARALLEL_AGENTS))]
     pub max_parallel_agents: Option<usize>,
+    /// The wire API and what is sent to it (`api`, `serverKind`, `maxOutputTokens`,
+    /// `reasoningEffort`).
+    #[serde(flatten)]
+    pub model_api: RawModelApi,
     #[serde(flatten)]
     #[schemars(skip)]
     pub other: BTreeMap<String, serde_json::Value>,
@@ -357,12 +373,16 @@ pub struct SettingsOverrides {
     pub sandbox: Option<SandboxMode>,
     /// Nothing is asked (Codex's `--ask-for-approval never`).
     pub never_ask: bool,
+    /// `--api`.
+    pub api: Option<WireApi>,
 }
 
 /// Resolved settings: flags over environment over `.ling/settings.json` (of a trusted project)
 /// over `~/.ling/settings.json` over defaults.
 #[derive(Debug, Clone)]
 pub struct Settings {
+    /// The wire API of the model server.
+    pub api: WireApi,
     pub model: String,
     pub base_url: String,
     pub api_key_env: String,
@@ -412,6 +432,8 @@ pub struct Settings {
     pub model_aliases: std::collections::BTreeMap<String, String>,
     /// `maxParallelAgents`.
     pub max_parallel_agents: usize,
+    /// `serverKind`, `maxOutputTokens`, `reasoningEffort`.
+    pub model_api: ModelApiSettings,
     /// Unknown keys found in the settings files, for a warning.
     pub warnings: Vec<String>,
     /// `--settings`, whose `hooks` the hook loader adds.
@@ -548,24 +570,27 @@ impl Settings {
             user,
         };
         let non_empty = |name: &str| env(name).filter(|v| !v.is_empty());
-        let model = overrides
-            .model
-            .clone()
-            .or_else(|| non_empty("LING_MODEL"))
-            .or_else(|| layers.pick(|s| s.model.clone()))
-            .unwrap_or_else(|| DEFAULT_MODEL.to_string());
+        let endpoint = resolve_endpoint(user, project, flag, overrides, env);
+        let anthropic = endpoint.api == WireApi::Anthropic;
+        let model_api = ModelApiSettings::resolve(&user.model_api, &project.model_api)
+            .map_err(SettingsError::ModelApi)?;
         let mut warnings = Vec::new();
-        let model = match model.as_str() {
+        let model = match endpoint.model.as_str() {
             // Claude Code's `--model default`: the model the settings give.
-            "default" => layers
-                .pick(|s| s.model.clone())
-                .unwrap_or_else(|| DEFAULT_MODEL.to_string()),
-            _ => model,
+            "default" => layers.pick(|s| s.model.clone()).unwrap_or_else(|| {
+                if anthropic {
+                    super::model_api::ANTHROPIC_MODEL
+                } else {
+                    DEFAULT_MODEL
+                }
+                .to_string()
+            }),
+            _ => endpoint.model.clone(),
         };
         let model = match layers.pick(|s| s.model_aliases.as_ref()?.get(&model).cloned()) {
             Some(id) => id,
             None => {
-                if CLAUDE_MODEL_ALIASES.contains(&model.as_str()) {
+                if CLAUDE_MODEL_ALIASES.contains(&model.as_str()) && !anthropic {
                     warnings.push(format!(
                         "model `{model}` is one of Claude Code's aliases of Anthropic models; \
                          it is sent as it is, so the server must know it by that name. Name the \
@@ -576,16 +601,6 @@ impl Settings {
                 model
             }
         };
-        let base_url = overrides
-            .base_url
-            .clone()
-            .or_else(|| non_empty("OPENAI_BASE_URL"))
-            .or_else(|| non_empty("LING_BASE_URL"))
-            .or_else(|| layers.pick(|s| s.base_url.clone()))
-            .unwrap_or_else(|| DEFAULT_BASE_URL.to_string());
-        let api_key_env = layers
-            .pick(|s| s.api_key_env.clone())
-            .unwrap_or_else(|| DEFAULT_API_KEY_ENV.to_string());
         let rules = Rules::of(&layers, overrides);
         let limits = Limits::of(&layers)?;
         let home = env("HOME")
@@ -628,10 +643,12 @@ impl Settings {
             prices,
             model_aliases,
             max_parallel_agents,
+            api: endpoint.api,
             model,
-            base_url: base_url.trim_end_matches('/').to_string(),
-            api_key: non_empty(&api_key_env),
-            api_key_env,
+            base_url: endpoint.base_url,
+            api_key: non_empty(&endpoint.api_key_env),
+            api_key_env: endpoint.api_key_env,
+            model_api,
             permission_mode: overrides
                 .permission_mode
                 .or_else(|| layers.pick(|s| s.permissions.default_mode))

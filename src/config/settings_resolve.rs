@@ -47,6 +47,9 @@ pub enum SettingsError {
     AutoCompactPercent(u8),
     #[error("theme {0:?} is not one of auto, dark, light")]
     Theme(String),
+    /// `api`, `serverKind`, `maxOutputTokens`, `reasoningEffort` (the message names the key).
+    #[error("{0}")]
+    ModelApi(String),
     /// `sandbox` (its message names the key).
     #[error("{0}")]
     Sandbox(String),

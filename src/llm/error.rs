@@ -87,8 +87,12 @@ pub enum LlmError {
     BadRequest { status: u16, message: String },
 
     /// The request did not fit the model's context window (`context_length_exceeded`,
-    /// `exceed_context_size_error`, a 413, ...); `window` when the server said how large it is.
-    #[error("the conversation is too long for the model's context (HTTP {status}): {message}")]
+    /// `exceed_context_size_error`, "prompt is too long", a 413, ...); `window` when the server
+    /// said how large it is. `status` is 200 when the server said it inside the stream.
+    #[error(
+        "the conversation is too long for the model's context ({}): {message}",
+        where_said(*.status)
+    )]
     ContextOverflow {
         status: u16,
         message: String,
@@ -194,6 +198,15 @@ pub(crate) fn server_message(body: &str) -> String {
     match message.char_indices().nth(LIMIT) {
         Some((end, _)) => format!("{}...", &message[..end]),
         None => message,
+    }
+}
+
+/// `HTTP 400`, or where a server that answered 200 said it.
+fn where_said(status: u16) -> String {
+    if status == 200 {
+        "said in the response stream".to_string()
+    } else {
+        format!("HTTP {status}")
     }
 }
 

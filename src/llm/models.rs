@@ -1,12 +1,16 @@
-//! `GET {base_url}/models`: the model names the server offers, for the REPL's `/model`
-//! completion. One bounded request to the model's own base URL, with its key; any failure is
-//! an empty list (completion simply offers nothing).
+//! The model names the server offers, for the REPL's `/model` completion, through each API's
+//! models endpoint (`GET {base_url}/models` for the OpenAI APIs, `GET {base}/v1/models?limit=1000`
+//! for Anthropic's). One bounded request to the model's own base URL, with its key; any failure
+//! is an empty list (completion simply offers nothing).
 
 use std::time::Duration;
 
 use serde::Deserialize;
 
 use super::LlmConfig;
+use super::attempt::is_loopback;
+use super::wire;
+use crate::config::WireApi;
 use crate::http_client::{self, ClientOptions, Target};
 
 /// The longest the list may take: it is fetched while the user waits on Tab.
@@ -14,6 +18,7 @@ const TIMEOUT: Duration = Duration::from_secs(3);
 /// At most this many names are kept.
 const MAX_MODELS: usize = 500;
 
+/// Both the OpenAI and the Anthropic list: `{"data": [{"id": ...}, ...]}`.
 #[derive(Deserialize)]
 struct ModelList {
     data: Vec<ModelEntry>,
@@ -34,18 +39,20 @@ pub async fn list_models(config: &LlmConfig) -> Vec<String> {
 }
 
 async fn fetch(config: &LlmConfig) -> Option<Vec<String>> {
-    let url = reqwest::Url::parse(&models_url(&config.base_url)).ok()?;
-    let loopback = url
-        .host_str()
-        .is_some_and(|h| h == "127.0.0.1" || h == "localhost" || h == "[::1]");
+    let wire = wire::for_api(config.api);
+    let mut url = wire.models_url(&config.base_url);
+    if config.api == WireApi::Anthropic {
+        // One page of all there is (the API's largest).
+        url.push_str(if url.contains('?') { "&" } else { "?" });
+        url.push_str("limit=1000");
+    }
+    let url = reqwest::Url::parse(&url).ok()?;
     let options = ClientOptions::new(Target::Model)
         .connect_timeout(TIMEOUT)
-        .no_proxy(loopback);
+        .no_proxy(is_loopback(&url))
+        .plain_http(url.scheme() == "http");
     let http = http_client::build(options).ok()?;
-    let mut request = http.get(url).timeout(TIMEOUT);
-    if let Some(key) = &config.api_key {
-        request = request.bearer_auth(key);
-    }
+    let request = wire.authorize(http.get(url).timeout(TIMEOUT), config.api_key.as_deref());
     let response = request.send().await.ok()?.error_for_status().ok()?;
     let list: ModelList = response.json().await.ok()?;
     let mut ids: Vec<String> = list
@@ -57,24 +64,4 @@ async fn fetch(config: &LlmConfig) -> Option<Vec<String>> {
     ids.sort();
     ids.dedup();
     Some(ids)
-}
-
-/// `{base_url}/models`, keeping a query the base URL has after the path.
-fn models_url(base: &str) -> String {
-    let (path, rest) = base.split_at(base.find(['?', '#']).unwrap_or(base.len()));
-    format!("{}/models{rest}", path.trim_end_matches('/'))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_list_is_under_the_base_url() {
-        assert_eq!(models_url("http://h/v1/"), "http://h/v1/models");
-        assert_eq!(
-            models_url("http://h/v1?api-version=2"),
-            "http://h/v1/models?api-version=2"
-        );
-    }
 }

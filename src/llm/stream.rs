@@ -1,271 +1,114 @@
-//! Assembles chat-completion chunks (the `data:` payloads of the event stream) into
-//! [`StreamEvent`]s as they arrive and into one [`Completion`] at the end. Tool calls are put
-//! together by `index`: ids, names and argument fragments may each be spread over many chunks and
-//! interleaved between calls. Also handles `[DONE]`, usage chunks with empty `choices`,
-//! `reasoning_content` deltas, an `{"error":...}` object inside the stream, and a stream that ends
-//! early (complete if a `finish_reason` already arrived, cut otherwise).
+//! What the three wire APIs' streaming parsers have in common: the [`StreamParser`] trait the
+//! client drives (one event's `data` at a time, or a whole non-streamed answer), the ways a
+//! stream can fail ([`StreamError`]), and [`ToolCalls`], which puts tool calls together from
+//! their fragments and announces each once its name is whole.
 
 use std::collections::BTreeMap;
 
-use serde::Deserialize;
 use serde_json::Value;
 
-use super::types::{Completion, FinishReason, StreamEvent, ToolCall, Usage};
+use super::types::{StreamEvent, ToolCall};
 
 /// Why a stream could not be assembled into a completion.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum StreamError {
-    /// An `{"error": {...}}` object arrived in the stream.
+    /// The server reported an error inside the stream that retrying will not fix.
     Server(String),
-    /// A chunk that is not chat-completion JSON.
+    /// The server reported that it is overloaded or rate-limited (Anthropic's
+    /// `overloaded_error`, a Responses `server_error`): retried like a 529 when nothing was shown.
+    Overloaded(String),
+    /// The server reported inside the stream that the request did not fit the context window
+    /// (with the window, if it said).
+    Overflow {
+        message: String,
+        window: Option<u64>,
+    },
+    /// A chunk that is not the JSON this API sends.
     Malformed(String),
-    /// The stream ended before `[DONE]` and before any `finish_reason`.
+    /// The stream ended before its end marker and before any finish reason.
     Cut,
 }
 
-#[derive(Debug, Deserialize)]
-struct Chunk {
-    #[serde(default)]
-    choices: Option<Vec<Choice>>,
-    #[serde(default)]
-    usage: Option<RawUsage>,
-    #[serde(default)]
-    error: Option<Value>,
+/// A streaming parser of one wire API, fed by the client.
+pub trait StreamParser: Send {
+    /// Takes one event's `data` and reports what it added.
+    fn push(
+        &mut self,
+        data: &str,
+        on_event: &mut dyn FnMut(StreamEvent),
+    ) -> Result<(), StreamError>;
+
+    /// Takes a whole non-streamed answer (the server ignored `stream: true`).
+    fn push_whole(
+        &mut self,
+        body: &str,
+        on_event: &mut dyn FnMut(StreamEvent),
+    ) -> Result<(), StreamError>;
+
+    /// The end marker arrived: nothing more will come.
+    fn is_done(&self) -> bool;
+
+    /// Whether anything reached the user (text, reasoning, a tool call); after that a failed
+    /// request must not be retried silently, since the retry would show it twice.
+    fn has_shown_output(&self) -> bool;
+
+    /// Ends the stream: the whole completion, or why there is none.
+    fn finish(
+        self: Box<Self>,
+        on_event: &mut dyn FnMut(StreamEvent),
+    ) -> Result<super::Completion, StreamError>;
 }
 
-#[derive(Debug, Deserialize)]
-struct Choice {
-    #[serde(default)]
-    index: u32,
-    /// A non-streamed response (`message`) reads the same way as one big delta.
-    #[serde(default, alias = "message")]
-    delta: Option<Delta>,
-    #[serde(default)]
-    finish_reason: Option<String>,
-}
-
-#[derive(Debug, Deserialize)]
-struct Delta {
-    #[serde(default)]
-    content: Option<String>,
-    /// `reasoning_content` (DeepSeek, vLLM, llama.cpp) or `reasoning` (OpenRouter, Ollama).
-    #[serde(default, alias = "reasoning")]
-    reasoning_content: Option<String>,
-    #[serde(default)]
-    tool_calls: Option<Vec<ToolCallDelta>>,
-}
-
-#[derive(Debug, Deserialize)]
-struct ToolCallDelta {
-    #[serde(default)]
-    index: Option<usize>,
-    #[serde(default)]
-    id: Option<String>,
-    #[serde(default)]
-    function: Option<FunctionDelta>,
-}
-
-#[derive(Debug, Deserialize)]
-struct FunctionDelta {
-    #[serde(default)]
-    name: Option<String>,
-    #[serde(default)]
-    arguments: Option<String>,
-}
-
-#[derive(Debug, Deserialize)]
-struct RawUsage {
-    #[serde(default)]
-    prompt_tokens: Option<u64>,
-    #[serde(default)]
-    completion_tokens: Option<u64>,
-}
-
+/// One tool call being put together.
 #[derive(Debug, Default)]
-struct PartialCall {
-    id: String,
-    name: String,
-    arguments: String,
+pub struct PartialCall {
+    pub id: String,
+    pub name: String,
+    pub arguments: String,
     /// `ToolCallStarted` was emitted for this call.
     announced: bool,
 }
 
+/// Tool calls by index, each announced (`ToolCallStarted`) once, as soon as its name is whole.
 #[derive(Debug, Default)]
-pub struct ChunkAssembler {
-    content: String,
-    reasoning: String,
+pub struct ToolCalls {
     calls: BTreeMap<usize, PartialCall>,
-    /// The index the last tool-call delta went to, for servers that leave `index` out.
-    last_call: Option<usize>,
-    finish_reason: Option<FinishReason>,
-    usage: Option<Usage>,
-    done: bool,
-    shown: bool,
 }
 
-impl ChunkAssembler {
-    pub fn new() -> Self {
-        Self::default()
+impl ToolCalls {
+    pub fn get_mut(&mut self, index: usize) -> &mut PartialCall {
+        self.calls.entry(index).or_default()
     }
 
-    /// `[DONE]` arrived (or the whole, non-streamed response was read): nothing more will come.
-    pub fn is_done(&self) -> bool {
-        self.done
+    pub fn contains_id(&self, id: &str) -> bool {
+        self.calls.values().any(|c| c.id == id)
     }
 
-    pub fn mark_done(&mut self) {
-        self.done = true;
-    }
-
-    /// Whether anything reached the user (text, reasoning, a tool call); after that a failed
-    /// request must not be retried silently, since the retry would show it twice.
-    pub fn has_shown_output(&self) -> bool {
-        self.shown
-    }
-
-    /// Takes one event's `data` and reports what it added.
-    pub fn push<F>(&mut self, data: &str, on_event: &mut F) -> Result<(), StreamError>
-    where
-        F: FnMut(StreamEvent) + ?Sized,
-    {
-        if self.done {
-            return Ok(());
-        }
-        let data = data.trim();
-        if data == "[DONE]" {
-            self.done = true;
-            return Ok(());
-        }
-        if data.is_empty() {
-            return Ok(());
-        }
-        let chunk: Chunk = serde_json::from_str(data)
-            .map_err(|e| StreamError::Malformed(format!("{e} in chunk {}", snippet(data))))?;
-        if let Some(error) = chunk.error {
-            return Err(StreamError::Server(error_text(&error)));
-        }
-        if let Some(usage) = chunk.usage {
-            self.usage = Some(Usage {
-                prompt_tokens: usage.prompt_tokens.unwrap_or(0),
-                completion_tokens: usage.completion_tokens.unwrap_or(0),
-            });
-        }
-        // Only `n = 1` is ever requested; other choices would be a different answer.
-        for choice in chunk.choices.unwrap_or_default() {
-            if choice.index == 0 {
-                self.apply_choice(choice, on_event);
-            }
-        }
-        Ok(())
-    }
-
-    fn apply_choice<F>(&mut self, choice: Choice, on_event: &mut F)
-    where
-        F: FnMut(StreamEvent) + ?Sized,
-    {
-        if let Some(delta) = choice.delta {
-            if let Some(text) = delta.reasoning_content.filter(|t| !t.is_empty()) {
-                self.reasoning.push_str(&text);
-                self.shown = true;
-                on_event(StreamEvent::ReasoningDelta(text));
-            }
-            if let Some(text) = delta.content.filter(|t| !t.is_empty()) {
-                self.content.push_str(&text);
-                self.shown = true;
-                on_event(StreamEvent::TextDelta(text));
-            }
-            for call in delta.tool_calls.unwrap_or_default() {
-                self.apply_call(call, on_event);
-            }
-        }
-        if let Some(reason) = choice.finish_reason {
-            self.finish_reason = Some(parse_finish_reason(&reason));
-            self.announce_calls(usize::MAX, on_event);
+    /// Announces the call at `index` if it has a name and was not announced yet.
+    pub fn announce(&mut self, index: usize, on_event: &mut dyn FnMut(StreamEvent)) -> bool {
+        match self.calls.get_mut(&index) {
+            Some(call) => announce(index, call, on_event),
+            None => false,
         }
     }
 
-    fn apply_call<F>(&mut self, delta: ToolCallDelta, on_event: &mut F)
-    where
-        F: FnMut(StreamEvent) + ?Sized,
-    {
-        let index = match delta.index {
-            Some(index) => index,
-            None => self.index_without_one(delta.id.as_deref()),
-        };
-        // A delta for a later call means the earlier calls' names are complete.
-        self.announce_calls(index, on_event);
-        self.last_call = Some(index);
-        let call = self.calls.entry(index).or_default();
-        if let Some(id) = delta.id {
-            call.id.push_str(&id);
-        }
-        let mut arguments_began = false;
-        if let Some(function) = delta.function {
-            if let Some(name) = function.name {
-                call.name.push_str(&name);
-            }
-            if let Some(arguments) = function.arguments {
-                call.arguments.push_str(&arguments);
-                arguments_began = true;
-            }
-        }
-        // Arguments stream after the name, so once they begin the name is whole.
-        if arguments_began {
-            Self::announce(index, call, &mut self.shown, on_event);
-        }
-    }
-
-    /// Servers that leave out `index` send one call at a time: a new id starts the next call.
-    fn index_without_one(&self, id: Option<&str>) -> usize {
-        match (self.last_call, id) {
-            (None, _) => 0,
-            (Some(last), Some(id)) if !id.is_empty() && self.calls.values().all(|c| c.id != id) => {
-                last + 1
-            }
-            (Some(last), _) => last,
-        }
-    }
-
-    /// Announces every call below `before` that has a name and was not yet announced.
-    fn announce_calls<F>(&mut self, before: usize, on_event: &mut F)
-    where
-        F: FnMut(StreamEvent) + ?Sized,
-    {
+    /// Announces every call below `before` that has a name and was not yet announced; true if
+    /// one was.
+    pub fn announce_before(
+        &mut self,
+        before: usize,
+        on_event: &mut dyn FnMut(StreamEvent),
+    ) -> bool {
+        let mut any = false;
         for (&index, call) in self.calls.range_mut(..before) {
-            Self::announce(index, call, &mut self.shown, on_event);
+            any |= announce(index, call, on_event);
         }
+        any
     }
 
-    fn announce<F>(index: usize, call: &mut PartialCall, shown: &mut bool, on_event: &mut F)
-    where
-        F: FnMut(StreamEvent) + ?Sized,
-    {
-        if call.announced || call.name.is_empty() {
-            return;
-        }
-        call.announced = true;
-        if call.id.is_empty() {
-            call.id = synthetic_id(index);
-        }
-        *shown = true;
-        on_event(StreamEvent::ToolCallStarted {
-            index,
-            id: call.id.clone(),
-            name: call.name.clone(),
-        });
-    }
-
-    /// Ends the stream. Complete if `[DONE]` or a `finish_reason` arrived; otherwise it was cut.
-    pub fn finish<F>(mut self, on_event: &mut F) -> Result<Completion, StreamError>
-    where
-        F: FnMut(StreamEvent) + ?Sized,
-    {
-        if !self.done && self.finish_reason.is_none() {
-            return Err(StreamError::Cut);
-        }
-        self.announce_calls(usize::MAX, on_event);
-        let tool_calls: Vec<ToolCall> = self
-            .calls
+    /// The calls in index order, each with an id (made up where the server sent none).
+    pub fn into_calls(self) -> Vec<ToolCall> {
+        self.calls
             .into_iter()
             .map(|(index, call)| {
                 let id = if call.id.is_empty() {
@@ -275,40 +118,33 @@ impl ChunkAssembler {
                 };
                 ToolCall::new(id, call.name, call.arguments)
             })
-            .collect();
-        // Without a reason, calls can only mean the model wants them run.
-        let finish_reason = match self.finish_reason {
-            Some(reason) => reason,
-            None if !tool_calls.is_empty() => FinishReason::ToolCalls,
-            None => FinishReason::Other,
-        };
-        Ok(Completion {
-            content: self.content,
-            reasoning: self.reasoning,
-            tool_calls,
-            finish_reason,
-            usage: self.usage,
-        })
+            .collect()
     }
+}
+
+fn announce(index: usize, call: &mut PartialCall, on_event: &mut dyn FnMut(StreamEvent)) -> bool {
+    if call.announced || call.name.is_empty() {
+        return false;
+    }
+    call.announced = true;
+    if call.id.is_empty() {
+        call.id = synthetic_id(index);
+    }
+    on_event(StreamEvent::ToolCallStarted {
+        index,
+        id: call.id.clone(),
+        name: call.name.clone(),
+    });
+    true
 }
 
 /// Some local servers send no tool-call ids; the id only has to match our own tool message.
-fn synthetic_id(index: usize) -> String {
+pub fn synthetic_id(index: usize) -> String {
     format!("call_{index}")
 }
 
-fn parse_finish_reason(reason: &str) -> FinishReason {
-    match reason {
-        "stop" | "eos" | "end_turn" => FinishReason::Stop,
-        "tool_calls" | "function_call" => FinishReason::ToolCalls,
-        "length" => FinishReason::Length,
-        "content_filter" => FinishReason::ContentFilter,
-        _ => FinishReason::Other,
-    }
-}
-
-/// The human part of an API error object: `{"message": ...}` (OpenAI and most others), a bare
-/// string, or else the JSON itself.
+/// The human part of an API error object: `{"message": ...}` (OpenAI, Anthropic and most
+/// others), a bare string, or else the JSON itself.
 pub(crate) fn error_text(error: &Value) -> String {
     match error {
         Value::String(s) => s.clone(),
@@ -320,7 +156,8 @@ pub(crate) fn error_text(error: &Value) -> String {
     }
 }
 
-fn snippet(data: &str) -> String {
+/// The start of a chunk, quoted, for an error about it.
+pub fn snippet(data: &str) -> String {
     const LIMIT: usize = 120;
     match data.char_indices().nth(LIMIT) {
         Some((end, _)) => format!("{:?}...", &data[..end]),
@@ -328,224 +165,8 @@ fn snippet(data: &str) -> String {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::super::sse::SseDecoder;
-    use super::*;
-    use pretty_assertions::assert_eq;
-
-    /// Runs raw body bytes, fed in the given pieces, through the decoder and the assembler.
-    fn run(pieces: &[&[u8]]) -> (Vec<StreamEvent>, Result<Completion, StreamError>) {
-        let mut events = Vec::new();
-        let mut on_event = |e: StreamEvent| events.push(e);
-        let mut decoder = SseDecoder::new();
-        let mut assembler = ChunkAssembler::new();
-        let mut result = Ok(());
-        for piece in pieces {
-            for event in decoder.feed(piece).unwrap() {
-                result = result.and_then(|()| assembler.push(&event.data, &mut on_event));
-            }
-        }
-        if let Some(event) = decoder.finish().unwrap() {
-            result = result.and_then(|()| assembler.push(&event.data, &mut on_event));
-        }
-        let completion = result.and_then(|()| assembler.finish(&mut on_event));
-        (events, completion)
-    }
-
-    fn completion(result: Result<Completion, StreamError>) -> Completion {
-        result.expect("stream failed")
-    }
-
-    const TOOL_STREAM: &str = concat!(
-        "data: {\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":null}}]}\n\n",
-        "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"call_\",\"type\":\"function\",\"function\":{\"name\":\"read_\"}}]}}]}\n\n",
-        "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"a\",\"function\":{\"name\":\"file\"}}]}}]}\n\n",
-        "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":1,\"id\":\"call_b\",\"type\":\"function\",\"function\":{\"name\":\"bash\",\"arguments\":\"\"}}]}}]}\n\n",
-        "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"function\":{\"arguments\":\"{\\\"pa\"}}]}}]}\n\n",
-        "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":1,\"function\":{\"arguments\":\"{\\\"command\\\":\\\"ls\\\"}\"}}]}}]}\n\n",
-        "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"function\":{\"arguments\":\"th\\\":\\\"a.rs\\\"}\"}}]}}]}\n\n",
-        "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\n",
-        "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":12,\"completion_tokens\":34,\"total_tokens\":46}}\n\n",
-        "data: [DONE]\n\n",
-    );
-
-    #[test]
-    fn fragmented_parallel_tool_calls_are_assembled_by_index() {
-        let (events, result) = run(&[TOOL_STREAM.as_bytes()]);
-        assert_eq!(
-            completion(result),
-            Completion {
-                content: String::new(),
-                reasoning: String::new(),
-                tool_calls: vec![
-                    ToolCall::new("call_a", "read_file", "{\"path\":\"a.rs\"}"),
-                    ToolCall::new("call_b", "bash", "{\"command\":\"ls\"}"),
-                ],
-                finish_reason: FinishReason::ToolCalls,
-                usage: Some(Usage {
-                    prompt_tokens: 12,
-                    completion_tokens: 34
-                }),
-            }
-        );
-        assert_eq!(
-            events,
-            vec![
-                StreamEvent::ToolCallStarted {
-                    index: 0,
-                    id: "call_a".into(),
-                    name: "read_file".into()
-                },
-                StreamEvent::ToolCallStarted {
-                    index: 1,
-                    id: "call_b".into(),
-                    name: "bash".into()
-                },
-            ]
-        );
-    }
-
-    #[test]
-    fn byte_by_byte_feed_gives_the_same_completion() {
-        let pieces: Vec<&[u8]> = TOOL_STREAM.as_bytes().chunks(1).collect();
-        let (byte_events, byte_result) = run(&pieces);
-        let (events, result) = run(&[TOOL_STREAM.as_bytes()]);
-        assert_eq!(byte_events, events);
-        assert_eq!(completion(byte_result), completion(result));
-    }
-
-    #[test]
-    fn text_reasoning_keepalives_and_crlf() {
-        let body = concat!(
-            ": ping\r\n\r\n",
-            "data: {\"choices\":[{\"index\":0,\"delta\":{\"reasoning_content\":\"think\"}}]}\r\n\r\n",
-            "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hel\"}}]}\r\n\r\n",
-            ": keep-alive\r\n\r\n",
-            "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"lo\"},\"finish_reason\":\"stop\"}]}\r\n\r\n",
-            "data: [DONE]\r\n\r\n",
-        );
-        let (events, result) = run(&[body.as_bytes()]);
-        let done = completion(result);
-        assert_eq!(
-            events,
-            vec![
-                StreamEvent::ReasoningDelta("think".into()),
-                StreamEvent::TextDelta("Hel".into()),
-                StreamEvent::TextDelta("lo".into()),
-            ]
-        );
-        assert_eq!(
-            (done.content.as_str(), done.reasoning.as_str()),
-            ("Hello", "think")
-        );
-        assert_eq!(done.finish_reason, FinishReason::Stop);
-        assert_eq!(done.usage, None);
-    }
-
-    #[test]
-    fn finish_reasons_are_mapped() {
-        for (raw, expected) in [
-            ("stop", FinishReason::Stop),
-            ("tool_calls", FinishReason::ToolCalls),
-            ("length", FinishReason::Length),
-            ("content_filter", FinishReason::ContentFilter),
-            ("something_new", FinishReason::Other),
-        ] {
-            let body = format!(
-                "data: {{\"choices\":[{{\"index\":0,\"delta\":{{}},\"finish_reason\":\"{raw}\"}}]}}\n\ndata: [DONE]\n\n"
-            );
-            let (_, result) = run(&[body.as_bytes()]);
-            assert_eq!(completion(result).finish_reason, expected, "{raw}");
-        }
-    }
-
-    #[test]
-    fn invalid_utf8_split_across_chunks_does_not_fail_the_stream() {
-        let check = "✓".as_bytes();
-        let (events, result) = run(&[
-            b"data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"a",
-            &check[..2],
-            &check[2..],
-            b"\xffb\"},\"finish_reason\":\"stop\"}]}\n\n",
-        ]);
-        assert_eq!(events, vec![StreamEvent::TextDelta("a✓\u{fffd}b".into())]);
-        assert_eq!(completion(result).content, "a✓\u{fffd}b");
-    }
-
-    #[test]
-    fn malformed_json_is_an_error_naming_the_chunk() {
-        let (_, result) = run(&[b"data: {\"choices\": [oops\n\n"]);
-        match result {
-            Err(StreamError::Malformed(message)) => assert!(message.contains("oops"), "{message}"),
-            other => panic!("expected Malformed, got {other:?}"),
-        }
-    }
-
-    #[test]
-    fn error_object_inside_the_stream() {
-        let (_, result) = run(&[
-            b"data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"a\"}}]}\n\n",
-            b"data: {\"error\":{\"message\":\"overloaded, try later\",\"type\":\"server_error\"}}\n\n",
-        ]);
-        assert_eq!(
-            result,
-            Err(StreamError::Server("overloaded, try later".into()))
-        );
-    }
-
-    #[test]
-    fn end_without_done_is_cut_unless_a_finish_reason_came() {
-        let (events, result) =
-            run(&[b"data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"part\"}}]}\n\n"]);
-        assert_eq!(events, vec![StreamEvent::TextDelta("part".into())]);
-        assert_eq!(result, Err(StreamError::Cut));
-
-        let (_, result) = run(&[
-            b"data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"all\"},\"finish_reason\":\"stop\"}]}\n\n",
-        ]);
-        assert_eq!(completion(result).content, "all");
-    }
-
-    #[test]
-    fn calls_without_index_or_id_get_their_own_slots() {
-        let (events, result) = run(&[concat!(
-            "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"id\":\"x\",\"function\":{\"name\":\"a\",\"arguments\":\"{}\"}}]}}]}\n\n",
-            "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"id\":\"y\",\"function\":{\"name\":\"b\",\"arguments\":\"{\"}}]}}]}\n\n",
-            "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"function\":{\"arguments\":\"}\"}}]}}]}\n\n",
-            "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":2,\"function\":{\"name\":\"c\",\"arguments\":\"{}\"}}]}}]}\n\n",
-            "data: [DONE]\n\n",
-        )
-        .as_bytes()]);
-        let done = completion(result);
-        assert_eq!(
-            done.tool_calls,
-            vec![
-                ToolCall::new("x", "a", "{}"),
-                ToolCall::new("y", "b", "{}"),
-                ToolCall::new("call_2", "c", "{}"),
-            ]
-        );
-        assert_eq!(done.finish_reason, FinishReason::ToolCalls);
-        assert_eq!(events.len(), 3);
-    }
-
-    #[test]
-    fn a_non_streamed_message_reads_like_one_delta() {
-        let mut assembler = ChunkAssembler::new();
-        let body = r#"{"choices":[{"index":0,"message":{"role":"assistant","content":"hi","tool_calls":[{"id":"c1","type":"function","function":{"name":"bash","arguments":"{}"}}]},"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":1,"completion_tokens":2}}"#;
-        let mut events = Vec::new();
-        let mut on_event = |e: StreamEvent| events.push(e);
-        assert_eq!(assembler.push(body, &mut on_event), Ok(()));
-        assembler.mark_done();
-        let done = completion(assembler.finish(&mut on_event));
-        assert_eq!(done.content, "hi");
-        assert_eq!(done.tool_calls, vec![ToolCall::new("c1", "bash", "{}")]);
-    }
-
-    #[test]
-    fn data_after_done_is_ignored() {
-        let (_, result) = run(&[b"data: [DONE]\n\ndata: {garbage\n\n"]);
-        assert_eq!(completion(result).finish_reason, FinishReason::Other);
-    }
+/// Parses one event's JSON, or says which chunk was not JSON.
+pub fn parse<T: serde::de::DeserializeOwned>(data: &str) -> Result<T, StreamError> {
+    serde_json::from_str(data)
+        .map_err(|e| StreamError::Malformed(format!("{e} in chunk {}", snippet(data))))
 }

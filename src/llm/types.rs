@@ -16,6 +16,11 @@ pub enum Message {
         content: Option<String>,
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         tool_calls: Vec<ToolCall>,
+        /// What the model's reasoning left to be sent back with this message (Anthropic's signed
+        /// `thinking` blocks, the Responses API's encrypted `reasoning` items); never shown, and
+        /// never sent to a chat-completions server.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        reasoning: Vec<ReasoningItem>,
     },
     Tool {
         tool_call_id: String,
@@ -36,12 +41,40 @@ impl Message {
         }
     }
 
+    /// An answer of the model: its text (if any) and its tool calls, without reasoning items.
+    pub fn assistant(content: Option<String>, tool_calls: Vec<ToolCall>) -> Self {
+        Self::Assistant {
+            content,
+            tool_calls,
+            reasoning: Vec::new(),
+        }
+    }
+
     pub fn tool(tool_call_id: impl Into<String>, content: impl Into<String>) -> Self {
         Self::Tool {
             tool_call_id: tool_call_id.into(),
             content: content.into(),
         }
     }
+}
+
+/// Reasoning a model left to be sent back on the next request, exactly as it came: a provider
+/// verifies it (a signature, an encryption) and refuses a request whose reasoning was altered.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ReasoningItem {
+    /// An Anthropic `thinking` block: the text shown dimmed, and the signature that vouches for it.
+    Thinking { thinking: String, signature: String },
+    /// An Anthropic `redacted_thinking` block: encrypted, nothing to show.
+    RedactedThinking { data: String },
+    /// A Responses API `reasoning` item: its summary, and the encrypted reasoning itself
+    /// (`include: ["reasoning.encrypted_content"]`, so that nothing needs to be stored server-side).
+    Reasoning {
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        summary: Vec<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        encrypted_content: Option<String>,
+    },
 }
 
 /// A tool call as the API carries it: `{"id","type":"function","function":{"name","arguments"}}`.
@@ -107,16 +140,68 @@ pub enum FinishReason {
     Other,
 }
 
+/// The tokens of one request (or a sum of them), as the server counted. The cache and reasoning
+/// figures are parts of the two totals, and are left out of the JSON outputs when 0, so that a
+/// server that reports none of them gives the same output as before they existed.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Usage {
+    /// Every input token of the request, those read from or written to a prompt cache included.
     pub prompt_tokens: u64,
     pub completion_tokens: u64,
+    /// Of `prompt_tokens`, those read from the provider's prompt cache (Anthropic's
+    /// `cache_read_input_tokens`, OpenAI's `cached_tokens`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cache_read_tokens: u64,
+    /// Of `prompt_tokens`, those written to the prompt cache (Anthropic's
+    /// `cache_creation_input_tokens`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cache_write_tokens: u64,
+    /// Of `completion_tokens`, those the model spent reasoning.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub reasoning_tokens: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+impl Usage {
+    /// A count with no cache or reasoning figures.
+    pub fn new(prompt_tokens: u64, completion_tokens: u64) -> Self {
+        Self {
+            prompt_tokens,
+            completion_tokens,
+            ..Self::default()
+        }
+    }
+
+    /// What was added since `earlier` (a total taken before).
+    pub fn since(self, earlier: Self) -> Self {
+        Self {
+            prompt_tokens: self.prompt_tokens.saturating_sub(earlier.prompt_tokens),
+            completion_tokens: self
+                .completion_tokens
+                .saturating_sub(earlier.completion_tokens),
+            cache_read_tokens: self
+                .cache_read_tokens
+                .saturating_sub(earlier.cache_read_tokens),
+            cache_write_tokens: self
+                .cache_write_tokens
+                .saturating_sub(earlier.cache_write_tokens),
+            reasoning_tokens: self
+                .reasoning_tokens
+                .saturating_sub(earlier.reasoning_tokens),
+        }
+    }
 }
 
 impl std::ops::AddAssign for Usage {
     fn add_assign(&mut self, other: Self) {
         self.prompt_tokens += other.prompt_tokens;
         self.completion_tokens += other.completion_tokens;
+        self.cache_read_tokens += other.cache_read_tokens;
+        self.cache_write_tokens += other.cache_write_tokens;
+        self.reasoning_tokens += other.reasoning_tokens;
     }
 }
 
@@ -125,7 +210,8 @@ impl std::ops::AddAssign for Usage {
 pub enum StreamEvent {
     /// Visible answer text.
     TextDelta(String),
-    /// Reasoning text (`reasoning_content`): shown dimmed, never sent back to the model.
+    /// Reasoning text (`reasoning_content`, a `thinking` block, a reasoning summary): shown
+    /// dimmed; what must go back to the model goes in [`Completion::reasoning_items`].
     ReasoningDelta(String),
     /// The model has begun a tool call (its name is known); arguments are still streaming.
     ToolCallStarted {
@@ -153,4 +239,6 @@ pub struct Completion {
     pub tool_calls: Vec<ToolCall>,
     pub finish_reason: FinishReason,
     pub usage: Option<Usage>,
+    /// Reasoning to send back with this answer (empty for chat completions).
+    pub reasoning_items: Vec<ReasoningItem>,
 }

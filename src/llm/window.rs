@@ -1,23 +1,8 @@
-//! How large the model's context window is, where the server or the model's name says: the
-//! server is asked once (vLLM's `max_model_len` in `GET {base}/models`, llama.cpp's `n_ctx` in
-//! `GET {root}/props`, Ollama's `model_info.*.context_length` in `POST {root}/api/show`, where
-//! `{root}` is the base URL without its trailing `/v1`), every request bounded by a short
-//! timeout and sent only to the base URL's own server through the model client (same origin
-//! rules, same key). Otherwise [`known_window`] looks the model up in a table of well-known
-//! models. Also recognises a "context too long" answer ([`is_context_overflow`]).
+//! How large the model's context window is by the model's name ([`known_window`], a table of
+//! well-known models, for when the server cannot say: `probe.rs` asks it), and how a server says
+//! a request did not fit it ([`is_context_overflow`], [`window_in_error`]).
 
-use std::time::Duration;
-
-use reqwest::header::CONTENT_TYPE;
 use serde_json::Value;
-use tokio::time::timeout;
-
-use super::LlmClient;
-
-/// How long one probe of the server may take, whole.
-pub const PROBE_TIMEOUT: Duration = Duration::from_millis(1500);
-/// The most of a probe's answer that is read.
-const PROBE_BODY_CAP: usize = 256 * 1024;
 
 /// Well-known models and their context windows in tokens, the first whose pattern the model
 /// name (lower-cased, without a `provider/` prefix) starts with or contains wins, so the more
@@ -106,7 +91,8 @@ pub fn is_context_overflow(status: u16, body: &str) -> bool {
     SIGNS.iter().any(|sign| body.contains(sign))
 }
 
-/// The window an overflow error states: llama.cpp's `n_ctx`, or "maximum context length is N".
+/// The window an overflow error states: llama.cpp's `n_ctx`, "maximum context length is N"
+/// (OpenAI, vLLM), or Anthropic's "prompt is too long: N tokens > M maximum".
 pub fn window_in_error(body: &str) -> Option<u64> {
     if let Ok(value) = serde_json::from_str::<Value>(body)
         && let Some(n) = value["error"]["n_ctx"].as_u64()
@@ -114,93 +100,19 @@ pub fn window_in_error(body: &str) -> Option<u64> {
         return Some(n);
     }
     let lower = body.to_ascii_lowercase();
+    if let Some(end) = lower.find(" maximum")
+        && let Some(gt) = lower[..end].rfind("> ")
+        && let Ok(n) = lower[gt + 2..end].trim().parse::<u64>()
+        && n > 0
+    {
+        return Some(n);
+    }
     let at = lower.find("maximum context length is ")? + "maximum context length is ".len();
     let digits: String = lower[at..]
         .chars()
         .take_while(char::is_ascii_digit)
         .collect();
     digits.parse().ok().filter(|n| *n > 0)
-}
-
-/// `{base}` without a trailing `/v1`, where llama.cpp and Ollama serve their own routes, and the
-/// query the base URL has (`?api-version=...`), to keep after a route.
-fn server_root(base_url: &str) -> (String, &str) {
-    let (base, query) = base_url.split_at(base_url.find(['?', '#']).unwrap_or(base_url.len()));
-    let base = base.trim_end_matches('/');
-    (base.strip_suffix("/v1").unwrap_or(base).to_string(), query)
-}
-
-impl LlmClient {
-    /// Asks the server for the context window of the configured model: vLLM, then llama.cpp,
-    /// then Ollama; `None` when none of them answers in time. Each request is bounded by
-    /// [`PROBE_TIMEOUT`].
-    pub async fn probe_context_window(&self) -> Option<u64> {
-        let base = self.config().base_url.clone();
-        let (root, query) = server_root(&base);
-        let path = base[..base.len() - query.len()].trim_end_matches('/');
-        let model = self.config().model.clone();
-        let models = format!("{path}/models{query}");
-        let vllm = async {
-            let value = self.probe_json(&models, None).await?;
-            let data = value["data"].as_array()?;
-            let entry = data
-                .iter()
-                .find(|m| m["id"].as_str() == Some(model.as_str()))
-                .or_else(|| (data.len() == 1).then(|| &data[0]))?;
-            entry["max_model_len"].as_u64()
-        };
-        let props = format!("{root}/props{query}");
-        let llama = async {
-            let value = self.probe_json(&props, None).await?;
-            value["default_generation_settings"]["n_ctx"]
-                .as_u64()
-                .or_else(|| value["n_ctx"].as_u64())
-        };
-        let show = format!("{root}/api/show{query}");
-        let body = serde_json::json!({ "model": model });
-        let ollama = async {
-            let value = self.probe_json(&show, Some(&body)).await?;
-            let info = value["model_info"].as_object()?;
-            info.iter()
-                .find(|(key, _)| key.ends_with(".context_length"))
-                .and_then(|(_, v)| v.as_u64())
-        };
-        let (vllm, llama, ollama) = tokio::join!(vllm, llama, ollama);
-        let window = vllm.or(llama).or(ollama).filter(|n| *n > 0);
-        tracing::debug!("llm: context window from the server: {window:?}");
-        window
-    }
-
-    /// One bounded GET (or POST of `body`) to the model's server; its JSON answer, or `None`.
-    async fn probe_json(&self, url: &str, body: Option<&Value>) -> Option<Value> {
-        let request = match body {
-            Some(body) => self
-                .http
-                .post(url)
-                .header(CONTENT_TYPE, "application/json")
-                .body(body.to_string()),
-            None => self.http.get(url),
-        };
-        let request = match &self.config().api_key {
-            Some(key) => request.bearer_auth(key),
-            None => request,
-        };
-        let fetch = async {
-            let mut response = request.send().await.ok()?;
-            if !response.status().is_success() {
-                return None;
-            }
-            let mut bytes = Vec::new();
-            while let Some(chunk) = response.chunk().await.ok()? {
-                if bytes.len() + chunk.len() > PROBE_BODY_CAP {
-                    return None;
-                }
-                bytes.extend_from_slice(&chunk);
-            }
-            serde_json::from_slice(&bytes).ok()
-        };
-        timeout(PROBE_TIMEOUT, fetch).await.ok().flatten()
-    }
 }
 
 #[cfg(test)]
@@ -242,27 +154,16 @@ mod tests {
         assert!(is_context_overflow(400, vllm));
         assert_eq!(window_in_error(vllm), Some(4096));
         assert!(is_context_overflow(413, "Request Entity Too Large"));
+        let anthropic = r#"{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 210345 tokens > 200000 maximum"}}"#;
+        assert!(is_context_overflow(400, anthropic));
+        assert_eq!(window_in_error(anthropic), Some(200_000));
+        let responses = r#"{"error":{"message":"Your input exceeds the context window of this model. Please adjust your input and try again.","type":"invalid_request_error","param":"input","code":"context_length_exceeded"}}"#;
+        assert!(is_context_overflow(400, responses));
+        assert_eq!(window_in_error(responses), None);
         assert!(!is_context_overflow(
             400,
             r#"{"error":{"message":"bad model"}}"#
         ));
         assert!(!is_context_overflow(429, "maximum context length"));
-    }
-
-    #[test]
-    fn the_root_drops_a_trailing_v1() {
-        assert_eq!(
-            server_root("http://h:8080/v1"),
-            ("http://h:8080".into(), "")
-        );
-        assert_eq!(
-            server_root("http://h:8080/v1/"),
-            ("http://h:8080".into(), "")
-        );
-        assert_eq!(
-            server_root("http://h/openai/v1?x=1"),
-            ("http://h/openai".into(), "?x=1")
-        );
-        assert_eq!(server_root("http://h:11434"), ("http://h:11434".into(), ""));
     }
 }

@@ -155,10 +155,7 @@ async fn a_text_answer_is_request_text_message_and_finish_in_order() {
                 text: "Hello there.".into()
             },
             AgentEvent::TurnFinished {
-                usage: Usage {
-                    prompt_tokens: 12,
-                    completion_tokens: 3
-                },
+                usage: Usage::new(12, 3),
                 num_turns: 1
             },
         ]

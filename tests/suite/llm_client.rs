@@ -83,10 +83,8 @@ async fn streamed_text_is_reported_and_assembled() {
             reasoning: String::new(),
             tool_calls: vec![],
             finish_reason: FinishReason::Stop,
-            usage: Some(Usage {
-                prompt_tokens: 7,
-                completion_tokens: 3
-            }),
+            usage: Some(Usage::new(7, 3)),
+            reasoning_items: Vec::new(),
         }
     );
 }
@@ -164,10 +162,10 @@ async fn the_request_body_has_the_documented_shape() {
     let messages = vec![
         Message::system("be brief"),
         Message::user("list files"),
-        Message::Assistant {
-            content: None,
-            tool_calls: vec![ToolCall::new("c1", "bash", r#"{"command":"ls"}"#)],
-        },
+        Message::assistant(
+            None,
+            vec![ToolCall::new("c1", "bash", r#"{"command":"ls"}"#)],
+        ),
         Message::tool("c1", "a.rs"),
     ];
     let tools = vec![ToolSpec {

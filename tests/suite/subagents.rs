@@ -466,6 +466,8 @@ fn claude_s_task_name_is_task_in_permission_rules() {
         Reply::text("done"),
     ]);
     server.script_for("CHILD-N", vec![Reply::text("ran")]);
+    // The child is refused, so its reply is never asked for.
+    server.expect_unasked(1);
     let mut cmd = p.command(&server.base_url());
     cmd.args(["-p", "delegate", "--disallowed-tools", "Task"]);
     let out = run(cmd);

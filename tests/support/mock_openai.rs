@@ -1,14 +1,20 @@
-//! A scripted OpenAI-compatible chat-completions server on 127.0.0.1 for the integration tests.
-//! Each `POST .../chat/completions` takes the next `Reply` from a queue (streamed text, fragmented
-//! parallel tool calls, an HTTP error, a cut stream, raw SSE bytes, delays) and every request is
-//! recorded, so a test can assert both what the user saw and what the model was sent. An empty
-//! queue answers 500 "mock: no scripted response left", so a test never hangs. HTTP/1.1 on plain
-//! tokio, one request per connection (`Connection: close`).
+//! A scripted model server on 127.0.0.1 for the integration tests, speaking the three wire APIs
+//! Ling does: OpenAI chat completions (`POST .../chat/completions`), Anthropic Messages
+//! (`.../messages`) and OpenAI Responses (`.../responses`). Each model request takes the next
+//! `Reply` from a queue (streamed text, fragmented parallel tool calls, reasoning, an HTTP error,
+//! an error mid-stream, a cut stream, raw SSE bytes, delays), written once as chat chunks and
+//! served in the API the request came in ([`super::mock_wire`] writes Anthropic's and the Responses
+//! API's real event sequences), and every request is recorded, so a test can assert both what
+//! the user saw and what the model was sent. An empty queue answers 500 "mock: no scripted
+//! response left", so a test never hangs. HTTP/1.1 on plain tokio, one request per connection
+//! (`Connection: close`).
 //!
-//! Every chat request's history is checked as the OpenAI API checks it (each tool call has its
-//! result, no result is orphaned: [`check_tool_calls`]). A request that breaks the rule is
-//! answered 400 with the reason, as the API would, and recorded: the server panics when it is
-//! dropped, so the test that sent it fails even if it expected an error.
+//! Every request's history is checked as its API checks it (each tool call has its result, no
+//! result is orphaned: [`check_tool_calls`]; for Anthropic and Responses also the signatures of
+//! thinking and the encrypted reasoning sent back). A request that breaks a rule is answered 400
+//! with the reason, as the API would, and recorded: the server panics when it is dropped, so the
+//! test that sent it fails even if it expected an error. Anthropic and Responses requests get a
+//! usage computed from the prompt cache each API keeps ([`super::mock_wire::Caches`]).
 //!
 //! A scripted reply that was never asked for fails the test too, when the server is dropped: a
 //! test that scripts three answers and gets its assertion after one checked less than it says.
@@ -23,11 +29,14 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
 pub use super::chat_history::check_tool_calls;
+use super::mock_http::{read_request, write_reply};
 pub use super::mock_overflow::Overflow;
+use super::mock_rules::Caches;
+use super::mock_wire::Script;
+pub use super::mock_wire::{Api, InputUsage, Reported};
 
 /// One request as the server received it. Header names are lower-case.
 #[derive(Debug, Clone)]
@@ -39,6 +48,8 @@ pub struct Recorded {
     pub body: Value,
     /// When the request (its head and body) had been read.
     pub at: std::time::Instant,
+    /// The wire API of a model request.
+    pub api: Option<Api>,
 }
 
 impl Recorded {
@@ -58,13 +69,33 @@ impl Recorded {
             .unwrap_or_default()
     }
 
-    /// The names in `body.tools[].function.name`.
+    /// The names of the tools offered (`tools[].function.name`, or `tools[].name` in the
+    /// Anthropic and Responses APIs).
     pub fn tool_names(&self) -> Vec<String> {
         let tools = self.body["tools"].as_array().cloned().unwrap_or_default();
         tools
             .iter()
-            .filter_map(|t| t["function"]["name"].as_str().map(str::to_string))
+            .filter_map(|t| {
+                t["function"]["name"]
+                    .as_str()
+                    .or(t["name"].as_str())
+                    .map(str::to_string)
+            })
             .collect()
+    }
+
+    /// The size of what the model is asked to read (its messages, system prompt, input), in
+    /// bytes of JSON.
+    pub fn conversation_size(&self) -> usize {
+        match self.api {
+            Some(Api::Anthropic) => {
+                self.body["messages"].to_string().len() + self.body["system"].to_string().len()
+            }
+            Some(Api::Responses) => {
+                self.body["input"].to_string().len() + self.body["instructions"].to_string().len()
+            }
+            _ => self.body["messages"].to_string().len(),
+        }
     }
 }
 
@@ -79,13 +110,15 @@ enum Body {
 /// One scripted response.
 #[derive(Debug, Clone)]
 pub struct Reply {
-    status: u16,
-    content_type: &'static str,
-    headers: Vec<(String, String)>,
+    pub(super) status: u16,
+    pub(super) content_type: &'static str,
+    pub(super) headers: Vec<(String, String)>,
     body: Body,
     usage: Option<(u64, u64)>,
-    delay: Duration,
-    chunk_delay: Duration,
+    pub(super) delay: Duration,
+    pub(super) chunk_delay: Duration,
+    /// The message of an HTTP error, written in each API's error shape.
+    error: Option<String>,
 }
 
 /// `{"choices":[{"index":0,"delta":...,"finish_reason":...}]}` as OpenAI streams it.
@@ -155,6 +188,7 @@ impl Reply {
             usage: None,
             delay: Duration::ZERO,
             chunk_delay: Duration::ZERO,
+            error: None,
         }
     }
 
@@ -221,6 +255,16 @@ impl Reply {
         Self::events(vec![role_chunk()], false)
     }
 
+    /// Some text, then an error inside the stream (`kind`: `overloaded_error` for one the
+    /// client retries, as Anthropic's and the Responses API's are; anything else for one it
+    /// does not). Chat completions sends it as an `{"error":...}` chunk.
+    pub fn error_after_text(text: &str, kind: &str, message: &str) -> Self {
+        let mut chunks = vec![role_chunk()];
+        chunks.extend(text_chunks(text));
+        chunks.push(json!({"error": {"message": message, "type": kind}}));
+        Self::events(chunks, false)
+    }
+
     /// An event-stream body written verbatim, one write per piece.
     pub fn raw_sse(pieces: Vec<Vec<u8>>) -> Self {
         let mut reply = Self::events(Vec::new(), false);
@@ -250,14 +294,15 @@ impl Reply {
 
     pub(super) fn raw_body(mut self, body: String) -> Self {
         self.body = Body::Raw(vec![body.into_bytes()]);
+        self.error = None;
         self
     }
 
     /// Replaces the error message of a [`Reply::status`].
     pub fn message(mut self, message: &str) -> Self {
-        let body =
-            json!({"error": {"message": message, "type": "mock_error", "code": self.status}});
+        let body = super::mock_wire::error_body(Api::Chat, self.status, message);
         self.body = Body::Raw(vec![body.to_string().into_bytes()]);
+        self.error = Some(message.to_string());
         self
     }
 
@@ -292,10 +337,34 @@ impl Reply {
         self
     }
 
-    fn pieces(&self) -> Vec<Vec<u8>> {
-        match &self.body {
-            Body::Raw(pieces) => pieces.clone(),
-            Body::Events { chunks, done } => {
+    /// The body in the API of the request; Anthropic and Responses streams report `input` as
+    /// their usage (unless the reply scripts its own).
+    pub(super) fn pieces(&self, api: Api, input: InputUsage) -> Vec<Vec<u8>> {
+        if let Some(message) = &self.error {
+            let body = super::mock_wire::error_body(api, self.status, message);
+            return vec![body.to_string().into_bytes()];
+        }
+        match (&self.body, api) {
+            (Body::Events { chunks, done }, Api::Anthropic | Api::Responses) => {
+                let script = Script::read(chunks, *done);
+                let (input, output) = match self.usage {
+                    Some((prompt, completion)) => (
+                        InputUsage {
+                            input: prompt,
+                            ..InputUsage::default()
+                        },
+                        Some(completion),
+                    ),
+                    None => (input, None),
+                };
+                if api == Api::Anthropic {
+                    super::mock_wire::anthropic_events(&script, input, output)
+                } else {
+                    super::mock_wire::responses_events(&script, input, output)
+                }
+            }
+            (Body::Raw(pieces), _) => pieces.clone(),
+            (Body::Events { chunks, done }, Api::Chat) => {
                 let mut events: Vec<String> = chunks.iter().map(Value::to_string).collect();
                 if let Some((prompt, completion)) = self.usage {
                     let usage = json!({"id": "chatcmpl-mock", "object": "chat.completion.chunk",
@@ -356,10 +425,16 @@ struct State {
     /// prompt), taken before the main queue; so concurrent conversations stay scripted.
     scripts: Vec<(String, VecDeque<Reply>)>,
     requests: Vec<Recorded>,
-    /// Chat requests whose history the OpenAI API would reject, with the reason.
+    /// Model requests whose history their API would reject, with the reason.
     violations: Vec<String>,
     /// How many scripted replies the test expects to be left unasked when it ends.
     unasked: Unasked,
+    /// What Anthropic and OpenAI have in their prompt caches.
+    caches: Caches,
+    /// The input usage reported for each Anthropic and Responses request, in order.
+    reported: Vec<Reported>,
+    /// Served when the queue is empty, over and over (benchmarks only: a test scripts each).
+    repeat: Option<Reply>,
 }
 
 pub struct MockServer {
@@ -407,6 +482,8 @@ impl MockServer {
         let shared = state.clone();
         let accept = handle.spawn(async move {
             while let Ok((socket, _)) = listener.accept().await {
+                // Each piece goes out when written, as a streaming server's do.
+                let _ = socket.set_nodelay(true);
                 tokio::spawn(handle_connection(socket, shared.clone()));
             }
         });
@@ -423,14 +500,24 @@ impl MockServer {
         format!("http://{}/v1", self.addr)
     }
 
-    /// Every chat-completions request received so far, in order (a path with a query too).
+    /// Every model request received so far (of any of the three APIs), in order.
     pub fn requests(&self) -> Vec<Recorded> {
         let state = lock(&self.state);
-        let chat = state.requests.iter().filter(|r| {
-            let path = r.path.split('?').next().unwrap_or_default();
-            r.method == "POST" && path.ends_with("/chat/completions")
-        });
-        chat.cloned().collect()
+        let model = state.requests.iter().filter(|r| r.api.is_some());
+        model.cloned().collect()
+    }
+
+    /// The input usage the mock reported for each Anthropic and Responses request, in order:
+    /// how much of each prompt its cache served.
+    pub fn reported(&self) -> Vec<Reported> {
+        lock(&self.state).reported.clone()
+    }
+
+    /// Serves `reply` whenever the queue is empty, for benchmarks that run many requests
+    /// (examples/bench-api.rs; a test scripts each reply).
+    #[allow(dead_code)]
+    pub fn repeat(&self, reply: Reply) {
+        lock(&self.state).repeat = Some(reply);
     }
 
     /// Every request received so far, the context-window probes (`/props`, `/models`,
@@ -542,7 +629,8 @@ impl Drop for MockServer {
         }
         let (left, expected) = {
             let state = lock(&self.state);
-            (state.replies.len(), state.unasked)
+            let scripted: usize = state.scripts.iter().map(|(_, r)| r.len()).sum();
+            (state.replies.len() + scripted, state.unasked)
         };
         assert!(
             expected.allows(left),
@@ -570,25 +658,38 @@ pub fn first_user_text(request: &Recorded) -> String {
         .unwrap_or_default()
 }
 
-fn is_chat(request: &Recorded) -> bool {
-    request.method == "POST" && request.path.ends_with("/chat/completions")
-}
-
 async fn handle_connection(mut socket: TcpStream, state: Arc<Mutex<State>>) {
     let Some(request) = read_request(&mut socket).await else {
         return;
     };
-    let is_chat = is_chat(&request);
+    let api = request.api;
+    // A model route with a query is not one the mock serves (its 404 quotes the query).
+    let is_chat = api.is_some() && !request.path.contains('?');
     let route = format!("{} {}", request.method, request.path);
+    let mut input = InputUsage::default();
     let reply = {
         let mut state = lock(&state);
         let number = state.requests.len() + 1;
-        let rejected = check_tool_calls(&request.messages())
-            .err()
-            .filter(|_| is_chat);
-        let size = request.body["messages"].to_string().len();
+        let rejected = match api {
+            Some(Api::Chat) => check_tool_calls(&request.messages()).err(),
+            Some(Api::Anthropic) => super::mock_rules::check_anthropic(&request.body).err(),
+            Some(Api::Responses) => super::mock_rules::check_responses(&request.body).err(),
+            None => None,
+        };
+        let size = request.conversation_size();
         let summary_request = request.body.get("tools").is_none();
         let first_user = first_user_text(&request);
+        if rejected.is_none() {
+            let counted = match api {
+                Some(Api::Anthropic) => Some(state.caches.anthropic(&request.body)),
+                Some(Api::Responses) => Some(state.caches.responses(&request.body)),
+                _ => None,
+            };
+            if let (Some(counted), Some(api)) = (counted, api) {
+                input = counted;
+                state.reported.push(Reported { api, input });
+            }
+        }
         state.requests.push(request);
         let scripted = state
             .scripts
@@ -624,7 +725,7 @@ async fn handle_connection(mut socket: TcpStream, state: Arc<Mutex<State>>) {
         } else if is_chat && scripted.is_some() {
             scripted
         } else if is_chat {
-            state.replies.pop_front()
+            state.replies.pop_front().or_else(|| state.repeat.clone())
         } else {
             Some(Reply::status(404).message(&format!("mock: no route for {route}")))
         }
@@ -632,76 +733,5 @@ async fn handle_connection(mut socket: TcpStream, state: Arc<Mutex<State>>) {
     let reply =
         reply.unwrap_or_else(|| Reply::status(500).message("mock: no scripted response left"));
     // A client that went away (a timeout, a dropped future) is not the mock's failure.
-    let _ = write_reply(&mut socket, &reply).await;
-}
-
-async fn read_request(socket: &mut TcpStream) -> Option<Recorded> {
-    let mut buf = Vec::new();
-    let mut piece = [0u8; 4096];
-    let header_end = loop {
-        if let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
-            break end;
-        }
-        let n = socket.read(&mut piece).await.ok()?;
-        if n == 0 {
-            return None;
-        }
-        buf.extend_from_slice(&piece[..n]);
-    };
-    let head = String::from_utf8_lossy(&buf[..header_end]).to_string();
-    let mut lines = head.split("\r\n");
-    let mut request_line = lines.next()?.split(' ');
-    let method = request_line.next()?.to_string();
-    let path = request_line.next()?.to_string();
-    let headers: Vec<(String, String)> = lines
-        .filter_map(|line| line.split_once(':'))
-        .map(|(n, v)| (n.trim().to_ascii_lowercase(), v.trim().to_string()))
-        .collect();
-    let length = headers
-        .iter()
-        .find(|(n, _)| n == "content-length")
-        .and_then(|(_, v)| v.parse::<usize>().ok())
-        .unwrap_or(0);
-    let mut body = buf[header_end + 4..].to_vec();
-    while body.len() < length {
-        let n = socket.read(&mut piece).await.ok()?;
-        if n == 0 {
-            break;
-        }
-        body.extend_from_slice(&piece[..n]);
-    }
-    Some(Recorded {
-        method,
-        path,
-        headers,
-        body: serde_json::from_slice(&body).unwrap_or(Value::Null),
-        at: std::time::Instant::now(),
-    })
-}
-
-async fn write_reply(socket: &mut TcpStream, reply: &Reply) -> std::io::Result<()> {
-    tokio::time::sleep(reply.delay).await;
-    let pieces = reply.pieces();
-    let mut head = format!(
-        "HTTP/1.1 {} Mock\r\nContent-Type: {}\r\nConnection: close\r\nCache-Control: no-cache\r\n",
-        reply.status, reply.content_type
-    );
-    if reply.content_type == "application/json" {
-        let length: usize = pieces.iter().map(Vec::len).sum();
-        head.push_str(&format!("Content-Length: {length}\r\n"));
-    }
-    for (name, value) in &reply.headers {
-        head.push_str(&format!("{name}: {value}\r\n"));
-    }
-    head.push_str("\r\n");
-    socket.write_all(head.as_bytes()).await?;
-    socket.flush().await?;
-    for (i, piece) in pieces.iter().enumerate() {
-        if i > 0 {
-            tokio::time::sleep(reply.chunk_delay).await;
-        }
-        socket.write_all(piece).await?;
-        socket.flush().await?;
-    }
-    socket.shutdown().await
+    let _ = write_reply(&mut socket, &reply, api.unwrap_or(Api::Chat), input).await;
 }

@@ -16,6 +16,10 @@ pub enum Overflow {
     Vllm,
     /// A proxy's 413.
     TooLarge,
+    /// Anthropic: 400 `invalid_request_error`, "prompt is too long: N tokens > M maximum".
+    Anthropic,
+    /// The Responses API: 400 `context_length_exceeded`, the window not stated.
+    Responses,
 }
 
 impl Overflow {
@@ -34,6 +38,11 @@ impl Overflow {
                 "This model's maximum context length is {limit} tokens. However, you requested {size} tokens. Please reduce the length of the messages or completion."),
                 "type": "BadRequestError", "code": 400}),
             Self::TooLarge => json!({"error": "Request Entity Too Large"}),
+            Self::Anthropic => json!({"type": "error", "error": {"type": "invalid_request_error",
+                "message": format!("prompt is too long: {size} tokens > {limit} maximum")}}),
+            Self::Responses => json!({"error": {"message":
+                "Your input exceeds the context window of this model. Please adjust your input and try again.",
+                "type": "invalid_request_error", "param": "input", "code": "context_length_exceeded"}}),
         };
         let status = if self == Self::TooLarge { 413 } else { 400 };
         Reply::status(status).raw_body(body.to_string())

@@ -1,5 +1,6 @@
 //! Helpers shared by the integration suites: the real `ling` binary in a temp project
-//! ([`project`]), a scripted OpenAI-compatible model ([`mock_openai`]), the peer programs
+//! ([`project`]), a scripted model speaking chat completions, Anthropic Messages and OpenAI Responses
+//! ([`mock_openai`], [`mock_wire`]), the peer programs
 //! ([`peers`]), process checks ([`process`]), and per-area helpers for hooks, MCP and the
 //! SQLite server.
 
@@ -8,8 +9,11 @@ pub mod hooks;
 pub mod hooks_e2e;
 pub mod mcp;
 pub mod mcphttp;
+pub mod mock_http;
 pub mod mock_openai;
 pub mod mock_overflow;
+pub mod mock_rules;
+pub mod mock_wire;
 pub mod oauth;
 pub mod peers;
 pub mod process;

@@ -68,6 +68,8 @@ impl Project {
             .env("LING_RETRY_BASE_MS", "5")
             .env("NO_COLOR", "1")
             .env_remove("OPENAI_API_KEY")
+            .env_remove("ANTHROPIC_API_KEY")
+            .env_remove("ANTHROPIC_BASE_URL")
             .env_remove("LING_BASE_URL")
             .env_remove("LING_MODEL")
             .env_remove("LING_LOG");

@@ -76,6 +76,7 @@ pub fn message(message: &Message) -> u64 {
             Message::Assistant {
                 content,
                 tool_calls,
+                ..
             } => {
                 content.as_deref().map_or(0, text)
                     + tool_calls

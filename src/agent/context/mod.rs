@@ -100,6 +100,9 @@ pub struct ContextState {
     pub options: ContextOptions,
     window: Option<(u64, WindowSource)>,
     probe: Option<JoinHandle<Option<u64>>>,
+    /// The probe goes over the internet (Anthropic's Models API): a request does not wait
+    /// for it when the table of well-known models has the model.
+    probe_remote: bool,
     anchor: Option<Anchor>,
     /// Tool results sent as a short note instead of their output (never in the transcript).
     pub elided: HashSet<String>,
@@ -111,6 +114,7 @@ impl ContextState {
             window: options.window.map(|w| (w, WindowSource::Settings)),
             options,
             probe: None,
+            probe_remote: false,
             anchor: None,
             elided: HashSet::new(),
         }
@@ -120,6 +124,7 @@ impl ContextState {
     /// answer is awaited, bounded, the first time the window is needed.
     pub fn start_probe(&mut self, llm: &LlmClient) {
         if self.window.is_none() && self.probe.is_none() {
+            self.probe_remote = llm.probe_is_remote();
             let llm = llm.clone();
             self.probe = Some(tokio::spawn(
                 async move { llm.probe_context_window().await },
@@ -131,6 +136,13 @@ impl ContextState {
     pub async fn window(&mut self, model: &str) -> (u64, WindowSource) {
         if let Some(window) = self.window {
             return window;
+        }
+        if self.probe_remote
+            && self.probe.as_ref().is_some_and(|p| !p.is_finished())
+            && let Some(window) = known_window(model)
+        {
+            // Asked again next time, when the answer may be in.
+            return (window, WindowSource::KnownModel);
         }
         if let Some(probe) = self.probe.take() {
             // The probe bounds each of its requests; this bounds the whole of it too.

@@ -74,6 +74,7 @@ fn render(message: &Message) -> String {
         Message::Assistant {
             content,
             tool_calls,
+            ..
         } => {
             let mut text = String::from("ASSISTANT:\n");
             if let Some(content) = content {
@@ -172,10 +173,7 @@ mod tests {
     use crate::llm::ToolCall;
 
     fn call(id: &str) -> Message {
-        Message::Assistant {
-            content: None,
-            tool_calls: vec![ToolCall::new(id, "bash", r#"{"command":"ls"}"#)],
-        }
+        Message::assistant(None, vec![ToolCall::new(id, "bash", r#"{"command":"ls"}"#)])
     }
 
     fn conversation() -> Vec<Message> {
@@ -183,10 +181,7 @@ mod tests {
             Message::user("first request"),
             call("a"),
             Message::tool("a", "x".repeat(4000)),
-            Message::Assistant {
-                content: Some("done".into()),
-                tool_calls: Vec::new(),
-            },
+            Message::assistant(Some("done".into()), Vec::new()),
             Message::user("second request"),
             call("b"),
             Message::tool("b", "y".repeat(400)),

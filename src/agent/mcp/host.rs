@@ -23,10 +23,7 @@ pub fn chat_messages(request: &SamplingRequest) -> Vec<Message> {
     }
     for message in &request.messages {
         messages.push(match message.role {
-            Role::Assistant => Message::Assistant {
-                content: Some(message.text.clone()),
-                tool_calls: Vec::new(),
-            },
+            Role::Assistant => Message::assistant(Some(message.text.clone()), Vec::new()),
             Role::User => Message::user(message.text.clone()),
         });
     }
@@ -233,10 +230,7 @@ mod tests {
             vec![
                 Message::system("be brief"),
                 Message::user("hi"),
-                Message::Assistant {
-                    content: Some("hello".into()),
-                    tool_calls: Vec::new()
-                },
+                Message::assistant(Some("hello".into()), Vec::new()),
             ]
         );
     }

@@ -279,10 +279,7 @@ mod tests {
                 arguments: "{}".into(),
             },
         };
-        let history = vec![Message::Assistant {
-            content: None,
-            tool_calls: vec![call],
-        }];
+        let history = vec![Message::assistant(None, vec![call])];
         let deferred = search.deferred(&tools, &history, 1000);
         assert_eq!(deferred.len(), 99);
         assert!(!deferred.contains("mcp__s__t7"));

@@ -116,7 +116,7 @@ pub struct ResultFacts<'a> {
 pub fn claude_result(ending: &Ending, facts: &ResultFacts<'_>) -> Value {
     let cost = facts
         .price
-        .map(|p| p.cost(facts.usage.prompt_tokens, facts.usage.completion_tokens))
+        .map(|p| crate::ui::render::cost(facts.usage, p))
         .unwrap_or(0.0);
     let subtype = match ending.subtype {
         Subtype::Success => ResultSubtype::Success,
@@ -138,6 +138,7 @@ pub fn claude_result(ending: &Ending, facts: &ResultFacts<'_>) -> Value {
         },
         session_id: facts.session_id,
         total_cost_usd: cost,
+        cost_usd: facts.price.map(|_| cost),
         usage: messages::usage(facts.usage),
         model_usage: messages::model_usage(facts.model, facts.usage, cost, facts.context_window),
         permission_denials: facts.denials,

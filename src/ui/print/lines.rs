@@ -94,6 +94,9 @@ pub struct RunResult<'a> {
     pub num_turns: u32,
     pub duration_ms: u64,
     pub usage: Usage,
+    /// What the run cost in US dollars, when settings `prices` has the model.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<f64>,
     pub mcp_servers: &'a [McpServer<'a>],
     pub project_trust: &'static str,
 }
@@ -187,10 +190,8 @@ mod tests {
                 session_id: "id",
                 num_turns: 3,
                 duration_ms: 7,
-                usage: Usage {
-                    prompt_tokens: 1,
-                    completion_tokens: 2
-                },
+                usage: Usage::new(1, 2),
+                cost_usd: None,
                 mcp_servers: &[],
                 project_trust: "trusted",
             })),

@@ -133,6 +133,11 @@ async fn write_result(
             num_turns: ending.num_turns,
             duration_ms,
             usage: setup.agent.usage(),
+            cost_usd: setup
+                .settings
+                .prices
+                .get(setup.agent.model())
+                .map(|price| crate::ui::render::cost(setup.agent.usage(), *price)),
             mcp_servers: &McpServer::list(statuses),
             project_trust: setup.project_trust.as_str(),
         })),

@@ -209,6 +209,7 @@ pub fn recent(history: &[Message], style: Style) {
             Message::Assistant {
                 content,
                 tool_calls,
+                ..
             } => {
                 if let Some(text) = content.as_deref().filter(|t| !t.trim().is_empty()) {
                     shown.push(Shown::Answer(text));

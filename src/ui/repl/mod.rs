@@ -568,10 +568,7 @@ async fn run_turn(setup: &mut Setup, ui: &Arc<ReplUi>, prompt: &str) -> Typed {
     watcher.abort();
     let typed = ui.end_turn();
     let after = setup.agent.usage();
-    let turn = crate::llm::Usage {
-        prompt_tokens: after.prompt_tokens - before.prompt_tokens,
-        completion_tokens: after.completion_tokens - before.completion_tokens,
-    };
+    let turn = after.since(before);
     let context = setup.agent.context_usage().await;
     stdout_line(self::session_commands::footer(
         style,

@@ -2,7 +2,6 @@
 //! `/cost`, and the footer after each turn. Each reads or changes the running [`Setup`] and prints through [`crate::ui::output`].
 
 use crate::config::PermissionMode;
-use crate::config::Price;
 use crate::llm::Usage;
 use crate::setup::Setup;
 use crate::term;
@@ -107,8 +106,9 @@ pub fn footer(
     // An interrupted request has no usage: no counts rather than a false zero.
     if turn.prompt_tokens > 0 || turn.completion_tokens > 0 {
         text.push_str(&format!(
-            " · {} in · {} out",
+            " · {} in{} · {} out",
             tokens(turn.prompt_tokens),
+            cached(turn),
             tokens(turn.completion_tokens)
         ));
     }
@@ -119,12 +119,16 @@ pub fn footer(
     style.dim(&text)
 }
 
-/// What `usage` cost at `price`, in dollars.
-fn cost(usage: Usage, price: Price) -> f64 {
-    (usage.prompt_tokens as f64 * price.input_per_m_tok
-        + usage.completion_tokens as f64 * price.output_per_m_tok)
-        / 1e6
+/// ` (9.1k cached)`: how much of the input the prompt cache served, when it served any.
+fn cached(usage: Usage) -> String {
+    if usage.cache_read_tokens == 0 {
+        String::new()
+    } else {
+        format!(" ({} cached)", tokens(usage.cache_read_tokens))
+    }
 }
+
+pub use crate::ui::render::cost;
 
 /// `/cost`: the session's tokens, and what they cost when settings give the model's price.
 pub fn cost_report(setup: &Setup, style: Style) {
@@ -135,6 +139,12 @@ pub fn cost_report(setup: &Setup, style: Style) {
         usage.completion_tokens,
         setup.agent.total_turns()
     ));
+    if usage.cache_read_tokens + usage.cache_write_tokens + usage.reasoning_tokens > 0 {
+        stdout_line(format!(
+            "of which: {} in read from the prompt cache, {} in written to it, {} out reasoning",
+            usage.cache_read_tokens, usage.cache_write_tokens, usage.reasoning_tokens
+        ));
+    }
     match setup.settings.prices.get(setup.agent.model()) {
         Some(price) => stdout_line(format!(
             "cost: ${:.4} at ${}/M in, ${}/M out ({})",
@@ -171,6 +181,7 @@ pub async fn status(setup: &mut Setup, style: Style) {
     );
     let rows = [
         ("model", setup.agent.model().to_string()),
+        ("API", setup.settings.api.as_str().to_string()),
         ("base URL", crate::redact::url(&setup.settings.base_url)),
         ("mode", setup.agent.permission_mode().as_str().to_string()),
         (
@@ -200,21 +211,35 @@ pub async fn status(setup: &mut Setup, style: Style) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::Price;
 
     #[test]
     fn token_counts_and_costs_read_short() {
         assert_eq!(tokens(950), "950");
         assert_eq!(tokens(12_345), "12.3k");
         assert_eq!(tokens(1_200_000), "1.2M");
-        let usage = Usage {
-            prompt_tokens: 1_000_000,
-            completion_tokens: 500_000,
-        };
+        let usage = Usage::new(1_000_000, 500_000);
         let price = Price {
             input_per_m_tok: 2.5,
             output_per_m_tok: 10.0,
+            ..Price::default()
         };
         assert!((cost(usage, price) - 7.5).abs() < 1e-9);
+        // Anthropic's prices: reads a tenth of the input price, writes a quarter more.
+        let cached = Usage {
+            cache_read_tokens: 800_000,
+            cache_write_tokens: 100_000,
+            ..usage
+        };
+        let priced = Price {
+            cache_read_per_m_tok: Some(0.25),
+            cache_write_per_m_tok: Some(3.125),
+            ..price
+        };
+        let expected = (100_000.0 * 2.5 + 800_000.0 * 0.25 + 100_000.0 * 3.125 + 5e5 * 10.0) / 1e6;
+        assert!((cost(cached, priced) - expected).abs() < 1e-9);
+        let line = footer(Style::plain(), std::time::Duration::ZERO, cached, None);
+        assert_eq!(line.as_str(), "0.0s · 1.0M in (800.0k cached) · 500.0k out");
         let line = footer(
             Style::plain(),
             std::time::Duration::from_millis(1234),

@@ -47,14 +47,28 @@ pub struct Init<'a> {
 /// The `usage` of a `result` (and of a model response): Anthropic's field names, with the
 /// OpenAI-style names Ling's own outputs use beside them.
 pub fn usage(usage: Usage) -> Value {
-    json!({
-        "input_tokens": usage.prompt_tokens,
+    // Anthropic's (and Claude Code's) `input_tokens` leave out what the prompt cache read or
+    // wrote; Ling's `prompt_tokens` count every input token.
+    let cached = usage.cache_read_tokens + usage.cache_write_tokens;
+    let mut value = json!({
+        "input_tokens": usage.prompt_tokens.saturating_sub(cached),
         "output_tokens": usage.completion_tokens,
-        "cache_creation_input_tokens": 0,
-        "cache_read_input_tokens": 0,
+        "cache_creation_input_tokens": usage.cache_write_tokens,
+        "cache_read_input_tokens": usage.cache_read_tokens,
         "prompt_tokens": usage.prompt_tokens,
         "completion_tokens": usage.completion_tokens,
-    })
+    });
+    // Ling's own names of the cache and reasoning counts, where the server reported them.
+    for (name, count) in [
+        ("cache_read_tokens", usage.cache_read_tokens),
+        ("cache_write_tokens", usage.cache_write_tokens),
+        ("reasoning_tokens", usage.reasoning_tokens),
+    ] {
+        if count > 0 {
+            value[name] = json!(count);
+        }
+    }
+    value
 }
 
 /// An `assistant` message holding one content block of a model response (Claude Code sends one
@@ -163,6 +177,9 @@ pub struct ResultMessage<'a> {
     pub uuid: String,
     pub mcp_servers: &'a [Value],
     pub project_trust: &'static str,
+    /// Ling's own `cost_usd`: only when settings `prices` has the model.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<f64>,
 }
 
 /// `modelUsage`: the one model of the run, in the SDK's `ModelUsage` shape.
@@ -205,11 +222,22 @@ mod tests {
 
     #[test]
     fn usage_has_both_spellings() {
-        let u = usage(Usage {
-            prompt_tokens: 7,
-            completion_tokens: 2,
-        });
+        let u = usage(Usage::new(7, 2));
         assert_eq!(u["input_tokens"], json!(7));
+        let cached = usage(Usage {
+            cache_read_tokens: 5,
+            cache_write_tokens: 1,
+            ..Usage::new(7, 2)
+        });
+        assert_eq!(
+            (
+                &cached["input_tokens"],
+                &cached["cache_read_input_tokens"],
+                &cached["cache_creation_input_tokens"],
+                &cached["prompt_tokens"]
+            ),
+            (&json!(1), &json!(5), &json!(1), &json!(7))
+        );
         assert_eq!(u["completion_tokens"], json!(2));
     }
 }

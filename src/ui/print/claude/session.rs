@@ -369,12 +369,7 @@ impl Session {
             ending.text = crate::redact::scrub(&ending.text);
         }
         let after = agent.usage();
-        let usage = crate::llm::Usage {
-            prompt_tokens: after.prompt_tokens.saturating_sub(before.prompt_tokens),
-            completion_tokens: after
-                .completion_tokens
-                .saturating_sub(before.completion_tokens),
-        };
+        let usage = after.since(before);
         self.write_result(stream, &ending, started, usage).await;
         self.outcome = ending.outcome;
     }

@@ -1,0 +1,165 @@
+//! OpenAI chat completions, `POST {base_url}/chat/completions`: the API most providers and
+//! every local server speak. The request is the history as the API takes it; `stream.rs` reads
+//! the answer.
+
+mod stream;
+
+pub use stream::ChunkAssembler;
+
+use std::borrow::Cow;
+
+use reqwest::RequestBuilder;
+use serde::Serialize;
+
+use super::stream::StreamParser;
+use super::types::Message;
+use super::wire::{Request, Wire, join};
+
+#[derive(Debug)]
+pub struct ChatCompletions;
+
+/// The request body, field for field as the chat-completions API takes it.
+#[derive(Serialize)]
+struct ChatRequest<'a> {
+    model: &'a str,
+    messages: &'a [Message],
+    stream: bool,
+    stream_options: StreamOptions,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tools: Vec<ToolJson<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    parallel_tool_calls: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_tokens: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reasoning_effort: Option<&'static str>,
+}
+
+#[derive(Serialize)]
+struct StreamOptions {
+    include_usage: bool,
+}
+
+#[derive(Serialize)]
+struct ToolJson<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    function: FunctionJson<'a>,
+}
+
+#[derive(Serialize)]
+struct FunctionJson<'a> {
+    name: &'a str,
+    description: &'a str,
+    parameters: &'a serde_json::Value,
+}
+
+impl Wire for ChatCompletions {
+    fn endpoint(&self, base_url: &str) -> String {
+        join(base_url, "/chat/completions")
+    }
+
+    fn models_url(&self, base_url: &str) -> String {
+        join(base_url, "/models")
+    }
+
+    fn body(&self, request: &Request<'_>) -> Result<Vec<u8>, serde_json::Error> {
+        let config = request.config;
+        let messages = without_reasoning(request.messages);
+        let body = ChatRequest {
+            model: &config.model,
+            messages: &messages,
+            stream: true,
+            stream_options: StreamOptions {
+                include_usage: true,
+            },
+            tools: request
+                .tools
+                .iter()
+                .map(|tool| ToolJson {
+                    kind: "function",
+                    function: FunctionJson {
+                        name: &tool.name,
+                        description: &tool.description,
+                        parameters: &tool.parameters,
+                    },
+                })
+                .collect(),
+            parallel_tool_calls: (!request.tools.is_empty()).then_some(true),
+            max_tokens: request.max_tokens.or(config.max_output_tokens),
+            reasoning_effort: config.reasoning_effort.map(|e| e.as_str()),
+        };
+        serde_json::to_vec(&body)
+    }
+
+    fn authorize(&self, request: RequestBuilder, key: Option<&str>) -> RequestBuilder {
+        match key {
+            Some(key) => request.bearer_auth(key),
+            None => request,
+        }
+    }
+
+    fn parser(&self) -> Box<dyn StreamParser> {
+        Box::new(ChunkAssembler::new())
+    }
+
+    fn needs_key(&self, host: &str) -> bool {
+        host == "api.openai.com"
+    }
+}
+
+/// The history without the reasoning items another API left in it (a session recorded with
+/// one API and resumed with this one): chat completions has no field for them.
+fn without_reasoning(messages: &[Message]) -> Cow<'_, [Message]> {
+    let has =
+        |m: &Message| matches!(m, Message::Assistant { reasoning, .. } if !reasoning.is_empty());
+    if !messages.iter().any(has) {
+        return Cow::Borrowed(messages);
+    }
+    Cow::Owned(
+        messages
+            .iter()
+            .map(|m| match m {
+                Message::Assistant {
+                    content,
+                    tool_calls,
+                    ..
+                } => Message::assistant(content.clone(), tool_calls.clone()),
+                other => other.clone(),
+            })
+            .collect(),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::llm::types::ReasoningItem;
+
+    #[test]
+    fn reasoning_of_another_api_is_not_sent() {
+        let messages = vec![
+            Message::user("hi"),
+            Message::Assistant {
+                content: Some("hello".into()),
+                tool_calls: Vec::new(),
+                reasoning: vec![ReasoningItem::RedactedThinking { data: "x".into() }],
+            },
+        ];
+        let config = crate::llm::LlmConfig::new("http://127.0.0.1:1/v1", "m");
+        let body = ChatCompletions
+            .body(&Request {
+                config: &config,
+                messages: &messages,
+                tools: &[],
+                max_tokens: None,
+            })
+            .unwrap_or_default();
+        let body = String::from_utf8_lossy(&body);
+        assert!(!body.contains("reasoning"), "{body}");
+        assert!(
+            body.contains(r#"{"role":"assistant","content":"hello"}"#),
+            "{body}"
+        );
+    }
+}
