@@ -299,6 +299,7 @@ impl Agent {
         turn: &Turn<'_>,
         mut ctx: ToolContext,
     ) -> Result<ToolOutput, ToolError> {
+        ctx.call_id = Some(call.id.clone());
         let (progress_tx, mut progress_rx) = tokio::sync::mpsc::unbounded_channel::<String>();
         ctx.progress = Some(Arc::new(move |message| {
             let _ = progress_tx.send(message);
@@ -344,6 +345,9 @@ impl Agent {
             output_line: None,
             child_env: self.options.child_env.clone(),
             sandbox,
+            files: self.files.clone(),
+            shell_host: self.shell_host.clone(),
+            call_id: None,
         }
     }
 }

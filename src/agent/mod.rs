@@ -32,7 +32,7 @@ use crate::mcp::McpManager;
 use crate::permissions::Permissions;
 use crate::process::ChildEnv;
 use crate::process::sandbox::Decision;
-use crate::tools::ToolRegistry;
+use crate::tools::{FileAccess, LocalFiles, ShellHost, ToolRegistry};
 
 pub use approval::{Approval, ApprovalRequest, Approver, NonInteractive};
 pub use compact::{Compaction, Trigger};
@@ -139,6 +139,10 @@ pub struct Agent {
     tool_search: ToolSearch,
     /// The MCP tools whose definitions the next request leaves out (tool search).
     deferred: HashSet<String>,
+    /// Where the file tools read and write (the local disk, or an ACP editor's buffers).
+    files: Arc<dyn FileAccess>,
+    /// Where `bash` runs instead of a child of Ling (an ACP editor's terminals), if anywhere.
+    shell_host: Option<Arc<dyn ShellHost>>,
 }
 
 impl Agent {
@@ -173,7 +177,19 @@ impl Agent {
             context,
             tool_search: ToolSearch::default(),
             deferred: HashSet::new(),
+            files: Arc::new(LocalFiles),
+            shell_host: None,
         }
+    }
+
+    /// Reads and writes the file tools' files through `files` (an ACP editor's `fs/*`).
+    pub fn set_file_access(&mut self, files: Arc<dyn FileAccess>) {
+        self.files = files;
+    }
+
+    /// Runs `bash` commands through `host` (an ACP editor's terminals); `None`: as children.
+    pub fn set_shell_host(&mut self, host: Option<Arc<dyn ShellHost>>) {
+        self.shell_host = host;
     }
 
     /// Asks the model's server for its context window in the background (unless the settings

@@ -7,7 +7,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::diff::unified_diff;
-use super::files::{io_error, mark_read, read_text, require_read, write_atomic};
+use super::files::{io_error, mark_read, require_read};
 use super::{Tool, ToolContext, ToolError, ToolKind, ToolOutput, args_schema, parse_args, paths};
 
 /// Lines of the edited file shown around the change in the model's confirmation.
@@ -83,9 +83,9 @@ impl Tool for EditFile {
             Err(e) => return Err(io_error("inspect", &shown, &e)),
         }
         require_read(ctx, &path, &shown)?;
-        let old = read_text(&path, &shown).await?;
+        let old = ctx.files.read_text(&path, &shown).await?;
         let edit = apply(&old, &args, &shown)?;
-        write_atomic(&path, edit.text.as_bytes(), &shown).await?;
+        ctx.files.write_text(&path, &edit.text, &shown).await?;
         mark_read(ctx, &path);
         let content = format!(
             "Edited {shown}: {} replacement{}.\n{}",
@@ -109,7 +109,7 @@ impl Tool for EditFile {
         let args: Args = serde_json::from_value(input.clone()).ok()?;
         let path = paths::resolve(ctx, &args.path).ok()?;
         let shown = paths::display(ctx, &path);
-        let old = read_text(&path, &shown).await.ok()?;
+        let old = ctx.files.read_text(&path, &shown).await.ok()?;
         let edit = apply(&old, &args, &shown).ok()?;
         Some(unified_diff(&old, &edit.text, &shown))
     }

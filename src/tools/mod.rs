@@ -50,6 +50,13 @@ pub struct ToolContext {
     pub child_env: ChildEnv,
     /// The shell sandbox of the `bash` tool's commands; `None`: none.
     pub sandbox: Option<Policy>,
+    /// Where the file tools read and write file text (the local disk unless a front end
+    /// offers its own, as an ACP editor does).
+    pub files: Arc<dyn FileAccess>,
+    /// Where `bash` runs its commands instead of a child of Ling (an ACP editor's terminals).
+    pub shell_host: Option<Arc<dyn ShellHost>>,
+    /// The id of the tool call being run, when it has one.
+    pub call_id: Option<String>,
 }
 
 impl ToolContext {
@@ -63,6 +70,9 @@ impl ToolContext {
             output_line: None,
             child_env: ChildEnv::default(),
             sandbox: None,
+            files: Arc::new(LocalFiles),
+            shell_host: None,
+            call_id: None,
         }
     }
 }
@@ -221,13 +231,18 @@ pub mod bash;
 mod builtin;
 pub mod diff;
 pub mod edit_file;
+mod file_access;
 mod files;
 pub mod glob;
 pub mod grep;
 mod output;
 pub mod paths;
 pub mod read_file;
+mod shell_host;
 pub mod write_file;
+
+pub use file_access::{FileAccess, LocalFiles};
+pub use shell_host::{HostedCommand, HostedRun, ShellHost};
 
 #[cfg(test)]
 mod schema_tests;

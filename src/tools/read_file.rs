@@ -5,7 +5,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::files::{check_readable, decode_text, io_error, mark_read};
+use super::files::{io_error, mark_read};
 use super::{Tool, ToolContext, ToolError, ToolKind, ToolOutput, args_schema, parse_args, paths};
 
 pub const DEFAULT_LIMIT: usize = 2000;
@@ -66,11 +66,7 @@ impl Tool for ReadFile {
         if meta.is_dir() {
             return list_dir(&path, &shown).await.map(ToolOutput::text);
         }
-        check_readable(&meta, &shown)?;
-        let bytes = tokio::fs::read(&path)
-            .await
-            .map_err(|e| io_error("read", &shown, &e))?;
-        let text = decode_text(bytes, &shown)?;
+        let text = ctx.files.read_text(&path, &shown).await?;
         mark_read(ctx, &path);
         let offset = args.offset.unwrap_or(1).max(1);
         let limit = args.limit.unwrap_or(DEFAULT_LIMIT).max(1);

@@ -6,7 +6,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::diff::{line_counts, unified_diff};
-use super::files::{check_readable, decode_text, io_error, mark_read, require_read, write_atomic};
+use super::files::{check_readable, decode_text, io_error, mark_read, require_read};
 use super::{Tool, ToolContext, ToolError, ToolKind, ToolOutput, args_schema, parse_args, paths};
 
 const DESCRIPTION: &str = "Writes a file, replacing it entirely if it exists; parent folders are \
@@ -82,7 +82,7 @@ impl Tool for WriteFile {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
             Err(e) => return Err(io_error("inspect", &shown, &e)),
         };
-        write_atomic(&path, args.content.as_bytes(), &shown).await?;
+        ctx.files.write_text(&path, &args.content, &shown).await?;
         mark_read(ctx, &path);
         let bytes = args.content.len();
         let lines = args.content.lines().count();
