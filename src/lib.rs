@@ -21,6 +21,7 @@ pub mod mcp;
 pub mod permissions;
 pub mod process;
 pub mod redact;
+pub mod rpc;
 pub mod setup;
 pub mod tools;
 pub mod ui;
