@@ -10,6 +10,7 @@
 //! text from outside Ling on the way (`ui::safe_text`).
 #![deny(clippy::print_stdout, clippy::print_stderr, clippy::disallowed_methods)]
 
+pub mod acp;
 pub mod agent;
 pub mod cli;
 pub mod config;

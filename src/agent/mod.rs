@@ -110,13 +110,33 @@ pub enum AgentError {
     EmptySummary,
 }
 
+/// Reads and changes an agent's permission mode from outside its run ([`Agent::mode_switch`]).
+#[derive(Clone)]
+pub struct ModeSwitch(Arc<Mutex<Permissions>>);
+
+impl ModeSwitch {
+    pub fn mode(&self) -> PermissionMode {
+        self.lock().mode()
+    }
+
+    pub fn set_mode(&self, mode: PermissionMode) {
+        self.lock().set_mode(mode);
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Permissions> {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
 pub struct Agent {
     llm: LlmClient,
     /// The builtin tools; `tools` is these plus the MCP servers' tools of the moment.
     builtins: ToolRegistry,
     tools: ToolRegistry,
     mcp: Option<Arc<McpManager>>,
-    permissions: Mutex<Permissions>,
+    permissions: Arc<Mutex<Permissions>>,
     options: AgentOptions,
     system_prompt: String,
     history: Vec<Message>,
@@ -161,7 +181,7 @@ impl Agent {
             builtins: tools.clone(),
             tools,
             mcp: None,
-            permissions: Mutex::new(permissions),
+            permissions: Arc::new(Mutex::new(permissions)),
             options,
             system_prompt,
             history: Vec::new(),
@@ -322,6 +342,12 @@ impl Agent {
     /// Changes the mode for the rest of the session (REPL `/mode`, Shift-Tab).
     pub fn set_permission_mode(&self, mode: PermissionMode) {
         self.lock_permissions().set_mode(mode);
+    }
+
+    /// A handle on the permission mode that stays usable while a run holds the agent (ACP's
+    /// `session/set_mode` arrives during a turn and applies to its next tool call).
+    pub fn mode_switch(&self) -> ModeSwitch {
+        ModeSwitch(self.permissions.clone())
     }
 
     /// The permission rules in force: (`true` for allow, the rule).

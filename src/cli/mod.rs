@@ -3,6 +3,7 @@
 //! that turns how things ended into the exit codes of `docs/cli.md`: a frontend's
 //! [`RunOutcome`] in [`Exit::from`], every failure a [`CliError`] in [`CliError::exit`].
 
+mod acp_cmd;
 mod args;
 mod completion_cmd;
 mod hooks_cmd;
@@ -150,6 +151,7 @@ async fn dispatch(cli: Cli) -> Result<Exit, CliError> {
         Some(Command::Trust { dir, list, revoke }) => trust_cmd::run(dir, list, revoke),
         Some(Command::Completion { shell }) => Ok(completion_cmd::run(shell)),
         Some(Command::Sandbox { command }) => sandbox_cmd::run(command).await,
+        Some(Command::Acp(args)) => acp_cmd::run(args).await,
         None => run_agent(cli.run).await,
     }
 }
