@@ -7,7 +7,9 @@
 #   @modelcontextprotocol/conformance   tests/suite/mcp_conformance.rs, scripts/conformance.sh
 #   conformance-next (0.2.0-alpha.12,   the same, for the 2026-07-28 client scenarios and the
 #     an npm alias beside 0.1.16)       wire-schema-valid check
-#   @modelcontextprotocol/inspector     examples/sqlite-mcp/tests/sqlite/inspector.rs
+#   @modelcontextprotocol/inspector     examples/sqlite-mcp/tests/sqlite/inspector.rs,
+#                                       tests/suite/serve_mcp.rs (`ling mcp serve`)
+#   @agentclientprotocol/sdk            tests/suite/acp.rs: the ACP client that drives `ling acp`
 # scripts/test.sh (the test command) runs this first; tests/support/peers.rs finds what it installed.
 # Versions are pinned exactly and saved in the directory's package.json (--save), so a later
 # install there keeps the earlier ones. Running it again when everything is in place does nothing.
@@ -24,6 +26,7 @@ PACKAGES=(
   "@modelcontextprotocol/conformance@0.1.16"
   "conformance-next@npm:@modelcontextprotocol/conformance@0.2.0-alpha.12"
   "@modelcontextprotocol/inspector@2.12.0"
+  "@agentclientprotocol/sdk@2.4.0"
 )
 
 installed_version() {

@@ -72,6 +72,8 @@ impl FileAccess for ClientFiles {
         );
         let params = serde_json::to_value(&request)
             .map_err(|e| ToolError::failed(format!("cannot send {shown}: {e}")))?;
-        self.call("fs/write_text_file", params, shown).await.map(|_| ())
+        self.call("fs/write_text_file", params, shown)
+            .await
+            .map(|_| ())
     }
 }

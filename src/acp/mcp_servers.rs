@@ -84,7 +84,9 @@ pub(super) fn write(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use agent_client_protocol_schema::v1::{EnvVariable, HttpHeader, McpServerHttp, McpServerStdio};
+    use agent_client_protocol_schema::v1::{
+        EnvVariable, HttpHeader, McpServerHttp, McpServerStdio,
+    };
     use pretty_assertions::assert_eq;
 
     #[test]

@@ -23,13 +23,13 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
+use agent_client_protocol_schema::ProtocolVersion;
 use agent_client_protocol_schema::v1::{
     AgentCapabilities, ClientCapabilities, ClientNotification, ClientRequest, Implementation,
     InitializeRequest, InitializeResponse, ListSessionsRequest, ListSessionsResponse,
-    McpCapabilities, PromptCapabilities, PromptResponse, SessionCapabilities, SessionInfo,
-    SessionListCapabilities, SessionCloseCapabilities, SessionResumeCapabilities,
+    McpCapabilities, PromptCapabilities, PromptResponse, SessionCapabilities,
+    SessionCloseCapabilities, SessionInfo, SessionListCapabilities, SessionResumeCapabilities,
 };
-use agent_client_protocol_schema::ProtocolVersion;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
@@ -331,7 +331,6 @@ pub(crate) fn project_root(cwd: &std::path::Path) -> Result<PathBuf, RpcError> {
             cwd.display()
         )));
     }
-    std::fs::canonicalize(cwd).map_err(|e| {
-        RpcError::invalid_params(format!("cwd {} is not usable: {e}", cwd.display()))
-    })
+    std::fs::canonicalize(cwd)
+        .map_err(|e| RpcError::invalid_params(format!("cwd {} is not usable: {e}", cwd.display())))
 }

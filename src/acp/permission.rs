@@ -160,7 +160,10 @@ pub(super) async fn ask_trust(
             .title(title.to_string())
             .content(vec![text(description)]),
     );
-    let trusted = ask(peer, session_id, tool_call, options, cancel).await.as_deref() == Some(ALLOW_ALWAYS);
+    let trusted = ask(peer, session_id, tool_call, options, cancel)
+        .await
+        .as_deref()
+        == Some(ALLOW_ALWAYS);
     let outcome = if trusted {
         "Trusted: the project's config is used from now on."
     } else {
@@ -203,10 +206,15 @@ impl McpAsker for SessionAsker {
                 .content(vec![text(shown)]),
         ));
         let options = vec![
-            PermissionOption::new(ALLOW_ONCE, "Send it to the model", PermissionOptionKind::AllowOnce),
+            PermissionOption::new(
+                ALLOW_ONCE,
+                "Send it to the model",
+                PermissionOptionKind::AllowOnce,
+            ),
             PermissionOption::new(REJECT, "Refuse", PermissionOptionKind::RejectOnce),
         ];
-        let tool_call = ToolCallUpdate::new(call_id.clone(), ToolCallUpdateFields::new().title(title));
+        let tool_call =
+            ToolCallUpdate::new(call_id.clone(), ToolCallUpdateFields::new().title(title));
         let never = CancellationToken::new();
         let allowed = ask(&self.peer, &self.session_id, tool_call, options, &never)
             .await
@@ -217,10 +225,11 @@ impl McpAsker for SessionAsker {
         } else {
             ToolCallStatus::Failed
         };
-        self.sink.send(SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(
-            call_id,
-            ToolCallUpdateFields::new().status(status),
-        )));
+        self.sink
+            .send(SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(
+                call_id,
+                ToolCallUpdateFields::new().status(status),
+            )));
         allowed
     }
 

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use agent_client_protocol_schema::v1::{
-    ContentBlock, CurrentModeUpdate, ConfigOptionUpdate, LoadSessionResponse, McpServer,
+    ConfigOptionUpdate, ContentBlock, CurrentModeUpdate, LoadSessionResponse, McpServer,
     NewSessionResponse, NoticeSeverity, SessionConfigOption, SessionConfigOptionCategory,
     SessionConfigOptionValue, SessionConfigSelectOption, SessionMode, SessionModeState,
     SessionUpdate, SetSessionConfigOptionResponse, StopReason,
@@ -79,7 +79,9 @@ fn failed(e: impl std::fmt::Display) -> RpcError {
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    mutex
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// Ling's permission modes as ACP session modes.
@@ -149,8 +151,13 @@ impl AcpSession {
         };
         let (mcp_file, warnings) =
             mcp_servers::write(&paths.home, &file_id, &servers).map_err(|e| {
-                failed(format!("cannot keep the editor's MCP servers in LING_HOME/acp: {e}"))
+                failed(format!(
+                    "cannot keep the editor's MCP servers in LING_HOME/acp: {e}"
+                ))
             })?;
+        for warning in &warnings {
+            (shared.warn)(warning);
+        }
         let mut options = shared.options.run.clone();
         options.mcp_config.extend(mcp_file.clone());
         options.resume = match &load {
@@ -270,9 +277,10 @@ impl AcpSession {
     }
 
     fn config_changed(&self) {
-        self.sink.send(SessionUpdate::ConfigOptionUpdate(ConfigOptionUpdate::new(
-            self.config_options(),
-        )));
+        self.sink
+            .send(SessionUpdate::ConfigOptionUpdate(ConfigOptionUpdate::new(
+                self.config_options(),
+            )));
     }
 
     pub(super) fn set_mode(&self, id: &str) -> Result<(), RpcError> {
@@ -389,7 +397,9 @@ impl AcpSession {
             }
             let source = if setup.resumed { "resume" } else { "startup" };
             if let Some(reason) = setup.agent.fire_session_start(source, &*self.sink).await {
-                self.say(&format!("A SessionStart hook stopped the session: {reason}"));
+                self.say(&format!(
+                    "A SessionStart hook stopped the session: {reason}"
+                ));
                 return Ok(StopReason::Refusal);
             }
         }
@@ -405,10 +415,7 @@ impl AcpSession {
             sink: &self.sink,
             cancel,
         };
-        let run = setup
-            .agent
-            .run(&text, &*self.sink, &approver, cancel)
-            .await;
+        let run = setup.agent.run(&text, &*self.sink, &approver, cancel).await;
         let usage = setup.agent.context_usage().await;
         self.sink.usage(usage.used, usage.window);
         let end = match run {
@@ -434,7 +441,9 @@ impl AcpSession {
     /// Ling's own words in the answer (why a turn stopped).
     fn say(&self, text: &str) {
         self.sink
-            .send(SessionUpdate::AgentMessageChunk(chunk(&format!("\n\n{text}"))));
+            .send(SessionUpdate::AgentMessageChunk(chunk(&format!(
+                "\n\n{text}"
+            ))));
     }
 
     /// The user trusted the project: it is recorded, and the run is set up again with the

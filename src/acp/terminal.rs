@@ -64,8 +64,9 @@ impl ClientTerminals {
         let request = TerminalOutputRequest::new(self.session(), terminal.to_string());
         let params = encode(&request)?;
         let answer = self.call("terminal/output", params).await?;
-        serde_json::from_value(answer)
-            .map_err(|e| ToolError::failed(format!("the editor's terminal output is unreadable: {e}")))
+        serde_json::from_value(answer).map_err(|e| {
+            ToolError::failed(format!("the editor's terminal output is unreadable: {e}"))
+        })
     }
 }
 
@@ -185,8 +186,19 @@ mod tests {
         assert_eq!(
             args,
             [
-                "-u", "OPENAI_API_KEY", "/bin/ling", "sandbox", "run", "--mode",
-                "workspace-write", "-C", "/p", "--", "bash", "-c", "cargo test"
+                "-u",
+                "OPENAI_API_KEY",
+                "/bin/ling",
+                "sandbox",
+                "run",
+                "--mode",
+                "workspace-write",
+                "-C",
+                "/p",
+                "--",
+                "bash",
+                "-c",
+                "cargo test"
             ]
         );
         command.sandbox = None;

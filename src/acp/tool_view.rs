@@ -166,7 +166,11 @@ mod tests {
     #[test]
     fn each_builtin_has_its_kind_title_and_locations() {
         let root = Path::new("/p");
-        let read = view("read_file", &json!({"path": "src/a.rs", "offset": 40}), root);
+        let read = view(
+            "read_file",
+            &json!({"path": "src/a.rs", "offset": 40}),
+            root,
+        );
         assert_eq!(read.title, "Read src/a.rs (from line 40)");
         assert_eq!(read.kind, ToolKind::Read);
         assert_eq!(
@@ -182,9 +186,15 @@ mod tests {
             view("grep", &json!({"pattern": "fn main", "path": "src"}), root).title,
             "grep fn main in src"
         );
-        assert_eq!(view("glob", &json!({"pattern": "**/*.rs"}), root).kind, ToolKind::Search);
+        assert_eq!(
+            view("glob", &json!({"pattern": "**/*.rs"}), root).kind,
+            ToolKind::Search
+        );
         let mcp = view("mcp__files__read_text", &json!({}), root);
-        assert_eq!((mcp.title.as_str(), mcp.kind), ("files: read_text", ToolKind::Other));
+        assert_eq!(
+            (mcp.title.as_str(), mcp.kind),
+            ("files: read_text", ToolKind::Other)
+        );
     }
 
     #[test]

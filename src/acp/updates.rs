@@ -64,7 +64,10 @@ impl UpdateSink {
     /// Text the user should read that is not part of the answer: a `notice` where the client
     /// shows them, else only the log.
     pub(super) fn notice(&self, severity: NoticeSeverity, title: &str, detail: Option<&str>) {
-        tracing::info!("acp: {title}{}", detail.map(|d| format!(": {d}")).unwrap_or_default());
+        tracing::info!(
+            "acp: {title}{}",
+            detail.map(|d| format!(": {d}")).unwrap_or_default()
+        );
         if self.notices {
             self.send(SessionUpdate::Notice(
                 Notice::new(severity, title).description(detail.map(str::to_string)),
@@ -100,7 +103,9 @@ impl UpdateSink {
         if let Some(call) = self.lock().get_mut(call_id) {
             call.terminal = Some(terminal_id.to_string());
         }
-        let content = vec![ToolCallContent::Terminal(Terminal::new(terminal_id.to_string()))];
+        let content = vec![ToolCallContent::Terminal(Terminal::new(
+            terminal_id.to_string(),
+        ))];
         self.update(
             call_id,
             ToolCallUpdateFields::new()
@@ -141,7 +146,9 @@ impl UpdateSink {
         let call = self.lock().remove(id);
         let mut shown = Vec::new();
         if let Some(terminal) = call.as_ref().and_then(|c| c.terminal.as_deref()) {
-            shown.push(ToolCallContent::Terminal(Terminal::new(terminal.to_string())));
+            shown.push(ToolCallContent::Terminal(Terminal::new(
+                terminal.to_string(),
+            )));
         }
         if let (Some(call), false) = (&call, is_error) {
             shown.extend(diff_content(&call.view));
@@ -233,7 +240,11 @@ impl EventSink for UpdateSink {
                     NoticeSeverity::Info
                 };
                 let subject = match &notice.tool {
-                    Some(tool) => format!("{} hook ({tool}): {}", notice.event, notice.decision.as_str()),
+                    Some(tool) => format!(
+                        "{} hook ({tool}): {}",
+                        notice.event,
+                        notice.decision.as_str()
+                    ),
                     None => format!("{} hook: {}", notice.event, notice.decision.as_str()),
                 };
                 self.notice(severity, &subject, Some(&notice.message));

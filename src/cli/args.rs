@@ -238,7 +238,9 @@ pub enum Command {
         command: SandboxCommand,
     },
     /// Serve the Agent Client Protocol on stdin/stdout, for editors (Zed, JetBrains, Neovim...)
-    #[command(after_help = "Started by the editor, not by hand: docs/acp.md shows each editor's setup.")]
+    #[command(
+        after_help = "Started by the editor, not by hand: docs/acp.md shows each editor's setup."
+    )]
     Acp(super::acp_cmd::AcpArgs),
     /// Print the shell completion script for SHELL on stdout
     #[command(after_help = "Install it once, e.g. `ling completion bash > \

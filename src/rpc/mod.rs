@@ -146,17 +146,18 @@ impl Peer {
         ));
         let forever = CancellationToken::new();
         let cancelled = cancel.map_or(&forever, |(token, _)| token);
-        let wait = async {
-            match timeout {
-                Some(after) => tokio::time::timeout(after, reply)
-                    .await
-                    .map_err(|_| RequestError::Timeout {
-                        method: method.to_string(),
-                        after,
+        let wait =
+            async {
+                match timeout {
+                    Some(after) => tokio::time::timeout(after, reply).await.map_err(|_| {
+                        RequestError::Timeout {
+                            method: method.to_string(),
+                            after,
+                        }
                     }),
-                None => Ok(reply.await),
-            }
-        };
+                    None => Ok(reply.await),
+                }
+            };
         let outcome = tokio::select! {
             outcome = wait => outcome,
             () = cancelled.cancelled() => {

@@ -95,8 +95,10 @@ async fn a_request_of_ours_gets_its_answer_by_id() {
     assert_eq!(asking.await.unwrap(), Ok(json!({"content": "hello"})));
 
     let peer = h.connection.peer.clone();
-    let refused =
-        tokio::spawn(async move { peer.request("fs/write_text_file", json!({}), None, None).await });
+    let refused = tokio::spawn(async move {
+        peer.request("fs/write_text_file", json!({}), None, None)
+            .await
+    });
     let _ = h.read().await;
     h.send(r#"{"jsonrpc":"2.0","id":2,"error":{"code":-32602,"message":"bad path"}}"#)
         .await;
@@ -114,7 +116,10 @@ async fn a_request_times_out_and_a_cancelled_one_tells_the_other_side() {
         .peer
         .request("x", json!({}), Some(Duration::from_millis(20)), None)
         .await;
-    assert!(matches!(late, Err(RequestError::Timeout { .. })), "{late:?}");
+    assert!(
+        matches!(late, Err(RequestError::Timeout { .. })),
+        "{late:?}"
+    );
     let _ = h.read().await;
     // The late answer is ignored.
     h.send(r#"{"jsonrpc":"2.0","id":1,"result":{}}"#).await;

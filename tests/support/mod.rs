@@ -3,6 +3,7 @@
 //! ([`peers`]), process checks ([`process`]), and per-area helpers for hooks, MCP and the
 //! SQLite server.
 
+pub mod acp;
 pub mod chat_history;
 pub mod hooks;
 pub mod hooks_e2e;
