@@ -23,6 +23,7 @@ pub mod permissions;
 pub mod process;
 pub mod redact;
 pub mod rpc;
+pub mod serve;
 pub mod setup;
 pub mod tools;
 pub mod ui;

@@ -105,7 +105,7 @@ impl Agent {
     }
 
     /// One call through every step; returns what the model reads.
-    async fn dispatch(&self, call: &ToolCall, turn: &Turn<'_>) -> String {
+    pub(super) async fn dispatch(&self, call: &ToolCall, turn: &Turn<'_>) -> String {
         let result = match parse_arguments(call.arguments()) {
             Err(error) => {
                 begin(call, &Value::String(call.arguments().to_string()), turn);

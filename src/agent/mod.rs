@@ -8,6 +8,7 @@ mod approval;
 mod authorize;
 mod compact;
 pub mod context;
+mod direct;
 mod dispatch;
 mod events;
 mod file_mentions;
@@ -37,6 +38,7 @@ use crate::tools::{FileAccess, LocalFiles, ShellHost, ToolRegistry};
 pub use approval::{Approval, ApprovalRequest, Approver, NonInteractive};
 pub use compact::{Compaction, Trigger};
 pub use context::{ContextOptions, ContextUsage, WindowSource};
+pub use direct::DirectResult;
 pub use events::{AgentEvent, EventSink, HookNotice, NoticeDecision};
 pub use file_mentions::{ATTACH_LIMIT, Attached, attach_files};
 pub use mcp::{

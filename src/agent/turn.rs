@@ -25,7 +25,7 @@ pub(super) struct Turn<'a> {
 }
 
 impl<'a> Turn<'a> {
-    fn new(
+    pub(super) fn new(
         sink: &'a dyn EventSink,
         approver: &'a dyn Approver,
         cancel: &'a CancellationToken,

@@ -354,6 +354,13 @@ pub enum McpCommand {
     },
     /// Forget the OAuth tokens Ling keeps for a server (LING_HOME/credentials/)
     Logout { name: String },
+    /// Serve Ling's tools over stdio MCP, for other agents (`--agent`: the whole agent as one
+    /// tool)
+    #[command(
+        after_help = "Started by the other agent, e.g. `claude mcp add ling -- ling mcp \
+                      serve`; docs/mcp.md shows the setups."
+    )]
+    Serve(super::serve_cmd::ServeArgs),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

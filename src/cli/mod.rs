@@ -12,6 +12,7 @@ mod mcp_import_cmd;
 mod mcp_login;
 mod prompt;
 mod sandbox_cmd;
+mod serve_cmd;
 mod sessions_cmd;
 mod trust_cmd;
 
