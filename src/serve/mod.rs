@@ -246,7 +246,9 @@ impl Server {
         let initialized = self.client.borrow().legacy.is_some();
         let claims_modern = meta
             .is_some_and(|m| m.get(META_VERSION).is_some() || m.get(META_CAPABILITIES).is_some());
-        if !claims_modern && (initialized || method == "initialize" || method == "ping") {
+        // `server/discover` exists only in the 2026-07-28 revision.
+        let legacy_method = method != "server/discover";
+        if !claims_modern && legacy_method && (initialized || method == "initialize" || method == "ping") {
             return Ok(None);
         }
         let Some(version) = modern_version(params) else {
