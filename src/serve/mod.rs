@@ -248,7 +248,10 @@ impl Server {
             .is_some_and(|m| m.get(META_VERSION).is_some() || m.get(META_CAPABILITIES).is_some());
         // `server/discover` exists only in the 2026-07-28 revision.
         let legacy_method = method != "server/discover";
-        if !claims_modern && legacy_method && (initialized || method == "initialize" || method == "ping") {
+        if !claims_modern
+            && legacy_method
+            && (initialized || method == "initialize" || method == "ping")
+        {
             return Ok(None);
         }
         let Some(version) = modern_version(params) else {

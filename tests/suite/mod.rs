@@ -50,6 +50,7 @@ mod repl_work;
 pub mod sandbox_bash;
 mod sandbox_cli;
 mod schemas;
+mod serve_mcp;
 mod sessions;
 mod tools_builtin;
 mod trust_files;

@@ -15,3 +15,4 @@ pub mod oauth;
 pub mod peers;
 pub mod process;
 pub mod project;
+pub mod serve;
