@@ -8,10 +8,10 @@ cd "$(dirname "$0")/.."
 
 # Top to bottom; modules on one line are peers and must not use each other.
 LAYERS='cli
-ui
+ui acp serve
 setup
 agent
-permissions
+permissions rpc
 tools hooks mcp llm
 process
 log http_client

@@ -2,9 +2,9 @@
 //! protocol version 1) on stdin and stdout, for editors (Zed, JetBrains, Neovim, Emacs) and other
 //! clients that drive coding agents. One more consumer of the agent's event stream beside the REPL
 //! and `-p`: each ACP session is one Ling run (`setup::Setup`), its events become
-//! `session/update`s ([`updates`]), its approvals `session/request_permission` questions
-//! ([`permission`]), its file tools read and write through the editor's `fs/*` and its `bash`
-//! runs in the editor's terminals when the client offers them ([`client_fs`], [`terminal`]).
+//! `session/update`s (`updates.rs`), its approvals `session/request_permission` questions
+//! (`permission.rs`), its file tools read and write through the editor's `fs/*` and its `bash`
+//! runs in the editor's terminals when the client offers them (`client_fs.rs`, `terminal.rs`).
 //! Trust, the sandbox, hooks and compaction are the REPL's; the trust question of an untrusted
 //! project is asked as a permission request before its first prompt runs. This file owns the
 //! connection: `initialize`, the method table, and shutting every session down at the end.
@@ -20,7 +20,8 @@ mod updates;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::rc::Rc;
+use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
 use agent_client_protocol_schema::ProtocolVersion;
@@ -49,7 +50,7 @@ pub struct AcpOptions {
 }
 
 /// Warnings of the sessions' setup (their config files), for the front end to show.
-pub type Warn = std::rc::Rc<dyn Fn(&str)>;
+pub type Warn = Rc<dyn Fn(&str)>;
 
 /// What every request handler shares: the connection, the options, what the client can do,
 /// and the open sessions.
@@ -57,7 +58,7 @@ pub(crate) struct Shared {
     pub peer: Peer,
     pub options: AcpOptions,
     pub client: OnceLock<ClientCapabilities>,
-    pub sessions: Mutex<HashMap<String, Arc<AcpSession>>>,
+    pub sessions: Mutex<HashMap<String, Rc<AcpSession>>>,
     pub warn: Warn,
 }
 
@@ -66,7 +67,7 @@ impl Shared {
         self.client.get().cloned().unwrap_or_default()
     }
 
-    fn session(&self, id: &str) -> Result<Arc<AcpSession>, RpcError> {
+    fn session(&self, id: &str) -> Result<Rc<AcpSession>, RpcError> {
         self.lock_sessions().get(id).cloned().ok_or_else(|| {
             RpcError::invalid_params(format!(
                 "no session {id} is open; open it with session/new or session/load first"
@@ -74,7 +75,7 @@ impl Shared {
         })
     }
 
-    fn lock_sessions(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<AcpSession>>> {
+    fn lock_sessions(&self) -> std::sync::MutexGuard<'_, HashMap<String, Rc<AcpSession>>> {
         self.sessions
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -111,7 +112,7 @@ async fn serve_local(
     warn: Warn,
 ) {
     let mut connection = crate::rpc::connect(input, output);
-    let shared = Arc::new(Shared {
+    let shared = Rc::new(Shared {
         peer: connection.peer.clone(),
         options,
         client: OnceLock::new(),
@@ -149,7 +150,7 @@ async fn serve_local(
         while tasks.try_join_next().is_some() {}
     }
     tracing::info!("acp: the client is gone; ending the sessions");
-    let sessions: Vec<Arc<AcpSession>> = shared.lock_sessions().drain().map(|(_, s)| s).collect();
+    let sessions: Vec<Rc<AcpSession>> = shared.lock_sessions().drain().map(|(_, s)| s).collect();
     for session in &sessions {
         session.cancel();
     }
@@ -170,7 +171,7 @@ async fn serve_local(
 enum Handled {
     Answer(Value),
     /// It opened this session; more follows once the editor has the answer.
-    Opened(Arc<AcpSession>, Value),
+    Opened(Rc<AcpSession>, Value),
 }
 
 impl From<Value> for Handled {
@@ -180,7 +181,7 @@ impl From<Value> for Handled {
 }
 
 /// Opens a session and keeps it among the open ones.
-async fn open(shared: &Arc<Shared>, open: Open) -> Result<Handled, RpcError> {
+async fn open(shared: &Rc<Shared>, open: Open) -> Result<Handled, RpcError> {
     let (session, response) = AcpSession::open(shared, open).await?;
     let replaced = shared
         .lock_sessions()
@@ -194,7 +195,7 @@ async fn open(shared: &Arc<Shared>, open: Open) -> Result<Handled, RpcError> {
 }
 
 /// The answer to one request.
-async fn handle(shared: &Arc<Shared>, method: &str, params: Value) -> Result<Handled, RpcError> {
+async fn handle(shared: &Rc<Shared>, method: &str, params: Value) -> Result<Handled, RpcError> {
     let request = ClientRequest::from_method_and_params(method, &params).map_err(|e| match e {
         agent_client_protocol_schema::MethodDispatchError::UnknownMethod { .. } => {
             RpcError::method_not_found(method)
@@ -259,7 +260,7 @@ async fn handle(shared: &Arc<Shared>, method: &str, params: Value) -> Result<Han
     Ok(answer.into())
 }
 
-fn notification(shared: &Arc<Shared>, method: &str, params: &Value) {
+fn notification(shared: &Rc<Shared>, method: &str, params: &Value) {
     match ClientNotification::from_method_and_params(method, params) {
         Ok(ClientNotification::CancelNotification(cancel)) => {
             if let Ok(session) = shared.session(&cancel.session_id.0) {

@@ -5,6 +5,7 @@
 //! set up again with the project's config (same id, same transcript) before the prompt runs.
 
 use std::path::PathBuf;
+use std::rc::Rc;
 use std::sync::{Arc, Mutex};
 
 use agent_client_protocol_schema::v1::{
@@ -119,9 +120,9 @@ fn modes(current: PermissionMode) -> SessionModeState {
 impl AcpSession {
     /// Sets the session up; returns it and the answer to the request that opened it.
     pub(super) async fn open(
-        shared: &Arc<Shared>,
+        shared: &Rc<Shared>,
         open: Open,
-    ) -> Result<(Arc<Self>, Value), RpcError> {
+    ) -> Result<(Rc<Self>, Value), RpcError> {
         let (cwd, servers, load) = match open {
             Open::New { cwd, servers } => (cwd, servers, None),
             Open::Load {
@@ -187,7 +188,7 @@ impl AcpSession {
             prompt::replay(setup.agent.history(), &sink, &root);
         }
         let mode = setup.agent.permission_mode();
-        let session = Arc::new(Self {
+        let session = Rc::new(Self {
             id: id.clone(),
             root,
             mode: Mutex::new(setup.agent.mode_switch()),
@@ -222,7 +223,7 @@ impl AcpSession {
     /// What follows the answer to `session/new` or `session/load`, once the editor knows the
     /// session: the setup's warnings, and the models the server offers (fetched in the
     /// background; the model choice grows when they arrive).
-    pub(super) fn opened(self: &Arc<Self>) {
+    pub(super) fn opened(self: &Rc<Self>) {
         for notice in std::mem::take(&mut lock(&self.state).notices) {
             self.sink.notice(NoticeSeverity::Warning, &notice, None);
         }
@@ -345,7 +346,7 @@ impl AcpSession {
     /// One `session/prompt`: runs the agent loop on the prompt; how it stopped.
     pub(super) async fn prompt(
         &self,
-        shared: &Arc<Shared>,
+        shared: &Rc<Shared>,
         blocks: &[ContentBlock],
     ) -> Result<StopReason, RpcError> {
         let cancel = CancellationToken::new();
@@ -366,7 +367,7 @@ impl AcpSession {
 
     async fn run_prompt(
         &self,
-        shared: &Arc<Shared>,
+        shared: &Rc<Shared>,
         blocks: &[ContentBlock],
         cancel: &CancellationToken,
     ) -> Result<StopReason, RpcError> {
@@ -450,7 +451,7 @@ impl AcpSession {
     /// project's config under the same session id (and transcript, when there is one).
     async fn set_up_trusted(
         &self,
-        shared: &Arc<Shared>,
+        shared: &Rc<Shared>,
         setup: &mut Setup,
         mut project: ProjectConfig,
     ) -> Result<(), RpcError> {
@@ -504,7 +505,7 @@ impl AcpSession {
 }
 
 /// Plugs the editor into a freshly set-up run: its files, terminals and MCP questions.
-fn install(shared: &Arc<Shared>, id: &str, sink: &Arc<UpdateSink>, setup: &mut Setup) {
+fn install(shared: &Rc<Shared>, id: &str, sink: &Arc<UpdateSink>, setup: &mut Setup) {
     let client = shared.client();
     let timeout = shared.options.client_timeout;
     if client.fs.read_text_file || client.fs.write_text_file {
@@ -536,7 +537,7 @@ fn install(shared: &Arc<Shared>, id: &str, sink: &Arc<UpdateSink>, setup: &mut S
 }
 
 async fn prepare(
-    shared: &Arc<Shared>,
+    shared: &Rc<Shared>,
     options: &RunOptions,
     paths: Paths,
     project: ProjectConfig,

@@ -81,19 +81,16 @@ pub(super) fn argv(command: &HostedCommand, ling: &str) -> (String, Vec<String>)
         args.push("-u".into());
         args.push(var.clone());
     }
-    match &command.sandbox {
-        Some(policy) => {
-            args.push(ling.to_string());
-            args.extend(["sandbox".into(), "run".into(), "--mode".into()]);
-            args.push(policy.mode.as_str().into());
-            if policy.network {
-                args.push("--network".into());
-            }
-            args.push("-C".into());
-            args.push(command.cwd.to_string_lossy().into_owned());
-            args.push("--".into());
+    if let Some(policy) = &command.sandbox {
+        args.push(ling.to_string());
+        args.extend(["sandbox".into(), "run".into(), "--mode".into()]);
+        args.push(policy.mode.as_str().into());
+        if policy.network {
+            args.push("--network".into());
         }
-        None => {}
+        args.push("-C".into());
+        args.push(command.cwd.to_string_lossy().into_owned());
+        args.push("--".into());
     }
     args.extend(["bash".into(), "-c".into(), command.command.clone()]);
     ("env".into(), args)

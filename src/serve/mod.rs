@@ -1,7 +1,7 @@
 //! `ling mcp serve`: Ling as an MCP server on stdin and stdout, for other agents (Claude Code,
 //! Codex, any MCP host). It offers Ling's builtin tools, each call going through the agent's one
 //! dispatch point with the same permission mode, rules, hooks, sandbox and trust as a `-p` run of
-//! the project; with `--agent`, the whole agent as one `ling` tool instead ([`call`]). Both
+//! the project; with `--agent`, the whole agent as one `ling` tool instead (`call.rs`). Both
 //! revisions are spoken: 2025-11-25 (and older) after an `initialize` handshake, and the
 //! stateless 2026-07-28 one, where `server/discover` replaces the handshake and every request
 //! names its version and the client's capabilities in `_meta`. Long calls report progress
