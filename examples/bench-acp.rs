@@ -32,7 +32,9 @@ async fn mock_model(listener: TcpListener, first: FirstBytes) {
             let mut buf = [0u8; 16 * 1024];
             // Head, then as much body as Content-Length says.
             let (head_end, length) = loop {
-                let Ok(n) = socket.read(&mut buf).await else { return };
+                let Ok(n) = socket.read(&mut buf).await else {
+                    return;
+                };
                 if n == 0 {
                     return;
                 }
@@ -48,7 +50,9 @@ async fn mock_model(listener: TcpListener, first: FirstBytes) {
                 }
             };
             while request.len() < head_end + length {
-                let Ok(n) = socket.read(&mut buf).await else { return };
+                let Ok(n) = socket.read(&mut buf).await else {
+                    return;
+                };
                 if n == 0 {
                     break;
                 }
@@ -57,7 +61,9 @@ async fn mock_model(listener: TcpListener, first: FirstBytes) {
             let head = String::from_utf8_lossy(&request[..head_end]);
             if !head.starts_with("POST") || !head.contains("/chat/completions") {
                 let _ = socket
-                    .write_all(b"HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\nconnection: close\r\n\r\n")
+                    .write_all(
+                        b"HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\nconnection: close\r\n\r\n",
+                    )
                     .await;
                 return;
             }
@@ -66,7 +72,8 @@ async fn mock_model(listener: TcpListener, first: FirstBytes) {
                     [{"index": 0, "delta": delta, "finish_reason": finish}]});
                 format!("data: {event}\n\n")
             };
-            let head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n";
+            let head =
+                "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n";
             let body = [
                 chunk(json!({"role": "assistant", "content": "Hello"}), None),
                 chunk(json!({"content": " there."}), None),
@@ -123,7 +130,11 @@ fn main() -> anyhow::Result<()> {
     let ling = args
         .next()
         .ok_or_else(|| anyhow::anyhow!("usage: bench-acp PATH/TO/ling [PROMPTS]"))?;
-    let prompts: usize = args.next().map(|n| n.parse()).transpose()?.unwrap_or(PROMPTS);
+    let prompts: usize = args
+        .next()
+        .map(|n| n.parse())
+        .transpose()?
+        .unwrap_or(PROMPTS);
     let runtime = tokio::runtime::Runtime::new()?;
     let listener = runtime.block_on(TcpListener::bind("127.0.0.1:0"))?;
     let base_url = format!("http://{}/v1", listener.local_addr()?);
@@ -144,8 +155,14 @@ fn main() -> anyhow::Result<()> {
         .stderr(Stdio::null())
         .spawn()?;
     let pid = child.id();
-    let mut stdin = child.stdin.take().ok_or_else(|| anyhow::anyhow!("no stdin"))?;
-    let stdout = child.stdout.take().ok_or_else(|| anyhow::anyhow!("no stdout"))?;
+    let mut stdin = child
+        .stdin
+        .take()
+        .ok_or_else(|| anyhow::anyhow!("no stdin"))?;
+    let stdout = child
+        .stdout
+        .take()
+        .ok_or_else(|| anyhow::anyhow!("no stdout"))?;
     let (tx, rx) = mpsc::channel::<(Instant, Value)>();
     std::thread::spawn(move || {
         for line in BufReader::new(stdout).lines() {
@@ -158,7 +175,7 @@ fn main() -> anyhow::Result<()> {
             }
         }
     });
-    let mut send = |value: Value| -> anyhow::Result<Instant> {
+    let mut send = move |value: Value| -> anyhow::Result<Instant> {
         let line = format!("{value}\n");
         let at = Instant::now();
         stdin.write_all(line.as_bytes())?;
@@ -188,8 +205,10 @@ fn main() -> anyhow::Result<()> {
     let mut from_first_byte = Vec::new();
     for i in 0..prompts {
         let id = 100 + i;
-        let sent = send(json!({"jsonrpc": "2.0", "id": id, "method": "session/prompt",
-            "params": {"sessionId": session, "prompt": [{"type": "text", "text": "hi"}]}}))?;
+        let sent = send(
+            json!({"jsonrpc": "2.0", "id": id, "method": "session/prompt",
+            "params": {"sessionId": session, "prompt": [{"type": "text", "text": "hi"}]}}),
+        )?;
         let (update_at, _) = wait_for(&|v| {
             v["method"] == "session/update"
                 && v["params"]["update"]["sessionUpdate"] == "agent_message_chunk"
@@ -210,7 +229,13 @@ fn main() -> anyhow::Result<()> {
 
     println!("ling acp, {prompts} prompts of one session against a mock model on 127.0.0.1");
     summary("session/prompt -> first session/update", from_prompt);
-    summary("model's first byte -> first session/update", from_first_byte);
-    println!("idle RSS: {} KiB after initialize, {} KiB with one session open", rss_started, rss_session);
+    summary(
+        "model's first byte -> first session/update",
+        from_first_byte,
+    );
+    println!(
+        "idle RSS: {} KiB after initialize, {} KiB with one session open",
+        rss_started, rss_session
+    );
     Ok(())
 }

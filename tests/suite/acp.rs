@@ -71,7 +71,7 @@ fn a_prompt_streams_a_tool_call_and_the_answer_reading_the_editor_buffer() {
     let path = format!("{}/notes.txt", root(&project));
     let server = MockServer::start_blocking(vec![
         Reply::tool_calls(vec![("call_1", "read_file", json!({"path": "notes.txt"}))]),
-        Reply::text("The notes say hello."),
+        Reply::reasoning_then_text("the file is short", "The notes say hello."),
     ]);
     let t = run(
         &project,
@@ -85,6 +85,12 @@ fn a_prompt_streams_a_tool_call_and_the_answer_reading_the_editor_buffer() {
     );
     assert_eq!(t.stop_reasons(), ["end_turn"]);
     assert_eq!(t.answer(), "The notes say hello.");
+    let thoughts: String = t
+        .updates_of("agent_thought_chunk")
+        .iter()
+        .filter_map(|u| u["content"]["text"].as_str())
+        .collect();
+    assert_eq!(thoughts, "the file is short");
     let call = t.call("call_1");
     assert_eq!(call[0]["sessionUpdate"], "tool_call");
     assert_eq!(call[0]["title"], "Read notes.txt");
