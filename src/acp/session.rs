@@ -381,7 +381,13 @@ impl AcpSession {
                 "{description}.\n\nTrust it only if you trust whoever wrote it: its hooks and \
                  MCP servers run as you."
             );
-            if ask_trust(&shared.peer, &self.id, &self.sink, &description, cancel).await {
+            let trusted = ask_trust(&shared.peer, &self.id, &self.sink, &description, cancel).await;
+            if cancel.is_cancelled() {
+                // No answer: the next prompt asks again.
+                *lock(&self.untrusted) = Some(project);
+                return Ok(StopReason::Cancelled);
+            }
+            if trusted {
                 self.set_up_trusted(shared, &mut setup, project).await?;
             }
         }
