@@ -120,12 +120,7 @@ async fn serve_local(
         warn,
     });
     let mut tasks = tokio::task::JoinSet::new();
-    loop {
-        let incoming = tokio::select! {
-            incoming = connection.incoming.recv() => incoming,
-            () = shutdown.cancelled() => None,
-        };
-        let Some(incoming) = incoming else { break };
+    while let Some(incoming) = connection.next(&shutdown).await {
         match incoming {
             Incoming::Request { id, method, params } => {
                 let shared = shared.clone();
@@ -155,16 +150,12 @@ async fn serve_local(
         session.cancel();
     }
     // Prompts that were cancelled answer their requests before the sessions end.
-    let _ = tokio::time::timeout(Duration::from_secs(5), async {
-        while tasks.join_next().await.is_some() {}
-    })
-    .await;
+    crate::rpc::finish_tasks(&mut tasks, Duration::from_secs(5)).await;
     for session in sessions {
         session.close().await;
     }
     drop(shared);
-    drop(connection.peer);
-    let _ = tokio::time::timeout(Duration::from_secs(2), connection.writer).await;
+    connection.close().await;
 }
 
 /// What a request handler did.
@@ -212,22 +203,12 @@ async fn handle(shared: &Rc<Shared>, method: &str, params: Value) -> Result<Hand
             };
             return open(shared, how).await;
         }
-        ClientRequest::LoadSessionRequest(request) => {
-            let how = Open::Load {
-                id: request.session_id.0.to_string(),
-                cwd: request.cwd,
-                servers: request.mcp_servers,
-                replay: true,
-            };
+        ClientRequest::LoadSessionRequest(r) => {
+            let how = Open::load(&r.session_id.0, r.cwd, r.mcp_servers, true);
             return open(shared, how).await;
         }
-        ClientRequest::ResumeSessionRequest(request) => {
-            let how = Open::Load {
-                id: request.session_id.0.to_string(),
-                cwd: request.cwd,
-                servers: request.mcp_servers,
-                replay: false,
-            };
+        ClientRequest::ResumeSessionRequest(r) => {
+            let how = Open::load(&r.session_id.0, r.cwd, r.mcp_servers, false);
             return open(shared, how).await;
         }
         ClientRequest::ListSessionsRequest(request) => list(&request)?,

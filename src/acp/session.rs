@@ -44,6 +44,17 @@ pub(super) enum Open {
     },
 }
 
+impl Open {
+    pub(super) fn load(id: &str, cwd: PathBuf, servers: Vec<McpServer>, replay: bool) -> Self {
+        Self::Load {
+            id: id.to_string(),
+            cwd,
+            servers,
+            replay,
+        }
+    }
+}
+
 /// What changes over a session's life besides its run.
 #[derive(Default)]
 struct State {

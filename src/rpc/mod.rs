@@ -196,6 +196,28 @@ pub struct Connection {
     pub writer: tokio::task::JoinHandle<()>,
 }
 
+impl Connection {
+    /// The next request or notification; `None` once the input ends or `shutdown` fires.
+    pub async fn next(&mut self, shutdown: &CancellationToken) -> Option<Incoming> {
+        tokio::select! {
+            incoming = self.incoming.recv() => incoming,
+            () = shutdown.cancelled() => None,
+        }
+    }
+
+    /// Waits, at most 2 s, for everything sent to be written. Every other [`Peer`] of the
+    /// connection must be dropped first (the writer ends with the last one).
+    pub async fn close(self) {
+        drop(self.peer);
+        let _ = tokio::time::timeout(Duration::from_secs(2), self.writer).await;
+    }
+}
+
+/// Waits, at most `limit`, for the request handlers still running to finish.
+pub async fn finish_tasks(tasks: &mut tokio::task::JoinSet<()>, limit: Duration) {
+    let _ = tokio::time::timeout(limit, async { while tasks.join_next().await.is_some() {} }).await;
+}
+
 /// Starts reading `input` and writing `output` on the current runtime.
 pub fn connect(
     input: impl AsyncRead + Unpin + Send + 'static,

@@ -151,12 +151,7 @@ pub async fn serve(
         instructions,
     });
     let mut tasks = tokio::task::JoinSet::new();
-    loop {
-        let incoming = tokio::select! {
-            incoming = connection.incoming.recv() => incoming,
-            () = shutdown.cancelled() => None,
-        };
-        let Some(incoming) = incoming else { break };
+    while let Some(incoming) = connection.next(&shutdown).await {
         match incoming {
             Incoming::Request { id, method, params } => {
                 let server = server.clone();
@@ -169,15 +164,11 @@ pub async fn serve(
     for token in server.calls.borrow().values() {
         token.cancel();
     }
-    let _ = tokio::time::timeout(Duration::from_secs(5), async {
-        while tasks.join_next().await.is_some() {}
-    })
-    .await;
+    crate::rpc::finish_tasks(&mut tasks, Duration::from_secs(5)).await;
     server.sessions.close_all().await;
     server.setup.shutdown().await;
     drop(server);
-    drop(connection.peer);
-    let _ = tokio::time::timeout(Duration::from_secs(2), connection.writer).await;
+    connection.close().await;
     Ok(())
 }
 

@@ -435,21 +435,21 @@ fn modes_and_the_model_choice() {
     assert_eq!(error["code"], -32602, "{error}");
 }
 
-#[test]
-fn bash_runs_in_the_editor_terminal() {
-    let project = Project::new();
+/// Runs `command` as the model's one `bash` call in a client that offers terminals, with
+/// `ling acp ARGS`; the transcript, the server, and the arguments of the terminal it made.
+fn bash_in_a_terminal(
+    project: &Project,
+    args: &[&str],
+    command: &str,
+) -> (Transcript, MockServer, Vec<String>) {
     let server = MockServer::start_blocking(vec![
-        Reply::tool_calls(vec![(
-            "call_b",
-            "bash",
-            json!({"command": "echo from-the-terminal; exit 3"}),
-        )]),
+        Reply::tool_calls(vec![("call_b", "bash", json!({"command": command}))]),
         Reply::text("ran"),
     ]);
     let t = run(
-        &project,
+        project,
         &server.base_url(),
-        &["--sandbox", "off", "--permission-mode", "bypass"],
+        args,
         json!({
             "capabilities": {"terminal": true},
             "steps": [{"op": "new"}, {"op": "prompt", "text": "run it"}],
@@ -458,23 +458,31 @@ fn bash_runs_in_the_editor_terminal() {
     assert_eq!(t.stop_reasons(), ["end_turn"]);
     let created = t.entries("terminal_create");
     assert_eq!(created.len(), 1, "{:#?}", t.log);
-    let params = &created[0]["params"];
-    assert_eq!(params["command"], "env");
-    let args: Vec<&str> = params["args"]
+    assert_eq!(created[0]["params"]["command"], "env");
+    assert_eq!(created[0]["params"]["cwd"], root(project));
+    let argv = created[0]["params"]["args"]
         .as_array()
         .unwrap()
         .iter()
-        .map(|a| a.as_str().unwrap())
+        .map(|a| a.as_str().unwrap().to_string())
         .collect();
-    assert_eq!(
-        args[args.len() - 3..],
-        ["bash", "-c", "echo from-the-terminal; exit 3"]
+    (t, server, argv)
+}
+
+#[test]
+fn bash_runs_in_the_editor_terminal() {
+    let project = Project::new();
+    let command = "echo from-the-terminal; exit 3";
+    let (t, server, args) = bash_in_a_terminal(
+        &project,
+        &["--sandbox", "off", "--permission-mode", "bypass"],
+        command,
     );
+    assert_eq!(args[args.len() - 3..], ["bash", "-c", command]);
     assert!(
         args.windows(2).any(|w| w == ["-u", "OPENAI_API_KEY"]),
         "{args:?}"
     );
-    assert_eq!(params["cwd"], root(&project));
     // The call shows the terminal, before and after it ends.
     let call = t.call("call_b");
     let terminal = json!([{"type": "terminal", "terminalId": "term-1"}]);
@@ -490,31 +498,11 @@ fn bash_runs_in_the_editor_terminal() {
 #[test]
 fn a_sandboxed_bash_in_the_editor_terminal_keeps_the_sandbox() {
     let project = Project::new();
-    let server = MockServer::start_blocking(vec![
-        Reply::tool_calls(vec![(
-            "call_b",
-            "bash",
-            json!({"command": "echo x > written.txt"}),
-        )]),
-        Reply::text("ran"),
-    ]);
-    let t = run(
+    let (_, server, args) = bash_in_a_terminal(
         &project,
-        &server.base_url(),
         &["--sandbox", "read-only", "--permission-mode", "bypass"],
-        json!({
-            "capabilities": {"terminal": true},
-            "steps": [{"op": "new"}, {"op": "prompt", "text": "run it"}],
-        }),
+        "echo x > written.txt",
     );
-    assert_eq!(t.stop_reasons(), ["end_turn"]);
-    let args = t.entries("terminal_create")[0]["params"]["args"].clone();
-    let args: Vec<&str> = args
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|a| a.as_str().unwrap())
-        .collect();
     assert!(
         args.windows(5)
             .any(|w| w == ["sandbox", "run", "--mode", "read-only", "-C"]),
