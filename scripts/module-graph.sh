@@ -8,7 +8,8 @@ cd "$(dirname "$0")/.."
 
 # Top to bottom; modules on one line are peers and must not use each other.
 LAYERS='cli
-ui acp serve
+acp serve
+ui
 setup
 agent
 permissions rpc

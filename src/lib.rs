@@ -1,7 +1,7 @@
 //! Ling: a coding agent in the terminal for any OpenAI-compatible chat-completions endpoint.
 //!
 //! Dependencies point one way, each module using only modules of the layers below it:
-//! `cli` → `ui`, `acp`, `serve` → `setup` → `agent` → `permissions`, `rpc` → `tools`, `hooks`,
+//! `cli` → `acp`, `serve` → `ui` → `setup` → `agent` → `permissions`, `rpc` → `tools`, `hooks`,
 //! `mcp`, `llm` (peers, none using another) → `process` → `log`, `http_client` → `config`,
 //! `redact`.
 //! `scripts/module-graph.sh` prints the graph and fails on an edge that runs back up. `setup`

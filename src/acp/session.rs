@@ -385,12 +385,18 @@ impl AcpSession {
         let mut setup = self.setup.lock().await;
         let untrusted = lock(&self.untrusted).take();
         if let Some(project) = untrusted {
-            let description = project
-                .skipped_notice(&setup.paths)
-                .unwrap_or_else(|| "This project has config Ling uses only once trusted.".into());
+            // What the REPL's question lists (every hook, server and widening setting, and
+            // what changed since it was trusted), without colours.
+            let listing = crate::ui::trust::describe(
+                &project,
+                &setup.paths,
+                crate::ui::style::Style::plain(),
+            );
             let description = format!(
-                "{description}.\n\nTrust it only if you trust whoever wrote it: its hooks and \
-                 MCP servers run as you."
+                "{} has project config (.ling/) that Ling uses only in a folder you trust.\n\n{}\n\
+                 Trust it only if you trust whoever wrote it: its hooks and MCP servers run as you.",
+                self.root.display(),
+                listing.as_str().trim_end()
             );
             let trusted = ask_trust(&shared.peer, &self.id, &self.sink, &description, cancel).await;
             if cancel.is_cancelled() {

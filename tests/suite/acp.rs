@@ -365,13 +365,11 @@ fn the_trust_question_is_a_permission_request() {
     assert_eq!(asked.len(), 1, "only the trust question: {:#?}", t.log);
     let question = &asked[0]["params"]["toolCall"];
     assert_eq!(question["title"], "Trust this folder's project config?");
-    assert!(
-        question["content"][0]["content"]["text"]
-            .as_str()
-            .unwrap()
-            .contains(".ling/settings.json"),
-        "{question}"
-    );
+    // It lists what the REPL's question lists: here the allow rule the settings add.
+    let listed = question["content"][0]["content"]["text"].as_str().unwrap();
+    assert!(listed.contains("settings.json"), "{listed}");
+    assert!(listed.contains("permissions.allow"), "{listed}");
+    assert!(listed.contains("write_file"), "{listed}");
     // Trusted: recorded, and the project's allow rule let the write run unasked.
     let trust = std::fs::read_to_string(project.home.path().join("trust.json")).unwrap();
     assert!(trust.contains(&root(&project)), "{trust}");
