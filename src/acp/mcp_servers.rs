@@ -1,5 +1,5 @@
 //! The MCP servers an editor passes in `session/new` / `session/load`: written to a private
-//! config file of the session (in `LING_HOME/acp/`, mode 0600: their environment may hold
+//! config file of the session's run (in `LING_HOME/acp/`, mode 0600: their environment may hold
 //! tokens), which the run loads like a `--mcp-config` file: the user's own word, beside the
 //! user's and the project's servers (those still only once the project is trusted), winning a
 //! name clash. The file is removed when the session ends.
@@ -62,8 +62,8 @@ fn remote(
     json!({ "type": kind, "url": url, "headers": headers })
 }
 
-/// Writes the servers of session `id` to `LING_HOME/acp/<id>.mcp.json`; `None` when there are
-/// none.
+/// Writes the servers to `LING_HOME/acp/<id>.mcp.json` (`id` names this run's file); `None`
+/// when there are none.
 pub(super) fn write(
     home: &Path,
     id: &str,

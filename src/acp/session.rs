@@ -157,10 +157,8 @@ impl AcpSession {
             }
         }
         let project = ProjectConfig::read(&paths).map_err(failed)?;
-        let file_id = match &load {
-            Some((id, _)) => id.clone(),
-            None => uuid::Uuid::new_v4().to_string(),
-        };
+        // Named afresh each time: a session loaded twice gets two files, each ended with its run.
+        let file_id = uuid::Uuid::new_v4().to_string();
         let (mcp_file, warnings) =
             mcp_servers::write(&paths.home, &file_id, &servers).map_err(|e| {
                 failed(format!(
@@ -177,7 +175,15 @@ impl AcpSession {
             None => Resume::New,
         };
         let untrusted = (project.status() == TrustStatus::Untrusted).then(|| project.clone());
-        let mut setup = prepare(shared, &options, paths, project).await?;
+        let mut setup = match prepare(shared, &options, paths, project).await {
+            Ok(setup) => setup,
+            Err(e) => {
+                if let Some(file) = &mcp_file {
+                    let _ = std::fs::remove_file(file);
+                }
+                return Err(e);
+            }
+        };
         let id = setup.agent.session().id.clone();
         let notices_shown = shared
             .client()
