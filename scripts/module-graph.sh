@@ -8,10 +8,11 @@ cd "$(dirname "$0")/.."
 
 # Top to bottom; modules on one line are peers and must not use each other.
 LAYERS='cli
+acp serve
 ui
 setup
 agent trust
-permissions
+permissions rpc
 tools hooks mcp llm
 process
 log http_client

@@ -1,15 +1,18 @@
 //! Ling: a coding agent in the terminal for any OpenAI-compatible chat-completions endpoint.
 //!
 //! Dependencies point one way, each module using only modules of the layers below it:
-//! `cli` → `ui` → `setup` → `agent` → `permissions` → `tools`, `hooks`, `mcp`, `llm` (peers, none
-//! using another) → `process` → `log`, `http_client` → `config`, `redact`.
+//! `cli` → `acp`, `serve` → `ui` → `setup` → `agent` → `permissions`, `rpc` → `tools`, `hooks`,
+//! `mcp`, `llm` (peers, none using another) → `process` → `log`, `http_client` → `config`,
+//! `redact`.
 //! `scripts/module-graph.sh` prints the graph and fails on an edge that runs back up. `setup`
-//! assembles the run both frontends drive (the REPL and `ling -p`, in `ui`); `cli` maps how they
+//! assembles the run every frontend drives (the REPL and `ling -p` in `ui`, `ling acp` in `acp`,
+//! `ling mcp serve` in `serve`, the last two over `rpc`'s JSON-RPC on stdio); `cli` maps how they
 //! end to exit codes; `tools`, `hooks` and `mcp` start their child processes through `process`.
 //! Library code never prints; only `ui::output` writes to stdout and stderr, and it neutralises
 //! text from outside Ling on the way (`ui::safe_text`).
 #![deny(clippy::print_stdout, clippy::print_stderr, clippy::disallowed_methods)]
 
+pub mod acp;
 pub mod agent;
 pub mod cli;
 pub mod config;
@@ -21,6 +24,8 @@ pub mod mcp;
 pub mod permissions;
 pub mod process;
 pub mod redact;
+pub mod rpc;
+pub mod serve;
 pub mod setup;
 pub mod tools;
 pub mod trust;

@@ -362,6 +362,7 @@ impl Agent {
         turn: &Turn<'_>,
         mut ctx: ToolContext,
     ) -> Result<ToolOutput, ToolError> {
+        ctx.call_id = Some(call.id.clone());
         let (progress_tx, mut progress_rx) = tokio::sync::mpsc::unbounded_channel::<String>();
         ctx.progress = Some(Arc::new(move |message| {
             let _ = progress_tx.send(message);
@@ -408,6 +409,9 @@ impl Agent {
             child_env: self.options.child_env.clone(),
             sandbox,
             extra_roots: self.options.add_dirs.clone(),
+            files: self.files.clone(),
+            shell_host: self.shell_host.clone(),
+            call_id: None,
         }
     }
 }

@@ -9,6 +9,7 @@ mod authorize;
 mod commands;
 mod compact;
 pub mod context;
+mod direct;
 mod dispatch;
 mod events;
 mod file_mentions;
@@ -39,11 +40,12 @@ use crate::mcp::McpManager;
 use crate::permissions::Permissions;
 use crate::process::ChildEnv;
 use crate::process::sandbox::Decision;
-use crate::tools::ToolRegistry;
+use crate::tools::{FileAccess, LocalFiles, ShellHost, ToolRegistry};
 
 pub use approval::{Approval, ApprovalRequest, Approver, NonInteractive};
 pub use compact::{Compaction, Trigger};
 pub use context::{ContextOptions, ContextUsage, WindowSource};
+pub use direct::DirectResult;
 pub use events::{AgentEvent, EventSink, HookNotice, NoticeDecision, SubagentEvent, SubagentKind};
 pub use file_mentions::{ATTACH_LIMIT, Attached, attach_files};
 pub use hook_glue::{IdleNotice, Notifier, RuleConditions, check_hook_conditions};
@@ -55,6 +57,8 @@ pub use mcp::{
 pub use prompt::{PromptOptions, build_system_prompt};
 pub use session::{INTERRUPTED_RESULT, Resumed, Session, SessionError};
 pub use session_list::SessionSummary;
+pub use skill_tool::SKILL;
+pub use subagent::TASK;
 pub use truncate::cap_middle;
 
 /// Limits and choices fixed for the life of an agent.
@@ -192,6 +196,10 @@ pub struct Agent {
     tool_search: ToolSearch,
     /// The MCP tools whose definitions the next request leaves out (tool search).
     deferred: HashSet<String>,
+    /// Where the file tools read and write (the local disk, or an ACP editor's buffers).
+    files: Arc<dyn FileAccess>,
+    /// Where `bash` runs instead of a child of Ling (an ACP editor's terminals), if anywhere.
+    shell_host: Option<Arc<dyn ShellHost>>,
 }
 
 impl Agent {
@@ -230,7 +238,19 @@ impl Agent {
             context,
             tool_search: ToolSearch::default(),
             deferred: HashSet::new(),
+            files: Arc::new(LocalFiles),
+            shell_host: None,
         }
+    }
+
+    /// Reads and writes the file tools' files through `files` (an ACP editor's `fs/*`).
+    pub fn set_file_access(&mut self, files: Arc<dyn FileAccess>) {
+        self.files = files;
+    }
+
+    /// Runs `bash` commands through `host` (an ACP editor's terminals); `None`: as children.
+    pub fn set_shell_host(&mut self, host: Option<Arc<dyn ShellHost>>) {
+        self.shell_host = host;
     }
 
     /// Asks the model's server for its context window in the background (unless the settings

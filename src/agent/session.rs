@@ -142,8 +142,15 @@ impl Session {
         Self::with_id(sessions_dir, root, model, uuid::Uuid::new_v4().to_string())
     }
 
-    /// A new session with the id the caller chose (`--session-id`, a UUID).
+    /// A new session with an id chosen before it (ACP: the session the editor already knows,
+    /// set up again once the project is trusted). Nothing is recorded under it yet. An id that
+    /// could not be a file name of the sessions directory gets a fresh one instead.
     pub fn with_id(sessions_dir: &Path, root: &Path, model: &str, id: String) -> Self {
+        let id = if !id.is_empty() && id.chars().all(|c| c.is_ascii_alphanumeric() || c == '-') {
+            id
+        } else {
+            uuid::Uuid::new_v4().to_string()
+        };
         Self {
             transcript_path: transcript_path(sessions_dir, &id),
             writer: Arc::new(Mutex::new(Writer {

@@ -230,6 +230,11 @@ pub enum Command {
         #[command(subcommand)]
         command: SandboxCommand,
     },
+    /// Serve the Agent Client Protocol on stdin/stdout, for editors (Zed, JetBrains, Neovim...)
+    #[command(
+        after_help = "Started by the editor, not by hand: docs/acp.md shows each editor's setup."
+    )]
+    Acp(super::acp_cmd::AcpArgs),
     /// Print the shell completion script for SHELL on stdout
     #[command(after_help = "Install it once, e.g. `ling completion bash > \
                       ~/.local/share/bash-completion/completions/ling` (the README has zsh and fish).")]
@@ -252,10 +257,33 @@ pub enum SandboxCommand {
         /// Project root (default: the current directory)
         #[arg(short = 'C', long = "cwd", value_name = "DIR")]
         cwd: Option<PathBuf>,
+        /// The sandbox exactly as given by the hidden path options below, not from settings:
+        /// how an `ling acp` session's bash command runs in the editor's terminal (a process
+        /// outside Ling's own tree) with the policy Ling decided for it.
+        #[command(flatten)]
+        exact: ExactPolicy,
         /// The command and its arguments
         #[arg(trailing_var_arg = true, allow_hyphen_values = true, required = true)]
         command: Vec<std::ffi::OsString>,
     },
+}
+
+/// `ling sandbox run --exact`: every path of a [`crate::process::sandbox::Policy`], hidden
+/// (Ling writes them, people do not).
+#[derive(Debug, Default, clap::Args)]
+pub struct ExactPolicy {
+    #[arg(long, hide = true)]
+    pub exact: bool,
+    #[arg(long, hide = true, value_name = "PATH")]
+    pub write: Vec<PathBuf>,
+    #[arg(long, hide = true, value_name = "PATH")]
+    pub protect: Vec<PathBuf>,
+    #[arg(long, hide = true, value_name = "PATH")]
+    pub hide: Vec<PathBuf>,
+    #[arg(long, hide = true, value_name = "PATH")]
+    pub closed: Vec<PathBuf>,
+    #[arg(long = "allow-socket", hide = true, value_name = "PATH")]
+    pub allow_socket: Vec<PathBuf>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -342,6 +370,13 @@ pub enum McpCommand {
     },
     /// Forget the OAuth tokens Ling keeps for a server (LING_HOME/credentials/)
     Logout { name: String },
+    /// Serve Ling's tools over stdio MCP, for other agents (`--agent`: the whole agent as one
+    /// tool)
+    #[command(
+        after_help = "Started by the other agent, e.g. `claude mcp add ling -- ling mcp \
+                      serve`; docs/mcp.md shows the setups."
+    )]
+    Serve(super::serve_cmd::ServeArgs),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

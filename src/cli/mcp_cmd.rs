@@ -56,6 +56,7 @@ pub async fn run(command: McpCommand, sources: McpSources) -> Result<Exit, CliEr
         false => unknown_server(name),
     };
     match command {
+        McpCommand::Serve(args) => super::serve_cmd::run(args, sources).await,
         McpCommand::List { json } => {
             let configs = load()?;
             let untrusted: Vec<_> = untrusted

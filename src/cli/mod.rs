@@ -3,6 +3,7 @@
 //! that turns how things ended into the exit codes of `docs/cli.md`: a frontend's
 //! [`RunOutcome`] in [`Exit::from`], every failure a [`CliError`] in [`CliError::exit`].
 
+mod acp_cmd;
 mod args;
 mod compat_args;
 mod completion_cmd;
@@ -12,6 +13,7 @@ mod mcp_import_cmd;
 mod mcp_login;
 mod prompt;
 mod sandbox_cmd;
+mod serve_cmd;
 mod sessions_cmd;
 mod trust_cmd;
 
@@ -161,6 +163,7 @@ async fn dispatch(cli: Cli) -> Result<Exit, CliError> {
             }
             run_agent(*run).await
         }
+        Some(Command::Acp(args)) => acp_cmd::run(args).await,
         None => run_agent(cli.run).await,
     }
 }

@@ -4,7 +4,7 @@
 
 use std::os::unix::process::ExitStatusExt;
 
-use super::args::SandboxCommand;
+use super::args::{ExactPolicy, SandboxCommand};
 use super::{CliError, Exit};
 use crate::config::{Paths, SandboxMode, Settings, SettingsOverrides};
 use crate::process::ChildEnv;
@@ -18,8 +18,12 @@ pub async fn run(command: SandboxCommand) -> Result<Exit, CliError> {
         mode,
         network,
         cwd,
+        exact,
         command,
     } = command;
+    if exact.exact {
+        return run_exact(mode, network, exact, &command).await;
+    }
     let paths = Paths::new(project_root(cwd.as_ref())?);
     let project = ProjectConfig::read(&paths)?;
     let settings = Settings::load(&paths, project.layer(), &SettingsOverrides::default())?;
@@ -60,6 +64,56 @@ pub async fn run(command: SandboxCommand) -> Result<Exit, CliError> {
     };
     cmd.args(args)
         .current_dir(std::env::current_dir().unwrap_or(paths.project_root));
+    wait(cmd, program, children).await
+}
+
+/// `--exact`: the policy the options spell, nothing read from settings (an `ling acp` session's
+/// command in the editor's terminal, with the sandbox its bash tool decided).
+async fn run_exact(
+    mode: Option<SandboxMode>,
+    network: bool,
+    exact: ExactPolicy,
+    command: &[std::ffi::OsString],
+) -> Result<Exit, CliError> {
+    let Some((program, args)) = command.split_first() else {
+        return Err(CliError::Usage("ling sandbox run needs `-- CMD...`".into()));
+    };
+    let mode = match mode {
+        Some(SandboxMode::Off) | None => {
+            return Err(CliError::Usage(
+                "ling sandbox run --exact needs --mode workspace-write or read-only".into(),
+            ));
+        }
+        Some(mode) => mode,
+    };
+    sandbox::availability().map_err(|e| CliError::Usage(e.to_string()))?;
+    let policy = sandbox::Policy {
+        mode,
+        network,
+        write: exact.write,
+        protect: exact.protect,
+        hide: exact.hide,
+        closed: exact.closed,
+        unix_sockets: exact.allow_socket,
+        join: None,
+    };
+    let trampoline = Trampoline::current().ok_or_else(|| {
+        CliError::Failed("cannot find Ling's own executable to start the sandbox".into())
+    })?;
+    let children = ChildEnv::default().with_trampoline(Some(trampoline));
+    let mut cmd = children
+        .sandboxed_command(program, &policy)
+        .map_err(CliError::Failed)?;
+    cmd.args(args);
+    wait(cmd, program, children).await
+}
+
+/// Runs the command to its end; its exit code (128 + N for signal N) is Ling's.
+async fn wait(
+    mut cmd: tokio::process::Command,
+    program: &std::ffi::OsStr,
+    children: ChildEnv,
+) -> Result<Exit, CliError> {
     let status = cmd
         .status()
         .await

@@ -23,7 +23,10 @@ use tokio::process::Child;
 use tokio::time::Instant;
 
 use super::output::CappedOutput;
-use super::{Tool, ToolContext, ToolError, ToolKind, ToolOutput, args_schema, parse_args};
+use super::{
+    HostedCommand, ShellHost, Tool, ToolContext, ToolError, ToolKind, ToolOutput, args_schema,
+    parse_args,
+};
 use crate::process::sandbox::{Blocked, Policy, SandboxMode, created_git_note, find_blocked};
 use crate::process::supervise::Report;
 
@@ -104,7 +107,10 @@ impl Tool for Bash {
             .as_ref()
             .map(protected_links)
             .unwrap_or_default();
-        let run = run(&args.command, ctx, timeout_ms).await?;
+        let run = match &ctx.shell_host {
+            Some(host) => hosted(host.as_ref(), &args.command, ctx, timeout_ms).await?,
+            None => run(&args.command, ctx, timeout_ms).await?,
+        };
         let total_lines = run.output.total_lines();
         let mut content = notes.join("\n");
         if !content.is_empty() {
@@ -333,6 +339,42 @@ async fn read_some(
         Some(pipe) => pipe.read(buf).await,
         None => std::future::pending().await,
     }
+}
+
+/// The command run by the front end's [`ShellHost`] (an editor's terminal) instead of a child of
+/// Ling: the same sandbox, environment and timeout, its output read the same way.
+async fn hosted(
+    host: &dyn ShellHost,
+    command: &str,
+    ctx: &ToolContext,
+    timeout_ms: u64,
+) -> Result<Run, ToolError> {
+    let git_existed = std::fs::symlink_metadata(ctx.root.join(".git")).is_ok();
+    let request = HostedCommand {
+        call_id: ctx.call_id.clone(),
+        command: command.to_string(),
+        cwd: ctx.root.clone(),
+        sandbox: ctx.sandbox.clone(),
+        remove_env: ctx.child_env.removed().to_vec(),
+        output_limit: OUTPUT_CAP * 4,
+        timeout: Duration::from_millis(timeout_ms),
+    };
+    let hosted = host.run(request, &ctx.cancel).await?;
+    let mut output = CappedOutput::new(OUTPUT_CAP);
+    if hosted.truncated {
+        output.push(b"[earlier output dropped by the terminal]\n");
+    }
+    output.push(hosted.output.as_bytes());
+    if hosted.timed_out {
+        return Err(timed_out(timeout_ms, output));
+    }
+    Ok(Run {
+        output,
+        status: hosted.status(),
+        stopped_background: false,
+        background: Vec::new(),
+        git_existed,
+    })
 }
 
 /// What the model reads after a command the sandbox stopped: what was refused, what the mode

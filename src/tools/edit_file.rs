@@ -7,7 +7,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::diff::unified_diff;
-use super::files::{io_error, mark_read, read_text, require_read, write_atomic};
+use super::files::{io_error, mark_read, require_read};
 use super::{Tool, ToolContext, ToolError, ToolKind, ToolOutput, args_schema, parse_args, paths};
 
 /// Lines of the edited file shown around the change in the model's confirmation.
@@ -58,7 +58,9 @@ impl Tool for EditFile {
         let args: Args = parse_args(self.name(), input)?;
         let (path, shown, old, edit) = prepare(&args, ctx).await?;
         let root = paths::canonical_root(ctx)?;
-        write_atomic(&root, &path, edit.text.as_bytes(), &shown).await?;
+        ctx.files
+            .write_text(&root, &path, &edit.text, &shown)
+            .await?;
         mark_read(ctx, &path);
         let content = format!(
             "Edited {shown}: {} replacement{}.\n{}",
@@ -88,7 +90,7 @@ impl Tool for EditFile {
         let path = paths::resolve(ctx, &args.path).ok()?;
         let shown = paths::display(ctx, &path);
         let root = paths::canonical_root(ctx).ok()?;
-        let old = read_text(&root, &path, &shown).await.ok()?;
+        let old = ctx.files.read_text(&root, &path, &shown).await.ok()?;
         let edit = apply(&old, &args, &shown).ok()?;
         Some(unified_diff(&old, &edit.text, &shown))
     }
@@ -127,7 +129,7 @@ async fn prepare(
     }
     require_read(ctx, &path, &shown)?;
     let root = paths::canonical_root(ctx)?;
-    let old = read_text(&root, &path, &shown).await?;
+    let old = ctx.files.read_text(&root, &path, &shown).await?;
     let edit = apply(&old, args, &shown)?;
     Ok((path, shown, old, edit))
 }

@@ -52,6 +52,13 @@ pub struct ToolContext {
     pub sandbox: Option<Policy>,
     /// Directories besides the root the file tools may work in (`--add-dir`), canonical.
     pub extra_roots: Vec<PathBuf>,
+    /// Where the file tools read and write file text (the local disk unless a front end
+    /// offers its own, as an ACP editor does).
+    pub files: Arc<dyn FileAccess>,
+    /// Where `bash` runs its commands instead of a child of Ling (an ACP editor's terminals).
+    pub shell_host: Option<Arc<dyn ShellHost>>,
+    /// The id of the tool call being run, when it has one.
+    pub call_id: Option<String>,
 }
 
 impl ToolContext {
@@ -66,6 +73,9 @@ impl ToolContext {
             child_env: ChildEnv::default(),
             sandbox: None,
             extra_roots: Vec::new(),
+            files: Arc::new(LocalFiles),
+            shell_host: None,
+            call_id: None,
         }
     }
 }
@@ -242,13 +252,18 @@ mod beneath;
 mod builtin;
 pub mod diff;
 pub mod edit_file;
+mod file_access;
 mod files;
 pub mod glob;
 pub mod grep;
 mod output;
 pub mod paths;
 pub mod read_file;
+mod shell_host;
 pub mod write_file;
+
+pub use file_access::{FileAccess, LocalFiles};
+pub use shell_host::{HostedCommand, HostedRun, ShellHost};
 
 #[cfg(test)]
 mod schema_tests;

@@ -69,7 +69,7 @@ impl Tool for ReadFile {
         check_readable(&meta, &shown)?;
         // Reached beneath the root without following a link that appeared since the check.
         let root = paths::canonical_root(ctx)?;
-        let text = super::files::read_text(&root, &path, &shown).await?;
+        let text = ctx.files.read_text(&root, &path, &shown).await?;
         mark_read(ctx, &path);
         let offset = args.offset.unwrap_or(1).max(1);
         let limit = args.limit.unwrap_or(DEFAULT_LIMIT).max(1);

@@ -6,9 +6,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::diff::{line_counts, unified_diff};
-use super::files::{
-    check_readable, decode_text, io_error, mark_read, read_bytes, require_read, write_atomic,
-};
+use super::files::{check_readable, decode_text, io_error, mark_read, read_bytes, require_read};
 use super::{Tool, ToolContext, ToolError, ToolKind, ToolOutput, args_schema, parse_args, paths};
 
 const DESCRIPTION: &str = "Writes a file, replacing it entirely if it exists; parent folders are \
@@ -102,7 +100,9 @@ impl Tool for WriteFile {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
             Err(e) => return Err(io_error("inspect", &shown, &e)),
         };
-        write_atomic(&root, &path, args.content.as_bytes(), &shown).await?;
+        ctx.files
+            .write_text(&root, &path, &args.content, &shown)
+            .await?;
         mark_read(ctx, &path);
         let bytes = args.content.len();
         let lines = args.content.lines().count();

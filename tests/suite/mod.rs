@@ -1,6 +1,7 @@
 //! The integration suites, one module per area; each drives the real `ling` binary or the
 //! library, with the helpers of `crate::support`.
 
+mod acp;
 mod agent_inprocess;
 mod claude_hooks;
 mod claude_mcp_import;
@@ -61,6 +62,7 @@ pub mod sandbox_doors;
 mod sandbox_doors_files;
 mod sandbox_doors_processes;
 mod schemas;
+mod serve_mcp;
 mod sessions;
 mod subagents;
 mod tools_builtin;

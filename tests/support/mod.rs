@@ -4,6 +4,7 @@
 //! ([`peers`]), process checks ([`process`]), and per-area helpers for hooks, MCP and the
 //! SQLite server.
 
+pub mod acp;
 pub mod chat_history;
 pub mod hooks;
 pub mod hooks_e2e;
@@ -19,3 +20,4 @@ pub mod peers;
 pub mod process;
 pub mod project;
 pub mod repl;
+pub mod serve;

@@ -17,6 +17,11 @@ pub const CONFORMANCE: &str = "@modelcontextprotocol/conformance/dist/index.js";
 /// Its next version (0.2.0-alpha.12, installed beside it under an npm alias): the 2026-07-28
 /// scenarios and the `wire-schema-valid` check.
 pub const CONFORMANCE_NEXT: &str = "conformance-next/dist/index.js";
+/// The Agent Client Protocol's TypeScript SDK (its default, stable v1 entry point), which the
+/// ACP client of the suite (`tests/peers/acp_client.mjs`) is written against.
+pub const ACP_SDK: &str = "@agentclientprotocol/sdk/dist/v1/stable/acp.js";
+/// The MCP Inspector's launcher (`--cli` runs its command-line client).
+pub const INSPECTOR: &str = "@modelcontextprotocol/inspector/clients/launcher/build/index.js";
 
 /// The Claude Agent SDK's entry, in its own directory (installed without the native Claude Code
 /// binaries it would otherwise spawn).

@@ -485,6 +485,9 @@ impl Agent {
         child.mcp = self.mcp.clone();
         child.extensions = self.extensions.clone();
         child.approval_turn = self.approval_turn.clone();
+        // The front end's files and terminals (an ACP editor's buffers), as the parent's.
+        child.files = self.files.clone();
+        child.shell_host = self.shell_host.clone();
         let mut filters = vec![ToolFilter::names(allowed, origin)];
         filters.extend(wanted);
         child.tool_filters = filters;

@@ -122,7 +122,7 @@ pub mod http;
 mod http_common;
 pub(crate) use http_common::chain as error_chain;
 mod http_reply;
-mod lines;
+pub(crate) mod lines;
 pub mod sse;
 mod sse_parse;
 
