@@ -395,12 +395,17 @@ fn notification_hooks_hear_the_repl_waiting_at_its_prompt() {
     cmd.env("TERM", "xterm");
     let mut p = rexpect::session::spawn_command(cmd, Some(20_000)).expect("spawn in a pty");
     p.exp_string("> ").expect("the prompt");
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(15);
-    while !project.file("notified.jsonl").exists() && std::time::Instant::now() < deadline {
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
-    // Let the hook finish writing before reading.
-    std::thread::sleep(std::time::Duration::from_millis(200));
+    // The hook's whole entry: its JSON and the newline its script writes after it.
+    let log = project.file("notified.jsonl");
+    crate::support::process::wait_for("the idle Notification hook's entry", || {
+        let text = std::fs::read_to_string(&log).ok()?;
+        let complete = text.ends_with('\n')
+            && text
+                .lines()
+                .filter(|l| !l.trim().is_empty())
+                .all(|l| serde_json::from_str::<serde_json::Value>(l).is_ok());
+        (complete && !text.trim().is_empty()).then_some(())
+    });
     p.send_line("/exit").expect("send");
     p.exp_eof().expect("the REPL did not exit");
     let notified = json_lines(&project, "notified.jsonl");

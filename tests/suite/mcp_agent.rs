@@ -242,15 +242,19 @@ fn ctrl_c_while_waiting_for_a_slow_server_exits_130_at_once() {
     let server = MockServer::start_blocking(vec![Reply::text("never asked")]);
     server.expect_unasked(1);
     let project = Project::new();
+    // The server says it started (so Ling is waiting for its answer) before it stalls.
+    let started = project.file("started.txt");
     let config = json!({"mcpServers": {"slow": {
-        "command": test_server(), "args": ["--slow-start", "20000"], "startupTimeoutMs": 30000
+        "command": "sh",
+        "args": ["-c", "echo up > \"$1\"; exec \"$0\" --slow-start 20000", test_server(), started],
+        "startupTimeoutMs": 30000
     }}});
     project.write(".ling/mcp.json", &config.to_string());
     project.trust();
     let mut cmd = project.command(&server.base_url());
     cmd.args(["-p", "hi"]);
     let child = process::spawn_captured(cmd);
-    std::thread::sleep(Duration::from_millis(500));
+    process::wait_for_text(&started, "up", "the slow server never started");
     let started = std::time::Instant::now();
     process::interrupt(&child);
     let output = child.wait_with_output().unwrap();

@@ -596,7 +596,6 @@ fn ctrl_c_during_bash_kills_its_children_and_exits_130() {
     let child = process::spawn_captured(cmd);
     let pid_file = project.file("child.pid");
     let grandchild = process::read_pid(&pid_file, "bash never started");
-    std::thread::sleep(Duration::from_millis(100));
     process::interrupt(&child);
     let output = child.wait_with_output().unwrap();
     assert_eq!(
