@@ -26,7 +26,7 @@ use super::naming::{assign_names, normalize_schema, server_prefixes};
 use super::redact::Redactor;
 use super::render::{DEFAULT_OUTPUT_CAP, RenderedResult, render};
 use super::transport;
-use super::types::{ProgressCallback, ServerInfo, Tool};
+use super::types::{ProgressCallback, ServerInfo, ToolDef};
 use crate::config::Paths;
 use crate::config::mcp::ServerConfig;
 use crate::process::ChildEnv;
@@ -156,7 +156,7 @@ struct Slot {
 struct SlotState {
     state: ServerState,
     client: Option<McpClient>,
-    tools: Vec<Tool>,
+    tools: Vec<ToolDef>,
     info: Option<ServerInfo>,
     /// Bumped by every (re)start and shutdown, so a stale start or close report is ignored.
     generation: u64,
@@ -551,7 +551,7 @@ impl McpManager {
     }
 
     /// Spawn, `initialize` and `tools/list`, all within the server's startup timeout.
-    async fn connect(&self, slot: &Slot) -> Result<(McpClient, Vec<Tool>), String> {
+    async fn connect(&self, slot: &Slot) -> Result<(McpClient, Vec<ToolDef>), String> {
         let config = &slot.config;
         if let Some(error) = &config.expand_error {
             return Err(error.clone());
@@ -605,7 +605,7 @@ impl McpManager {
     fn rebuild_catalog(&self) {
         let slots = self.slots();
         let prefixes = server_prefixes(slots.iter().map(|s| s.config.name.as_str()));
-        let mut offered: Vec<(usize, Tool)> = Vec::new();
+        let mut offered: Vec<(usize, ToolDef)> = Vec::new();
         for (index, slot) in slots.iter().enumerate() {
             let Ok(state) = slot.state.lock() else {
                 continue;
