@@ -551,7 +551,7 @@ fn auth_client(timeout: Duration, follow: bool) -> Result<reqwest::Client, AuthE
     http_client::build(options).map_err(|e| {
         AuthError::Authorization(format!(
             "cannot set up the HTTP client: {}",
-            crate::mcp::transport::error_chain(&e)
+            crate::error_chain::error_chain(&e)
         ))
     })
 }
