@@ -54,11 +54,9 @@ impl Failure {
     pub(crate) fn describe(&self, url: &Url) -> String {
         let url = shown(url);
         match self {
-            Self::Status { status, .. } if *status == StatusCode::UNAUTHORIZED => format!(
-                "the MCP server at {url} requires authentication (HTTP 401): log in (OAuth) \
-                 with `ling mcp login NAME`, or give the server a token in its \"headers\" \
-                 (for example \"Authorization\": \"Bearer ${{TOKEN}}\")"
-            ),
+            Self::Status { status, .. } if *status == StatusCode::UNAUTHORIZED => {
+                crate::mcp::auth::refused::unauthorized(&url)
+            }
             Self::Status { status, body } if body.is_empty() => {
                 format!("the MCP server at {url} answered HTTP {status}")
             }
