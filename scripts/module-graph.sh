@@ -15,7 +15,7 @@ agent trust
 permissions rpc
 tools hooks mcp llm
 process
-log http_client
+log http_client error_chain
 config redact test_support'
 
 layer_of() {

@@ -16,6 +16,7 @@ pub mod acp;
 pub mod agent;
 pub mod cli;
 pub mod config;
+pub mod error_chain;
 pub mod hooks;
 pub mod http_client;
 pub mod llm;

@@ -181,7 +181,7 @@ pub enum Command {
     /// Manage and test MCP servers (.ling/mcp.json)
     Mcp {
         #[command(subcommand)]
-        command: McpCommand,
+        command: super::mcp_cmd::McpCommand,
         /// Project root (default: the current directory)
         #[arg(short = 'C', long = "cwd", value_name = "DIR", global = true)]
         cwd: Option<PathBuf>,
@@ -284,122 +284,6 @@ pub struct ExactPolicy {
     pub closed: Vec<PathBuf>,
     #[arg(long = "allow-socket", hide = true, value_name = "PATH")]
     pub allow_socket: Vec<PathBuf>,
-}
-
-#[derive(Debug, Subcommand)]
-pub enum McpCommand {
-    /// Every configured server: transport, status and tool count
-    List {
-        #[arg(long)]
-        json: bool,
-    },
-    /// One server: its config (secrets masked), server info and tools
-    Get {
-        /// Server name (omit with --url)
-        #[arg(required_unless_present = "url", conflicts_with = "url")]
-        name: Option<String>,
-        #[arg(long)]
-        json: bool,
-        /// An ad-hoc Streamable HTTP server instead of a configured one
-        #[arg(long)]
-        url: Option<String>,
-        /// HTTP header for --url, 'K: V' (repeatable)
-        #[arg(short = 'H', long = "header", value_name = "K: V", requires = "url")]
-        header: Vec<String>,
-    },
-    /// Add a server to .ling/mcp.json: `NAME -- COMMAND [ARGS...]` or `--transport http NAME URL`
-    Add {
-        name: String,
-        /// The command and its arguments (stdio), or the URL (http, sse)
-        #[arg(trailing_var_arg = true, allow_hyphen_values = true, required = true)]
-        target: Vec<String>,
-        #[arg(long, value_enum, default_value_t = TransportArg::Stdio)]
-        transport: TransportArg,
-        /// Environment variable for the server, K=V (repeatable)
-        #[arg(short = 'e', long = "env", value_name = "K=V")]
-        env: Vec<String>,
-        /// HTTP header, 'K: V' (repeatable)
-        #[arg(short = 'H', long = "header", value_name = "K: V")]
-        header: Vec<String>,
-        #[arg(long, value_enum, default_value_t = ScopeArg::Project)]
-        scope: ScopeArg,
-    },
-    /// Remove a server from .ling/mcp.json (or ~/.ling/mcp.json with --scope user)
-    Remove {
-        name: String,
-        /// Which file (default: the project file, then the user file)
-        #[arg(long, value_enum)]
-        scope: Option<ScopeArg>,
-    },
-    /// Copy the MCP servers of Claude Desktop, Claude Code, Cursor, VS Code or Codex into
-    /// .ling/mcp.json (or ~/.ling/mcp.json with --scope user)
-    Import {
-        /// The tool whose config files to read
-        #[arg(long, value_enum)]
-        from: ImportFrom,
-        #[arg(long, value_enum, default_value_t = ScopeArg::Project)]
-        scope: ScopeArg,
-        /// Replace servers of the same name (default: keep them and skip the imported one)
-        #[arg(long)]
-        force: bool,
-        /// Print the resulting file; write nothing
-        #[arg(long)]
-        dry_run: bool,
-    },
-    /// Connect to a server, call one tool and print its result (exit 1 if it is an error)
-    Call {
-        /// Server name (omit with --url)
-        #[arg(required_unless_present = "url")]
-        name: Option<String>,
-        tool: Option<String>,
-        /// Arguments as a JSON object
-        args: Option<String>,
-        /// An ad-hoc Streamable HTTP server instead of a configured one
-        #[arg(long)]
-        url: Option<String>,
-        /// HTTP header for --url, 'K: V' (repeatable)
-        #[arg(short = 'H', long = "header", value_name = "K: V")]
-        header: Vec<String>,
-    },
-    /// Log in to an HTTP server with OAuth: prints the URL to open (and opens the browser)
-    Login {
-        name: String,
-        /// Only print the URL; do not open a browser (also LING_NO_BROWSER=1)
-        #[arg(long)]
-        no_browser: bool,
-    },
-    /// Forget the OAuth tokens Ling keeps for a server (LING_HOME/credentials/)
-    Logout { name: String },
-    /// Serve Ling's tools over stdio MCP, for other agents (`--agent`: the whole agent as one
-    /// tool)
-    #[command(
-        after_help = "Started by the other agent, e.g. `claude mcp add ling -- ling mcp \
-                      serve`; docs/mcp.md shows the setups."
-    )]
-    Serve(super::serve_cmd::ServeArgs),
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum TransportArg {
-    Stdio,
-    Http,
-    Sse,
-}
-
-/// `ling mcp import --from`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ImportFrom {
-    ClaudeDesktop,
-    ClaudeCode,
-    Cursor,
-    Vscode,
-    Codex,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ScopeArg {
-    Project,
-    User,
 }
 
 #[derive(Debug, Subcommand)]

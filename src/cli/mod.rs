@@ -8,9 +8,7 @@ mod args;
 mod compat_args;
 mod completion_cmd;
 mod hooks_cmd;
-mod mcp_cmd;
-mod mcp_import_cmd;
-mod mcp_login;
+pub mod mcp_cmd;
 mod prompt;
 mod sandbox_cmd;
 mod serve_cmd;
@@ -24,7 +22,8 @@ use std::io::IsTerminal;
 
 use clap::Parser;
 
-pub use args::{Cli, Command, HooksCommand, McpCommand, OutputFormat, RunArgs};
+pub use args::{Cli, Command, HooksCommand, OutputFormat, RunArgs};
+pub use mcp_cmd::McpCommand;
 
 use crate::agent::PromptOptions;
 use crate::config::{ConfigError, Paths, SettingsOverrides};

@@ -7,6 +7,7 @@ use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 
 use super::output::RunResult;
 use crate::config::expand_vars;
+use crate::error_chain::error_chain;
 use crate::http_client::redirect_refusal;
 
 /// The most of a response body kept.
@@ -75,17 +76,4 @@ fn header_map(headers: &[(String, String)]) -> Result<HeaderMap, String> {
         map.insert(name, value);
     }
     Ok(map)
-}
-
-/// reqwest's own message is terse ("error sending request"); the cause is in its sources. The
-/// URL reqwest quotes is masked.
-fn error_chain(e: &dyn std::error::Error) -> String {
-    let mut text = e.to_string();
-    let mut source = e.source();
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    crate::redact::redact_urls(&text)
 }

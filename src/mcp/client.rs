@@ -25,7 +25,7 @@ use super::transport::http::is_transport_failure;
 use super::transport::{Connection, Transport, TransportError};
 use super::types::{
     CallToolResult, LATEST_PROTOCOL_VERSION, ProgressCallback, SUPPORTED_PROTOCOL_VERSIONS,
-    ServerInfo, Tool,
+    ServerInfo, ToolDef,
 };
 
 mod era;
@@ -226,12 +226,12 @@ impl McpClient {
     }
 
     /// Every tool, following `nextCursor` through all pages.
-    pub async fn list_tools(&self) -> Result<Vec<Tool>, McpError> {
+    pub async fn list_tools(&self) -> Result<Vec<ToolDef>, McpError> {
         let (items, ttl) = self.list_all_with_ttl("tools/list", "tools").await?;
         self.tools_listed(ttl);
         let mut tools = Vec::with_capacity(items.len());
         for item in items {
-            match serde_json::from_value::<Tool>(item) {
+            match serde_json::from_value::<ToolDef>(item) {
                 Ok(tool) if self.keep_tool(&tool) => tools.push(tool),
                 Ok(_) => {}
                 Err(e) => self

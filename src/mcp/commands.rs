@@ -1,25 +1,24 @@
-//! What the `ling mcp` subcommands do, without printing: each returns the text to show (or an
-//! error saying what to change), and the CLI hands it to `ui`. `list`/`get` render statuses,
-//! `add`/`remove` edit `.ling/mcp.json` (or `~/.ling/mcp.json` with `--scope user`), `call`
-//! connects, calls one tool and returns its rendered result.
+//! What the `ling mcp` subcommands do, without their text: each returns data (or an error
+//! saying what to change), and the CLI (`cli::mcp_cmd`) says it. `probe` starts servers for
+//! `list`/`get`, `add_*`/`remove` edit `.ling/mcp.json` (or `~/.ling/mcp.json` with `--scope
+//! user`), `call` connects, calls one tool and returns its rendered result.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use super::client::Shutdown;
 use super::error::McpError;
 use super::manager::{ManagerOptions, McpManager, McpToolInfo, ServerState, ServerStatus};
-use super::redact::{Redactor, shown};
+use super::redact::Redactor;
 use super::render::RenderedResult;
 use crate::config::mcp::{
     MCP_FILE, RawServer, ServerConfig, TransportConfig, add_server_entry, remove_server_entry,
 };
 use crate::config::{ConfigError, Paths};
-use crate::redact::{MASK, redact_urls};
 
 #[derive(Debug, thiserror::Error)]
 pub enum CommandError {
@@ -42,6 +41,15 @@ pub enum Scope {
     Project,
     /// `~/.ling/mcp.json` (`--scope user`).
     User,
+}
+
+/// What `add_stdio`/`add_remote` did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Added {
+    /// The `mcp.json` written.
+    pub file: PathBuf,
+    /// A server of that name was there before and is replaced.
+    pub replaced: bool,
 }
 
 pub fn scope_file(paths: &Paths, scope: Scope) -> PathBuf {
@@ -77,175 +85,6 @@ pub async fn probe(
     (statuses, tools)
 }
 
-/// `ling mcp list [--json]`. `untrusted`: (name, transport) of the servers of an untrusted
-/// project, shown after the others with status `untrusted`.
-pub fn render_list(
-    statuses: &[ServerStatus],
-    untrusted: &[(String, &str)],
-    as_json: bool,
-) -> String {
-    if as_json {
-        let mut servers: Vec<Value> = statuses
-            .iter()
-            .map(|s| {
-                let (status, error) = s.state.report();
-                let mut entry = json!({"name": s.name, "transport": s.transport, "status": status});
-                if let Some(error) = error {
-                    entry["error"] = json!(error);
-                }
-                entry["tools"] = json!(s.tools);
-                entry
-            })
-            .collect();
-        servers.extend(untrusted.iter().map(|(name, transport)| {
-            json!({"name": name, "transport": transport, "status": "untrusted", "tools": 0})
-        }));
-        return format!("{}\n", json!({ "servers": servers }));
-    }
-    if statuses.is_empty() && untrusted.is_empty() {
-        return "No MCP servers configured. Add one with `ling mcp add NAME -- COMMAND [ARGS...]`.\n"
-            .into();
-    }
-    let mut out = String::new();
-    for s in statuses {
-        let (status, error) = s.state.report();
-        let detail = match (&s.state, error) {
-            (ServerState::Connected, _) => {
-                format!("connected, {} tool{}", s.tools, plural(s.tools))
-            }
-            (_, Some(error)) => format!("{status}: {}", indent_rest(error)),
-            _ => status.to_string(),
-        };
-        out.push_str(&format!("{} ({}): {detail}\n", s.name, s.transport));
-    }
-    for (name, transport) in untrusted {
-        out.push_str(&format!(
-            "{name} ({transport}): untrusted: not started; run `ling trust` to use this \
-             project's servers\n"
-        ));
-    }
-    out
-}
-
-fn plural(n: usize) -> &'static str {
-    if n == 1 { "" } else { "s" }
-}
-
-fn indent_rest(text: &str) -> String {
-    text.lines().collect::<Vec<_>>().join("\n    ")
-}
-
-/// The config as `get` shows it: env and header values masked, values written with `${VAR}`
-/// shown as written, URLs without userinfo or query values.
-fn masked_config(config: &ServerConfig, redactor: &Redactor) -> Value {
-    let mask = |pairs: &[(String, String)]| -> Value {
-        Value::Object(
-            pairs
-                .iter()
-                .map(|(k, _)| (k.clone(), json!(MASK)))
-                .collect::<Map<_, _>>(),
-        )
-    };
-    let raw = redactor.raw();
-    match &config.transport {
-        TransportConfig::Stdio {
-            command,
-            args,
-            env,
-            cwd,
-        } => {
-            let written = raw.and_then(|r| r.args.as_ref());
-            let args: Vec<String> = args
-                .iter()
-                .enumerate()
-                .map(|(i, arg)| {
-                    let as_written = written.and_then(|w| w.get(i)).map(String::as_str);
-                    redact_urls(shown(as_written, arg))
-                })
-                .collect();
-            let cwd = cwd.display().to_string();
-            json!({
-                "command": shown(raw.and_then(|r| r.command.as_deref()), command),
-                "args": args,
-                "env": mask(env),
-                "cwd": shown(raw.and_then(|r| r.cwd.as_deref()), &cwd),
-            })
-        }
-        TransportConfig::Http { url, headers } | TransportConfig::Sse { url, headers } => {
-            let url = redact_urls(shown(raw.and_then(|r| r.url.as_deref()), url));
-            json!({"url": url, "headers": mask(headers)})
-        }
-    }
-}
-
-/// `ling mcp get NAME [--json]`.
-pub fn render_get(
-    config: &ServerConfig,
-    status: Option<&ServerStatus>,
-    tools: &[McpToolInfo],
-    as_json: bool,
-) -> String {
-    let tools: Vec<&McpToolInfo> = tools.iter().filter(|t| t.server == config.name).collect();
-    let redactor = Redactor::for_config(config);
-    let (state, error) = status
-        .map(|s| s.state.report())
-        .unwrap_or(("failed", Some("not started")));
-    let error = error.map(|e| redactor.scrub(e));
-    let info = status.and_then(|s| s.server_info.as_ref());
-    if as_json {
-        let mut out = json!({
-            "name": config.name,
-            "transport": config.transport.kind(),
-            "source": config.source,
-            "config": masked_config(config, &redactor),
-            "status": state,
-        });
-        if let Some(error) = &error {
-            out["error"] = json!(error);
-        }
-        if let Some(info) = info {
-            out["serverInfo"] = json!({"name": info.name, "version": info.version,
-                "protocolVersion": info.protocol_version, "instructions": info.instructions});
-        }
-        out["tools"] = tools
-            .iter()
-            .map(|t| json!({"name": t.original_name, "exposedName": t.exposed_name, "description": t.description}))
-            .collect();
-        return format!("{out:#}\n");
-    }
-    let mut out = format!("{} ({})\n", config.name, config.transport.kind());
-    out.push_str(&format!("  source: {}\n", config.source.display()));
-    if let Value::Object(fields) = masked_config(config, &redactor) {
-        for (key, value) in fields {
-            let shown = match value {
-                Value::String(s) => s,
-                other => other.to_string(),
-            };
-            out.push_str(&format!("  {key}: {shown}\n"));
-        }
-    }
-    match error {
-        Some(error) => out.push_str(&format!("  status: {state}: {}\n", indent_rest(&error))),
-        None => out.push_str(&format!("  status: {state}\n")),
-    }
-    if let Some(info) = info {
-        out.push_str(&format!(
-            "  server: {} {} (protocol {})\n",
-            info.name, info.version, info.protocol_version
-        ));
-    }
-    if !tools.is_empty() {
-        out.push_str(&format!("  tools ({}):\n", tools.len()));
-        for tool in tools {
-            out.push_str(&format!(
-                "    {}: {}\n",
-                tool.original_name, tool.description
-            ));
-        }
-    }
-    out
-}
-
 fn parse_pairs(
     items: &[String],
     separator: char,
@@ -277,7 +116,7 @@ pub fn add_stdio(
     env: &[String],
     command: &str,
     args: &[String],
-) -> Result<String, CommandError> {
+) -> Result<Added, CommandError> {
     let env = parse_pairs(env, '=', "-e")?;
     let entry = RawServer {
         command: Some(command.to_string()),
@@ -296,7 +135,7 @@ pub fn add_remote(
     name: &str,
     url: &str,
     headers: &[String],
-) -> Result<String, CommandError> {
+) -> Result<Added, CommandError> {
     if !matches!(transport, "http" | "sse") {
         return Err(CommandError::Usage(format!(
             "--transport {transport:?}: use \"http\" or \"sse\" (stdio servers take `-- COMMAND`)"
@@ -317,18 +156,15 @@ fn write_entry(
     scope: Scope,
     name: &str,
     entry: &RawServer,
-) -> Result<String, CommandError> {
+) -> Result<Added, CommandError> {
     let file = scope_file(paths, scope);
     let replaced = add_server_entry(&file, name, entry, file.starts_with(&paths.home))?;
-    let verb = if replaced { "Replaced" } else { "Added" };
-    Ok(format!(
-        "{verb} MCP server {name:?} in {}\n",
-        file.display()
-    ))
+    Ok(Added { file, replaced })
 }
 
 /// `ling mcp remove NAME`: from the given scope, or else the project file, then the user file.
-pub fn remove(paths: &Paths, scope: Option<Scope>, name: &str) -> Result<String, CommandError> {
+/// Returns the file it was removed from.
+pub fn remove(paths: &Paths, scope: Option<Scope>, name: &str) -> Result<PathBuf, CommandError> {
     let scopes = match scope {
         Some(scope) => vec![scope],
         None => vec![Scope::Project, Scope::User],
@@ -336,10 +172,7 @@ pub fn remove(paths: &Paths, scope: Option<Scope>, name: &str) -> Result<String,
     for scope in scopes {
         let file = scope_file(paths, scope);
         if remove_server_entry(&file, name, file.starts_with(&paths.home))? {
-            return Ok(format!(
-                "Removed MCP server {name:?} from {}\n",
-                file.display()
-            ));
+            return Ok(file);
         }
     }
     Err(CommandError::Usage(format!(

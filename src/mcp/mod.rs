@@ -30,4 +30,4 @@ pub use log::ServerLog;
 pub use manager::{Applied, ManagerOptions, McpManager, McpToolInfo, ServerState, ServerStatus};
 pub use render::RenderedResult;
 pub use sampling::{SAMPLING_REFUSED, SamplingRequest, SamplingResult};
-pub use types::{CallToolResult, Progress, ProgressCallback, ServerInfo, Tool};
+pub use types::{CallToolResult, Progress, ProgressCallback, ServerInfo, ToolDef};

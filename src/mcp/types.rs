@@ -1,6 +1,7 @@
 //! The MCP data the host reads: what `initialize` answers, tool definitions, tool results and
-//! progress. Fields the host does not use stay in the raw JSON (`Tool::raw`), so nothing a
-//! server sends is lost for `ling mcp get`.
+//! progress. A server's tool definition is a [`ToolDef`], named apart from the builtin tools'
+//! trait (`tools::Tool`) that the agent's adapter implements for it; the parts the host only
+//! passes on (schemas, `annotations`, `execution`) stay JSON values.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -38,10 +39,10 @@ impl ServerInfo {
     }
 }
 
-/// One tool of `tools/list`.
+/// One tool of `tools/list`, as the server defines it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Tool {
+pub struct ToolDef {
     pub name: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
@@ -57,7 +58,7 @@ pub struct Tool {
     pub execution: Option<Value>,
 }
 
-impl Tool {
+impl ToolDef {
     /// `annotations.readOnlyHint` (false when missing; a hint from the server, not a guarantee).
     pub fn read_only(&self) -> bool {
         self.annotations

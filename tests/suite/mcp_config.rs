@@ -7,6 +7,7 @@ use crate::support::mcp;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use ling::cli::mcp_cmd::print;
 use ling::config::ConfigError;
 use ling::config::mcp::{TransportConfig, load_servers};
 use ling::mcp::commands::{self, Scope};
@@ -216,7 +217,7 @@ fn add_and_remove_keep_other_entries() {
         &file,
         r#"{"other":1,"mcpServers":{"keep":{"command":"k","toolTimeoutMs":5}}}"#,
     );
-    let msg = commands::add_stdio(
+    let added = commands::add_stdio(
         &env.paths,
         Scope::Project,
         "fs",
@@ -225,7 +226,13 @@ fn add_and_remove_keep_other_entries() {
         &["-y".into(), "pkg".into()],
     )
     .unwrap();
-    assert!(msg.starts_with("Added MCP server \"fs\""), "{msg}");
+    assert_eq!(
+        added,
+        commands::Added {
+            file: file.clone(),
+            replaced: false
+        }
+    );
     commands::add_remote(
         &env.paths,
         Scope::Project,
@@ -291,7 +298,7 @@ fn list_json_has_the_exact_shape() {
             server_info: None,
         },
     ];
-    let out: Value = serde_json::from_str(&commands::render_list(&statuses, &[], true)).unwrap();
+    let out: Value = serde_json::from_str(&print::render_list(&statuses, &[], true)).unwrap();
     assert_eq!(
         out,
         json!({"servers":[
@@ -300,7 +307,7 @@ fn list_json_has_the_exact_shape() {
             {"name":"c","transport":"sse","status":"disabled","tools":0}]})
     );
     assert_eq!(
-        commands::render_list(&statuses, &[], false),
+        print::render_list(&statuses, &[], false),
         "a (stdio): connected, 3 tools\nb (http): failed: boom\nc (sse): disabled\n"
     );
 }
@@ -313,7 +320,7 @@ async fn get_masks_secrets_and_call_runs_one_tool() {
         vars.push(("SECRET".into(), "hunter2".into()));
     }
     let (statuses, tools) = commands::probe(vec![config.clone()], env.options()).await;
-    let text = commands::render_get(&config, statuses.first(), &tools, false);
+    let text = print::render_get(&config, statuses.first(), &tools, false);
     assert!(!text.contains("hunter2"), "{text}");
     assert!(text.contains("\"SECRET\":\"***\""), "{text}");
     assert!(
@@ -321,13 +328,8 @@ async fn get_masks_secrets_and_call_runs_one_tool() {
         "{text}"
     );
     assert!(text.contains("    echo: [MCP:t] Echoes its text"), "{text}");
-    let json_out: Value = serde_json::from_str(&commands::render_get(
-        &config,
-        statuses.first(),
-        &tools,
-        true,
-    ))
-    .unwrap();
+    let json_out: Value =
+        serde_json::from_str(&print::render_get(&config, statuses.first(), &tools, true)).unwrap();
     assert_eq!(json_out["config"]["env"]["SECRET"], "***");
     assert_eq!(json_out["status"], "connected");
 

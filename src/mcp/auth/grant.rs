@@ -230,7 +230,7 @@ fn sender(http: &reqwest::Client, timeout: Duration) -> impl Fn(HttpRequest) -> 
                         timeout.as_millis()
                     ))
                 })?
-                .map_err(|e| SendError(crate::mcp::transport::error_chain(&e)))?;
+                .map_err(|e| SendError(crate::error_chain::error_chain(&e)))?;
             let status = response.status();
             let headers = response.headers().clone();
             let body = tokio::time::timeout(timeout, read_limited(response, MAX_TOKEN_RESPONSE))
@@ -371,7 +371,7 @@ async fn post_form(
                 timeout.as_millis()
             ))
         })?
-        .map_err(|e| fail(crate::mcp::transport::error_chain(&e)))?;
+        .map_err(|e| fail(crate::error_chain::error_chain(&e)))?;
     let status = response.status();
     let body = read_limited(response, MAX_TOKEN_RESPONSE)
         .await

@@ -1,8 +1,8 @@
 //! OAuth 2.1 for HTTP MCP servers, as the MCP authorization specification (2025-11-25, with the
 //! 2026-07-28 additions) has it. The Streamable HTTP transport sends [`OAuth::bearer`] with
-//! every request and hands each `401`/`403` to [`OAuth::rejected`], which answers by refreshing
-//! the token, by a login, or (one step-up) by a login asking for more scopes, after which the
-//! transport sends the request again. A login is discovery (`discovery.rs`), a client identity
+//! every request and hands each refused one to [`refused::answer`], the one place that decides
+//! what a `401`/`403` leads to: a refreshed token, a login, or (one step-up) a login asking for
+//! more scopes, after which the transport sends the request again. A login is discovery (`discovery.rs`), a client identity
 //! (`registration.rs`), the authorization code flow with PKCE and `resource` (`grant.rs`) and
 //! the user's consent through the browser and a loopback listener (`redirect.rs`); the tokens
 //! are kept per server URL in `LING_HOME/credentials/` (`store.rs`).
@@ -17,6 +17,7 @@ mod discovery;
 mod error;
 mod grant;
 mod redirect;
+pub mod refused;
 mod registration;
 pub mod store;
 
@@ -146,41 +147,6 @@ impl OAuth {
     /// Why the server cannot be used without a login, once that is known.
     pub fn needs_login(&self) -> Option<String> {
         self.needs_login.lock().ok().and_then(|n| n.clone())
-    }
-
-    /// The server answered `status` (401 or 403) to a request sent with `sent`. `Ok` means a
-    /// new token is in place and the request may be sent again.
-    pub async fn rejected(
-        &self,
-        status: u16,
-        www_authenticate: &[String],
-        sent: Option<&str>,
-    ) -> Result<(), AuthError> {
-        let challenge = Challenge::parse(www_authenticate.iter().map(String::as_str));
-        let mut state = self.state.lock().await;
-        let current = state
-            .credentials
-            .tokens
-            .as_ref()
-            .map(|t| t.access_token.as_str());
-        if sent.is_some() && current != sent {
-            // Another request already replaced the token this one was refused with.
-            return Ok(());
-        }
-        if status == 403 {
-            return self.step_up(&mut state, &challenge).await;
-        }
-        if self.try_refresh(&mut state, &challenge).await.is_ok() {
-            return Ok(());
-        }
-        let scope = match challenge.scope.clone() {
-            Some(scope) => Some(scope),
-            None => self
-                .discovered(&mut state, &challenge)
-                .await?
-                .default_scope(),
-        };
-        self.authorize(&mut state, &challenge, scope).await
     }
 
     /// A 403: asks once more with the scopes the server names added to the granted ones.
@@ -551,7 +517,7 @@ fn auth_client(timeout: Duration, follow: bool) -> Result<reqwest::Client, AuthE
     http_client::build(options).map_err(|e| {
         AuthError::Authorization(format!(
             "cannot set up the HTTP client: {}",
-            crate::mcp::transport::error_chain(&e)
+            crate::error_chain::error_chain(&e)
         ))
     })
 }

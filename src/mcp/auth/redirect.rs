@@ -165,7 +165,7 @@ pub async fn follow_headless(
     let response = tokio::time::timeout(timeout, http.get(url.clone()).send())
         .await
         .map_err(|_| fail("the authorization endpoint did not answer in time".into()))?
-        .map_err(|e| fail(crate::mcp::transport::error_chain(&e)))?;
+        .map_err(|e| fail(crate::error_chain::error_chain(&e)))?;
     let location = response
         .headers()
         .get(reqwest::header::LOCATION)

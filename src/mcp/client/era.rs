@@ -14,7 +14,7 @@ use crate::mcp::error::McpError;
 use crate::mcp::modern::{
     self, Discovered, Era, MODERN_PROTOCOL_VERSION, UNSUPPORTED_PROTOCOL_VERSION, is_modern_error,
 };
-use crate::mcp::types::{SUPPORTED_PROTOCOL_VERSIONS, ServerInfo, Tool};
+use crate::mcp::types::{SUPPORTED_PROTOCOL_VERSIONS, ServerInfo, ToolDef};
 
 /// How long the probe waits for an answer before taking the server for a legacy one that
 /// ignores unknown requests (SDK servers answer `-32601` at once).
@@ -218,7 +218,7 @@ impl McpClient {
 
     /// False for a tool a modern HTTP server annotated with an invalid `x-mcp-header` (it is
     /// dropped, with a warning in the log); remembers the valid annotations for its calls.
-    pub(super) fn keep_tool(&self, tool: &Tool) -> bool {
+    pub(super) fn keep_tool(&self, tool: &ToolDef) -> bool {
         if self.modern_version().is_none() || !self.inner.transport.mirrors_headers() {
             return true;
         }

@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use async_trait::async_trait;
-use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderMap, WWW_AUTHENTICATE};
+use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderMap};
 use reqwest::{StatusCode, Url};
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
@@ -19,6 +19,7 @@ use super::http_common::{self, ACCEPT_BOTH, ACCEPT_SSE, Failure};
 use super::http_reply;
 use super::{Connection, Transport, TransportError, TransportEvent};
 use crate::mcp::auth::OAuth;
+use crate::mcp::auth::refused::{self, Answer};
 use crate::mcp::jsonrpc::{Message, RequestId};
 
 /// How long a prompt shutdown ([`super::Shutdown::Prompt`]) waits for the session's DELETE.
@@ -30,9 +31,6 @@ pub(crate) const SESSION_HEADER: &str = "mcp-session-id";
 pub(crate) const VERSION_HEADER: &str = "mcp-protocol-version";
 /// How long `notifications/initialized` waits for the standalone GET stream to be accepted.
 const GET_STREAM_WAIT: Duration = Duration::from_secs(2);
-/// How often one request is sent again after a 401 or 403 got it a new token (a login, then
-/// one step-up).
-const AUTH_RETRIES: usize = 2;
 
 /// Opens a Streamable HTTP connection to `url`. No request is made until the first `send()`.
 /// `timeout` bounds each exchange until the status and headers arrive, not a reply stream.
@@ -44,8 +42,8 @@ pub async fn connect(
     connect_with_auth(url, headers, timeout, None).await
 }
 
-/// [`connect`], with OAuth: `auth`'s token goes with every request, and a 401 or 403 is handed
-/// to it (see [`OAuth::rejected`]) before the request is sent again.
+/// [`connect`], with OAuth: `auth`'s token goes with every request, and a refused one is
+/// answered as [`refused::answer`] decides.
 pub async fn connect_with_auth(
     url: &str,
     headers: &[(String, String)],
@@ -205,30 +203,20 @@ impl Shared {
         extra: &[(String, String)],
     ) -> Result<reqwest::Response, Failure> {
         let mut may_reinit = true;
-        let mut auth_retries = 0;
+        let mut auth_tries = 0;
         loop {
             let (response, session, sent) = self.post_once(message, extra).await?;
             let status = response.status();
             if status.is_success() {
                 return Ok(response);
             }
-            if let Some(auth) = &self.auth
-                && (status == StatusCode::UNAUTHORIZED || status == StatusCode::FORBIDDEN)
-                && auth_retries < AUTH_RETRIES
-            {
-                auth_retries += 1;
-                let challenges: Vec<String> = response
-                    .headers()
-                    .get_all(WWW_AUTHENTICATE)
-                    .iter()
-                    .filter_map(|v| v.to_str().ok().map(str::to_string))
-                    .collect();
-                drop(response);
-                auth.rejected(status.as_u16(), &challenges, sent.as_deref())
-                    .await
-                    .map_err(|e| Failure::Other(e.to_string()))?;
-                continue;
-            }
+            let auth = self.auth.as_deref();
+            let response =
+                match refused::answer(auth, response, sent.as_deref(), &mut auth_tries).await {
+                    Answer::Retry => continue,
+                    Answer::Failed(e) => return Err(Failure::Other(e.to_string())),
+                    Answer::Unanswered(response) => response,
+                };
             let failure = http_common::status_failure(response, self.timeout).await;
             let expired = match &failure {
                 Failure::Status { status, body } => {

@@ -10,6 +10,7 @@ use reqwest::{StatusCode, Url};
 use tokio::sync::mpsc;
 
 use super::{TransportError, TransportEvent};
+use crate::error_chain::error_chain;
 use crate::http_client::{self, ClientOptions, Target, redirect_refusal};
 use crate::mcp::jsonrpc::{ErrorObject, METHOD_NOT_FOUND, Message, RequestId};
 
@@ -53,11 +54,9 @@ impl Failure {
     pub(crate) fn describe(&self, url: &Url) -> String {
         let url = shown(url);
         match self {
-            Self::Status { status, .. } if *status == StatusCode::UNAUTHORIZED => format!(
-                "the MCP server at {url} requires authentication (HTTP 401): log in (OAuth) \
-                 with `ling mcp login NAME`, or give the server a token in its \"headers\" \
-                 (for example \"Authorization\": \"Bearer ${{TOKEN}}\")"
-            ),
+            Self::Status { status, .. } if *status == StatusCode::UNAUTHORIZED => {
+                crate::mcp::auth::refused::unauthorized(&url)
+            }
             Self::Status { status, body } if body.is_empty() => {
                 format!("the MCP server at {url} answered HTTP {status}")
             }
@@ -117,8 +116,12 @@ pub(crate) fn header_map(headers: &[(String, String)]) -> Result<HeaderMap, Tran
 
 pub(crate) fn client(timeout: Duration) -> Result<reqwest::Client, TransportError> {
     let options = ClientOptions::new(Target::McpServer).connect_timeout(timeout);
-    http_client::build(options)
-        .map_err(|e| TransportError::Http(format!("cannot set up the HTTP client: {}", chain(&e))))
+    http_client::build(options).map_err(|e| {
+        TransportError::Http(format!(
+            "cannot set up the HTTP client: {}",
+            error_chain(&e)
+        ))
+    })
 }
 
 /// Sends a request and waits for its status and headers, at most `timeout`. The body is read
@@ -141,11 +144,11 @@ pub(crate) async fn exchange(
         )),
         Ok(Err(e)) if e.is_connect() => Err(Failure::Other(format!(
             "cannot connect to the MCP server at {url}: {}",
-            chain(&e)
+            error_chain(&e)
         ))),
         Ok(Err(e)) => Err(Failure::Other(format!(
             "HTTP request to the MCP server at {url} failed: {}",
-            chain(&e)
+            error_chain(&e)
         ))),
         Ok(Ok(response)) => Ok(response),
     }
@@ -229,22 +232,6 @@ pub(crate) fn fail_request(events: &mpsc::Sender<TransportEvent>, id: RequestId,
         };
         let _ = events.send(TransportEvent::Message(message)).await;
     });
-}
-
-/// The error and its sources, so "error sending request" says "connection refused". The URL
-/// reqwest quotes is masked.
-pub(crate) fn chain(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(inner) = source {
-        let part = inner.to_string();
-        if !text.contains(&part) {
-            text.push_str(": ");
-            text.push_str(&part);
-        }
-        source = inner.source();
-    }
-    crate::redact::redact_urls(&text)
 }
 
 #[cfg(test)]

@@ -115,7 +115,7 @@ async fn read_json(shared: &Shared, response: reqwest::Response, reader: &mut Re
                 let reason = format!(
                     "reading the reply of the MCP server at {} failed: {}",
                     http_common::shown(&shared.url),
-                    http_common::chain(&e)
+                    crate::error_chain::error_chain(&e)
                 );
                 return reader.fail(shared, reason);
             }

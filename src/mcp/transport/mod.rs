@@ -120,7 +120,6 @@ pub struct Connection {
 
 pub mod http;
 mod http_common;
-pub(crate) use http_common::chain as error_chain;
 mod http_reply;
 pub(crate) mod lines;
 pub mod sse;

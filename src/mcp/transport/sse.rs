@@ -114,7 +114,12 @@ async fn read_stream(
     let end = loop {
         let chunk = match body.next().await {
             Some(Ok(chunk)) => chunk,
-            Some(Err(e)) => break format!("the SSE stream broke: {}", http_common::chain(&e)),
+            Some(Err(e)) => {
+                break format!(
+                    "the SSE stream broke: {}",
+                    crate::error_chain::error_chain(&e)
+                );
+            }
             None => break "the server closed the SSE stream".to_string(),
         };
         for event in parser.feed(&chunk) {

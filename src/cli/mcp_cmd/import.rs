@@ -8,8 +8,9 @@
 
 use std::path::{Path, PathBuf};
 
-use super::CliError;
-use super::args::ImportFrom;
+use clap::{Args, ValueEnum};
+
+use super::{CliError, Exit, McpContext, ScopeArg, scope_of};
 use crate::config::Paths;
 use crate::config::mcp::{RawServer, add_server_entries, server_names};
 use crate::config::mcp_import::{ImportSource, Imported as ImportedSource, ToolDirs, read_source};
@@ -21,21 +22,49 @@ use crate::ui::style::Style;
 use crate::ui::term::Term;
 use crate::ui::trust::{quoted, render_runs_of, shown};
 
-pub struct ImportOptions {
-    pub from: ImportFrom,
-    pub scope: Scope,
-    pub force: bool,
-    pub dry_run: bool,
+#[derive(Debug, Args)]
+pub struct ImportArgs {
+    /// The tool whose config files to read
+    #[arg(long, value_enum)]
+    from: ImportFrom,
+    #[arg(long, value_enum, default_value_t = ScopeArg::Project)]
+    scope: ScopeArg,
+    /// Replace servers of the same name (default: keep them and skip the imported one)
+    #[arg(long)]
+    force: bool,
+    /// Print the resulting file; write nothing
+    #[arg(long)]
+    dry_run: bool,
+}
+
+/// `ling mcp import --from`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ImportFrom {
+    ClaudeDesktop,
+    ClaudeCode,
+    Cursor,
+    Vscode,
+    Codex,
+}
+
+pub(super) fn run_import(cx: &McpContext, args: &ImportArgs) -> Result<Exit, CliError> {
+    let imported = import(&cx.paths, args)?;
+    // Servers from the project's own files are the repository's, not the user's word: the
+    // project is then asked about like any changed config.
+    if !args.dry_run && !imported.from_project {
+        cx.keep_trust()?;
+    }
+    Ok(Exit::Success)
 }
 
 /// What an import did that matters to trust.
-pub struct Imported {
+struct Imported {
     /// A server came from one of the project's own files: the project's config now holds
     /// repository content, so its trust must not be kept on the user's behalf.
-    pub from_project: bool,
+    from_project: bool,
 }
 
-pub fn run(paths: &Paths, options: ImportOptions) -> Result<Imported, CliError> {
+fn import(paths: &Paths, options: &ImportArgs) -> Result<Imported, CliError> {
     let source = source_of(options.from);
     let home = std::env::var_os("HOME")
         .filter(|h| !h.is_empty())
@@ -60,9 +89,10 @@ pub fn run(paths: &Paths, options: ImportOptions) -> Result<Imported, CliError> 
             looked.join(", ")
         )));
     }
-    let file = scope_file(paths, options.scope);
+    let scope = scope_of(options.scope);
+    let file = scope_file(paths, scope);
     let existing = server_names(&file)?;
-    let to_user = matches!(options.scope, Scope::User);
+    let to_user = matches!(scope, Scope::User);
     let (text, entries, from_project) =
         report(&imported, &existing, options.force, &file, paths, to_user);
     let owner_only = file.starts_with(&paths.home);

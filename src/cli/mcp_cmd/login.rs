@@ -1,13 +1,38 @@
 //! `ling mcp login NAME` and `ling mcp logout NAME`: an OAuth login to one HTTP server, through
 //! the browser (`ui::login`), its tokens kept in `LING_HOME/credentials/`; and forgetting them.
 
-use super::{CliError, Exit};
+use clap::Args;
+
+use super::{CliError, Exit, McpContext};
 use crate::config::mcp::ServerConfig;
 use crate::mcp::{ManagerOptions, McpManager};
 use crate::ui::output::stdout_line;
 
+#[derive(Debug, Args)]
+pub struct LoginArgs {
+    name: String,
+    /// Only print the URL; do not open a browser (also LING_NO_BROWSER=1)
+    #[arg(long)]
+    no_browser: bool,
+}
+
+pub(super) async fn run_login(cx: McpContext, args: LoginArgs) -> Result<Exit, CliError> {
+    let config = cx.server(&args.name)?;
+    login(config, cx.options, args.no_browser).await
+}
+
+#[derive(Debug, Args)]
+pub struct LogoutArgs {
+    name: String,
+}
+
+pub(super) async fn run_logout(cx: McpContext, args: LogoutArgs) -> Result<Exit, CliError> {
+    let config = cx.server(&args.name)?;
+    logout(config, cx.options).await
+}
+
 /// Logs in to `config`'s server and says how many tools it offers now.
-pub async fn login(
+async fn login(
     mut config: ServerConfig,
     options: ManagerOptions,
     no_browser: bool,
@@ -30,7 +55,7 @@ pub async fn login(
 }
 
 /// Deletes the stored credentials of `config`'s server.
-pub async fn logout(mut config: ServerConfig, options: ManagerOptions) -> Result<Exit, CliError> {
+async fn logout(mut config: ServerConfig, options: ManagerOptions) -> Result<Exit, CliError> {
     let name = config.name.clone();
     config.disabled = true;
     let manager = McpManager::start(vec![config], options);
