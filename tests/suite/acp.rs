@@ -526,7 +526,12 @@ fn the_editor_terminal_gets_the_exact_policy_with_its_protected_paths() {
     project.write(".git/HEAD", "ref: refs/heads/main\n");
     let (_, _server, args) = bash_in_a_terminal(
         &project,
-        &["--sandbox", "workspace-write", "--permission-mode", "bypass"],
+        &[
+            "--sandbox",
+            "workspace-write",
+            "--permission-mode",
+            "bypass",
+        ],
         "echo a > ok.txt; echo b > .git/planted; true",
     );
     assert!(args.iter().any(|a| a == "--exact"), "{args:?}");
