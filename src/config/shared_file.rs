@@ -120,6 +120,24 @@ pub fn update<T, E: From<ConfigError>>(
     Ok(value)
 }
 
+/// Replaces `path` with `bytes` under its lock, without reading it: for a file whose whole is
+/// the one change (a login's client and tokens).
+pub fn write(path: &Path, options: Options, bytes: &[u8]) -> Result<(), ConfigError> {
+    let _lock = FileLock::acquire(path, options)?;
+    replace(path, bytes, options.private)
+}
+
+/// Deletes `path` under its lock, without reading it (a broken file can always be removed);
+/// whether there was one.
+pub fn remove(path: &Path, options: Options) -> Result<bool, ConfigError> {
+    let _lock = FileLock::acquire(path, options)?;
+    match std::fs::remove_file(path) {
+        Ok(()) => Ok(true),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
+        Err(source) => Err(write_error(path, source)),
+    }
+}
+
 /// [`update`] of a JSON object file (a missing one is an empty object): `change` edits the
 /// object as it is on disk now and says whether it changed; a changed object is written back
 /// pretty-printed, every key `change` did not touch as it was. `not_object` says what the file

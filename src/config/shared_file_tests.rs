@@ -206,3 +206,20 @@ fn the_wait_comes_from_the_environment() {
     assert!(Options::private().private);
     assert_eq!(Options::owner_only(false), Options::project());
 }
+
+#[test]
+fn a_whole_file_is_written_or_removed_without_reading_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("credentials").join("x.json");
+    std::fs::create_dir(path.parent().unwrap()).unwrap();
+    // Not UTF-8: an update could not read it, but it can still be replaced or removed.
+    std::fs::write(&path, [0xff, 0xfe]).unwrap();
+    assert!(update(&path, wait(100), |_| Ok::<_, ConfigError>((Change::Keep, ()))).is_err());
+    write(&path, wait(100), b"{}").unwrap();
+    assert_eq!(std::fs::read(&path).unwrap(), b"{}");
+    assert_eq!(mode(&path), 0o600);
+    std::fs::write(&path, [0xff]).unwrap();
+    assert!(remove(&path, wait(100)).unwrap());
+    assert!(!remove(&path, wait(100)).unwrap());
+    assert_eq!(names(path.parent().unwrap()), Vec::<String>::new());
+}
