@@ -58,28 +58,22 @@ pub fn set_mcp_server_enabled(
     } else {
         ("disabledMcpServers", "enabledMcpServers")
     };
-    update_json_object(
-        file,
-        Options::private(),
-        "expected a JSON object",
-        |top| {
-            let projects = object(top, "projects").ok_or_else(|| {
-                invalid("\"projects\" must be an object of project roots".into())
-            })?;
-            let state = object(projects, &root)
-                .ok_or_else(|| invalid(format!("\"projects\".{root:?} must be an object")))?;
-            let before = state.clone();
-            for (key, keep) in [(remove, false), (add, true)] {
-                let list = list(state, key)
-                    .ok_or_else(|| invalid(format!("`{key}` must be a list of server names")))?;
-                list.retain(|n| n.as_str() != Some(name));
-                if keep {
-                    list.push(Value::String(name.to_string()));
-                }
+    update_json_object(file, Options::private(), "expected a JSON object", |top| {
+        let projects = object(top, "projects")
+            .ok_or_else(|| invalid("\"projects\" must be an object of project roots".into()))?;
+        let state = object(projects, &root)
+            .ok_or_else(|| invalid(format!("\"projects\".{root:?} must be an object")))?;
+        let before = state.clone();
+        for (key, keep) in [(remove, false), (add, true)] {
+            let list = list(state, key)
+                .ok_or_else(|| invalid(format!("`{key}` must be a list of server names")))?;
+            list.retain(|n| n.as_str() != Some(name));
+            if keep {
+                list.push(Value::String(name.to_string()));
             }
-            Ok((*state != before, ()))
-        },
-    )
+        }
+        Ok((*state != before, ()))
+    })
 }
 
 /// The object at `key` of `map` (made empty when missing); `None` when it is something else.
@@ -135,9 +129,16 @@ mod tests {
                 std::thread::spawn(move || {
                     start.wait();
                     for m in 0..10 {
-                        assert!(add_allow_rule(&file, &format!("bash(tool{n}-{m}*)"), true).unwrap());
-                        set_mcp_server_enabled(&file, Path::new("/p"), &format!("s{n}"), m % 2 == 0)
-                            .unwrap();
+                        assert!(
+                            add_allow_rule(&file, &format!("bash(tool{n}-{m}*)"), true).unwrap()
+                        );
+                        set_mcp_server_enabled(
+                            &file,
+                            Path::new("/p"),
+                            &format!("s{n}"),
+                            m % 2 == 0,
+                        )
+                        .unwrap();
                     }
                 })
             })

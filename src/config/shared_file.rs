@@ -73,7 +73,7 @@ fn lock_wait() -> Duration {
 }
 
 fn wait_from(ms: Option<String>) -> Duration {
-    let Some(ms) = ms else {
+    let Some(ms) = ms.filter(|ms| !ms.is_empty()) else {
         return DEFAULT_LOCK_WAIT;
     };
     ms.trim()

@@ -203,6 +203,7 @@ fn the_wait_comes_from_the_environment() {
     assert_eq!(wait_from(Some(" 0 ".into())), Duration::ZERO);
     assert_eq!(wait_from(Some("soon".into())), DEFAULT_LOCK_WAIT);
     assert_eq!(wait_from(None), DEFAULT_LOCK_WAIT);
+    assert_eq!(wait_from(Some(String::new())), DEFAULT_LOCK_WAIT);
     assert!(Options::private().private);
     assert_eq!(Options::owner_only(false), Options::project());
 }
@@ -214,7 +215,13 @@ fn a_whole_file_is_written_or_removed_without_reading_it() {
     std::fs::create_dir(path.parent().unwrap()).unwrap();
     // Not UTF-8: an update could not read it, but it can still be replaced or removed.
     std::fs::write(&path, [0xff, 0xfe]).unwrap();
-    assert!(update(&path, wait(100), |_| Ok::<_, ConfigError>((Change::Keep, ()))).is_err());
+    assert!(
+        update(&path, wait(100), |_| Ok::<_, ConfigError>((
+            Change::Keep,
+            ()
+        )))
+        .is_err()
+    );
     write(&path, wait(100), b"{}").unwrap();
     assert_eq!(std::fs::read(&path).unwrap(), b"{}");
     assert_eq!(mode(&path), 0o600);

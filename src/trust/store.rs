@@ -187,8 +187,7 @@ mod tests {
         let home = tempfile::tempdir().unwrap();
         let home = home.path().join("ling-home");
         assert!(TrustStore::load(&home).unwrap().get("/p").is_none());
-        TrustStore::update(&home, |store| store.insert("/p".into(), record("sha256:1")))
-            .unwrap();
+        TrustStore::update(&home, |store| store.insert("/p".into(), record("sha256:1"))).unwrap();
         let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode(&home.join(TRUST_FILE)), 0o600);
         assert_eq!(mode(&home), 0o700);

@@ -142,7 +142,12 @@ fn sessions_adding_servers_to_the_users_mcp_json_at_once_all_keep_theirs() {
     let home = tempfile::tempdir().unwrap();
     let cwd = tempfile::tempdir().unwrap();
     let servers: serde_json::Map<String, Value> = (0..ALREADY_TRUSTED)
-        .map(|n| (format!("old{n}"), json!({"command": "true", "args": [n.to_string()]})))
+        .map(|n| {
+            (
+                format!("old{n}"),
+                json!({"command": "true", "args": [n.to_string()]}),
+            )
+        })
         .collect();
     let file = home.path().join("mcp.json");
     std::fs::write(&file, json!({"mcpServers": servers}).to_string()).unwrap();
@@ -177,7 +182,11 @@ fn an_update_that_cannot_get_the_lock_in_time_names_it_and_changes_nothing() {
     let project = Project::new();
     project.write(".ling/settings.json", "{}\n");
     let home = project.home.path();
-    std::fs::write(home.join("trust.json"), "{\"version\": 1, \"projects\": {}}\n").unwrap();
+    std::fs::write(
+        home.join("trust.json"),
+        "{\"version\": 1, \"projects\": {}}\n",
+    )
+    .unwrap();
     // Another Ling in the middle of an update (this test holds the lock instead).
     let lock_path = home.join("trust.json.lock");
     let lock = std::fs::File::create(&lock_path).unwrap();
