@@ -12,7 +12,7 @@ use super::files::{read_text, write_atomic};
 
 /// Reads and writes whole text files for the file tools. `path` is absolute and already checked
 /// (inside the project unless the mode allows otherwise); `root` is the canonical project root
-/// the local disk reaches it beneath without following a symlink ([`super::beneath`]); `shown`
+/// the local disk reaches it beneath without following a symlink (`tools::beneath`); `shown`
 /// is how errors name it.
 #[async_trait]
 pub trait FileAccess: Send + Sync {
