@@ -176,7 +176,7 @@ pub fn update_json_object<T>(
 /// The exclusive lock on `<file>.lock`, released (and the lock file deleted) when dropped.
 struct FileLock {
     path: PathBuf,
-    _file: File,
+    file: File,
 }
 
 impl FileLock {
@@ -205,12 +205,11 @@ impl FileLock {
                 .map_err(failed)?;
             match lock.try_lock() {
                 // The holder before us may have deleted the file we locked: then the lock that
-                // counts is on the one at `path` now.
+                // counts is on the one at `path` now, tried again (within the same wait).
                 Ok(()) if same_file(&lock, &path) => {
-                    return Ok(Self { path, _file: lock });
+                    return Ok(Self { path, file: lock });
                 }
-                Ok(()) => continue,
-                Err(TryLockError::WouldBlock) => {}
+                Ok(()) | Err(TryLockError::WouldBlock) => {}
                 Err(TryLockError::Error(e)) => return Err(failed(e)),
             }
             let now = Instant::now();
@@ -229,8 +228,11 @@ impl FileLock {
 
 impl Drop for FileLock {
     fn drop(&mut self) {
-        // Deleted while still held, so no one can lock it after us and think it is theirs.
-        let _ = std::fs::remove_file(&self.path);
+        // Deleted while still held, so no one can lock it after us and think it is theirs; only
+        // when it is still ours (someone may have deleted it by hand and another Ling made anew).
+        if same_file(&self.file, &self.path) {
+            let _ = std::fs::remove_file(&self.path);
+        }
     }
 }
 
