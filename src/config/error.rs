@@ -35,6 +35,27 @@ pub enum ConfigError {
         path: PathBuf,
         source: std::io::Error,
     },
+    #[error("cannot write {}: {source}; check that you own it and its folder", path.display())]
+    Write {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    /// Another process held the lock of a shared file for longer than Ling waits.
+    #[error(
+        "{} was not updated: another Ling process held its lock {} for over {waited_ms} ms; try \
+         again when it is done, or set LING_LOCK_TIMEOUT_MS to wait longer",
+        file.display(), lock.display()
+    )]
+    Busy {
+        file: PathBuf,
+        lock: PathBuf,
+        waited_ms: u128,
+    },
+    #[error("cannot lock {}: {source}; check that you own its folder", lock.display())]
+    Lock {
+        lock: PathBuf,
+        source: std::io::Error,
+    },
     #[error("{0}")]
     Other(String),
 }

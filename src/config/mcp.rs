@@ -19,6 +19,7 @@ use super::hooks::locate::{Seg, locate};
 use super::json::{read_config_text, syntax_error};
 pub use super::mcp_oauth::{Idp, OAuthConfig, RawIdp, RawOAuth};
 use super::sandbox::SandboxMode;
+use super::shared_file::{Options, update_json_object};
 use super::{ConfigError, Paths, read_json_value};
 
 pub const DEFAULT_STARTUP_TIMEOUT_MS: u64 = 30_000;
@@ -544,9 +545,10 @@ pub fn resolve_server(
     })
 }
 
-/// Adds (or replaces) one entry in `file`, keeping every other entry and key as they were.
-/// Returns whether an entry of that name was replaced. `owner_only` (a file under `LING_HOME`)
-/// writes it 0600 in a 0700 folder.
+/// Adds (or replaces) one entry in `file`, keeping every other entry and key as they were, in
+/// the file as it is on disk now (under its lock: see `shared_file`). Returns whether an entry of
+/// that name was replaced. `owner_only` (a file under `LING_HOME`) writes it 0600 in a 0700
+/// folder.
 pub fn add_server_entry(
     file: &Path,
     name: &str,
@@ -558,11 +560,10 @@ pub fn add_server_entry(
         message,
     })?;
     let entry = serde_json::to_value(entry).map_err(|e| ConfigError::Other(e.to_string()))?;
-    let mut root = read_object(file)?;
-    let servers = servers_object(&mut root, file)?;
-    let replaced = servers.insert(name.to_string(), entry).is_some();
-    write_atomically(file, &Value::Object(root), owner_only)?;
-    Ok(replaced)
+    update_servers(file, owner_only, |servers| {
+        let replaced = servers.insert(name.to_string(), entry).is_some();
+        (true, replaced)
+    })
 }
 
 /// Adds (or replaces) several entries in `file` at once, keeping every other entry and key, and
@@ -574,17 +575,25 @@ pub fn add_server_entries(
     owner_only: bool,
     write: bool,
 ) -> Result<Value, ConfigError> {
-    let mut root = read_object(file)?;
-    let servers = servers_object(&mut root, file)?;
-    for (name, entry) in entries {
-        let entry = serde_json::to_value(entry).map_err(|e| ConfigError::Other(e.to_string()))?;
-        servers.insert(name.clone(), entry);
+    let entries = entries
+        .iter()
+        .map(|(name, entry)| {
+            serde_json::to_value(entry)
+                .map(|entry| (name.clone(), entry))
+                .map_err(|e| ConfigError::Other(e.to_string()))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let add = |root: &mut serde_json::Map<String, Value>| -> Result<Value, ConfigError> {
+        let servers = servers_object(root, file)?;
+        servers.extend(entries);
+        Ok(Value::Object(root.clone()))
+    };
+    if !write {
+        return add(&mut read_object(file)?);
     }
-    let root = Value::Object(root);
-    if write {
-        write_atomically(file, &root, owner_only)?;
-    }
-    Ok(root)
+    update_json_object(file, Options::owner_only(owner_only), NOT_SERVERS, |root| {
+        add(root).map(|value| (true, value))
+    })
 }
 
 /// The server names already in `file` (none when it does not exist).
@@ -599,13 +608,24 @@ pub fn remove_server_entry(file: &Path, name: &str, owner_only: bool) -> Result<
     if !file.exists() {
         return Ok(false);
     }
-    let mut root = read_object(file)?;
-    let servers = servers_object(&mut root, file)?;
-    if servers.shift_remove(name).is_none() {
-        return Ok(false);
-    }
-    write_atomically(file, &Value::Object(root), owner_only)?;
-    Ok(true)
+    update_servers(file, owner_only, |servers| {
+        let removed = servers.shift_remove(name).is_some();
+        (removed, removed)
+    })
+}
+
+const NOT_SERVERS: &str = "expected a JSON object with \"mcpServers\"";
+
+/// Changes the `mcpServers` of `file` as it is on disk now: `change` says whether it changed
+/// them, and what to hand back.
+fn update_servers<T>(
+    file: &Path,
+    owner_only: bool,
+    change: impl FnOnce(&mut serde_json::Map<String, Value>) -> (bool, T),
+) -> Result<T, ConfigError> {
+    update_json_object(file, Options::owner_only(owner_only), NOT_SERVERS, |root| {
+        Ok(change(servers_object(root, file)?))
+    })
 }
 
 fn read_object(file: &Path) -> Result<serde_json::Map<String, Value>, ConfigError> {
@@ -614,7 +634,7 @@ fn read_object(file: &Path) -> Result<serde_json::Map<String, Value>, ConfigErro
         Some((_, Value::Object(map))) => Ok(map),
         Some(_) => Err(ConfigError::Invalid {
             path: file.to_path_buf(),
-            message: "expected a JSON object with \"mcpServers\"".into(),
+            message: NOT_SERVERS.into(),
         }),
     }
 }
@@ -629,34 +649,6 @@ fn servers_object<'a>(
     servers.as_object_mut().ok_or_else(|| ConfigError::Invalid {
         path: file.to_path_buf(),
         message: "\"mcpServers\" must be an object".into(),
-    })
-}
-
-/// Writes to a temporary file beside `file`, then renames it over, so a crash never leaves half
-/// a config behind.
-pub(super) fn write_atomically(
-    file: &Path,
-    value: &Value,
-    owner_only: bool,
-) -> Result<(), ConfigError> {
-    let io_err = |source| ConfigError::Read {
-        path: file.to_path_buf(),
-        source,
-    };
-    let mut text =
-        serde_json::to_string_pretty(value).map_err(|e| ConfigError::Other(e.to_string()))?;
-    text.push('\n');
-    if owner_only {
-        return super::private_fs::write_atomic(file, text.as_bytes()).map_err(io_err);
-    }
-    if let Some(dir) = file.parent() {
-        std::fs::create_dir_all(dir).map_err(io_err)?;
-    }
-    let tmp = file.with_extension(format!("json.tmp-{}", std::process::id()));
-    std::fs::write(&tmp, text).map_err(io_err)?;
-    std::fs::rename(&tmp, file).map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        io_err(e)
     })
 }
 

@@ -4,8 +4,9 @@
 //! The project's own files are read once (`project`); whether they apply at all is decided
 //! above config, by the `trust` module.
 //! `bounded_read.rs` reads files Ling does not own (regular files only, size-capped),
-//! `private_fs.rs` writes the owner-only files under `LING_HOME`, and `schema.rs` generates the
-//! JSON Schemas of the three files from their raw types.
+//! `private_fs.rs` writes the owner-only files under `LING_HOME`, `shared_file.rs` updates the
+//! files several Ling processes share (under a lock, replaced atomically), and `schema.rs`
+//! generates the JSON Schemas of the three files from their raw types.
 
 pub mod bounded_read;
 pub mod claude;
@@ -27,6 +28,7 @@ pub mod schema;
 mod settings;
 pub mod settings_edit;
 mod settings_resolve;
+pub mod shared_file;
 pub(crate) mod spelled;
 pub mod tool_search;
 

@@ -96,7 +96,7 @@ fn parent(path: &Path) -> Option<&Path> {
 }
 
 /// `.NAME.tmp-PID-RANDOM` beside `path`.
-fn temp_path(path: &Path) -> PathBuf {
+pub(crate) fn temp_path(path: &Path) -> PathBuf {
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())

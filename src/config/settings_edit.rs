@@ -1,48 +1,47 @@
 //! Edits of `settings.json` made at the user's request (the REPL's "always, and keep it"):
-//! one rule added to `permissions.allow`, every other key kept as written, the file replaced
-//! atomically.
+//! one rule added to `permissions.allow`, every other key kept as written, merged into the file
+//! as it is on disk now under its lock and replaced atomically (`shared_file`), so two sessions
+//! answering "always" at once both keep their rule.
 
 use std::path::Path;
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use super::error::ConfigError;
-use super::json::read_json_value;
-use super::mcp::write_atomically;
+use super::shared_file::{Options, update_json_object};
 
 /// Adds `rule` to `permissions.allow` of `file` (created if missing); false when it was there
-/// already. `owner_only` (the user's file under `LING_HOME`) writes it 0600.
+/// already. `owner_only` (the user's file under `LING_HOME`) writes it 0600. The rule is added
+/// to the file as it is on disk now, under its lock: a rule another session kept a moment ago
+/// stays.
 pub fn add_allow_rule(file: &Path, rule: &str, owner_only: bool) -> Result<bool, ConfigError> {
     let invalid = |message: &str| ConfigError::Invalid {
         path: file.to_path_buf(),
         message: message.to_string(),
     };
-    let mut root = match read_json_value(file)? {
-        None => serde_json::Map::new(),
-        Some((_, Value::Object(map))) => map,
-        Some(_) => return Err(invalid("expected a JSON object")),
-    };
-    let permissions = root
-        .entry("permissions")
-        .or_insert_with(|| Value::Object(serde_json::Map::new()))
-        .as_object_mut()
-        .ok_or_else(|| invalid("\"permissions\" must be an object"))?;
-    let allow = permissions
-        .entry("allow")
-        .or_insert_with(|| Value::Array(Vec::new()))
-        .as_array_mut()
-        .ok_or_else(|| invalid("\"permissions.allow\" must be an array of rules"))?;
-    if allow.iter().any(|r| r.as_str() == Some(rule)) {
-        return Ok(false);
-    }
-    allow.push(Value::String(rule.to_string()));
-    write_atomically(file, &Value::Object(root), owner_only)?;
-    Ok(true)
+    update_json_object(
+        file,
+        Options::owner_only(owner_only),
+        "expected a JSON object",
+        |root| {
+            let allow = list(
+                object(root, "permissions")
+                    .ok_or_else(|| invalid("\"permissions\" must be an object"))?,
+                "allow",
+            )
+            .ok_or_else(|| invalid("\"permissions.allow\" must be an array of rules"))?;
+            if allow.iter().any(|r| r.as_str() == Some(rule)) {
+                return Ok((false, false));
+            }
+            allow.push(Value::String(rule.to_string()));
+            Ok((true, true))
+        },
+    )
 }
 
 /// Keeps `/mcp enable NAME` or `/mcp disable NAME` for the project at `root` in the user's
 /// settings `file` (`projects.<root>.disabledMcpServers` / `enabledMcpServers`), every other
-/// key kept, the file replaced atomically and owner-only.
+/// key kept, under the file's lock, replaced atomically and owner-only.
 pub fn set_mcp_server_enabled(
     file: &Path,
     root: &Path,
@@ -53,39 +52,42 @@ pub fn set_mcp_server_enabled(
         path: file.to_path_buf(),
         message,
     };
-    let mut top = match read_json_value(file)? {
-        None => serde_json::Map::new(),
-        Some((_, Value::Object(map))) => map,
-        Some(_) => return Err(invalid("expected a JSON object".into())),
-    };
     let root = root.to_string_lossy().into_owned();
-    let projects = top
-        .entry("projects")
-        .or_insert_with(|| Value::Object(serde_json::Map::new()))
-        .as_object_mut()
-        .ok_or_else(|| invalid("\"projects\" must be an object of project roots".into()))?;
-    let state = projects
-        .entry(root.clone())
-        .or_insert_with(|| Value::Object(serde_json::Map::new()))
-        .as_object_mut()
-        .ok_or_else(|| invalid(format!("\"projects\".{root:?} must be an object")))?;
     let (add, remove) = if enabled {
         ("enabledMcpServers", "disabledMcpServers")
     } else {
         ("disabledMcpServers", "enabledMcpServers")
     };
-    for (key, keep) in [(remove, false), (add, true)] {
-        let list = state
-            .entry(key)
-            .or_insert_with(|| Value::Array(Vec::new()))
-            .as_array_mut()
-            .ok_or_else(|| invalid(format!("`{key}` must be a list of server names")))?;
-        list.retain(|n| n.as_str() != Some(name));
-        if keep {
-            list.push(Value::String(name.to_string()));
+    update_json_object(file, Options::private(), "expected a JSON object", |top| {
+        let projects = object(top, "projects")
+            .ok_or_else(|| invalid("\"projects\" must be an object of project roots".into()))?;
+        let state = object(projects, &root)
+            .ok_or_else(|| invalid(format!("\"projects\".{root:?} must be an object")))?;
+        let before = state.clone();
+        for (key, keep) in [(remove, false), (add, true)] {
+            let list = list(state, key)
+                .ok_or_else(|| invalid(format!("`{key}` must be a list of server names")))?;
+            list.retain(|n| n.as_str() != Some(name));
+            if keep {
+                list.push(Value::String(name.to_string()));
+            }
         }
-    }
-    write_atomically(file, &Value::Object(top), true)
+        Ok((*state != before, ()))
+    })
+}
+
+/// The object at `key` of `map` (made empty when missing); `None` when it is something else.
+fn object<'a>(map: &'a mut Map<String, Value>, key: &str) -> Option<&'a mut Map<String, Value>> {
+    map.entry(key)
+        .or_insert_with(|| Value::Object(Map::new()))
+        .as_object_mut()
+}
+
+/// The array at `key` of `map` (made empty when missing); `None` when it is something else.
+fn list<'a>(map: &'a mut Map<String, Value>, key: &str) -> Option<&'a mut Vec<Value>> {
+    map.entry(key)
+        .or_insert_with(|| Value::Array(Vec::new()))
+        .as_array_mut()
 }
 
 #[cfg(test)]
@@ -113,6 +115,59 @@ mod tests {
         std::fs::write(&file, r#"{"permissions": {"allow": "x"}}"#).unwrap();
         let err = add_allow_rule(&file, "r", false).unwrap_err().to_string();
         assert!(err.contains("must be an array"), "{err}");
+    }
+
+    #[test]
+    fn rules_kept_by_sessions_at_once_are_all_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = std::sync::Arc::new(dir.path().join("settings.json"));
+        std::fs::write(&*file, r#"{"model": "m"}"#).unwrap();
+        let start = std::sync::Arc::new(std::sync::Barrier::new(8));
+        let sessions: Vec<_> = (0..8)
+            .map(|n| {
+                let (file, start) = (file.clone(), start.clone());
+                std::thread::spawn(move || {
+                    start.wait();
+                    for m in 0..10 {
+                        assert!(
+                            add_allow_rule(&file, &format!("bash(tool{n}-{m}*)"), true).unwrap()
+                        );
+                        set_mcp_server_enabled(
+                            &file,
+                            Path::new("/p"),
+                            &format!("s{n}"),
+                            m % 2 == 0,
+                        )
+                        .unwrap();
+                    }
+                })
+            })
+            .collect();
+        for session in sessions {
+            session.join().unwrap();
+        }
+        let value: Value = serde_json::from_str(&std::fs::read_to_string(&*file).unwrap()).unwrap();
+        let mut rules: Vec<&str> = value["permissions"]["allow"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r.as_str().unwrap())
+            .collect();
+        rules.sort_unstable();
+        let mut expected: Vec<String> = (0..8)
+            .flat_map(|n| (0..10).map(move |m| format!("bash(tool{n}-{m}*)")))
+            .collect();
+        expected.sort_unstable();
+        assert_eq!(rules, expected);
+        let mut disabled: Vec<&str> = value["projects"]["/p"]["disabledMcpServers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r.as_str().unwrap())
+            .collect();
+        disabled.sort_unstable();
+        assert_eq!(disabled, ["s0", "s1", "s2", "s3", "s4", "s5", "s6", "s7"]);
+        assert_eq!(value["model"], "m");
     }
 
     #[test]

@@ -287,20 +287,27 @@ fn read_entry(path: &Path, key: &str) -> Option<Entry> {
     (now().saturating_sub(entry.at) < CACHE_TTL.as_secs()).then_some(entry)
 }
 
-/// Adds one answer, dropping those that are out of date. A failure to write only means asking
+/// Adds one answer to the cache as it is on disk now (under its lock: two runs probing at once
+/// both keep theirs), dropping those that are out of date. A failure to write only means asking
 /// again next time.
 fn write_entry(path: &Path, key: &str, window: Option<u64>) {
-    let mut cache = read_cache(path);
-    let now = now();
-    cache
-        .windows
-        .retain(|_, e| now.saturating_sub(e.at) < CACHE_TTL.as_secs());
-    cache
-        .windows
-        .insert(key.to_string(), Entry { window, at: now });
-    if let Ok(bytes) = serde_json::to_vec_pretty(&cache)
-        && let Err(e) = crate::config::private_fs::write_atomic(path, &bytes)
-    {
+    use crate::config::shared_file::{self, Change};
+    let written = shared_file::update(path, shared_file::Options::private(), |text| {
+        let mut cache: Cache = text
+            .and_then(|text| serde_json::from_str(&text).ok())
+            .unwrap_or_default();
+        let now = now();
+        cache
+            .windows
+            .retain(|_, e| now.saturating_sub(e.at) < CACHE_TTL.as_secs());
+        cache
+            .windows
+            .insert(key.to_string(), Entry { window, at: now });
+        let bytes = serde_json::to_vec_pretty(&cache)
+            .map_err(|e| crate::config::ConfigError::Other(e.to_string()))?;
+        Ok::<_, crate::config::ConfigError>((Change::Write(bytes), ()))
+    });
+    if let Err(e) = written {
         tracing::debug!(
             "llm: could not keep the context window in {}: {e}",
             path.display()

@@ -269,7 +269,6 @@ impl ProjectConfig {
         let key = self.root().to_str().ok_or_else(|| TrustError::NotUtf8 {
             path: self.root().to_path_buf(),
         })?;
-        let mut store = TrustStore::load(&self.home)?;
         let files: BTreeMap<String, Option<String>> = self
             .files
             .files()
@@ -281,16 +280,13 @@ impl ProjectConfig {
             .iter()
             .map(|(file, state)| (file.shown.clone(), StoredCode::of(state)))
             .collect();
-        store.insert(
-            key.to_string(),
-            TrustRecord {
-                trusted_at: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
-                fingerprint: self.fingerprint.clone(),
-                files,
-                code,
-            },
-        );
-        store.save()?;
+        let record = TrustRecord {
+            trusted_at: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+            fingerprint: self.fingerprint.clone(),
+            files,
+            code,
+        };
+        TrustStore::update(&self.home, |store| store.insert(key.to_string(), record))?;
         self.status = TrustStatus::Trusted;
         self.previous = None;
         self.files.set_trusted(true);
@@ -442,12 +438,7 @@ pub fn revoke(home: &Path, root: &Path) -> Result<bool, TrustError> {
     let Some(key) = root.to_str() else {
         return Ok(false);
     };
-    let mut store = TrustStore::load(home)?;
-    if store.remove(key).is_none() {
-        return Ok(false);
-    }
-    store.save()?;
-    Ok(true)
+    TrustStore::update(home, |store| store.remove(key).is_some())
 }
 
 /// `sha256:<hex>` over each file's name and contents, a missing file told apart from an

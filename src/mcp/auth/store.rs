@@ -1,5 +1,6 @@
 //! The OAuth credentials of each HTTP server, in `LING_HOME/credentials/` (a 0700 folder of
-//! 0600 files, written atomically by `config::private_fs`): one JSON file per server URL, named
+//! 0600 files, written under a lock and replaced atomically by `config::shared_file`, since
+//! several sessions may use one server): one JSON file per server URL, named
 //! by a hash of the URL, holding the client registration (keyed by the issuer that issued it:
 //! it is never used with another authorization server) and the tokens. Every secret read or
 //! written is registered with `redact`, so it is masked wherever Ling prints or logs.
@@ -10,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use super::AuthError;
-use crate::config::private_fs;
+use crate::config::shared_file;
 
 /// The folder under `LING_HOME`.
 pub const CREDENTIALS_DIR: &str = "credentials";
@@ -122,19 +123,20 @@ impl CredentialStore {
         Ok(stored)
     }
 
+    /// Keeps one login's client and tokens (they belong together, so they replace the file's
+    /// whole), under the file's lock, as another process refreshing the same server's tokens
+    /// writes it.
     pub fn save(&self, credentials: &Credentials) -> Result<(), AuthError> {
         credentials.register_secrets();
         let text = serde_json::to_vec_pretty(credentials).map_err(|e| self.error(e.to_string()))?;
-        private_fs::write_atomic(&self.path, &text).map_err(|e| self.error(e.to_string()))
+        shared_file::write(&self.path, shared_file::Options::private(), &text)
+            .map_err(|e| self.error(e.to_string()))
     }
 
     /// Deletes the file; whether there was one.
     pub fn delete(&self) -> Result<bool, AuthError> {
-        match std::fs::remove_file(&self.path) {
-            Ok(()) => Ok(true),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
-            Err(e) => Err(self.error(e.to_string())),
-        }
+        shared_file::remove(&self.path, shared_file::Options::private())
+            .map_err(|e| self.error(e.to_string()))
     }
 
     fn error(&self, reason: String) -> AuthError {

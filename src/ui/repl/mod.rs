@@ -195,7 +195,9 @@ pub async fn run(
         if let Some(parent) = history_path.parent() {
             let _ = crate::config::private_fs::create_dir(parent);
         }
-        let _ = editor.save_history(&history_path);
+        // Appended under rustyline's lock on the file, merged with what other sessions added
+        // since (saving would write back this session's copy over theirs).
+        let _ = editor.append_history(&history_path);
 
         let prompt = if line.starts_with('/') {
             match slash_command(&mut setup, &line, style, &ui).await {
