@@ -201,6 +201,78 @@ fn a_refused_token_is_refreshed_before_asking_again() {
 }
 
 #[test]
+fn a_session_takes_the_tokens_another_session_refreshed_instead_of_losing_the_login() {
+    let world = OAuthWorld::start();
+    let project = project_for(&world);
+    login(&project);
+    // Session A connects with at-1, then waits for the model.
+    let model = MockServer::start_blocking(vec![
+        Reply::tool_calls(vec![("c1", "mcp__remote__whoami", json!({}))])
+            .delay(Duration::from_secs(5)),
+        Reply::text("done"),
+    ]);
+    let mut cmd = project.command(&model.base_url());
+    cmd.args([
+        "-p",
+        "who am I?",
+        "--allowed-tools",
+        "mcp__remote__*",
+        "--output-format",
+        "json",
+    ]);
+    let a = crate::support::process::spawn_captured(cmd);
+    crate::support::process::wait_for("session A connected and asked the model", || {
+        let listed = world
+            .server
+            .with_method("POST")
+            .iter()
+            .any(|r| r.json()["method"] == "tools/list");
+        (listed && model.requests().len() == 1).then_some(())
+    });
+    // Meanwhile session B finds at-1 refused and refreshes: rt-1 is spent, at-2 on disk.
+    world.revoke_access_tokens();
+    let listed = list_json(&project);
+    assert_eq!(listed["status"], "connected", "{listed}");
+    assert_eq!(
+        model.requests().len(),
+        1,
+        "session B took longer than A's model"
+    );
+    // A's call is refused at-1: it takes B's tokens, not a refresh with the spent rt-1.
+    let out = a.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let tool_result = model.requests()[1]
+        .messages()
+        .into_iter()
+        .find(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap_or_default().to_string())
+        .unwrap_or_default();
+    assert!(
+        tool_result.contains("you are the test user"),
+        "{tool_result}"
+    );
+    let stored = std::fs::read_to_string(&credential_files(&project)[0]).unwrap();
+    assert!(
+        stored.contains("at-2") && stored.contains("rt-2"),
+        "{stored}"
+    );
+    let refreshes = world
+        .state
+        .lock()
+        .unwrap()
+        .token_requests
+        .iter()
+        .filter(|pairs| {
+            pairs
+                .iter()
+                .any(|(k, v)| k == "grant_type" && v == "refresh_token")
+        })
+        .count();
+    assert_eq!(refreshes, 1, "a session refreshed with a spent token");
+    assert_eq!(world.state.lock().unwrap().authorizations.len(), 1);
+}
+
+#[test]
 fn without_a_login_the_server_needs_auth_and_print_mode_never_waits() {
     let world = OAuthWorld::start();
     let project = project_for(&world);

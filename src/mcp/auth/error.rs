@@ -27,4 +27,7 @@ pub enum AuthError {
     /// The credentials file could not be read or written.
     #[error("OAuth credentials file {path}: {reason}")]
     Store { path: String, reason: String },
+    /// The credentials file's lock or its replacement failed (the error names the file).
+    #[error(transparent)]
+    Shared(#[from] crate::config::ConfigError),
 }

@@ -242,9 +242,16 @@ impl OAuth {
         {
             Ok(tokens) => self.keep(state, Some(client), tokens),
             Err(e) => {
-                state.credentials.tokens = None;
-                self.set_current(None);
-                self.persist(state)?;
+                // Dropped from the file only while they are still its tokens: a session that
+                // refreshed meanwhile keeps its own.
+                match &self.store {
+                    Some(store) => {
+                        state.credentials = store.forget_refused(&tokens.access_token)?
+                    }
+                    None => state.credentials.tokens = None,
+                }
+                let now = state.credentials.tokens.as_ref();
+                self.set_current(now.map(|t| t.access_token.clone()));
                 Err(e)
             }
         }
@@ -457,6 +464,26 @@ impl OAuth {
         self.persist(state)
     }
 
+    /// Takes the credentials file's tokens when they are not the ones `refused` (another
+    /// session has refreshed or logged in since this one read them); `true`: the request may be
+    /// sent again with them. Without this, a refresh token another session already rotated
+    /// would be refused and the login thrown away.
+    fn adopt_rotated(&self, state: &mut State, refused: Option<&str>) -> Result<bool, AuthError> {
+        let Some(store) = &self.store else {
+            return Ok(false);
+        };
+        let on_disk = store.load()?;
+        let Some(tokens) = on_disk.tokens.as_ref() else {
+            return Ok(false);
+        };
+        if Some(tokens.access_token.as_str()) == refused {
+            return Ok(false);
+        }
+        self.set_current(Some(tokens.access_token.clone()));
+        state.credentials = on_disk;
+        Ok(true)
+    }
+
     fn persist(&self, state: &State) -> Result<(), AuthError> {
         match &self.store {
             Some(store) => store.save(&state.credentials),
@@ -470,12 +497,19 @@ impl OAuth {
         }
     }
 
-    /// Forgets the tokens (kept: the client registration), so the next 401 logs in anew.
+    /// Forgets the tokens (kept: the client registration), so the next 401 logs in anew; on
+    /// disk only while they are still the file's.
     pub async fn forget_tokens(&self) -> Result<(), AuthError> {
         let mut state = self.state.lock().await;
-        state.credentials.tokens = None;
+        let refused = state.credentials.tokens.take();
         self.set_current(None);
-        self.persist(&state)
+        match (&self.store, refused) {
+            (Some(store), Some(refused)) => {
+                store.forget_refused(&refused.access_token)?;
+                Ok(())
+            }
+            _ => Ok(()),
+        }
     }
 
     fn shown_url(&self) -> String {

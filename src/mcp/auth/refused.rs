@@ -84,9 +84,13 @@ impl OAuth {
             .credentials
             .tokens
             .as_ref()
-            .map(|t| t.access_token.as_str());
-        if sent.is_some() && current != sent {
+            .map(|t| t.access_token.clone());
+        if sent.is_some() && current.as_deref() != sent {
             // Another request already replaced the token this one was refused with.
+            return Ok(());
+        }
+        if self.adopt_rotated(&mut state, sent.or(current.as_deref()))? {
+            // Another session has refreshed (or logged in) since: its tokens are on disk.
             return Ok(());
         }
         if status == 403 {

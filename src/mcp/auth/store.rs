@@ -102,16 +102,46 @@ impl CredentialStore {
 
     /// The stored credentials; empty ones when there is no file (or it is for another URL).
     pub fn load(&self) -> Result<Credentials, AuthError> {
+        match crate::config::bounded_read::read_regular(&self.path, MAX_FILE) {
+            Ok(Some(read)) => self.parse(Some(&read.bytes)),
+            Ok(None) => self.parse(None),
+            Err(e) => Err(self.error(e.to_string())),
+        }
+    }
+
+    /// Drops the tokens the server refused (`refused`: the access token it was sent), under
+    /// the file's lock, only while they are still the file's: another session may have
+    /// refreshed them meanwhile, and its tokens are kept. The credentials as they are now.
+    pub fn forget_refused(&self, refused: &str) -> Result<Credentials, AuthError> {
+        shared_file::update(
+            &self.path,
+            shared_file::Options::private(),
+            |text: Option<String>| {
+                let mut now = self.parse(text.as_deref().map(str::as_bytes))?;
+                let still_refused = now
+                    .tokens
+                    .as_ref()
+                    .is_some_and(|t| t.access_token == refused);
+                if !still_refused {
+                    return Ok((shared_file::Change::Keep, now));
+                }
+                now.tokens = None;
+                let bytes =
+                    serde_json::to_vec_pretty(&now).map_err(|e| self.error(e.to_string()))?;
+                Ok((shared_file::Change::Write(bytes), now))
+            },
+        )
+    }
+
+    fn parse(&self, bytes: Option<&[u8]>) -> Result<Credentials, AuthError> {
         let empty = Credentials {
             server_url: self.server_url.clone(),
             ..Credentials::default()
         };
-        let bytes = match crate::config::bounded_read::read_regular(&self.path, MAX_FILE) {
-            Ok(Some(read)) => read.bytes,
-            Ok(None) => return Ok(empty),
-            Err(e) => return Err(self.error(e.to_string())),
+        let Some(bytes) = bytes else {
+            return Ok(empty);
         };
-        let stored: Credentials = serde_json::from_slice(&bytes).map_err(|e| {
+        let stored: Credentials = serde_json::from_slice(bytes).map_err(|e| {
             self.error(format!(
                 "{e}; delete the file (or run `ling mcp logout`) to log in again"
             ))
