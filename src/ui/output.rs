@@ -101,6 +101,15 @@ pub fn stderr_line(text: impl Into<Term>) {
     stderr(line);
 }
 
+/// Ends what the REPL may have left on the terminal when a panic stops it: bracketed paste
+/// off, the cursor shown, a fresh line. Written to stderr directly (nothing else of Ling's
+/// output may be trusted to be in order then).
+pub fn terminal_reset_after_panic() {
+    if std::io::stderr().is_terminal() {
+        let _ = std::io::stderr().write_all(b"\x1b[?2004l\x1b[?25h\r\n");
+    }
+}
+
 /// From now on a closed stdout cancels `token` instead of exiting.
 pub fn cancel_on_closed_stdout(token: CancellationToken) {
     *ON_CLOSED.lock().unwrap_or_else(|e| e.into_inner()) = Some(token);

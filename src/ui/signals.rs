@@ -68,6 +68,33 @@ where
     }
 }
 
+/// For the REPL, whose prompt and questions switch the terminal's modes: a panic (a bug; the
+/// `dist` build aborts on one) first puts the terminal back as it was now (line mode, echo,
+/// bracketed paste off), then the panic's own message, then how to go on.
+pub fn restore_terminal_on_panic() {
+    let Ok(saved) = nix::sys::termios::tcgetattr(std::io::stdin()) else {
+        return;
+    };
+    // Termios is not Sync; the hook may run on any thread.
+    let saved = std::sync::Mutex::new(saved);
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        if let Ok(saved) = saved.try_lock() {
+            let _ = nix::sys::termios::tcsetattr(
+                std::io::stdin(),
+                nix::sys::termios::SetArg::TCSANOW,
+                &saved,
+            );
+        }
+        crate::ui::output::terminal_reset_after_panic();
+        previous(info);
+        stderr_line(
+            "ling: stopped on an internal error (a bug: please report it with the message \
+             above); the conversation so far is saved: `ling --continue` goes on with it",
+        );
+    }));
+}
+
 /// Cancels `cancel` on the first signal; exits on the second.
 pub async fn watch(cancel: CancellationToken) {
     let Some(first) = next().await else {

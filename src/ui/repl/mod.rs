@@ -102,6 +102,7 @@ pub async fn run(
     first_prompt: Option<String>,
     pick: bool,
 ) -> Result<RunOutcome, TerminalError> {
+    crate::ui::signals::restore_terminal_on_panic();
     let style = Style::for_repl();
     if style.color {
         crate::ui::markdown::set_theme(self::theme::resolve(setup.settings.theme));
