@@ -24,6 +24,9 @@ impl McpManager {
             .await
             .map_err(|reason| (slot.log.scrub(&reason), reason));
         let mut stale = None;
+        // Held until this server's tools are in the catalog: whoever sees it connected and
+        // then asks for the tools (`/mcp`, then `/tools`; a turn's start) waits for them.
+        let mut catalog = self.catalog.write().ok();
         if let Ok(mut state) = slot.state.lock() {
             if state.generation != generation {
                 stale = outcome.ok().map(|(client, _)| client);
@@ -55,10 +58,15 @@ impl McpManager {
             }
         }
         if let Some(client) = stale {
+            drop(catalog);
             client.close().await;
             return;
         }
-        self.rebuild_catalog();
+        match catalog.as_deref_mut() {
+            Some(catalog) => *catalog = self.current_catalog(),
+            None => self.rebuild_catalog(),
+        }
+        drop(catalog);
         self.publish();
     }
 
@@ -115,6 +123,15 @@ impl McpManager {
     /// Names are computed over the connected servers in config order, each server under its
     /// config-derived prefix, so a server's tool names stay put as others connect or drop out.
     pub(super) fn rebuild_catalog(&self) {
+        let catalog = self.current_catalog();
+        if let Ok(mut current) = self.catalog.write() {
+            *current = catalog;
+        }
+    }
+
+    /// The catalog of the servers connected now (each slot's lock taken in turn, none held at
+    /// the end).
+    fn current_catalog(&self) -> Catalog {
         let slots = self.slots();
         let prefixes = server_prefixes(slots.iter().map(|s| s.config.name.as_str()));
         let mut offered: Vec<(usize, ToolDef)> = Vec::new();
@@ -164,9 +181,7 @@ impl McpManager {
             .enumerate()
             .map(|(i, t)| (t.exposed_name.clone(), i))
             .collect();
-        if let Ok(mut catalog) = self.catalog.write() {
-            *catalog = Catalog { tools, by_name };
-        }
+        Catalog { tools, by_name }
     }
 
     pub(super) fn publish(&self) {
