@@ -35,6 +35,11 @@ fn main() -> anyhow::Result<()> {
     let ling = std::env::args()
         .nth(1)
         .unwrap_or_else(|| "target/release/ling".into());
+    // The REPL starts in a temporary folder: a relative path would not lead to ling there.
+    let ling = std::fs::canonicalize(&ling)
+        .with_context(|| format!("no ling at {ling}"))?
+        .to_string_lossy()
+        .into_owned();
     let runs: usize = match std::env::args().nth(2) {
         Some(n) => n.parse()?,
         None => 3,
@@ -378,10 +383,14 @@ fn run_repl(ling: &str, deltas: &[String], pace: Duration) -> anyhow::Result<Rep
         if Instant::now() > deadline {
             bail!("the REPL did not finish the answer in 120 s");
         }
-        let n = reader.read(&mut buf).context("reading the pty")?;
-        if n == 0 {
-            bail!("the REPL exited before its footer");
-        }
+        let n = match reader.read(&mut buf) {
+            // EIO: the REPL closed the terminal.
+            Ok(0) | Err(_) => bail!(
+                "the REPL exited before its footer; its last output: {}",
+                String::from_utf8_lossy(&tail)
+            ),
+            Ok(n) => n,
+        };
         let at = Instant::now();
         chunks.push((at, buf[..n].to_vec()));
         tail.extend_from_slice(&buf[..n]);
