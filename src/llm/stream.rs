@@ -7,7 +7,34 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use super::types::{StreamEvent, ToolCall};
+use super::types::{FinishReason, StreamEvent, ToolCall};
+
+/// How an answer with `has_calls` ended, from the reason the server gave: calls can only mean
+/// the model wants them run, whatever reason came with them (some servers end every answer
+/// with "stop").
+pub fn finish_with_calls(reported: Option<FinishReason>, has_calls: bool) -> FinishReason {
+    match reported {
+        Some(FinishReason::Stop) | None if has_calls => FinishReason::ToolCalls,
+        Some(reason) => reason,
+        None => FinishReason::Other,
+    }
+}
+
+/// A failure the server reported in the stream, by what it means for the request: `overloaded`
+/// (its code says so: retried with the retry rules), a context overflow (the `overflow` code,
+/// or a message that says so: compaction), or an error.
+pub fn server_failure(overloaded: bool, overflow: bool, message: String) -> StreamError {
+    if overloaded {
+        return StreamError::Overloaded(message);
+    }
+    if overflow || super::is_context_overflow(400, &message) {
+        return StreamError::Overflow {
+            window: super::window::window_in_error(&message),
+            message,
+        };
+    }
+    StreamError::Server(message)
+}
 
 /// Why a stream could not be assembled into a completion.
 #[derive(Debug, Clone, PartialEq, Eq)]

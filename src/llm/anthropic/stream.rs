@@ -10,9 +10,8 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::llm::stream::{StreamError, StreamParser, ToolCalls, error_text, parse};
+use crate::llm::stream::{StreamError, StreamParser, ToolCalls, error_text, parse, server_failure};
 use crate::llm::types::{Completion, FinishReason, ReasoningItem, StreamEvent, Usage};
-use crate::llm::window::window_in_error;
 
 #[derive(Debug, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -250,15 +249,11 @@ impl MessagesParser {
 
 /// An `error` event (or an error body): what it means for the request.
 pub fn stream_error(error: &Value) -> StreamError {
-    let message = error_text(error);
-    match error["type"].as_str().unwrap_or_default() {
-        "overloaded_error" | "api_error" | "rate_limit_error" => StreamError::Overloaded(message),
-        _ if crate::llm::is_context_overflow(400, &message) => StreamError::Overflow {
-            window: window_in_error(&message),
-            message,
-        },
-        _ => StreamError::Server(message),
-    }
+    let overloaded = matches!(
+        error["type"].as_str().unwrap_or_default(),
+        "overloaded_error" | "api_error" | "rate_limit_error"
+    );
+    server_failure(overloaded, false, error_text(error))
 }
 
 impl StreamParser for MessagesParser {

@@ -11,7 +11,9 @@
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::llm::stream::{StreamError, StreamParser, ToolCalls, error_text, parse};
+use crate::llm::stream::{
+    StreamError, StreamParser, ToolCalls, error_text, finish_with_calls, parse,
+};
 use crate::llm::types::{Completion, FinishReason, StreamEvent, Usage};
 
 #[derive(Debug, Deserialize)]
@@ -263,13 +265,7 @@ impl StreamParser for ChunkAssembler {
         self.calls.announce_before(usize::MAX, on_event);
         let this = *self;
         let tool_calls = this.calls.into_calls();
-        // Calls can only mean the model wants them run, whatever reason came with them (some
-        // servers end every answer with "stop").
-        let finish_reason = match this.finish_reason {
-            Some(FinishReason::Stop) | None if !tool_calls.is_empty() => FinishReason::ToolCalls,
-            Some(reason) => reason,
-            None => FinishReason::Other,
-        };
+        let finish_reason = finish_with_calls(this.finish_reason, !tool_calls.is_empty());
         Ok(Completion {
             content: this.content,
             reasoning: this.reasoning,

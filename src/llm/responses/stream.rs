@@ -12,9 +12,10 @@ use std::collections::{BTreeMap, HashSet};
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::llm::stream::{StreamError, StreamParser, ToolCalls, error_text, parse};
+use crate::llm::stream::{
+    StreamError, StreamParser, ToolCalls, error_text, finish_with_calls, parse, server_failure,
+};
 use crate::llm::types::{Completion, FinishReason, ReasoningItem, StreamEvent, Usage};
-use crate::llm::window::window_in_error;
 
 #[derive(Debug, Deserialize)]
 #[serde(tag = "type")]
@@ -281,20 +282,12 @@ impl ResponsesParser {
 /// What a failure reported in the stream means: a context overflow, a passing overload, or an
 /// error.
 fn failure(code: Option<&str>, message: String) -> StreamError {
-    match code.unwrap_or_default() {
-        "context_length_exceeded" => StreamError::Overflow {
-            window: window_in_error(&message),
-            message,
-        },
-        "server_error" | "rate_limit_exceeded" | "server_is_overloaded" | "slow_down" => {
-            StreamError::Overloaded(message)
-        }
-        _ if crate::llm::is_context_overflow(400, &message) => StreamError::Overflow {
-            window: window_in_error(&message),
-            message,
-        },
-        _ => StreamError::Server(message),
-    }
+    let code = code.unwrap_or_default();
+    let overloaded = matches!(
+        code,
+        "server_error" | "rate_limit_exceeded" | "server_is_overloaded" | "slow_down"
+    );
+    server_failure(overloaded, code == "context_length_exceeded", message)
 }
 
 impl StreamParser for ResponsesParser {
@@ -396,11 +389,7 @@ impl StreamParser for ResponsesParser {
         let mut this = *self;
         this.calls.announce_before(usize::MAX, on_event);
         let tool_calls = this.calls.into_calls();
-        let finish_reason = match this.finish {
-            Some(FinishReason::Stop) | None if !tool_calls.is_empty() => FinishReason::ToolCalls,
-            Some(reason) => reason,
-            None => FinishReason::Other,
-        };
+        let finish_reason = finish_with_calls(this.finish, !tool_calls.is_empty());
         Ok(Completion {
             content: this.content,
             reasoning: this.reasoning,
