@@ -199,6 +199,10 @@ const WARM_UP: &[(&str, &str)] = &[
 /// Loads the sets and compiles what the common languages' code needs (the snippets of
 /// `WARM_UP`); for a background thread at REPL start when colours are on.
 pub fn warm_up() {
+    // Linux's nice is per thread: this thread yields to the REPL's own (an answer that starts
+    // at once, with the prompt given on the command line, is painted first on a busy machine).
+    #[cfg(target_os = "linux")]
+    let _ = rustix::process::setpriority_process(None, 19);
     let style = Style { color: true };
     for (lang, code) in WARM_UP {
         let _ = highlight(style, code, lang);
