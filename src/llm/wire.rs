@@ -32,15 +32,23 @@ pub trait Wire: Send + Sync + std::fmt::Debug {
     /// The request body.
     fn body(&self, request: &Request<'_>) -> Result<Vec<u8>, serde_json::Error>;
 
-    /// The key, and any header the API requires, on a request to its server.
-    fn authorize(&self, request: RequestBuilder, key: Option<&str>) -> RequestBuilder;
+    /// The key, and any header the API requires, on a request to its server: by default the
+    /// key as `Authorization: Bearer` (OpenAI's APIs and most servers).
+    fn authorize(&self, request: RequestBuilder, key: Option<&str>) -> RequestBuilder {
+        match key {
+            Some(key) => request.bearer_auth(key),
+            None => request,
+        }
+    }
 
     /// A parser for one answer.
     fn parser(&self) -> Box<dyn StreamParser>;
 
     /// Whether a server on this host refuses every request without a key (so that none is
-    /// sent without one).
-    fn needs_key(&self, host: &str) -> bool;
+    /// sent without one): by default OpenAI's own.
+    fn needs_key(&self, host: &str) -> bool {
+        host == "api.openai.com"
+    }
 }
 
 /// The implementation of an API.

@@ -8,7 +8,6 @@ pub use stream::ChunkAssembler;
 
 use std::borrow::Cow;
 
-use reqwest::RequestBuilder;
 use serde::Serialize;
 
 use super::stream::StreamParser;
@@ -92,19 +91,8 @@ impl Wire for ChatCompletions {
         serde_json::to_vec(&body)
     }
 
-    fn authorize(&self, request: RequestBuilder, key: Option<&str>) -> RequestBuilder {
-        match key {
-            Some(key) => request.bearer_auth(key),
-            None => request,
-        }
-    }
-
     fn parser(&self) -> Box<dyn StreamParser> {
         Box::new(ChunkAssembler::new())
-    }
-
-    fn needs_key(&self, host: &str) -> bool {
-        host == "api.openai.com"
     }
 }
 

@@ -8,7 +8,6 @@ mod stream;
 
 pub use stream::ResponsesParser;
 
-use reqwest::RequestBuilder;
 use serde::Serialize;
 use serde_json::Value;
 
@@ -143,19 +142,8 @@ impl Wire for Responses {
         serde_json::to_vec(&body)
     }
 
-    fn authorize(&self, request: RequestBuilder, key: Option<&str>) -> RequestBuilder {
-        match key {
-            Some(key) => request.bearer_auth(key),
-            None => request,
-        }
-    }
-
     fn parser(&self) -> Box<dyn StreamParser> {
         Box::new(ResponsesParser::default())
-    }
-
-    fn needs_key(&self, host: &str) -> bool {
-        host == "api.openai.com"
     }
 }
 
