@@ -33,6 +33,8 @@ pub struct Instructions {
     pub text: String,
     /// The user's own file (or one it imports), not the project's.
     pub user: bool,
+    /// The file read.
+    pub path: PathBuf,
 }
 
 /// Where instruction files come from.
@@ -57,7 +59,7 @@ pub fn collect(sources: &Sources<'_>) -> (Vec<Instructions>, Vec<String>) {
             continue;
         };
         let claude = path.file_name().is_some_and(|n| n == CLAUDE_MEMORY);
-        push(&mut out, label.clone(), text.clone());
+        push(&mut out, label.clone(), text.clone(), path);
         if claude {
             imports(path, &text, dir, &label, &mut out, &mut warnings);
         }
@@ -71,7 +73,7 @@ pub fn collect(sources: &Sources<'_>) -> (Vec<Instructions>, Vec<String>) {
             let Some(text) = read_file(&path, Some(&root), &label, &mut warnings) else {
                 continue;
             };
-            push(&mut out, label.clone(), text.clone());
+            push(&mut out, label.clone(), text.clone(), &path);
             if name == CLAUDE_MEMORY {
                 imports(&path, &text, &root, &label, &mut out, &mut warnings);
             }
@@ -95,14 +97,39 @@ fn levels(root: &Path, working_dir: Option<&Path>) -> Vec<PathBuf> {
     levels
 }
 
-fn push(out: &mut Vec<Instructions>, label: String, text: String) {
+fn push(out: &mut Vec<Instructions>, label: String, text: String, path: &Path) {
     if !text.trim().is_empty() {
         out.push(Instructions {
             user: label.starts_with('~') || label.starts_with('/'),
             label,
             text: text.trim_end().to_string(),
+            path: path.to_path_buf(),
         });
     }
+}
+
+/// Every instruction file a run may read: the user's, each level's (present now or not) and
+/// what their imports bring now. The sandbox keeps those present read-only (`trust::surface`):
+/// the system prompt is built again during a session (compaction, a model switch), and what a
+/// sandboxed command wrote there would steer every later turn.
+pub fn files(sources: &Sources<'_>) -> Vec<PathBuf> {
+    let root = std::fs::canonicalize(sources.root).unwrap_or_else(|_| sources.root.into());
+    let mut out: Vec<PathBuf> = sources.user_files.to_vec();
+    for level in levels(&root, sources.working_dir) {
+        out.extend(
+            INSTRUCTION_FILES
+                .into_iter()
+                .chain([CLAUDE_MEMORY])
+                .map(|name| level.join(name)),
+        );
+    }
+    let (found, _) = collect(sources);
+    for file in found {
+        if !out.contains(&file.path) {
+            out.push(file.path);
+        }
+    }
+    out
 }
 
 /// The files `text` imports (`@path` words outside code), read after it, depth first, each
@@ -170,7 +197,7 @@ fn imports(
                 ));
             }
             budget -= body.len();
-            push(out, shown.clone(), body.clone());
+            push(out, shown.clone(), body.clone(), &resolved);
             found.push((resolved, body, depth + 1, shown));
         }
         // Depth first, in the order written.

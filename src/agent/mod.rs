@@ -15,7 +15,7 @@ mod events;
 mod file_mentions;
 mod filter;
 mod hook_glue;
-mod instructions;
+pub mod instructions;
 mod listing;
 pub mod mcp;
 mod prompt;

@@ -3,7 +3,7 @@
 //! calls for it, then the files beside it one by one. Reads stay inside the skill's folder and
 //! are capped like instruction files.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use async_trait::async_trait;
@@ -70,9 +70,19 @@ impl SkillTool {
     }
 }
 
-fn read_in(dir: &Path, rel: &str) -> Result<String, ToolError> {
-    let dir = std::fs::canonicalize(dir)
+/// The file `rel` of `skill`'s folder, resolved, if it is inside the folder as it was loaded.
+fn file_of(skill: &Skill, rel: &str) -> Result<PathBuf, ToolError> {
+    let dir = std::fs::canonicalize(&skill.dir)
         .map_err(|e| ToolError::failed(format!("the skill's folder cannot be read: {e}")))?;
+    if dir != skill.resolved {
+        return Err(ToolError::failed(format!(
+            "the folder of skill {} now leads to {}, not to {} as when Ling loaded it; it is not \
+             read (the user can check it and start Ling again)",
+            skill.name,
+            dir.display(),
+            skill.resolved.display()
+        )));
+    }
     let path = std::fs::canonicalize(dir.join(rel))
         .map_err(|e| ToolError::failed(format!("{rel} cannot be read: {e}")))?;
     if !path.starts_with(&dir) {
@@ -80,6 +90,11 @@ fn read_in(dir: &Path, rel: &str) -> Result<String, ToolError> {
             "{rel} is outside the skill's folder; give a path inside it"
         )));
     }
+    Ok(path)
+}
+
+fn read_in(skill: &Skill, rel: &str) -> Result<String, ToolError> {
+    let path = file_of(skill, rel)?;
     match read_regular(&path, FILE_LIMIT) {
         Ok(Some(read)) => Ok(lossy_text(&read.bytes, read.cut)),
         Ok(None) => Err(ToolError::failed(format!("{rel} does not exist"))),
@@ -136,6 +151,15 @@ impl Tool for SkillTool {
         ToolKind::Read
     }
 
+    fn reads_file(&self, input: &Value) -> Option<PathBuf> {
+        let args: Args = serde_json::from_value(input.clone()).ok()?;
+        let skill = self.skills.iter().find(|s| s.name == args.name)?;
+        // Where it would read now; a folder swapped since fails the call itself.
+        let dir = std::fs::canonicalize(&skill.dir).ok()?;
+        let rel = args.file.as_deref().unwrap_or("SKILL.md");
+        std::fs::canonicalize(dir.join(rel)).ok()
+    }
+
     async fn call(&self, input: Value, _ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let args: Args = parse_args(SKILL, input)?;
         if args.name == "list" && self.skills.iter().all(|s| s.name != "list") {
@@ -148,9 +172,9 @@ impl Tool for SkillTool {
         }
         let skill = self.find(&args.name)?;
         if let Some(file) = &args.file {
-            return read_in(&skill.dir, file).map(ToolOutput::text);
+            return read_in(skill, file).map(ToolOutput::text);
         }
-        let text = read_in(&skill.dir, "SKILL.md")?;
+        let text = read_in(skill, "SKILL.md")?;
         let body = frontmatter::parse(&text).body;
         let mut out = format!(
             "# Skill {} ({})\n\n{}\n",
@@ -174,5 +198,63 @@ impl Tool for SkillTool {
             ));
         }
         Ok(ToolOutput::text(out))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::extensions::Scope;
+    use serde_json::json;
+
+    fn skill(dir: &Path) -> Skill {
+        Skill {
+            name: "pdf".into(),
+            description: "PDFs".into(),
+            allowed_tools: None,
+            dir: dir.to_path_buf(),
+            resolved: dir.canonicalize().unwrap(),
+            scope: Scope::Project,
+        }
+    }
+
+    #[tokio::test]
+    async fn a_skill_folder_swapped_for_a_link_since_it_was_loaded_is_not_read() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("skills/pdf");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join("SKILL.md"),
+            "---\ndescription: PDFs\n---\nUse pdftotext.\n",
+        )
+        .unwrap();
+        let secret = tmp.path().join("home/.ssh");
+        std::fs::create_dir_all(&secret).unwrap();
+        std::fs::write(secret.join("id_ed25519"), "SECRET").unwrap();
+        std::fs::write(secret.join("SKILL.md"), "SECRET-SKILL").unwrap();
+        let tool = SkillTool::new(Arc::new(vec![skill(&dir)]));
+        let ctx = ToolContext::new(tmp.path().to_path_buf());
+        let loaded = tool.call(json!({"name": "pdf"}), &ctx).await.unwrap();
+        assert!(loaded.content.contains("Use pdftotext."), "{loaded:?}");
+        assert_eq!(
+            tool.reads_file(&json!({"name": "pdf"})),
+            Some(dir.join("SKILL.md").canonicalize().unwrap())
+        );
+        // Swapped for a link to the secrets: neither the body nor a file is read.
+        std::fs::remove_dir_all(&dir).unwrap();
+        std::os::unix::fs::symlink(&secret, &dir).unwrap();
+        for input in [
+            json!({"name": "pdf"}),
+            json!({"name": "pdf", "file": "id_ed25519"}),
+        ] {
+            let err = tool.call(input, &ctx).await.unwrap_err().to_string();
+            assert!(err.contains("now leads to"), "{err}");
+            assert!(!err.contains("SECRET"), "{err}");
+        }
+        // Where it would read is what the permission check sees (a hidden path there asks).
+        assert_eq!(
+            tool.reads_file(&json!({"name": "pdf", "file": "id_ed25519"})),
+            Some(secret.join("id_ed25519").canonicalize().unwrap())
+        );
     }
 }

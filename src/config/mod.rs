@@ -35,7 +35,10 @@ pub mod tool_search;
 pub use error::ConfigError;
 pub use json::{CONFIG_FILE_LIMIT, read_config_text, read_json_file, read_json_value};
 pub use model_api::{ReasoningEffort, ServerKind, WireApi};
-pub use paths::{Paths, expand_vars, expand_vars_with, find_project_root, ling_home, var_names};
+pub use paths::{
+    PassedOver, Paths, RootFound, expand_vars, expand_vars_with, find_project_root, find_root,
+    ling_home, var_names,
+};
 pub use project::ProjectFiles;
 pub use sandbox::{SandboxMode, SandboxSettings};
 pub use settings::{

@@ -15,6 +15,8 @@ pub struct Paths {
     /// Whether the user's own config files (`settings.json`, `hooks.json`, `mcp.json` in the
     /// home) are read: off with `--setting-sources` without `user`.
     pub user_config: bool,
+    /// A folder the root search passed over because it belongs to another user: said at start.
+    pub passed_over: Option<PassedOver>,
 }
 
 impl Paths {
@@ -30,6 +32,7 @@ impl Paths {
             home,
             add_dirs: Vec::new(),
             user_config: true,
+            passed_over: None,
         }
     }
 
@@ -85,31 +88,110 @@ impl Paths {
     }
 }
 
+/// A folder the root search passed over: it holds a project marker but belongs to another user,
+/// so its config and instructions are not taken without the user saying so (git refuses such a
+/// repository too: `safe.directory`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PassedOver {
+    pub dir: PathBuf,
+    /// The owner's user id.
+    pub owner: u32,
+}
+
+impl PassedOver {
+    /// The warning a run starts with.
+    pub fn warning(&self, root: &Path) -> String {
+        format!(
+            "{} looks like the project root but belongs to another user (uid {}), so Ling works \
+             in {} without its config or instructions; to use it, start Ling in it (cd {0}) or \
+             pass -C {0}",
+            self.dir.display(),
+            self.owner,
+            root.display()
+        )
+    }
+}
+
+/// Where the root search ended: the root, and a folder it passed over ([`PassedOver`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RootFound {
+    pub root: PathBuf,
+    pub passed_over: Option<PassedOver>,
+}
+
 /// The project root of a run started in `start` (absolute, canonical): the nearest ancestor
 /// (`start` included) holding `.git` (a directory, or the file of a worktree); else the nearest
 /// holding `.ling` or `.claude`; else `start` itself. A `.ling` that is `home` (`LING_HOME`) and
 /// the `.ling` and `.claude` of the user's home directory are the user's own config, never a
-/// project's marker.
+/// project's marker. Started inside the home directory, the search never goes above it (a
+/// repository there would make home's dotfiles part of the project), and an ancestor above
+/// `start` that belongs to another user is passed over ([`PassedOver`]).
 pub fn find_project_root(start: &Path, home: &Path) -> PathBuf {
+    find_root(start, home).root
+}
+
+/// [`find_project_root`], saying which folder it passed over.
+pub fn find_root(start: &Path, home: &Path) -> RootFound {
     let user_home = std::env::var_os("HOME")
         .filter(|h| !h.is_empty())
         .map(|h| std::fs::canonicalize(&h).unwrap_or_else(|_| PathBuf::from(h)));
+    find_root_as(start, home, user_home.as_deref(), effective_uid())
+}
+
+fn find_root_as(start: &Path, home: &Path, user_home: Option<&Path>, uid: u32) -> RootFound {
     let ling_home = std::fs::canonicalize(home).unwrap_or_else(|_| home.to_path_buf());
-    if let Some(dir) = start.ancestors().find(|dir| dir.join(".git").exists()) {
-        return dir.to_path_buf();
-    }
+    // Inside home, the search stops at home itself.
+    let ceiling = user_home.filter(|h| start.starts_with(h));
+    let candidates: Vec<&Path> = start
+        .ancestors()
+        .take_while(|dir| ceiling.is_none_or(|h| dir.starts_with(h)))
+        .collect();
+    let mut passed_over = None;
+    let mut ours = |dir: &Path| {
+        if dir == start {
+            return true;
+        }
+        match owner(dir) {
+            Some(owner) if owner != uid => {
+                passed_over.get_or_insert(PassedOver {
+                    dir: dir.to_path_buf(),
+                    owner,
+                });
+                false
+            }
+            _ => true,
+        }
+    };
+    let git = candidates
+        .iter()
+        .find(|dir| dir.join(".git").exists() && ours(dir));
     let marks = |dir: &Path| {
-        if user_home.as_deref() == Some(dir) {
+        if user_home == Some(dir) {
             return false;
         }
         let ling = dir.join(".ling");
         let own = std::fs::canonicalize(&ling).is_ok_and(|l| l == ling_home);
         (ling.is_dir() && !own) || dir.join(".claude").is_dir()
     };
-    match start.ancestors().find(|dir| marks(dir)) {
+    let root = match git {
         Some(dir) => dir.to_path_buf(),
-        None => start.to_path_buf(),
-    }
+        None => candidates
+            .iter()
+            .find(|dir| marks(dir) && ours(dir))
+            .map_or_else(|| start.to_path_buf(), |dir| dir.to_path_buf()),
+    };
+    RootFound { root, passed_over }
+}
+
+/// The owner of `dir`.
+fn owner(dir: &Path) -> Option<u32> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(dir).ok().map(|m| m.uid())
+}
+
+/// The user id this process acts as.
+fn effective_uid() -> u32 {
+    rustix::process::geteuid().as_raw()
 }
 
 /// `LING_HOME`, else `~/.ling`.
@@ -220,6 +302,47 @@ mod tests {
         std::fs::create_dir_all(top.join("other/.ling")).unwrap();
         assert_eq!(find_project_root(&other, &home), top.join("other"));
         assert_eq!(find_project_root(&other, &top.join("other/.ling")), other);
+    }
+
+    #[test]
+    fn the_search_stops_at_home_and_passes_over_another_users_folder() {
+        use std::os::unix::fs::MetadataExt;
+        let tmp = tempfile::tempdir().unwrap();
+        let top = std::fs::canonicalize(tmp.path()).unwrap();
+        let ling_home = top.join("ling-home");
+        let home = top.join("home/me");
+        let deep = home.join("src/x");
+        std::fs::create_dir_all(&deep).unwrap();
+        std::fs::create_dir_all(top.join("home/.git")).unwrap();
+        let uid = std::fs::metadata(&top).unwrap().uid();
+        let found = find_root_as(&deep, &ling_home, Some(&home), uid);
+        assert_eq!(found.root, deep, "a repository above home is not the root");
+        std::fs::create_dir_all(home.join(".git")).unwrap();
+        assert_eq!(find_root_as(&deep, &ling_home, Some(&home), uid).root, home);
+        // Outside home: the repository above is taken when it is ours, passed over when not.
+        let outside = top.join("home/other");
+        std::fs::create_dir_all(&outside).unwrap();
+        assert_eq!(
+            find_root_as(&outside, &ling_home, Some(&home), uid),
+            RootFound {
+                root: top.join("home"),
+                passed_over: None
+            }
+        );
+        let found = find_root_as(&outside, &ling_home, Some(&home), uid + 1);
+        assert_eq!(found.root, outside);
+        assert_eq!(
+            found.passed_over,
+            Some(PassedOver {
+                dir: top.join("home"),
+                owner: uid
+            })
+        );
+        // Started in it, the folder is the root whoever owns it.
+        assert_eq!(
+            find_root_as(&top.join("home"), &ling_home, Some(&home), uid + 1).root,
+            top.join("home")
+        );
     }
 
     #[test]

@@ -1,8 +1,9 @@
 //! Permission rules and modes of `docs/tools.md`: whether a tool call
 //! runs, needs the user's approval, or is refused. Rules (`--allowed-tools`,
 //! `--disallowed-tools`, settings `permissions.allow` / `permissions.deny`) are checked first,
-//! deny before allow; edits of protected paths (`.git`, `.ling`, `LING_HOME`) ask unless a rule
-//! names the path; the mode's column for the tool's kind decides the rest.
+//! deny before allow; edits of protected paths (`.git`, `.ling`, `.claude`, `LING_HOME`, and what
+//! the run reads or runs outside the sandbox) and reads of hidden ones (`sandbox.denyRead`) ask
+//! unless a rule names the path; the mode's column for the tool's kind decides the rest.
 
 use serde_json::Value;
 
@@ -105,7 +106,8 @@ impl Permissions {
         deny: &[String],
         paths: &Paths,
     ) -> Result<Self, PermissionError> {
-        let scope = Scope::new(&paths.project_root, &paths.home);
+        let mut scope = Scope::new(&paths.project_root, &paths.home);
+        scope.protect_areas(&paths.add_dirs);
         let parse = |rules: &[String]| -> Result<Vec<(String, Rule)>, PermissionError> {
             rules
                 .iter()
@@ -132,10 +134,17 @@ impl Permissions {
         Ok(self)
     }
 
-    /// Edits of these files (the ones the run's hooks and servers run outside the sandbox) ask
-    /// in every mode but `bypass`, like `.git` and `.ling`.
-    pub fn protect_code(&mut self, files: &[std::path::PathBuf]) {
-        self.scope.protect_code(files);
+    /// Edits of these files and folders (what the run reads or runs outside the sandbox, each
+    /// with what it is: `trust::surface`) ask in every mode but `bypass`, like `.git` and
+    /// `.ling`.
+    pub fn protect_outside(&mut self, paths: &[(std::path::PathBuf, &'static str)]) {
+        self.scope.protect_outside(paths);
+    }
+
+    /// Reads of these paths (what sandboxed commands cannot read: `sandbox.denyRead` and its
+    /// defaults) by the file tools and `skill` ask in every mode but `bypass`.
+    pub fn hide(&mut self, paths: &[std::path::PathBuf]) {
+        self.scope.hide(paths);
     }
 
     /// The rules accepted only to be ignored, because they name a Claude Code tool Ling does
@@ -179,9 +188,13 @@ impl Permissions {
 
     fn call<'a>(&self, tool: &'a dyn Tool, input: &'a Value) -> Call<'a> {
         let command = bash_command(tool.name(), input);
+        let target = self.scope.target(tool.name(), input).or_else(|| {
+            let read = tool.reads_file(input)?;
+            Some(self.scope.target_of(read))
+        });
         Call {
             tool,
-            target: self.scope.target(tool.name(), input),
+            target,
             command,
             bash: command.map(shell::analyze),
         }
@@ -234,7 +247,7 @@ impl Permissions {
             return Check::Allow;
         }
         if let (Some(protected), Some(target)) = (protected, &call.target)
-            && self.mode != PermissionMode::Plan
+            && (self.mode != PermissionMode::Plan || protected == Protected::Hidden)
         {
             return Check::Ask {
                 suggestion: self.protected_suggestion(tool.name(), target, &protected),
@@ -275,13 +288,18 @@ impl Permissions {
         }
     }
 
-    /// Whether an edit must be asked for whatever the mode and bare rules say.
+    /// Whether an edit (or a read of a hidden path) must be asked for whatever the mode and
+    /// bare rules say.
     fn protected(&self, call: &Call) -> Option<Protected> {
-        if self.mode == PermissionMode::Bypass || !matches!(call.name(), "write_file" | "edit_file")
-        {
+        if self.mode == PermissionMode::Bypass {
             return None;
         }
-        self.scope.protected(call.target.as_ref()?)
+        let target = call.target.as_ref()?;
+        match call.tool.kind() {
+            _ if matches!(call.name(), "write_file" | "edit_file") => self.scope.protected(target),
+            ToolKind::Read => self.scope.hidden(target),
+            _ => None,
+        }
     }
 
     /// Whether an allow rule allows the call. A protected path is allowed only by a path rule
@@ -484,7 +502,20 @@ impl Permissions {
         let place = match protected {
             Protected::Dir(dir) => format!("inside `{dir}`"),
             Protected::Home => "inside LING_HOME".to_string(),
-            Protected::Code => "a file a hook or MCP server runs outside the sandbox".to_string(),
+            Protected::Outside(what) => (*what).to_string(),
+            Protected::Hidden => {
+                return Suggestion {
+                    flag: format!("--allowed-tools {}", shell_quote(&rule)),
+                    why: Some(format!(
+                        "{} is hidden from sandboxed commands (sandbox.denyRead: a credential \
+                         store or secret), and reading it sends it to the model: it asks in every \
+                         mode but bypass, and only a rule naming the path allows it",
+                        self.scope.shown(target)
+                    )),
+                    rule,
+                    mode_hint: None,
+                };
+            }
         };
         Suggestion {
             flag: format!("--allowed-tools {}", shell_quote(&rule)),

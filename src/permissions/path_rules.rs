@@ -28,18 +28,26 @@ pub fn path_rule_tools(name: &str) -> Option<&'static [&'static str]> {
     })
 }
 
-/// Directory names under the project root that file edits never change without asking, at
-/// any depth (a nested repository's `sub/.git/config` too), compared without case, since on
-/// a case-insensitive file system `.GIT/config` is the same file.
-const PROTECTED_DIRS: &[&str] = &[".git", ".ling"];
+/// Directory names under the project root (and `--add-dir` folders) that file edits never
+/// change without asking, at any depth (a nested repository's `sub/.git/config` too), compared
+/// without case, since on a case-insensitive file system `.GIT/config` is the same file: git's
+/// (its hooks and config run at the user's next `git`), Ling's and Claude Code's config.
+const PROTECTED_DIRS: &[&str] = &[".git", ".ling", ".claude"];
 
-/// Where paths are resolved: the canonical project root and `LING_HOME`.
+/// Where paths are resolved: the canonical project root and `LING_HOME`, and what is protected
+/// or hidden beneath them.
 #[derive(Debug, Clone)]
 pub struct Scope {
     root: PathBuf,
     home: PathBuf,
-    /// Files hooks and servers run outside the sandbox (resolved): edits of them ask too.
-    code: Vec<PathBuf>,
+    /// `--add-dir` folders (canonical): their `.git`, `.ling` and `.claude` are protected as
+    /// the root's are.
+    areas: Vec<PathBuf>,
+    /// Files and folders Ling runs or reads outside the sandbox (resolved), with why: edits
+    /// beneath them ask too (`trust::surface`).
+    outside: Vec<(PathBuf, &'static str)>,
+    /// What no sandboxed command may read (resolved): reading it with a file tool asks.
+    hidden: Vec<PathBuf>,
 }
 
 /// The path a file tool's call acts on.
@@ -50,15 +58,17 @@ pub struct Target {
     relative: Option<String>,
 }
 
-/// Why a path is protected.
+/// Why a path is protected: an edit asks (a read, for [`Protected::Hidden`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Protected {
-    /// Inside a `.git` or `.ling` directory (the name as the rule must spell it).
+    /// Inside a `.git`, `.ling` or `.claude` directory (the name as the rule must spell it).
     Dir(&'static str),
     /// Inside `LING_HOME`.
     Home,
-    /// A file a hook or MCP server runs outside the sandbox.
-    Code,
+    /// Something Ling runs or reads outside the sandbox; the text says what.
+    Outside(&'static str),
+    /// Hidden from sandboxed commands (`sandbox.denyRead`): a read of it asks.
+    Hidden,
 }
 
 impl Scope {
@@ -66,13 +76,32 @@ impl Scope {
         Self {
             root: std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf()),
             home: resolve_lenient(home).unwrap_or_else(|_| home.to_path_buf()),
-            code: Vec::new(),
+            areas: Vec::new(),
+            outside: Vec::new(),
+            hidden: Vec::new(),
         }
     }
 
-    /// Also protects these files (resolved): the ones hooks and servers run.
-    pub fn protect_code(&mut self, files: &[PathBuf]) {
-        self.code.extend(files.iter().cloned());
+    /// Also protects the `.git`, `.ling` and `.claude` of these folders (`--add-dir`).
+    pub fn protect_areas(&mut self, dirs: &[PathBuf]) {
+        self.areas.extend(dirs.iter().map(|d| resolved(d)));
+    }
+
+    /// Also protects these files and folders (what Ling runs or reads outside the sandbox).
+    pub fn protect_outside(&mut self, paths: &[(PathBuf, &'static str)]) {
+        for (path, why) in paths {
+            // Both the path as named and where it leads.
+            for path in [path.clone(), resolved(path)] {
+                if !self.outside.iter().any(|(p, _)| *p == path) {
+                    self.outside.push((path, why));
+                }
+            }
+        }
+    }
+
+    /// Reads of these (resolved) ask.
+    pub fn hide(&mut self, paths: &[PathBuf]) {
+        self.hidden.extend(paths.iter().map(|p| resolved(p)));
     }
 
     /// The path `tool` acts on with `input`: its `path` argument, or the root for `grep` and
@@ -89,7 +118,8 @@ impl Scope {
         Some(self.target_of(absolute))
     }
 
-    fn target_of(&self, absolute: PathBuf) -> Target {
+    /// The target of a call that reads `path` without a `path` argument (a skill's file).
+    pub fn target_of(&self, absolute: PathBuf) -> Target {
         let relative = absolute.strip_prefix(&self.root).ok().map(|rel| {
             rel.components()
                 .map(|c| c.as_os_str().to_string_lossy())
@@ -104,17 +134,37 @@ impl Scope {
         if target.absolute.starts_with(&self.home) {
             return Some(Protected::Home);
         }
-        if self.code.contains(&target.absolute) {
-            return Some(Protected::Code);
+        if let Some((_, why)) = self
+            .outside
+            .iter()
+            .find(|(path, _)| target.absolute.starts_with(path))
+        {
+            return Some(Protected::Outside(why));
         }
-        let relative = target.relative.as_deref()?;
-        relative.split('/').find_map(|component| {
+        let relative = match &target.relative {
+            Some(relative) => Path::new(relative),
+            None => self
+                .areas
+                .iter()
+                .find_map(|area| target.absolute.strip_prefix(area).ok())?,
+        };
+        relative.components().find_map(|component| {
+            let component = component.as_os_str().to_string_lossy();
             PROTECTED_DIRS
                 .iter()
                 .find(|dir| component.eq_ignore_ascii_case(dir))
                 .copied()
                 .map(Protected::Dir)
         })
+    }
+
+    /// Whether reading `target` must be asked for in every mode but `bypass`: it is hidden
+    /// from sandboxed commands.
+    pub fn hidden(&self, target: &Target) -> Option<Protected> {
+        self.hidden
+            .iter()
+            .any(|h| target.absolute.starts_with(h))
+            .then_some(Protected::Hidden)
     }
 
     /// The path rule that allows `tool` on `target` and nothing wider: the path itself, its
@@ -129,6 +179,11 @@ impl Scope {
             .clone()
             .unwrap_or_else(|| target.absolute.to_string_lossy().into_owned())
     }
+}
+
+/// `path` with symlinks resolved as far as it exists.
+fn resolved(path: &Path) -> PathBuf {
+    resolve_lenient(path).unwrap_or_else(|_| path.to_path_buf())
 }
 
 fn escape_glob(path: &str) -> String {
@@ -234,7 +289,7 @@ impl PathPattern {
     pub fn names(&self, protected: &Protected, scope: &Scope) -> bool {
         match protected {
             Protected::Dir(dir) => self.literal.iter().any(|c| c.eq_ignore_ascii_case(dir)),
-            Protected::Home | Protected::Code => {
+            Protected::Home | Protected::Outside(_) | Protected::Hidden => {
                 let base = if self.absolute {
                     Path::new("/")
                 } else {
@@ -244,7 +299,8 @@ impl PathPattern {
                 !self.literal.is_empty()
                     && match protected {
                         Protected::Home => named.starts_with(&scope.home),
-                        _ => scope.code.contains(&named),
+                        Protected::Hidden => scope.hidden.iter().any(|h| named.starts_with(h)),
+                        _ => scope.outside.iter().any(|(p, _)| named.starts_with(p)),
                     }
             }
         }

@@ -122,6 +122,11 @@ impl ChildEnv {
     }
 
     /// Starts tied children through `trampoline` (none: directly).
+    /// The program children start through, when they start through one.
+    pub fn trampoline_exe(&self) -> Option<&std::path::Path> {
+        self.trampoline.as_ref().map(Trampoline::exe)
+    }
+
     pub fn with_trampoline(mut self, trampoline: Option<Trampoline>) -> Self {
         self.trampoline = trampoline;
         self

@@ -23,6 +23,7 @@ use crate::permissions::{PermissionError, Permissions};
 use crate::process::sandbox::{self, Decision, SandboxError};
 use crate::process::{ChildEnv, Trampoline};
 use crate::tools::ToolRegistry;
+use crate::trust::surface::{Part, Surface};
 use crate::trust::{ProjectConfig, TrustStatus};
 
 /// Model requests a `-p` run may make when neither `--max-turns` nor settings `maxTurns` says:
@@ -150,7 +151,8 @@ pub fn locate(cwd: Option<&PathBuf>, add_dirs: &[PathBuf]) -> Result<Paths, Setu
     let working_dir = std::fs::canonicalize(&dir)
         .map_err(|source| SetupError::ProjectRoot { path: dir, source })?;
     let home = crate::config::ling_home();
-    let root = crate::config::find_project_root(&working_dir, &home);
+    let found = crate::config::find_root(&working_dir, &home);
+    let root = found.root;
     let mut added = Vec::new();
     for dir in add_dirs {
         let canonical = std::fs::canonicalize(dir)
@@ -161,9 +163,11 @@ pub fn locate(cwd: Option<&PathBuf>, add_dirs: &[PathBuf]) -> Result<Paths, Setu
             added.push(canonical);
         }
     }
-    Ok(Paths::with_home(root, home)
+    let mut paths = Paths::with_home(root, home)
         .in_working_dir(working_dir)
-        .with_add_dirs(added))
+        .with_add_dirs(added);
+    paths.passed_over = found.passed_over;
+    Ok(paths)
 }
 
 impl Setup {
@@ -179,6 +183,9 @@ impl Setup {
         warn: &dyn Fn(&str),
     ) -> Result<Self, SetupError> {
         let mut warnings = Vec::new();
+        if let Some(passed_over) = &paths.passed_over {
+            warn(&passed_over.warning(&paths.project_root));
+        }
         if let Err(e) = crate::log::init(&paths.logs_dir()) {
             warnings.push(e.to_string());
         }
@@ -217,9 +224,21 @@ impl Setup {
             &paths.home,
             sandbox::home_dir().as_deref(),
         )?;
-        sandbox.read_only.clone_from(&guarded.protect);
-        let child_env =
-            children(&settings).with_sandbox(sandbox.clone(), paths.project_root.clone());
+        let extensions = Extensions::load(&paths, project.layer());
+        let trampoline = Trampoline::current();
+        let surface = surface_of(
+            &paths,
+            options,
+            &settings,
+            &project,
+            &guarded.protect,
+            &extensions,
+            trampoline.as_ref(),
+        );
+        sandbox.read_only = surface.read_only();
+        let child_env = ChildEnv::from_settings(&settings)
+            .with_trampoline(trampoline)
+            .with_sandbox(sandbox.clone(), paths.project_root.clone());
         let (hooks, hook_warnings) = HookEngine::from_config(hook_config)?;
         crate::agent::check_hook_conditions(&hooks, &paths)?;
         let hooks = hooks
@@ -246,7 +265,8 @@ impl Setup {
         for warning in permissions.ignored_rules() {
             warn(&warning);
         }
-        permissions.protect_code(&guarded.protect);
+        permissions.protect_outside(&surface.asked());
+        permissions.hide(&sandbox.hidden);
         permissions.set_sandboxed(sandbox.is_on());
         let llm = LlmClient::new(LlmConfig::from_settings(&settings))?;
         llm.preflight()?;
@@ -317,7 +337,6 @@ impl Setup {
                 elicitation: settings.elicitation,
             },
         );
-        let extensions = Extensions::load(&paths, project.layer());
         for warning in &extensions.warnings {
             warn(warning);
         }
@@ -359,6 +378,56 @@ impl Setup {
             mcp_sources,
         })
     }
+}
+
+/// What Ling reads or runs outside the sandbox in this run (`trust::surface`): every config
+/// file, the files hooks and servers run (`code`), the commands, skills and agents, the
+/// instruction files and Ling's own programs. `LING_HOME` is made first when missing, so that
+/// the sandbox can keep it read-only (a sandboxed command must not be the one to make it).
+fn surface_of(
+    paths: &Paths,
+    options: &RunOptions,
+    settings: &Settings,
+    project: &ProjectConfig,
+    code: &[PathBuf],
+    extensions: &Extensions,
+    trampoline: Option<&Trampoline>,
+) -> Surface {
+    let _ = crate::config::private_fs::create_dir(&paths.home);
+    let mut surface = Surface::of_run(paths);
+    surface.extend(code, Part::Code);
+    let named = options
+        .mcp_config
+        .iter()
+        .filter(|e| !e.to_string_lossy().trim_start().starts_with('{'))
+        .map(|e| paths.project_root.join(e));
+    let flag_settings = settings
+        .flag_settings
+        .as_ref()
+        .map(|f| f.source.clone())
+        .filter(|source| source.is_absolute());
+    for file in named.chain(flag_settings) {
+        surface.add(&file, Part::Config);
+    }
+    for file in extensions.files() {
+        surface.add_extension(file);
+    }
+    let user_files = user_instruction_files(paths, project.claude().project);
+    let instructions = crate::agent::instructions::files(&crate::agent::instructions::Sources {
+        root: &paths.project_root,
+        working_dir: Some(&paths.working_dir),
+        user_files: &user_files,
+        claude_memory: project.claude().project,
+    });
+    surface.extend(&instructions, Part::Instructions);
+    // `/proc/self/exe` is Ling itself, already a member.
+    if let Some(exe) = trampoline
+        .map(Trampoline::exe)
+        .filter(|exe| !exe.starts_with("/proc"))
+    {
+        surface.add(exe, Part::Ling);
+    }
+    surface
 }
 
 /// What the children of this run start with: the settings' environment, and tied to this

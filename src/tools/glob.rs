@@ -1,7 +1,8 @@
 //! `glob`: files whose path (relative to the search folder) matches a glob pattern, found with the
 //! `ignore` walker (so `.gitignore` and hidden files are respected), newest first, capped.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::SystemTime;
 
 use async_trait::async_trait;
@@ -69,7 +70,8 @@ impl Tool for Glob {
             .build()
             .map_err(|e| ToolError::failed(format!("invalid glob {:?}: {e}", args.pattern)))?
             .compile_matcher();
-        let found = tokio::task::spawn_blocking(move || find(&base, &root, &matcher))
+        let hidden = ctx.hidden.clone();
+        let found = tokio::task::spawn_blocking(move || find(&base, &root, &matcher, &hidden))
             .await
             .map_err(|e| ToolError::failed(format!("the search was aborted: {e}")))?;
         Ok(ToolOutput::text(format_found(found, &args)))
@@ -77,9 +79,16 @@ impl Tool for Glob {
 }
 
 /// Matching files as (path shown, mtime), newest first, ties by path.
-fn find(base: &Path, root: &Path, matcher: &globset::GlobMatcher) -> Vec<(String, SystemTime)> {
+fn find(
+    base: &Path,
+    root: &Path,
+    matcher: &globset::GlobMatcher,
+    hidden: &Arc<[PathBuf]>,
+) -> Vec<(String, SystemTime)> {
     let mut walk = WalkBuilder::new(base);
     walk.require_git(false);
+    let hidden = hidden.clone();
+    walk.filter_entry(move |e| !super::is_hidden(&hidden, e.path()));
     let mut found: Vec<(String, SystemTime)> = walk
         .build()
         .filter_map(Result::ok)

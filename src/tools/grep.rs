@@ -118,6 +118,7 @@ impl Tool for Grep {
             mode: args.output,
             context: args.context,
             root,
+            hidden: ctx.hidden.clone(),
         };
         let hits = tokio::task::spawn_blocking(move || search.run(&target, overrides))
             .await
@@ -142,6 +143,8 @@ struct Search {
     mode: OutputMode,
     context: usize,
     root: PathBuf,
+    /// Left out of the walk: what sandboxed commands may not read.
+    hidden: Arc<[PathBuf]>,
 }
 
 impl Search {
@@ -152,6 +155,8 @@ impl Search {
         if let Some(overrides) = overrides {
             walk.overrides(overrides);
         }
+        let hidden = self.hidden.clone();
+        walk.filter_entry(move |e| !super::is_hidden(&hidden, e.path()));
         let results: Arc<Mutex<Vec<FileHits>>> = Arc::default();
         walk.build_parallel().run(|| {
             let results = Arc::clone(&results);

@@ -52,6 +52,9 @@ pub struct ToolContext {
     pub sandbox: Option<Policy>,
     /// Directories besides the root the file tools may work in (`--add-dir`), canonical.
     pub extra_roots: Vec<PathBuf>,
+    /// What no sandboxed command may read (`sandbox.denyRead` and its defaults): `grep` and
+    /// `glob` leave it out of their walks (reading one such path by name asks first).
+    pub hidden: Arc<[PathBuf]>,
     /// Where the file tools read and write file text (the local disk unless a front end
     /// offers its own, as an ACP editor does).
     pub files: Arc<dyn FileAccess>,
@@ -73,11 +76,17 @@ impl ToolContext {
             child_env: ChildEnv::default(),
             sandbox: None,
             extra_roots: Vec::new(),
+            hidden: Arc::new([]),
             files: Arc::new(LocalFiles),
             shell_host: None,
             call_id: None,
         }
     }
+}
+
+/// Whether `path` is `hidden` or beneath one of them.
+pub fn is_hidden(hidden: &[PathBuf], path: &std::path::Path) -> bool {
+    hidden.iter().any(|h| path.starts_with(h))
 }
 
 /// A successful tool result.
@@ -132,6 +141,12 @@ pub trait Tool: Send + Sync {
     /// An MCP tool whose server annotated it `readOnlyHint` (allowed in `plan` mode).
     fn read_only_hint(&self) -> bool {
         self.kind() == ToolKind::Read
+    }
+    /// The file a call reads when it is not named by a `path` argument (a skill's file), so
+    /// that reading a hidden path asks ([`crate::permissions`]). `None`: none, or the
+    /// `path` argument says.
+    fn reads_file(&self, _input: &Value) -> Option<PathBuf> {
+        None
     }
     /// True when the tool cuts its own output (and says where the rest is), so the agent's
     /// general cap must not cut it again.

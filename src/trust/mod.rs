@@ -15,6 +15,7 @@ pub mod guard;
 pub mod listing;
 mod programs;
 pub mod store;
+pub mod surface;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -70,6 +70,7 @@ mod tools_builtin;
 mod trust_code;
 mod trust_files;
 mod trust_holes;
+mod trust_outside;
 mod trust_rules;
 mod trust_secrets;
 mod trust_terminal;

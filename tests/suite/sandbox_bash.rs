@@ -3,7 +3,7 @@
 //! negative: what the sandbox refuses fails (and is reported as blocked, naming the path or the
 //! network), what it allows runs.
 //!
-//! Ling's temp dir is moved into `LING_HOME` (`TMPDIR`) so that `/tmp`, where the test's own
+//! Ling's temp dir is a temp dir of its own (`TMPDIR`) so that `/tmp`, where the test's other
 //! temp dirs are, counts as outside.
 
 use crate::support::{mock_openai, project};
@@ -22,15 +22,17 @@ pub struct Sandboxed {
     pub project: Project,
     /// A directory outside every writable root.
     pub outside: tempfile::TempDir,
+    /// The run's temp dir (`TMPDIR`), a writable root of its own: not inside `LING_HOME`,
+    /// which the sandbox keeps read-only.
+    pub tmp: tempfile::TempDir,
 }
 
 impl Sandboxed {
     pub fn new() -> Self {
-        let project = Project::new();
-        std::fs::create_dir(project.home.path().join("tmp")).unwrap();
         Self {
-            project,
+            project: Project::new(),
             outside: tempfile::tempdir().unwrap(),
+            tmp: tempfile::tempdir().unwrap(),
         }
     }
 
@@ -40,7 +42,7 @@ impl Sandboxed {
 
     pub fn command(&self, base_url: &str) -> Command {
         let mut cmd = self.project.command(base_url);
-        cmd.env("TMPDIR", self.project.home.path().join("tmp"));
+        cmd.env("TMPDIR", self.tmp.path());
         cmd
     }
 
@@ -187,7 +189,7 @@ fn read_only_writes_nothing_but_dev_null() {
     );
     assert!(!s.project.file("new.txt").exists());
     assert_eq!(s.project.read("keep.txt"), "kept\n");
-    assert!(!s.project.home.path().join("tmp/t").exists());
+    assert!(!s.tmp.path().join("t").exists());
     for result in &results[..3] {
         assert!(result.contains("Blocked by the sandbox"), "{result}");
         assert!(

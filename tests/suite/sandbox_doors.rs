@@ -55,6 +55,7 @@ impl Door {
                 door.s.project.path(),
                 door.s.project.home.path(),
                 door.s.outside.path(),
+                door.s.tmp.path(),
                 door.home.path(),
             ] {
                 chown_1000(dir);
@@ -97,7 +98,7 @@ impl Door {
             .env("LING_RETRY_BASE_MS", "5")
             .env("NO_COLOR", "1")
             .env("HOME", self.home.path())
-            .env("TMPDIR", self.s.project.home.path().join("tmp"))
+            .env("TMPDIR", self.s.tmp.path())
             .env_remove("OPENAI_API_KEY")
             .env_remove("LING_BASE_URL")
             .env_remove("LING_MODEL")
@@ -294,13 +295,14 @@ fn unix_sockets_served_outside_are_unreachable_unless_allowed() {
         let d = door(user, namespaces);
         // A tmux-like server socket in the writable temp dir, and one outside every writable
         // root, both served by the test.
-        let tmp = d.s.project.home.path().join("tmp/tmux-1000");
+        let tmp = d.s.tmp.path().join("tmux-1000");
         std::fs::create_dir_all(&tmp).unwrap();
         let in_tmp = tmp.join("default");
         let outside = d.s.outside("docker.sock");
         let got_tmp = record_unix(UnixListener::bind(&in_tmp).unwrap());
         let got_out = record_unix(UnixListener::bind(&outside).unwrap());
         if user == User::Uid1000 {
+            chown_1000(d.s.tmp.path());
             chown_1000(d.s.project.home.path());
             chown_1000(d.s.outside.path());
         }

@@ -206,7 +206,8 @@ fn a_missing_stdio_server_command_is_still_named_in_the_error() {
 #[test]
 fn kill_9_of_ling_takes_the_bash_tools_command_and_stdio_servers_with_it() {
     let project = Project::new();
-    let sleep_pid = project.home.path().join("sleep.pid");
+    // In the project: LING_HOME is read-only to the sandboxed command.
+    let sleep_pid = project.path().join("sleep.pid");
     let server_pid = project.home.path().join("server.pid");
     // A server that stops reading after the handshake never sees its stdin close: only the
     // parent-death signal can end it.

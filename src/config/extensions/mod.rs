@@ -93,6 +93,9 @@ pub struct Skill {
     pub allowed_tools: Option<Vec<String>>,
     /// The skill's folder (its files are beside `SKILL.md`).
     pub dir: PathBuf,
+    /// Where the folder led when it was loaded (symlinks resolved): the `skill` tool reads
+    /// only there, so a folder swapped for a link elsewhere since is not followed.
+    pub resolved: PathBuf,
     pub scope: Scope,
 }
 
@@ -123,6 +126,18 @@ pub struct Extensions {
     pub agents: Vec<AgentDef>,
     /// Files that were skipped, names taken twice, one sentence each.
     pub warnings: Vec<String>,
+}
+
+impl Extensions {
+    /// The file (a command, an agent) or folder (a skill) of every definition loaded: what
+    /// Ling reads outside the sandbox for them.
+    pub fn files(&self) -> impl Iterator<Item = &PathBuf> {
+        let commands = self.commands.iter().map(|c| &c.path);
+        let skills = self.skills.iter().map(|s| &s.dir);
+        commands
+            .chain(skills)
+            .chain(self.agents.iter().map(|a| &a.path))
+    }
 }
 
 /// The three kinds, as the folders are named.
@@ -245,6 +260,10 @@ impl Extensions {
             description,
             allowed_tools: parsed.list("allowed-tools").filter(|t| !t.is_empty()),
             dir: path.parent().unwrap_or(path).to_path_buf(),
+            resolved: path
+                .parent()
+                .and_then(|dir| std::fs::canonicalize(dir).ok())
+                .unwrap_or_else(|| path.to_path_buf()),
             scope,
         });
     }

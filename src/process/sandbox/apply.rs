@@ -121,19 +121,16 @@ fn restrict_files_and_network(policy: &Policy) -> Result<(), String> {
         write_holes.extend(policy.hide.iter().cloned());
     }
     let mut rules = grants_around(&[(PathBuf::from("/"), read)], &read_holes);
-    // A closed directory (home as the project) gets its entries granted, not itself: no new
-    // entry can be made directly in it.
-    let mut writable = Vec::new();
-    for root in &policy.write {
-        if policy.closed.contains(root) {
-            for entry in std::fs::read_dir(root).into_iter().flatten().flatten() {
-                let path = entry.path();
-                if !is_symlink(&path) && !policy.protect.contains(&path) {
-                    writable.push((path, write));
-                }
+    // A closed directory (home in a writable root) gets its entries granted, not itself: no
+    // new entry can be made directly in it.
+    let mut writable: Vec<(PathBuf, _)> = policy.write.iter().map(|r| (r.clone(), write)).collect();
+    write_holes.extend(policy.closed.iter().cloned());
+    for closed in &policy.closed {
+        for entry in std::fs::read_dir(closed).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if !is_symlink(&path) && !policy.protect.contains(&path) {
+                writable.push((path, write));
             }
-        } else {
-            writable.push((root.clone(), write));
         }
     }
     rules.extend(grants_around(&writable, &write_holes));

@@ -62,8 +62,9 @@ pub struct Policy {
     pub protect: Vec<PathBuf>,
     /// Paths the child cannot read at all (settings `sandbox.denyRead` and its defaults).
     pub hide: Vec<PathBuf>,
-    /// Writable roots in which no new entry can be made directly (their existing entries are
-    /// writable): the home directory when it is the project, so no new dotfile appears in it.
+    /// Folders in which no new entry can be made directly (their existing entries are
+    /// writable): the home directory when it lies in a writable root, so no new dotfile
+    /// appears in it.
     pub closed: Vec<PathBuf>,
     /// Unix sockets, or directories of them, the child may reach (`sandbox.allowUnixSockets`).
     /// Empty: the child makes no Unix socket at all (`socketpair` still works).
@@ -281,12 +282,18 @@ impl Decision {
             for extra in &self.writable_roots {
                 add(extra);
             }
-            protect = scope.protect.clone();
+            // Outside the writable roots everything is read-only already.
+            protect = scope
+                .protect
+                .iter()
+                .filter(|p| write.iter().any(|w| p.starts_with(w)))
+                .cloned()
+                .collect();
         }
-        let closed = if scope.root_is_home && write.contains(&scope.root) {
-            vec![scope.root.clone()]
-        } else {
-            Vec::new()
+        // Home, wherever it lies beneath a writable root: no new dotfile can appear in it.
+        let closed = match &scope.home {
+            Some(home) if write.iter().any(|w| home.starts_with(w)) => vec![home.clone()],
+            _ => Vec::new(),
         };
         Some(Policy {
             mode,
@@ -303,7 +310,13 @@ impl Decision {
     /// The paths of this run that a sandbox protects and hides, found now (a bounded walk of
     /// the project for nested repositories): once per run, at the first command.
     pub fn scope(&self, root: &Path) -> Scope {
-        Scope::find(root, home_dir().as_deref(), &self.read_only, &self.hidden)
+        Scope::find(
+            root,
+            &self.writable_roots,
+            home_dir().as_deref(),
+            &self.read_only,
+            &self.hidden,
+        )
     }
 }
 
@@ -327,7 +340,11 @@ pub fn decide(
         network: settings.network,
         writable_roots: settings.writable_roots.clone(),
         hooks: settings.hooks,
-        hidden: scope::hidden(settings, ling_home, home),
+        // Resolved, as the file tools compare what they read with it.
+        hidden: scope::hidden(settings, ling_home, home)
+            .into_iter()
+            .map(|p| p.canonicalize().unwrap_or(p))
+            .collect(),
         unix_sockets: settings.allow_unix_sockets.clone(),
         read_only: Vec::new(),
         warning: None,
@@ -460,7 +477,7 @@ mod tests {
         assert!(!p.allows_write(Path::new("/etc/passwd")));
         let home = tempfile::tempdir().unwrap();
         let home = home.path().canonicalize().unwrap();
-        let scope = Scope::find(&home, Some(&home), &[], &[]);
+        let scope = Scope::find(&home, &[], Some(&home), &[], &[]);
         let p = decision
             .policy(SandboxMode::WorkspaceWrite, &scope)
             .unwrap();

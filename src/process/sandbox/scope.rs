@@ -80,13 +80,24 @@ pub struct Scope {
     pub hide: Vec<PathBuf>,
     /// Whether the project root is the home directory.
     pub root_is_home: bool,
+    /// The home directory (canonical), when it is the project root or lies beneath a writable
+    /// root: its dot-entries are then read-only, and no new entry can be made directly in it.
+    pub home: Option<PathBuf>,
 }
 
+/// What a writable root holds that code outside the sandbox reads or runs: git's (its hooks and
+/// config run at the user's next `git`), Ling's and Claude Code's config.
+const MARKERS: [&str; 3] = [".git", ".ling", ".claude"];
+
 impl Scope {
-    /// Finds them for a run in `root`: `read_only` and `hidden` are the callers' additions
-    /// and the `denyRead` list.
+    /// Finds them for a run in `root` whose sandbox may also write `writable` (settings
+    /// `sandbox.writableRoots` and `--add-dir`; the temp dir counts for home): in the root and
+    /// each writable root, their `.git`, `.ling` and `.claude` and the repositories nested in
+    /// them; home's dot-entries when home lies beneath one of them; `read_only` (the run's
+    /// `trust::surface`) and `hidden` (the `denyRead` list).
     pub fn find(
         root: &Path,
+        writable: &[PathBuf],
         home: Option<&Path>,
         read_only: &[PathBuf],
         hidden: &[PathBuf],
@@ -105,17 +116,31 @@ impl Scope {
                 protect.push(real);
             }
         };
-        for name in [".git", ".ling"] {
-            add(&root.join(name));
+        let mut areas = vec![root.clone()];
+        for dir in writable {
+            let dir = dir.canonicalize().unwrap_or_else(|_| dir.clone());
+            if !areas.iter().any(|a| dir.starts_with(a)) {
+                areas.push(dir);
+            }
         }
-        for repo in nested_repositories(&root) {
-            add(&repo);
+        for area in areas.iter().filter(|a| a.as_path() != Path::new("/")) {
+            for name in MARKERS {
+                add(&area.join(name));
+            }
+            for repo in nested_repositories(area) {
+                add(&repo);
+            }
         }
-        let root_is_home = home
-            .and_then(|h| h.canonicalize().ok())
-            .is_some_and(|h| h == root);
-        if root_is_home {
-            for entry in std::fs::read_dir(&root).into_iter().flatten().flatten() {
+        let home = home.and_then(|h| h.canonicalize().ok());
+        let root_is_home = home.as_deref() == Some(root.as_path());
+        let temp = std::env::temp_dir().canonicalize().ok();
+        let exposed = home.filter(|h| {
+            let beneath = |a: &PathBuf| h.starts_with(a);
+            (root_is_home || areas.iter().filter(|a| **a != Path::new("/")).any(beneath))
+                || temp.as_ref().is_some_and(beneath)
+        });
+        if let Some(home) = &exposed {
+            for entry in std::fs::read_dir(home).into_iter().flatten().flatten() {
                 if entry.file_name().to_string_lossy().starts_with('.') {
                     add(&entry.path());
                 }
@@ -139,6 +164,7 @@ impl Scope {
             protect,
             hide,
             root_is_home,
+            home: exposed,
         }
     }
 
@@ -392,7 +418,7 @@ mod tests {
         std::fs::create_dir(home.join(".ssh")).unwrap();
         std::fs::write(home.join("notes"), "").unwrap();
         let hidden = [home.join(".ssh"), home.join(".aws")];
-        let scope = Scope::find(&home, Some(&home), &[], &hidden);
+        let scope = Scope::find(&home, &[], Some(&home), &[], &hidden);
         assert!(scope.protect.contains(&home.join(".bashrc")));
         assert!(!scope.protect.contains(&home.join("notes")));
         assert_eq!(scope.hide, [home.join(".ssh")]);
