@@ -143,7 +143,7 @@ pub trait Tool: Send + Sync {
         self.kind() == ToolKind::Read
     }
     /// The file a call reads when it is not named by a `path` argument (a skill's file), so
-    /// that reading a hidden path asks ([`crate::permissions`]). `None`: none, or the
+    /// that reading a hidden path asks (the permission check). `None`: none, or the
     /// `path` argument says.
     fn reads_file(&self, _input: &Value) -> Option<PathBuf> {
         None
