@@ -10,6 +10,7 @@ cd "$(dirname "$0")/.."
 LAYERS='cli
 acp serve
 ui
+session
 setup
 agent trust
 permissions rpc

@@ -27,6 +27,7 @@ pub mod process;
 pub mod redact;
 pub mod rpc;
 pub mod serve;
+pub mod session;
 pub mod setup;
 pub mod tools;
 pub mod trust;

@@ -226,6 +226,7 @@ impl EventSink for UpdateSink {
             AgentEvent::ToolProgress { id, message } => self.progress(&id, &message),
             AgentEvent::ToolOutputLine { id, line } => self.progress(&id, &line),
             AgentEvent::Warning(text) => self.notice(NoticeSeverity::Warning, &text, None),
+            AgentEvent::McpReloaded { .. } => {}
             AgentEvent::Retrying {
                 attempt, reason, ..
             } => self.notice(

@@ -69,6 +69,13 @@ pub enum AgentEvent {
         line: String,
     },
     Warning(String),
+    /// MCP config files changed during the session were applied: the servers added, removed
+    /// and restarted.
+    McpReloaded {
+        added: Vec<String>,
+        removed: Vec<String>,
+        restarted: Vec<String>,
+    },
     /// The conversation is being summarised (`trigger`: `auto` or `manual`).
     CompactStarted {
         trigger: String,

@@ -235,6 +235,16 @@ impl TurnView {
                     crate::term![style.yellow("warning:"), " ", warning, "\n"],
                 );
             }
+            AgentEvent::McpReloaded {
+                added,
+                removed,
+                restarted,
+            } => {
+                let done = self.settle(width);
+                text(&mut paints, done);
+                let line = mcp_reloaded(&added, &removed, &restarted);
+                text(&mut paints, style.dim(&line) + "\n");
+            }
             AgentEvent::McpStatus {
                 server,
                 state: server_state,
@@ -359,6 +369,21 @@ pub fn refusal_words(content: &str, name: &str) -> Option<String> {
         });
     }
     None
+}
+
+/// `mcp config changed: added db; removed web; restarted files`.
+pub fn mcp_reloaded(added: &[String], removed: &[String], restarted: &[String]) -> String {
+    let mut parts = Vec::new();
+    for (verb, names) in [
+        ("added", added),
+        ("removed", removed),
+        ("restarted", restarted),
+    ] {
+        if !names.is_empty() {
+            parts.push(format!("{verb} {}", names.join(", ")));
+        }
+    }
+    format!("mcp config changed: {}", parts.join("; "))
 }
 
 #[cfg(test)]

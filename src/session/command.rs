@@ -1,0 +1,136 @@
+//! What a front end may ask of a running session ([`Command`]), what it gets back ([`Reply`])
+//! and why a command failed ([`HostError`]). A request added for one front end is a new variant
+//! here, and every other front end gets it for free.
+
+use crate::agent::{AgentError, Compaction, RunResult, SessionError};
+use crate::config::PermissionMode;
+use crate::llm::Usage;
+use crate::mcp::McpError;
+
+/// One request of a front end to the session ([`super::Host::submit`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Command {
+    /// SessionStart hooks (`startup`, or `resume` for a resumed session), once. A prompt starts
+    /// the session itself when no front end did.
+    Start,
+    /// One user message: a turn of the agent loop (a custom command's `/name args` expanded).
+    Prompt(String),
+    /// The permission mode from the next tool call on, in this agent and its sub-agents.
+    SetMode(PermissionMode),
+    /// The model of the next request: the agent's, MCP sampling's and the context window's.
+    SetModel(String),
+    /// Summarise the conversation now; the text says what to keep.
+    Compact(Option<String>),
+    /// Forget the conversation: SessionEnd (`clear`), a new session, SessionStart (`clear`).
+    Clear,
+    /// Continue another recorded session of this project.
+    Resume(String),
+    Mcp(McpCommand),
+    /// An allow or deny rule for the rest of the session (`/permissions allow|deny`).
+    AddRule {
+        allow: bool,
+        rule: String,
+    },
+    /// `/permissions remove RULE`.
+    RemoveRule(String),
+    /// The REPL's "always": the rule kept for the session, or in a settings file, the
+    /// project's trust kept with it when the user's own edit is the only change.
+    KeepRule {
+        rule: String,
+        keep: Keep,
+    },
+    /// SessionEnd hooks, then the MCP servers stop.
+    End(EndReason),
+}
+
+/// What a front end may do to one MCP server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum McpCommand {
+    Reconnect(String),
+    /// On or off for this project, kept in the user's settings.
+    Enable(String),
+    Disable(String),
+}
+
+/// Where "always" keeps a rule.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Keep {
+    Session,
+    /// The project's `.ling/settings.json`.
+    Project,
+    /// The user's `settings.json`.
+    User,
+}
+
+/// Why a session ends: what SessionEnd hooks are told as `reason`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EndReason {
+    /// The user left the REPL (Ctrl-D, `/exit`).
+    PromptInputExit,
+    /// `/clear` ended the conversation.
+    Clear,
+    /// `/resume` switched to another session.
+    Resume,
+    /// The run ended otherwise: `-p` answered, the driver closed its input, the editor closed
+    /// the session.
+    Other,
+}
+
+impl EndReason {
+    /// The `reason` of Claude Code's SessionEnd input.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::PromptInputExit => "prompt_input_exit",
+            Self::Clear => "clear",
+            Self::Resume => "resume",
+            Self::Other => "other",
+        }
+    }
+}
+
+/// What a command gave back.
+#[derive(Debug)]
+pub enum Reply {
+    Done,
+    /// A hook stopped the session (SessionStart with `continue: false`): the reason.
+    Stopped(String),
+    /// How a prompt's turn went, and the tokens it used.
+    Turn {
+        result: Result<RunResult, AgentError>,
+        usage: Usage,
+    },
+    Compacted(Compaction),
+    /// The session switched to a recorded one: its warnings (skipped transcript lines).
+    Resumed {
+        warnings: Vec<String>,
+    },
+    /// The rule was kept: where (the file as shown, or `None` for the session).
+    Kept(Option<String>),
+    /// `/permissions remove` found no rule written so.
+    NoSuchRule,
+}
+
+/// A command that could not be carried out; each says what to change.
+#[derive(Debug, thiserror::Error)]
+pub enum HostError {
+    #[error("the model name is empty; give one, e.g. /model gpt-4o")]
+    EmptyModel,
+    #[error("the server has no model {model:?}; {hint}")]
+    UnknownModel { model: String, hint: String },
+    #[error(transparent)]
+    Mcp(#[from] McpError),
+    #[error(transparent)]
+    Switch(#[from] crate::agent::mcp::reload::SwitchError),
+    #[error(transparent)]
+    Rule(#[from] crate::permissions::PermissionError),
+    #[error("the rule was not kept: {0}")]
+    KeepRule(#[from] crate::config::ConfigError),
+    #[error("the folder's trust could not be kept with the rule (run `ling trust`): {0}")]
+    KeepTrust(#[from] crate::trust::TrustError),
+    #[error(transparent)]
+    Session(#[from] SessionError),
+    #[error(transparent)]
+    Agent(#[from] AgentError),
+    #[error(transparent)]
+    Setup(#[from] crate::setup::SetupError),
+}

@@ -1,0 +1,607 @@
+//! The session host: one running session, owned here, that every front end drives (the REPL,
+//! `ling -p`, Claude's stream-json session, `ling acp`, `ling mcp serve`). A front end only
+//! translates its wire: it starts a [`Host`] (the one place a run is prepared), sends it typed
+//! [`Command`]s and reads one [`Status`]; what may happen while a prompt runs goes through the
+//! [`Live`] handle. What runs before each prompt (MCP config reloaded under its trust guard, a
+//! model chosen meanwhile, the tools brought up to date, SessionStart) runs here, once, for all
+//! of them. Codex's `Op` and `submission_loop` are the model; an in-process `&mut Host` is
+//! enough for Ling.
+//!
+//! Front ends import this module, never `agent` or `setup` (scripts/module-graph.sh checks): the
+//! vocabulary they need (events, approvals, how a run ended) is re-exported here.
+
+mod command;
+mod live;
+mod rules;
+mod status;
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use tokio_util::sync::CancellationToken;
+
+pub use self::command::{Command, EndReason, HostError, Keep, McpCommand, Reply};
+pub use self::live::Live;
+pub use self::status::Status;
+pub use crate::agent::{
+    AgentError, AgentEvent, Approval, ApprovalRequest, Approver, Attached, Compaction,
+    ContextUsage, DirectResult, EventSink, HookNotice, IdleNotice, McpAsker, NonInteractive,
+    NoticeDecision, RunEnd, RunResult, SessionSummary, SubagentEvent, SubagentKind, attach_files,
+    cap_middle, session_list,
+};
+pub use crate::setup::{
+    DEFAULT_PRINT_MAX_TURNS, Resume, RunOptions, SetupError, locate, project_root,
+};
+
+use crate::agent::Session;
+use crate::config::{Paths, Settings};
+use crate::llm::{LlmConfig, Message, Usage};
+use crate::mcp::McpManager;
+use crate::process::sandbox::Decision;
+use crate::setup::Setup;
+use crate::tools::{FileAccess, ShellHost, ToolRegistry};
+use crate::trust::{ProjectConfig, TrustStatus};
+
+/// What a command may use of its front end while it runs.
+pub struct Io<'a> {
+    /// Where the session's events go.
+    pub sink: &'a dyn EventSink,
+    /// Who answers permission questions.
+    pub approver: &'a dyn Approver,
+    /// Ends the command (a prompt, a compaction) when cancelled.
+    pub cancel: &'a CancellationToken,
+    /// Who is asked whether project config that changed during the session may apply (the
+    /// MCP config reloaded before a prompt); `None`: nobody can be, and it stays out.
+    pub trust: Option<&'a dyn TrustAsker>,
+}
+
+impl<'a> Io<'a> {
+    /// Nobody to ask: questions are denied, changed project config stays out.
+    pub fn unattended(sink: &'a dyn EventSink, cancel: &'a CancellationToken) -> Self {
+        Self {
+            sink,
+            approver: &NonInteractive,
+            cancel,
+            trust: None,
+        }
+    }
+}
+
+/// Asks the user whether to trust the project's config (the REPL's question, an editor's
+/// permission request).
+#[async_trait(?Send)]
+pub trait TrustAsker {
+    /// True: trust it (the host records it).
+    async fn trust(&self, project: &ProjectConfig, paths: &Paths) -> bool;
+}
+
+/// What a front end plugs into the run: the editor's files and terminals, who answers MCP
+/// servers' questions. Kept, so a run set up again gets them again.
+#[derive(Clone, Default)]
+pub struct Plugs {
+    pub files: Option<Arc<dyn FileAccess>>,
+    pub shell: Option<Arc<dyn ShellHost>>,
+    pub asker: Option<Arc<dyn McpAsker>>,
+}
+
+/// How a session is started.
+pub struct Start {
+    pub options: RunOptions,
+    pub paths: Paths,
+    pub project: ProjectConfig,
+    /// Somebody can be asked (the REPL, an editor): MCP sampling is declared to servers.
+    pub interactive: bool,
+}
+
+/// One running session.
+pub struct Host {
+    setup: Setup,
+    live: Live,
+    /// SessionStart hooks fired.
+    started: bool,
+    plugs: Plugs,
+    /// How it was started, to set it up again once the project is trusted.
+    options: RunOptions,
+    interactive: bool,
+}
+
+impl Host {
+    /// Prepares the run (the only caller of `Setup::prepare`); `warn` gets each problem of the
+    /// configuration as it is found.
+    pub async fn start(start: Start, warn: &dyn Fn(&str)) -> Result<Self, SetupError> {
+        let Start {
+            options,
+            paths,
+            project,
+            interactive,
+        } = start;
+        let setup = Setup::prepare(&options, paths, project, interactive, warn).await?;
+        let live = live_of(&setup);
+        Ok(Self {
+            setup,
+            live,
+            started: false,
+            plugs: Plugs::default(),
+            options,
+            interactive,
+        })
+    }
+
+    /// Plugs the front end in (files, terminals, MCP questions).
+    pub fn plug(&mut self, plugs: Plugs) {
+        apply_plugs(&mut self.setup, &plugs);
+        self.plugs = plugs;
+    }
+
+    /// The handle to the session for other tasks of the front end.
+    pub fn live(&self) -> Live {
+        self.live.clone()
+    }
+
+    pub fn status(&self) -> Status {
+        self.live.status()
+    }
+
+    /// Carries out one command.
+    pub async fn submit(&mut self, command: Command, io: &Io<'_>) -> Result<Reply, HostError> {
+        match command {
+            Command::Start => Ok(self
+                .start_session(io.sink)
+                .await
+                .map_or(Reply::Done, Reply::Stopped)),
+            Command::Prompt(text) => self.prompt(&text, io).await,
+            Command::SetMode(mode) => {
+                self.live.set_mode(mode);
+                Ok(Reply::Done)
+            }
+            Command::SetModel(model) => {
+                let model = self.validate_model(&model).await?;
+                self.apply_model(model);
+                Ok(Reply::Done)
+            }
+            Command::Compact(instructions) => {
+                let instructions = instructions.unwrap_or_default();
+                let done = self
+                    .setup
+                    .agent
+                    .compact(&instructions, io.sink, io.cancel)
+                    .await;
+                Ok(Reply::Compacted(done))
+            }
+            Command::Clear => self.clear(io.sink).await,
+            Command::Resume(id) => self.resume(&id, io.sink).await,
+            Command::Mcp(command) => {
+                self.live.mcp(&command).await?;
+                self.sync_tools().await;
+                Ok(Reply::Done)
+            }
+            Command::AddRule { allow, rule } => {
+                self.setup.agent.add_permission_rule(allow, &rule)?;
+                Ok(Reply::Done)
+            }
+            Command::RemoveRule(rule) => Ok(if self.setup.agent.remove_permission_rule(&rule) {
+                Reply::Done
+            } else {
+                Reply::NoSuchRule
+            }),
+            Command::KeepRule { rule, keep } => self.keep_rule(&rule, keep),
+            Command::End(reason) => {
+                self.end(reason, io.sink).await;
+                Ok(Reply::Done)
+            }
+        }
+    }
+
+    /// SessionStart, once: `Some(reason)` when a hook stopped the session.
+    async fn start_session(&mut self, sink: &dyn EventSink) -> Option<String> {
+        if std::mem::replace(&mut self.started, true) {
+            return None;
+        }
+        let source = if self.setup.resumed {
+            "resume"
+        } else {
+            "startup"
+        };
+        self.setup.agent.fire_session_start(source, sink).await
+    }
+
+    /// Waits until every MCP server is connected or failed (each within its startup timeout),
+    /// or `cancel`, then brings the tools the model sees up to date. False when cancelled.
+    pub async fn wait_for_servers(&mut self, cancel: &CancellationToken) -> bool {
+        let mcp = self.setup.mcp.clone();
+        tokio::select! {
+            () = mcp.wait_ready() => {}
+            () = cancel.cancelled() => return false,
+        }
+        self.sync_tools().await;
+        true
+    }
+
+    /// Brings the tools the model sees up to date with the MCP servers.
+    pub async fn sync_tools(&mut self) {
+        self.setup.agent.sync_tools().await;
+    }
+
+    /// One prompt: what runs before it, then the turn.
+    async fn prompt(&mut self, text: &str, io: &Io<'_>) -> Result<Reply, HostError> {
+        self.reload_mcp(io).await;
+        if let Some(model) = self.live.take_pending_model() {
+            self.apply_model(model);
+        }
+        if self.live.take_tools_stale() {
+            self.sync_tools().await;
+        }
+        if let Some(reason) = self.start_session(io.sink).await {
+            return Ok(Reply::Stopped(reason));
+        }
+        let before = self.setup.agent.usage();
+        self.live.begin_turn(io.cancel.clone());
+        let result = self
+            .setup
+            .agent
+            .run_input(text, io.sink, io.approver, io.cancel)
+            .await;
+        self.live.end_turn();
+        let usage = self.setup.agent.usage().since(before);
+        // `/clear` or a resume inside a command's run would have moved it.
+        self.live.session_is(&self.setup.agent.session().id);
+        Ok(Reply::Turn { result, usage })
+    }
+
+    /// MCP config files edited since the last prompt: reloaded. A changed project file lapses
+    /// its trust; the front end's asker (if any) is asked again before any of its servers
+    /// starts, and without a yes the project's servers stay out.
+    async fn reload_mcp(&mut self, io: &Io<'_>) {
+        if !self.setup.mcp_sources.changed() {
+            return;
+        }
+        let paths = self.setup.mcp_sources.paths().clone();
+        let mut project = match ProjectConfig::read(&paths) {
+            Ok(project) => project,
+            Err(e) => {
+                io.sink.emit(AgentEvent::Warning(format!(
+                    "the MCP config was not reloaded: {e}"
+                )));
+                return;
+            }
+        };
+        if project.status() == TrustStatus::Untrusted {
+            let trusted = match io.trust {
+                Some(asker) => asker.trust(&project, &paths).await,
+                None => false,
+            };
+            if trusted {
+                if let Err(e) = project.trust() {
+                    io.sink.emit(AgentEvent::Warning(e.to_string()));
+                }
+            } else {
+                io.sink.emit(AgentEvent::Warning(
+                    "the project's config changed since it was trusted, so its MCP servers are \
+                     not started; run `ling trust` to use them"
+                        .into(),
+                ));
+            }
+        }
+        let writable = self.setup.settings.sandbox.writable_roots.clone();
+        let guard = |servers: &mut [crate::config::mcp::ServerConfig]| {
+            // The same check of the files each server runs as at the start of the run.
+            crate::trust::guard::attach(
+                &project,
+                &mut crate::config::hooks::HooksConfig::default(),
+                servers,
+                &writable,
+            );
+        };
+        match crate::agent::mcp::reload::reload(
+            &self.setup.mcp_sources,
+            project.layer(),
+            &self.setup.mcp,
+            guard,
+        )
+        .await
+        {
+            Ok((applied, warnings)) => {
+                for warning in warnings {
+                    io.sink.emit(AgentEvent::Warning(warning));
+                }
+                if !applied.is_empty() {
+                    io.sink.emit(AgentEvent::McpReloaded {
+                        added: applied.added,
+                        removed: applied.removed,
+                        restarted: applied.changed,
+                    });
+                }
+            }
+            Err(e) => io.sink.emit(AgentEvent::Warning(format!(
+                "{e}; the MCP servers stay as they were"
+            ))),
+        }
+        self.sync_tools().await;
+    }
+
+    /// A model name, checked against the server's list when it has one.
+    async fn validate_model(&self, model: &str) -> Result<String, HostError> {
+        let model = model.trim();
+        if model.is_empty() {
+            return Err(HostError::EmptyModel);
+        }
+        let mut config = LlmConfig::from_settings(&self.setup.settings);
+        config.model = self.setup.agent.model().to_string();
+        let known = crate::llm::list_models(&config).await;
+        if known.is_empty() || known.iter().any(|m| m == model) {
+            return Ok(model.to_string());
+        }
+        let close: Vec<&str> = known
+            .iter()
+            .map(String::as_str)
+            .filter(|m| m.contains(model) || model.contains(m))
+            .take(5)
+            .collect();
+        let hint = if close.is_empty() {
+            "Tab after /model lists them".to_string()
+        } else {
+            format!("did you mean {}?", close.join(", "))
+        };
+        Err(HostError::UnknownModel {
+            model: model.to_string(),
+            hint,
+        })
+    }
+
+    /// The model of the agent (its window with it), of MCP sampling, and of the status.
+    fn apply_model(&mut self, model: String) {
+        self.setup.mcp_host.set_model(model.clone());
+        self.setup.agent.set_model(model.clone());
+        self.live.model_is(&model);
+    }
+
+    async fn clear(&mut self, sink: &dyn EventSink) -> Result<Reply, HostError> {
+        self.setup
+            .agent
+            .end_session(EndReason::Clear.as_str(), sink)
+            .await;
+        let session = Session::new(
+            &self.setup.paths.sessions_dir(),
+            &self.setup.paths.project_root,
+            self.setup.agent.model(),
+        );
+        self.setup.agent.clear(session);
+        self.live.session_is(&self.setup.agent.session().id);
+        let stopped = self.setup.agent.fire_session_start("clear", sink).await;
+        Ok(stopped.map_or(Reply::Done, Reply::Stopped))
+    }
+
+    /// Continues a recorded session. Before the session started (the REPL's picker at start)
+    /// it simply becomes the session; after, the current one ends and SessionStart (`resume`)
+    /// fires for the new one.
+    async fn resume(&mut self, id: &str, sink: &dyn EventSink) -> Result<Reply, HostError> {
+        let resumed = Session::open(&self.setup.paths.sessions_dir(), id.trim())?;
+        if self.started {
+            self.setup
+                .agent
+                .end_session(EndReason::Resume.as_str(), sink)
+                .await;
+        }
+        self.setup
+            .agent
+            .switch_session(resumed.session, resumed.messages);
+        self.setup.agent.restore_children(resumed.children);
+        self.live.session_is(&self.setup.agent.session().id);
+        if !self.started {
+            self.setup.resumed = true;
+        } else if let Some(reason) = self.setup.agent.fire_session_start("resume", sink).await {
+            return Ok(Reply::Stopped(reason));
+        }
+        Ok(Reply::Resumed {
+            warnings: resumed.warnings,
+        })
+    }
+
+    fn keep_rule(&mut self, rule: &str, keep: Keep) -> Result<Reply, HostError> {
+        self.setup.agent.add_permission_rule(true, rule)?;
+        let shown = match keep {
+            Keep::Session => None,
+            Keep::Project | Keep::User => {
+                Some(rules::keep(&self.setup.paths, rule, keep == Keep::User)?)
+            }
+        };
+        Ok(Reply::Kept(shown))
+    }
+
+    /// SessionEnd (when the session started), then the MCP servers stop.
+    async fn end(&mut self, reason: EndReason, sink: &dyn EventSink) {
+        if self.started {
+            self.setup.agent.end_session(reason.as_str(), sink).await;
+        }
+        self.setup.shutdown().await;
+    }
+
+    /// The user trusted the project during the session (an editor's first prompt): recorded,
+    /// and the run set up again with the project's config under the same session id (and
+    /// transcript, when there is one), the front end's plugs installed again.
+    pub async fn restart_trusted(
+        &mut self,
+        mut project: ProjectConfig,
+        warn: &dyn Fn(&str),
+    ) -> Result<(), HostError> {
+        project.trust()?;
+        self.setup.shutdown().await;
+        let id = self.setup.agent.session().id.clone();
+        let recorded = self.setup.agent.session().transcript_path.is_file();
+        let mut options = self.options.clone();
+        options.resume = if recorded {
+            Resume::Id(id.clone())
+        } else {
+            Resume::New
+        };
+        let paths = Paths::new(self.setup.paths.project_root.clone());
+        let mut fresh = Setup::prepare(&options, paths, project, self.interactive, warn).await?;
+        if !recorded {
+            let model = fresh.agent.model().to_string();
+            let session = Session::with_id(
+                &fresh.paths.sessions_dir(),
+                &fresh.paths.project_root,
+                &model,
+                id,
+            );
+            fresh.agent.clear(session);
+        }
+        apply_plugs(&mut fresh, &self.plugs);
+        self.live.run_is(
+            fresh.mcp.clone(),
+            fresh.sandbox.clone(),
+            fresh.agent.mode_handle(),
+        );
+        self.live.model_is(fresh.agent.model());
+        self.live.trust_is(fresh.project_trust);
+        self.setup = fresh;
+        Ok(())
+    }
+
+    // Reading the session, for what the front ends show.
+
+    pub fn paths(&self) -> &Paths {
+        &self.setup.paths
+    }
+
+    pub fn settings(&self) -> &Settings {
+        &self.setup.settings
+    }
+
+    /// Problems that did not stop the run, one sentence each.
+    pub fn warnings(&self) -> &[String] {
+        &self.setup.warnings
+    }
+
+    /// For an untrusted project: what was skipped and how to trust it.
+    pub fn trust_notice(&self) -> Option<&str> {
+        self.setup.trust_notice.as_deref()
+    }
+
+    /// The line a run starts with when `--add-dir` gave directories.
+    pub fn add_dirs_line(&self) -> Option<String> {
+        self.setup.add_dirs_line()
+    }
+
+    /// Whether the session continues a recorded one.
+    pub fn resumed(&self) -> bool {
+        self.setup.resumed
+    }
+
+    pub fn session_id(&self) -> &str {
+        &self.setup.agent.session().id
+    }
+
+    pub fn model(&self) -> &str {
+        self.setup.agent.model()
+    }
+
+    pub fn history(&self) -> &[Message] {
+        self.setup.agent.history()
+    }
+
+    pub fn tools(&self) -> &ToolRegistry {
+        self.setup.agent.tools()
+    }
+
+    pub fn usage(&self) -> Usage {
+        self.setup.agent.usage()
+    }
+
+    /// Model requests of the session so far.
+    pub fn total_turns(&self) -> u32 {
+        self.setup.agent.total_turns()
+    }
+
+    pub async fn context_usage(&mut self) -> ContextUsage {
+        self.setup.agent.context_usage().await
+    }
+
+    /// The rules in force (`true` for allow) with where each came from.
+    pub fn permission_rules(&self) -> Vec<(bool, String, &'static str)> {
+        let origins = &self.setup.settings.rule_origins;
+        self.setup
+            .agent
+            .permission_rules()
+            .into_iter()
+            .map(|(allow, rule)| {
+                let origin = origins
+                    .iter()
+                    .find(|(text, _)| *text == rule)
+                    .map_or("session", |(_, origin)| *origin);
+                (allow, rule, origin)
+            })
+            .collect()
+    }
+
+    pub fn hooks_listing(&self) -> Vec<crate::hooks::HookListing> {
+        self.setup.agent.hooks().list()
+    }
+
+    pub fn extensions(&self) -> &crate::config::extensions::Extensions {
+        self.setup.agent.extensions()
+    }
+
+    /// Whether `line` runs a custom command (`/name args`).
+    pub fn is_custom_command(&self, line: &str) -> bool {
+        self.setup.agent.custom_command(line).is_some()
+    }
+
+    /// While the user is at the prompt: Notification hooks hear of it after a while.
+    pub fn idle_notice(&self) -> IdleNotice {
+        self.setup.agent.idle_notice()
+    }
+
+    pub fn mcp(&self) -> &Arc<McpManager> {
+        &self.setup.mcp
+    }
+
+    pub fn sandbox(&self) -> &Decision {
+        &self.setup.sandbox
+    }
+
+    /// The model server's settings, with the session's model.
+    pub fn llm_config(&self) -> LlmConfig {
+        let mut config = LlmConfig::from_settings(&self.setup.settings);
+        config.model = self.setup.agent.model().to_string();
+        config
+    }
+
+    /// Runs one tool through the agent's dispatch point, outside any turn (`ling mcp serve`).
+    pub async fn call_tool(
+        &self,
+        id: &str,
+        name: &str,
+        input: &serde_json::Value,
+        io: &Io<'_>,
+    ) -> DirectResult {
+        self.setup
+            .agent
+            .call_tool_directly(id, name, input, io.sink, io.approver, io.cancel)
+            .await
+    }
+}
+
+fn apply_plugs(setup: &mut Setup, plugs: &Plugs) {
+    if let Some(files) = &plugs.files {
+        setup.agent.set_file_access(files.clone());
+    }
+    if plugs.shell.is_some() {
+        setup.agent.set_shell_host(plugs.shell.clone());
+    }
+    if let Some(asker) = &plugs.asker {
+        setup.mcp_host.set_asker(asker.clone());
+    }
+}
+
+fn live_of(setup: &Setup) -> Live {
+    Live::new(
+        setup.paths.clone(),
+        setup.mcp.clone(),
+        setup.sandbox.clone(),
+        setup.agent.mode_handle(),
+        setup.agent.model().to_string(),
+        setup.agent.session().id.clone(),
+        setup.project_trust,
+    )
+}
