@@ -1,7 +1,7 @@
 //! The permission step of a tool call. A deny rule always wins; a PreToolUse hook's `allow` skips
 //! the question and its `ask` forces it; otherwise the rules, then the mode. "Ask" goes to the
 //! run's approver, and with nobody to ask it is a denial that says which flag or rule would
-//! allow the call.
+//! allow the call. An answer that changes the call is checked again before it runs.
 
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
@@ -13,9 +13,21 @@ use crate::hooks::Decision;
 use crate::permissions::{Check, Evaluation, Suggestion};
 use crate::tools::Tool;
 
+/// How many times one call may be changed by the approver's answers and asked about again.
+const MAX_CHANGES: usize = 3;
+
+/// What one round of the permission step decided, when it did not refuse.
+enum Verdict {
+    Run,
+    /// The approver allowed the call with this input instead.
+    Changed(Value),
+}
+
 impl Agent {
     /// `Ok` when the call may run: with the input PreToolUse left (`pre`), or with the one the
-    /// approver gave instead (`Some`).
+    /// approver gave instead (`Some`). A changed input (a driver's `updatedInput`) goes through
+    /// the check again, as a hook's does: a deny rule or the mode refuses it, and what asks in
+    /// every mode (a protected path, an ask rule) is asked about again, with the new input.
     pub(super) async fn authorize(
         &self,
         tool: &dyn Tool,
@@ -23,7 +35,36 @@ impl Agent {
         pre: &PreHook,
         turn: &Turn<'_>,
     ) -> Result<Option<Value>, CallError> {
-        let input = &pre.input;
+        let mut changed: Option<Value> = None;
+        for _ in 0..=MAX_CHANGES {
+            let input = changed.as_ref().unwrap_or(&pre.input);
+            match self
+                .authorize_input(tool, call_id, input, pre, changed.is_some(), turn)
+                .await?
+            {
+                Verdict::Run => return Ok(changed),
+                Verdict::Changed(input) => changed = Some(input),
+            }
+        }
+        let why = format!(
+            "the permission prompt changed this {} call {MAX_CHANGES} times in a row, each \
+             needing another question",
+            tool.name()
+        );
+        Err(CallError::Denied(denied(tool, why, turn)))
+    }
+
+    /// One round: `input` judged by the rules and the mode, and asked about if it must be.
+    /// `changed`: the approver gave `input` in place of the call it was asked about.
+    async fn authorize_input(
+        &self,
+        tool: &dyn Tool,
+        call_id: &str,
+        input: &Value,
+        pre: &PreHook,
+        changed: bool,
+        turn: &Turn<'_>,
+    ) -> Result<Verdict, CallError> {
         let Evaluation {
             check,
             denied_by_rule,
@@ -32,11 +73,18 @@ impl Agent {
         if let Some(reason) = denied_by_rule {
             return Err(CallError::Denied(denied(tool, reason, turn)));
         }
-        let suggestion = match (check, pre.decision) {
+        // The hook decided about the input it saw, not about the approver's change.
+        let hook = if changed { None } else { pre.decision };
+        let suggestion = match (check, hook) {
             (Check::Deny { reason }, _) => {
                 return Err(CallError::Denied(denied(tool, reason, turn)));
             }
-            (_, Some(Decision::Allow)) | (Check::Allow, None) => return Ok(None),
+            (_, Some(Decision::Allow)) | (Check::Allow, None) => return Ok(Verdict::Run),
+            // The approver's answer settled the ordinary question about its own change; only
+            // what asks whatever the mode and rules say (`why`) is asked about again.
+            (Check::Ask { suggestion }, _) if changed && suggestion.why.is_none() => {
+                return Ok(Verdict::Run);
+            }
             (Check::Ask { suggestion }, _) => Some(suggestion),
             (Check::Allow, _) => None,
         };
@@ -44,12 +92,16 @@ impl Agent {
         tool.precheck(input, &self.tool_context(&CancellationToken::new()))
             .await
             .map_err(CallError::Tool)?;
+        let reason = match &suggestion {
+            Some(s) if changed => s.why.clone(),
+            _ => pre.reason.clone(),
+        };
         let request = ApprovalRequest {
             tool: tool.name().to_string(),
             tool_use_id: call_id.to_string(),
             input: input.clone(),
             session_rule,
-            reason: pre.reason.clone(),
+            reason,
             // Only worth a file read when somebody will see it.
             preview: if self.asks() && turn.approver.can_ask() {
                 tool.preview(input, &self.tool_context(&CancellationToken::new()))
@@ -73,12 +125,12 @@ impl Agent {
             None
         };
         match answer {
-            Some(Approval::Once) => Ok(None),
-            Some(Approval::Edited(input)) => Ok(Some(input)),
+            Some(Approval::Once) => Ok(Verdict::Run),
+            Some(Approval::Edited(input)) => Ok(Verdict::Changed(input)),
             Some(Approval::Always) => {
                 self.lock_permissions()
                     .allow_for_session(request.session_rule.clone());
-                Ok(None)
+                Ok(Verdict::Run)
             }
             Some(Approval::Deny) => {
                 turn.decline();

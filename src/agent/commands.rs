@@ -156,6 +156,7 @@ impl Agent {
                 end: RunEnd::Interrupted,
                 text: String::new(),
                 num_turns: 0,
+                requests: 0,
             });
         }
         let attached = super::attach_files(&self.options.root, &expanded);

@@ -190,7 +190,13 @@ impl Agent {
         }
         let mut pre = pre;
         match self.authorize(tool.as_ref(), &call.id, &pre, turn).await {
-            Ok(Some(edited)) => pre.input = edited,
+            Ok(Some(edited)) => {
+                // The approver's change is narrowed as the model's call was.
+                if let Err(why) = self.admitted(tool.as_ref(), &edited, false) {
+                    return CallError::NotAdmitted(why).into();
+                }
+                pre.input = edited;
+            }
             Ok(None) => {}
             Err(error) => return error.into(),
         }

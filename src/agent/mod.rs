@@ -18,7 +18,9 @@ mod hook_glue;
 pub mod instructions;
 mod listing;
 pub mod mcp;
+mod mode;
 mod prompt;
+mod request_cap;
 mod sandbox_glue;
 mod session;
 pub mod session_list;
@@ -54,6 +56,7 @@ pub use mcp::{
     HostPolicy, ListMcpResources, McpAsker, McpHost, McpTool, ReadMcpResource, SEARCH_TOOLS,
     ToolSearch,
 };
+pub use mode::ModeHandle;
 pub use prompt::{PromptOptions, build_system_prompt};
 pub use session::{INTERRUPTED_RESULT, Resumed, Session, SessionError};
 pub use session_list::SessionSummary;
@@ -65,7 +68,8 @@ pub use truncate::cap_middle;
 #[derive(Debug, Clone)]
 pub struct AgentOptions {
     pub root: PathBuf,
-    /// Model requests allowed in one run; `None` is unlimited.
+    /// Model requests allowed in one run, its sub-agents' included; `None` is unlimited. A
+    /// sub-agent's: its definition's own `maxTurns`.
     pub max_turns: Option<u32>,
     /// Characters of one tool result the model gets; the middle of longer output is cut.
     pub tool_output_limit: usize,
@@ -116,6 +120,8 @@ pub struct RunResult {
     pub text: String,
     /// Model requests made in this run.
     pub num_turns: u32,
+    /// Model requests of the run counting its sub-agents' (what `--max-turns` bounds).
+    pub requests: u32,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -137,34 +143,16 @@ pub enum AgentError {
     EmptySummary,
 }
 
-/// The agent's permission mode, shared with another task.
-#[derive(Clone)]
-pub struct ModeHandle(Arc<Mutex<Permissions>>);
-
-impl ModeHandle {
-    pub fn get(&self) -> PermissionMode {
-        self.lock().mode()
-    }
-
-    /// Takes effect at the next tool call.
-    pub fn set(&self, mode: PermissionMode) {
-        self.lock().set_mode(mode);
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, Permissions> {
-        self.0
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
-}
-
 pub struct Agent {
     llm: LlmClient,
     /// The builtin tools; `tools` is these plus the MCP servers' tools of the moment.
     builtins: ToolRegistry,
     tools: ToolRegistry,
     mcp: Option<Arc<McpManager>>,
-    permissions: Arc<Mutex<Permissions>>,
+    /// The permission mode and rules (a sub-agent's mode follows its parent's).
+    mode: ModeHandle,
+    /// Model requests of the run, counted with the sub-agents' (`--max-turns`).
+    requests: request_cap::RequestCap,
     options: AgentOptions,
     system_prompt: String,
     history: Vec<Message>,
@@ -218,7 +206,8 @@ impl Agent {
             builtins: tools.clone(),
             tools,
             mcp: None,
-            permissions: Arc::new(Mutex::new(permissions)),
+            mode: ModeHandle::new(permissions),
+            requests: request_cap::RequestCap::new(),
             options,
             system_prompt,
             history: Vec::new(),
@@ -416,7 +405,7 @@ impl Agent {
     /// The mode, for another task to change while a run goes on (the SDK's
     /// `set_permission_mode`).
     pub fn mode_handle(&self) -> ModeHandle {
-        ModeHandle(self.permissions.clone())
+        self.mode.clone()
     }
 
     /// The permission rules in force: (`true` for allow, the rule).
@@ -468,10 +457,7 @@ impl Agent {
     }
 
     fn lock_permissions(&self) -> std::sync::MutexGuard<'_, Permissions> {
-        // A panic while holding the lock cannot leave the rules half-changed; keep using them.
-        self.permissions
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+        self.mode.lock()
     }
 
     /// The definitions the next request carries: every tool but the MCP tools deferred by tool

@@ -2,9 +2,10 @@
 //! hooks, `@server:uri` mentions), then model requests and their tool calls alternate until the
 //! model answers without tools; the Stop hooks (SubagentStop in a subagent) may send it back to
 //! work, again and again with `stop_hook_active` set, until they allow the stop (bounded by
-//! `--max-turns` and settings `maxStopHookBlocks`), and the run finishes with
-//! [`AgentEvent::TurnFinished`]. What the phases share is a [`Turn`]: who hears the
-//! events, who is asked, what cancels the run, and a stop a hook asked for along the way.
+//! `--max-turns`, which counts the sub-agents' requests too, and settings `maxStopHookBlocks`),
+//! and the run finishes with [`AgentEvent::TurnFinished`]. What the phases share is a
+//! [`Turn`]: who hears the events, who is asked, what cancels the run, and a stop a hook asked
+//! for along the way.
 
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -102,6 +103,7 @@ impl Agent {
     ) -> Result<RunResult, AgentError> {
         let turn = Turn::new(sink, approver, cancel);
         let mut tally = Tally::default();
+        self.requests.begin(self.options.max_turns);
         let end = match self.submit(prompt, &turn).await {
             Some(end) => Ok(end),
             None => self.request_loop(&turn, &mut tally).await,
@@ -115,6 +117,7 @@ impl Agent {
             end,
             text: tally.last_text,
             num_turns: tally.num_turns,
+            requests: self.requests.used(),
         })
     }
 
@@ -164,11 +167,13 @@ impl Agent {
         // How many times the Stop hooks sent the model back to work in this run.
         let mut stop_blocks = 0u32;
         loop {
-            if self
+            // Its own limit (a sub-agent definition's `maxTurns`), then the run's, which its
+            // sub-agents' requests count toward.
+            let own_limit = self
                 .options
                 .max_turns
-                .is_some_and(|max| tally.num_turns >= max)
-            {
+                .is_some_and(|max| tally.num_turns >= max);
+            if own_limit || !self.requests.take() {
                 return Ok(RunEnd::MaxTurns);
             }
             tally.num_turns += 1;

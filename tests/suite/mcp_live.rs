@@ -5,11 +5,9 @@
 //! for the project, and each status change is a `system`/`mcp_status` message.
 
 use crate::support::mcp::test_server;
+use crate::support::stream_json::StreamSession;
 use crate::support::{mock_openai, project};
 
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin, Stdio};
-use std::sync::mpsc;
 use std::time::Duration;
 
 use mock_openai::{MockServer, Reply};
@@ -19,74 +17,6 @@ use serde_json::{Value, json};
 
 fn server_entry() -> Value {
     json!({"command": test_server(), "startupTimeoutMs": 10000})
-}
-
-/// `ling --input-format stream-json` in `project`, driven line by line.
-struct Session {
-    child: Child,
-    stdin: Option<ChildStdin>,
-    lines: mpsc::Receiver<Value>,
-}
-
-impl Session {
-    fn start(project: &Project, server: &MockServer) -> Self {
-        let mut cmd = project.command(&server.base_url());
-        cmd.args([
-            "--input-format",
-            "stream-json",
-            "--output-format",
-            "stream-json",
-        ])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null());
-        let mut child = cmd.spawn().expect("spawn ling");
-        let stdout = child.stdout.take().expect("stdout");
-        let (tx, lines) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                if let Ok(value) = serde_json::from_str::<Value>(&line) {
-                    let _ = tx.send(value);
-                }
-            }
-        });
-        Self {
-            stdin: child.stdin.take(),
-            child,
-            lines,
-        }
-    }
-
-    fn send(&mut self, message: Value) {
-        let stdin = self.stdin.as_mut().expect("stdin open");
-        writeln!(stdin, "{message}").expect("write to ling");
-        stdin.flush().expect("flush");
-    }
-
-    fn prompt(&mut self, text: &str) {
-        self.send(json!({"type": "user", "message": {"role": "user", "content": text}}));
-    }
-
-    /// Lines until one `until` accepts (included); fails after 30 s.
-    fn read_until(&self, until: impl Fn(&Value) -> bool) -> Vec<Value> {
-        let mut seen = Vec::new();
-        loop {
-            let line = self
-                .lines
-                .recv_timeout(Duration::from_secs(30))
-                .unwrap_or_else(|_| panic!("no such line; got {seen:#?}"));
-            let done = until(&line);
-            seen.push(line);
-            if done {
-                return seen;
-            }
-        }
-    }
-
-    fn finish(mut self) {
-        drop(self.stdin.take());
-        let _ = self.child.wait();
-    }
 }
 
 fn is_result(line: &Value) -> bool {
@@ -122,7 +52,7 @@ fn config_edits_apply_at_the_next_turn_and_a_switch_is_kept() {
         Reply::text("two"),
         Reply::text("three"),
     ]);
-    let mut session = Session::start(&project, &server);
+    let mut session = StreamSession::start(&project, &server, &[]);
     session.prompt("first");
     session.read_until(is_result);
     assert_eq!(

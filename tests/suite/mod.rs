@@ -65,6 +65,7 @@ mod schemas;
 mod serve_mcp;
 mod sessions;
 mod shared_files;
+mod subagent_bounds;
 mod subagents;
 mod tools_builtin;
 mod trust_code;

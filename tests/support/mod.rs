@@ -1,8 +1,8 @@
 //! Helpers shared by the integration suites: the real `ling` binary in a temp project
 //! ([`project`]), a scripted model speaking chat completions, Anthropic Messages and OpenAI Responses
 //! ([`mock_openai`], [`mock_wire`]), the peer programs
-//! ([`peers`]), process checks ([`process`]), and per-area helpers for hooks, MCP and the
-//! SQLite server.
+//! ([`peers`]), process checks ([`process`]), a stream-json session driven line by line
+//! ([`stream_json`]), and per-area helpers for hooks, MCP and the SQLite server.
 
 pub mod acp;
 pub mod chat_history;
@@ -21,3 +21,4 @@ pub mod process;
 pub mod project;
 pub mod repl;
 pub mod serve;
+pub mod stream_json;

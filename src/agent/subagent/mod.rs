@@ -1,13 +1,14 @@
-//! Sub-agents: the `task` tool runs a child [`Agent`] on a prompt, with a context of its own.
-//! The child has its own system prompt (its definition's body, or the builtin general-purpose
-//! one), the tools its definition allows but never more than its parent has (no `task`: a
-//! child does not spawn children), the parent's permission mode or a stricter one, and the same
-//! sandbox, hooks, MCP servers and trust. Several `task` calls of one response run at once, at
-//! most settings `maxParallelAgents` of them; the parent sees only each child's final answer
-//! and its usage. The child's events reach the parent's sink tagged with the call
-//! (`ChildSink`), its questions reach the user named by it (`ChildApprover`), the parent's
-//! cancel stops it, and its messages go to the parent's transcript linked to the call, so
-//! `--resume` restores them and `task` can continue the child (`resume`).
+//! Sub-agents: the `task` tool runs a child [`Agent`] on a prompt, with a context of its own. The
+//! child has its own system prompt (its definition's body, or the builtin general-purpose one), the
+//! tools its definition allows but never more than its parent has (no `task`: a child does not
+//! spawn children; a command's or skill's `allowed-tools` binds it as it binds the parent), the
+//! parent's permission mode or a stricter one (following the parent's as it changes), a share of
+//! the run's `--max-turns` requests, and the same sandbox, hooks, MCP servers and trust. Several
+//! `task` calls of one response run at once, at most settings `maxParallelAgents` of them; the
+//! parent sees only each child's final answer and its usage. The child's events reach the parent's
+//! sink tagged with the call (`ChildSink`), its questions reach the user named by it
+//! (`ChildApprover`), the parent's cancel stops it, and its messages go to the parent's transcript
+//! linked to the call, so `--resume` restores them and `task` can continue the child (`resume`).
 
 mod tool;
 
@@ -97,17 +98,6 @@ pub fn resolve_model(
             None => (name.to_string(), None),
         },
     }
-}
-
-/// The stricter of two permission modes (plan, then default, accept-edits, bypass).
-fn stricter(a: PermissionMode, b: PermissionMode) -> PermissionMode {
-    let rank = |m: PermissionMode| match m {
-        PermissionMode::Plan => 0,
-        PermissionMode::Default | PermissionMode::DontAsk => 1,
-        PermissionMode::AcceptEdits => 2,
-        PermissionMode::Bypass => 3,
-    };
-    if rank(a) <= rank(b) { a } else { b }
 }
 
 /// Forwards a sub-agent's events to the parent's sink, tagged with its call; counts its calls.
@@ -400,6 +390,12 @@ impl Agent {
                         "the user declined a call of the {agent_type} agent and ended this turn"
                     ))
                 }
+                RunEnd::MaxTurns if self.requests.exhausted() => failed(format!(
+                    "the {agent_type} agent stopped after {turns} model requests: the run \
+                     reached its limit (--max-turns), which counts every agent's requests; its \
+                     last words: {}",
+                    run.text
+                )),
                 RunEnd::MaxTurns => failed(format!(
                     "the {agent_type} agent stopped after {turns} model requests (its turn \
                      limit) before it finished; its last words: {}",
@@ -465,14 +461,13 @@ impl Agent {
             .collect();
         let mut builtins = self.builtins.clone();
         builtins.retain(|tool| tool.name() != TASK);
-        let mut permissions = self.lock_permissions().clone();
-        let mode = def
+        let permissions = self.lock_permissions().clone();
+        let asked = def
             .and_then(|d| d.permission_mode.as_deref())
-            .and_then(crate::config::PermissionMode::parse)
-            .map_or(permissions.mode(), |m| stricter(permissions.mode(), m));
-        permissions.set_mode(mode);
+            .and_then(PermissionMode::parse);
         let mut options = self.options.clone();
-        options.max_turns = def.and_then(|d| d.max_turns).or(self.options.max_turns);
+        // Its own limit; the run's (`--max-turns`) binds it through the shared count.
+        options.max_turns = def.and_then(|d| d.max_turns);
         options.prompt.replace = Some(match def {
             Some(def) if !def.prompt.trim().is_empty() => def.prompt.clone(),
             _ => GENERAL_PROMPT.trim_end().to_string(),
@@ -481,6 +476,9 @@ impl Agent {
         let session = self.session.child(link);
         let mut child =
             Agent::new(llm, builtins, permissions, options, session).with_hooks(self.hooks.clone());
+        // Its mode is the parent's of the moment (or stricter), its requests the run's.
+        child.mode = child.mode.following(self.mode.clone(), asked);
+        child.requests = self.requests.for_child();
         child.tool_search = self.tool_search.fresh();
         child.mcp = self.mcp.clone();
         child.extensions = self.extensions.clone();
@@ -488,7 +486,11 @@ impl Agent {
         // The front end's files and terminals (an ACP editor's buffers), as the parent's.
         child.files = self.files.clone();
         child.shell_host = self.shell_host.clone();
-        let mut filters = vec![ToolFilter::names(allowed, origin)];
+        // What narrows the parent narrows the child: its own filters and the run's (a
+        // command's or a loaded skill's `allowed-tools`, with their argument rules).
+        let mut filters = self.tool_filters.clone();
+        filters.extend(self.lock_narrowing().iter().cloned());
+        filters.push(ToolFilter::names(allowed, origin));
         filters.extend(wanted);
         child.tool_filters = filters;
         // The instruction files were read (and warned about) for the parent already.
@@ -517,13 +519,5 @@ mod tests {
         assert_eq!(model, "p");
         assert!(warning.is_some_and(|w| w.contains("modelAliases")));
         assert_eq!(resolve_model(Some("gpt-4.1"), "p", &aliases).0, "gpt-4.1");
-    }
-
-    #[test]
-    fn a_child_never_gets_a_looser_mode() {
-        use PermissionMode::*;
-        assert_eq!(stricter(Default, Bypass), Default);
-        assert_eq!(stricter(AcceptEdits, Plan), Plan);
-        assert_eq!(stricter(Plan, Bypass), Plan);
     }
 }

@@ -64,7 +64,7 @@ impl Ending {
             },
             RunEnd::MaxTurns => Self {
                 subtype: Subtype::ErrorMaxTurns,
-                text: max_turns_message(run.num_turns, default_turn_limit),
+                text: max_turns_message(run.num_turns, run.requests, default_turn_limit),
                 outcome: RunOutcome::Failed,
                 num_turns: run.num_turns,
             },
@@ -82,16 +82,23 @@ impl Ending {
     }
 }
 
-/// Why a run stopped at its turn limit, and how to raise it.
-fn max_turns_message(turns: u32, default_limit: bool) -> String {
+/// Why a run stopped at its turn limit, and how to raise it. `requests`: the run's requests
+/// counting its sub-agents', of which the agent made `turns`.
+fn max_turns_message(turns: u32, requests: u32, default_limit: bool) -> String {
     let which = if default_limit {
         "the default limit of a -p run"
     } else {
         "the limit set by --max-turns or settings `maxTurns`"
     };
+    let by_children = requests.saturating_sub(turns);
+    let made = if by_children > 0 {
+        format!("{requests} model requests, {by_children} of them by sub-agents")
+    } else {
+        format!("{turns} model requests")
+    };
     format!(
-        "stopped after {turns} model requests ({which}) before the model finished; raise it with \
-         --max-turns N or settings `maxTurns`"
+        "stopped after {made} ({which}) before the model finished; raise it with --max-turns N \
+         or settings `maxTurns`"
     )
 }
 

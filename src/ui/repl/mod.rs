@@ -588,7 +588,7 @@ async fn run_turn(setup: &mut Setup, ui: &Arc<ReplUi>, prompt: &str) -> Typed {
             RunEnd::Interrupted => stdout_line(style.yellow("⏹ interrupted")),
             RunEnd::MaxTurns => stdout_line(style.yellow(&format!(
                 "stopped after {} model requests (--max-turns)",
-                run.num_turns
+                run.requests
             ))),
             RunEnd::Stopped(reason) => {
                 stdout_line(term![style.yellow("stopped by hook:"), " ", reason])
