@@ -56,6 +56,13 @@ pub enum ConfigError {
         lock: PathBuf,
         source: std::io::Error,
     },
+    /// The lock file is a symlink (planted in a repository, say): never followed.
+    #[error(
+        "{} is a symbolic link, and Ling never follows one to lock a file; nothing was changed. \
+         Delete the link (`rm {}`) and try again",
+        lock.display(), lock.display()
+    )]
+    LockIsLink { lock: PathBuf },
     #[error("{0}")]
     Other(String),
 }

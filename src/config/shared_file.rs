@@ -10,7 +10,8 @@
 //! the holder deletes it before letting go, and a waiter that finds it was deleted under it
 //! tries again on the new one, so the lock file exists only while an update runs. Waiting is
 //! bounded ([`DEFAULT_LOCK_WAIT`], or `LING_LOCK_TIMEOUT_MS`): past it the update fails with an
-//! error naming the lock file, and the file is left as it was.
+//! error naming the lock file, and the file is left as it was. A lock file that is a symlink is
+//! never followed (nor created through): the update fails, saying to delete it.
 
 use std::fs::{File, OpenOptions, TryLockError};
 use std::io::Write;
@@ -195,14 +196,20 @@ impl FileLock {
         let deadline = Instant::now() + options.wait;
         let mut pause = Duration::from_millis(1);
         loop {
+            // Never through a symlink: a repository's dangling `.ling/mcp.json.lock` link would
+            // otherwise have Ling create (and lock) the file it names, wherever that is.
             let lock = OpenOptions::new()
                 .read(true)
                 .write(true)
                 .create(true)
                 .truncate(false)
                 .mode(private_fs::FILE_MODE)
+                .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
                 .open(&path)
-                .map_err(failed)?;
+                .map_err(|source| match source.raw_os_error() {
+                    Some(libc::ELOOP) => ConfigError::LockIsLink { lock: path.clone() },
+                    _ => failed(source),
+                })?;
             match lock.try_lock() {
                 // The holder before us may have deleted the file we locked: then the lock that
                 // counts is on the one at `path` now, tried again (within the same wait).
