@@ -11,7 +11,8 @@
 //! tries again on the new one, so the lock file exists only while an update runs. Waiting is
 //! bounded ([`DEFAULT_LOCK_WAIT`], or `LING_LOCK_TIMEOUT_MS`): past it the update fails with an
 //! error naming the lock file, and the file is left as it was. A lock file that is a symlink is
-//! never followed (nor created through): the update fails, saying to delete it.
+//! never followed (nor created through): the update fails, saying to delete it. A file its owner
+//! may not write (mode 0444) is never replaced: the update fails, saying so.
 
 use std::fs::{File, OpenOptions, TryLockError};
 use std::io::Write;
@@ -109,6 +110,9 @@ pub fn update<T, E: From<ConfigError>>(
 ) -> Result<T, E> {
     let _lock = FileLock::acquire(path, options)?;
     let (change, value) = change(read_config_text(path)?)?;
+    if change != Change::Keep {
+        refuse_read_only(path)?;
+    }
     match change {
         Change::Keep => {}
         Change::Write(bytes) => replace(path, &bytes, options.private)?,
@@ -125,7 +129,20 @@ pub fn update<T, E: From<ConfigError>>(
 /// the one change (a login's client and tokens).
 pub fn write(path: &Path, options: Options, bytes: &[u8]) -> Result<(), ConfigError> {
     let _lock = FileLock::acquire(path, options)?;
+    refuse_read_only(path)?;
     replace(path, bytes, options.private)
+}
+
+/// Refuses to replace (or delete) a file its owner may not write: a `chmod 444` says "leave it
+/// as it is", and the rename that replaces a file would not ask the file's mode.
+fn refuse_read_only(path: &Path) -> Result<(), ConfigError> {
+    match std::fs::metadata(path) {
+        Ok(meta) if meta.permissions().mode() & 0o200 == 0 => Err(ConfigError::ReadOnly {
+            path: path.to_path_buf(),
+            mode: meta.permissions().mode() & 0o7777,
+        }),
+        _ => Ok(()),
+    }
 }
 
 /// Deletes `path` under its lock, without reading it (a broken file can always be removed);

@@ -34,12 +34,14 @@ pub const MAX_FILE_BYTES: u64 = 50 * 1024 * 1024;
 pub fn check_readable(meta: &std::fs::Metadata, shown: &str) -> Result<(), ToolError> {
     if !meta.is_file() {
         return Err(ToolError::failed(format!(
-            "{shown} is not a regular file (a FIFO, socket or device); the file tools only read              regular files"
+            "{shown} is not a regular file (a FIFO, socket or device); the file tools only read \
+             regular files"
         )));
     }
     if meta.len() > MAX_FILE_BYTES {
         return Err(ToolError::failed(format!(
-            "{shown} is {} MiB, more than the {} MiB the file tools read; use bash with `head`,              `tail`, `sed -n 'A,Bp'` or `grep -n` to look at parts of it",
+            "{shown} is {} MiB, more than the {} MiB the file tools read; use bash with `head`, \
+             `tail`, `sed -n 'A,Bp'` or `grep -n` to look at parts of it",
             meta.len() / (1024 * 1024),
             MAX_FILE_BYTES / (1024 * 1024)
         )));
