@@ -1,7 +1,10 @@
 //! The file tools' reads and writes through the editor (`fs/read_text_file`,
 //! `fs/write_text_file`) when it offers them, so the agent sees the editor's unsaved buffers and
 //! its edits land in them (and in the editor's undo history). The file on disk is still checked
-//! first: a binary, oversized or special file is refused the same way as without an editor.
+//! first: a binary, oversized or special file is refused the same way as without an editor;
+//! and a write's path is checked again when it is sent, as the local write checks it when it
+//! writes, since the editor follows a symlink that a command swapped in after the tool call
+//! was judged.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -13,7 +16,7 @@ use agent_client_protocol_schema::v1::{
 use async_trait::async_trait;
 
 use crate::rpc::Peer;
-use crate::tools::{FileAccess, LocalFiles, ToolError};
+use crate::tools::{FileAccess, LocalFiles, ToolError, check_write_path};
 
 /// A session's files, through its client where the client said it can.
 pub(super) struct ClientFiles {
@@ -71,6 +74,7 @@ impl FileAccess for ClientFiles {
         if !self.write {
             return LocalFiles.write_text(root, path, content, shown).await;
         }
+        check_write_path(root, path, shown).await?;
         let request = WriteTextFileRequest::new(
             SessionId::new(self.session_id.as_str()),
             path,

@@ -317,3 +317,38 @@ pub(crate) fn locate(cwd: &std::path::Path) -> Result<Paths, RpcError> {
     crate::setup::locate(Some(&cwd.to_path_buf()), &[])
         .map_err(|e| RpcError::invalid_params(format!("cwd {} is not usable: {e}", cwd.display())))
 }
+
+/// Refuses to load or resume session `id` unless it is recorded for the project `cwd` is in:
+/// a session of another project would run there with this project's config and trust.
+pub(crate) fn check_recorded(
+    paths: &Paths,
+    id: &str,
+    cwd: &std::path::Path,
+) -> Result<(), RpcError> {
+    let transcript = paths.sessions_dir().join(format!("{id}.jsonl"));
+    let known = !id.is_empty()
+        && id.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
+        && transcript.is_file();
+    if !known {
+        return Err(RpcError::invalid_params(format!(
+            "no session {id} is recorded in {}",
+            paths.sessions_dir().display()
+        )));
+    }
+    match crate::agent::session_list::recorded_root(&transcript) {
+        Some(recorded) if recorded == paths.project_root => Ok(()),
+        Some(recorded) => Err(RpcError::invalid_params(format!(
+            "session {id} was recorded for the project {}, not for {} (the project of cwd {}); \
+             open it with a cwd inside {}, or start a new session here",
+            recorded.display(),
+            paths.project_root.display(),
+            cwd.display(),
+            recorded.display()
+        ))),
+        None => Err(RpcError::invalid_params(format!(
+            "session {id}'s transcript {} has no header naming its project, so it cannot be \
+             loaded; start a new session",
+            transcript.display()
+        ))),
+    }
+}

@@ -21,7 +21,7 @@ use super::client_fs::ClientFiles;
 use super::permission::{ClientApprover, SessionAsker, ask_trust};
 use super::terminal::ClientTerminals;
 use super::updates::{UpdateSink, chunk};
-use super::{Shared, encode, locate, mcp_servers, prompt};
+use super::{Shared, check_recorded, encode, locate, mcp_servers, prompt};
 use crate::agent::{ModeHandle, RunEnd, Session};
 use crate::config::{Paths, PermissionMode};
 use crate::llm::LlmConfig;
@@ -152,15 +152,7 @@ impl AcpSession {
         let paths = locate(&cwd)?;
         let root = paths.project_root.clone();
         if let Some((id, _)) = &load {
-            let known = !id.is_empty()
-                && id.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
-                && paths.sessions_dir().join(format!("{id}.jsonl")).is_file();
-            if !known {
-                return Err(RpcError::invalid_params(format!(
-                    "no session {id} is recorded in {}",
-                    paths.sessions_dir().display()
-                )));
-            }
+            check_recorded(&paths, id, &cwd)?;
         }
         let project = ProjectConfig::read(&paths).map_err(failed)?;
         // Named afresh each time: a session loaded twice gets two files, each ended with its run.

@@ -1,5 +1,5 @@
 //! Custom slash commands run by the agent: the body's `$ARGUMENTS` and `$1`..`$9` are filled
-//! in, its `!` shell lines run through the one dispatch point as `bash` calls (PreToolUse
+//! in (as typed in the text, shell-quoted in its shell commands), its `!` shell lines run through the one dispatch point as `bash` calls (PreToolUse
 //! hooks, the permission check and the sandbox, shown like any call: never silently) and their
 //! output takes their place, its `@file` mentions are attached, and the prompt runs with the
 //! command's `allowed-tools` narrowing the tools and its `model` for that run. Also the
@@ -15,20 +15,84 @@ use super::{Agent, AgentError, AgentEvent, Approver, EventSink, RunEnd, RunResul
 use crate::config::extensions::Command;
 use crate::llm::ToolCall;
 
-/// `$ARGUMENTS` and `$1`..`$9` of `body` filled in from `args` (split like a shell would: quotes
-/// group words). A body that uses none of them gets the arguments appended, as Claude Code does.
-pub fn fill_arguments(body: &str, args: &str) -> String {
+/// The body cut into text and shell commands ([`pieces`]), with `$ARGUMENTS` and `$1`..`$9`
+/// filled in from `args` (split like a shell would: quotes group words). The text takes them
+/// as typed; a shell command takes each word single-quoted, so an argument is data there and
+/// never shell syntax (`/cmd '; rm -rf x'` cannot add a command). The body is cut before it is
+/// filled, so an argument cannot make a `!` line either. A body that uses none of them gets
+/// the arguments appended, as Claude Code does.
+pub fn fill_arguments(body: &str, args: &str) -> Vec<Piece> {
     let words = split_words(args);
-    let uses_positional = (1..=9).any(|n| body.contains(&format!("${n}")));
-    let mut out = body.replace("$ARGUMENTS", args);
-    for n in (1..=9).rev() {
-        let value = words.get(n - 1).map_or("", String::as_str);
-        out = out.replace(&format!("${n}"), value);
-    }
-    if !body.contains("$ARGUMENTS") && !uses_positional && !args.trim().is_empty() {
-        out = format!("{}\n\nARGUMENTS: {}\n", out.trim_end(), args.trim());
+    let typed = Fill {
+        all: args.to_string(),
+        words: words.clone(),
+    };
+    let quoted = Fill {
+        all: words
+            .iter()
+            .map(|w| shell_quote(w))
+            .collect::<Vec<_>>()
+            .join(" "),
+        words: words.iter().map(|w| shell_quote(w)).collect(),
+    };
+    let mut out: Vec<Piece> = pieces(body)
+        .into_iter()
+        .map(|piece| match piece {
+            Piece::Text(text) => Piece::Text(typed.fill(&text)),
+            Piece::Line(command) => Piece::Line(quoted.fill(&command)),
+            Piece::Span(command) => Piece::Span(quoted.fill(&command)),
+        })
+        .collect();
+    let uses_any = body.contains("$ARGUMENTS") || (1..=9).any(|n| body.contains(&format!("${n}")));
+    if !uses_any && !args.trim().is_empty() {
+        if let Some(Piece::Text(last)) = out.last_mut() {
+            last.truncate(last.trim_end().len());
+        }
+        out.push(Piece::Text(format!("\n\nARGUMENTS: {}\n", args.trim())));
     }
     out
+}
+
+/// What `$ARGUMENTS` and `$1`..`$9` become in one kind of piece.
+struct Fill {
+    all: String,
+    words: Vec<String>,
+}
+
+impl Fill {
+    /// `template` with each placeholder replaced in one pass, so a value that holds `$1` is
+    /// never filled again (a quoted word must stay one word).
+    fn fill(&self, template: &str) -> String {
+        let mut out = String::with_capacity(template.len());
+        let mut rest = template;
+        while let Some(at) = rest.find('$') {
+            out.push_str(&rest[..at]);
+            let after = &rest[at + 1..];
+            if let Some(tail) = after.strip_prefix("ARGUMENTS") {
+                out.push_str(&self.all);
+                rest = tail;
+            } else if let Some(n) = after
+                .chars()
+                .next()
+                .and_then(|c| c.to_digit(10))
+                .filter(|n| (1..=9).contains(n))
+            {
+                let index = usize::try_from(n - 1).unwrap_or(usize::MAX);
+                out.push_str(self.words.get(index).map_or("", String::as_str));
+                rest = &after[1..];
+            } else {
+                out.push('$');
+                rest = after;
+            }
+        }
+        out.push_str(rest);
+        out
+    }
+}
+
+/// `word` as one single-quoted shell word: nothing in it is shell syntax.
+fn shell_quote(word: &str) -> String {
+    format!("'{}'", word.replace('\'', r"'\''"))
 }
 
 /// Words of `args`: blanks separate them, single or double quotes group them.
@@ -148,7 +212,7 @@ impl Agent {
         let filled = fill_arguments(&command.body, args);
         let expanded = {
             let turn = Turn::new(sink, approver, cancel);
-            self.run_shell_pieces(&filled, &turn).await
+            self.run_shell_pieces(filled, &turn).await
         };
         if cancel.is_cancelled() {
             self.end_narrowing();
@@ -180,9 +244,9 @@ impl Agent {
 
     /// The body with each shell command replaced by its output, each run as a `bash` call
     /// through the dispatch point (a refusal's message takes its place, so the model knows).
-    async fn run_shell_pieces(&self, body: &str, turn: &Turn<'_>) -> String {
+    async fn run_shell_pieces(&self, pieces: Vec<Piece>, turn: &Turn<'_>) -> String {
         let mut out = String::new();
-        for (n, piece) in pieces(body).into_iter().enumerate() {
+        for (n, piece) in pieces.into_iter().enumerate() {
             let command = match piece {
                 Piece::Text(text) => {
                     out.push_str(&text);
@@ -242,21 +306,56 @@ mod tests {
     use super::*;
     use pretty_assertions::assert_eq;
 
+    /// The pieces' text, with each shell command as `!{command}`.
+    fn filled(body: &str, args: &str) -> String {
+        fill_arguments(body, args)
+            .into_iter()
+            .map(|piece| match piece {
+                Piece::Text(text) => text,
+                Piece::Line(command) => format!("!{command}\n"),
+                Piece::Span(command) => format!("!`{command}`"),
+            })
+            .collect()
+    }
+
     #[test]
     fn arguments_fill_their_places_or_are_appended() {
+        assert_eq!(filled("Fix $ARGUMENTS now", "issue 12"), "Fix issue 12 now");
         assert_eq!(
-            fill_arguments("Fix $ARGUMENTS now", "issue 12"),
-            "Fix issue 12 now"
-        );
-        assert_eq!(
-            fill_arguments("Review $1 for $2 ($3)", "src/a.rs \"memory leaks\""),
+            filled("Review $1 for $2 ($3)", "src/a.rs \"memory leaks\""),
             "Review src/a.rs for memory leaks ()"
         );
         assert_eq!(
-            fill_arguments("Just do it.\n", "quickly"),
+            filled("Just do it.\n", "quickly"),
             "Just do it.\n\nARGUMENTS: quickly\n"
         );
-        assert_eq!(fill_arguments("Nothing $1", ""), "Nothing ");
+        assert_eq!(filled("Nothing $1", ""), "Nothing ");
+        assert_eq!(filled("Cost: $5 and $ARG", "a"), "Cost:  and $ARG");
+    }
+
+    #[test]
+    fn arguments_are_shell_quoted_words_in_shell_commands_and_typed_in_the_text() {
+        let body = "Look at $ARGUMENTS\n!grep -n $1 $2\nSee !`echo $ARGUMENTS` too\n";
+        assert_eq!(
+            fill_arguments(body, "'; rm -rf x' it's"),
+            vec![
+                Piece::Text("Look at '; rm -rf x' it's\n".into()),
+                Piece::Line("grep -n '; rm -rf x' 'its'".into()),
+                Piece::Text("See ".into()),
+                Piece::Span("echo '; rm -rf x' 'its'".into()),
+                Piece::Text(" too\n".into()),
+            ]
+        );
+        // A quote inside a word, and a word that spells a placeholder: still one word each.
+        assert_eq!(
+            fill_arguments("!echo $1 $2", "\"a'b\" '$1'"),
+            vec![Piece::Line(r"echo 'a'\''b' '$1'".into())]
+        );
+        // An argument cannot start a shell line of its own.
+        assert_eq!(
+            fill_arguments("Do $ARGUMENTS", "this\n!touch pwned"),
+            vec![Piece::Text("Do this\n!touch pwned".into())]
+        );
     }
 
     #[test]

@@ -41,6 +41,11 @@ pub fn list(sessions_dir: &Path, root: &Path) -> Vec<SessionSummary> {
     sessions
 }
 
+/// The project root the transcript `path` was recorded for (`None` when it has no header).
+pub fn recorded_root(path: &Path) -> Option<PathBuf> {
+    read_header(path).map(|header| header.cwd)
+}
+
 fn summarise(path: &Path, id: String, started: String) -> SessionSummary {
     let modified = std::fs::metadata(path)
         .and_then(|m| m.modified())

@@ -30,6 +30,23 @@ pub enum ConfigError {
         path.display()
     )]
     TooLarge { path: PathBuf, limit_mib: usize },
+    #[error(
+        "{}:{line}:{column}: not UTF-8 text (byte {byte} of the file); save it as UTF-8",
+        path.display()
+    )]
+    /// `byte` counts from 1, as `line` and `column` do.
+    NotUtf8 {
+        path: PathBuf,
+        line: usize,
+        column: usize,
+        byte: usize,
+    },
+    #[error(
+        "{}: the file holds {found}, not a JSON object; write {{}} for an empty one, or delete \
+         the file",
+        path.display()
+    )]
+    NotObject { path: PathBuf, found: &'static str },
     #[error("cannot read {}: {source}", path.display())]
     Read {
         path: PathBuf,
@@ -40,6 +57,13 @@ pub enum ConfigError {
         path: PathBuf,
         source: std::io::Error,
     },
+    /// The file's owner may not write it (mode 0444): Ling does not replace it behind that.
+    #[error(
+        "{} is read-only (mode {mode:04o}), so Ling left it unchanged; make it writable \
+         (`chmod u+w {}`) and try again, or edit it yourself",
+        path.display(), path.display()
+    )]
+    ReadOnly { path: PathBuf, mode: u32 },
     /// Another process held the lock of a shared file for longer than Ling waits.
     #[error(
         "{} was not updated: another Ling process held its lock {} for over {waited_ms} ms; try \
@@ -56,6 +80,13 @@ pub enum ConfigError {
         lock: PathBuf,
         source: std::io::Error,
     },
+    /// The lock file is a symlink (planted in a repository, say): never followed.
+    #[error(
+        "{} is a symbolic link, and Ling never follows one to lock a file; nothing was changed. \
+         Delete the link (`rm {}`) and try again",
+        lock.display(), lock.display()
+    )]
+    LockIsLink { lock: PathBuf },
     #[error("{0}")]
     Other(String),
 }

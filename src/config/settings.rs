@@ -6,7 +6,7 @@ use serde::Deserialize;
 
 use super::claude::{CLAUDE_SETTINGS_FILES, ClaudeRules, RawClaudeCompat};
 use super::hooks::HookLayers;
-use super::json::syntax_error;
+use super::json::{check_object_text, syntax_error};
 use super::model_api::{ModelApiSettings, RawModelApi, WireApi, resolve_endpoint};
 pub use super::modes::{ElicitationPolicy, PermissionMode};
 use super::sandbox::{RawSandbox, SandboxMode, SandboxSettings};
@@ -351,6 +351,7 @@ impl FlagSettings {
             })?;
             (path, text)
         };
+        check_object_text(&source, &text)?;
         let raw = serde_json::from_str(&text).map_err(|e| syntax_error(&source, &e))?;
         Ok(Self { source, text, raw })
     }
@@ -460,6 +461,7 @@ impl Settings {
         };
         let (project_path, project_raw) = match project.any_text(SETTINGS_FILE) {
             Some((path, text)) => {
+                check_object_text(path, text)?;
                 let raw = if project.trusted_text(SETTINGS_FILE).is_some() {
                     serde_json::from_str(text)
                 } else {
@@ -473,7 +475,14 @@ impl Settings {
             std::env::var(name).ok()
         })
         .map_err(|source| ConfigError::Settings {
-            path: project_path.clone(),
+            path: culprit(
+                &source,
+                &user_path,
+                &user,
+                &project_path,
+                &project_raw,
+                overrides,
+            ),
             source,
         })
         .map(|mut settings| {
@@ -694,6 +703,38 @@ impl Settings {
             project_state: RawProjectState::default(),
         })
     }
+}
+
+/// The file whose value makes resolving fail with `error`: the first of `--settings`, the
+/// project's file and the user's that fails the same way on its own (the project's file when
+/// none does, as when only the environment is to blame).
+fn culprit(
+    error: &SettingsError,
+    user_path: &std::path::Path,
+    user: &RawSettings,
+    project_path: &std::path::Path,
+    project: &RawSettings,
+    overrides: &SettingsOverrides,
+) -> std::path::PathBuf {
+    let alone = |raw: &RawSettings, overrides: &SettingsOverrides| {
+        Settings::resolve(&RawSettings::default(), raw, overrides, &|_| None).err()
+    };
+    let bare = SettingsOverrides {
+        settings: None,
+        ..overrides.clone()
+    };
+    if let Some(flag) = &overrides.settings
+        && alone(&RawSettings::default(), overrides).as_ref() == Some(error)
+    {
+        return flag.source.clone();
+    }
+    if alone(project, &bare).as_ref() == Some(error) {
+        return project_path.to_path_buf();
+    }
+    if alone(user, &bare).as_ref() == Some(error) {
+        return user_path.to_path_buf();
+    }
+    project_path.to_path_buf()
 }
 
 #[cfg(test)]

@@ -171,6 +171,27 @@ mod tests {
     }
 
     #[test]
+    fn a_read_only_settings_file_is_left_as_it_is() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("settings.json");
+        std::fs::write(&file, "{\"model\": \"m\"}").unwrap();
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o444)).unwrap();
+        for private in [false, true] {
+            let err = add_allow_rule(&file, "bash(ls*)", private).unwrap_err();
+            assert!(matches!(err, ConfigError::ReadOnly { .. }), "{err:?}");
+        }
+        let err = set_mcp_server_enabled(&file, Path::new("/p"), "db", false).unwrap_err();
+        assert!(matches!(err, ConfigError::ReadOnly { .. }), "{err:?}");
+        assert_eq!(
+            std::fs::read_to_string(&file).unwrap(),
+            "{\"model\": \"m\"}"
+        );
+        let mode = std::fs::metadata(&file).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o444);
+    }
+
+    #[test]
     fn a_servers_switch_is_kept_per_project() {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("settings.json");

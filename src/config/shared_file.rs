@@ -10,7 +10,9 @@
 //! the holder deletes it before letting go, and a waiter that finds it was deleted under it
 //! tries again on the new one, so the lock file exists only while an update runs. Waiting is
 //! bounded ([`DEFAULT_LOCK_WAIT`], or `LING_LOCK_TIMEOUT_MS`): past it the update fails with an
-//! error naming the lock file, and the file is left as it was.
+//! error naming the lock file, and the file is left as it was. A lock file that is a symlink is
+//! never followed (nor created through): the update fails, saying to delete it. A file its owner
+//! may not write (mode 0444) is never replaced: the update fails, saying so.
 
 use std::fs::{File, OpenOptions, TryLockError};
 use std::io::Write;
@@ -108,6 +110,9 @@ pub fn update<T, E: From<ConfigError>>(
 ) -> Result<T, E> {
     let _lock = FileLock::acquire(path, options)?;
     let (change, value) = change(read_config_text(path)?)?;
+    if change != Change::Keep {
+        refuse_read_only(path)?;
+    }
     match change {
         Change::Keep => {}
         Change::Write(bytes) => replace(path, &bytes, options.private)?,
@@ -124,7 +129,20 @@ pub fn update<T, E: From<ConfigError>>(
 /// the one change (a login's client and tokens).
 pub fn write(path: &Path, options: Options, bytes: &[u8]) -> Result<(), ConfigError> {
     let _lock = FileLock::acquire(path, options)?;
+    refuse_read_only(path)?;
     replace(path, bytes, options.private)
+}
+
+/// Refuses to replace (or delete) a file its owner may not write: a `chmod 444` says "leave it
+/// as it is", and the rename that replaces a file would not ask the file's mode.
+fn refuse_read_only(path: &Path) -> Result<(), ConfigError> {
+    match std::fs::metadata(path) {
+        Ok(meta) if meta.permissions().mode() & 0o200 == 0 => Err(ConfigError::ReadOnly {
+            path: path.to_path_buf(),
+            mode: meta.permissions().mode() & 0o7777,
+        }),
+        _ => Ok(()),
+    }
 }
 
 /// Deletes `path` under its lock, without reading it (a broken file can always be removed);
@@ -195,14 +213,20 @@ impl FileLock {
         let deadline = Instant::now() + options.wait;
         let mut pause = Duration::from_millis(1);
         loop {
+            // Never through a symlink: a repository's dangling `.ling/mcp.json.lock` link would
+            // otherwise have Ling create (and lock) the file it names, wherever that is.
             let lock = OpenOptions::new()
                 .read(true)
                 .write(true)
                 .create(true)
                 .truncate(false)
                 .mode(private_fs::FILE_MODE)
+                .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
                 .open(&path)
-                .map_err(failed)?;
+                .map_err(|source| match source.raw_os_error() {
+                    Some(libc::ELOOP) => ConfigError::LockIsLink { lock: path.clone() },
+                    _ => failed(source),
+                })?;
             match lock.try_lock() {
                 // The holder before us may have deleted the file we locked: then the lock that
                 // counts is on the one at `path` now, tried again (within the same wait).

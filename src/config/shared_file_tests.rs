@@ -230,3 +230,75 @@ fn a_whole_file_is_written_or_removed_without_reading_it() {
     assert!(!remove(&path, wait(100)).unwrap());
     assert_eq!(names(path.parent().unwrap()), Vec::<String>::new());
 }
+
+#[test]
+fn a_lock_file_that_is_a_symlink_is_never_followed() {
+    let dir = tempfile::tempdir().unwrap();
+    let elsewhere = tempfile::tempdir().unwrap();
+    let path = dir.path().join("mcp.json");
+    let lock = dir.path().join("mcp.json.lock");
+    let planted = elsewhere.path().join("planted");
+    // Dangling: the link names a file that does not exist (yet); and one that does.
+    for exists in [false, true] {
+        if exists {
+            std::fs::write(&planted, "theirs\n").unwrap();
+        }
+        let _ = std::fs::remove_file(&lock);
+        std::os::unix::fs::symlink(&planted, &lock).unwrap();
+        let err = update(&path, wait(100), |_| {
+            Ok::<_, ConfigError>((Change::Write(b"{}\n".to_vec()), ()))
+        })
+        .unwrap_err();
+        assert!(matches!(err, ConfigError::LockIsLink { .. }), "{err}");
+        let message = err.to_string();
+        assert!(
+            message.contains(&format!("rm {}", lock.display())),
+            "{message}"
+        );
+        assert!(!path.exists(), "the file was written");
+        assert_eq!(
+            std::fs::read_to_string(&planted).ok(),
+            exists.then(|| "theirs\n".to_string())
+        );
+        assert!(std::fs::symlink_metadata(&lock).unwrap().is_symlink());
+    }
+    // Deleted as the message says, the update goes through.
+    std::fs::remove_file(&lock).unwrap();
+    update(&path, wait(100), |_| {
+        Ok::<_, ConfigError>((Change::Write(b"{}\n".to_vec()), ()))
+    })
+    .unwrap();
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), "{}\n");
+}
+
+#[test]
+fn a_read_only_file_is_never_replaced_or_removed() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("settings.json");
+    std::fs::write(&path, "{}\n").unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o444)).unwrap();
+    let change = |change: Change| {
+        update(&path, wait(100), move |_| {
+            Ok::<_, ConfigError>((change, ()))
+        })
+    };
+    for refused in [Change::Write(b"{\"x\": 1}\n".to_vec()), Change::Remove] {
+        let err = change(refused).unwrap_err();
+        assert!(
+            matches!(err, ConfigError::ReadOnly { mode: 0o444, .. }),
+            "{err:?}"
+        );
+        assert!(err.to_string().contains("chmod u+w"), "{err}");
+    }
+    let err = write(&path, wait(100), b"x").unwrap_err();
+    assert!(matches!(err, ConfigError::ReadOnly { .. }), "{err:?}");
+    // Reading it and keeping it is fine.
+    change(Change::Keep).unwrap();
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), "{}\n");
+    assert_eq!(mode(&path), 0o444);
+    assert_eq!(names(dir.path()), vec!["settings.json".to_string()]);
+    // Writable again, as the message says: the update goes through.
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+    change(Change::Write(b"{\"x\": 1}\n".to_vec())).unwrap();
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), "{\"x\": 1}\n");
+}

@@ -380,6 +380,15 @@ async fn hosted(
 /// What the model reads after a command the sandbox stopped: what was refused, what the mode
 /// allows, and how the user can widen it.
 fn blocked_note(blocked: &Blocked, policy: &Policy) -> String {
+    if let Blocked::Read(_) = blocked {
+        return format!(
+            "\nBlocked by the sandbox: {blocked}. The sandbox hides secrets (settings \
+             sandbox.denyRead and its defaults: keys, tokens, credentials) and terminals from \
+             commands; it stops no other read. Do not work around it; if it is needed, the user \
+             can allow it: run Ling with --sandbox off, or add the path to settings \
+             sandbox.allowRead."
+        );
+    }
     let allows = match policy.mode {
         SandboxMode::ReadOnly => "writes nothing",
         _ => {

@@ -15,8 +15,8 @@ use std::os::fd::OwnedFd;
 use std::path::{Component, Path};
 
 use nix::errno::Errno;
-use nix::fcntl::{OFlag, openat, renameat};
-use nix::sys::stat::{Mode, mkdirat};
+use nix::fcntl::{AtFlags, OFlag, openat, renameat};
+use nix::sys::stat::{Mode, SFlag, fstatat, mkdirat};
 use nix::unistd::{UnlinkatFlags, unlinkat};
 
 /// A directory reached beneath a base without following a symlink.
@@ -107,6 +107,20 @@ impl Dir {
     /// followed).
     pub fn rename(&self, from: &OsStr, to: &OsStr) -> io::Result<()> {
         renameat(&self.fd, from, &self.fd, to).map_err(io)
+    }
+
+    /// Refuses `name` here when it is a symlink (`ELOOP`, as opening it would); a missing
+    /// `name` is fine. For a write another program makes, which would follow the link.
+    pub fn refuse_symlink(&self, name: &OsStr) -> io::Result<()> {
+        match fstatat(&self.fd, name, AtFlags::AT_SYMLINK_NOFOLLOW) {
+            Ok(stat)
+                if SFlag::from_bits_truncate(stat.st_mode) & SFlag::S_IFMT == SFlag::S_IFLNK =>
+            {
+                Err(io(Errno::ELOOP))
+            }
+            Ok(_) | Err(Errno::ENOENT) => Ok(()),
+            Err(e) => Err(io(e)),
+        }
     }
 
     pub fn remove(&self, name: &OsStr) -> io::Result<()> {

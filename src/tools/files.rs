@@ -34,12 +34,14 @@ pub const MAX_FILE_BYTES: u64 = 50 * 1024 * 1024;
 pub fn check_readable(meta: &std::fs::Metadata, shown: &str) -> Result<(), ToolError> {
     if !meta.is_file() {
         return Err(ToolError::failed(format!(
-            "{shown} is not a regular file (a FIFO, socket or device); the file tools only read              regular files"
+            "{shown} is not a regular file (a FIFO, socket or device); the file tools only read \
+             regular files"
         )));
     }
     if meta.len() > MAX_FILE_BYTES {
         return Err(ToolError::failed(format!(
-            "{shown} is {} MiB, more than the {} MiB the file tools read; use bash with `head`,              `tail`, `sed -n 'A,Bp'` or `grep -n` to look at parts of it",
+            "{shown} is {} MiB, more than the {} MiB the file tools read; use bash with `head`, \
+             `tail`, `sed -n 'A,Bp'` or `grep -n` to look at parts of it",
             meta.len() / (1024 * 1024),
             MAX_FILE_BYTES / (1024 * 1024)
         )));
@@ -195,6 +197,22 @@ fn write_atomic_blocking(
         let _ = dir.remove(&temp);
         path_error("write", shown, &e)
     })
+}
+
+/// Checks `path` for a write that another program makes (an ACP editor saving its buffer,
+/// which follows symlinks): at the moment it is handed over, the path is still reached beneath
+/// `root` without a symlink, its missing folders made there, and the file is not a link. The
+/// check at the tool call's start is not enough: a command running meanwhile can swap a folder
+/// on the path for a link out of the project.
+pub async fn check_write_path(root: &Path, path: &Path, shown: &str) -> Result<(), ToolError> {
+    let (root, path, shown) = (root.to_path_buf(), path.to_path_buf(), shown.to_string());
+    tokio::task::spawn_blocking(move || {
+        Dir::parent_of(&root, &path, true)
+            .and_then(|(dir, name)| dir.refuse_symlink(name))
+            .map_err(|e| path_error("write", &shown, &e))
+    })
+    .await
+    .map_err(|e| ToolError::failed(format!("checking where to write was aborted: {e}")))?
 }
 
 fn temp_name(name: &OsStr) -> OsString {

@@ -278,6 +278,7 @@ mod shell_host;
 pub mod write_file;
 
 pub use file_access::{FileAccess, LocalFiles};
+pub use files::check_write_path;
 pub use shell_host::{HostedCommand, HostedRun, ShellHost};
 
 #[cfg(test)]

@@ -57,7 +57,7 @@ pub enum TrustError {
     },
     #[error(
         "cannot record trust for {}: the path is not valid UTF-8; move the project to a folder \
-         whose name is", path.display()
+         whose path is UTF-8", path.display()
     )]
     NotUtf8 { path: PathBuf },
     #[error(transparent)]

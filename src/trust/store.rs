@@ -147,7 +147,8 @@ fn parse(path: &Path, text: Option<String>) -> Result<BTreeMap<String, TrustReco
     };
     let file: TrustFile = serde_json::from_str(&text).map_err(|e| TrustError::Corrupt {
         path: path.to_path_buf(),
-        message: format!("line {} column {}: {e}", e.line(), e.column()),
+        // serde_json's message ends with the line and column already.
+        message: e.to_string(),
     })?;
     if file.version != VERSION {
         return Err(TrustError::Corrupt {

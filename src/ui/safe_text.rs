@@ -27,6 +27,13 @@ pub fn neutralise(text: &str) -> Cow<'_, str> {
     }
 }
 
+/// `text` for a piece that must stay on one row (a sub-agent's description, an approval's
+/// rule): neutralised, each newline shown as `⏎` and each tab as a space, so text from outside
+/// Ling cannot start a line that looks like Ling's own.
+pub fn one_row(text: &str) -> String {
+    neutralise(text).replace('\n', "⏎").replace('\t', " ")
+}
+
 /// Appends the neutralised form of `text` to `out`.
 pub fn neutralise_into(text: &str, out: &mut String) {
     match find_special(text.as_bytes(), 0) {

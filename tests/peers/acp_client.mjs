@@ -8,16 +8,21 @@
 //   { "agent": [program, ...args], "cwd": "/abs", "env": {...},
 //     "capabilities": { "fs": true, "terminal": false },
 //     "buffers": { "/abs/file": "text the editor holds" },   // fs/read_text_file serves these
+//     "saveToDisk": true,      // fs/write_text_file also saves the file, following links as editors do
+//     "swapOnRead": { "read": 3, "path": "/abs/dir", "target": "/elsewhere" },
+//                              // the 3rd fs/read_text_file, once answered, moves dir aside and
+//                              // puts a symlink to target in its place (a command racing the agent)
 //     "steps": [ { "op": "new", "mcpServers": [] },
 //                { "op": "prompt", "text": "...", "answers": ["allow_once", "reject_once"],
 //                  "cancelAfterChunks": 2 },
 //                { "op": "set_mode", "mode": "plan" }, { "op": "set_model", "model": "m" },
-//                { "op": "load", "session": "previous" }, { "op": "list" }, { "op": "close" } ] }
+//                { "op": "load", "session": "previous" }, { "op": "resume", "sessionId": "..." },
+//                { "op": "list" }, { "op": "close" } ] }
 // and prints one JSON object on stdout: { initialize, log: [...] }. A step that fails is logged
 // with its error and the run goes on; the process exits 0 unless the connection itself broke.
 
 import { spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { readFileSync, renameSync, symlinkSync, writeFileSync } from "node:fs";
 import { Readable, Writable } from "node:stream";
 import { pathToFileURL } from "node:url";
 
@@ -37,6 +42,7 @@ let currentSession = null;
 let agentContext = null;
 const terminals = new Map();
 let nextTerminal = 1;
+let reads = 0;
 
 const app = acp
   .client({ name: "ling-acp-test-client" })
@@ -67,11 +73,19 @@ const app = acp
       ? buffers.get(params.path)
       : readFileSync(params.path, "utf8");
     record({ kind: "fs_read", params });
+    reads += 1;
+    const swap = scenario.swapOnRead;
+    if (swap && swap.read === reads) {
+      renameSync(swap.path, `${swap.path}.moved`);
+      symlinkSync(swap.target, swap.path);
+      record({ kind: "swapped", path: swap.path, target: swap.target });
+    }
     return { content };
   })
   .onRequest(acp.methods.client.fs.writeTextFile, async ({ params }) => {
     // An editor puts the text in its buffer; this one keeps it in memory, not on disk.
     buffers.set(params.path, params.content);
+    if (scenario.saveToDisk) writeFileSync(params.path, params.content);
     record({ kind: "fs_write", params });
     return {};
   })
@@ -196,6 +210,15 @@ async function runStep(ctx, step) {
         mcpServers: step.mcpServers ?? [],
       });
       currentSession = sessionId;
+      return result ?? null;
+    }
+    case "resume": {
+      const result = await ctx.request(acp.methods.agent.session.resume, {
+        sessionId: step.sessionId,
+        cwd: step.cwd ?? scenario.cwd,
+        mcpServers: step.mcpServers ?? [],
+      });
+      currentSession = step.sessionId;
       return result ?? null;
     }
     case "prompt": {

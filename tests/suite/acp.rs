@@ -593,3 +593,126 @@ fn the_editors_mcp_servers_join_the_session() {
         .unwrap_or(0);
     assert_eq!(left, 0);
 }
+
+/// The model reads `sub/notes.txt` and edits it through the editor (which saves to disk,
+/// following links as editors do); with `swap`, the editor's read number `swap` is followed by
+/// a command's swap of `sub` for a link to a folder outside the project.
+fn edit_through_the_editor(
+    swap: Option<u64>,
+) -> (Project, tempfile::TempDir, Transcript, MockServer) {
+    let project = Project::new();
+    project.write("sub/notes.txt", "old\n");
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("notes.txt"), "old\n").unwrap();
+    let server = MockServer::start_blocking(vec![
+        Reply::tool_calls(vec![(
+            "call_r",
+            "read_file",
+            json!({"path": "sub/notes.txt"}),
+        )]),
+        Reply::tool_calls(vec![(
+            "call_e",
+            "edit_file",
+            json!({"path": "sub/notes.txt", "old_string": "old", "new_string": "new"}),
+        )]),
+        Reply::text("edited"),
+    ]);
+    let mut scenario = json!({
+        "capabilities": {"fs": true},
+        "saveToDisk": true,
+        "steps": [{"op": "new"}, {"op": "prompt", "text": "edit the notes"}],
+    });
+    if let Some(read) = swap {
+        scenario["swapOnRead"] = json!({
+            "read": read,
+            "path": format!("{}/sub", root(&project)),
+            "target": outside.path(),
+        });
+    }
+    let t = run(
+        &project,
+        &server.base_url(),
+        &["--permission-mode", "accept-edits", "--sandbox", "off"],
+        scenario,
+    );
+    (project, outside, t, server)
+}
+
+#[test]
+fn an_editor_write_is_checked_when_sent_and_never_follows_a_link_swapped_in() {
+    // Without a swap the edit reaches the editor, which saves it.
+    let (project, _outside, t, server) = edit_through_the_editor(None);
+    assert_eq!(t.stop_reasons(), ["end_turn"]);
+    assert_eq!(project.read("sub/notes.txt"), "new\n");
+    let reads = t.entries("fs_read").len() as u64;
+    assert!(
+        tool_result(&server, 2, "call_e").starts_with("Edited sub/notes.txt"),
+        "{}",
+        tool_result(&server, 2, "call_e")
+    );
+
+    // The same edit, with `sub` swapped for a link out of the project after the edit's own
+    // read (the last read before the write): the write is refused, nothing outside changes.
+    let (project, outside, t, server) = edit_through_the_editor(Some(reads));
+    assert_eq!(t.entries("swapped").len(), 1, "{:#?}", t.log);
+    assert!(
+        t.entries("fs_write").is_empty(),
+        "{:#?}",
+        t.entries("fs_write")
+    );
+    assert_eq!(
+        std::fs::read_to_string(outside.path().join("notes.txt")).unwrap(),
+        "old\n",
+        "the editor's save followed the link out of the project"
+    );
+    assert_eq!(project.read("sub.moved/notes.txt"), "old\n");
+    let result = tool_result(&server, 2, "call_e");
+    assert!(result.contains("symbolic link"), "{result}");
+    assert_eq!(statuses(&t, "call_e").last().unwrap(), "failed");
+}
+
+/// A session of project `first`, recorded there; then `ling acp` in `second` (same
+/// `LING_HOME`) asked to load or resume it with `second` as its cwd.
+#[test]
+fn a_session_of_another_project_is_not_loaded_or_resumed() {
+    let first = Project::new();
+    let server = MockServer::start_blocking(vec![Reply::text("hello"), Reply::text("again")]);
+    let recorded = run(
+        &first,
+        &server.base_url(),
+        &[],
+        json!({"steps": [{"op": "new"}, {"op": "prompt", "text": "hi"}]}),
+    );
+    let id = recorded.sessions[0].clone();
+    let other = tempfile::tempdir().unwrap();
+    let other_root = std::fs::canonicalize(other.path()).unwrap();
+    let t = run(
+        &first,
+        &server.base_url(),
+        &[],
+        json!({"steps": [
+            {"op": "load", "sessionId": id, "cwd": other_root},
+            {"op": "resume", "sessionId": id, "cwd": other_root},
+            {"op": "resume", "sessionId": id},
+            {"op": "prompt", "sessionId": id, "text": "still there?"},
+        ]}),
+    );
+    for op in ["load", "resume"] {
+        let response = &t.responses(op)[0];
+        let message = response["error"]["message"].as_str().unwrap_or_else(|| {
+            panic!("{op} of another project's session was not refused: {response:#}")
+        });
+        assert!(
+            message.contains(&format!(
+                "session {id} was recorded for the project {}",
+                root(&first)
+            )) && message.contains(&other_root.display().to_string()),
+            "{message}"
+        );
+    }
+    // In its own project the same session resumes and answers.
+    let resumed = &t.responses("resume")[1];
+    assert!(resumed.get("error").is_none(), "{resumed:#}");
+    assert_eq!(t.stop_reasons(), ["end_turn"]);
+    assert_eq!(server.requests().len(), 2);
+}

@@ -1,8 +1,9 @@
 //! Custom slash commands and skills through the real binary: a command's `$ARGUMENTS`, `$1`,
 //! `@file` and `!` lines (the shell line through the permission path: denied in `-p` without a
 //! rule), `allowed-tools` narrowing, a project command that tries to take a builtin's name, an
-//! untrusted project's commands, skills and agents not loaded (and said once), and a skill
-//! whose body reaches the model only when it asks. Each with its negative.
+//! untrusted project's commands, skills and agents not loaded (and said once), a command's
+//! arguments shell-quoted in its `!` lines, and a skill whose body reaches the model only when
+//! it asks. Each with its negative.
 
 use crate::support::{mock_openai, project};
 
@@ -252,6 +253,42 @@ fn a_user_command_needs_no_trust() {
     assert_eq!(
         user_messages(&server.requests()[0]),
         ["Summarise the log\n"]
+    );
+}
+
+#[test]
+fn arguments_in_a_commands_shell_lines_are_data_and_in_its_text_as_typed() {
+    let p = Project::new();
+    std::fs::create_dir_all(p.home.path().join("commands")).unwrap();
+    std::fs::write(
+        p.home.path().join("commands/say.md"),
+        "Said: $ARGUMENTS\n!printf 'ONE[%s]' $1\n!printf 'ALL[%s]' $ARGUMENTS\n",
+    )
+    .unwrap();
+    let server = MockServer::start_blocking(vec![Reply::text("ok")]);
+    let mut cmd = p.command(&server.base_url());
+    cmd.args([
+        "-p",
+        "/say \"$(touch one)\" ; touch two",
+        "--permission-mode",
+        "bypass",
+        "--sandbox",
+        "off",
+    ]);
+    let out = run(cmd);
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert!(!p.file("one").exists(), "$1 ran as shell syntax");
+    assert!(!p.file("two").exists(), "$ARGUMENTS ran as shell syntax");
+    let sent = user_messages(&server.requests()[0]).join("\n");
+    // The lines ran, each argument one word of data; the text has the arguments as typed.
+    assert!(
+        sent.contains("Said: \"$(touch one)\" ; touch two\n"),
+        "{sent}"
+    );
+    assert!(sent.contains("ONE[$(touch one)]"), "{sent}");
+    assert!(
+        sent.contains("ALL[$(touch one)]ALL[;]ALL[touch]ALL[two]"),
+        "{sent}"
     );
 }
 

@@ -64,6 +64,7 @@ mod sandbox_doors_processes;
 mod schemas;
 mod serve_mcp;
 mod sessions;
+mod settings_files;
 mod shared_files;
 mod subagent_bounds;
 mod subagents;

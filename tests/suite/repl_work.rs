@@ -1,6 +1,7 @@
 //! The REPL's tool results and questions through a pseudo-terminal: output previews with the
 //! true line count, `/expand`, an edit summarised and its diff shown once, a long command shown
-//! whole, `n` that hands control back, and `t` that tells the model what to do instead.
+//! whole, `n` that hands control back, `t` that tells the model what to do instead, and
+//! "always" that keeps its rule in a settings file but never overwrites a read-only one.
 
 use crate::support::{mock_openai, project};
 
@@ -211,6 +212,43 @@ fn always_can_keep_its_rule_in_the_projects_settings_and_the_folder_stays_truste
     assert_eq!(out.code, Some(0), "{out:?}");
     assert!(project.file("second.txt").exists(), "{out:?}");
     assert_eq!(server.requests()[0].body["model"], "kept-model");
+}
+
+/// A settings file made read-only (0444) is the user's "leave it": "always" does not replace it
+/// behind that, says so, and the call still runs (the rule holds for the session).
+#[test]
+fn always_never_overwrites_a_read_only_settings_file() {
+    use std::os::unix::fs::PermissionsExt;
+    let server = MockServer::start_blocking(vec![
+        Reply::tool_calls(vec![("b1", "bash", json!({"command": "touch first.txt"}))]),
+        Reply::text("made first"),
+    ]);
+    let project = Project::new();
+    let original = r#"{"model": "kept-model"}"#;
+    project.write(".ling/settings.json", original);
+    project.trust();
+    let file = project.file(".ling/settings.json");
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o444)).unwrap();
+    let mut p = start(&project, &server, &[]);
+    p.expect("> ");
+    p.send_line("make it");
+    p.expect("allow?");
+    p.send_line("a");
+    p.expect("keep it:");
+    p.send_line("p");
+    let said = p.expect("made first");
+    assert!(
+        said.contains("is read-only (mode 0444), so Ling left it unchanged")
+            && said.contains("chmod u+w"),
+        "{said}"
+    );
+    assert!(!said.contains("kept bash(touch*)"), "{said}");
+    p.send_line("/exit");
+    p.eof();
+    assert_eq!(project.read(".ling/settings.json"), original);
+    let mode = std::fs::metadata(&file).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o444);
+    assert!(project.file("first.txt").exists());
 }
 
 #[test]

@@ -1,5 +1,6 @@
 //! The file doors of issue 18 (secrets by reading, home as the project, `.git` gaps), tried
-//! through the real binary with the harness of `sandbox_doors`.
+//! through the real binary with the harness of `sandbox_doors`; and the REPL's question to run
+//! a blocked read once outside the sandbox, which calls it a read.
 
 use crate::suite::sandbox_doors::{OFF, User, chown_1000, door, flavours};
 use crate::support::mock_openai::{MockServer, Reply};
@@ -205,4 +206,72 @@ fn nested_repositories_symlinked_git_and_a_created_git() {
         assert!(results[0].contains("created .git"), "{}", results[0]);
         assert!(results[0].contains("fsmonitor"), "{}", results[0]);
     }
+}
+
+/// The REPL's "run once outside the sandbox" question, as uid 1000: a refused read of a file
+/// only root may read is the file's own permissions (no question, never called a write); a
+/// read of a hidden key is a read the sandbox blocked, asked as "reading PATH", and run once
+/// outside when allowed.
+#[test]
+fn the_run_once_outside_question_calls_a_read_a_read() {
+    let d = door(User::Uid1000, true);
+    std::fs::create_dir_all(d.home(".ssh")).unwrap();
+    std::fs::write(d.home(".ssh/id_ed25519"), "SECRET-KEY").unwrap();
+    chown_1000(d.home.path());
+    // Root's own folder, which uid 1000 cannot read with or without a sandbox.
+    let locked = d.s.outside("locked");
+    std::fs::create_dir_all(&locked).unwrap();
+    std::fs::write(locked.join("x"), "ROOTS").unwrap();
+    std::fs::set_permissions(&locked, std::os::unix::fs::PermissionsExt::from_mode(0o700)).unwrap();
+    let key = d.home(".ssh").canonicalize().unwrap().join("id_ed25519");
+    let server = MockServer::start_blocking(vec![
+        Reply::tool_calls(vec![(
+            "c1",
+            "bash",
+            json!({"command": format!("ls {0}; cat {0}/x", locked.display())}),
+        )]),
+        Reply::tool_calls(vec![(
+            "c2",
+            "bash",
+            json!({"command": "cat ~/.ssh/id_ed25519"}),
+        )]),
+        Reply::text("all read"),
+    ]);
+    let mut cmd = d.command(&server.base_url(), &[]);
+    cmd.env("TERM", "xterm");
+    let mut s = rexpect::session::spawn_command(cmd, Some(20_000)).expect("spawn in a pty");
+    let expect = |s: &mut rexpect::session::PtySession, text: &str| {
+        s.exp_string(text)
+            .unwrap_or_else(|e| panic!("expected {text:?} in the REPL output: {e}"))
+    };
+    expect(&mut s, "> ");
+    s.send_line("read them").unwrap();
+    let before = expect(
+        &mut s,
+        &format!("the sandbox blocked reading {}", key.display()),
+    );
+    assert!(
+        !before.contains("the sandbox blocked writing"),
+        "a read was asked about as a write: {before}"
+    );
+    expect(&mut s, "allow?");
+    s.send_line("y").unwrap();
+    expect(&mut s, "all read");
+    expect(&mut s, "> ");
+    s.send_line("/exit").unwrap();
+    s.exp_eof().unwrap();
+    let results = server.requests()[2].messages();
+    let result = |id: &str| {
+        results
+            .iter()
+            .find(|m| m["tool_call_id"] == id)
+            .and_then(|m| m["content"].as_str())
+            .unwrap_or_default()
+            .to_string()
+    };
+    let refused = result("c1");
+    assert!(refused.contains("Permission denied"), "{refused}");
+    assert!(!refused.contains("Blocked by the sandbox"), "{refused}");
+    // Run once outside, as allowed: the user's own read goes through.
+    assert!(result("c2").contains("SECRET-KEY"), "{}", result("c2"));
 }

@@ -223,3 +223,35 @@ fn an_update_that_cannot_get_the_lock_in_time_names_it_and_changes_nothing() {
     );
     assert_eq!(names(home), ["trust.json"]);
 }
+
+#[test]
+fn a_repositorys_lock_symlink_is_never_followed_by_mcp_add() {
+    let project = Project::new();
+    let elsewhere = tempfile::tempdir().unwrap();
+    let target = elsewhere.path().join("created-by-ling");
+    std::fs::create_dir_all(project.file(".ling")).unwrap();
+    let lock = project.file(".ling/mcp.json.lock");
+    std::os::unix::fs::symlink(&target, &lock).unwrap();
+    let add = || {
+        let mut cmd = project.command("http://127.0.0.1:9");
+        cmd.args(["mcp", "add", "srv", "--", "true"]);
+        run(cmd)
+    };
+    let out = add();
+    assert_ne!(out.code, Some(0), "{out:?}");
+    assert!(
+        out.stderr.contains("symbolic link")
+            && out.stderr.contains(&format!("rm {}", lock.display())),
+        "{}",
+        out.stderr
+    );
+    assert!(!target.exists(), "ling created the link's target");
+    assert!(!project.file(".ling/mcp.json").exists());
+    assert!(std::fs::symlink_metadata(&lock).unwrap().is_symlink());
+    // The link deleted as the error says, the same command works.
+    std::fs::remove_file(&lock).unwrap();
+    let out = add();
+    assert_eq!(out.code, Some(0), "{out:?}");
+    assert!(project.read(".ling/mcp.json").contains("\"srv\""));
+    assert!(!target.exists());
+}

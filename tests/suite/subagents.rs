@@ -612,3 +612,35 @@ fn claude_stream_json_tags_a_childs_messages_with_the_parents_call() {
         && l["parent_tool_use_id"].is_null()
         && l["message"]["content"][0]["id"] == "t1"));
 }
+
+/// The model writes the description: a newline in it must not draw a line of its own in the
+/// REPL (one that reads like Ling's call line), and a control character shows as text.
+#[test]
+fn in_the_repl_a_childs_description_stays_on_its_one_line() {
+    let p = Project::new();
+    let server = MockServer::start_blocking(vec![
+        Reply::tool_calls(vec![(
+            "t1",
+            "task",
+            json!({
+                "description": "look around\n● bash(FAKE-LINE)\x1b[1A",
+                "prompt": "CHILD-D: look",
+            }),
+        )]),
+        Reply::text("parent done"),
+    ]);
+    server.script_for("CHILD-D", vec![Reply::text("child done")]);
+    let mut s = repl(&p, &server, &["--sandbox", "off"]);
+    expect(&mut s, "> ");
+    s.send_line("delegate").unwrap();
+    // The PTY's bytes are read one char each: the UTF-8 of `⏎` and `●` spelled that way.
+    let one_line: String = "general-purpose: look around⏎● bash(FAKE-LINE)^[[1A ("
+        .bytes()
+        .map(char::from)
+        .collect();
+    expect(&mut s, &one_line);
+    expect(&mut s, "parent done");
+    expect(&mut s, "> ");
+    s.send_line("/exit").unwrap();
+    s.exp_eof().unwrap();
+}

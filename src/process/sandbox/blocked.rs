@@ -4,7 +4,10 @@
 //! that only a path the policy really forbids is reported. A path is resolved through the
 //! symlinks that exist (outside the sandbox, as Ling sees them) first, so a write through a
 //! link into `.git` is named as the `.git` path it reached; a hidden path or a denied device is
-//! a read, unless the line says it was written.
+//! a read, unless the line says it was written. The sandbox stops no other read: a refused read
+//! of a path it lets be read (`ls: cannot open directory '/root'`, or `cat` of a file Ling
+//! cannot read either) is the file's own permissions, never reported as the sandbox's, and
+//! never called a write.
 
 use std::path::{Path, PathBuf};
 
@@ -58,8 +61,13 @@ pub fn find_blocked(output: &str, policy: &Policy, cwd: &Path) -> Option<Blocked
                 continue;
             }
             let path = resolve(&normalise(&cwd.join(candidate)));
-            if !policy.allows_read(&path) && !says_written(line) {
-                return Some(Blocked::Read(path));
+            if !policy.allows_read(&path) {
+                if !says_written(line) {
+                    return Some(Blocked::Read(path));
+                }
+            } else if says_read(line) || unreadable_outside(&path) {
+                // A read the sandbox allows failed on the file's own permissions.
+                continue;
             }
             if !policy.allows_write(&path) {
                 return Some(Blocked::Write(path));
@@ -135,6 +143,33 @@ fn says_written(line: &str) -> bool {
     ]
     .iter()
     .any(|w| lower.contains(w))
+}
+
+/// Whether an error line names a read (`head: cannot open 'x' for reading`, `ls: cannot open
+/// directory`, `sed: can't read`).
+fn says_read(line: &str) -> bool {
+    let lower = line.to_ascii_lowercase();
+    [
+        "for reading",
+        "can't read",
+        "cannot read",
+        "could not read",
+        "unable to read",
+        "cannot open directory",
+        "cannot access",
+        "cannot stat",
+    ]
+    .iter()
+    .any(|w| lower.contains(w))
+}
+
+/// Whether `path` exists and Ling itself, outside the sandbox, may not read it: the command's
+/// refusal then came from the file's permissions (`cat /root/x` as a user), not the sandbox.
+fn unreadable_outside(path: &Path) -> bool {
+    matches!(
+        nix::unistd::access(path, nix::unistd::AccessFlags::R_OK),
+        Err(nix::errno::Errno::EACCES)
+    )
 }
 
 /// `path` with the symlinks of its longest existing ancestor resolved (the rest may not exist).
@@ -234,6 +269,42 @@ mod tests {
         assert_eq!(
             find_blocked("error: no such file", &policy(false), cwd),
             None
+        );
+    }
+
+    #[test]
+    fn a_read_the_sandbox_allows_is_never_called_a_write() {
+        let cwd = Path::new("/p");
+        // Reads that failed on the files' own permissions: not the sandbox's doing.
+        for out in [
+            "ls: cannot open directory '/etc/x': Permission denied",
+            "head: cannot open '/etc/x' for reading: Permission denied",
+            "sed: can't read /etc/x: Permission denied",
+            "cp: cannot stat '/etc/x': Permission denied",
+            "ls: cannot access '/etc/x': Permission denied",
+        ] {
+            assert_eq!(find_blocked(out, &policy(true), cwd), None, "{out}");
+        }
+        // The same words of a hidden path: a read, said so.
+        let out = "ls: cannot open directory '/h/.ssh': Permission denied";
+        assert_eq!(
+            find_blocked(out, &policy(true), cwd),
+            Some(Blocked::Read("/h/.ssh".into()))
+        );
+        // A line naming no verb, of a file Ling cannot read either: its own permissions.
+        let dir = tempfile::tempdir().unwrap();
+        let secret = dir.path().join("secret");
+        std::fs::write(&secret, "x").unwrap();
+        std::fs::set_permissions(&secret, std::os::unix::fs::PermissionsExt::from_mode(0o000))
+            .unwrap();
+        let out = format!("cat: {}: Permission denied", secret.display());
+        let unreadable = std::fs::read(&secret).is_err();
+        let mut outside_writable = policy(true);
+        outside_writable.write = vec![PathBuf::from("/p")];
+        assert_eq!(
+            find_blocked(&out, &outside_writable, cwd),
+            // Root reads it anyway: then the sandbox is what refused, and it is not writable.
+            (!unreadable).then(|| Blocked::Write(resolve(&secret)))
         );
     }
 

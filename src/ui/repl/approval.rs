@@ -57,9 +57,7 @@ pub enum Choice {
 }
 
 /// A piece that is one row: neutralised, newlines and tabs made visible.
-pub fn one_row(text: &str) -> String {
-    neutralise(text).replace('\n', "⏎").replace('\t', " ")
-}
+pub use crate::ui::safe_text::one_row;
 
 /// The question's title.
 pub fn title(request: &ApprovalRequest) -> String {
