@@ -70,7 +70,7 @@ impl Scope {
         }
     }
 
-    /// Also protects these files (resolved): the ones hooks and servers run.
+    /// Also protects these files and folders (resolved): the ones hooks and servers run.
     pub fn protect_code(&mut self, files: &[PathBuf]) {
         self.code.extend(files.iter().cloned());
     }
@@ -104,7 +104,12 @@ impl Scope {
         if target.absolute.starts_with(&self.home) {
             return Some(Protected::Home);
         }
-        if self.code.contains(&target.absolute) {
+        // A file a hook or server runs, or one in a folder they run or load from (`PATH=./bin`).
+        if self
+            .code
+            .iter()
+            .any(|code| target.absolute.starts_with(code))
+        {
             return Some(Protected::Code);
         }
         let relative = target.relative.as_deref()?;

@@ -210,6 +210,7 @@ impl Setup {
             &mut hook_config,
             &mut servers,
             &settings.sandbox.writable_roots,
+            &settings.env,
         );
         let mut sandbox = sandbox::decide(
             &settings.sandbox,
@@ -218,8 +219,9 @@ impl Setup {
             sandbox::home_dir().as_deref(),
         )?;
         sandbox.read_only.clone_from(&guarded.protect);
-        let child_env =
-            children(&settings).with_sandbox(sandbox.clone(), paths.project_root.clone());
+        let child_env = children(&settings)
+            .with_sandbox(sandbox.clone(), paths.project_root.clone())
+            .with_outside(guarded.outside.clone());
         let (hooks, hook_warnings) = HookEngine::from_config(hook_config)?;
         crate::agent::check_hook_conditions(&hooks, &paths)?;
         let hooks = hooks
