@@ -281,7 +281,8 @@ fn render_env_and_files(runs: &Runs, indent: &str, style: Style) -> Term {
             (_, FileState::Folder { entries }) => (
                 "uses",
                 format!(
-                    "a folder of {entries} entr{} what it holds runs; read-only in the sandbox",
+                    "a folder of {entries} entr{}; what it holds runs or is loaded, and it is \
+                     read-only in the sandbox",
                     if *entries == 1 { "y" } else { "ies" }
                 ),
             ),

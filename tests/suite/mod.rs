@@ -68,6 +68,7 @@ mod shared_files;
 mod subagents;
 mod tools_builtin;
 mod trust_code;
+mod trust_env;
 mod trust_files;
 mod trust_holes;
 mod trust_rules;
