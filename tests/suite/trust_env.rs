@@ -63,7 +63,11 @@ fn read(path: &Path) -> String {
 /// Files written since the door was made belong to uid 1000 too.
 fn hand_over(d: &Door) {
     if d.user == User::Uid1000 {
-        for dir in [d.s.project.path(), d.s.project.home.path(), d.s.outside.path()] {
+        for dir in [
+            d.s.project.path(),
+            d.s.project.home.path(),
+            d.s.outside.path(),
+        ] {
             chown_1000(dir);
         }
     }
@@ -103,7 +107,11 @@ fn an_ld_preload_of_the_project_is_listed_and_never_loaded_into_the_trampoline()
         let server = d.s.outside("srv");
         std::fs::copy(mcp::test_server(), &server).unwrap();
         let servers = json!({"mcpServers": {"t": {"command": server}}});
-        std::fs::write(d.s.project.home.path().join("mcp.json"), servers.to_string()).unwrap();
+        std::fs::write(
+            d.s.project.home.path().join("mcp.json"),
+            servers.to_string(),
+        )
+        .unwrap();
         let shown = trust(&d);
         assert!(!shown.contains("nothing that runs code"), "{shown}");
         assert!(
@@ -241,7 +249,11 @@ fn a_server_found_only_in_a_projects_path_folder_does_not_start() {
         std::fs::create_dir_all(p.file("bin")).unwrap();
         std::fs::copy(mcp::test_server(), p.file("bin/my-server")).unwrap();
         let servers = json!({"mcpServers": {"mine": {"command": "my-server"}}});
-        std::fs::write(d.s.project.home.path().join("mcp.json"), servers.to_string()).unwrap();
+        std::fs::write(
+            d.s.project.home.path().join("mcp.json"),
+            servers.to_string(),
+        )
+        .unwrap();
         claude_env(&d, json!({"PATH": "./bin:/usr/bin:/bin"}));
         trust(&d);
         let list = |d: &Door| project::run(d.command("http://127.0.0.1:9", &["mcp", "list"]));
