@@ -112,6 +112,15 @@ fn an_ld_preload_of_the_project_is_listed_and_never_loaded_into_the_trampoline()
             servers.to_string(),
         )
         .unwrap();
+        // A hook of the user's, run in the sandbox through the trampoline.
+        let hooks = json!({"hooks": {"PreToolUse": [{"matcher": "bash",
+            "hooks": [{"type": "command", "command": "echo hook >> hook-ran"}]}]}});
+        std::fs::write(
+            d.s.project.home.path().join("hooks.json"),
+            hooks.to_string(),
+        )
+        .unwrap();
+        d.settings(json!({"sandbox": {"hooks": true}}));
         let shown = trust(&d);
         assert!(!shown.contains("nothing that runs code"), "{shown}");
         assert!(
@@ -126,15 +135,17 @@ fn an_ld_preload_of_the_project_is_listed_and_never_loaded_into_the_trampoline()
 
         let (_, results) = d.bash(&["echo in-sandbox"], &[]);
         assert!(results[0].contains("in-sandbox"), "{results:?}");
+        assert_eq!(d.s.project.read("hook-ran"), "hook\n");
         let loaded = read(&marker);
         // The server got the variable (handed over by its trampoline) and loaded the library;
-        // nothing of Ling's did, and nothing in the sandbox could write the marker.
+        // nothing of Ling's did, and nothing in the sandbox (the command, the hook) could write
+        // the marker.
         assert!(loaded.lines().any(|l| l == "srv"), "{user:?}: {loaded}");
         assert!(
             !loaded.lines().any(|l| l.starts_with("ling")),
             "{user:?}: {loaded}"
         );
-        assert!(!loaded.lines().any(|l| l == "bash"), "{user:?}: {loaded}");
+        assert_eq!(loaded.lines().collect::<Vec<_>>(), ["srv"], "{user:?}");
         // The negative: run outside the sandbox, the command's own shell loads it, still not
         // the trampoline that starts it.
         let (_, results) = d.bash(&["echo outside"], OFF);
