@@ -77,10 +77,11 @@ pub fn attach(
     // one of the user's as the session started.
     let env: Vec<(String, String)> = env.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
     let runs = code::environment(&env, &areas);
-    let trusted = runs
-        .files
-        .iter()
-        .any(|f| project.code_state(&f.path).is_some());
+    let trusted = project.status() == super::TrustStatus::Trusted
+        && runs
+            .files
+            .iter()
+            .any(|f| project.code_state(&f.path).is_some());
     let env_check = check_of(&runs, trusted.then_some(project), &[], &mut protect, &areas);
     Guarded {
         protect: protect.into_iter().collect(),
