@@ -119,7 +119,13 @@ async fn bench(ling: &Path, iterations: usize) -> anyhow::Result<()> {
             // directly, when the shell is reaped).
             let ticks_before = children_cpu_ticks();
             let started = Instant::now();
-            let mut child = cmd.spawn()?;
+            let env = match slot {
+                0 | 1 => &direct,
+                2 => &via_ling,
+                3 => &via_helper,
+                _ => &sandboxed,
+            };
+            let mut child = env.spawn(&mut cmd)?;
             drop(cmd);
             let ok = match report {
                 Some(mut pipe) => {

@@ -17,16 +17,17 @@ pub async fn run(command: HooksCommand, cwd: Option<PathBuf>) -> Result<Exit, Cl
     let settings = Settings::load(&paths, project.layer(), &SettingsOverrides::default())?;
     let mut config = HooksConfig::load(&paths, project.layer(), settings.hook_layers())?;
     // As in a run: a hook whose files are not the ones trusted does not run.
-    crate::trust::guard::attach(
+    let guarded = crate::trust::guard::attach(
         &project,
         &mut config,
         &mut [],
         &settings.sandbox.writable_roots,
+        &settings.env,
     );
     let (engine, warnings) = HookEngine::from_config(config)?;
     crate::agent::check_hook_conditions(&engine, &paths)?;
     let engine = engine
-        .with_child_env(children(&settings))
+        .with_child_env(children(&settings).with_outside(guarded.outside))
         .with_conditions(crate::agent::RuleConditions::new(&paths));
     for warning in warnings {
         stderr_line(format!("warning: {warning}"));

@@ -114,6 +114,8 @@ async fn wait(
     program: &std::ffi::OsStr,
     children: ChildEnv,
 ) -> Result<Exit, CliError> {
+    // The loader's variables reach the command, not the trampoline.
+    children.seal(&mut cmd);
     let status = cmd
         .status()
         .await

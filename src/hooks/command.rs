@@ -46,7 +46,10 @@ pub(crate) async fn run_command(
             Ok(cmd) => cmd,
             Err(e) => return RunResult::Failed(e),
         },
-        None => child_env.command("sh"),
+        None => match child_env.command("sh") {
+            Ok(cmd) => cmd,
+            Err(e) => return RunResult::Failed(e),
+        },
     };
     let (set, removed) = hardened_env(code);
     for var in removed {
@@ -64,7 +67,7 @@ pub(crate) async fn run_command(
         .stderr(Stdio::piped())
         .process_group(0)
         .kill_on_drop(true);
-    let mut child = match cmd.spawn() {
+    let mut child = match child_env.spawn(&mut cmd) {
         Ok(child) => child,
         Err(e) => {
             return RunResult::Failed(format!(

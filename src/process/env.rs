@@ -1,7 +1,11 @@
 //! [`ChildEnv`]: what every program Ling starts for the user gets, decided once from the
 //! resolved settings and handed to the three places that spawn (the `bash` tool through its
-//! `ToolContext`, the hook engine, the MCP manager's options).
+//! `ToolContext`, the hook engine, the MCP manager's options). Children are spawned through
+//! [`ChildEnv::spawn`], which hands the loader's variables to the trampoline as data; those
+//! that run outside the sandbox are kept from what a sandboxed command could have written
+//! ([`Outside`]).
 
+use std::collections::BTreeMap;
 use std::ffi::{OsStr, OsString};
 use std::path::PathBuf;
 use std::process::Stdio;
@@ -9,9 +13,12 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use tokio::process::Command;
 
-use super::exec::Trampoline;
+use super::code_vars::read_at_start;
+use super::exec::{PASS_PREFIX, Trampoline};
+use super::lookup::Writable;
 use super::sandbox::{self, Decision, Holder, Policy, SandboxMode, Scope};
 use crate::config::Settings;
+use crate::config::code_check::CodeCheck;
 
 /// The variable the model API key is read from unless settings `apiKeyEnv` names another.
 pub const DEFAULT_KEY_VAR: &str = crate::config::DEFAULT_API_KEY_ENV;
@@ -33,6 +40,27 @@ pub struct ChildEnv {
     sandbox: Option<Arc<RunSandbox>>,
     /// The namespaces sandboxed commands join (started with the first that needs them).
     holder: Arc<Mutex<Option<HolderState>>>,
+    /// What children outside the sandbox are kept from, and the `PATH` they get.
+    outside: Arc<OutsideState>,
+}
+
+/// What a child that runs outside the sandbox (a hook, a stdio server, a helper of Ling's) is
+/// kept from: the places a sandboxed command can write, where no program it runs is found and
+/// no `PATH` folder it gets lies; and the files the settings' `env` makes every program load
+/// (`LD_PRELOAD=./x.so`, a `PATH=./bin` folder that did not exist), checked again before each
+/// hook and server starts outside, as `trust::guard` found them.
+#[derive(Debug, Clone, Default)]
+pub struct Outside {
+    pub writable: Writable,
+    pub env_check: CodeCheck,
+}
+
+/// [`Outside`] once known (the project's, or around the working folder), and the `PATH`
+/// children outside get, found once.
+#[derive(Debug, Default)]
+struct OutsideState {
+    outside: OnceLock<Outside>,
+    path: OnceLock<Option<OsString>>,
 }
 
 /// The run's namespace holder, or that it could not be had.
@@ -118,7 +146,65 @@ impl ChildEnv {
             trampoline: None,
             sandbox: None,
             holder: Arc::default(),
+            outside: Arc::default(),
         }
+    }
+
+    /// What children outside the sandbox are kept from (`trust::guard` finds it for a run).
+    /// Without it: the temp folders and the working folder as the project.
+    pub fn with_outside(mut self, outside: Outside) -> Self {
+        let state = OutsideState::default();
+        let _ = state.outside.set(outside);
+        self.outside = Arc::new(state);
+        self
+    }
+
+    fn outside(&self) -> &Outside {
+        self.outside.outside.get_or_init(|| Outside {
+            writable: Writable::around(&std::env::current_dir().unwrap_or_default()),
+            env_check: CodeCheck::default(),
+        })
+    }
+
+    /// The `PATH` children get: the settings', else Ling's own.
+    fn child_path(&self) -> Option<OsString> {
+        self.added
+            .iter()
+            .rev()
+            .find(|(name, _)| name == "PATH")
+            .map(|(_, value)| OsString::from(value))
+            .or_else(|| std::env::var_os("PATH"))
+    }
+
+    /// The program a child outside the sandbox runs: `program` looked up on `path` (its own
+    /// `PATH`; `None`: the one children get) without a folder a sandboxed command can write.
+    pub fn find_outside(&self, program: &OsStr, path: Option<&OsStr>) -> std::io::Result<PathBuf> {
+        let path = path.map(OsStr::to_os_string).or_else(|| self.child_path());
+        self.outside().writable.find(program, path.as_deref())
+    }
+
+    /// `path` as a child outside the sandbox gets it: without the folders a sandboxed command
+    /// can write, and relative ones.
+    pub fn outside_path(&self, path: &OsStr) -> OsString {
+        self.outside().writable.path(path)
+    }
+
+    /// Sets the `PATH` of a child outside the sandbox (the one children get, without the
+    /// folders a sandboxed command can write).
+    fn set_outside_path(&self, cmd: &mut Command) {
+        let path = self
+            .outside
+            .path
+            .get_or_init(|| self.child_path().map(|p| self.outside_path(&p)));
+        if let Some(path) = path {
+            cmd.env("PATH", path);
+        }
+    }
+
+    /// The files the settings' `env` makes every program load are still what they were
+    /// trusted as (or what they were when the session started).
+    fn check_env_files(&self) -> Result<(), String> {
+        self.outside().env_check.verify()
     }
 
     /// Starts tied children through `trampoline` (none: directly).
@@ -248,27 +334,91 @@ impl ChildEnv {
         self.trampoline.is_some()
     }
 
-    /// `program`, started directly, without the removed variables. Arguments, stdio, working
-    /// directory and further variables are the caller's; a variable the caller sets explicitly
-    /// afterwards (an MCP server's `env`) is passed even if it is one of the removed ones.
-    pub fn command(&self, program: impl AsRef<OsStr>) -> Command {
-        let mut cmd = Command::new(program);
+    /// `program`, started directly outside the sandbox (a command hook's `sh`), without the
+    /// removed variables: found on `PATH` without a folder a sandboxed command can write, with
+    /// that `PATH`, and only while the files the settings' `env` makes it load are as checked.
+    /// Arguments, stdio, working directory and further variables are the caller's.
+    pub fn command(&self, program: impl AsRef<OsStr>) -> Result<Command, String> {
+        self.check_env_files()?;
+        let program = program.as_ref();
+        let found = self
+            .find_outside(program, None)
+            .map_err(|e| format!("cannot run `{}`: {e}", program.to_string_lossy()))?;
+        let mut cmd = Command::new(found);
+        cmd.arg0(program);
         self.strip(&mut cmd);
-        cmd
+        self.set_outside_path(&mut cmd);
+        Ok(cmd)
+    }
+
+    /// A program of Ling's own (the browser it opens): Ling's environment without the removed
+    /// variables and without the settings' `env`, found and given `PATH` as a child outside the
+    /// sandbox is.
+    pub fn helper_command(&self, program: &OsStr) -> std::io::Result<Command> {
+        let path = std::env::var_os("PATH");
+        let found = self.outside().writable.find(program, path.as_deref())?;
+        let mut cmd = Command::new(found);
+        cmd.arg0(program);
+        for var in self.removed.iter() {
+            cmd.env_remove(var);
+        }
+        if let Some(path) = path {
+            cmd.env("PATH", self.outside_path(&path));
+        }
+        Ok(cmd)
     }
 
     /// Like [`ChildEnv::command`], but the child dies with Ling, even on SIGKILL, when there is
-    /// a trampoline (`exec`). Spawn it from async code (a runtime worker or the main thread),
-    /// never from a `spawn_blocking` thread: the kernel signals the child when the spawning
-    /// *thread* ends, and blocking-pool threads end when idle.
-    pub fn tied_command(&self, program: impl AsRef<OsStr>) -> Command {
+    /// a trampoline (`exec`); `program` is the caller's, found with [`ChildEnv::find_outside`]
+    /// (a stdio server's, on its own `PATH`). Spawn it from async code (a runtime worker or the
+    /// main thread), never from a `spawn_blocking` thread: the kernel signals the child when
+    /// the spawning *thread* ends, and blocking-pool threads end when idle.
+    pub fn tied_command(&self, program: impl AsRef<OsStr>) -> Result<Command, String> {
+        self.check_env_files()?;
         let mut cmd = match &self.trampoline {
             // Supervised: what the program starts ends with it, or with Ling.
             Some(trampoline) => trampoline.command_with(program.as_ref(), &["--supervise".into()]),
             None => Command::new(program),
         };
         self.strip(&mut cmd);
-        cmd
+        self.set_outside_path(&mut cmd);
+        Ok(cmd)
+    }
+
+    /// Spawns `cmd`, made by this `ChildEnv`. A child started through the trampoline gets the
+    /// variables the dynamic loader acts on (`LD_PRELOAD`...: inherited, from the settings, or
+    /// set by the caller) handed over as data, set for the program only: the trampoline, which
+    /// runs outside the sandbox, never loads what they name.
+    pub fn spawn(&self, cmd: &mut Command) -> std::io::Result<tokio::process::Child> {
+        self.seal(cmd);
+        cmd.spawn()
+    }
+
+    /// The hand-over of [`ChildEnv::spawn`], for a caller that does not spawn at once.
+    pub fn seal(&self, cmd: &mut Command) {
+        let Some(trampoline) = &self.trampoline else {
+            return;
+        };
+        if cmd.as_std().get_program() != trampoline.exe().as_os_str() {
+            return;
+        }
+        let mut loaders: BTreeMap<OsString, Option<OsString>> = inherited_loaders()
+            .iter()
+            .map(|(name, value)| (name.clone(), Some(value.clone())))
+            .collect();
+        for (name, value) in cmd.as_std().get_envs() {
+            if read_at_start(&name.to_string_lossy()) {
+                loaders.insert(name.to_os_string(), value.map(OsStr::to_os_string));
+            }
+        }
+        for (name, value) in loaders {
+            cmd.env_remove(&name);
+            if let Some(value) = value {
+                let mut passed = OsString::from(PASS_PREFIX);
+                passed.push(&name);
+                cmd.env(passed, value);
+            }
+        }
     }
 
     /// The `bash` tool's shell: tied to Ling like [`ChildEnv::tied_command`], in a session of
@@ -287,7 +437,12 @@ impl ChildEnv {
                 let mut options: Vec<OsString> = vec!["--setsid".into(), "--report".into()];
                 let sandbox = sandbox.map(|p| self.joined(trampoline, p));
                 options.extend(sandbox.as_ref().map(Policy::to_args).unwrap_or_default());
-                let mut cmd = trampoline.command_with(program.as_ref(), &options);
+                // Outside the sandbox, the shell is not one a sandboxed command could plant.
+                let program = match sandbox {
+                    Some(_) => PathBuf::from(program.as_ref()),
+                    None => self.find_bash_outside(program.as_ref())?,
+                };
+                let mut cmd = trampoline.command_with(program.as_os_str(), &options);
                 let (writer, reader) = tokio::net::unix::pipe::pipe()
                     .map_err(|e| format!("cannot make the report pipe: {e}"))?;
                 let writer = writer
@@ -298,8 +453,10 @@ impl ChildEnv {
             }
             None if sandbox.is_some() => return Err(NO_TRAMPOLINE.into()),
             None => {
-                let mut cmd = Command::new(program);
-                cmd.process_group(0).stdin(Stdio::null());
+                let mut cmd = Command::new(self.find_bash_outside(program.as_ref())?);
+                cmd.arg0(program.as_ref())
+                    .process_group(0)
+                    .stdin(Stdio::null());
                 (cmd, None)
             }
         };
@@ -310,6 +467,11 @@ impl ChildEnv {
         })
     }
 
+    fn find_bash_outside(&self, program: &OsStr) -> Result<PathBuf, String> {
+        self.find_outside(program, None)
+            .map_err(|e| format!("cannot run {}: {e}", program.to_string_lossy()))
+    }
+
     fn strip(&self, cmd: &mut Command) {
         for var in self.removed.iter() {
             cmd.env_remove(var);
@@ -318,6 +480,17 @@ impl ChildEnv {
             cmd.env(name, value);
         }
     }
+}
+
+/// Ling's own variables that the dynamic loader acts on, read once (Ling does not change its
+/// environment).
+fn inherited_loaders() -> &'static [(OsString, OsString)] {
+    static LOADERS: OnceLock<Vec<(OsString, OsString)>> = OnceLock::new();
+    LOADERS.get_or_init(|| {
+        std::env::vars_os()
+            .filter(|(name, _)| read_at_start(&name.to_string_lossy()))
+            .collect()
+    })
 }
 
 #[cfg(test)]
@@ -357,26 +530,59 @@ mod tests {
 
     #[test]
     fn an_explicit_variable_set_after_wins_over_the_removal() {
-        let mut cmd = ChildEnv::default().command("env");
+        let key = |cmd: &Command| {
+            cmd.as_std()
+                .get_envs()
+                .find(|(name, _)| *name == "OPENAI_API_KEY")
+                .map(|(_, value)| value.map(OsStr::to_os_string))
+        };
+        let mut cmd = ChildEnv::default().command("env").unwrap();
         cmd.env("OPENAI_API_KEY", "passed");
-        let envs: Vec<_> = cmd.as_std().get_envs().collect();
-        assert_eq!(
-            envs,
-            vec![(OsStr::new("OPENAI_API_KEY"), Some(OsStr::new("passed")))]
-        );
-        let cmd = ChildEnv::default().command("env");
-        let envs: Vec<_> = cmd.as_std().get_envs().collect();
-        assert_eq!(envs, vec![(OsStr::new("OPENAI_API_KEY"), None)]);
+        assert_eq!(key(&cmd), Some(Some("passed".into())));
+        let cmd = ChildEnv::default().command("env").unwrap();
+        assert_eq!(key(&cmd), Some(None));
     }
 
     #[test]
     fn tied_commands_go_through_the_trampoline_when_there_is_one() {
-        let direct = ChildEnv::default().tied_command("bash");
+        let direct = ChildEnv::default().tied_command("bash").unwrap();
         assert_eq!(direct.as_std().get_program(), "bash");
         let tied = ChildEnv::default()
             .with_trampoline(Some(Trampoline::with_exe("/opt/ling")))
-            .tied_command("bash");
+            .tied_command("bash")
+            .unwrap();
         assert_eq!(tied.as_std().get_program(), "/opt/ling");
         assert_eq!(tied.as_std().get_args().last(), Some(OsStr::new("bash")));
+    }
+
+    #[test]
+    fn the_trampoline_gets_the_loaders_variables_only_as_data() {
+        let env = ChildEnv::from_settings(&settings(
+            r#"{"env":{"LD_PRELOAD":"./x.so","NODE_OPTIONS":"-r ./y.js"}}"#,
+        ))
+        .with_trampoline(Some(Trampoline::with_exe("/opt/ling-exec")));
+        let mut cmd = env.tied_command("srv").unwrap();
+        cmd.env("LD_LIBRARY_PATH", "./lib");
+        env.seal(&mut cmd);
+        let set: BTreeMap<_, _> = cmd.as_std().get_envs().collect();
+        assert_eq!(set[OsStr::new("LD_PRELOAD")], None);
+        assert_eq!(set[OsStr::new("LD_LIBRARY_PATH")], None);
+        assert_eq!(
+            set[OsStr::new("LING_EXEC_PASS_LD_PRELOAD")],
+            Some(OsStr::new("./x.so"))
+        );
+        assert_eq!(
+            set[OsStr::new("LING_EXEC_PASS_LD_LIBRARY_PATH")],
+            Some(OsStr::new("./lib"))
+        );
+        // Not the loader's: set as it is.
+        assert_eq!(
+            set[OsStr::new("NODE_OPTIONS")],
+            Some(OsStr::new("-r ./y.js"))
+        );
+        // Started directly (a hook's shell outside the sandbox), the settings apply as they are.
+        let cmd = env.command("sh").unwrap();
+        let set: BTreeMap<_, _> = cmd.as_std().get_envs().collect();
+        assert_eq!(set[OsStr::new("LD_PRELOAD")], Some(OsStr::new("./x.so")));
     }
 }

@@ -26,6 +26,11 @@
 //! entry point is the small `ling-exec` binary ([`HELPER`]), which Ling prefers because it
 //! starts faster than the whole `ling`.
 //!
+//! The trampoline runs outside the sandbox it applies, so it never starts with a variable the
+//! dynamic loader acts on (`LD_PRELOAD`, `LD_LIBRARY_PATH`...: [`super::code_vars`]): Ling hands
+//! those over under [`PASS_PREFIX`], and the trampoline sets them for the program only, just
+//! before it starts, after the sandbox is applied. Started with one, it refuses to go on.
+//!
 //! Linux caveat: the parent-death signal fires when the *thread* that spawned the child exits,
 //! not the process. Tokio's worker threads and the main thread live as long as Ling, but
 //! `spawn_blocking` threads end when idle, so tied children must be spawned from async code,
@@ -36,7 +41,6 @@
 use std::ffi::{OsStr, OsString};
 use std::io;
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -53,6 +57,11 @@ pub const HELPER: &str = "ling-exec";
 
 /// Ends the options; what follows is the program and its arguments, passed on untouched.
 const END_OF_OPTIONS: &str = "--";
+
+/// The prefix under which Ling hands the trampoline the variables the dynamic loader would act
+/// on (`LING_EXEC_PASS_LD_PRELOAD=./x.so`): inert for the trampoline, which sets them under
+/// their own names for the program only ([`super::env::ChildEnv::spawn`]).
+pub const PASS_PREFIX: &str = "LING_EXEC_PASS_";
 
 /// How a child is started through the trampoline: the `ling` executable and the pid the child
 /// must find as its parent. Cheap to clone.
@@ -172,10 +181,42 @@ pub fn run_if_requested() -> Option<ExecError> {
     if args.next()? != MARKER {
         return None;
     }
-    Some(match Request::parse(args) {
+    let request = Request::parse(args)
+        .and_then(|request| passed(std::env::vars_os()).map(|env| request.with_env(env)));
+    Some(match request {
         Ok(request) => request.run(),
         Err(e) => e,
     })
+}
+
+/// The variables handed over for the program ([`PASS_PREFIX`]), under their own names. An
+/// error when the trampoline itself was started with one of the variables the loader acts on:
+/// then it has loaded what they name, which Ling never lets happen.
+fn passed(
+    vars: impl Iterator<Item = (OsString, OsString)>,
+) -> Result<Vec<(OsString, OsString)>, ExecError> {
+    let mut env = Vec::new();
+    for (name, value) in vars {
+        if let Some(own) = name.as_bytes().strip_prefix(PASS_PREFIX.as_bytes()) {
+            env.push((OsStr::from_bytes(own).to_os_string(), value));
+        } else if super::code_vars::read_at_start(&name.to_string_lossy()) {
+            return Err(ExecError::Usage(format!(
+                "was started with {} set, which only the program it starts may get",
+                name.to_string_lossy()
+            )));
+        }
+    }
+    Ok(env)
+}
+
+/// Sets the handed-over variables for the program under their own names, and not under the
+/// prefix.
+pub(super) fn set_passed(cmd: &mut std::process::Command, env: &[(OsString, OsString)]) {
+    for (name, value) in env {
+        let mut passed = OsString::from(PASS_PREFIX);
+        passed.push(name);
+        cmd.env_remove(passed).env(name, value);
+    }
 }
 
 /// A parsed trampoline command line.
@@ -196,6 +237,8 @@ pub struct Request {
     pub sandbox: Option<Policy>,
     pub program: OsString,
     pub args: Vec<OsString>,
+    /// Variables for the program only, set just before it starts ([`PASS_PREFIX`]).
+    pub env: Vec<(OsString, OsString)>,
 }
 
 impl Request {
@@ -282,6 +325,7 @@ impl Request {
                 sandbox: None,
                 program: OsString::new(),
                 args: Vec::new(),
+                env: Vec::new(),
             });
         }
         let program = args
@@ -305,7 +349,14 @@ impl Request {
             }),
             program,
             args: args.collect(),
+            env: Vec::new(),
         })
+    }
+
+    /// With `env` for the program (see [`PASS_PREFIX`]).
+    pub fn with_env(mut self, env: Vec<(OsString, OsString)>) -> Self {
+        self.env = env;
+        self
     }
 
     /// Ties this process to its parent, restricts it, and becomes the program (or, with
@@ -367,6 +418,7 @@ impl Request {
                 signals,
                 &self.program,
                 &self.args,
+                &self.env,
                 self.sandbox.as_ref(),
                 self.report,
             );
@@ -378,43 +430,12 @@ impl Request {
         }
         // std's exec also resets the signal mask and SIGPIPE (which this Rust binary ignores) to
         // their defaults, so the program starts as if Ling had spawned it directly.
-        let source = std::process::Command::new(&self.program)
-            .args(&self.args)
-            .exec();
+        let mut command = std::process::Command::new(&self.program);
+        command.args(&self.args);
+        set_passed(&mut command, &self.env);
+        let source = command.exec();
         ExecError::Exec { program, source }
     }
-}
-
-/// Checks that `program` can be found before it is started through the trampoline, so that a
-/// missing command is a spawn error naming it, as with a direct spawn, instead of a child that
-/// exits 127. A name without `/` is looked up in `path` (the child's `PATH`); a path is checked
-/// relative to `cwd`. With no `PATH` at all the exec decides.
-pub fn check_program(program: &OsStr, path: Option<&OsStr>, cwd: &Path) -> io::Result<()> {
-    if program.as_bytes().contains(&b'/') {
-        return std::fs::metadata(cwd.join(program)).map(drop);
-    }
-    let Some(path) = path else {
-        return Ok(());
-    };
-    let mut denied = false;
-    for dir in std::env::split_paths(path) {
-        let dir = if dir.as_os_str().is_empty() {
-            cwd.to_path_buf()
-        } else {
-            cwd.join(dir)
-        };
-        match std::fs::metadata(dir.join(program)) {
-            Ok(meta) if meta.is_file() && meta.permissions().mode() & 0o111 != 0 => return Ok(()),
-            Ok(_) => denied = true,
-            Err(_) => {}
-        }
-    }
-    // The errors a direct spawn reports, worded the same: "No such file or directory (os error 2)".
-    Err(io::Error::from(if denied {
-        nix::errno::Errno::EACCES
-    } else {
-        nix::errno::Errno::ENOENT
-    }))
 }
 
 #[cfg(test)]
@@ -439,7 +460,40 @@ mod tests {
                 sandbox: None,
                 program: "bash".into(),
                 args: vec!["-c".into(), "--parent 7 --".into()],
+                env: Vec::new(),
             }
+        );
+    }
+
+    #[test]
+    fn loader_variables_come_only_handed_over() {
+        let vars = |pairs: &[(&str, &str)]| {
+            pairs
+                .iter()
+                .map(|(k, v)| (OsString::from(k), OsString::from(v)))
+                .collect::<Vec<_>>()
+                .into_iter()
+        };
+        let env = passed(vars(&[
+            ("PATH", "/usr/bin"),
+            ("LING_EXEC_PASS_LD_PRELOAD", "./x.so"),
+        ]))
+        .unwrap();
+        assert_eq!(env, [("LD_PRELOAD".into(), "./x.so".into())]);
+        let err = passed(vars(&[("LD_PRELOAD", "./x.so")])).unwrap_err();
+        assert!(
+            err.to_string().contains("started with LD_PRELOAD set"),
+            "{err}"
+        );
+        let mut cmd = std::process::Command::new("true");
+        set_passed(&mut cmd, &env);
+        let set: Vec<_> = cmd.get_envs().collect();
+        assert_eq!(
+            set,
+            [
+                (OsStr::new("LD_PRELOAD"), Some(OsStr::new("./x.so"))),
+                (OsStr::new("LING_EXEC_PASS_LD_PRELOAD"), None)
+            ]
         );
     }
 
@@ -537,31 +591,5 @@ mod tests {
         assert_eq!(exec(io::ErrorKind::NotFound).exit_code(), 127);
         assert_eq!(exec(io::ErrorKind::PermissionDenied).exit_code(), 126);
         assert_eq!(ExecError::Usage("x".into()).exit_code(), 125);
-    }
-
-    #[test]
-    fn programs_are_found_on_the_path_or_relative_to_the_cwd() {
-        let dir = tempfile::tempdir().unwrap();
-        let bin = dir.path().join("bin");
-        std::fs::create_dir(&bin).unwrap();
-        let script = bin.join("tool");
-        std::fs::write(&script, "#!/bin/sh\n").unwrap();
-        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
-        let plain = bin.join("plain");
-        std::fs::write(&plain, "").unwrap();
-        let path = std::env::join_paths(["/nonexistent", bin.to_str().unwrap()]).unwrap();
-        let check = |name: &str| check_program(OsStr::new(name), Some(&path), dir.path());
-        assert!(check("tool").is_ok());
-        assert_eq!(
-            check("missing").unwrap_err().kind(),
-            io::ErrorKind::NotFound
-        );
-        assert_eq!(
-            check("plain").unwrap_err().kind(),
-            io::ErrorKind::PermissionDenied
-        );
-        assert!(check("bin/tool").is_ok());
-        assert!(check("./bin/missing").is_err());
-        assert!(check_program(OsStr::new("x"), None, dir.path()).is_ok());
     }
 }

@@ -63,12 +63,13 @@ pub(crate) fn prepare() -> Result<SignalFd, ExecError> {
     SignalFd::with_flags(&signals(), SfdFlags::SFD_CLOEXEC).map_err(|e| setup("signalfd", e))
 }
 
-/// Starts the program (restricted by `policy` when given) and supervises it; never returns
-/// but with an error from before the program started.
+/// Starts the program (restricted by `policy` when given, with the handed-over `env`) and
+/// supervises it; never returns but with an error from before the program started.
 pub(crate) fn run(
     signal_fd: SignalFd,
     program: &std::ffi::OsStr,
     args: &[std::ffi::OsString],
+    env: &[(std::ffi::OsString, std::ffi::OsString)],
     policy: Option<&Policy>,
     report: bool,
 ) -> ExecError {
@@ -100,7 +101,9 @@ pub(crate) fn run(
                 } else {
                     Stdio::inherit()
                 };
-                std::process::Command::new(program)
+                let mut command = std::process::Command::new(program);
+                super::exec::set_passed(&mut command, env);
+                command
                     .args(args)
                     .stdin(stdin)
                     .spawn()

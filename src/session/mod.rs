@@ -283,6 +283,7 @@ impl Host {
             }
         }
         let writable = self.setup.settings.sandbox.writable_roots.clone();
+        let env = self.setup.settings.env.clone();
         let guard = |servers: &mut [crate::config::mcp::ServerConfig]| {
             // The same check of the files each server runs as at the start of the run.
             crate::trust::guard::attach(
@@ -290,6 +291,7 @@ impl Host {
                 &mut crate::config::hooks::HooksConfig::default(),
                 servers,
                 &writable,
+                &env,
             );
         };
         match crate::agent::mcp::reload::reload(

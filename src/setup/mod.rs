@@ -217,6 +217,7 @@ impl Setup {
             &mut hook_config,
             &mut servers,
             &settings.sandbox.writable_roots,
+            &settings.env,
         );
         let mut sandbox = sandbox::decide(
             &settings.sandbox,
@@ -238,7 +239,8 @@ impl Setup {
         sandbox.read_only = surface.read_only();
         let child_env = ChildEnv::from_settings(&settings)
             .with_trampoline(trampoline)
-            .with_sandbox(sandbox.clone(), paths.project_root.clone());
+            .with_sandbox(sandbox.clone(), paths.project_root.clone())
+            .with_outside(guarded.outside.clone());
         let (hooks, hook_warnings) = HookEngine::from_config(hook_config)?;
         crate::agent::check_hook_conditions(&hooks, &paths)?;
         let hooks = hooks

@@ -198,7 +198,7 @@ async fn run(command: &str, ctx: &ToolContext, timeout_ms: u64) -> Result<Run, T
         .current_dir(&ctx.root)
         .stdout(Stdio::from(stdout))
         .stderr(Stdio::from(stderr));
-    let mut child = cmd.spawn().map_err(spawn_error)?;
+    let mut child = ctx.child_env.spawn(&mut cmd).map_err(spawn_error)?;
     // The command holds our copies of the write ends; they must close for the readers to see EOF.
     drop(cmd);
     let pid = child

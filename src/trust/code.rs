@@ -6,14 +6,20 @@
 //! pick a file up from if one appeared there. Only files in the places a sandboxed command can
 //! write ([`Areas`]) count: those are what the trust fingerprint covers, what the sandbox keeps
 //! read-only and what is checked again before each run. The environment an entry sets is listed
-//! with the variables that load code flagged.
+//! with the variables that load code flagged, and the files and folders they name are found
+//! the same way (`code_env.rs`), for an entry's own variables and for the settings' `env` that
+//! every child gets ([`environment`]).
 
 use std::path::{Path, PathBuf};
 
-pub use super::programs::loads_code;
+#[path = "code_env.rs"]
+mod env;
+
 use super::programs::{Interpreter, Launcher, is_shell_script, runner_command};
 use crate::permissions::shell::{self, Word};
+pub use crate::process::code_vars::loads_code;
 use crate::tools::paths::{expand_home, normalize};
+pub use env::environment;
 
 /// The largest script whose text is kept (for the diff the trust question shows).
 pub const TEXT_LIMIT: usize = 64 * 1024;
@@ -57,6 +63,17 @@ impl Areas {
         self.dirs.iter().any(|d| path.starts_with(d))
     }
 
+    /// Whether `path` is one of the places itself, or holds one: not a folder inside one.
+    pub fn is_place(&self, path: &Path) -> bool {
+        let path = resolved(&normalize(path));
+        self.dirs.iter().any(|d| d.starts_with(&path))
+    }
+
+    /// The places, as the process layer keeps a child outside the sandbox from them.
+    pub fn writable(&self) -> crate::process::Writable {
+        crate::process::Writable::new(self.dirs.clone())
+    }
+
     /// How a path is shown: relative to the root when inside it.
     pub fn shown(&self, path: &Path) -> String {
         match path.strip_prefix(&self.root) {
@@ -76,6 +93,9 @@ pub enum Role {
     /// Nothing is there, but a program would be picked up from there if something appeared
     /// (a `PATH` folder, `node_modules` for `npx`).
     WouldRun,
+    /// A folder programs, libraries or modules are looked up in (`PATH=./bin`,
+    /// `LD_LIBRARY_PATH`, `PYTHONPATH`): what is in it runs.
+    Folder,
 }
 
 /// What a file is now.
@@ -91,6 +111,11 @@ pub enum FileState {
     Binary {
         len: u64,
     },
+    /// A folder (of programs or libraries): trust records only that it exists; it is read-only
+    /// in the sandbox, so only you fill it.
+    Folder {
+        entries: usize,
+    },
 }
 
 impl FileState {
@@ -98,6 +123,10 @@ impl FileState {
         let Ok(meta) = std::fs::metadata(path) else {
             return Self::Absent;
         };
+        if meta.is_dir() {
+            let entries = std::fs::read_dir(path).map_or(0, Iterator::count);
+            return Self::Folder { entries };
+        }
         if !meta.is_file() {
             return Self::Binary { len: meta.len() };
         }
@@ -131,6 +160,7 @@ impl FileState {
             Self::Absent => "absent".into(),
             Self::Script { sha256, .. } => sha256.clone(),
             Self::Binary { .. } => "binary".into(),
+            Self::Folder { .. } => "folder".into(),
         }
     }
 }
@@ -312,47 +342,6 @@ impl<'a> Finder<'a> {
             });
         }
         Some(path)
-    }
-
-    /// The files a variable makes programs load: `BASH_ENV`/`ENV` (sourced by a shell),
-    /// `LD_PRELOAD` (loaded into every program), `NODE_OPTIONS`' `--require`/`--import`.
-    fn env_files(&mut self, name: &str, value: &str) {
-        let words: Vec<&str> = value.split_whitespace().collect();
-        match name {
-            "BASH_ENV" | "ENV" => {
-                self.file(value, Role::Script);
-            }
-            "LD_PRELOAD" => {
-                for lib in value.split([':', ' ']).filter(|l| l.contains('/')) {
-                    self.file(lib, Role::Script);
-                }
-            }
-            "NODE_OPTIONS" => {
-                let mut i = 0;
-                while i < words.len() {
-                    let (flag, inline) = match words[i].split_once('=') {
-                        Some((f, v)) => (f, Some(v)),
-                        None => (words[i], None),
-                    };
-                    if matches!(
-                        flag,
-                        "-r" | "--require" | "--import" | "--loader" | "--experimental-loader"
-                    ) {
-                        let value = inline.or_else(|| {
-                            i += 1;
-                            words.get(i).copied()
-                        });
-                        if let Some(value) =
-                            value.filter(|v| v.starts_with('.') || v.starts_with('/'))
-                        {
-                            self.file(value, Role::Script);
-                        }
-                    }
-                    i += 1;
-                }
-            }
-            _ => {}
-        }
     }
 
     /// Shell text: every simple command it runs, as the permission rules see them.

@@ -152,7 +152,10 @@ fn package_runners_and_path_folders_in_the_project_are_watched_even_when_empty()
         &p.root,
         &p.areas(),
     );
-    assert_eq!(shown(&runs), [s("bin/mytool", Role::WouldRun)]);
+    assert_eq!(
+        shown(&runs),
+        [s("bin/mytool", Role::WouldRun), s("bin", Role::Folder)]
+    );
     assert!(runs.env[0].loads_code);
 }
 
@@ -215,4 +218,53 @@ fn project_runners_and_package_runners_are_followed_into_the_script() {
     );
     assert_eq!(runs("npx", &["-y", "tsx", "server.ts"]), ["server.ts"]);
     assert!(runs("uv", &["pip", "install", "x"]).is_empty());
+}
+
+#[test]
+fn the_settings_env_names_files_and_folders_that_load_code() {
+    let p = Project::new();
+    p.write("x.so", "");
+    std::fs::create_dir_all(p.root.join("bin")).unwrap();
+    let env: Vec<(String, String)> = [
+        ("LD_PRELOAD", "./x.so"),
+        ("BASH_ENV", "./rc"),
+        ("NODE_OPTIONS", "--require ./hook.js"),
+        ("PATH", "./bin:.::/usr/bin:$PATH"),
+        ("PYTHONPATH", "lib/py"),
+        ("RUST_LOG", "debug"),
+    ]
+    .iter()
+    .map(|(k, v)| (k.to_string(), v.to_string()))
+    .collect();
+    let runs = environment(&env, &p.areas());
+    assert_eq!(
+        shown(&runs),
+        [
+            s("x.so", Role::Script),
+            s("rc", Role::Script),
+            s("hook.js", Role::Script),
+            s("bin", Role::Folder),
+            s("lib/py", Role::Folder),
+        ]
+    );
+    let flagged: Vec<(&str, bool)> = runs
+        .env
+        .iter()
+        .map(|v| (v.name.as_str(), v.loads_code))
+        .collect();
+    assert_eq!(
+        flagged,
+        [
+            ("LD_PRELOAD", true),
+            ("BASH_ENV", true),
+            ("NODE_OPTIONS", true),
+            ("PATH", true),
+            ("PYTHONPATH", true),
+            ("RUST_LOG", false)
+        ]
+    );
+    assert_eq!(
+        FileState::of(&p.root.join("bin")),
+        FileState::Folder { entries: 0 }
+    );
 }

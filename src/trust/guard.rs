@@ -3,32 +3,40 @@
 //! can write, checked again before each run; and those files are what the sandbox keeps
 //! read-only and the file tools ask about. For the project's own hooks and servers the files
 //! must be what the user trusted (a script's bytes; that a program exists, or does not); for
-//! the user's own, what they were when the session started.
+//! the user's own, what they were when the session started. The files and folders the
+//! settings' `env` names (`LD_PRELOAD=./x.so`, `PATH=./bin:...`) reach every child, so they are
+//! kept read-only too, and checked before each hook and server starts outside the sandbox
+//! ([`Outside`], which the process layer holds).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::ProjectConfig;
-use super::code::{self, Areas, FileState, Runs};
+use super::code::{self, Areas, FileState, Role, Runs};
 use crate::config::code_check::{CodeCheck, Expected, Watched, expected_now};
 use crate::config::hooks::{HandlerKind, HooksConfig};
 use crate::config::mcp::{ServerConfig, TransportConfig};
+use crate::process::Outside;
 
-/// What the run's checks cover: the files to keep read-only inside the sandbox (existing,
-/// resolved, in the areas a sandboxed command can write).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+/// What the run's checks cover: the files and folders to keep read-only inside the sandbox
+/// (existing, resolved, in the areas a sandboxed command can write), and what children
+/// outside the sandbox are kept from.
+#[derive(Debug, Clone, Default)]
 pub struct Guarded {
     pub protect: Vec<PathBuf>,
+    pub outside: Outside,
 }
 
 /// Gives each command hook of `hooks` and each stdio server of `servers` its check.
 /// `writable_roots`: the sandbox's (settings `sandbox.writableRoots`), watched like the project.
+/// `env`: the settings' `env`, which every child gets.
 pub fn attach(
     project: &ProjectConfig,
     hooks: &mut HooksConfig,
     servers: &mut [ServerConfig],
     writable_roots: &[PathBuf],
+    env: &BTreeMap<String, String>,
 ) -> Guarded {
     let areas = Areas::new(project.root(), writable_roots);
     let project_files: Vec<&Path> = project
@@ -65,8 +73,22 @@ pub fn attach(
         let check = check_of(&runs, ours.then_some(project), env, &mut protect, &areas);
         server.code = Some(Arc::new(check));
     }
+    // The settings' `env`: a file a project's `env` names is as trusted (its listing found it),
+    // one of the user's as the session started.
+    let env: Vec<(String, String)> = env.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+    let runs = code::environment(&env, &areas);
+    let trusted = project.status() == super::TrustStatus::Trusted
+        && runs
+            .files
+            .iter()
+            .any(|f| project.code_state(&f.path).is_some());
+    let env_check = check_of(&runs, trusted.then_some(project), &[], &mut protect, &areas);
     Guarded {
         protect: protect.into_iter().collect(),
+        outside: Outside {
+            writable: areas.writable(),
+            env_check,
+        },
     }
 }
 
@@ -81,6 +103,20 @@ fn check_of(
 ) -> CodeCheck {
     let mut files = Vec::new();
     for file in &runs.files {
+        if file.role == Role::Folder {
+            // A folder is kept read-only while it exists (its entries are the user's to
+            // change); one that appears where none was is a change.
+            let absent = match trusted.and_then(|p| p.code_state(&file.path)) {
+                Some(state) => *state == FileState::Absent,
+                None => !file.path.exists(),
+            };
+            if !absent {
+                if file.path.is_dir() {
+                    protect.insert(file.path.clone());
+                }
+                continue;
+            }
+        }
         let expected = match trusted.and_then(|p| p.code_state(&file.path)) {
             Some(FileState::Absent) => Expected::Absent,
             Some(FileState::Script { sha256, .. }) => Expected::Content {
@@ -88,7 +124,9 @@ fn check_of(
                 stamp: None,
             },
             // A binary is trusted to exist; its bytes are the session's from here on.
-            Some(FileState::Binary { .. }) | None => expected_now(&file.path),
+            Some(FileState::Binary { .. } | FileState::Folder { .. }) | None => {
+                expected_now(&file.path)
+            }
         };
         if !matches!(expected, Expected::Absent) && areas.contains(&file.path) {
             protect.insert(file.path.clone());

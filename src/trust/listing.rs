@@ -2,8 +2,9 @@
 //! trust`: every hook (event, matcher, command or URL) and every MCP server (command and
 //! arguments or URL, the variables it expands, a user server it would replace), each with what
 //! it runs ([`Runs`]: its folder, the environment it sets with the variables that load code
-//! flagged, the files it executes), and every setting that widens what Ling may do or where
-//! requests go. Also what changed between the config that was trusted and the one on disk.
+//! flagged, the files it executes), the settings' `env` that every command, hook and server
+//! would get (the same way: the variables that load code flagged, the files and folders they
+//! name), and every setting that widens what Ling may do or where requests go. Also what changed between the config that was trusted and the one on disk.
 //! Rendering is the UI's.
 
 use std::path::{Path, PathBuf};
@@ -48,6 +49,9 @@ pub enum Item {
         /// What it would change, in words.
         effect: String,
     },
+    /// The settings' `env`: set for every command, hook and MCP server Ling starts. `runs` has
+    /// the variables (those that load code flagged) and the files and folders they name.
+    Environment { runs: Runs },
     /// A custom command, skill or sub-agent (`kind`), and what it does in words.
     Extension {
         kind: &'static str,
@@ -223,6 +227,7 @@ fn items_of(
 fn claude_settings_items(path: &Path, text: &str, areas: &Areas) -> Result<Vec<Item>, String> {
     let mut items = hook_items(HooksConfig::parse_claude(path, text), areas)?;
     let rules = ClaudeRules::parse(path, text).map_err(|e| e.to_string())?;
+    items.extend(environment_item(&rules.env, areas));
     for rule in rules.allow {
         items.push(Item::Setting {
             key: "permissions.allow".into(),
@@ -299,6 +304,20 @@ fn server_items(
         });
     }
     Ok(items)
+}
+
+/// A settings file's `env`, when it sets anything.
+fn environment_item(
+    env: &std::collections::BTreeMap<String, String>,
+    areas: &Areas,
+) -> Option<Item> {
+    if env.is_empty() {
+        return None;
+    }
+    let env: Vec<(String, String)> = env.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+    Some(Item::Environment {
+        runs: code::environment(&env, areas),
+    })
 }
 
 /// What a stdio entry runs, as `config::mcp` would start it: a relative `command` with a `/`
@@ -397,7 +416,12 @@ fn setting_items(
     let Value::Object(fields) = value else {
         return Err(format!("{}: expected a JSON object", path.display()));
     };
-    let mut items = Vec::new();
+    let mut items: Vec<Item> = raw
+        .env
+        .as_ref()
+        .and_then(|env| environment_item(env, areas))
+        .into_iter()
+        .collect();
     let mut item = |key: &str, value: String, effect: String| {
         items.push(Item::Setting {
             key: key.to_string(),
@@ -409,6 +433,8 @@ fn setting_items(
     for (key, value) in &fields {
         match (key.as_str(), value) {
             (key, _) if HARMLESS_SETTINGS.contains(&key) || raw.other.contains_key(key) => {}
+            // Listed above, as what every child gets.
+            ("env", Value::Object(_)) => {}
             ("baseUrl", Value::String(url)) if user.base_url.as_ref() != Some(url) => {
                 let origin = origin_of(url);
                 item(

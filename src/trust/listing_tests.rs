@@ -188,3 +188,38 @@ fn changes_name_added_and_removed_items() {
     assert_eq!(command(&hooks.added), "echo b");
     assert_eq!(command(&hooks.removed), "echo a");
 }
+
+/// The settings' `env` of Ling's and of Claude Code's project files is listed as what every
+/// child gets, a loader's variable flagged with the file it names.
+#[test]
+fn the_settings_env_is_listed_with_what_it_loads() {
+    let env_of = |items: Vec<Item>| -> Vec<Runs> {
+        items
+            .into_iter()
+            .filter_map(|item| match item {
+                Item::Environment { runs } => Some(runs),
+                _ => None,
+            })
+            .collect()
+    };
+    let text = r#"{"env":{"LD_PRELOAD":"./x.so","RUST_LOG":"debug"}}"#;
+    let claude = claude_settings_items(Path::new(".claude/settings.json"), text, &areas());
+    let ling = setting_items(Path::new("s.json"), text, &RawSettings::default(), &areas());
+    for items in [claude.unwrap(), ling.unwrap()] {
+        let runs = env_of(items);
+        assert_eq!(runs.len(), 1);
+        let vars: Vec<(&str, &str, bool)> = runs[0]
+            .env
+            .iter()
+            .map(|v| (v.name.as_str(), v.value.as_str(), v.loads_code))
+            .collect();
+        assert_eq!(
+            vars,
+            [("LD_PRELOAD", "./x.so", true), ("RUST_LOG", "debug", false)]
+        );
+        let files: Vec<&str> = runs[0].files.iter().map(|f| f.shown.as_str()).collect();
+        assert_eq!(files, ["x.so"]);
+    }
+    let none = claude_settings_items(Path::new(".claude/settings.json"), "{}", &areas());
+    assert!(env_of(none.unwrap()).is_empty());
+}

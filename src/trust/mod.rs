@@ -479,6 +479,7 @@ fn code_of(listing: &ProjectListing) -> Vec<(CodeFile, FileState)> {
     for item in listing.items() {
         let runs = match item {
             Item::Hook { runs, .. } | Item::Server { runs, .. } => runs.as_ref(),
+            Item::Environment { runs } => Some(runs),
             Item::Setting { .. } | Item::Extension { .. } => None,
         };
         for file in runs.into_iter().flat_map(|r| &r.files) {

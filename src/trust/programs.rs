@@ -1,65 +1,10 @@
 //! What Ling knows of the programs a hook or server starts, for `code`: the interpreters and
 //! the options that give them a script, inline code or a file to preload; package runners
-//! (`npx`) and project runners (`uv run`); shell scripts by name or `#!` line; and the
-//! variables that make a program load code.
+//! (`npx`) and project runners (`uv run`); shell scripts by name or `#!` line. The variables
+//! that make a program load code are `process::code_vars`'.
 
 use std::ffi::OsStr;
 use std::path::Path;
-
-/// Variables that make a program load code, or run another program, from where they say.
-pub fn loads_code(name: &str) -> bool {
-    const NAMES: &[&str] = &[
-        "PATH",
-        "NODE_OPTIONS",
-        "NODE_PATH",
-        "BASH_ENV",
-        "ENV",
-        "PS4",
-        "PROMPT_COMMAND",
-        "SHELLOPTS",
-        "BASHOPTS",
-        "ZDOTDIR",
-        "HOME",
-        "XDG_CONFIG_HOME",
-        "CLASSPATH",
-        "GEM_HOME",
-        "GEM_PATH",
-        "BUNDLE_GEMFILE",
-        "PHPRC",
-        "PHP_INI_SCAN_DIR",
-        "TCLLIBPATH",
-        "GCONV_PATH",
-        "EDITOR",
-        "VISUAL",
-        "PAGER",
-        "LESSOPEN",
-        "BROWSER",
-        "SSH_ASKPASS",
-        "SUDO_ASKPASS",
-        "RUSTC_WRAPPER",
-        "JAVA_TOOL_OPTIONS",
-        "_JAVA_OPTIONS",
-        "JDK_JAVA_OPTIONS",
-    ];
-    const PREFIXES: &[&str] = &[
-        "LD_",
-        "DYLD_",
-        "PYTHON",
-        "PERL",
-        "RUBY",
-        "LUA_",
-        "GIT_",
-        "NPM_CONFIG_",
-        "npm_config_",
-        "BASH_FUNC_",
-        "R_PROFILE",
-        "R_ENVIRON",
-        "CARGO_",
-        "UV_",
-        "PIP_",
-    ];
-    NAMES.contains(&name) || PREFIXES.iter().any(|p| name.starts_with(p))
-}
 
 /// The command a project runner runs: `uv run [OPTIONS] CMD...`, `poetry run CMD...`,
 /// `pipenv run`, `pdm run`, `hatch run`, `rye run`, `bundle exec`, `conda run [-n ENV]`.

@@ -46,7 +46,8 @@ fn open_browser(url: &str, child_env: &ChildEnv) -> Option<&'static str> {
         return None;
     };
     let mut child = child_env
-        .command(program)
+        .helper_command(program.as_ref())
+        .ok()?
         .arg(url)
         .stdin(Stdio::null())
         .stdout(Stdio::null())

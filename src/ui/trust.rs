@@ -2,7 +2,8 @@
 //! runs (`[t] trust this folder  [o] open without it  [q] quit`), and the text `ling trust`
 //! shows. Both list what the project's config would bring (every hook, MCP server and widening
 //! setting, from `trust::listing`), each hook and server with what it runs: its folder, every
-//! variable it sets (those that load code flagged), every file it executes; and, when it changed
+//! variable it sets (those that load code flagged), every file it executes; the settings'
+//! `env` every child gets, shown the same way; and, when it changed
 //! since it was trusted, what changed, a script's change as a diff. Every piece is project text:
 //! a string holding a control character or a newline is shown escaped on one line, and all of it
 //! goes through `safe_text` on its way to the terminal; nothing is cut.
@@ -196,7 +197,7 @@ fn render_code_change(change: &CodeChange, style: Style) -> Term {
                 out += crate::term!["    ", painted, "\n"];
             }
         }
-        _ if change.after.state == "binary" || change.after.state == "absent" => {}
+        _ if matches!(change.after.state.as_str(), "binary" | "absent" | "folder") => {}
         _ => {
             out += crate::term![
                 "    ",
@@ -223,6 +224,8 @@ pub fn render_entry(item: &Item, style: Style) -> Term {
 fn render_runs(item: &Item, indent: &str, style: Style) -> Term {
     let runs = match item {
         Item::Hook { runs, .. } | Item::Server { runs, .. } => runs.as_ref(),
+        // Its folder is each child's own.
+        Item::Environment { runs } => return render_env_and_files(runs, indent, style),
         Item::Setting { .. } | Item::Extension { .. } => None,
     };
     match runs {
@@ -240,6 +243,13 @@ pub fn render_runs_of(runs: &Runs, indent: &str, style: Style) -> Term {
         shown(&runs.cwd.display().to_string()).as_ref(),
         "\n"
     ];
+    out += render_env_and_files(runs, indent, style);
+    out
+}
+
+/// The lines of [`Runs`] but its folder.
+fn render_env_and_files(runs: &Runs, indent: &str, style: Style) -> Term {
+    let mut out = Term::new();
     for var in &runs.env {
         out += crate::term![
             indent,
@@ -262,6 +272,20 @@ pub fn render_runs_of(runs: &Runs, indent: &str, style: Style) -> Term {
             .unwrap_or_default();
         let state = FileState::of(&file.path);
         let (verb, what) = match (file.role, &state) {
+            (Role::Folder, FileState::Absent) => (
+                "would use",
+                "nothing is there now; a folder that appears there is not used until you review \
+                 it"
+                .to_string(),
+            ),
+            (_, FileState::Folder { entries }) => (
+                "uses",
+                format!(
+                    "a folder of {entries} entr{}; what it holds runs or is loaded, and it is \
+                     read-only in the sandbox",
+                    if *entries == 1 { "y" } else { "ies" }
+                ),
+            ),
             (Role::WouldRun, _) | (_, FileState::Absent) => (
                 "would run",
                 "nothing is there now; a file that appears there is not run until you review it"
@@ -374,6 +398,9 @@ fn render_item(item: &Item) -> String {
         }
         Item::Setting { key, value, effect } => {
             format!("setting {}: {} — {effect}", shown(key), shown(value))
+        }
+        Item::Environment { .. } => {
+            "env: set for every command, hook and MCP server Ling starts".to_string()
         }
         Item::Extension { kind, name, detail } => {
             format!("{kind} {}: {}", shown(name), shown(detail))

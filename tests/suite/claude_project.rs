@@ -97,7 +97,7 @@ fn untrusted_nothing_of_claudes_config_applies() {
         "an untrusted .mcp.json server started"
     );
     assert!(
-        out.stderr.contains(".claude/settings.json (4 items)")
+        out.stderr.contains(".claude/settings.json (5 items)")
             && out.stderr.contains(".mcp.json (1 server)"),
         "{}",
         out.stderr

@@ -70,6 +70,7 @@ mod subagent_bounds;
 mod subagents;
 mod tools_builtin;
 mod trust_code;
+mod trust_env;
 mod trust_files;
 mod trust_holes;
 mod trust_outside;

@@ -95,6 +95,8 @@ struct McpContext {
     strict: bool,
     /// (name, transport) of the servers of an untrusted project: shown, never started.
     untrusted: Vec<(String, &'static str)>,
+    /// The settings' `env`, whose files a server outside the sandbox is checked against.
+    env: std::collections::BTreeMap<String, String>,
 }
 
 impl McpContext {
@@ -105,11 +107,20 @@ impl McpContext {
         // Servers probed here start as in a run. Settings that cannot be read leave the
         // default (no `OPENAI_API_KEY`), the safe side: these commands need no settings
         // otherwise.
-        options.child_env =
-            match Settings::load(&paths, project.layer(), &SettingsOverrides::default()) {
-                Ok(settings) => children(&settings),
-                Err(_) => ChildEnv::default().with_trampoline(Trampoline::current()),
-            };
+        let settings = Settings::load(&paths, project.layer(), &SettingsOverrides::default()).ok();
+        let env = settings.as_ref().map(|s| s.env.clone()).unwrap_or_default();
+        let guarded = crate::trust::guard::attach(
+            &project,
+            &mut crate::config::hooks::HooksConfig::default(),
+            &mut [],
+            &[],
+            &env,
+        );
+        options.child_env = match &settings {
+            Some(settings) => children(settings),
+            None => ChildEnv::default().with_trampoline(Trampoline::current()),
+        }
+        .with_outside(guarded.outside);
         let untrusted = if sources.strict {
             Vec::new()
         } else {
@@ -122,6 +133,7 @@ impl McpContext {
             extra: sources.extra.clone(),
             strict: sources.strict,
             untrusted,
+            env,
         })
     }
 
@@ -134,7 +146,7 @@ impl McpContext {
             stderr_line(format!("warning: {warning}"));
         }
         let mut no_hooks = crate::config::hooks::HooksConfig::default();
-        crate::trust::guard::attach(&self.project, &mut no_hooks, &mut servers, &[]);
+        crate::trust::guard::attach(&self.project, &mut no_hooks, &mut servers, &[], &self.env);
         Ok(servers)
     }
 

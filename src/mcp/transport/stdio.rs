@@ -27,7 +27,7 @@ use crate::config::code_check::{CodeCheck, hardened_env};
 use crate::mcp::jsonrpc::Message;
 use crate::mcp::log::ServerLog;
 use crate::process::ChildEnv;
-use crate::process::exec::check_program;
+use crate::process::lookup::check_program;
 use crate::process::sandbox::Policy;
 
 /// The longest line accepted from a server's stdout (16 MiB). Longer ones are skipped, and the
@@ -85,42 +85,59 @@ pub async fn spawn(
         cwd: cwd.to_path_buf(),
         source,
     };
-    if child_env.is_tied() {
-        // Through the trampoline a missing program would only show as an exit status 127.
-        let path = env
-            .iter()
-            .rev()
-            .find(|(name, _)| name == "PATH")
-            .map(|(_, value)| std::ffi::OsString::from(value))
-            .or_else(|| std::env::var_os("PATH"));
-        check_program(command.as_ref(), path.as_deref(), cwd).map_err(cannot_start)?;
-    }
+    // The server's own `PATH`, else the one children get.
+    let own_path = env
+        .iter()
+        .rev()
+        .find(|(name, _)| name == "PATH")
+        .map(|(_, value)| std::ffi::OsString::from(value));
     // Spawned in this async task, on a runtime thread that lives as long as Ling: the
     // parent-death signal follows the spawning thread, so never move this to a blocking one.
     let mut cmd = match sandbox {
-        Some(policy) => child_env
-            .sandboxed_command(command, policy)
-            .map_err(TransportError::Sandbox)?,
-        None => child_env.tied_command(command),
+        Some(policy) => {
+            if child_env.is_tied() {
+                // Through the trampoline a missing program would only show as an exit status 127.
+                let path = own_path.clone().or_else(|| std::env::var_os("PATH"));
+                check_program(command.as_ref(), path.as_deref(), cwd).map_err(cannot_start)?;
+            }
+            child_env
+                .sandboxed_command(command, policy)
+                .map_err(TransportError::Sandbox)?
+        }
+        None => {
+            // Outside the sandbox: never a program a sandboxed command could have put on PATH.
+            let program = child_env
+                .find_outside(command.as_ref(), own_path.as_deref())
+                .map_err(cannot_start)?;
+            if child_env.is_tied() {
+                check_program(program.as_os_str(), None, cwd).map_err(cannot_start)?;
+            }
+            child_env
+                .tied_command(program)
+                .map_err(TransportError::CodeChanged)?
+        }
     };
     let (set, removed) = hardened_env(code);
     for var in removed {
         cmd.env_remove(var);
     }
-    let mut child = cmd
-        .args(args)
-        .envs(set)
-        .envs(env.iter().map(|(k, v)| (k, v)))
-        .current_dir(cwd)
+    cmd.args(args).envs(set);
+    for (name, value) in env {
+        match name.as_str() {
+            // Outside the sandbox, its own PATH without the folders a sandboxed command writes.
+            "PATH" if sandbox.is_none() => cmd.env(name, child_env.outside_path(value.as_ref())),
+            _ => cmd.env(name, value),
+        };
+    }
+    cmd.current_dir(cwd)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         // Its own group, so a Ctrl-C in the terminal does not reach it and shutdown can signal
         // everything it started (npx → node, sh -c → ...).
         .process_group(0)
-        .kill_on_drop(true)
-        .spawn()
-        .map_err(cannot_start)?;
+        .kill_on_drop(true);
+    let mut child = child_env.spawn(&mut cmd).map_err(cannot_start)?;
     let pid = child.id().and_then(|id| i32::try_from(id).ok());
     let (Some(stdin), Some(stdout), Some(stderr)) =
         (child.stdin.take(), child.stdout.take(), child.stderr.take())

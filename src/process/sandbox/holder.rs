@@ -40,6 +40,12 @@ impl Holder {
         for path in hide {
             cmd.arg("--hide").arg(path);
         }
+        // The trampoline never starts with what the loader would load into it.
+        for (name, _) in std::env::vars_os() {
+            if super::super::code_vars::read_at_start(&name.to_string_lossy()) {
+                cmd.env_remove(name);
+            }
+        }
         cmd.arg("--")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())

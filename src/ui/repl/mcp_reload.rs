@@ -44,6 +44,7 @@ pub async fn before_turn(setup: &mut Setup, style: Style) {
             &mut crate::config::hooks::HooksConfig::default(),
             servers,
             &setup.settings.sandbox.writable_roots,
+            &setup.settings.env,
         );
     };
     match reload(&setup.mcp_sources, project.layer(), &setup.mcp, guard).await {

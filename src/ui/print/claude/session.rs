@@ -309,6 +309,7 @@ impl Session {
                 &mut crate::config::hooks::HooksConfig::default(),
                 servers,
                 &setup.settings.sandbox.writable_roots,
+                &setup.settings.env,
             );
         };
         match crate::agent::mcp::reload::reload(
