@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 
 # Top to bottom; modules on one line are peers and must not use each other.
 LAYERS='cli
-acp serve
+front
 ui
 session
 setup
@@ -60,49 +60,67 @@ for m in $modules; do
         fi
     done
 done
-# Inside ui: the REPL's module on top, the shared terminal plumbing below it (the same rule:
-# every edge points down). An edge is `crate::ui::NAME`, or `super::NAME` from a file directly in
-# src/ui (or a folder's mod.rs), `super::super::NAME` from a file in a folder; comments left out.
-UI_LAYERS='repl
-print trust login
+# Inside a folder module (ui, front): the same rule among its own modules. An edge is
+# `crate::FOLDER::NAME`, or `super::NAME` from a file directly in src/FOLDER (or a folder's mod.rs),
+# `super::super::NAME` from a file in a folder; comments left out.
+# inner FOLDER LAYERS: checks src/FOLDER's modules against LAYERS (top to bottom).
+inner() {
+    folder=$1
+    layers=$2
+    inner_layer_of() {
+        echo "$layers" | awk -v m="$1" '{ for (i = 1; i <= NF; i++) if ($i == m) { print NR; exit } }'
+    }
+    for m in $(ls "src/$folder" | sed 's/\.rs$//' | grep -vx mod); do
+        from=$(inner_layer_of "$m")
+        if [ -z "$from" ]; then
+            echo "module $folder::$m is in no layer: add it to the layers of $folder in $0"
+            status=1
+            continue
+        fi
+        if [ -d "src/$folder/$m" ]; then
+            deps=$(for f in $(find "src/$folder/$m" -name '*.rs'); do
+                if [ "$(dirname "$f")" = "src/$folder/$m" ] && [ "$(basename "$f")" = mod.rs ]; then
+                    pattern="(crate::$folder::|super::)[a-z_]+"
+                else
+                    pattern="(crate::$folder::|super::super::)[a-z_]+"
+                fi
+                grep -v '^ *//' "$f" | grep -oE "$pattern" || true
+            done)
+        else
+            deps=$(grep -v '^ *//' "src/$folder/$m.rs" | grep -oE "(crate::$folder::|super::)[a-z_]+" || true)
+        fi
+        deps=$(echo "$deps" | sed -E 's/.*:://' | sort -u | grep -vx -e "$m" -e '' | tr '\n' ' ' || true)
+        printf '  %s::%-10s (layer %s) -> %s\n' "$folder" "$m" "$from" "${deps:-(nothing)}"
+        for d in $deps; do
+            [ -e "src/$folder/$d.rs" ] || [ -d "src/$folder/$d" ] || continue
+            to=$(inner_layer_of "$d")
+            if [ -z "$to" ] || [ "$to" -le "$from" ]; then
+                echo "  VIOLATION: $folder::$m (layer $from) uses $folder::$d (layer ${to:-none}), which is not below it"
+                status=1
+            fi
+        done
+    done
+}
+
+# The front ends: the stream-json session writes through -p's outputs.
+inner front 'repl acp serve claude
+print'
+# The terminal plumbing the front ends share.
+inner ui 'trust login
 subagent_view
 markdown render signals
 style
 output
 term
 safe_text'
-ui_layer_of() {
-    echo "$UI_LAYERS" | awk -v m="$1" '{ for (i = 1; i <= NF; i++) if ($i == m) { print NR; exit } }'
-}
-for m in $(ls src/ui | sed 's/\.rs$//' | grep -vx mod); do
-    from=$(ui_layer_of "$m")
-    if [ -z "$from" ]; then
-        echo "module ui::$m is in no layer: add it to UI_LAYERS in $0"
+
+# Front ends and their plumbing reach a running session only through the session host
+# (`crate::session`), never the agent or its setup directly.
+for folder in front ui; do
+    if grep -rnE 'crate::(agent|setup)\b' "src/$folder" | grep -v ':[0-9]*: *//'; then
+        echo "  VIOLATION: src/$folder uses crate::agent or crate::setup; go through crate::session"
         status=1
-        continue
     fi
-    if [ -d "src/ui/$m" ]; then
-        deps=$(for f in $(find "src/ui/$m" -name '*.rs'); do
-            if [ "$(dirname "$f")" = "src/ui/$m" ] && [ "$(basename "$f")" = mod.rs ]; then
-                pattern='(crate::ui::|super::)[a-z_]+'
-            else
-                pattern='(crate::ui::|super::super::)[a-z_]+'
-            fi
-            grep -v '^ *//' "$f" | grep -oE "$pattern" || true
-        done)
-    else
-        deps=$(grep -v '^ *//' "src/ui/$m.rs" | grep -oE '(crate::ui::|super::)[a-z_]+' || true)
-    fi
-    deps=$(echo "$deps" | sed -E 's/.*:://' | sort -u | grep -vx -e "$m" -e '' | tr '\n' ' ' || true)
-    printf '  ui::%-10s (layer %s) -> %s\n' "$m" "$from" "${deps:-(nothing)}"
-    for d in $deps; do
-        [ -e "src/ui/$d.rs" ] || [ -d "src/ui/$d" ] || continue
-        to=$(ui_layer_of "$d")
-        if [ -z "$to" ] || [ "$to" -le "$from" ]; then
-            echo "  VIOLATION: ui::$m (layer $from) uses ui::$d (layer ${to:-none}), which is not below it"
-            status=1
-        fi
-    done
 done
 
 [ "$status" -eq 0 ] && echo "no edge runs back up"

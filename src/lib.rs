@@ -12,11 +12,11 @@
 //! text from outside Ling on the way (`ui::safe_text`).
 #![deny(clippy::print_stdout, clippy::print_stderr, clippy::disallowed_methods)]
 
-pub mod acp;
 pub mod agent;
 pub mod cli;
 pub mod config;
 pub mod error_chain;
+pub mod front;
 pub mod hooks;
 pub mod http_client;
 pub mod llm;
@@ -26,7 +26,6 @@ pub mod permissions;
 pub mod process;
 pub mod redact;
 pub mod rpc;
-pub mod serve;
 pub mod session;
 pub mod setup;
 pub mod tools;

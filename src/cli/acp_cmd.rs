@@ -1,4 +1,4 @@
-//! `ling acp`: serves the Agent Client Protocol on stdin/stdout for an editor ([`crate::acp`]),
+//! `ling acp`: serves the Agent Client Protocol on stdin/stdout for an editor ([`crate::front::acp`]),
 //! and the flags an agent run takes from a command line that editors and `ling mcp serve` share.
 //! Setup warnings go to stderr (editors keep an agent's stderr in their logs); stdout carries
 //! protocol messages only.
@@ -119,7 +119,7 @@ pub struct AcpArgs {
 }
 
 pub async fn run(args: AcpArgs) -> Result<Exit, CliError> {
-    let options = crate::acp::AcpOptions {
+    let options = crate::front::acp::AcpOptions {
         run: args
             .agent
             .run_options(&args.mcp_config, args.strict_mcp_config),
@@ -127,10 +127,10 @@ pub async fn run(args: AcpArgs) -> Result<Exit, CliError> {
     };
     let shutdown = CancellationToken::new();
     let watcher = tokio::spawn(crate::ui::signals::watch(shutdown.clone()));
-    let warn: crate::acp::Warn = std::rc::Rc::new(|warning: &str| {
+    let warn: crate::front::acp::Warn = std::rc::Rc::new(|warning: &str| {
         crate::ui::output::stderr_line(format!("ling acp: warning: {warning}"));
     });
-    crate::acp::run(options, shutdown.clone(), warn).await;
+    crate::front::acp::run(options, shutdown.clone(), warn).await;
     watcher.abort();
     Ok(if shutdown.is_cancelled() {
         Exit::from(crate::ui::RunOutcome::Interrupted(

@@ -188,10 +188,10 @@ async fn run_agent(args: RunArgs) -> Result<Exit, CliError> {
         Ok((paths, project))
     };
     let format = match resolved.output_format {
-        OutputFormat::Text => crate::ui::print::Format::Text,
-        OutputFormat::Json => crate::ui::print::Format::Json,
-        OutputFormat::StreamJson => crate::ui::print::Format::StreamJson,
-        OutputFormat::LingStreamJson => crate::ui::print::Format::LingStreamJson,
+        OutputFormat::Text => crate::front::print::Format::Text,
+        OutputFormat::Json => crate::front::print::Format::Json,
+        OutputFormat::StreamJson => crate::front::print::Format::StreamJson,
+        OutputFormat::LingStreamJson => crate::front::print::Format::LingStreamJson,
     };
     if resolved.input_format == compat_args::InputFormat::StreamJson {
         if args.prompt.is_some() {
@@ -202,14 +202,13 @@ async fn run_agent(args: RunArgs) -> Result<Exit, CliError> {
             ));
         }
         let (paths, project) = read_project(located.clone())?;
-        let stream = crate::ui::print::claude::session::StreamOptions {
+        let stream = crate::front::claude::StreamOptions {
             verbose: args.verbose,
             partial: args.compat.include_partial_messages,
             stdio_prompt: resolved.stdio_prompt,
             replay_user_messages: args.compat.replay_user_messages,
         };
-        let outcome =
-            crate::ui::print::claude::session::run(options, paths, project, stream, &warn).await?;
+        let outcome = crate::front::claude::run(options, paths, project, stream, &warn).await?;
         return Ok(outcome.into());
     }
     if !interactive {
@@ -217,13 +216,13 @@ async fn run_agent(args: RunArgs) -> Result<Exit, CliError> {
         // Nobody to ask: an untrusted project runs without its config (and is told so).
         let (paths, project) = read_project(located.clone())?;
         let setup = Setup::prepare(&options, paths, project, false, &warn).await?;
-        let print = crate::ui::print::PrintOptions {
+        let print = crate::front::print::PrintOptions {
             format,
             verbose: args.verbose,
             partial: args.compat.include_partial_messages,
             last_message: args.compat.output_last_message.clone(),
         };
-        let outcome = crate::ui::print::run(setup, print, prompt).await;
+        let outcome = crate::front::print::run(setup, print, prompt).await;
         return Ok(outcome.into());
     }
     if resolved.output_format != OutputFormat::Text {
@@ -241,7 +240,7 @@ async fn run_agent(args: RunArgs) -> Result<Exit, CliError> {
         }
     }
     let setup = Setup::prepare(&options, paths, project, true, &warn).await?;
-    let outcome = crate::ui::repl::run(setup, args.prompt.clone(), pick).await?;
+    let outcome = crate::front::repl::run(setup, args.prompt.clone(), pick).await?;
     Ok(outcome.into())
 }
 

@@ -1,5 +1,5 @@
 //! `ling mcp serve`: Ling's builtin tools (or with `--agent`, the whole agent as one `ling` tool)
-//! served over stdio MCP to another agent ([`crate::serve`]). stdout carries protocol messages
+//! served over stdio MCP to another agent ([`crate::front::serve`]). stdout carries protocol messages
 //! only; setup warnings go to stderr.
 
 use clap::Args;
@@ -8,7 +8,7 @@ use tokio_util::sync::CancellationToken;
 use super::acp_cmd::AgentFlags;
 use super::mcp_cmd::McpSources;
 use super::{CliError, Exit};
-use crate::serve::{ServeError, ServeOptions};
+use crate::front::serve::{ServeError, ServeOptions};
 use crate::setup::project_root;
 
 /// `ling mcp serve`.
@@ -34,7 +34,7 @@ pub async fn run(args: ServeArgs, sources: McpSources) -> Result<Exit, CliError>
     let warn = |warning: &str| {
         crate::ui::output::stderr_line(format!("ling mcp serve: warning: {warning}"));
     };
-    let served = crate::serve::run(options, shutdown.clone(), &warn).await;
+    let served = crate::front::serve::run(options, shutdown.clone(), &warn).await;
     watcher.abort();
     match served {
         Ok(()) if shutdown.is_cancelled() => Ok(Exit::from(crate::ui::RunOutcome::Interrupted(

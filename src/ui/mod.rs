@@ -8,13 +8,11 @@
 pub mod login;
 pub mod markdown;
 pub mod output;
-pub mod print;
 pub mod render;
-pub mod repl;
 pub mod safe_text;
 pub mod signals;
 pub mod style;
-mod subagent_view;
+pub mod subagent_view;
 pub mod term;
 pub mod trust;
 

@@ -28,7 +28,7 @@ impl Term {
     }
 
     /// `text` made safe, between the SGR `code` and a reset (only [`super::style::Style`]).
-    pub(super) fn painted(code: &str, text: &str) -> Self {
+    pub(crate) fn painted(code: &str, text: &str) -> Self {
         let mut out = String::with_capacity(text.len() + code.len() + 7);
         out.push_str("\x1b[");
         out.push_str(code);
@@ -39,22 +39,22 @@ impl Term {
     }
 
     /// Back to the start of the line and clear it: the spinner's redraw.
-    pub(super) fn clear_line() -> Self {
+    pub(crate) fn clear_line() -> Self {
         Self("\r\x1b[K".into())
     }
 
     /// Wipes the `rows` rows above the cursor's row, leaving the cursor at the first of them.
-    pub(super) fn wipe_rows_above(rows: usize) -> Self {
+    pub(crate) fn wipe_rows_above(rows: usize) -> Self {
         Self("\x1b[A\r\x1b[2K".repeat(rows))
     }
 
     /// OSC 11 with `?`: asks the terminal its background colour (`/theme auto`).
-    pub(super) fn background_query() -> Self {
+    pub(crate) fn background_query() -> Self {
         Self("\x1b]11;?\x1b\\".into())
     }
 
     /// Up one row: the status area's redraw.
-    pub(super) fn cursor_up() -> Self {
+    pub(crate) fn cursor_up() -> Self {
         Self("\x1b[A".into())
     }
 

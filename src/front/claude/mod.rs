@@ -15,17 +15,19 @@ use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::control::{Control, StdioApprover, respond};
-use super::{ClaudeStream, init_message, mcp_servers};
+mod control;
+
+use self::control::{Control, StdioApprover, respond};
 use crate::agent::{AgentEvent, Approver, EventSink, ModeHandle, NonInteractive};
 use crate::config::{Paths, PermissionMode};
+use crate::front::print::claude::{ClaudeStream, init_message, mcp_servers};
+use crate::front::print::ending::{Ending, ResultFacts, claude_result};
+use crate::front::print::run::report_failed_servers;
 use crate::mcp::McpManager;
 use crate::setup::{RunOptions, Setup, SetupError};
 use crate::trust::ProjectConfig;
 use crate::ui::RunOutcome;
 use crate::ui::output::stderr_line;
-use crate::ui::print::ending::{Ending, ResultFacts, claude_result};
-use crate::ui::print::run::report_failed_servers;
 use crate::ui::signals;
 
 /// How the stream-json session runs.
@@ -259,7 +261,7 @@ impl Session {
                         let mut echo = message;
                         echo["session_id"] = json!(stream.session_id());
                         if echo.get("uuid").is_none() {
-                            echo["uuid"] = json!(super::messages::uuid());
+                            echo["uuid"] = json!(crate::front::print::claude::messages::uuid());
                         }
                         stream.write(&echo);
                     }

@@ -8,21 +8,21 @@
 //! `--input-format stream-json`, where a program sends the prompts and answers the questions.
 
 pub mod claude;
-mod ending;
+pub(crate) mod ending;
 mod lines;
-mod run;
+pub(crate) mod run;
 
 use std::sync::Mutex;
 
 use serde::Serialize;
 
-use super::output::{stderr, stderr_line, stdout_data, stdout_json};
-use super::render::{Finished, ToolLines, hook_line, outcome, styled_display};
-use super::style::Style;
-use super::term::Term;
 use crate::agent::{AgentEvent, EventSink};
 use crate::mcp::ServerState;
 use crate::term;
+use crate::ui::output::{stderr, stderr_line, stdout_data, stdout_json};
+use crate::ui::render::{Finished, ToolLines, hook_line, outcome, styled_display};
+use crate::ui::style::Style;
+use crate::ui::term::Term;
 use lines::{Line, System};
 
 pub use run::run;
@@ -142,7 +142,7 @@ impl StderrLog {
                 }
             }
             AgentEvent::Subagent(sub) => {
-                let line = super::subagent_view::line(self.style, sub);
+                let line = crate::ui::subagent_view::line(self.style, sub);
                 if let Some(line) = line.filter(|_| self.tools) {
                     if let Some(newline) = lines.interrupt() {
                         stderr(newline);
@@ -217,7 +217,7 @@ impl EventSink for TextOutput {
 /// activity only when `--verbose`.
 pub struct JsonOutput {
     stderr: StderrLog,
-    stats: Mutex<claude::RunStats>,
+    stats: Mutex<crate::front::print::claude::RunStats>,
 }
 
 impl JsonOutput {

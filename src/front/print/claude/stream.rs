@@ -17,8 +17,8 @@ use serde_json::{Value, json};
 
 use super::messages::{self, stream_event, system};
 use crate::agent::{AgentEvent, EventSink};
+use crate::front::print::{json_line, side_channel};
 use crate::hooks::claude::{claude_tool_name, tool_response, with_claude_fields};
-use crate::ui::print::{json_line, side_channel};
 use crate::ui::style::Style;
 
 /// A tool's name as a Claude Code program knows it.

@@ -11,10 +11,10 @@ use serde_json::{Value, json};
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
-use super::stream::claude_name;
 use crate::agent::{Approval, ApprovalRequest, Approver};
+use crate::front::print::claude::claude_name;
+use crate::front::print::json_line;
 use crate::hooks::claude::{to_ling_update, with_claude_fields};
-use crate::ui::print::json_line;
 
 /// What came back for a request: the `response` of a success, or the `error`.
 type Answer = Result<Value, String>;

@@ -5,11 +5,11 @@ use std::time::Instant;
 
 use tokio_util::sync::CancellationToken;
 
-use super::claude::{ClaudeStream, init_message, mcp_servers};
 use super::ending::{Ending, ResultFacts, claude_result};
 use super::lines::{Line, McpServer, RunResult, SandboxLine, System};
 use super::{Format, JsonOutput, PrintOptions, StreamJsonOutput, TextOutput, json_line};
 use crate::agent::{AgentEvent, EventSink, NonInteractive};
+use crate::front::print::claude::{ClaudeStream, init_message, mcp_servers};
 use crate::mcp::client::Shutdown;
 use crate::mcp::{ServerState, ServerStatus};
 use crate::setup::Setup;
@@ -227,7 +227,7 @@ async fn drive(
 }
 
 /// A server that could not start is reported (the run goes on without its tools).
-pub(super) fn report_failed_servers(statuses: &[ServerStatus], sink: &dyn EventSink) {
+pub(crate) fn report_failed_servers(statuses: &[ServerStatus], sink: &dyn EventSink) {
     for status in statuses {
         if matches!(
             status.state,

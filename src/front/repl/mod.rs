@@ -29,13 +29,13 @@ use tokio_util::sync::CancellationToken;
 use self::line_editor::{ModePrompt, ReplHelper};
 use self::turn_keys::Typed;
 use self::view::ReplUi;
-use super::{RunOutcome, TerminalError};
 use crate::agent::{RunEnd, Session};
 use crate::mcp::{ServerState, ServerStatus};
 use crate::setup::Setup;
 use crate::term;
 use crate::ui::output::stdout_line;
 use crate::ui::style::Style;
+use crate::ui::{RunOutcome, TerminalError};
 
 /// The slash commands and their one-line help, in `/help`'s order (a new command is one more
 /// row here and one more arm in `slash_command`).

@@ -5,9 +5,7 @@
 //! (`control`), and the driver of `--input-format stream-json`, where the prompts come as JSON
 //! lines on stdin and several turns run in one process ([`session`]).
 
-mod control;
 pub mod messages;
-pub mod session;
 mod stream;
 
 use serde_json::{Value, json};
