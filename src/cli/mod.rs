@@ -25,9 +25,8 @@ use clap::Parser;
 pub use args::{Cli, Command, HooksCommand, OutputFormat, RunArgs};
 pub use mcp_cmd::McpCommand;
 
-use crate::agent::PromptOptions;
 use crate::config::{ConfigError, Paths, SettingsOverrides};
-use crate::setup::{Resume, RunOptions, Setup, SetupError};
+use crate::session::{Host, PromptOptions, Resume, RunOptions, SetupError, Start};
 use crate::trust::{ProjectConfig, TrustError, TrustStatus};
 use crate::ui::{RunOutcome, Signal, TerminalError};
 
@@ -215,14 +214,20 @@ async fn run_agent(args: RunArgs) -> Result<Exit, CliError> {
         let prompt = prompt::read_prompt(args.prompt.as_deref())?;
         // Nobody to ask: an untrusted project runs without its config (and is told so).
         let (paths, project) = read_project(located.clone())?;
-        let setup = Setup::prepare(&options, paths, project, false, &warn).await?;
+        let start = Start {
+            options,
+            paths,
+            project,
+            interactive: false,
+        };
+        let host = Host::start(start, &warn).await?;
         let print = crate::front::print::PrintOptions {
             format,
             verbose: args.verbose,
             partial: args.compat.include_partial_messages,
             last_message: args.compat.output_last_message.clone(),
         };
-        let outcome = crate::front::print::run(setup, print, prompt).await;
+        let outcome = crate::front::print::run(host, print, prompt).await;
         return Ok(outcome.into());
     }
     if resolved.output_format != OutputFormat::Text {
@@ -239,8 +244,14 @@ async fn run_agent(args: RunArgs) -> Result<Exit, CliError> {
             crate::ui::trust::Answer::Quit => return Ok(Exit::Success),
         }
     }
-    let setup = Setup::prepare(&options, paths, project, true, &warn).await?;
-    let outcome = crate::front::repl::run(setup, args.prompt.clone(), pick).await?;
+    let start = Start {
+        options,
+        paths,
+        project,
+        interactive: true,
+    };
+    let host = Host::start(start, &warn).await?;
+    let outcome = crate::front::repl::run(host, args.prompt.clone(), pick).await?;
     Ok(outcome.into())
 }
 

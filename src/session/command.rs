@@ -8,7 +8,7 @@ use crate::llm::Usage;
 use crate::mcp::McpError;
 
 /// One request of a front end to the session ([`super::Host::submit`]).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub enum Command {
     /// SessionStart hooks (`startup`, or `resume` for a resumed session), once. A prompt starts
     /// the session itself when no front end did.
@@ -44,9 +44,14 @@ pub enum Command {
 }
 
 /// What a front end may do to one MCP server.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub enum McpCommand {
     Reconnect(String),
+    /// OAuth login to an HTTP server, the user taken through `login` (the browser).
+    Login {
+        server: String,
+        login: crate::mcp::auth::Login,
+    },
     /// On or off for this project, kept in the user's settings.
     Enable(String),
     Disable(String),

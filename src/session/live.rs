@@ -12,6 +12,7 @@ use super::command::{HostError, McpCommand};
 use super::status::Status;
 use crate::agent::ModeHandle;
 use crate::config::{Paths, PermissionMode};
+use crate::llm::LlmConfig;
 use crate::mcp::McpManager;
 use crate::process::sandbox::Decision;
 use crate::trust::TrustStatus;
@@ -31,6 +32,8 @@ struct Inner {
 /// What changes over the session's life (the servers and sandbox too: a project trusted
 /// during the session is set up again).
 struct State {
+    /// The endpoint, with the model of the current requests.
+    llm: LlmConfig,
     mcp: Arc<McpManager>,
     sandbox: Decision,
     /// The running prompt's cancel.
@@ -46,7 +49,9 @@ struct State {
 }
 
 impl Live {
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn new(
+        llm: LlmConfig,
         paths: Paths,
         mcp: Arc<McpManager>,
         sandbox: Decision,
@@ -60,6 +65,7 @@ impl Live {
                 paths,
                 mode: Mutex::new(mode),
                 state: Mutex::new(State {
+                    llm,
                     mcp,
                     sandbox,
                     turn: None,
@@ -105,13 +111,12 @@ impl Live {
         self.mode_handle().set(mode);
     }
 
-    /// The model the next prompt switches to (the host validates it when it applies it).
-    pub fn set_model(&self, model: &str) -> Result<(), HostError> {
-        let model = model.trim();
-        if model.is_empty() {
-            return Err(HostError::EmptyModel);
-        }
-        self.state().pending_model = Some(model.to_string());
+    /// The model the next prompt switches to, validated as the host's `SetModel` is (not
+    /// empty; one the server lists, when it lists them).
+    pub async fn set_model(&self, model: &str) -> Result<(), HostError> {
+        let config = self.state().llm.clone();
+        let model = super::validate_model(&config, model).await?;
+        self.state().pending_model = Some(model);
         Ok(())
     }
 
@@ -120,6 +125,7 @@ impl Live {
         let manager = self.mcp_manager();
         match command {
             McpCommand::Reconnect(name) => manager.reconnect(name).await?,
+            McpCommand::Login { server, login } => manager.login(server, login.clone()).await?,
             McpCommand::Enable(name) | McpCommand::Disable(name) => {
                 let on = matches!(command, McpCommand::Enable(_));
                 crate::agent::mcp::reload::switch_server(&manager, &self.inner.paths, name, on)
@@ -185,6 +191,7 @@ impl Live {
     pub(super) fn model_is(&self, model: &str) {
         let mut state = self.state();
         state.model = model.to_string();
+        state.llm.model = model.to_string();
         state.pending_model = None;
     }
 

@@ -23,11 +23,13 @@ use tokio_util::sync::CancellationToken;
 pub use self::command::{Command, EndReason, HostError, Keep, McpCommand, Reply};
 pub use self::live::Live;
 pub use self::status::Status;
+pub use crate::agent::PromptOptions;
+pub use crate::agent::context::percent_of;
 pub use crate::agent::{
     AgentError, AgentEvent, Approval, ApprovalRequest, Approver, Attached, Compaction,
     ContextUsage, DirectResult, EventSink, HookNotice, IdleNotice, McpAsker, NonInteractive,
-    NoticeDecision, RunEnd, RunResult, SessionSummary, SubagentEvent, SubagentKind, attach_files,
-    cap_middle, session_list,
+    NoticeDecision, RunEnd, RunResult, SKILL, SessionSummary, SubagentEvent, SubagentKind, TASK,
+    attach_files, cap_middle, session_list,
 };
 pub use crate::setup::{
     DEFAULT_PRINT_MAX_TURNS, Resume, RunOptions, SetupError, locate, project_root,
@@ -99,6 +101,8 @@ pub struct Host {
     live: Live,
     /// SessionStart hooks fired.
     started: bool,
+    /// [`Host::before_prompt`] ran for the next prompt.
+    prepared: bool,
     plugs: Plugs,
     /// How it was started, to set it up again once the project is trusted.
     options: RunOptions,
@@ -121,6 +125,7 @@ impl Host {
             setup,
             live,
             started: false,
+            prepared: false,
             plugs: Plugs::default(),
             options,
             interactive,
@@ -155,7 +160,7 @@ impl Host {
                 Ok(Reply::Done)
             }
             Command::SetModel(model) => {
-                let model = self.validate_model(&model).await?;
+                let model = validate_model(&self.llm_config(), &model).await?;
                 self.apply_model(model);
                 Ok(Reply::Done)
             }
@@ -222,8 +227,13 @@ impl Host {
         self.setup.agent.sync_tools().await;
     }
 
-    /// One prompt: what runs before it, then the turn.
-    async fn prompt(&mut self, text: &str, io: &Io<'_>) -> Result<Reply, HostError> {
+    /// What runs before each prompt, once: MCP config edited since the last prompt (under its
+    /// trust guard), a model chosen meanwhile, the tools brought up to date, SessionStart.
+    /// [`Command::Prompt`] runs it itself; a front end that must do it before its turn takes
+    /// the terminal (the REPL: the trust question) calls it first. `Some(reason)` when a hook
+    /// stopped the session.
+    pub async fn before_prompt(&mut self, io: &Io<'_>) -> Option<String> {
+        self.prepared = true;
         self.reload_mcp(io).await;
         if let Some(model) = self.live.take_pending_model() {
             self.apply_model(model);
@@ -231,9 +241,18 @@ impl Host {
         if self.live.take_tools_stale() {
             self.sync_tools().await;
         }
-        if let Some(reason) = self.start_session(io.sink).await {
+        self.start_session(io.sink).await
+    }
+
+    /// One prompt: what runs before it (unless the front end ran it), then the turn.
+    async fn prompt(&mut self, text: &str, io: &Io<'_>) -> Result<Reply, HostError> {
+        if !std::mem::take(&mut self.prepared)
+            && let Some(reason) = self.before_prompt(io).await
+        {
+            self.prepared = false;
             return Ok(Reply::Stopped(reason));
         }
+        self.prepared = false;
         let before = self.setup.agent.usage();
         self.live.begin_turn(io.cancel.clone());
         let result = self
@@ -321,35 +340,6 @@ impl Host {
         self.sync_tools().await;
     }
 
-    /// A model name, checked against the server's list when it has one.
-    async fn validate_model(&self, model: &str) -> Result<String, HostError> {
-        let model = model.trim();
-        if model.is_empty() {
-            return Err(HostError::EmptyModel);
-        }
-        let mut config = LlmConfig::from_settings(&self.setup.settings);
-        config.model = self.setup.agent.model().to_string();
-        let known = crate::llm::list_models(&config).await;
-        if known.is_empty() || known.iter().any(|m| m == model) {
-            return Ok(model.to_string());
-        }
-        let close: Vec<&str> = known
-            .iter()
-            .map(String::as_str)
-            .filter(|m| m.contains(model) || model.contains(m))
-            .take(5)
-            .collect();
-        let hint = if close.is_empty() {
-            "Tab after /model lists them".to_string()
-        } else {
-            format!("did you mean {}?", close.join(", "))
-        };
-        Err(HostError::UnknownModel {
-            model: model.to_string(),
-            hint,
-        })
-    }
-
     /// The model of the agent (its window with it), of MCP sampling, and of the status.
     fn apply_model(&mut self, model: String) {
         self.setup.mcp_host.set_model(model.clone());
@@ -412,10 +402,22 @@ impl Host {
 
     /// SessionEnd (when the session started), then the MCP servers stop.
     async fn end(&mut self, reason: EndReason, sink: &dyn EventSink) {
-        if self.started {
+        self.end_session(reason, sink).await;
+        self.setup.shutdown().await;
+    }
+
+    /// The MCP servers stop, without SessionEnd (a session that never started: `mcp serve`'s
+    /// tools).
+    pub async fn shutdown(&self) {
+        self.setup.shutdown().await;
+    }
+
+    /// SessionEnd (when the session started), the servers left running: `-p` writes its result
+    /// line first and then stops them without waiting.
+    pub async fn end_session(&mut self, reason: EndReason, sink: &dyn EventSink) {
+        if std::mem::replace(&mut self.started, false) {
             self.setup.agent.end_session(reason.as_str(), sink).await;
         }
-        self.setup.shutdown().await;
     }
 
     /// The user trusted the project during the session (an editor's first prompt): recorded,
@@ -544,6 +546,13 @@ impl Host {
         self.setup.agent.extensions()
     }
 
+    /// The sub-agents the session started, by id (`/agents`).
+    pub fn children(
+        &self,
+    ) -> std::collections::BTreeMap<String, crate::agent::subagent::ChildTranscript> {
+        self.setup.agent.children()
+    }
+
     /// Whether `line` runs a custom command (`/name args`).
     pub fn is_custom_command(&self, line: &str) -> bool {
         self.setup.agent.custom_command(line).is_some()
@@ -552,6 +561,11 @@ impl Host {
     /// While the user is at the prompt: Notification hooks hear of it after a while.
     pub fn idle_notice(&self) -> IdleNotice {
         self.setup.agent.idle_notice()
+    }
+
+    /// What the programs this run starts for the user get (no API key, tied to Ling's life).
+    pub fn child_env(&self) -> crate::process::ChildEnv {
+        crate::setup::children(&self.setup.settings)
     }
 
     pub fn mcp(&self) -> &Arc<McpManager> {
@@ -584,6 +598,34 @@ impl Host {
     }
 }
 
+/// A model name, checked against the server's list when it has one (`config`: the session's
+/// endpoint, with its current model).
+async fn validate_model(config: &LlmConfig, model: &str) -> Result<String, HostError> {
+    let model = model.trim();
+    if model.is_empty() {
+        return Err(HostError::EmptyModel);
+    }
+    let known = crate::llm::list_models(config).await;
+    if known.is_empty() || known.iter().any(|m| m == model) {
+        return Ok(model.to_string());
+    }
+    let close: Vec<&str> = known
+        .iter()
+        .map(String::as_str)
+        .filter(|m| m.contains(model) || model.contains(m))
+        .take(5)
+        .collect();
+    let hint = if close.is_empty() {
+        "Tab after /model lists them".to_string()
+    } else {
+        format!("did you mean {}?", close.join(", "))
+    };
+    Err(HostError::UnknownModel {
+        model: model.to_string(),
+        hint,
+    })
+}
+
 fn apply_plugs(setup: &mut Setup, plugs: &Plugs) {
     if let Some(files) = &plugs.files {
         setup.agent.set_file_access(files.clone());
@@ -597,7 +639,10 @@ fn apply_plugs(setup: &mut Setup, plugs: &Plugs) {
 }
 
 fn live_of(setup: &Setup) -> Live {
+    let mut llm = LlmConfig::from_settings(&setup.settings);
+    llm.model = setup.agent.model().to_string();
     Live::new(
+        llm,
         setup.paths.clone(),
         setup.mcp.clone(),
         setup.sandbox.clone(),

@@ -1,9 +1,8 @@
-//! Everything that reaches the terminal: the REPL, the outputs of `-p`, rendering of tool calls.
-//! Only [`output`] writes to stdout and stderr, and it takes [`term::Term`]s: text from outside
-//! Ling is neutralised ([`safe_text`]) before Ling's own colours are added.
-//!
-//! The two frontends, the REPL ([`repl::run`]) and `ling -p` ([`print::run`]), each drive a
-//! [`crate::setup::Setup`] and return a [`RunOutcome`]; `cli` alone turns it into an exit code.
+//! The terminal plumbing the front ends (`crate::front`) share: markdown, the rendering of tool
+//! calls and hook notices, styles, the trust question. Only [`output`] writes to stdout and
+//! stderr, and it takes [`term::Term`]s: text from outside Ling is neutralised ([`safe_text`])
+//! before Ling's own colours are added. A front end's run ends in a [`RunOutcome`]; `cli` alone
+//! turns it into an exit code.
 
 pub mod login;
 pub mod markdown;

@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use crate::agent::HookNotice;
+use crate::session::HookNotice;
 
 use super::safe_text::neutralise;
 use super::style::Style;

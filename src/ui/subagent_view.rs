@@ -8,7 +8,7 @@ use super::render::{call_summary, one_line, tokens};
 use super::safe_text::{neutralise, one_row};
 use super::style::Style;
 use super::term::Term;
-use crate::agent::{AgentEvent, SubagentEvent, SubagentKind};
+use crate::session::{AgentEvent, SubagentEvent, SubagentKind};
 
 /// The most of a sub-agent's description its start line shows.
 const DESCRIPTION_CHARS: usize = 120;
@@ -114,7 +114,7 @@ fn cut(text: &str, max: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::agent::SubagentKind;
+    use crate::session::SubagentKind;
 
     fn started(agent: &str, description: &str) -> SubagentEvent {
         SubagentEvent {

@@ -1,7 +1,7 @@
 //! `ling acp`: Ling as an agent of the Agent Client Protocol (<https://agentclientprotocol.com>,
 //! protocol version 1) on stdin and stdout, for editors (Zed, JetBrains, Neovim, Emacs) and other
 //! clients that drive coding agents. One more consumer of the agent's event stream beside the REPL
-//! and `-p`: each ACP session is one Ling run (`setup::Setup`), its events become
+//! and `-p`: each ACP session is one Ling session (`session::Host`), its events become
 //! `session/update`s (`updates.rs`), its approvals `session/request_permission` questions
 //! (`permission.rs`), its file tools read and write through the editor's `fs/*` and its `bash`
 //! runs in the editor's terminals when the client offers them (`client_fs.rs`, `terminal.rs`).
@@ -35,7 +35,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::Paths;
 use crate::rpc::{Incoming, Peer, RpcError};
-use crate::setup::RunOptions;
+use crate::session::RunOptions;
 use session::{AcpSession, Open};
 
 /// What `ling acp` was started with.
@@ -293,7 +293,7 @@ fn list(request: &ListSessionsRequest) -> Result<Value, RpcError> {
     };
     let paths = locate(&root)?;
     let root = paths.project_root.clone();
-    let sessions = crate::agent::session_list::list(&paths.sessions_dir(), &root)
+    let sessions = crate::session::session_list::list(&paths.sessions_dir(), &root)
         .into_iter()
         .map(|s| {
             SessionInfo::new(s.id, root.clone())
@@ -306,7 +306,7 @@ fn list(request: &ListSessionsRequest) -> Result<Value, RpcError> {
 
 /// Where a session in `cwd` is, as a run started there finds it: the project root is the
 /// nearest ancestor holding `.git` (else `.ling` or `.claude`, else `cwd`), the instructions are
-/// read from it down to `cwd` ([`crate::setup::locate`]).
+/// read from it down to `cwd` ([`crate::session::locate`]).
 pub(crate) fn locate(cwd: &std::path::Path) -> Result<Paths, RpcError> {
     if !cwd.is_absolute() {
         return Err(RpcError::invalid_params(format!(
@@ -314,7 +314,7 @@ pub(crate) fn locate(cwd: &std::path::Path) -> Result<Paths, RpcError> {
             cwd.display()
         )));
     }
-    crate::setup::locate(Some(&cwd.to_path_buf()), &[])
+    crate::session::locate(Some(&cwd.to_path_buf()), &[])
         .map_err(|e| RpcError::invalid_params(format!("cwd {} is not usable: {e}", cwd.display())))
 }
 
@@ -335,7 +335,7 @@ pub(crate) fn check_recorded(
             paths.sessions_dir().display()
         )));
     }
-    match crate::agent::session_list::recorded_root(&transcript) {
+    match crate::session::session_list::recorded_root(&transcript) {
         Some(recorded) if recorded == paths.project_root => Ok(()),
         Some(recorded) => Err(RpcError::invalid_params(format!(
             "session {id} was recorded for the project {}, not for {} (the project of cwd {}); \

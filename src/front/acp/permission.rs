@@ -14,9 +14,9 @@ use tokio_util::sync::CancellationToken;
 
 use super::tool_view::diff_content;
 use super::updates::UpdateSink;
-use crate::agent::{Approval, ApprovalRequest, Approver, McpAsker};
 use crate::mcp::{ElicitAnswer, Form, SamplingRequest};
 use crate::rpc::{Peer, RequestError};
+use crate::session::{Approval, ApprovalRequest, Approver, McpAsker};
 
 const ALLOW_ONCE: &str = "allow_once";
 const ALLOW_ALWAYS: &str = "allow_always";

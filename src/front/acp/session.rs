@@ -1,4 +1,4 @@
-//! One ACP session: a Ling run set up for the session's project ([`Setup`], as the REPL's),
+//! One ACP session: a Ling session for the session's project (a [`Host`], as the REPL's),
 //! with the editor's files, terminals and questions plugged in; its prompts, each a run of the
 //! agent loop that one `session/cancel` ends; its mode and model. An untrusted project starts
 //! without its config, and its first prompt asks the trust question: trusted, the session is
@@ -22,11 +22,9 @@ use super::permission::{ClientApprover, SessionAsker, ask_trust};
 use super::terminal::ClientTerminals;
 use super::updates::{UpdateSink, chunk};
 use super::{Shared, check_recorded, encode, locate, mcp_servers, prompt};
-use crate::agent::{ModeHandle, RunEnd, Session};
-use crate::config::{Paths, PermissionMode};
-use crate::llm::LlmConfig;
+use crate::config::PermissionMode;
 use crate::rpc::RpcError;
-use crate::setup::{Resume, RunOptions, Setup};
+use crate::session::{Command, EndReason, Host, Io, Live, Plugs, Reply, Resume, RunEnd, Start};
 use crate::trust::{ProjectConfig, TrustStatus};
 
 /// How a session is opened.
@@ -56,15 +54,11 @@ impl Open {
     }
 }
 
-/// What changes over a session's life besides its run.
+/// What changes over an ACP session's life besides the session itself.
 #[derive(Default)]
 struct State {
-    /// SessionStart hooks fired (at the first prompt).
-    started: bool,
-    /// The model the next request uses, and the choice the editor made that the run in
-    /// progress has not taken yet.
-    model: String,
-    pending_model: Option<String>,
+    /// The first prompt waited for the MCP servers.
+    waited: bool,
     /// The models the server lists, for the editor's model choice.
     models: Vec<String>,
     /// What the setup had to say, for the editor once it knows the session.
@@ -75,15 +69,14 @@ pub(crate) struct AcpSession {
     pub id: String,
     root: PathBuf,
     sink: Arc<UpdateSink>,
-    setup: tokio::sync::Mutex<Setup>,
-    /// The running prompt's cancel.
+    host: tokio::sync::Mutex<Host>,
+    /// The session's mode, model and status, also while a prompt runs.
+    live: Live,
+    /// The running prompt's cancel (the trust question's too).
     running: Mutex<Option<CancellationToken>>,
-    mode: Mutex<ModeHandle>,
     state: Mutex<State>,
     /// The project config the trust question is about, while it is still to be asked.
     untrusted: Mutex<Option<ProjectConfig>>,
-    /// The run's options (with the editor's MCP servers), to set it up again after trust.
-    options: RunOptions,
     mcp_file: Option<PathBuf>,
 }
 
@@ -173,16 +166,23 @@ impl AcpSession {
             None => Resume::New,
         };
         let untrusted = (project.status() == TrustStatus::Untrusted).then(|| project.clone());
-        let mut setup = match prepare(shared, &options, paths, project).await {
-            Ok(setup) => setup,
+        let start = Start {
+            options,
+            paths,
+            project,
+            interactive: true,
+        };
+        let warn = shared.warn.clone();
+        let mut host = match Host::start(start, &move |w: &str| warn(w)).await {
+            Ok(host) => host,
             Err(e) => {
                 if let Some(file) = &mcp_file {
                     let _ = std::fs::remove_file(file);
                 }
-                return Err(e);
+                return Err(failed(e));
             }
         };
-        let id = setup.agent.session().id.clone();
+        let id = host.session_id().to_string();
         let notices_shown = shared
             .client()
             .session
@@ -195,29 +195,27 @@ impl AcpSession {
             notices_shown,
         ));
         let mut notices = warnings;
-        notices.extend(setup.warnings.iter().cloned());
-        notices.extend(setup.trust_notice.iter().cloned());
-        install(shared, &id, &sink, &mut setup);
+        notices.extend(host.warnings().iter().cloned());
+        notices.extend(host.trust_notice().map(str::to_string));
+        host.plug(plugs(shared, &id, &sink, &host));
         let replay = load.as_ref().is_some_and(|(_, replay)| *replay);
         if replay {
-            prompt::replay(setup.agent.history(), &sink, &root);
+            prompt::replay(host.history(), &sink, &root);
         }
-        let mode = setup.agent.permission_mode();
+        let mode = host.status().mode;
         let session = Rc::new(Self {
             id: id.clone(),
             root,
-            mode: Mutex::new(setup.agent.mode_handle()),
+            live: host.live(),
             state: Mutex::new(State {
-                model: setup.agent.model().to_string(),
                 notices,
                 ..State::default()
             }),
             sink,
             running: Mutex::new(None),
             untrusted: Mutex::new(untrusted),
-            options,
             mcp_file,
-            setup: tokio::sync::Mutex::new(setup),
+            host: tokio::sync::Mutex::new(host),
         });
         let config = session.config_options();
         let response = match load {
@@ -244,10 +242,7 @@ impl AcpSession {
         }
         let session = self.clone();
         tokio::task::spawn_local(async move {
-            let config = {
-                let setup = session.setup.lock().await;
-                LlmConfig::from_settings(&setup.settings)
-            };
+            let config = session.host.lock().await.llm_config();
             let models = crate::llm::list_models(&config).await;
             if models.is_empty() {
                 return;
@@ -259,14 +254,10 @@ impl AcpSession {
 
     /// The editor's mode and model choices.
     fn config_options(&self) -> Vec<SessionConfigOption> {
-        let mode = lock(&self.mode).get();
-        let (model, mut models) = {
-            let state = lock(&self.state);
-            (
-                state.pending_model.clone().unwrap_or(state.model.clone()),
-                state.models.clone(),
-            )
-        };
+        let status = self.live.status();
+        let mode = status.mode;
+        let model = status.next_model().to_string();
+        let mut models = lock(&self.state).models.clone();
         if !models.contains(&model) {
             models.insert(0, model.clone());
         }
@@ -306,7 +297,7 @@ impl AcpSession {
                 "unknown mode {id:?}; the modes are default, accept-edits, plan and bypass"
             ))
         })?;
-        lock(&self.mode).set(mode);
+        self.live.set_mode(mode);
         self.sink
             .send(SessionUpdate::CurrentModeUpdate(CurrentModeUpdate::new(
                 mode.as_str(),
@@ -328,19 +319,11 @@ impl AcpSession {
         match id {
             "mode" => self.set_mode(&chosen)?,
             "model" => {
-                if chosen.trim().is_empty() {
-                    return Err(RpcError::invalid_params("the model name is empty"));
-                }
                 // A run in progress keeps its model; the next prompt takes the new one.
-                match self.setup.try_lock() {
-                    Ok(mut setup) => {
-                        setup.agent.set_model(chosen.clone());
-                        let mut state = lock(&self.state);
-                        state.model = chosen;
-                        state.pending_model = None;
-                    }
-                    Err(_) => lock(&self.state).pending_model = Some(chosen),
-                }
+                self.live
+                    .set_model(&chosen)
+                    .await
+                    .map_err(|e| RpcError::invalid_params(e.to_string()))?;
                 self.config_changed();
             }
             other => {
@@ -387,14 +370,14 @@ impl AcpSession {
         blocks: &[ContentBlock],
         cancel: &CancellationToken,
     ) -> Result<StopReason, RpcError> {
-        let mut setup = self.setup.lock().await;
+        let mut host = self.host.lock().await;
         let untrusted = lock(&self.untrusted).take();
         if let Some(project) = untrusted {
             // What the REPL's question lists (every hook, server and widening setting, and
             // what changed since it was trusted), without colours.
             let listing = crate::ui::trust::describe(
                 &project,
-                &setup.paths,
+                host.paths(),
                 crate::ui::style::Style::plain(),
             );
             let description = format!(
@@ -410,32 +393,18 @@ impl AcpSession {
                 return Ok(StopReason::Cancelled);
             }
             if trusted {
-                self.set_up_trusted(shared, &mut setup, project).await?;
+                self.restart_trusted(shared, &mut host, project).await?;
             }
         }
         if cancel.is_cancelled() {
             return Ok(StopReason::Cancelled);
         }
-        let first = !std::mem::replace(&mut lock(&self.state).started, true);
-        if first {
-            // Like `-p`, the first prompt waits for the MCP servers (each within its startup
-            // timeout), so the model sees every tool it could have.
-            tokio::select! {
-                () = setup.mcp.wait_ready() => {}
-                () = cancel.cancelled() => return Ok(StopReason::Cancelled),
-            }
-            let source = if setup.resumed { "resume" } else { "startup" };
-            if let Some(reason) = setup.agent.fire_session_start(source, &*self.sink).await {
-                self.say(&format!(
-                    "A SessionStart hook stopped the session: {reason}"
-                ));
-                return Ok(StopReason::Refusal);
-            }
-        }
-        let pending = lock(&self.state).pending_model.take();
-        if let Some(model) = pending {
-            setup.agent.set_model(model.clone());
-            lock(&self.state).model = model;
+        // Like `-p`, the first prompt waits for the MCP servers (each within its startup
+        // timeout), so the model sees every tool it could have.
+        if !std::mem::replace(&mut lock(&self.state).waited, true)
+            && !host.wait_for_servers(cancel).await
+        {
+            return Ok(StopReason::Cancelled);
         }
         let text = prompt::prompt_text(blocks, &self.root);
         let approver = ClientApprover {
@@ -444,12 +413,31 @@ impl AcpSession {
             sink: &self.sink,
             cancel,
         };
-        let run = setup.agent.run(&text, &*self.sink, &approver, cancel).await;
-        let usage = setup.agent.context_usage().await;
+        let io = Io {
+            sink: &*self.sink,
+            approver: &approver,
+            cancel,
+            trust: None,
+        };
+        let reply = host.submit(Command::Prompt(text), &io).await;
+        let usage = host.context_usage().await;
         self.sink.usage(usage.used, usage.window);
-        let end = match run {
-            Ok(run) => run.end,
-            Err(_) if cancel.is_cancelled() => RunEnd::Interrupted,
+        self.config_changed();
+        let end = match reply {
+            Ok(Reply::Turn {
+                result: Ok(run), ..
+            }) => run.end,
+            Ok(Reply::Turn { result: Err(_), .. }) if cancel.is_cancelled() => RunEnd::Interrupted,
+            Ok(Reply::Turn { result: Err(e), .. }) => {
+                return Err(failed(crate::redact::scrub(&e.to_string())));
+            }
+            Ok(Reply::Stopped(reason)) => {
+                self.say(&format!(
+                    "A SessionStart hook stopped the session: {reason}"
+                ));
+                return Ok(StopReason::Refusal);
+            }
+            Ok(_) => RunEnd::Completed,
             Err(e) => return Err(failed(crate::redact::scrub(&e.to_string()))),
         };
         Ok(match end {
@@ -475,45 +463,24 @@ impl AcpSession {
             ))));
     }
 
-    /// The user trusted the project: it is recorded, and the run is set up again with the
-    /// project's config under the same session id (and transcript, when there is one).
-    async fn set_up_trusted(
+    /// The user trusted the project: the host records it and sets the session up again with
+    /// the project's config (same id, same transcript), the editor's plugs with it.
+    async fn restart_trusted(
         &self,
         shared: &Rc<Shared>,
-        setup: &mut Setup,
-        mut project: ProjectConfig,
+        host: &mut Host,
+        project: ProjectConfig,
     ) -> Result<(), RpcError> {
-        project.trust().map_err(failed)?;
-        setup.shutdown().await;
-        let recorded = setup.agent.session().transcript_path.is_file();
-        let mut options = self.options.clone();
-        options.resume = if recorded {
-            Resume::Id(self.id.clone())
-        } else {
-            Resume::New
-        };
-        let mut fresh = prepare(shared, &options, Paths::new(self.root.clone()), project).await?;
-        if !recorded {
-            let model = fresh.agent.model().to_string();
-            let session = Session::with_id(
-                &fresh.paths.sessions_dir(),
-                &self.root,
-                &model,
-                self.id.clone(),
-            );
-            fresh.agent.clear(session);
-        }
-        install(shared, &self.id, &self.sink, &mut fresh);
-        *lock(&self.mode) = fresh.agent.mode_handle();
-        lock(&self.state).model = fresh.agent.model().to_string();
-        let mode = fresh.agent.permission_mode();
-        for warning in &fresh.warnings {
+        let warn = shared.warn.clone();
+        host.restart_trusted(project, &move |w: &str| warn(w))
+            .await
+            .map_err(failed)?;
+        for warning in host.warnings() {
             self.sink.notice(NoticeSeverity::Warning, warning, None);
         }
-        *setup = fresh;
         self.sink
             .send(SessionUpdate::CurrentModeUpdate(CurrentModeUpdate::new(
-                mode.as_str(),
+                host.status().mode.as_str(),
             )));
         self.config_changed();
         Ok(())
@@ -521,57 +488,46 @@ impl AcpSession {
 
     /// Ends the session: SessionEnd hooks (when it started), its MCP servers, its files.
     pub(super) async fn close(&self) {
-        let setup = self.setup.lock().await;
-        if lock(&self.state).started {
-            setup.agent.end_session("other", &*self.sink).await;
-        }
-        setup.shutdown().await;
+        let mut host = self.host.lock().await;
+        let cancel = CancellationToken::new();
+        let io = Io::unattended(&*self.sink, &cancel);
+        let _ = host.submit(Command::End(EndReason::Other), &io).await;
         if let Some(file) = &self.mcp_file {
             let _ = std::fs::remove_file(file);
         }
     }
 }
 
-/// Plugs the editor into a freshly set-up run: its files, terminals and MCP questions.
-fn install(shared: &Rc<Shared>, id: &str, sink: &Arc<UpdateSink>, setup: &mut Setup) {
+/// The editor's files, terminals and MCP questions, for the session to use.
+fn plugs(shared: &Rc<Shared>, id: &str, sink: &Arc<UpdateSink>, host: &Host) -> Plugs {
     let client = shared.client();
     let timeout = shared.options.client_timeout;
-    if client.fs.read_text_file || client.fs.write_text_file {
-        setup.agent.set_file_access(
-            ClientFiles {
-                peer: shared.peer.clone(),
-                session_id: id.to_string(),
-                read: client.fs.read_text_file,
-                write: client.fs.write_text_file,
-                timeout,
-            }
-            .shared(),
-        );
-    }
-    if client.terminal {
-        setup.agent.set_shell_host(Some(Arc::new(ClientTerminals {
+    let files = (client.fs.read_text_file || client.fs.write_text_file).then(|| {
+        ClientFiles {
+            peer: shared.peer.clone(),
+            session_id: id.to_string(),
+            read: client.fs.read_text_file,
+            write: client.fs.write_text_file,
+            timeout,
+        }
+        .shared()
+    });
+    let shell = client.terminal.then(|| {
+        Arc::new(ClientTerminals {
             peer: shared.peer.clone(),
             session_id: id.to_string(),
             sink: sink.clone(),
-            home: setup.paths.home.clone(),
+            home: host.paths().home.clone(),
             timeout,
-        })));
+        }) as Arc<dyn crate::tools::ShellHost>
+    });
+    Plugs {
+        files,
+        shell,
+        asker: Some(Arc::new(SessionAsker {
+            peer: shared.peer.clone(),
+            session_id: id.to_string(),
+            sink: sink.clone(),
+        })),
     }
-    setup.mcp_host.set_asker(Arc::new(SessionAsker {
-        peer: shared.peer.clone(),
-        session_id: id.to_string(),
-        sink: sink.clone(),
-    }));
-}
-
-async fn prepare(
-    shared: &Rc<Shared>,
-    options: &RunOptions,
-    paths: Paths,
-    project: ProjectConfig,
-) -> Result<Setup, RpcError> {
-    let warn = shared.warn.clone();
-    Setup::prepare(options, paths, project, true, &move |w: &str| warn(w))
-        .await
-        .map_err(failed)
 }

@@ -17,9 +17,9 @@ use agent_client_protocol_schema::v1::{
 use serde_json::{Value, json};
 
 use super::tool_view::{CallView, diff_content, view};
-use crate::agent::{AgentEvent, EventSink, SubagentKind};
 use crate::mcp::ServerState;
 use crate::rpc::Peer;
+use crate::session::{AgentEvent, EventSink, SubagentKind};
 
 /// A call that has begun and not yet ended.
 struct OpenCall {

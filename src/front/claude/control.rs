@@ -11,10 +11,10 @@ use serde_json::{Value, json};
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
-use crate::agent::{Approval, ApprovalRequest, Approver};
 use crate::front::print::claude::claude_name;
 use crate::front::print::json_line;
 use crate::hooks::claude::{to_ling_update, with_claude_fields};
+use crate::session::{Approval, ApprovalRequest, Approver};
 
 /// What came back for a request: the `response` of a success, or the `error`.
 type Answer = Result<Value, String>;
@@ -171,7 +171,7 @@ fn read_answer(tool: &str, sent: &Value, answer: &Value) -> Approval {
         }
         _ => Approval::Instead(format!(
             "the permission prompt answered neither allow nor deny: {}",
-            crate::agent::cap_middle(&answer.to_string(), 300)
+            crate::session::cap_middle(&answer.to_string(), 300)
         )),
     }
 }

@@ -7,7 +7,7 @@
 //! it. MCP config files edited during the session are picked up before the next turn. The end
 //! of stdin ends the run after the turns already sent.
 
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
 use serde_json::{Value, json};
@@ -18,13 +18,15 @@ use tokio_util::sync::CancellationToken;
 mod control;
 
 use self::control::{Control, StdioApprover, respond};
-use crate::agent::{AgentEvent, Approver, EventSink, ModeHandle, NonInteractive};
 use crate::config::{Paths, PermissionMode};
 use crate::front::print::claude::{ClaudeStream, init_message, mcp_servers};
 use crate::front::print::ending::{Ending, ResultFacts, claude_result};
 use crate::front::print::run::report_failed_servers;
-use crate::mcp::McpManager;
-use crate::setup::{RunOptions, Setup, SetupError};
+use crate::session::{
+    AgentEvent, Approver, Command, EndReason, EventSink, Host, Io, Live, McpCommand,
+    NonInteractive, Reply, Start,
+};
+use crate::session::{RunOptions, SetupError};
 use crate::trust::ProjectConfig;
 use crate::ui::RunOutcome;
 use crate::ui::output::stderr_line;
@@ -53,16 +55,11 @@ enum Inbound {
     End,
 }
 
-/// What the reader answers by itself, also during a turn.
+/// What the reader answers by itself, also during a turn: the session's [`Live`] handle (once
+/// the run is set up) and the output stream.
 #[derive(Default)]
-struct Live {
-    /// The running turn: an `interrupt` cancels it.
-    turn: Mutex<CancellationToken>,
-    mode: OnceLock<ModeHandle>,
-    mcp: OnceLock<Arc<McpManager>>,
-    paths: OnceLock<Paths>,
-    /// `set_model`: applied before the next turn.
-    model: Mutex<Option<String>>,
+struct Shared {
+    live: OnceLock<Live>,
     stream: OnceLock<Arc<ClaudeStream>>,
 }
 
@@ -76,9 +73,9 @@ pub async fn run(
     warn: &dyn Fn(&str),
 ) -> Result<RunOutcome, SetupError> {
     let control = Arc::new(Control::default());
-    let live = Arc::new(Live::default());
+    let shared = Arc::new(Shared::default());
     let (tx, mut rx) = mpsc::unbounded_channel();
-    let reader = tokio::spawn(read_stdin(control.clone(), live.clone(), tx));
+    let reader = tokio::spawn(read_stdin(control.clone(), shared.clone(), tx));
 
     let mut queued = Vec::new();
     let mut initialize = None;
@@ -90,8 +87,14 @@ pub async fn run(
         Some(other) => queued.push(other),
         None => {}
     }
-    let setup = match Setup::prepare(&options, paths, project, false, warn).await {
-        Ok(setup) => setup,
+    let start = Start {
+        options,
+        paths,
+        project,
+        interactive: false,
+    };
+    let host = match Host::start(start, warn).await {
+        Ok(host) => host,
         Err(e) => {
             if let Some((id, _)) = &initialize {
                 respond(id, Err(e.to_string()));
@@ -101,9 +104,9 @@ pub async fn run(
         }
     };
     let mut session = Session {
-        setup,
+        host,
         control,
-        live,
+        shared,
         options: stream_options,
         outcome: RunOutcome::Success,
     };
@@ -170,9 +173,9 @@ fn refused_initialize(request: &Value) -> Option<String> {
 }
 
 struct Session {
-    setup: Setup,
+    host: Host,
     control: Arc<Control>,
-    live: Arc<Live>,
+    shared: Arc<Shared>,
     options: StreamOptions,
     /// How the last turn ended.
     outcome: RunOutcome,
@@ -189,7 +192,7 @@ impl Session {
             "agents": [],
             "output_style": "default",
             "available_output_styles": ["default"],
-            "models": [{"value": self.setup.agent.model(), "displayName": self.setup.agent.model(), "description": "the model of Ling's OpenAI-compatible endpoint"}],
+            "models": [{"value": self.host.model(), "displayName": self.host.model(), "description": "the model of Ling's OpenAI-compatible endpoint"}],
             "account": {},
             "claude_code_version": env!("CARGO_PKG_VERSION"),
         });
@@ -207,39 +210,29 @@ impl Session {
         let cancel = CancellationToken::new();
         let watcher = tokio::spawn(signals::watch(cancel.clone()));
         crate::ui::output::cancel_on_closed_stdout(cancel.clone());
-        let setup = &mut self.setup;
+        let host = &mut self.host;
         let stream = Arc::new(ClaudeStream::new(
-            &setup.agent.session().id,
-            setup.agent.root(),
-            setup.agent.model(),
+            host.session_id(),
+            &host.paths().project_root,
+            host.model(),
             self.options.partial,
             self.options.verbose,
-            setup.settings.max_retries,
+            host.settings().max_retries,
         ));
-        let _ = self.live.stream.set(stream.clone());
-        let _ = self.live.mode.set(setup.agent.mode_handle());
-        let _ = self.live.mcp.set(setup.mcp.clone());
-        let _ = self.live.paths.set(setup.paths.clone());
-        for warning in &setup.warnings {
+        let _ = self.shared.stream.set(stream.clone());
+        let _ = self.shared.live.set(host.live());
+        for warning in host.warnings() {
             stderr_line(format!("warning: {warning}"));
         }
-        if let Some(notice) = &setup.trust_notice {
+        if let Some(notice) = host.trust_notice() {
             stderr_line(format!("ling: {notice}"));
         }
-        tokio::select! {
-            () = setup.mcp.wait_ready() => {}
-            () = cancel.cancelled() => {}
-        }
-        report_failed_servers(&setup.mcp.statuses(), stream.as_ref());
-        setup.agent.sync_tools().await;
-        stream.write(&init_message(setup));
-        let status_watch = tokio::spawn(report_status_changes(setup.mcp.clone(), stream.clone()));
-        let source = if setup.resumed { "resume" } else { "startup" };
-        if let Some(reason) = setup
-            .agent
-            .fire_session_start(source, stream.as_ref())
-            .await
-        {
+        host.wait_for_servers(&cancel).await;
+        report_failed_servers(&host.status().servers, stream.as_ref());
+        stream.write(&init_message(host));
+        let status_watch = tokio::spawn(report_status_changes(host.live(), stream.clone()));
+        let io = Io::unattended(stream.as_ref(), &cancel);
+        if let Ok(Reply::Stopped(reason)) = host.submit(Command::Start, &io).await {
             let ending = Ending::error(format!("stopped by hook: {reason}"), RunOutcome::Failed, 0);
             self.write_result(&stream, &ending, Instant::now(), Default::default())
                 .await;
@@ -283,96 +276,62 @@ impl Session {
         self.finish(&stream, watcher, outcome).await
     }
 
-    /// MCP config files edited since the last turn: reloaded. Nobody can be asked, so a changed
-    /// project file whose trust lapsed is left out (its servers stop) until `ling trust`.
-    async fn reload_mcp(&mut self, stream: &ClaudeStream) {
-        let setup = &mut self.setup;
-        if !setup.mcp_sources.changed() {
-            return;
-        }
-        let paths = setup.mcp_sources.paths().clone();
-        let project = match ProjectConfig::read(&paths) {
-            Ok(project) => project,
-            Err(e) => {
-                stderr_line(format!("warning: MCP config not reloaded: {e}"));
-                return;
-            }
-        };
-        if project.status() == crate::trust::TrustStatus::Untrusted {
-            stderr_line(
-                "warning: the project's config changed since it was trusted, so its MCP servers \
-                 are not started; run `ling trust` to use them",
-            );
-        }
-        let guard = |servers: &mut [crate::config::mcp::ServerConfig]| {
-            // The same check of the files each server runs as at the start of the run.
-            crate::trust::guard::attach(
-                &project,
-                &mut crate::config::hooks::HooksConfig::default(),
-                servers,
-                &setup.settings.sandbox.writable_roots,
-                &setup.settings.env,
-            );
-        };
-        match crate::agent::mcp::reload::reload(
-            &setup.mcp_sources,
-            project.layer(),
-            &setup.mcp,
-            guard,
-        )
-        .await
-        {
-            Ok((applied, warnings)) => {
-                for warning in warnings {
-                    stderr_line(format!("warning: {warning}"));
-                }
-                // A server gone from the config: its last status says so.
-                for name in applied.removed {
-                    stream.emit(AgentEvent::McpStatus {
-                        server: name,
-                        state: crate::mcp::ServerState::Disabled,
-                    });
-                }
-            }
-            Err(e) => stderr_line(format!("warning: MCP config not reloaded: {e}")),
-        }
-    }
-
-    /// One turn: the prompt through the agent, then its `result`.
+    /// One turn: the prompt through the session, then its `result`. MCP config files edited
+    /// since the last turn are reloaded first; nobody can be asked, so a changed project file
+    /// whose trust lapsed is left out (its servers stop) until `ling trust`.
     async fn turn(&mut self, prompt: &str, stream: &Arc<ClaudeStream>, cancel: &CancellationToken) {
-        self.reload_mcp(stream).await;
         let started = Instant::now();
         let token = cancel.child_token();
-        *lock(&self.live.turn) = token.clone();
-        let model = lock(&self.live.model).take();
-        let agent = &mut self.setup.agent;
-        if let Some(model) = model {
-            agent.set_model(model);
-        }
-        let before = agent.usage();
         let approver: Box<dyn Approver> = if self.options.stdio_prompt {
             Box::new(StdioApprover::new(self.control.clone(), token.clone()))
         } else {
             Box::new(NonInteractive)
         };
-        let result = agent
-            .run(prompt, stream.as_ref(), approver.as_ref(), &token)
+        let io = Io {
+            sink: stream.as_ref(),
+            approver: approver.as_ref(),
+            cancel: &token,
+            trust: None,
+        };
+        let reply = self
+            .host
+            .submit(Command::Prompt(prompt.to_string()), &io)
             .await;
-        let default_limit = self.setup.settings.max_turns.is_none();
+        let default_limit = self.host.settings().max_turns.is_none();
         let by_signal = cancel.is_cancelled();
-        let mut ending = Ending::of(result, default_limit, agent.total_turns(), |turns| {
-            if by_signal {
-                Ending::interrupted(turns)
-            } else {
-                // Asked for: the turn ends, the session goes on, and it is no failure.
-                Ending::error("interrupted by the driver", RunOutcome::Success, turns)
-            }
-        });
+        let total = self.host.total_turns();
+        let (mut ending, usage) = match reply {
+            Ok(Reply::Turn { result, usage }) => (
+                Ending::of(result, default_limit, total, |turns| {
+                    if by_signal {
+                        Ending::interrupted(turns)
+                    } else {
+                        // Asked for: the turn ends, the session goes on, and it is no failure.
+                        Ending::error("interrupted by the driver", RunOutcome::Success, turns)
+                    }
+                }),
+                usage,
+            ),
+            Ok(Reply::Stopped(reason)) => (
+                Ending::error(
+                    format!("stopped by hook: {reason}"),
+                    RunOutcome::Failed,
+                    total,
+                ),
+                Default::default(),
+            ),
+            Ok(_) => (
+                Ending::error("the prompt did not run", RunOutcome::Failed, total),
+                Default::default(),
+            ),
+            Err(e) => (
+                Ending::error(e.to_string(), RunOutcome::Failed, total),
+                Default::default(),
+            ),
+        };
         if ending.is_error() {
             ending.text = crate::redact::scrub(&ending.text);
         }
-        let after = agent.usage();
-        let usage = after.since(before);
         self.write_result(stream, &ending, started, usage).await;
         self.outcome = ending.outcome;
     }
@@ -385,10 +344,10 @@ impl Session {
         usage: crate::llm::Usage,
     ) {
         let (api_ms, denials) = stream.take_stats();
-        let setup = &mut self.setup;
-        let model = setup.agent.model().to_string();
-        let window = setup.agent.context_usage().await.window;
-        let servers = mcp_servers(&setup.mcp.statuses());
+        let status = self.host.status();
+        let model = status.model.clone();
+        let window = self.host.context_usage().await.window;
+        let servers = mcp_servers(&status.servers);
         stream.write(&claude_result(
             ending,
             &ResultFacts {
@@ -396,12 +355,12 @@ impl Session {
                 duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
                 api_ms,
                 usage,
-                price: setup.settings.prices.get(&model).copied(),
+                price: self.host.settings().prices.get(&model).copied(),
                 model: &model,
                 context_window: window,
                 denials: &denials,
                 mcp_servers: &servers,
-                project_trust: setup.project_trust.as_str(),
+                project_trust: status.trust.as_str(),
             },
         ));
     }
@@ -414,15 +373,20 @@ impl Session {
     ) -> RunOutcome {
         watcher.abort();
         self.control.close();
-        self.setup.agent.end_session("other", stream).await;
-        self.setup.shutdown().await;
+        let cancel = CancellationToken::new();
+        let io = Io::unattended(stream, &cancel);
+        let _ = self.host.submit(Command::End(EndReason::Other), &io).await;
         outcome
     }
 }
 
 /// Reads stdin line by line: answers go to `control`, control requests are answered (or, for
 /// `initialize`, handed on), prompts handed on; the end of stdin is [`Inbound::End`].
-async fn read_stdin(control: Arc<Control>, live: Arc<Live>, tx: mpsc::UnboundedSender<Inbound>) {
+async fn read_stdin(
+    control: Arc<Control>,
+    shared: Arc<Shared>,
+    tx: mpsc::UnboundedSender<Inbound>,
+) {
     let mut lines = BufReader::new(tokio::io::stdin()).lines();
     let mut number = 0usize;
     loop {
@@ -471,7 +435,7 @@ async fn read_stdin(control: Arc<Control>, live: Arc<Live>, tx: mpsc::UnboundedS
                 if request.get("subtype").and_then(Value::as_str) == Some("initialize") {
                     let _ = tx.send(Inbound::Initialize { id, request });
                 } else {
-                    handle_control(&live, &id, &request);
+                    handle_control(&shared, &id, &request);
                 }
             }
             // Nothing to do: no request of the driver's runs long enough to be cancelled.
@@ -489,7 +453,8 @@ async fn read_stdin(control: Arc<Control>, live: Arc<Live>, tx: mpsc::UnboundedS
 
 /// After `init`: every change of a server's state (connected, failed, disabled, needs-auth) as
 /// a `system`/`mcp_status` message, so a program sees servers come and go during the session.
-async fn report_status_changes(manager: Arc<McpManager>, stream: Arc<ClaudeStream>) {
+async fn report_status_changes(live: Live, stream: Arc<ClaudeStream>) {
+    let manager = live.mcp_manager();
     let mut rx = manager.subscribe();
     let mut seen: Vec<(String, crate::mcp::ServerState)> = manager
         .statuses()
@@ -549,36 +514,50 @@ fn prompt_of(message: &Value) -> Result<String, String> {
     }
 }
 
-/// A control request other than `initialize`, answered at once.
-fn handle_control(live: &Arc<Live>, id: &str, request: &Value) {
+/// A control request other than `initialize`, answered at once (a reconnect when it is done).
+fn handle_control(shared: &Arc<Shared>, id: &str, request: &Value) {
     let subtype = request
         .get("subtype")
         .and_then(Value::as_str)
         .unwrap_or_default();
+    let Some(live) = shared.live.get().cloned() else {
+        respond(
+            id,
+            Err(format!(
+                "the run is not set up yet; send {subtype} after initialize"
+            )),
+        );
+        return;
+    };
     let answer = match subtype {
         "interrupt" => {
-            lock(&live.turn).cancel();
+            live.interrupt();
             Ok(json!({}))
         }
-        "set_permission_mode" => set_mode(live, request),
+        "set_permission_mode" => set_mode(&live, request),
         "set_model" => match request.get("model").and_then(Value::as_str) {
             Some(model) => {
-                *lock(&live.model) = Some(model.to_string());
-                if let Some(stream) = live.stream.get() {
-                    stream.set_model(model);
-                }
-                Ok(json!({}))
+                let (id, model, stream) = (
+                    id.to_string(),
+                    model.to_string(),
+                    shared.stream.get().cloned(),
+                );
+                tokio::spawn(async move {
+                    let answer = live.set_model(&model).await.map_err(|e| e.to_string());
+                    if answer.is_ok()
+                        && let Some(stream) = stream
+                    {
+                        stream.set_model(&model);
+                    }
+                    respond(&id, answer.map(|()| json!({})));
+                });
+                return;
             }
             None => Err("set_model needs a `model`".to_string()),
         },
-        "mcp_status" => {
-            Ok(json!({"mcpServers": live.mcp.get().map(|m| statuses(m)).unwrap_or_default()}))
-        }
+        "mcp_status" => Ok(json!({"mcpServers": statuses(&live)})),
         "mcp_reconnect" | "mcp_toggle" => {
-            let (Some(manager), Some(name)) = (
-                live.mcp.get().cloned(),
-                request.get("serverName").and_then(Value::as_str),
-            ) else {
+            let Some(name) = request.get("serverName").and_then(Value::as_str) else {
                 respond(
                     id,
                     Err(format!(
@@ -587,23 +566,19 @@ fn handle_control(live: &Arc<Live>, id: &str, request: &Value) {
                 );
                 return;
             };
-            let toggle = match (subtype, request.get("enabled").and_then(Value::as_bool)) {
+            let name = name.to_string();
+            let command = match (subtype, request.get("enabled").and_then(Value::as_bool)) {
                 ("mcp_toggle", None) => {
                     respond(id, Err("mcp_toggle needs `enabled`: true or false".into()));
                     return;
                 }
-                (_, enabled) => enabled.zip(live.paths.get().cloned()),
+                (_, Some(true)) => McpCommand::Enable(name),
+                (_, Some(false)) => McpCommand::Disable(name),
+                (_, None) => McpCommand::Reconnect(name),
             };
-            let (id, name) = (id.to_string(), name.to_string());
+            let id = id.to_string();
             tokio::spawn(async move {
-                let answer = match toggle {
-                    Some((on, paths)) => {
-                        crate::agent::mcp::reload::switch_server(&manager, &paths, &name, on)
-                            .await
-                            .map_err(|e| e.to_string())
-                    }
-                    None => manager.reconnect(&name).await.map_err(|e| e.to_string()),
-                };
+                let answer = live.mcp(&command).await.map_err(|e| e.to_string());
                 respond(&id, answer.map(|()| json!({})));
             });
             return;
@@ -619,18 +594,14 @@ fn set_mode(live: &Live, request: &Value) -> Result<Value, String> {
         .and_then(Value::as_str)
         .ok_or("set_permission_mode needs a `mode`")?;
     let mode: PermissionMode = name.parse()?;
-    let handle = live
-        .mode
-        .get()
-        .ok_or("the run is not set up yet; send set_permission_mode after initialize")?;
-    handle.set(mode);
+    live.set_mode(mode);
     Ok(json!({"mode": mode.hook_name()}))
 }
 
 /// `mcp_status`'s servers, in the SDK's `McpServerStatus` shape.
-fn statuses(manager: &McpManager) -> Vec<Value> {
-    manager
-        .statuses()
+fn statuses(live: &Live) -> Vec<Value> {
+    live.status()
+        .servers
         .iter()
         .map(|status| {
             let (word, error) = status.state.report();
@@ -644,12 +615,6 @@ fn statuses(manager: &McpManager) -> Vec<Value> {
             server
         })
         .collect()
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 #[cfg(test)]

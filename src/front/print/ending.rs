@@ -5,10 +5,10 @@
 use serde_json::Value;
 
 use super::lines::Subtype;
-use crate::agent::{AgentError, RunEnd, RunResult};
 use crate::config::Price;
 use crate::front::print::claude::messages::{self, ResultMessage, ResultSubtype};
 use crate::llm::Usage;
+use crate::session::{AgentError, RunEnd, RunResult};
 use crate::ui::RunOutcome;
 use crate::ui::signals;
 

@@ -5,9 +5,9 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::agent::NoticeDecision;
 use crate::llm::Usage;
 use crate::mcp::ServerStatus;
+use crate::session::NoticeDecision;
 
 /// `sandbox` of the `init` line: the mode `bash` commands run in and whether they reach the
 /// network (always, when off).

@@ -16,8 +16,8 @@ use std::sync::Mutex;
 
 use serde::Serialize;
 
-use crate::agent::{AgentEvent, EventSink};
 use crate::mcp::ServerState;
+use crate::session::{AgentEvent, EventSink};
 use crate::term;
 use crate::ui::output::{stderr, stderr_line, stdout_data, stdout_json};
 use crate::ui::render::{Finished, ToolLines, hook_line, outcome, styled_display};
@@ -285,8 +285,8 @@ impl StreamJsonOutput {
     /// A sub-agent's event: its line tagged with the parent's call (`parent_tool_use_id`, as
     /// the Claude Agent SDK tags a sub-agent's messages), and a `system` line when it starts
     /// and ends.
-    fn subagent(&self, sub: &crate::agent::SubagentEvent) {
-        use crate::agent::SubagentKind;
+    fn subagent(&self, sub: &crate::session::SubagentEvent) {
+        use crate::session::SubagentKind;
         let mut value = match &sub.kind {
             SubagentKind::Event(inner) => match stream_line(inner) {
                 Some(line) => serde_json::to_value(&line).unwrap_or_default(),

@@ -8,11 +8,10 @@ use tokio_util::sync::CancellationToken;
 use super::ending::{Ending, ResultFacts, claude_result};
 use super::lines::{Line, McpServer, RunResult, SandboxLine, System};
 use super::{Format, JsonOutput, PrintOptions, StreamJsonOutput, TextOutput, json_line};
-use crate::agent::{AgentEvent, EventSink, NonInteractive};
 use crate::front::print::claude::{ClaudeStream, init_message, mcp_servers};
 use crate::mcp::client::Shutdown;
 use crate::mcp::{ServerState, ServerStatus};
-use crate::setup::Setup;
+use crate::session::{AgentEvent, Command, EndReason, EventSink, Host, Io, Reply};
 use crate::ui::RunOutcome;
 use crate::ui::output::stderr_line;
 use crate::ui::signals;
@@ -36,29 +35,29 @@ impl Output {
 }
 
 /// Runs `prompt` and writes its output as `options` say.
-pub async fn run(mut setup: Setup, options: PrintOptions, prompt: String) -> RunOutcome {
+pub async fn run(mut host: Host, options: PrintOptions, prompt: String) -> RunOutcome {
     let started = Instant::now();
     let verbose = options.verbose;
     let output = match options.format {
         Format::Text => Output::Text(TextOutput::new(verbose)),
         Format::Json => Output::Json(JsonOutput::new(verbose)),
         Format::StreamJson => Output::Claude(ClaudeStream::new(
-            &setup.agent.session().id,
-            setup.agent.root(),
-            setup.agent.model(),
+            host.session_id(),
+            &host.paths().project_root,
+            host.model(),
             options.partial,
             verbose,
-            setup.settings.max_retries,
+            host.settings().max_retries,
         )),
         Format::LingStreamJson => Output::Ling(StreamJsonOutput::new(verbose)),
     };
-    for warning in &setup.warnings {
+    for warning in host.warnings() {
         stderr_line(format!("warning: {warning}"));
     }
-    if let Some(line) = setup.add_dirs_line() {
+    if let Some(line) = host.add_dirs_line() {
         stderr_line(format!("ling: {line}"));
     }
-    if let Some(notice) = &setup.trust_notice {
+    if let Some(notice) = host.trust_notice() {
         stderr_line(format!("ling: {notice}"));
     }
     // From here on Ctrl-C, or the reader of stdout going away, ends the run through the same
@@ -67,31 +66,29 @@ pub async fn run(mut setup: Setup, options: PrintOptions, prompt: String) -> Run
     let watcher = tokio::spawn(signals::watch(cancel.clone()));
     crate::ui::output::cancel_on_closed_stdout(cancel.clone());
 
-    let (ending, session_started) = drive(&mut setup, &output, &prompt, &cancel).await;
+    let ending = drive(&mut host, &output, &prompt, &cancel).await;
     watcher.abort();
     if let Output::Text(text) = &output {
         text.finish();
     }
-    if session_started {
-        setup.agent.end_session("other", output.sink()).await;
-    }
-    let statuses = setup.mcp.statuses();
-    // The answer is out: the servers are stopped only after the result line, without waiting
-    // for a polite exit (docs/mcp.md, "Shutdown").
-    let outcome = write_result(&mut setup, &output, &options, ending, &statuses, started).await;
+    // SessionEnd (when the session started); the servers are stopped only after the result
+    // line, without waiting for a polite exit (docs/mcp.md, "Shutdown").
+    host.end_session(EndReason::Other, output.sink()).await;
+    let statuses = host.status().servers;
+    let outcome = write_result(&mut host, &output, &options, ending, &statuses, started).await;
     // An interrupted run may have just told a server to cancel a call: that server gets the
     // usual grace to read it.
     let how = match outcome {
         RunOutcome::Interrupted(_) => Shutdown::Graceful,
         RunOutcome::Success | RunOutcome::Failed => Shutdown::Prompt,
     };
-    setup.mcp.shutdown_as(how).await;
+    host.mcp().shutdown_as(how).await;
     outcome
 }
 
 /// The end of a run's output: the error on stderr, the `json`/`stream-json` result line.
 async fn write_result(
-    setup: &mut Setup,
+    host: &mut Host,
     output: &Output,
     options: &PrintOptions,
     mut ending: Ending,
@@ -116,8 +113,8 @@ async fn write_result(
         ending.outcome = RunOutcome::Failed;
     }
     let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
-    let session_id = setup.agent.session().id.clone();
-    let session_id = session_id.as_str();
+    let status = host.status();
+    let session_id = status.session_id.as_str();
     let (api_ms, denials) = match &output {
         Output::Json(json) => json.take_stats(),
         Output::Claude(stream) => stream.take_stats(),
@@ -132,31 +129,31 @@ async fn write_result(
             session_id,
             num_turns: ending.num_turns,
             duration_ms,
-            usage: setup.agent.usage(),
-            cost_usd: setup
-                .settings
+            usage: host.usage(),
+            cost_usd: host
+                .settings()
                 .prices
-                .get(setup.agent.model())
-                .map(|price| crate::ui::render::cost(setup.agent.usage(), *price)),
+                .get(&status.model)
+                .map(|price| crate::ui::render::cost(host.usage(), *price)),
             mcp_servers: &McpServer::list(statuses),
-            project_trust: setup.project_trust.as_str(),
+            project_trust: status.trust.as_str(),
         })),
         Output::Json(_) | Output::Claude(_) => {
-            let model = setup.agent.model().to_string();
-            let window = setup.agent.context_usage().await.window;
+            let model = status.model.clone();
+            let window = host.context_usage().await.window;
             json_line(&claude_result(
                 &ending,
                 &ResultFacts {
                     session_id,
                     duration_ms,
                     api_ms,
-                    usage: setup.agent.usage(),
-                    price: setup.settings.prices.get(&model).copied(),
+                    usage: host.usage(),
+                    price: host.settings().prices.get(&model).copied(),
                     model: &model,
                     context_window: window,
                     denials: &denials,
                     mcp_servers: &mcp_servers(statuses),
-                    project_trust: setup.project_trust.as_str(),
+                    project_trust: status.trust.as_str(),
                 },
             ));
         }
@@ -164,66 +161,52 @@ async fn write_result(
     ending.outcome
 }
 
-/// Everything between setup and the result: the wait for MCP servers, SessionStart, the agent
-/// loop. Returns how it ended and whether the session started (so SessionEnd fires).
+/// Everything between setup and the result: the wait for MCP servers, the `init` line, the
+/// prompt (SessionStart first). Returns how it ended.
 async fn drive(
-    setup: &mut Setup,
+    host: &mut Host,
     output: &Output,
     prompt: &str,
     cancel: &CancellationToken,
-) -> (Ending, bool) {
+) -> Ending {
     // A one-shot run waits for its servers (each up to its own startup timeout), so the model
     // sees every tool that could be had.
-    tokio::select! {
-        () = setup.mcp.wait_ready() => {}
-        () = cancel.cancelled() => {
-            return (Ending::interrupted(0), false);
-        }
+    if !host.wait_for_servers(cancel).await {
+        return Ending::interrupted(0);
     }
-    report_failed_servers(&setup.mcp.statuses(), output.sink());
-    setup.agent.sync_tools().await;
-    let default_turn_limit = setup.settings.max_turns.is_none();
+    let status = host.status();
+    report_failed_servers(&status.servers, output.sink());
+    let default_turn_limit = host.settings().max_turns.is_none();
     match output {
-        Output::Ling(_) => {
-            let statuses = setup.mcp.statuses();
-            let agent = &setup.agent;
-            json_line(&Line::System(System::Init {
-                session_id: &agent.session().id,
-                model: agent.model(),
-                cwd: agent.root().to_string_lossy().into_owned(),
-                tools: agent.tools().names(),
-                mcp_servers: &McpServer::list(&statuses),
-                project_trust: setup.project_trust.as_str(),
-                sandbox: {
-                    let effective = setup.sandbox.effective(agent.permission_mode());
-                    SandboxLine {
-                        mode: effective.mode.as_str(),
-                        network: effective.network,
-                    }
-                },
-            }));
-        }
-        Output::Claude(stream) => stream.write(&init_message(setup)),
+        Output::Ling(_) => json_line(&Line::System(System::Init {
+            session_id: &status.session_id,
+            model: &status.model,
+            cwd: status.project_root.to_string_lossy().into_owned(),
+            tools: host.tools().names(),
+            mcp_servers: &McpServer::list(&status.servers),
+            project_trust: status.trust.as_str(),
+            sandbox: SandboxLine {
+                mode: status.sandbox.mode.as_str(),
+                network: status.sandbox.network,
+            },
+        })),
+        Output::Claude(stream) => stream.write(&init_message(host)),
         Output::Text(_) | Output::Json(_) => {}
     }
-    let agent = &mut setup.agent;
-    let source = if setup.resumed { "resume" } else { "startup" };
-    if let Some(reason) = agent.fire_session_start(source, output.sink()).await {
-        return (
-            Ending::error(format!("stopped by hook: {reason}"), RunOutcome::Failed, 0),
-            true,
-        );
+    let io = Io::unattended(output.sink(), cancel);
+    match host.submit(Command::Prompt(prompt.to_string()), &io).await {
+        Ok(Reply::Stopped(reason)) => {
+            Ending::error(format!("stopped by hook: {reason}"), RunOutcome::Failed, 0)
+        }
+        Ok(Reply::Turn { result, .. }) => Ending::of(
+            result,
+            default_turn_limit,
+            host.total_turns(),
+            Ending::interrupted,
+        ),
+        Ok(_) => Ending::error("the prompt did not run", RunOutcome::Failed, 0),
+        Err(e) => Ending::error(e.to_string(), RunOutcome::Failed, host.total_turns()),
     }
-    let result = agent
-        .run_input(prompt, output.sink(), &NonInteractive, cancel)
-        .await;
-    let ending = Ending::of(
-        result,
-        default_turn_limit,
-        agent.total_turns(),
-        Ending::interrupted,
-    );
-    (ending, true)
 }
 
 /// A server that could not start is reported (the run goes on without its tools).

@@ -25,7 +25,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 use unicode_width::UnicodeWidthChar;
 
-use crate::agent::ApprovalRequest;
+use crate::session::ApprovalRequest;
 use crate::ui::render::{styled_display, summary_arg};
 use crate::ui::safe_text::neutralise;
 use crate::ui::style::Style;

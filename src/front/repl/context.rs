@@ -5,10 +5,13 @@
 
 use tokio_util::sync::CancellationToken;
 
-use crate::agent::{Compaction, EventSink, Session, SessionSummary, session_list};
+use crate::config::Paths;
 use crate::llm::Message;
-use crate::setup::Setup;
+use crate::session::{
+    Command, Compaction, EventSink, Host, Io, Reply, SessionSummary, TrustAsker, session_list,
+};
 use crate::term;
+use crate::trust::ProjectConfig;
 use crate::ui::output::stdout_line;
 use crate::ui::style::Style;
 
@@ -20,7 +23,7 @@ const PICKER_SIZE: usize = 40;
 const ANSWER_ROWS: usize = 8;
 
 /// `/compact [instructions]`.
-pub async fn compact(setup: &mut Setup, instructions: &str, style: Style, sink: &dyn EventSink) {
+pub async fn compact(host: &mut Host, instructions: &str, style: Style, sink: &dyn EventSink) {
     let cancel = CancellationToken::new();
     let interrupt = cancel.clone();
     let watcher = tokio::spawn(async move {
@@ -28,8 +31,16 @@ pub async fn compact(setup: &mut Setup, instructions: &str, style: Style, sink: 
             interrupt.cancel();
         }
     });
-    let outcome = setup.agent.compact(instructions, sink, &cancel).await;
+    let io = Io::unattended(sink, &cancel);
+    let reply = host
+        .submit(Command::Compact(Some(instructions.to_string())), &io)
+        .await;
     watcher.abort();
+    let outcome = match reply {
+        Ok(Reply::Compacted(outcome)) => outcome,
+        Ok(_) => return,
+        Err(e) => return stdout_line(term![style.red("error:"), " ", e.to_string()]),
+    };
     match outcome {
         // The agent's `Compacted` event has said it.
         Compaction::Done { .. } => {}
@@ -49,8 +60,8 @@ pub async fn compact(setup: &mut Setup, instructions: &str, style: Style, sink: 
 }
 
 /// `/context`: how full the window is, by part.
-pub async fn context(setup: &mut Setup, style: Style) {
-    let usage = setup.agent.context_usage().await;
+pub async fn context(host: &mut Host, style: Style) {
+    let usage = host.context_usage().await;
     stdout_line(term![
         style.bold("Context"),
         format!(
@@ -76,9 +87,9 @@ pub async fn context(setup: &mut Setup, style: Style) {
     };
     stdout_line(style.dim(&format!(
         "  {counted}; {} history messages; compacts at {}% ({})",
-        setup.agent.history().len(),
-        setup.settings.auto_compact_percent,
-        if setup.settings.auto_compact {
+        host.history().len(),
+        host.settings().auto_compact_percent,
+        if host.settings().auto_compact {
             "autoCompact on"
         } else {
             "autoCompact off"
@@ -87,20 +98,14 @@ pub async fn context(setup: &mut Setup, style: Style) {
 }
 
 /// `/resume [ID]`: picks a session of this project (or takes the one named) and continues it.
-/// `at_start` (`ling --resume` without an id): no session has begun yet, so no SessionEnd
-/// fires and the REPL fires SessionStart itself.
-pub async fn resume(
-    setup: &mut Setup,
-    arg: &str,
-    style: Style,
-    sink: &dyn EventSink,
-    at_start: bool,
-) {
-    let dir = setup.paths.sessions_dir();
+/// At start (`ling --resume` without an id) no session has begun yet: the host then fires no
+/// SessionEnd, and SessionStart comes as for any resumed session.
+pub async fn resume(host: &mut Host, arg: &str, style: Style, sink: &dyn EventSink) {
+    let dir = host.paths().sessions_dir();
     let id = if arg.is_empty() {
-        let sessions: Vec<SessionSummary> = session_list::list(&dir, &setup.paths.project_root)
+        let sessions: Vec<SessionSummary> = session_list::list(&dir, &host.paths().project_root)
             .into_iter()
-            .filter(|s| s.id != setup.agent.session().id && s.messages > 0)
+            .filter(|s| s.id != host.session_id() && s.messages > 0)
             .take(PICKER_SIZE)
             .collect();
         if sessions.is_empty() {
@@ -151,35 +156,45 @@ pub async fn resume(
     } else {
         arg.to_string()
     };
-    let resumed = match Session::open(&dir, &id) {
-        Ok(resumed) => resumed,
-        Err(e) => {
-            stdout_line(term![style.red("error:"), " ", e.to_string()]);
-            return;
+    let cancel = CancellationToken::new();
+    let io = Io::unattended(sink, &cancel);
+    let reply = host.submit(Command::Resume(id), &io).await;
+    let stopped = match reply {
+        Ok(Reply::Resumed { warnings }) => {
+            for warning in &warnings {
+                stdout_line(term![style.yellow("warning:"), " ", warning]);
+            }
+            None
         }
+        Ok(Reply::Stopped(reason)) => Some(reason),
+        Ok(_) => None,
+        Err(e) => return stdout_line(term![style.red("error:"), " ", e.to_string()]),
     };
-    if !at_start {
-        setup.agent.end_session("resume", sink).await;
-    }
-    for warning in &resumed.warnings {
-        stdout_line(term![style.yellow("warning:"), " ", warning]);
-    }
-    setup
-        .agent
-        .switch_session(resumed.session, resumed.messages);
-    setup.agent.restore_children(resumed.children);
     stdout_line(style.dim(&format!(
         "resumed session {} ({} messages)",
-        setup.agent.session().id,
-        setup.agent.history().len()
+        host.session_id(),
+        host.history().len()
     )));
-    recent(setup.agent.history(), style);
-    if at_start {
-        setup.resumed = true;
-        return;
-    }
-    if let Some(reason) = setup.agent.fire_session_start("resume", sink).await {
+    recent(host.history(), style);
+    if let Some(reason) = stopped {
         stdout_line(term![style.yellow("stopped by hook:"), " ", reason]);
+    }
+}
+
+/// The REPL's trust question, for project config that changed during the session.
+pub struct AskTrust;
+
+#[async_trait::async_trait(?Send)]
+impl TrustAsker for AskTrust {
+    async fn trust(&self, project: &ProjectConfig, paths: &Paths) -> bool {
+        match crate::ui::trust::ask(project, paths).await {
+            Ok(crate::ui::trust::Answer::Trust) => true,
+            Ok(crate::ui::trust::Answer::Open | crate::ui::trust::Answer::Quit) => false,
+            Err(e) => {
+                stdout_line(term![Style::for_repl().red("error:"), " ", e.to_string()]);
+                false
+            }
+        }
     }
 }
 

@@ -3,16 +3,15 @@
 //! with its description). Loading and running them is the agent's (`config::extensions`,
 //! `agent::commands`).
 
-use crate::agent::Agent;
 use crate::config::extensions::Scope;
+use crate::session::Host;
 use crate::term;
 use crate::ui::output::stdout_line;
 use crate::ui::style::Style;
 
 /// `/name [hint]` and the description of each custom command, for Tab completion.
-pub fn completion_entries(agent: &Agent) -> Vec<(String, String)> {
-    agent
-        .extensions()
+pub fn completion_entries(host: &Host) -> Vec<(String, String)> {
+    host.extensions()
         .commands
         .iter()
         .map(|c| (format!("/{}", c.name), describe(&c.description, c.scope)))
@@ -25,8 +24,8 @@ fn describe(description: &str, scope: Scope) -> String {
 }
 
 /// The custom commands section of `/help`.
-pub fn print_help(agent: &Agent, style: Style) {
-    let commands = &agent.extensions().commands;
+pub fn print_help(host: &Host, style: Style) {
+    let commands = &host.extensions().commands;
     if commands.is_empty() {
         return;
     }
@@ -47,7 +46,7 @@ pub fn print_help(agent: &Agent, style: Style) {
 }
 
 /// `/agents`: the agent types `task` offers, with where each comes from.
-pub fn print_agents(agent: &Agent, style: Style) {
+pub fn print_agents(host: &Host, style: Style) {
     stdout_line(style.bold("Agents (the task tool's types)"));
     stdout_line(term![
         "  ",
@@ -55,7 +54,7 @@ pub fn print_agents(agent: &Agent, style: Style) {
         "  ",
         style.dim("builtin: every tool of this session")
     ]);
-    for def in &agent.extensions().agents {
+    for def in &host.extensions().agents {
         let mut detail = def.description.lines().next().unwrap_or("").to_string();
         if let Some(tools) = &def.tools {
             detail.push_str(&format!("; tools: {}", tools.join(", ")));
@@ -75,7 +74,7 @@ pub fn print_agents(agent: &Agent, style: Style) {
             ))
         ]);
     }
-    let children = agent.children();
+    let children = host.children();
     if !children.is_empty() {
         stdout_line(style.bold("\nSub-agents of this session (task resume=ID continues one)"));
         for (id, child) in children {
@@ -89,8 +88,8 @@ pub fn print_agents(agent: &Agent, style: Style) {
 }
 
 /// `/skills`: every skill with its description and folder.
-pub fn print_skills(agent: &Agent, style: Style) {
-    let skills = &agent.extensions().skills;
+pub fn print_skills(host: &Host, style: Style) {
+    let skills = &host.extensions().skills;
     if skills.is_empty() {
         stdout_line(
             "no skills (.ling/skills/NAME/SKILL.md, .claude/skills/NAME/SKILL.md, \

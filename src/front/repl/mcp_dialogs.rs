@@ -13,11 +13,11 @@ use async_trait::async_trait;
 use serde_json::Map;
 
 use super::view::ReplUi;
-use crate::agent::McpAsker;
 use crate::mcp::elicitation::{Choice, ElicitAnswer, FieldKind, Form, FormField};
 use crate::mcp::prompts::{expand_prompt, prompt_commands};
 use crate::mcp::sampling::SamplingRequest;
-use crate::setup::Setup;
+use crate::session::Host;
+use crate::session::McpAsker;
 use crate::term;
 use crate::ui::output::stdout_line;
 use crate::ui::style::Style;
@@ -291,8 +291,8 @@ fn by_number(line: &str, choices: &[Choice]) -> String {
 }
 
 /// The `/help` section of the servers' prompts.
-pub(super) async fn print_prompt_help(setup: &Setup, style: Style) {
-    let (commands, problems) = prompt_commands(&setup.mcp).await;
+pub(super) async fn print_prompt_help(host: &Host, style: Style) {
+    let (commands, problems) = prompt_commands(host.mcp()).await;
     if !commands.is_empty() {
         stdout_line(term!["\n", style.bold("MCP prompts")]);
         for command in &commands {
@@ -312,13 +312,9 @@ pub(super) async fn print_prompt_help(setup: &Setup, style: Style) {
 
 /// `/mcp__<server>__<prompt> [args]`: the expanded prompt to send, or `None` after saying what
 /// is wrong.
-pub(super) async fn expand_prompt_command(
-    setup: &Setup,
-    line: &str,
-    style: Style,
-) -> Option<String> {
+pub(super) async fn expand_prompt_command(host: &Host, line: &str, style: Style) -> Option<String> {
     let (name, rest) = line.split_once(' ').unwrap_or((line, ""));
-    let (commands, problems) = prompt_commands(&setup.mcp).await;
+    let (commands, problems) = prompt_commands(host.mcp()).await;
     let Some(command) = commands.iter().find(|c| c.command == name) else {
         for problem in problems {
             stdout_line(term![style.yellow("warning:"), " ", problem.to_string()]);
@@ -329,7 +325,7 @@ pub(super) async fn expand_prompt_command(
         ]);
         return None;
     };
-    match expand_prompt(&setup.mcp, command, rest.trim()).await {
+    match expand_prompt(host.mcp(), command, rest.trim()).await {
         Ok(text) => Some(text),
         Err(e) => {
             stdout_line(term![style.red("error:"), " ", e.to_string()]);

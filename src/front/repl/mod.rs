@@ -8,10 +8,10 @@ mod dialog_queue;
 mod extension_commands;
 mod line_editor;
 mod mcp_dialogs;
-mod mcp_reload;
 mod screen;
 mod session_commands;
 mod session_diff;
+mod slash;
 mod status;
 mod theme;
 mod tool_view;
@@ -27,68 +27,17 @@ use rustyline::history::DefaultHistory;
 use tokio_util::sync::CancellationToken;
 
 use self::line_editor::{ModePrompt, ReplHelper};
+use self::slash::{COMMANDS, McpSlash, PermissionsSlash, Slash};
 use self::turn_keys::Typed;
 use self::view::ReplUi;
-use crate::agent::{RunEnd, Session};
 use crate::mcp::{ServerState, ServerStatus};
-use crate::setup::Setup;
+use crate::session::{
+    Command, EndReason, EventSink, Host, Io, McpCommand, NonInteractive, Plugs, Reply, RunEnd,
+};
 use crate::term;
 use crate::ui::output::stdout_line;
 use crate::ui::style::Style;
 use crate::ui::{RunOutcome, TerminalError};
-
-/// The slash commands and their one-line help, in `/help`'s order (a new command is one more
-/// row here and one more arm in `slash_command`).
-const COMMANDS: &[(&str, &str)] = &[
-    ("/help", "show this help"),
-    ("/agents", "list the sub-agent types the task tool offers"),
-    ("/skills", "list the skills the model can load"),
-    ("/tools", "list the tools the model can call"),
-    ("/hooks", "list the loaded hooks"),
-    (
-        "/mcp",
-        "MCP server status; /mcp reconnect NAME restarts one, /mcp login NAME logs in (OAuth), /mcp enable|disable NAME switches one on or off here",
-    ),
-    ("/expand", "print the last tool output whole"),
-    (
-        "/status",
-        "model, base URL, mode, sandbox, context, MCP servers, session, log",
-    ),
-    ("/diff", "what this session changed in files, as a diff"),
-    (
-        "/init",
-        "have the model write or improve AGENTS.md (you approve the write)",
-    ),
-    (
-        "/cost",
-        "tokens this session, and their cost when settings give prices",
-    ),
-    (
-        "/mode",
-        "show the permission mode, or set it with /mode NAME (Shift-Tab cycles)",
-    ),
-    (
-        "/permissions",
-        "list the rules and where they came from; /permissions allow|deny|remove RULE",
-    ),
-    ("/clear", "forget the conversation and start a new session"),
-    ("/model", "show the model, or switch with /model NAME"),
-    (
-        "/compact",
-        "summarise the conversation to free context; /compact INSTRUCTIONS says what to keep",
-    ),
-    ("/context", "how full the model's context is, by part"),
-    (
-        "/resume",
-        "continue another session of this project (a picker), or /resume ID",
-    ),
-    (
-        "/theme",
-        "show the colours of code, or set them with /theme dark|light|auto",
-    ),
-    ("/exit", "leave Ling (also Ctrl-D)"),
-    ("/quit", "same as /exit"),
-];
 
 /// What `/init` asks the model to do.
 const INIT_PROMPT: &str = include_str!("../../prompts/init.md");
@@ -98,35 +47,37 @@ type LineEditor = Editor<ReplHelper, DefaultHistory>;
 /// Runs the REPL until the user leaves (Ctrl-D, `/exit`) or a hook stops the session; `pick`
 /// (`ling --resume` without an id) opens the session picker first.
 pub async fn run(
-    mut setup: Setup,
+    mut host: Host,
     first_prompt: Option<String>,
     pick: bool,
 ) -> Result<RunOutcome, TerminalError> {
     crate::ui::signals::restore_terminal_on_panic();
     let style = Style::for_repl();
     if style.color {
-        crate::ui::markdown::set_theme(self::theme::resolve(setup.settings.theme));
+        crate::ui::markdown::set_theme(self::theme::resolve(host.settings().theme));
         // Off the REPL's thread: the first code block of an answer then paints at once.
         std::thread::spawn(crate::ui::markdown::warm_up);
     }
-    let history_path = setup.paths.history_file();
-    let mut editor = new_editor(&setup)?;
+    let history_path = host.paths().history_file();
+    let mut editor = new_editor(&host)?;
     let _ = editor.load_history(&history_path);
-    print_banner(&setup, style);
+    print_banner(&host, style);
 
-    let ui = Arc::new(ReplUi::new(style, setup.paths.clone()));
-    let mcp = setup.mcp.clone();
+    let ui = Arc::new(ReplUi::new(style, host.live()));
+    let mcp = host.mcp().clone();
     tokio::spawn(crate::ui::signals::exit_on_termination(async move {
         mcp.shutdown().await;
     }));
-    setup.mcp_host.set_asker(ui.clone());
+    host.plug(Plugs {
+        asker: Some(ui.clone()),
+        ..Plugs::default()
+    });
     if pick {
-        self::context::resume(&mut setup, "", style, ui.as_ref(), true).await;
+        self::context::resume(&mut host, "", style, ui.as_ref()).await;
     }
-    let source = if setup.resumed { "resume" } else { "startup" };
-    if let Some(reason) = setup.agent.fire_session_start(source, ui.as_ref()).await {
+    if let Reply::Stopped(reason) = submit(&mut host, Command::Start, ui.as_ref()).await {
         stdout_line(term![style.yellow("stopped by hook:"), " ", reason]);
-        setup.agent.end_session("other", ui.as_ref()).await;
+        submit(&mut host, Command::End(EndReason::Other), ui.as_ref()).await;
         return Ok(RunOutcome::Failed);
     }
     // Lines to send before the prompt is shown again: the first prompt, then what was typed
@@ -146,9 +97,9 @@ pub async fn run(
         let line = match queue.pop_front() {
             Some(line) => line,
             None => {
-                notices.report(&setup, style);
-                let prompt = line_editor::prompt(style, setup.agent.permission_mode());
-                let idle = setup.agent.idle_notice();
+                notices.report(&host, style);
+                let prompt = line_editor::prompt(style, host.status().mode);
+                let idle = host.idle_notice();
                 let (back, result) = read_line(editor, prompt, std::mem::take(&mut typed)).await?;
                 drop(idle);
                 editor = back;
@@ -166,8 +117,8 @@ pub async fn run(
                     {
                         // Shift-Tab: the next mode, said in place of the last one, and the line
                         // as it was.
-                        let mode = line_editor::next_mode(setup.agent.permission_mode());
-                        setup.agent.set_permission_mode(mode);
+                        let mode = line_editor::next_mode(host.status().mode);
+                        submit(&mut host, Command::SetMode(mode), ui.as_ref()).await;
                         line_editor::show_mode(style, mode, &line, described);
                         described = true;
                         typed = line;
@@ -201,7 +152,8 @@ pub async fn run(
         let _ = editor.append_history(&history_path);
 
         let prompt = if line.starts_with('/') {
-            match slash_command(&mut setup, &line, style, &ui).await {
+            let slash = slash::parse(&line, |line| host.is_custom_command(line));
+            match slash_command(&mut host, slash, style, &ui).await {
                 Flow::Continue => continue,
                 Flow::Exit => break,
                 Flow::Send(prompt) => prompt,
@@ -209,8 +161,8 @@ pub async fn run(
         } else {
             line
         };
-        notices.report(&setup, style);
-        let ahead = run_turn(&mut setup, &ui, &prompt).await;
+        notices.report(&host, style);
+        let ahead = run_turn(&mut host, &ui, &prompt).await;
         // Typed ahead: each line shown as if at the prompt when its turn comes, then sent.
         for line in ahead.lines {
             queue.push_back(line);
@@ -220,16 +172,33 @@ pub async fn run(
             stdout_line(term![style.dim("> "), next]);
         }
     }
-    stdout_line(style.dim(&format!(
-        "resume with: ling --resume {}",
-        setup.agent.session().id
-    )));
-    setup
-        .agent
-        .end_session("prompt_input_exit", ui.as_ref())
-        .await;
-    setup.shutdown().await;
+    stdout_line(style.dim(&format!("resume with: ling --resume {}", host.session_id())));
+    submit(
+        &mut host,
+        Command::End(EndReason::PromptInputExit),
+        ui.as_ref(),
+    )
+    .await;
     Ok(RunOutcome::Success)
+}
+
+/// One command of the REPL's own (not a prompt): nothing to interrupt, nobody asked about
+/// trust. A failure is said in red and comes back as [`Reply::Done`].
+async fn submit(host: &mut Host, command: Command, sink: &dyn EventSink) -> Reply {
+    let cancel = CancellationToken::new();
+    let io = Io {
+        sink,
+        approver: &NonInteractive,
+        cancel: &cancel,
+        trust: None,
+    };
+    match host.submit(command, &io).await {
+        Ok(reply) => reply,
+        Err(e) => {
+            stdout_line(term![Style::for_repl().red("error:"), " ", e.to_string()]);
+            Reply::Done
+        }
+    }
 }
 
 /// Servers start in the background: their changes are said once each, before the next prompt
@@ -270,15 +239,15 @@ impl ServerNotices {
     }
 
     /// Says what changed, now.
-    fn report(&self, setup: &Setup, style: Style) {
-        for line in self.changes(setup.mcp.statuses(), style) {
+    fn report(&self, host: &Host, style: Style) {
+        for line in self.changes(host.mcp().statuses(), style) {
             stdout_line(line);
         }
     }
 }
 
-fn print_mcp_status(setup: &Setup, style: Style) {
-    let statuses = setup.mcp.statuses();
+fn print_mcp_status(host: &Host, style: Style) {
+    let statuses = host.mcp().statuses();
     if statuses.is_empty() {
         stdout_line("no MCP servers configured (~/.ling/mcp.json, .ling/mcp.json, --mcp-config)");
         return;
@@ -314,219 +283,61 @@ enum Flow {
     Send(String),
 }
 
-async fn slash_command(setup: &mut Setup, line: &str, style: Style, ui: &ReplUi) -> Flow {
-    let (command, rest) = line.split_once(' ').unwrap_or((line, ""));
-    let rest = rest.trim();
-    match command {
-        "/exit" | "/quit" => return Flow::Exit,
-        "/help" => {
-            stdout_line(style.bold("Commands"));
-            for (name, help) in COMMANDS {
-                stdout_line(format!("  {name:<10} {help}"));
-            }
-            stdout_line(
-                "\nEnd a line with \\ to continue on the next one. Ctrl-C interrupts a running turn.",
-            );
-            self::mcp_dialogs::print_prompt_help(setup, style).await;
-            self::extension_commands::print_help(&setup.agent, style);
-        }
-        "/agents" => self::extension_commands::print_agents(&setup.agent, style),
-        "/skills" => self::extension_commands::print_skills(&setup.agent, style),
-        "/mcp" => match rest
-            .split_once(' ')
-            .map_or((rest, ""), |(a, b)| (a, b.trim()))
-        {
-            ("", _) => print_mcp_status(setup, style),
-            ("reconnect", name) if !name.is_empty() => {
-                stdout_line(style.dim(&format!("reconnecting {name}...")));
-                match setup.mcp.reconnect(name).await {
-                    Ok(()) => {
-                        setup.agent.sync_tools().await;
-                        print_mcp_status(setup, style);
-                    }
-                    Err(e) => stdout_line(term![style.red("error:"), " ", e.to_string()]),
-                }
-            }
-            ("login", name) if !name.is_empty() => {
-                let login = crate::ui::login::browser_login(
-                    name,
-                    false,
-                    crate::setup::children(&setup.settings),
-                );
-                match setup.mcp.login(name, login).await {
-                    Ok(()) => {
-                        setup.agent.sync_tools().await;
-                        print_mcp_status(setup, style);
-                    }
-                    Err(e) => stdout_line(term![style.red("error:"), " ", e.to_string()]),
-                }
-            }
-            (verb @ ("enable" | "disable"), name) if !name.is_empty() => {
-                let on = verb == "enable";
-                let paths = setup.paths.clone();
-                match crate::agent::mcp::reload::switch_server(&setup.mcp, &paths, name, on).await {
-                    Ok(()) => {
-                        setup.agent.sync_tools().await;
-                        print_mcp_status(setup, style);
-                    }
-                    Err(e) => stdout_line(term![style.red("error:"), " ", e.to_string()]),
-                }
-            }
-            _ => stdout_line(
-                "usage: /mcp, /mcp reconnect NAME, /mcp login NAME, /mcp enable NAME or /mcp disable NAME",
-            ),
-        },
-        "/tools" => {
-            setup.agent.sync_tools().await;
-            let width = crate::ui::output::terminal_width().unwrap_or(80);
-            for tool in setup.agent.tools().iter() {
-                // The first sentence, on the rest of the row.
-                let first = tool.description().lines().next().unwrap_or("");
-                let sentence = first
-                    .split_inclusive(". ")
-                    .next()
-                    .unwrap_or(first)
-                    .trim_end();
-                let room = width.saturating_sub(28).max(20);
-                stdout_line(term![
-                    "  ",
-                    style.bold(&format!("{:<24}", tool.name())),
-                    " ",
-                    style.dim(&crate::ui::render::one_line(sentence, room))
-                ]);
-            }
-        }
-        "/clear" => {
-            setup.agent.end_session("clear", ui).await;
-            let session = Session::new(
-                &setup.paths.sessions_dir(),
-                &setup.paths.project_root,
-                setup.agent.model(),
-            );
-            setup.agent.clear(session);
+async fn slash_command(host: &mut Host, slash: Slash, style: Style, ui: &ReplUi) -> Flow {
+    match slash {
+        Slash::Exit => return Flow::Exit,
+        Slash::Help => help(host, style).await,
+        Slash::Agents => self::extension_commands::print_agents(host, style),
+        Slash::Skills => self::extension_commands::print_skills(host, style),
+        Slash::Mcp(mcp) => mcp_command(host, mcp, style, ui).await,
+        Slash::Tools => print_tools(host, style).await,
+        Slash::Clear => {
+            let reply = submit(host, Command::Clear, ui).await;
             ui.clear_changes();
             stdout_line(style.dim("conversation cleared; new session started"));
-            if let Some(reason) = setup.agent.fire_session_start("clear", ui).await {
+            if let Reply::Stopped(reason) = reply {
                 stdout_line(term![style.yellow("stopped by hook:"), " ", reason]);
                 return Flow::Exit;
             }
         }
-        "/compact" => self::context::compact(setup, rest, style, ui).await,
-        "/context" => self::context::context(setup, style).await,
-        "/resume" => self::context::resume(setup, rest, style, ui, false).await,
-        "/mode" => self::session_commands::mode(setup, rest, style),
-        "/status" => self::session_commands::status(setup, style).await,
-        "/cost" => self::session_commands::cost_report(setup, style),
-        "/permissions" => self::session_commands::permissions(setup, rest, style),
-        "/diff" => {
-            let diffs = ui.session_diff();
-            if diffs.is_empty() {
-                stdout_line(
-                    style.dim(
-                        "no file changed by this session (commands run by bash are not tracked)",
-                    ),
-                );
-            }
-            for (summary, _) in &diffs {
-                stdout_line(term!["  ", style.bold(summary)]);
-            }
-            for (_, diff) in diffs {
-                stdout_line(crate::ui::render::styled_display(style, &diff));
-            }
+        Slash::Compact(instructions) => {
+            self::context::compact(host, &instructions, style, ui).await
         }
-        "/init" => return Flow::Send(INIT_PROMPT.to_string()),
-        "/theme" => {
-            match crate::config::ThemeSetting::parse(rest) {
-                Some(setting) => {
-                    crate::ui::markdown::set_theme(self::theme::resolve(setting));
-                }
-                None if rest.is_empty() => {}
-                None => {
-                    stdout_line("usage: /theme, or /theme dark|light|auto");
-                    return Flow::Continue;
-                }
-            }
-            let theme = match crate::ui::markdown::theme() {
-                crate::ui::markdown::Theme::Dark => "dark",
-                crate::ui::markdown::Theme::Light => "light",
-            };
-            let colours = if !style.color {
-                " (colours are off: NO_COLOR, TERM=dumb or not a terminal)"
-            } else {
-                ""
-            };
-            stdout_line(format!("theme: {theme}{colours}"));
-        }
-        "/expand" => match ui.last_call() {
-            (Some(output), input) => {
-                // The whole call (a command longer than its line), then its whole output.
-                if let Some((name, input)) = input {
-                    let whole = match input.get("command").and_then(serde_json::Value::as_str) {
-                        Some(command) => command.to_string(),
-                        None => serde_json::to_string_pretty(&input).unwrap_or_default(),
-                    };
-                    stdout_line(term![style.cyan("●"), " ", style.bold(&name)]);
-                    for line in whole.lines() {
-                        stdout_line(term![style.dim("│ "), line]);
-                    }
-                }
-                stdout_line(tool_view::whole(&output));
-            }
-            (None, _) => stdout_line(style.dim("no tool has run yet")),
-        },
-        "/hooks" => {
-            let listing = setup.agent.hooks().list();
+        Slash::Context => self::context::context(host, style).await,
+        Slash::Resume(id) => self::context::resume(host, &id, style, ui).await,
+        Slash::Mode(name) => self::session_commands::mode(host, name.as_deref(), style, ui).await,
+        Slash::Status => self::session_commands::status(host, style).await,
+        Slash::Cost => self::session_commands::cost_report(host, style),
+        Slash::Permissions(command) => permissions(host, command, style, ui).await,
+        Slash::Diff => print_diff(ui, style),
+        Slash::Init => return Flow::Send(INIT_PROMPT.to_string()),
+        Slash::Theme(setting) => theme(setting, style),
+        Slash::ThemeUsage => stdout_line("usage: /theme, or /theme dark|light|auto"),
+        Slash::Expand => expand(ui, style),
+        Slash::Hooks => {
+            let listing = host.hooks_listing();
             if listing.is_empty() {
                 stdout_line("no hooks loaded (~/.ling/hooks.json, .ling/hooks.json)");
             } else {
                 stdout_line(crate::hooks::render_listing(&listing, false).trim_end());
             }
         }
-        "/model" => {
-            if rest.is_empty() {
-                stdout_line(format!("model: {}", setup.agent.model()));
-            } else {
-                // Checked against the server's list, when it has one.
-                let mut config = crate::llm::LlmConfig::from_settings(&setup.settings);
-                config.model = setup.agent.model().to_string();
-                let known = crate::llm::list_models(&config).await;
-                if !known.is_empty() && !known.iter().any(|m| m == rest) {
-                    let close: Vec<&String> = known
-                        .iter()
-                        .filter(|m| m.contains(rest) || rest.contains(m.as_str()))
-                        .take(5)
-                        .collect();
-                    let hint = if close.is_empty() {
-                        "Tab after /model lists them".to_string()
-                    } else {
-                        format!(
-                            "did you mean {}?",
-                            close
-                                .iter()
-                                .map(|m| m.as_str())
-                                .collect::<Vec<_>>()
-                                .join(", ")
-                        )
-                    };
-                    stdout_line(term![
-                        style.yellow("?"),
-                        format!(" the server has no model {rest:?}; {hint}")
-                    ]);
-                    return Flow::Continue;
-                }
-                setup.agent.set_model(rest.to_string());
-                setup.mcp_host.set_model(rest.to_string());
-                stdout_line(format!("model set to {rest}"));
+        Slash::Model(None) => stdout_line(format!("model: {}", host.model())),
+        Slash::Model(Some(model)) => {
+            if let Reply::Done = submit(host, Command::SetModel(model.clone()), ui).await
+                && host.model() == model
+            {
+                stdout_line(format!("model set to {model}"));
             }
         }
-        other if other.starts_with("/mcp__") => {
-            if let Some(prompt) = self::mcp_dialogs::expand_prompt_command(setup, line, style).await
+        Slash::McpPrompt(line) => {
+            if let Some(prompt) = self::mcp_dialogs::expand_prompt_command(host, &line, style).await
             {
                 return Flow::Send(prompt);
             }
         }
-        _ if setup.agent.custom_command(line).is_some() => return Flow::Send(line.to_string()),
-        other => stdout_line(term![
+        Slash::Custom(line) => return Flow::Send(line),
+        Slash::Unknown(other) => stdout_line(term![
             style.yellow("?"),
             format!(" unknown command {other}; /help lists the commands")
         ]),
@@ -534,18 +345,176 @@ async fn slash_command(setup: &mut Setup, line: &str, style: Style, ui: &ReplUi)
     Flow::Continue
 }
 
+async fn help(host: &Host, style: Style) {
+    stdout_line(style.bold("Commands"));
+    for (name, help) in COMMANDS {
+        stdout_line(format!("  {name:<10} {help}"));
+    }
+    stdout_line(
+        "\nEnd a line with \\ to continue on the next one. Ctrl-C interrupts a running turn.",
+    );
+    self::mcp_dialogs::print_prompt_help(host, style).await;
+    self::extension_commands::print_help(host, style);
+}
+
+async fn mcp_command(host: &mut Host, mcp: McpSlash, style: Style, ui: &ReplUi) {
+    let command = match mcp {
+        McpSlash::Status => return print_mcp_status(host, style),
+        McpSlash::Usage => {
+            return stdout_line(
+                "usage: /mcp, /mcp reconnect NAME, /mcp login NAME, /mcp enable NAME or /mcp disable NAME",
+            );
+        }
+        McpSlash::Login(name) => McpCommand::Login {
+            login: crate::ui::login::browser_login(&name, false, host.child_env()),
+            server: name,
+        },
+        McpSlash::Reconnect(name) => {
+            stdout_line(style.dim(&format!("reconnecting {name}...")));
+            McpCommand::Reconnect(name)
+        }
+        McpSlash::Enable(name) => McpCommand::Enable(name),
+        McpSlash::Disable(name) => McpCommand::Disable(name),
+    };
+    let cancel = CancellationToken::new();
+    let io = Io::unattended(ui, &cancel);
+    match host.submit(Command::Mcp(command), &io).await {
+        Ok(_) => print_mcp_status(host, style),
+        Err(e) => stdout_line(term![style.red("error:"), " ", e.to_string()]),
+    }
+}
+
+async fn print_tools(host: &mut Host, style: Style) {
+    host.sync_tools().await;
+    let width = crate::ui::output::terminal_width().unwrap_or(80);
+    for tool in host.tools().iter() {
+        // The first sentence, on the rest of the row.
+        let first = tool.description().lines().next().unwrap_or("");
+        let sentence = first
+            .split_inclusive(". ")
+            .next()
+            .unwrap_or(first)
+            .trim_end();
+        let room = width.saturating_sub(28).max(20);
+        stdout_line(term![
+            "  ",
+            style.bold(&format!("{:<24}", tool.name())),
+            " ",
+            style.dim(&crate::ui::render::one_line(sentence, room))
+        ]);
+    }
+}
+
+async fn permissions(host: &mut Host, command: PermissionsSlash, style: Style, ui: &ReplUi) {
+    match command {
+        PermissionsSlash::List => self::session_commands::list_rules(host, style),
+        PermissionsSlash::Usage => {
+            stdout_line("usage: /permissions, or /permissions allow|deny|remove RULE")
+        }
+        PermissionsSlash::Add { allow, rule } => {
+            let verb = if allow { "allow" } else { "deny" };
+            let command = Command::AddRule {
+                allow,
+                rule: rule.clone(),
+            };
+            if let Reply::Done = submit(host, command, ui).await
+                && host
+                    .permission_rules()
+                    .iter()
+                    .any(|(a, r, _)| *a == allow && *r == rule)
+            {
+                stdout_line(format!("{verb} {rule} (for this session)"));
+            }
+        }
+        PermissionsSlash::Remove(rule) => {
+            match submit(host, Command::RemoveRule(rule.clone()), ui).await {
+                Reply::NoSuchRule => stdout_line(format!(
+                    "no rule is written {rule:?}; /permissions lists them"
+                )),
+                _ => stdout_line(format!("removed {rule} (for this session)")),
+            }
+        }
+    }
+}
+
+fn print_diff(ui: &ReplUi, style: Style) {
+    let diffs = ui.session_diff();
+    if diffs.is_empty() {
+        stdout_line(
+            style.dim("no file changed by this session (commands run by bash are not tracked)"),
+        );
+    }
+    for (summary, _) in &diffs {
+        stdout_line(term!["  ", style.bold(summary)]);
+    }
+    for (_, diff) in diffs {
+        stdout_line(crate::ui::render::styled_display(style, &diff));
+    }
+}
+
+fn theme(setting: Option<crate::config::ThemeSetting>, style: Style) {
+    if let Some(setting) = setting {
+        crate::ui::markdown::set_theme(self::theme::resolve(setting));
+    }
+    let theme = match crate::ui::markdown::theme() {
+        crate::ui::markdown::Theme::Dark => "dark",
+        crate::ui::markdown::Theme::Light => "light",
+    };
+    let colours = if !style.color {
+        " (colours are off: NO_COLOR, TERM=dumb or not a terminal)"
+    } else {
+        ""
+    };
+    stdout_line(format!("theme: {theme}{colours}"));
+}
+
+fn expand(ui: &ReplUi, style: Style) {
+    match ui.last_call() {
+        (Some(output), input) => {
+            // The whole call (a command longer than its line), then its whole output.
+            if let Some((name, input)) = input {
+                let whole = match input.get("command").and_then(serde_json::Value::as_str) {
+                    Some(command) => command.to_string(),
+                    None => serde_json::to_string_pretty(&input).unwrap_or_default(),
+                };
+                stdout_line(term![style.cyan("●"), " ", style.bold(&name)]);
+                for line in whole.lines() {
+                    stdout_line(term![style.dim("│ "), line]);
+                }
+            }
+            stdout_line(tool_view::whole(&output));
+        }
+        (None, _) => stdout_line(style.dim("no tool has run yet")),
+    }
+}
+
 /// Runs one turn; returns what the user typed during it (the lines to send next, in order, and
 /// the one to pre-fill the prompt with).
-async fn run_turn(setup: &mut Setup, ui: &Arc<ReplUi>, prompt: &str) -> Typed {
+async fn run_turn(host: &mut Host, ui: &Arc<ReplUi>, prompt: &str) -> Typed {
     let style = ui.style;
-    self::mcp_reload::before_turn(setup, style).await;
+    // Before the turn's view takes the terminal: MCP config edited since the last turn (the
+    // trust question asked again for a changed project file), a model chosen meanwhile.
+    let quiet = CancellationToken::new();
+    let prelude = Prelude { style };
+    let asker = self::context::AskTrust;
+    let io = Io {
+        sink: &prelude,
+        approver: &NonInteractive,
+        cancel: &quiet,
+        trust: Some(&asker),
+    };
+    if let Some(reason) = host.before_prompt(&io).await {
+        stdout_line(term![style.yellow("stopped by hook:"), " ", reason]);
+        return Typed::default();
+    }
     // A custom command attaches its own `@file` mentions, once expanded.
-    let attached = match setup.agent.custom_command(prompt) {
-        Some(_) => crate::agent::Attached {
+    let attached = if host.is_custom_command(prompt) {
+        crate::session::Attached {
             prompt: prompt.to_string(),
             ..Default::default()
-        },
-        None => crate::agent::attach_files(&setup.paths.project_root, prompt),
+        }
+    } else {
+        crate::session::attach_files(&host.paths().project_root, prompt)
     };
     for (file, lines) in &attached.files {
         stdout_line(style.dim(&format!("attached {file} ({lines} lines)")));
@@ -553,9 +522,7 @@ async fn run_turn(setup: &mut Setup, ui: &Arc<ReplUi>, prompt: &str) -> Typed {
     for warning in &attached.warnings {
         stdout_line(term![style.yellow("warning:"), " ", warning]);
     }
-    let prompt = attached.prompt.as_str();
     let started = std::time::Instant::now();
-    let before = setup.agent.usage();
     let cancel = CancellationToken::new();
     ui.begin_turn(cancel.clone());
     let interrupt = cancel.clone();
@@ -564,80 +531,127 @@ async fn run_turn(setup: &mut Setup, ui: &Arc<ReplUi>, prompt: &str) -> Typed {
             interrupt.cancel();
         }
     });
-    let result = setup
-        .agent
-        .run_input(prompt, ui.as_ref(), ui.as_ref(), &cancel)
-        .await;
+    let io = Io {
+        sink: ui.as_ref(),
+        approver: ui.as_ref(),
+        cancel: &cancel,
+        trust: None,
+    };
+    let reply = host.submit(Command::Prompt(attached.prompt), &io).await;
     watcher.abort();
     let typed = ui.end_turn();
-    let after = setup.agent.usage();
-    let turn = after.since(before);
-    let context = setup.agent.context_usage().await;
+    let (result, turn) = match reply {
+        Ok(Reply::Turn { result, usage }) => (Ok(result), usage),
+        Ok(Reply::Stopped(reason)) => (
+            Err(format!("stopped by hook: {reason}")),
+            Default::default(),
+        ),
+        Ok(_) => (
+            Err("the prompt did not run".to_string()),
+            Default::default(),
+        ),
+        Err(e) => (Err(e.to_string()), Default::default()),
+    };
+    let context = host.context_usage().await;
     stdout_line(self::session_commands::footer(
         style,
         started.elapsed(),
         turn,
         Some((context.used, context.window)),
     ));
-    match result {
-        Ok(run) => match run.end {
-            RunEnd::Completed => {}
-            RunEnd::Declined => {
-                stdout_line(style.dim("declined; the model waits for your next message"))
-            }
-            RunEnd::Interrupted => stdout_line(style.yellow("⏹ interrupted")),
-            RunEnd::MaxTurns => stdout_line(style.yellow(&format!(
-                "stopped after {} model requests (--max-turns)",
-                run.requests
-            ))),
-            RunEnd::Stopped(reason) => {
-                stdout_line(term![style.yellow("stopped by hook:"), " ", reason])
-            }
-            RunEnd::PromptBlocked(reason) => {
-                stdout_line(term![style.yellow("prompt blocked by hook:"), " ", reason])
-            }
-        },
-        Err(e) => stdout_line(term![
-            style.red("error:"),
-            " ",
-            crate::redact::scrub(&e.to_string())
-        ]),
+    let run = match result {
+        Ok(Ok(run)) => run,
+        Ok(Err(e)) => {
+            stdout_line(term![
+                style.red("error:"),
+                " ",
+                crate::redact::scrub(&e.to_string())
+            ]);
+            return typed;
+        }
+        Err(why) => {
+            stdout_line(term![style.yellow("note:"), " ", why]);
+            return typed;
+        }
+    };
+    match run.end {
+        RunEnd::Completed => {}
+        RunEnd::Declined => {
+            stdout_line(style.dim("declined; the model waits for your next message"))
+        }
+        RunEnd::Interrupted => stdout_line(style.yellow("⏹ interrupted")),
+        RunEnd::MaxTurns => stdout_line(style.yellow(&format!(
+            "stopped after {} model requests (--max-turns)",
+            run.requests
+        ))),
+        RunEnd::Stopped(reason) => {
+            stdout_line(term![style.yellow("stopped by hook:"), " ", reason])
+        }
+        RunEnd::PromptBlocked(reason) => {
+            stdout_line(term![style.yellow("prompt blocked by hook:"), " ", reason])
+        }
     }
     typed
 }
 
-fn print_banner(setup: &Setup, style: Style) {
-    stdout_line(term![
-        style.bold("Ling"),
-        concat!(" ", env!("CARGO_PKG_VERSION"), " · model "),
-        style.cyan(setup.agent.model()),
-        " · ",
-        style.dim(&crate::redact::url(&setup.settings.base_url))
-    ]);
-    stdout_line(style.dim(&format!(
-        "{} · /help for commands · Ctrl-D to exit",
-        setup.paths.project_root.display()
-    )));
-    for warning in &setup.warnings {
-        stdout_line(term![style.yellow("warning:"), " ", warning]);
-    }
-    if let Some(line) = setup.add_dirs_line() {
-        stdout_line(style.dim(&line));
-    }
-    if let Some(notice) = &setup.trust_notice {
-        stdout_line(term![style.yellow("note:"), " ", notice]);
-    }
-    if setup.resumed {
-        stdout_line(style.dim(&format!(
-            "resumed session {} ({} messages)",
-            setup.agent.session().id,
-            setup.agent.history().len()
-        )));
-        self::context::recent(setup.agent.history(), style);
+/// What happens before a turn's view takes the terminal, said as plain lines: a warning, the
+/// MCP servers a config change added, removed or restarted.
+struct Prelude {
+    style: Style,
+}
+
+impl EventSink for Prelude {
+    fn emit(&self, event: crate::session::AgentEvent) {
+        use crate::session::AgentEvent;
+        match event {
+            AgentEvent::Warning(warning) => {
+                stdout_line(term![self.style.yellow("warning:"), " ", warning]);
+            }
+            AgentEvent::McpReloaded {
+                added,
+                removed,
+                restarted,
+            } => stdout_line(
+                self.style
+                    .dim(&self::turn::mcp_reloaded(&added, &removed, &restarted)),
+            ),
+            _ => {}
+        }
     }
 }
 
-fn new_editor(setup: &Setup) -> Result<LineEditor, TerminalError> {
+fn print_banner(host: &Host, style: Style) {
+    stdout_line(term![
+        style.bold("Ling"),
+        concat!(" ", env!("CARGO_PKG_VERSION"), " · model "),
+        style.cyan(host.model()),
+        " · ",
+        style.dim(&crate::redact::url(&host.settings().base_url))
+    ]);
+    stdout_line(style.dim(&format!(
+        "{} · /help for commands · Ctrl-D to exit",
+        host.paths().project_root.display()
+    )));
+    for warning in host.warnings() {
+        stdout_line(term![style.yellow("warning:"), " ", warning]);
+    }
+    if let Some(line) = host.add_dirs_line() {
+        stdout_line(style.dim(&line));
+    }
+    if let Some(notice) = host.trust_notice() {
+        stdout_line(term![style.yellow("note:"), " ", notice]);
+    }
+    if host.resumed() {
+        stdout_line(style.dim(&format!(
+            "resumed session {} ({} messages)",
+            host.session_id(),
+            host.history().len()
+        )));
+        self::context::recent(host.history(), style);
+    }
+}
+
+fn new_editor(host: &Host) -> Result<LineEditor, TerminalError> {
     // Tab shows the candidates as a list (with each command's description), not in place.
     let config = rustyline::Config::builder()
         .completion_type(rustyline::CompletionType::List)
@@ -647,12 +661,11 @@ fn new_editor(setup: &Setup) -> Result<LineEditor, TerminalError> {
         .iter()
         .map(|(name, help)| (name.to_string(), help.to_string()))
         .collect();
-    commands.extend(self::extension_commands::completion_entries(&setup.agent));
-    let mut model = crate::llm::LlmConfig::from_settings(&setup.settings);
-    model.model = setup.agent.model().to_string();
+    commands.extend(self::extension_commands::completion_entries(host));
+    let model = host.llm_config();
     editor.set_helper(Some(ReplHelper::new(
         commands,
-        setup.paths.project_root.clone(),
+        host.paths().project_root.clone(),
         model,
     )));
     ReplHelper::bind(&mut editor);

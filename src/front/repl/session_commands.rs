@@ -1,81 +1,50 @@
 //! The REPL's commands about the session itself: `/mode`, `/permissions`, `/status` and
-//! `/cost`, and the footer after each turn. Each reads or changes the running [`Setup`] and prints through [`crate::ui::output`].
+//! `/cost`, and the footer after each turn. Each reads or changes the session through its host
+//! and prints through [`crate::ui::output`].
 
 use crate::config::PermissionMode;
 use crate::llm::Usage;
-use crate::setup::Setup;
+use crate::session::{Command, EventSink, Host};
 use crate::term;
 use crate::ui::output::stdout_line;
 use crate::ui::style::Style;
 use crate::ui::term::Term;
 
 /// `/mode` shows the permission mode; `/mode NAME` changes it for the rest of the session.
-pub fn mode(setup: &Setup, rest: &str, style: Style) {
-    if rest.is_empty() {
+pub async fn mode(host: &mut Host, name: Option<&str>, style: Style, sink: &dyn EventSink) {
+    let Some(name) = name else {
         stdout_line(format!(
             "mode: {} (Shift-Tab cycles; /mode NAME sets: default, accept-edits, plan, bypass)",
-            setup.agent.permission_mode().as_str()
+            host.status().mode.as_str()
         ));
         return;
-    }
-    match PermissionMode::parse(rest) {
+    };
+    match PermissionMode::parse(name) {
         Some(mode) => {
-            setup.agent.set_permission_mode(mode);
+            super::submit(host, Command::SetMode(mode), sink).await;
             stdout_line(format!("mode set to {}", mode.as_str()));
         }
         None => stdout_line(term![
             style.yellow("?"),
-            format!(" no mode {rest:?}; the modes are default, accept-edits, plan and bypass")
+            format!(" no mode {name:?}; the modes are default, accept-edits, plan and bypass")
         ]),
     }
 }
 
-/// `/permissions` lists the rules in force and where each came from; `/permissions allow RULE`,
-/// `deny RULE` and `remove RULE` change them for the rest of the session.
-pub fn permissions(setup: &Setup, rest: &str, style: Style) {
-    let (verb, rule) = rest
-        .split_once(' ')
-        .map_or((rest, ""), |(v, r)| (v, r.trim()));
-    match (verb, rule) {
-        ("", _) => list(setup, style),
-        ("allow" | "deny", rule) if !rule.is_empty() => {
-            match setup.agent.add_permission_rule(verb == "allow", rule) {
-                Ok(()) => stdout_line(format!("{verb} {rule} (for this session)")),
-                Err(e) => stdout_line(term![style.red("error:"), " ", e.to_string()]),
-            }
-        }
-        ("remove", rule) if !rule.is_empty() => {
-            if setup.agent.remove_permission_rule(rule) {
-                stdout_line(format!("removed {rule} (for this session)"));
-            } else {
-                stdout_line(format!(
-                    "no rule is written {rule:?}; /permissions lists them"
-                ));
-            }
-        }
-        _ => stdout_line("usage: /permissions, or /permissions allow|deny|remove RULE"),
-    }
-}
-
-fn list(setup: &Setup, style: Style) {
-    stdout_line(format!("mode: {}", setup.agent.permission_mode().as_str()));
-    let rules = setup.agent.permission_rules();
+/// `/permissions`: the rules in force and where each came from.
+pub fn list_rules(host: &Host, style: Style) {
+    stdout_line(format!("mode: {}", host.status().mode.as_str()));
+    let rules = host.permission_rules();
     if rules.is_empty() {
         stdout_line(style.dim("no rules; /permissions allow|deny RULE adds one"));
         return;
     }
     let width = rules
         .iter()
-        .map(|(_, r)| r.chars().count())
+        .map(|(_, r, _)| r.chars().count())
         .max()
         .unwrap_or(0);
-    for (allow, rule) in rules {
-        let origin = setup
-            .settings
-            .rule_origins
-            .iter()
-            .find(|(text, _)| *text == rule)
-            .map_or("session", |(_, origin)| *origin);
+    for (allow, rule, origin) in rules {
         let kind = if allow {
             style.green("allow")
         } else {
@@ -113,7 +82,7 @@ pub fn footer(
         ));
     }
     if let Some((used, window)) = context {
-        let percent = crate::agent::context::percent_of(used, window);
+        let percent = crate::session::percent_of(used, window);
         text.push_str(&format!(" · context {percent}% of {}", tokens(window)));
     }
     style.dim(&text)
@@ -131,13 +100,13 @@ fn cached(usage: Usage) -> String {
 pub use crate::ui::render::cost;
 
 /// `/cost`: the session's tokens, and what they cost when settings give the model's price.
-pub fn cost_report(setup: &Setup, style: Style) {
-    let usage = setup.agent.usage();
+pub fn cost_report(host: &Host, style: Style) {
+    let usage = host.usage();
     stdout_line(format!(
         "tokens this session: {} in, {} out ({} model requests)",
         usage.prompt_tokens,
         usage.completion_tokens,
-        setup.agent.total_turns()
+        host.total_turns()
     ));
     if usage.cache_read_tokens + usage.cache_write_tokens + usage.reasoning_tokens > 0 {
         stdout_line(format!(
@@ -145,34 +114,34 @@ pub fn cost_report(setup: &Setup, style: Style) {
             usage.cache_read_tokens, usage.cache_write_tokens, usage.reasoning_tokens
         ));
     }
-    match setup.settings.prices.get(setup.agent.model()) {
+    match host.settings().prices.get(host.model()) {
         Some(price) => stdout_line(format!(
             "cost: ${:.4} at ${}/M in, ${}/M out ({})",
             cost(usage, *price),
             price.input_per_m_tok,
             price.output_per_m_tok,
-            setup.agent.model()
+            host.model()
         )),
         None => stdout_line(style.dim(&format!(
             "no price for {} (settings `prices`: {{\"{}\": {{\"inputPerMTok\": 2.5, \"outputPerMTok\": 10}}}})",
-            setup.agent.model(),
-            setup.agent.model()
+            host.model(),
+            host.model()
         ))),
     }
 }
 
-/// `/status`: what this session runs with.
-pub async fn status(setup: &mut Setup, style: Style) {
-    let servers: Vec<String> = setup
-        .mcp
-        .statuses()
+/// `/status`: what this session runs with (the session's one status value).
+pub async fn status(host: &mut Host, style: Style) {
+    let now = host.status();
+    let servers: Vec<String> = now
+        .servers
         .iter()
         .map(|s| {
             let (state, _) = s.state.report();
             format!("{} ({state}, {} tools)", s.name, s.tools)
         })
         .collect();
-    let usage = setup.agent.context_usage().await;
+    let usage = host.context_usage().await;
     let context = format!(
         "{} of {} tokens ({}%)",
         tokens(usage.used),
@@ -180,14 +149,11 @@ pub async fn status(setup: &mut Setup, style: Style) {
         usage.percent()
     );
     let rows = [
-        ("model", setup.agent.model().to_string()),
-        ("API", setup.settings.api.as_str().to_string()),
-        ("base URL", crate::redact::url(&setup.settings.base_url)),
-        ("mode", setup.agent.permission_mode().as_str().to_string()),
-        (
-            "sandbox",
-            super::status::sandbox(&setup.sandbox, setup.agent.permission_mode()),
-        ),
+        ("model", now.model.clone()),
+        ("API", host.settings().api.as_str().to_string()),
+        ("base URL", crate::redact::url(&host.settings().base_url)),
+        ("mode", now.mode.as_str().to_string()),
+        ("sandbox", super::status::sandbox(host.sandbox(), now.mode)),
         ("context", context),
         (
             "MCP servers",
@@ -197,10 +163,10 @@ pub async fn status(setup: &mut Setup, style: Style) {
                 servers.join(", ")
             },
         ),
-        ("session", setup.agent.session().id.to_string()),
+        ("session", now.session_id.clone()),
         (
             "log",
-            setup.paths.display(&setup.paths.logs_dir()).into_owned(),
+            host.paths().display(&host.paths().logs_dir()).into_owned(),
         ),
     ];
     for (name, value) in rows {

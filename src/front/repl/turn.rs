@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use super::session_diff::SessionDiff;
 use super::tool_view;
-use crate::agent::AgentEvent;
+use crate::session::AgentEvent;
 use crate::ui::markdown::MarkdownStream;
 use crate::ui::render::{Finished, call_summary, call_summary_within, outcome, styled_display};
 use crate::ui::style::Style;

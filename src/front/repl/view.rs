@@ -13,11 +13,8 @@ use super::approval::{self, Choice};
 use super::screen::Screen;
 use super::turn::{Paint, TurnView};
 use super::turn_keys::{TurnKeys, Typed};
-use crate::agent::{AgentEvent, Approval, ApprovalRequest, Approver, EventSink};
-use crate::config::settings_edit::add_allow_rule;
-use crate::config::{Paths, SETTINGS_FILE};
+use crate::session::{AgentEvent, Approval, ApprovalRequest, Approver, EventSink, Live};
 use crate::term;
-use crate::trust::{ProjectConfig, TrustStatus};
 use crate::ui::output::{stdout_line, terminal_width};
 use crate::ui::style::Style;
 use crate::ui::term::Term;
@@ -29,7 +26,8 @@ const PAINT_CHUNK: usize = 64 * 1024;
 /// `mcp_dialogs`, the questions of MCP servers).
 pub(super) struct ReplUi {
     pub(super) style: Style,
-    paths: Paths,
+    /// The session, for a rule "always" keeps in a settings file.
+    live: Live,
     pub(super) screen: Arc<Screen>,
     state: Mutex<UiState>,
     /// MCP servers' questions, one at a time (`mcp_dialogs`).
@@ -48,11 +46,11 @@ fn width() -> usize {
 }
 
 impl ReplUi {
-    pub(super) fn new(style: Style, paths: Paths) -> Self {
-        let view = TurnView::new(style, paths.project_root.clone());
+    pub(super) fn new(style: Style, live: Live) -> Self {
+        let view = TurnView::new(style, live.project_root().clone());
         Self {
             style,
-            paths,
+            live,
             screen: Screen::new(style),
             state: Mutex::new(UiState {
                 view,
@@ -207,7 +205,10 @@ impl Approver for ReplUi {
         match answer {
             Some((answer, keep)) => {
                 if keep != Keep::Session && !request.session_rule.is_empty() {
-                    match keep_rule(&self.paths, &request.session_rule, keep) {
+                    match self
+                        .live
+                        .keep_rule(&request.session_rule, keep == Keep::User)
+                    {
                         Ok(file) => stdout_line(style.dim(&format!(
                             "  kept {} in {file}",
                             approval::one_row(&request.session_rule)
@@ -287,39 +288,4 @@ enum Keep {
 fn keep_question() -> String {
     "  keep it: [enter] this session  [p] in .ling/settings.json  [u] in your settings.json › "
         .to_string()
-}
-
-/// Adds `rule` to the project's or the user's `settings.json`; returns the file as shown. The
-/// project's file is part of what its trust covers: a folder trusted before the user's own
-/// edit stays trusted (as `ling mcp add` does).
-fn keep_rule(paths: &Paths, rule: &str, keep: Keep) -> Result<String, KeepError> {
-    let user = keep == Keep::User;
-    let file = if user {
-        paths.user_file(SETTINGS_FILE)
-    } else {
-        paths.project_file(SETTINGS_FILE)
-    };
-    let before = (!user).then(|| ProjectConfig::read(paths)).transpose()?;
-    add_allow_rule(&file, rule, user)?;
-    if let Some(before) = before {
-        let was_usable = match before.status() {
-            TrustStatus::Trusted => true,
-            TrustStatus::None => !before.is_user_config(),
-            TrustStatus::Untrusted => false,
-        };
-        let mut after = ProjectConfig::read(paths)?;
-        if was_usable && after.status() == TrustStatus::Untrusted {
-            after.trust()?;
-        }
-    }
-    Ok(paths.display(&file).into_owned())
-}
-
-/// Keeping a rule failed: the file could not be edited, or the folder's trust not kept.
-#[derive(Debug, thiserror::Error)]
-enum KeepError {
-    #[error("the rule was not kept: {0}")]
-    Config(#[from] crate::config::ConfigError),
-    #[error("the folder's trust could not be kept with the rule (run `ling trust`): {0}")]
-    Trust(#[from] crate::trust::TrustError),
 }

@@ -15,12 +15,12 @@ use tokio_util::sync::CancellationToken;
 
 use super::Server;
 use super::tools::AGENT_TOOL;
-use crate::agent::{
-    AgentEvent, Approval, ApprovalRequest, Approver, EventSink, NonInteractive, RunEnd,
-};
 use crate::config::Paths;
 use crate::rpc::{Peer, RequestError, RequestId, RpcError};
-use crate::setup::{Resume, Setup};
+use crate::session::{
+    AgentEvent, Approval, ApprovalRequest, Approver, EventSink, NonInteractive, RunEnd,
+};
+use crate::session::{Command, EndReason, Host, Io, Reply, Resume, Start};
 use crate::trust::ProjectConfig;
 
 /// Agent sessions kept open for a `session_id` to continue; the oldest idle one is closed past
@@ -174,9 +174,9 @@ pub(super) async fn tools_call(
         }
         return agent_call(server, arguments, &progress, approver, cancel).await;
     }
-    let agent = &server.setup.agent;
-    if agent.tools().get(name).is_none() || !super::tools::served(name) {
-        let served: Vec<String> = agent
+    let host = &server.host;
+    if host.tools().get(name).is_none() || !super::tools::served(name) {
+        let served: Vec<String> = host
             .tools()
             .names()
             .into_iter()
@@ -185,9 +185,13 @@ pub(super) async fn tools_call(
         return Err(unknown_tool(name, &served));
     }
     let call_id = format!("mcp-{id}");
-    let result = agent
-        .call_tool_directly(&call_id, name, &arguments, &progress, approver, cancel)
-        .await;
+    let io = Io {
+        sink: &progress,
+        approver,
+        cancel,
+        trust: None,
+    };
+    let result = host.call_tool(&call_id, name, &arguments, &io).await;
     Ok(json!({
         "content": [{ "type": "text", "text": result.content }],
         "isError": result.is_error,
@@ -213,8 +217,7 @@ struct AgentArgs {
 
 /// One agent session of `--agent`, between calls.
 struct AgentRun {
-    setup: Setup,
-    started: bool,
+    host: Host,
 }
 
 /// The agent sessions kept open, most recently used last.
@@ -259,20 +262,16 @@ impl AgentSessions {
 }
 
 async fn close(run: &Rc<tokio::sync::Mutex<AgentRun>>) {
-    let run = run.lock().await;
-    if run.started {
-        run.setup
-            .agent
-            .end_session("other", &NonInteractiveSink)
-            .await;
-    }
-    run.setup.shutdown().await;
+    let mut run = run.lock().await;
+    let cancel = CancellationToken::new();
+    let io = Io::unattended(&Nobody, &cancel);
+    let _ = run.host.submit(Command::End(EndReason::Other), &io).await;
 }
 
 /// Events nobody reads (SessionEnd at shutdown).
-struct NonInteractiveSink;
+pub(super) struct Nobody;
 
-impl EventSink for NonInteractiveSink {
+impl EventSink for Nobody {
     fn emit(&self, _event: AgentEvent) {}
 }
 
@@ -299,9 +298,13 @@ async fn agent_call(
     };
     let mut guard = run.lock().await;
     let this = &mut *guard;
-    let session_id = this.setup.agent.session().id.clone();
+    let session_id = this.host.session_id().to_string();
     if let Some(model) = args.model {
-        this.setup.agent.set_model(model);
+        let cancel = CancellationToken::new();
+        let io = Io::unattended(&Nobody, &cancel);
+        if let Err(e) = this.host.submit(Command::SetModel(model), &io).await {
+            return Err(RpcError::invalid_params(e.to_string()));
+        }
     }
     let (text, is_error, turns) = drive(this, &args.prompt, progress, approver, cancel).await;
     drop(guard);
@@ -324,15 +327,18 @@ async fn open(
     let project = ProjectConfig::read(&paths).map_err(|e| RpcError::internal(e.to_string()))?;
     let mut options = server.options.run.clone();
     options.resume = resume;
-    let setup = Setup::prepare(&options, paths, project, false, &|warning: &str| {
+    let start = Start {
+        options,
+        paths,
+        project,
+        interactive: false,
+    };
+    let host = Host::start(start, &|warning: &str| {
         tracing::warn!("mcp serve: {warning}");
     })
     .await
     .map_err(|e| RpcError::invalid_params(e.to_string()))?;
-    Ok(Rc::new(tokio::sync::Mutex::new(AgentRun {
-        setup,
-        started: false,
-    })))
+    Ok(Rc::new(tokio::sync::Mutex::new(AgentRun { host })))
 }
 
 /// Runs the prompt: (the answer or why it failed, whether it failed, model requests made).
@@ -343,27 +349,28 @@ async fn drive(
     approver: &dyn Approver,
     cancel: &CancellationToken,
 ) -> (String, bool, u32) {
-    if !run.started {
-        tokio::select! {
-            () = run.setup.mcp.wait_ready() => {}
-            () = cancel.cancelled() => return ("interrupted".into(), true, 0),
-        }
-        run.started = true;
-        let source = if run.setup.resumed {
-            "resume"
-        } else {
-            "startup"
-        };
-        if let Some(reason) = run.setup.agent.fire_session_start(source, progress).await {
-            return (format!("stopped by a SessionStart hook: {reason}"), true, 0);
-        }
+    if !run.host.wait_for_servers(cancel).await {
+        return ("interrupted".into(), true, 0);
     }
-    match run
-        .setup
-        .agent
-        .run(prompt, progress, approver, cancel)
+    let io = Io {
+        sink: progress,
+        approver,
+        cancel,
+        trust: None,
+    };
+    let result = match run
+        .host
+        .submit(Command::Prompt(prompt.to_string()), &io)
         .await
     {
+        Ok(Reply::Turn { result, .. }) => result,
+        Ok(Reply::Stopped(reason)) => {
+            return (format!("stopped by a SessionStart hook: {reason}"), true, 0);
+        }
+        Ok(_) => return ("the prompt did not run".into(), true, 0),
+        Err(e) => return (crate::redact::scrub(&e.to_string()), true, 0),
+    };
+    match result {
         Ok(result) => match result.end {
             RunEnd::Completed => (result.text, false, result.num_turns),
             RunEnd::MaxTurns => (

@@ -26,7 +26,7 @@ use crate::mcp::modern::{
     LEGACY_RESOURCE_NOT_FOUND, MODERN_PROTOCOL_VERSION, UNSUPPORTED_PROTOCOL_VERSION,
 };
 use crate::rpc::{Incoming, Peer, RequestId, RpcError};
-use crate::setup::{RunOptions, Setup, SetupError};
+use crate::session::{Host, RunOptions, SetupError, Start};
 use crate::trust::ProjectConfig;
 
 pub use tools::AGENT_TOOL;
@@ -66,8 +66,8 @@ struct Client {
 pub(crate) struct Server {
     pub peer: Peer,
     pub options: ServeOptions,
-    /// The run of the builtin tools (unused with `--agent`, whose runs are per call).
-    pub setup: Setup,
+    /// The session of the builtin tools (unused with `--agent`, whose sessions are per call).
+    pub host: Host,
     client: RefCell<Client>,
     /// The cancel of each call in flight, by request id.
     calls: RefCell<HashMap<String, CancellationToken>>,
@@ -100,7 +100,7 @@ pub async fn run(
 pub async fn prepare(
     options: &ServeOptions,
     warn: &dyn Fn(&str),
-) -> Result<(Setup, String), ServeError> {
+) -> Result<(Host, String), ServeError> {
     let paths = Paths::new(options.root.clone());
     let project = ProjectConfig::read(&paths)?;
     let mut run = options.run.clone();
@@ -111,25 +111,32 @@ pub async fn prepare(
         run.mcp_config.clear();
         run.strict_mcp_config = true;
     }
-    let setup = Setup::prepare(&run, paths, project, false, warn).await?;
+    let start = Start {
+        options: run,
+        paths,
+        project,
+        interactive: false,
+    };
+    let host = Host::start(start, warn).await?;
+    let status = host.status();
     let mut instructions = if options.agent {
         format!(
             "Ling, a coding agent, for the project {}: call `ling` with a task.",
-            setup.paths.project_root.display()
+            host.paths().project_root.display()
         )
     } else {
         format!(
             "Ling's file and shell tools for the project {}. Paths are relative to it. Permission \
              mode: {}; bash runs in the {} sandbox.",
-            setup.paths.project_root.display(),
-            setup.agent.permission_mode().as_str(),
-            setup.sandbox.mode.as_str()
+            status.project_root.display(),
+            status.mode.as_str(),
+            host.sandbox().mode.as_str()
         )
     };
-    if let Some(notice) = &setup.trust_notice {
+    if let Some(notice) = host.trust_notice() {
         instructions.push_str(&format!(" Note: {notice}."));
     }
-    Ok((setup, instructions))
+    Ok((host, instructions))
 }
 
 /// [`run`] over any streams (tests drive it in memory).
@@ -140,12 +147,12 @@ pub async fn serve(
     shutdown: CancellationToken,
     warn: &dyn Fn(&str),
 ) -> Result<(), ServeError> {
-    let (setup, instructions) = prepare(&options, warn).await?;
+    let (host, instructions) = prepare(&options, warn).await?;
     let mut connection = crate::rpc::connect(input, output);
     let server = Rc::new(Server {
         peer: connection.peer.clone(),
         options,
-        setup,
+        host,
         client: RefCell::new(Client::default()),
         calls: RefCell::new(HashMap::new()),
         sessions: call::AgentSessions::default(),
@@ -167,7 +174,7 @@ pub async fn serve(
     }
     crate::rpc::finish_tasks(&mut tasks, Duration::from_secs(5)).await;
     server.sessions.close_all().await;
-    server.setup.shutdown().await;
+    server.host.shutdown().await;
     drop(server);
     connection.close().await;
     Ok(())
@@ -339,8 +346,7 @@ impl Server {
         if self.options.agent {
             return vec![tools::agent()];
         }
-        self.setup
-            .agent
+        self.host
             .tools()
             .iter()
             .filter(|tool| tools::served(tool.name()))

@@ -15,7 +15,7 @@ pub const AGENT_TOOL: &str = "ling";
 /// an agent's own turn (a sub-agent, a skill's instructions for the model), which `--agent`
 /// offers whole.
 pub fn served(name: &str) -> bool {
-    name != crate::agent::TASK && name != crate::agent::SKILL
+    name != crate::session::TASK && name != crate::session::SKILL
 }
 
 pub fn builtin(tool: &dyn Tool) -> Value {

@@ -60,6 +60,16 @@ pub enum Login {
     Headless,
 }
 
+impl std::fmt::Debug for Login {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::Never => "Never",
+            Self::Browser { .. } => "Browser",
+            Self::Headless => "Headless",
+        })
+    }
+}
+
 /// The authorization of one HTTP server.
 pub struct OAuth {
     server: String,

@@ -1,9 +1,9 @@
 //! Claude Code's `stream-json` protocol, so that programs written against `claude -p` and the
 //! Claude Agent SDK (`@anthropic-ai/claude-agent-sdk`, pointed at `ling` with its
 //! `pathToClaudeCodeExecutable` option) drive Ling unchanged: the message shapes of the output
-//! (`messages`, written by [`ClaudeStream`]), the control channel and its permission prompt
-//! (`control`), and the driver of `--input-format stream-json`, where the prompts come as JSON
-//! lines on stdin and several turns run in one process ([`session`]).
+//! (`messages`, written by [`ClaudeStream`]). The control channel and the driver of
+//! `--input-format stream-json`, where the prompts come as JSON lines on stdin and several turns
+//! run in one process, are the `claude` front end's (`crate::front::claude`).
 
 pub mod messages;
 mod stream;
@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 pub use stream::{ClaudeStream, RunStats, claude_name};
 
 use crate::mcp::{ServerState, ServerStatus};
-use crate::setup::Setup;
+use crate::session::Host;
 
 /// `mcp_servers` of `init` and `result`: each enabled server's name and status, with `error`
 /// when it has one.
@@ -33,26 +33,24 @@ pub fn mcp_servers(statuses: &[ServerStatus]) -> Vec<Value> {
 }
 
 /// The `system`/`init` message of a prepared run (its MCP servers ready).
-pub fn init_message(setup: &Setup) -> Value {
-    let agent = &setup.agent;
-    // What a `bash` command gets now (`read-only` in plan mode): the one sandbox decision.
-    let effective = setup.sandbox.effective(agent.permission_mode());
+pub fn init_message(host: &Host) -> Value {
+    let status = host.status();
     let init = messages::Init {
         kind: "system",
         subtype: "init",
-        cwd: agent.root().to_string_lossy().into_owned(),
-        session_id: &agent.session().id,
-        tools: agent
+        cwd: status.project_root.to_string_lossy().into_owned(),
+        session_id: &status.session_id,
+        tools: host
             .tools()
             .names()
             .iter()
             .map(|n| claude_name(n))
             .collect(),
-        mcp_servers: mcp_servers(&setup.mcp.statuses()),
-        model: agent.model(),
-        permission_mode: agent.permission_mode().hook_name(),
+        mcp_servers: mcp_servers(&status.servers),
+        model: &status.model,
+        permission_mode: status.mode.hook_name(),
         slash_commands: Vec::new(),
-        api_key_source: if setup.settings.api_key.is_some() {
+        api_key_source: if host.settings().api_key.is_some() {
             "user"
         } else {
             "none"
@@ -63,10 +61,11 @@ pub fn init_message(setup: &Setup) -> Value {
         skills: Vec::new(),
         plugins: Vec::new(),
         uuid: messages::uuid(),
-        project_trust: setup.project_trust.as_str(),
+        project_trust: status.trust.as_str(),
+        // What a `bash` command gets now (`read-only` in plan mode): the one sandbox decision.
         sandbox: json!({
-            "mode": effective.mode.as_str(),
-            "network": effective.network,
+            "mode": status.sandbox.mode.as_str(),
+            "network": status.sandbox.network,
         }),
     };
     serde_json::to_value(init).unwrap_or_default()

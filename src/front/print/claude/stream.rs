@@ -16,9 +16,9 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use super::messages::{self, stream_event, system};
-use crate::agent::{AgentEvent, EventSink};
 use crate::front::print::{json_line, side_channel};
 use crate::hooks::claude::{claude_tool_name, tool_response, with_claude_fields};
+use crate::session::{AgentEvent, EventSink};
 use crate::ui::style::Style;
 
 /// A tool's name as a Claude Code program knows it.
@@ -310,7 +310,7 @@ impl EventSink for ClaudeStream {
                 };
                 let failed = matches!(
                     notice.decision,
-                    crate::agent::NoticeDecision::Error | crate::agent::NoticeDecision::Timeout
+                    crate::session::NoticeDecision::Error | crate::session::NoticeDecision::Timeout
                 );
                 self.system(
                     "hook_response",
@@ -338,6 +338,13 @@ impl EventSink for ClaudeStream {
                     "trigger": trigger, "pre_tokens": pre_tokens, "post_tokens": post_tokens,
                 }}),
             ),
+            // A server gone from the config: its last status says so.
+            AgentEvent::McpReloaded { removed, .. } => {
+                for name in removed {
+                    let (status, _) = crate::mcp::ServerState::Disabled.report();
+                    self.system("mcp_status", json!({"name": name, "status": status}));
+                }
+            }
             AgentEvent::McpStatus { server, state } => {
                 let (status, error) = state.report();
                 let mut fields = json!({"name": server, "status": status});
@@ -376,8 +383,8 @@ impl EventSink for ClaudeStream {
 impl ClaudeStream {
     /// A sub-agent's tool calls, their results and its answer, as Claude Code writes a Task's:
     /// the same messages with `parent_tool_use_id` naming the parent's `task` call.
-    fn subagent(&self, sub: &crate::agent::SubagentEvent) {
-        let crate::agent::SubagentKind::Event(inner) = &sub.kind else {
+    fn subagent(&self, sub: &crate::session::SubagentEvent) {
+        let crate::session::SubagentKind::Event(inner) = &sub.kind else {
             return;
         };
         let model = lock(&self.model).clone();
