@@ -1,4 +1,4 @@
-//! The terminal plumbing the front ends (`crate::front`) share: markdown, the rendering of tool
+//! The terminal plumbing the five front ends share: markdown, the rendering of tool
 //! calls and hook notices, styles, the trust question. Only [`output`] writes to stdout and
 //! stderr, and it takes [`term::Term`]s: text from outside Ling is neutralised ([`safe_text`])
 //! before Ling's own colours are added. A front end's run ends in a [`RunOutcome`]; `cli` alone
