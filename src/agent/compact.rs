@@ -10,7 +10,7 @@
 use tokio_util::sync::CancellationToken;
 
 use super::context::{ContextUsage, estimate, rebuild};
-use super::{Agent, AgentError, AgentEvent, EventSink};
+use super::{Agent, AgentError, AgentEvent, EventSink, StartSource};
 use crate::hooks::HookInput;
 use crate::llm::{LlmError, Message, StreamEvent};
 
@@ -250,7 +250,7 @@ impl Agent {
         self.session
             .record_compaction(trigger.as_str(), before.used, after.used, &self.history);
         // SessionStart cannot stop a compaction; its context is the new system prompt's.
-        let _ = self.fire_session_start("compact", sink).await;
+        let _ = self.fire_session_start(StartSource::Compact, sink).await;
         let post_tokens = self.context_usage().await.used;
         sink.emit(AgentEvent::Compacted {
             trigger: trigger.as_str().to_string(),

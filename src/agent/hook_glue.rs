@@ -89,43 +89,10 @@ impl Agent {
 
     /// What `async` handlers that finished since the last call did. Also drained when no hook
     /// matches and at exit, or the error of a lone async hook would never be shown.
-    fn report_async_notices(&self, sink: &dyn EventSink) {
+    pub(super) fn report_async_notices(&self, sink: &dyn EventSink) {
         for notice in self.hooks.take_async_notices() {
             sink.emit(AgentEvent::Hook(notice_event(&notice, None)));
         }
-    }
-
-    /// SessionStart: its context becomes part of the system prompt. Returns the reason when a
-    /// hook said `continue: false`.
-    pub async fn fire_session_start(
-        &mut self,
-        source: &str,
-        sink: &dyn EventSink,
-    ) -> Option<String> {
-        let outcome = self
-            .fire(
-                HookInput::SessionStart {
-                    source: source.to_string(),
-                },
-                sink,
-            )
-            .await;
-        self.session_context = outcome.additional_context.clone();
-        self.rebuild_system_prompt();
-        outcome.stop
-    }
-
-    /// SessionEnd, then a short bounded wait for async handlers still running.
-    pub async fn end_session(&self, reason: &str, sink: &dyn EventSink) {
-        self.fire(
-            HookInput::SessionEnd {
-                reason: reason.to_string(),
-            },
-            sink,
-        )
-        .await;
-        self.hooks.wait_async(ASYNC_GRACE).await;
-        self.report_async_notices(sink);
     }
 }
 
@@ -208,9 +175,6 @@ pub fn check_hook_conditions(
     }
     Ok(())
 }
-
-/// How long the program waits at exit for `async: true` handlers before killing them.
-const ASYNC_GRACE: std::time::Duration = std::time::Duration::from_millis(1500);
 
 fn is_tool_event(input: &HookInput) -> bool {
     matches!(

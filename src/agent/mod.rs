@@ -16,6 +16,7 @@ mod file_mentions;
 mod filter;
 mod hook_glue;
 pub mod instructions;
+mod lifecycle;
 mod listing;
 pub mod mcp;
 mod mode;
@@ -52,6 +53,7 @@ pub use events::{AgentEvent, EventSink, HookNotice, NoticeDecision, SubagentEven
 pub use file_mentions::{ATTACH_LIMIT, Attached, attach_files};
 pub use hook_glue::{IdleNotice, Notifier, RuleConditions, check_hook_conditions};
 pub use instructions::CLAUDE_MEMORY;
+pub use lifecycle::{EndReason, StartSource};
 pub use mcp::{
     HostPolicy, ListMcpResources, McpAsker, McpHost, McpTool, ReadMcpResource, SEARCH_TOOLS,
     ToolSearch,

@@ -2,6 +2,7 @@
 //! and why a command failed ([`HostError`]). A request added for one front end is a new variant
 //! here, and every other front end gets it for free.
 
+pub use crate::agent::EndReason;
 use crate::agent::{AgentError, Compaction, RunResult, SessionError};
 use crate::config::PermissionMode;
 use crate::llm::Usage;
@@ -65,32 +66,6 @@ pub enum Keep {
     Project,
     /// The user's `settings.json`.
     User,
-}
-
-/// Why a session ends: what SessionEnd hooks are told as `reason`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum EndReason {
-    /// The user left the REPL (Ctrl-D, `/exit`).
-    PromptInputExit,
-    /// `/clear` ended the conversation.
-    Clear,
-    /// `/resume` switched to another session.
-    Resume,
-    /// The run ended otherwise: `-p` answered, the driver closed its input, the editor closed
-    /// the session.
-    Other,
-}
-
-impl EndReason {
-    /// The `reason` of Claude Code's SessionEnd input.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::PromptInputExit => "prompt_input_exit",
-            Self::Clear => "clear",
-            Self::Resume => "resume",
-            Self::Other => "other",
-        }
-    }
 }
 
 /// What a command gave back.

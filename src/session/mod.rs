@@ -35,7 +35,7 @@ pub use crate::setup::{
     DEFAULT_PRINT_MAX_TURNS, Resume, RunOptions, SetupError, locate, project_root,
 };
 
-use crate::agent::Session;
+use crate::agent::{Session, StartSource};
 use crate::config::{Paths, Settings};
 use crate::llm::{LlmConfig, Message, Usage};
 use crate::mcp::McpManager;
@@ -203,9 +203,9 @@ impl Host {
             return None;
         }
         let source = if self.setup.resumed {
-            "resume"
+            StartSource::Resume
         } else {
-            "startup"
+            StartSource::Startup
         };
         self.setup.agent.fire_session_start(source, sink).await
     }
@@ -348,10 +348,7 @@ impl Host {
     }
 
     async fn clear(&mut self, sink: &dyn EventSink) -> Result<Reply, HostError> {
-        self.setup
-            .agent
-            .end_session(EndReason::Clear.as_str(), sink)
-            .await;
+        self.setup.agent.end_session(EndReason::Clear, sink).await;
         let session = Session::new(
             &self.setup.paths.sessions_dir(),
             &self.setup.paths.project_root,
@@ -359,7 +356,11 @@ impl Host {
         );
         self.setup.agent.clear(session);
         self.live.session_is(&self.setup.agent.session().id);
-        let stopped = self.setup.agent.fire_session_start("clear", sink).await;
+        let stopped = self
+            .setup
+            .agent
+            .fire_session_start(StartSource::Clear, sink)
+            .await;
         Ok(stopped.map_or(Reply::Done, Reply::Stopped))
     }
 
@@ -369,10 +370,7 @@ impl Host {
     async fn resume(&mut self, id: &str, sink: &dyn EventSink) -> Result<Reply, HostError> {
         let resumed = Session::open(&self.setup.paths.sessions_dir(), id.trim())?;
         if self.started {
-            self.setup
-                .agent
-                .end_session(EndReason::Resume.as_str(), sink)
-                .await;
+            self.setup.agent.end_session(EndReason::Resume, sink).await;
         }
         self.setup
             .agent
@@ -381,7 +379,12 @@ impl Host {
         self.live.session_is(&self.setup.agent.session().id);
         if !self.started {
             self.setup.resumed = true;
-        } else if let Some(reason) = self.setup.agent.fire_session_start("resume", sink).await {
+        } else if let Some(reason) = self
+            .setup
+            .agent
+            .fire_session_start(StartSource::Resume, sink)
+            .await
+        {
             return Ok(Reply::Stopped(reason));
         }
         Ok(Reply::Resumed {
@@ -416,7 +419,7 @@ impl Host {
     /// line first and then stops them without waiting.
     pub async fn end_session(&mut self, reason: EndReason, sink: &dyn EventSink) {
         if std::mem::replace(&mut self.started, false) {
-            self.setup.agent.end_session(reason.as_str(), sink).await;
+            self.setup.agent.end_session(reason, sink).await;
         }
     }
 
