@@ -415,7 +415,7 @@ impl Agent {
             child_env: self.options.child_env.clone(),
             sandbox,
             extra_roots: self.options.add_dirs.clone(),
-            hidden: self.options.sandbox.hidden.as_slice().into(),
+            hidden: self.sandbox().hidden.as_slice().into(),
             files: self.files.clone(),
             shell_host: self.shell_host.clone(),
             call_id: None,

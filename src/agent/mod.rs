@@ -76,12 +76,10 @@ pub struct AgentOptions {
     /// Characters of one tool result the model gets; the middle of longer output is cut.
     pub tool_output_limit: usize,
     pub prompt: PromptOptions,
-    /// What the `bash` tool's children start with.
+    /// What the `bash` tool's children start with, the run's sandbox decision inside.
     pub child_env: ChildEnv,
     /// The context window and when to compact.
     pub context: ContextOptions,
-    /// The shell sandbox of the `bash` tool.
-    pub sandbox: Decision,
     /// `--add-dir` directories: the file tools may work there as inside the root.
     pub add_dirs: Vec<PathBuf>,
     /// Nothing is asked, whatever the mode: a call that needs approval is denied (Codex's
@@ -350,6 +348,11 @@ impl Agent {
         }
         self.system_prompt = prompt;
         self.context.forget_count();
+    }
+
+    /// The shell sandbox of the run (what `/status` shows; `bash` follows it).
+    pub fn sandbox(&self) -> &Decision {
+        self.options.child_env.decision()
     }
 
     pub fn root(&self) -> &Path {

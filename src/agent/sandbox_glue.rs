@@ -19,7 +19,7 @@ impl Agent {
     /// [`Decision::effective`]: crate::process::sandbox::Decision::effective
     pub(super) fn sandbox_policy(&self) -> Option<Policy> {
         let mode = self.lock_permissions().mode();
-        let effective = self.options.sandbox.effective(mode);
+        let effective = self.sandbox().effective(mode);
         self.options.child_env.policy(effective.mode)
     }
 

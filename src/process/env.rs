@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::ffi::{OsStr, OsString};
 use std::path::PathBuf;
 use std::process::Stdio;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, LazyLock, Mutex, OnceLock};
 
 use tokio::process::Command;
 
@@ -226,6 +226,13 @@ impl ChildEnv {
             scope: OnceLock::new(),
         }));
         self
+    }
+
+    /// The run's sandbox decision, the one every front end's status shows; off when this run
+    /// has none.
+    pub fn decision(&self) -> &Decision {
+        static OFF: LazyLock<Decision> = LazyLock::new(Decision::off);
+        self.sandbox.as_deref().map_or(&OFF, |run| &run.decision)
     }
 
     /// The policy of a command in `mode` (the answer of [`Decision::effective`]): `None` when

@@ -456,7 +456,7 @@ impl Host {
         apply_plugs(&mut fresh, &self.plugs);
         self.live.run_is(
             fresh.mcp.clone(),
-            fresh.sandbox.clone(),
+            fresh.agent.sandbox().clone(),
             fresh.agent.mode_handle(),
         );
         self.live.model_is(fresh.agent.model());
@@ -576,7 +576,7 @@ impl Host {
     }
 
     pub fn sandbox(&self) -> &Decision {
-        &self.setup.sandbox
+        self.setup.agent.sandbox()
     }
 
     /// The model server's settings, with the session's model.
@@ -648,7 +648,7 @@ fn live_of(setup: &Setup) -> Live {
         llm,
         setup.paths.clone(),
         setup.mcp.clone(),
-        setup.sandbox.clone(),
+        setup.agent.sandbox().clone(),
         setup.agent.mode_handle(),
         setup.agent.model().to_string(),
         setup.agent.session().id.clone(),

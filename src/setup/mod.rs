@@ -1,30 +1,36 @@
-//! One agent run, assembled: what both frontends (the REPL and `ling -p`) drive. Built from the
-//! run's options and the configuration files (the project's own only as far as its trust allows):
-//! the project root, settings, permissions, the model client, the debug log, the session (new,
-//! or found again with `--continue` / `--resume ID`), the MCP servers and the agent itself.
-//! It sits between the frontends (`cli`, `ui`) and `agent`, and prints nothing: warnings go to
-//! the caller's `warn`, failures are a [`SetupError`].
+//! One agent run, assembled: what the session host (`crate::session`, its only caller) drives.
+//! [`Setup::prepare`] reads as its steps, one service each: the debug log; the configuration
+//! files (`files.rs`; the project's own only as far as its trust allows); the trust guard, the
+//! run's surface and the sandbox decision, which goes into the one environment every child
+//! starts from (`sandbox.rs`); the hooks; the permissions; the model client; the session, new or
+//! found again with `--continue` / `--resume ID` (`session.rs`); the agent; and the MCP servers,
+//! started last. It prints nothing: warnings go to the caller's `warn`, failures are a
+//! [`SetupError`].
+
+mod files;
+mod sandbox;
+mod session;
 
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use crate::agent::mcp::reload::McpSources;
 use crate::agent::{
-    Agent, AgentOptions, ContextOptions, HostPolicy, McpHost, PromptOptions, Resumed, Session,
-    SessionError,
+    Agent, AgentOptions, ContextOptions, HostPolicy, McpHost, PromptOptions, SessionError,
 };
-use crate::config::extensions::Extensions;
-use crate::config::hooks::HooksConfig;
+use crate::config::mcp::ServerConfig;
 use crate::config::{ConfigError, Paths, Settings, SettingsOverrides};
 use crate::hooks::HookEngine;
 use crate::llm::{LlmClient, LlmConfig, LlmError};
 use crate::mcp::{ManagerOptions, McpManager};
 use crate::permissions::{PermissionError, Permissions};
-use crate::process::sandbox::{self, Decision, SandboxError};
+use crate::process::sandbox::SandboxError;
 use crate::process::{ChildEnv, Trampoline};
 use crate::tools::ToolRegistry;
-use crate::trust::surface::{Part, Surface};
 use crate::trust::{ProjectConfig, TrustStatus};
+
+use self::files::ConfigFiles;
+use self::sandbox::Confined;
 
 /// Model requests a `-p` run may make when neither `--max-turns` nor settings `maxTurns` says:
 /// a model stuck calling tools ends with `error_max_turns` instead of running up a bill forever.
@@ -97,8 +103,6 @@ pub struct Setup {
     pub mcp_host: Arc<McpHost>,
     /// True when the agent continues a recorded session.
     pub resumed: bool,
-    /// The shell sandbox of the `bash` tool (`/status`, stream-json `init`).
-    pub sandbox: Decision,
     /// Whether the project's own config applies (`project_trust` of the json outputs).
     pub project_trust: TrustStatus,
     /// For an untrusted project: the one line saying what was skipped and how to trust it.
@@ -182,254 +186,188 @@ impl Setup {
         interactive: bool,
         warn: &dyn Fn(&str),
     ) -> Result<Self, SetupError> {
-        let mut warnings = Vec::new();
-        if let Some(passed_over) = &paths.passed_over {
-            warn(&passed_over.warning(&paths.project_root));
-        }
-        if let Err(e) = crate::log::init(&paths.logs_dir()) {
-            warnings.push(e.to_string());
-        }
-        let mut settings = Settings::load(&paths, project.layer(), &options.overrides)?;
-        // `--add-dir`: the sandbox may write them too, as it may its writable roots.
-        for dir in &paths.add_dirs {
-            if !settings.sandbox.writable_roots.contains(dir) {
-                settings.sandbox.writable_roots.push(dir.clone());
-            }
-        }
-        let (mut servers, mcp_warnings) = crate::config::mcp::load_servers(
-            &paths,
-            project.layer(),
-            &options.mcp_config,
-            options.strict_mcp_config,
-        )?;
-        crate::config::mcp::apply_switches(&mut servers, &settings.project_state);
-        let mcp_sources = McpSources::new(&paths, &options.mcp_config, options.strict_mcp_config);
-        let mut hook_config = HooksConfig::load_with(
-            &paths,
-            project.layer(),
-            settings.hook_layers(),
-            settings.flag_settings.as_ref(),
-        )?;
-        // Each hook and server checks, before it runs, that the files it runs are the ones
-        // trusted; the sandbox keeps them read-only and file edits of them ask.
-        let guarded = crate::trust::guard::attach(
-            &project,
-            &mut hook_config,
-            &mut servers,
-            &settings.sandbox.writable_roots,
-            &settings.env,
-        );
-        let mut sandbox = sandbox::decide(
-            &settings.sandbox,
-            sandbox::availability(),
-            &paths.home,
-            sandbox::home_dir().as_deref(),
-        )?;
-        let extensions = Extensions::load(&paths, project.layer());
-        let trampoline = Trampoline::current();
-        let surface = surface_of(
-            &paths,
-            options,
-            &settings,
-            &project,
-            &guarded.protect,
-            &extensions,
-            trampoline.as_ref(),
-        );
-        sandbox.read_only = surface.read_only();
-        let child_env = ChildEnv::from_settings(&settings)
-            .with_trampoline(trampoline)
-            .with_sandbox(sandbox.clone(), paths.project_root.clone())
-            .with_outside(guarded.outside.clone());
-        let (hooks, hook_warnings) = HookEngine::from_config(hook_config)?;
-        crate::agent::check_hook_conditions(&hooks, &paths)?;
-        let hooks = hooks
-            .with_child_env(child_env.clone())
-            .with_conditions(crate::agent::RuleConditions::new(&paths));
+        let mut warnings = start_log(&paths, warn);
+        let mut files = ConfigFiles::load(&paths, &project, options)?;
+        let confined = sandbox::confine(&paths, options, &project, &mut files)?;
+        let (hooks, hook_warnings) = hooks(&mut files, &paths, &confined.child_env)?;
         let trust_notice = project.skipped_notice(&paths);
-        let all_warnings = settings.warnings.iter().chain(&hook_warnings);
-        for warning in all_warnings.chain(&mcp_warnings) {
+        let file_warnings = files.settings.warnings.iter().chain(&hook_warnings);
+        for warning in file_warnings.chain(&files.mcp_warnings) {
             warn(warning);
         }
-        if let Some(warning) = &sandbox.warning {
-            warn(warning);
-        }
-        if let Some(notice) = sandbox::start_notice(&sandbox, &paths.project_root) {
-            warn(&notice);
-        }
-        let mut permissions = Permissions::new(
-            settings.permission_mode,
-            &settings.allow_rules,
-            &settings.deny_rules,
-            &paths,
-        )?
-        .with_ask_rules(&settings.ask_rules)?;
-        for warning in permissions.ignored_rules() {
-            warn(&warning);
-        }
-        permissions.protect_outside(&surface.asked());
-        permissions.hide(&sandbox.hidden);
-        permissions.set_sandboxed(sandbox.is_on());
-        let llm = LlmClient::new(LlmConfig::from_settings(&settings))?;
-        llm.preflight()?;
-        let resumed = resume(&options.resume, &paths)?;
-        let run_tools = options.tools.clone();
-        let session_id = options.session_id.clone();
-        let options = AgentOptions {
-            root: paths.project_root.clone(),
-            max_turns: turn_limit(settings.max_turns, interactive),
-            tool_output_limit: settings.tool_output_limit,
-            prompt: PromptOptions {
-                no_claude_memory: !project.claude().project,
-                working_dir: Some(paths.working_dir.clone()),
-                user_files: user_instruction_files(&paths, project.claude().project),
-                ..options.prompt.clone()
-            },
-            add_dirs: paths.add_dirs.clone(),
-            child_env: child_env.clone(),
-            context: ContextOptions {
-                window: settings.context_window,
-                auto_compact: settings.auto_compact,
-                percent: settings.auto_compact_percent,
-            },
-            sandbox: sandbox.clone(),
-            never_ask: settings.never_ask,
-            stop_hook_limit: settings.max_stop_hook_blocks,
-            subagent: None,
-            idle_notify_after: settings.idle_notify_after,
-        };
-        let (session, history) = match resumed {
-            Some(Resumed {
-                session,
-                messages,
-                warnings: found,
-                children,
-            }) => {
-                warnings.extend(found);
-                (session, Some((messages, children)))
-            }
-            None => (
-                match session_id {
-                    Some(id) => Session::with_id(
-                        &paths.sessions_dir(),
-                        &paths.project_root,
-                        &llm.config().model,
-                        id,
-                    ),
-                    None => Session::new(
-                        &paths.sessions_dir(),
-                        &paths.project_root,
-                        &llm.config().model,
-                    ),
-                },
-                None,
-            ),
-        };
-        tracing::info!(
-            "session {} ({}), transcript {}",
-            session.id,
-            if history.is_some() { "resumed" } else { "new" },
-            session.transcript_path.display()
-        );
+        confined.warn(&paths, warn);
+        let permissions = permissions(&files.settings, &paths, &confined, warn)?;
+        let llm = model_client(&files.settings)?;
+        let session = session::open(options, &paths, &llm.config().model, &mut warnings)?;
         let mcp_host = McpHost::new(
             llm.clone(),
             HostPolicy {
-                allow_sampling: settings.allow_sampling,
+                allow_sampling: files.settings.allow_sampling,
                 interactive,
-                elicitation: settings.elicitation,
+                elicitation: files.settings.elicitation,
             },
         );
-        for warning in &extensions.warnings {
+        for warning in &files.extensions.warnings {
             warn(warning);
         }
-        let builtins = match &run_tools {
+        let agent_options = agent_options(
+            options,
+            &paths,
+            &files.settings,
+            &project,
+            interactive,
+            confined.child_env.clone(),
+        );
+        let builtins = match &options.tools {
             Some(keep) => ToolRegistry::builtins().only(keep),
             None => ToolRegistry::builtins(),
         };
-        let mut agent = Agent::new(llm, builtins, permissions, options, session)
+        let settings = &files.settings;
+        let mut agent = Agent::new(llm, builtins, permissions, agent_options, session.session)
             .with_hooks(hooks)
             .with_tool_search(settings.tool_search)
-            .with_extensions(Arc::new(extensions))
+            .with_extensions(Arc::new(std::mem::take(&mut files.extensions)))
             .with_delegation(settings.max_parallel_agents, settings.model_aliases.clone());
         agent.probe_context_window();
         warnings.extend(agent.take_warnings());
         // Started last, once nothing else can fail, so no server is left running on an error.
-        let mut manager_options = ManagerOptions::new(paths.clone());
-        manager_options.handler = Some(mcp_host.clone());
-        manager_options.output_cap = settings.tool_output_limit;
-        manager_options.child_env = child_env;
-        let mcp = McpManager::start(servers, manager_options);
+        let servers = std::mem::take(&mut files.servers);
+        let mcp = start_mcp(
+            servers,
+            &paths,
+            &files.settings,
+            &mcp_host,
+            confined.child_env,
+        );
         agent = agent.with_mcp(mcp.clone());
         mcp_host.set_notifier(agent.notifier());
-        let resumed = history.is_some();
-        if let Some((history, children)) = history {
-            agent.resume(history);
-            agent.restore_children(children);
+        let resumed = session.resumed;
+        if resumed {
+            agent.resume(session.messages);
+            agent.restore_children(session.children);
         }
         Ok(Self {
             project_trust: project.status(),
             trust_notice,
             paths,
-            settings,
+            settings: files.settings,
             agent,
             mcp,
             mcp_host,
             resumed,
-            sandbox,
             warnings,
-            mcp_sources,
+            mcp_sources: files.mcp_sources,
         })
     }
 }
 
-/// What Ling reads or runs outside the sandbox in this run (`trust::surface`): every config
-/// file, the files hooks and servers run (`code`), the commands, skills and agents, the
-/// instruction files and Ling's own programs. `LING_HOME` is made first when missing, so that
-/// the sandbox can keep it read-only (a sandboxed command must not be the one to make it).
-fn surface_of(
+/// The first steps of a run, before any file is read: the warning that the project root passed
+/// over a folder's `.ling`, and the debug log. Returns the warnings for later.
+fn start_log(paths: &Paths, warn: &dyn Fn(&str)) -> Vec<String> {
+    let mut warnings = Vec::new();
+    if let Some(passed_over) = &paths.passed_over {
+        warn(&passed_over.warning(&paths.project_root));
+    }
+    if let Err(e) = crate::log::init(&paths.logs_dir()) {
+        warnings.push(e.to_string());
+    }
+    warnings
+}
+
+/// The hooks of `files`, run with the run's children's environment, each handler's `if`
+/// checked; with the warnings of reading them.
+fn hooks(
+    files: &mut ConfigFiles,
     paths: &Paths,
+    child_env: &ChildEnv,
+) -> Result<(HookEngine, Vec<String>), SetupError> {
+    let (hooks, warnings) = HookEngine::from_config(std::mem::take(&mut files.hooks))?;
+    crate::agent::check_hook_conditions(&hooks, paths)?;
+    let hooks = hooks
+        .with_child_env(child_env.clone())
+        .with_conditions(crate::agent::RuleConditions::new(paths));
+    Ok((hooks, warnings))
+}
+
+/// The permission mode and rules of the settings, what the surface keeps asking about and what
+/// the sandbox hides; rules that name a tool Ling lacks are warned about.
+fn permissions(
+    settings: &Settings,
+    paths: &Paths,
+    confined: &Confined,
+    warn: &dyn Fn(&str),
+) -> Result<Permissions, PermissionError> {
+    let mut permissions = Permissions::new(
+        settings.permission_mode,
+        &settings.allow_rules,
+        &settings.deny_rules,
+        paths,
+    )?
+    .with_ask_rules(&settings.ask_rules)?;
+    for warning in permissions.ignored_rules() {
+        warn(&warning);
+    }
+    let decision = confined.child_env.decision();
+    permissions.protect_outside(&confined.surface.asked());
+    permissions.hide(&decision.hidden);
+    permissions.set_sandboxed(decision.is_on());
+    Ok(permissions)
+}
+
+/// The model client of the settings, checked before anything starts.
+fn model_client(settings: &Settings) -> Result<LlmClient, LlmError> {
+    let llm = LlmClient::new(LlmConfig::from_settings(settings))?;
+    llm.preflight()?;
+    Ok(llm)
+}
+
+/// The agent's limits and choices for this run.
+fn agent_options(
     options: &RunOptions,
+    paths: &Paths,
     settings: &Settings,
     project: &ProjectConfig,
-    code: &[PathBuf],
-    extensions: &Extensions,
-    trampoline: Option<&Trampoline>,
-) -> Surface {
-    let _ = crate::config::private_fs::create_dir(&paths.home);
-    let mut surface = Surface::of_run(paths);
-    surface.extend(code, Part::Code);
-    let named = options
-        .mcp_config
-        .iter()
-        .filter(|e| !e.to_string_lossy().trim_start().starts_with('{'))
-        .map(|e| paths.project_root.join(e));
-    let flag_settings = settings
-        .flag_settings
-        .as_ref()
-        .map(|f| f.source.clone())
-        .filter(|source| source.is_absolute());
-    for file in named.chain(flag_settings) {
-        surface.add(&file, Part::Config);
+    interactive: bool,
+    child_env: ChildEnv,
+) -> AgentOptions {
+    AgentOptions {
+        root: paths.project_root.clone(),
+        max_turns: turn_limit(settings.max_turns, interactive),
+        tool_output_limit: settings.tool_output_limit,
+        prompt: PromptOptions {
+            no_claude_memory: !project.claude().project,
+            working_dir: Some(paths.working_dir.clone()),
+            user_files: user_instruction_files(paths, project.claude().project),
+            ..options.prompt.clone()
+        },
+        add_dirs: paths.add_dirs.clone(),
+        child_env,
+        context: ContextOptions {
+            window: settings.context_window,
+            auto_compact: settings.auto_compact,
+            percent: settings.auto_compact_percent,
+        },
+        never_ask: settings.never_ask,
+        stop_hook_limit: settings.max_stop_hook_blocks,
+        subagent: None,
+        idle_notify_after: settings.idle_notify_after,
     }
-    for file in extensions.files() {
-        surface.add_extension(file);
-    }
-    let user_files = user_instruction_files(paths, project.claude().project);
-    let instructions = crate::agent::instructions::files(&crate::agent::instructions::Sources {
-        root: &paths.project_root,
-        working_dir: Some(&paths.working_dir),
-        user_files: &user_files,
-        claude_memory: project.claude().project,
-    });
-    surface.extend(&instructions, Part::Instructions);
-    // `/proc/self/exe` is Ling itself, already a member.
-    if let Some(exe) = trampoline
-        .map(Trampoline::exe)
-        .filter(|exe| !exe.starts_with("/proc"))
-    {
-        surface.add(exe, Part::Ling);
-    }
-    surface
+}
+
+/// The MCP servers, started in the background; their sampling and elicitation requests go to
+/// `mcp_host`.
+fn start_mcp(
+    servers: Vec<ServerConfig>,
+    paths: &Paths,
+    settings: &Settings,
+    mcp_host: &Arc<McpHost>,
+    child_env: ChildEnv,
+) -> Arc<McpManager> {
+    let mut manager_options = ManagerOptions::new(paths.clone());
+    manager_options.handler = Some(mcp_host.clone());
+    manager_options.output_cap = settings.tool_output_limit;
+    manager_options.child_env = child_env;
+    McpManager::start(servers, manager_options)
 }
 
 /// What the children of this run start with: the settings' environment, and tied to this
@@ -440,7 +378,7 @@ pub fn children(settings: &Settings) -> ChildEnv {
 
 /// The user's own instruction files: `LING_HOME/AGENTS.md`, and Claude Code's
 /// `~/.claude/CLAUDE.md` unless `claudeCompat` is off.
-fn user_instruction_files(paths: &Paths, claude: bool) -> Vec<PathBuf> {
+pub(super) fn user_instruction_files(paths: &Paths, claude: bool) -> Vec<PathBuf> {
     let mut files = vec![paths.home.join("AGENTS.md")];
     if claude && let Some(dir) = crate::config::claude::user_dir() {
         files.push(dir.join(crate::agent::CLAUDE_MEMORY));
@@ -452,17 +390,6 @@ fn user_instruction_files(paths: &Paths, claude: bool) -> Vec<PathBuf> {
 /// non-interactive run and none for the REPL.
 fn turn_limit(configured: Option<u32>, interactive: bool) -> Option<u32> {
     configured.or((!interactive).then_some(DEFAULT_PRINT_MAX_TURNS))
-}
-
-/// The session `--continue` or `--resume ID` asks for; `None` for a new one.
-fn resume(resume: &Resume, paths: &Paths) -> Result<Option<Resumed>, SessionError> {
-    let dir = paths.sessions_dir();
-    let found = match resume {
-        Resume::Id(id) => Session::open(&dir, id.trim()),
-        Resume::Latest => Session::open_latest(&dir, &paths.project_root),
-        Resume::New => return Ok(None),
-    };
-    found.map(Some)
 }
 
 #[cfg(test)]

@@ -47,7 +47,6 @@ fn agent(server: &MockServer, mode: PermissionMode) -> Setup {
         prompt: PromptOptions::default(),
         child_env: ChildEnv::default(),
         context: Default::default(),
-        sandbox: ling::process::sandbox::Decision::off(),
         add_dirs: Vec::new(),
         never_ask: false,
         stop_hook_limit: 20,

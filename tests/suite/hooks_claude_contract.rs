@@ -453,7 +453,6 @@ fn a_subagent_s_end_of_turn_fires_subagent_stop_which_loops_like_stop() {
         prompt: PromptOptions::default(),
         child_env: ling::process::ChildEnv::default(),
         context: Default::default(),
-        sandbox: ling::process::sandbox::Decision::off(),
         add_dirs: Vec::new(),
         never_ask: false,
         stop_hook_limit: 20,
