@@ -14,6 +14,7 @@
 
 pub mod acp;
 pub mod agent;
+pub mod checkpoint;
 pub mod cli;
 pub mod config;
 pub mod error_chain;
