@@ -28,6 +28,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::llm::Message;
 
+#[path = "session_rewind.rs"]
+mod rewind;
+pub use rewind::{Forked, Rewound};
+
 /// The result given to a tool call whose result is missing from a transcript.
 pub const INTERRUPTED_RESULT: &str = "error: this tool call was interrupted (Ling stopped before it finished); its result is unknown";
 
@@ -39,6 +43,16 @@ pub struct Session {
     writer: Arc<Mutex<Writer>>,
     /// Set for a sub-agent's session: its lines are linked to the parent's call.
     link: Option<Link>,
+    /// The user messages of the conversation as it stands (after rewinds), in order.
+    prompts: Vec<PromptMark>,
+}
+
+/// Where a user message's line starts in the transcript, and its text: what `/rewind N` goes
+/// back to (N counts these from 1).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PromptMark {
+    pub offset: u64,
+    pub text: String,
 }
 
 /// The appending side of a transcript.
@@ -75,6 +89,9 @@ pub(super) struct Header {
     pub cwd: PathBuf,
     pub created: String,
     pub model: String,
+    /// The session this one was forked from (`--fork-session`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub forked_from: Option<String>,
 }
 
 /// One line of a transcript.
@@ -84,11 +101,20 @@ pub(super) enum Line {
     Session(Header),
     Message {
         message: Message,
+        /// A user message the user sent (not a hook's): a point `/rewind` can go back to.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        prompt: bool,
     },
     Compaction {
         trigger: String,
         pre_tokens: u64,
         post_tokens: u64,
+        messages: Vec<Message>,
+    },
+    /// `/rewind`: the conversation goes back to before user message `keep + 1`; `messages`
+    /// is the whole history from there on (as a compaction's).
+    Rewind {
+        keep: usize,
         messages: Vec<Message>,
     },
     /// A line of a sub-agent's conversation: `line` is a `message` or `compaction` line.
@@ -134,6 +160,16 @@ pub enum SessionError {
         path: PathBuf,
         source: std::io::Error,
     },
+    #[error("cannot write the session transcript {}: {source}", path.display())]
+    Write {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error(
+        "there is no user message {n} in this session: it has {count}; /rewind N counts them \
+         from 1, the first"
+    )]
+    NoSuchMessage { n: usize, count: usize },
 }
 
 impl Session {
@@ -159,10 +195,12 @@ impl Session {
                     cwd: root.to_path_buf(),
                     created: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
                     model: model.to_string(),
+                    forked_from: None,
                 }),
                 writable: true,
             })),
             link: None,
+            prompts: Vec::new(),
             id,
         }
     }
@@ -174,6 +212,7 @@ impl Session {
             transcript_path: self.transcript_path.clone(),
             writer: self.writer.clone(),
             link: Some(link),
+            prompts: Vec::new(),
         }
     }
 
@@ -242,8 +281,33 @@ impl Session {
     pub fn record(&mut self, message: &Message) {
         let line = self.linked(Line::Message {
             message: message.clone(),
+            prompt: false,
         });
         self.append(&line);
+    }
+
+    /// Appends the user's message of a new turn; returns where its line starts, the point
+    /// `/rewind` goes back to (`None` when it could not be written, or for a sub-agent).
+    pub fn record_prompt(&mut self, message: &Message) -> Option<u64> {
+        if self.link.is_some() {
+            self.record(message);
+            return None;
+        }
+        let offset = self.append(&Line::Message {
+            message: message.clone(),
+            prompt: true,
+        })?;
+        let text = match message {
+            Message::User { content } => content.clone(),
+            _ => String::new(),
+        };
+        self.prompts.push(PromptMark { offset, text });
+        Some(offset)
+    }
+
+    /// The user messages of the conversation as it stands, first first.
+    pub fn prompts(&self) -> &[PromptMark] {
+        &self.prompts
     }
 
     /// `line` as this session writes it: inside a `subagent` line for a sub-agent.
@@ -274,28 +338,37 @@ impl Session {
         self.append(&line);
     }
 
-    fn append(&mut self, line: &Line) {
+    /// Appends `line`; returns the offset where it starts in the file.
+    fn append(&mut self, line: &Line) -> Option<u64> {
         let mut writer = self
             .writer
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         if !writer.writable {
-            return;
+            return None;
         }
-        let result = (|| -> std::io::Result<()> {
+        let result = (|| -> std::io::Result<u64> {
             // Owner-only: a transcript holds everything the model saw.
             let mut file = crate::config::private_fs::open_append(&self.transcript_path)?;
             let mut text = String::new();
             if let Some(header) = &writer.header {
                 text.push_str(&to_line(&Line::Session(header.clone()))?);
             }
+            let offset = file.metadata()?.len() + text.len() as u64;
             text.push_str(&to_line(line)?);
             // One write per record, so a crash leaves whole lines and the header comes first.
-            file.write_all(text.as_bytes())
+            file.write_all(text.as_bytes())?;
+            Ok(offset)
         })();
         match result {
-            Ok(()) => writer.header = None,
-            Err(_) => writer.writable = false,
+            Ok(offset) => {
+                writer.header = None;
+                Some(offset)
+            }
+            Err(_) => {
+                writer.writable = false;
+                None
+            }
         }
     }
 }
@@ -348,33 +421,13 @@ fn load(path: &Path) -> Result<Resumed, SessionError> {
         }
         Err(warning) => (Some(warning), false),
     };
-    let text = String::from_utf8_lossy(&bytes);
-    let mut warnings = Vec::new();
-    let mut header = None;
-    let mut messages = Vec::new();
-    let mut children: Vec<(String, ChildTranscript)> = Vec::new();
-    for (index, line) in text.lines().enumerate() {
-        if line.trim().is_empty() {
-            continue;
-        }
-        match serde_json::from_str::<Line>(line) {
-            Ok(Line::Message {
-                message: Message::System { .. },
-            }) => {}
-            Ok(Line::Message { message }) => messages.push(message),
-            Ok(Line::Compaction {
-                messages: compacted,
-                ..
-            }) => messages = compacted,
-            Ok(Line::Session(h)) => header = header.or(Some(h)),
-            Ok(Line::Subagent { link, line }) => child_line(&mut children, link, *line),
-            Err(e) => warnings.push(format!(
-                "skipped line {} of {}: it is not a transcript record ({e})",
-                index + 1,
-                path.display()
-            )),
-        }
-    }
+    let Replayed {
+        header,
+        mut messages,
+        mut children,
+        prompts,
+        mut warnings,
+    } = replay(&bytes, path);
     let id = header
         .map(|h| h.id)
         .or_else(|| stem(path).map(str::to_string))
@@ -398,11 +451,72 @@ fn load(path: &Path) -> Result<Resumed, SessionError> {
                 writable,
             })),
             link: None,
+            prompts,
         },
         messages,
         warnings,
         children,
     })
+}
+
+/// What the lines of a transcript add up to.
+pub(super) struct Replayed {
+    pub header: Option<Header>,
+    pub messages: Vec<Message>,
+    pub children: Vec<(String, ChildTranscript)>,
+    pub prompts: Vec<PromptMark>,
+    pub warnings: Vec<String>,
+}
+
+/// The conversation `bytes` (a transcript, or the part of one before an offset) holds.
+pub(super) fn replay(bytes: &[u8], path: &Path) -> Replayed {
+    let mut replayed = Replayed {
+        header: None,
+        messages: Vec::new(),
+        children: Vec::new(),
+        prompts: Vec::new(),
+        warnings: Vec::new(),
+    };
+    let mut offset = 0u64;
+    for (index, raw) in bytes.split_inclusive(|&b| b == b'\n').enumerate() {
+        let start = offset;
+        offset += raw.len() as u64;
+        let line = String::from_utf8_lossy(raw);
+        if line.trim().is_empty() {
+            continue;
+        }
+        match serde_json::from_str::<Line>(&line) {
+            Ok(Line::Message {
+                message: Message::System { .. },
+                ..
+            }) => {}
+            Ok(Line::Message { message, prompt }) => {
+                if prompt && let Message::User { content } = &message {
+                    replayed.prompts.push(PromptMark {
+                        offset: start,
+                        text: content.clone(),
+                    });
+                }
+                replayed.messages.push(message);
+            }
+            Ok(Line::Compaction {
+                messages: compacted,
+                ..
+            }) => replayed.messages = compacted,
+            Ok(Line::Rewind { keep, messages }) => {
+                replayed.messages = messages;
+                replayed.prompts.truncate(keep);
+            }
+            Ok(Line::Session(h)) => replayed.header = replayed.header.take().or(Some(h)),
+            Ok(Line::Subagent { link, line }) => child_line(&mut replayed.children, link, *line),
+            Err(e) => replayed.warnings.push(format!(
+                "skipped line {} of {}: it is not a transcript record ({e})",
+                index + 1,
+                path.display()
+            )),
+        }
+    }
+    replayed
 }
 
 /// One `subagent` line applied to that sub-agent's conversation.
@@ -428,10 +542,11 @@ fn child_line(children: &mut Vec<(String, ChildTranscript)>, link: Link, line: L
     match line {
         Line::Message {
             message: Message::System { .. },
+            ..
         } => {}
-        Line::Message { message } => child.messages.push(message),
+        Line::Message { message, .. } => child.messages.push(message),
         Line::Compaction { messages, .. } => child.messages = messages,
-        Line::Session(_) | Line::Subagent { .. } => {}
+        Line::Session(_) | Line::Subagent { .. } | Line::Rewind { .. } => {}
     }
 }
 
@@ -649,7 +764,7 @@ mod tests {
         assert_eq!(lines.len(), 3, "{lines:?}");
         assert_eq!(&lines[..2], [HEADER, HI]);
         let last: Line = serde_json::from_str(&lines[2]).unwrap();
-        assert!(matches!(last, Line::Message { message } if message == Message::user("after")));
+        assert!(matches!(last, Line::Message { message, .. } if message == Message::user("after")));
         // Loaded again: everything parses, nothing more to repair.
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("abc.jsonl"), lines.join("\n") + "\n").unwrap();

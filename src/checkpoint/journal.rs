@@ -180,7 +180,9 @@ impl Journal {
     /// Appends `record` to the file and takes it in.
     pub fn append(&mut self, record: Record) -> std::io::Result<()> {
         if !self.writable {
-            return Err(std::io::Error::other("the journal could not be written before"));
+            return Err(std::io::Error::other(
+                "the journal could not be written before",
+            ));
         }
         let written = (|| {
             let mut line = serde_json::to_vec(&record).map_err(std::io::Error::other)?;

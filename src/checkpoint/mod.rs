@@ -29,6 +29,7 @@ use std::io::BufRead;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
+use nix::fcntl::{Flock, FlockArg};
 use serde::Serialize;
 
 pub use journal::{By, fork as fork_journal};
@@ -92,10 +93,10 @@ pub struct Checkpoints {
 
 enum Slot {
     /// The first look, on its own thread.
-    Starting(std::thread::JoinHandle<Store>),
+    Starting(std::thread::JoinHandle<Result<Store, String>>),
     Ready(Box<Store>),
-    /// The first look failed (its thread panicked): nothing is recorded.
-    Gone,
+    /// Nothing is recorded in this run; the warning says why, once.
+    Gone(Option<String>),
 }
 
 impl Checkpoints {
@@ -106,7 +107,9 @@ impl Checkpoints {
             .spawn(move || first_look(options));
         let slot = match thread {
             Ok(handle) => Slot::Starting(handle),
-            Err(_) => Slot::Gone,
+            Err(e) => Slot::Gone(Some(format!(
+                "checkpoints: cannot start ({e}); nothing is recorded in this run"
+            ))),
         };
         Self {
             slot: Arc::new(Mutex::new(slot)),
@@ -120,10 +123,17 @@ impl Checkpoints {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         if matches!(*slot, Slot::Starting(_))
-            && let Slot::Starting(handle) = std::mem::replace(&mut *slot, Slot::Gone)
-            && let Ok(store) = handle.join()
+            && let Slot::Starting(handle) = std::mem::replace(&mut *slot, Slot::Gone(None))
         {
-            *slot = Slot::Ready(Box::new(store));
+            *slot = match handle.join() {
+                Ok(Ok(store)) => Slot::Ready(Box::new(store)),
+                Ok(Err(warning)) => Slot::Gone(Some(warning)),
+                Err(_) => Slot::Gone(Some(
+                    "checkpoints: the first look at the folders failed; nothing is recorded in \
+                     this run"
+                        .into(),
+                )),
+            };
         }
         match &mut *slot {
             Slot::Ready(store) => Some(f(store)),
@@ -145,7 +155,9 @@ impl Checkpoints {
     /// A look before a turn or a call: what changed since the last one was someone else's.
     /// Returns the state the folders are in.
     pub async fn look(&self) -> Option<u32> {
-        self.blocking(|store| store.look(By::Outside)).await.flatten()
+        self.blocking(|store| store.look(By::Outside))
+            .await
+            .flatten()
     }
 
     /// The user message whose transcript line starts at `prompt` was sent with the folders
@@ -181,7 +193,8 @@ impl Checkpoints {
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         match &mut *slot {
             Slot::Ready(store) => std::mem::take(&mut store.warnings),
-            _ => Vec::new(),
+            Slot::Gone(warning) => warning.take().into_iter().collect(),
+            Slot::Starting(_) => Vec::new(),
         }
     }
 
@@ -276,17 +289,50 @@ fn changes_by_turn(journal: &Journal) -> HashMap<u64, TurnChanges> {
     out
 }
 
+/// How long a session's first look waits for another process (or an earlier set-up of the
+/// same session) to let go of its journal.
+const LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// The journal's lock, held while a process records into it; waits up to [`LOCK_WAIT`].
+fn lock_journal(path: &Path) -> Result<Flock<std::fs::File>, String> {
+    let busy = || {
+        format!(
+            "checkpoints: another Ling is recording this session ({} is locked), so this one \
+             records no checkpoints",
+            path.display()
+        )
+    };
+    let started = std::time::Instant::now();
+    let mut file = crate::config::private_fs::open_append(path).map_err(|e| {
+        format!(
+            "checkpoints: cannot open {} ({e}); nothing is recorded in this run",
+            path.display()
+        )
+    })?;
+    loop {
+        match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
+            Ok(lock) => return Ok(lock),
+            Err((again, _)) if started.elapsed() < LOCK_WAIT => {
+                file = again;
+                std::thread::sleep(std::time::Duration::from_millis(50));
+            }
+            Err(_) => return Err(busy()),
+        }
+    }
+}
+
 /// The first look of a session: its journal found again or begun, the folders walked, and
 /// the storage bound checked now and then.
-fn first_look(options: OpenOptions) -> Store {
+fn first_look(options: OpenOptions) -> Result<Store, String> {
     let journal_path = Journal::path_of(&options.sessions_dir, &options.session_id);
-    let known = if journal_path.exists() {
+    let lock = lock_journal(&journal_path)?;
+    let known = if Journal::load(&journal_path).latest().is_some() {
         None
     } else {
         last_tree_of(&options.sessions_dir, &options.roots)
     };
     let blobs = prune::blobs_of(&options.sessions_dir);
-    let store = Store::open(
+    let mut store = Store::open(
         journal_path,
         blobs,
         options.roots.clone(),
@@ -299,7 +345,8 @@ fn first_look(options: OpenOptions) -> Store {
         options.settings.max_storage,
         std::slice::from_ref(&options.session_id),
     );
-    store
+    store.lock = Some(lock);
+    Ok(store)
 }
 
 /// The folders as the latest session over the same roots last saw them, and when (ms): the

@@ -56,8 +56,8 @@ pub fn prune(
     let mut journals = journal_files(sessions_dir);
     journals.sort_by_key(|j| j.modified);
     let blobs = blob_files(&blob_dir(sessions_dir));
-    let mut used: u64 = journals.iter().map(|j| j.size).sum::<u64>()
-        + blobs.values().map(|b| b.size).sum::<u64>();
+    let mut used: u64 =
+        journals.iter().map(|j| j.size).sum::<u64>() + blobs.values().map(|b| b.size).sum::<u64>();
     let mut refs: HashMap<String, usize> = HashMap::new();
     let mut named: Vec<HashSet<String>> = Vec::new();
     for journal in &journals {
@@ -118,7 +118,10 @@ pub fn prune_now_and_then(sessions_dir: &Path, max_storage: u64, keep: &[String]
     }
     let _ = crate::config::private_fs::write_atomic(&marker, b"");
     // Cheap first: only when over the bound are the journals read.
-    let used: u64 = journal_files(sessions_dir).iter().map(|j| j.size).sum::<u64>()
+    let used: u64 = journal_files(sessions_dir)
+        .iter()
+        .map(|j| j.size)
+        .sum::<u64>()
         + blob_files(&blob_dir(sessions_dir))
             .values()
             .map(|b| b.size)
@@ -161,7 +164,11 @@ fn blob_files(dir: &Path) -> HashMap<String, BlobFile> {
         if head_name.len() != 2 {
             continue;
         }
-        for blob in std::fs::read_dir(head.path()).into_iter().flatten().flatten() {
+        for blob in std::fs::read_dir(head.path())
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
             let Ok(meta) = blob.metadata() else { continue };
             let name = blob.file_name().to_string_lossy().into_owned();
             blobs.insert(

@@ -30,6 +30,8 @@ pub struct Store {
     pub reported_big: BTreeSet<PathBuf>,
     /// Sentences for the user, taken by the agent.
     pub warnings: Vec<String>,
+    /// The journal's lock, held while this process records into it.
+    pub lock: Option<nix::fcntl::Flock<std::fs::File>>,
 }
 
 impl Store {
@@ -66,6 +68,7 @@ impl Store {
             last_look,
             reported_big: BTreeSet::new(),
             warnings: Vec::new(),
+            lock: None,
         };
         if !resumed {
             let roots = store.roots.iter().map(|r| Bytes(r.clone())).collect();
@@ -185,7 +188,9 @@ impl Store {
     fn covers(&self, path: &Path) -> bool {
         self.roots.iter().any(|r| path.starts_with(r) && path != r)
             && !self.scanner().leaves_out(path)
-            && !path.ancestors().any(|a| a.file_name().is_some_and(|n| n == ".git"))
+            && !path
+                .ancestors()
+                .any(|a| a.file_name().is_some_and(|n| n == ".git"))
     }
 
     fn scanner(&self) -> Scanner<'_> {

@@ -75,8 +75,11 @@ fn a_turn_of_creations_removals_renames_chmods_and_links_is_put_back_exactly() {
     std::fs::rename(root.join("src/deep"), root.join("moved")).unwrap();
     std::fs::remove_file(root.join("run.sh")).unwrap();
     std::fs::remove_dir(root.join("empty")).unwrap();
-    std::fs::set_permissions(root.join("src/a.rs"), std::fs::Permissions::from_mode(0o755))
-        .unwrap();
+    std::fs::set_permissions(
+        root.join("src/a.rs"),
+        std::fs::Permissions::from_mode(0o755),
+    )
+    .unwrap();
     std::fs::remove_file(root.join("link")).unwrap();
     std::os::unix::fs::symlink("elsewhere", root.join("link")).unwrap();
     std::fs::create_dir_all(root.join("target/debug")).unwrap();
@@ -119,14 +122,20 @@ fn a_file_changed_outside_ling_since_is_kept_unless_forced() {
             why: Kept::ChangedOutside,
         }]
     );
-    assert_eq!(std::fs::read_to_string(root.join("mine.txt")).unwrap(), "one\n");
+    assert_eq!(
+        std::fs::read_to_string(root.join("mine.txt")).unwrap(),
+        "one\n"
+    );
     assert_eq!(
         std::fs::read_to_string(root.join("yours.txt")).unwrap(),
         "my own words\n"
     );
     let forced = restore(&checkpoints, 7, true);
     assert!(forced.complete(), "{forced:?}");
-    assert_eq!(std::fs::read_to_string(root.join("yours.txt")).unwrap(), "one\n");
+    assert_eq!(
+        std::fs::read_to_string(root.join("yours.txt")).unwrap(),
+        "one\n"
+    );
 }
 
 #[test]

@@ -41,7 +41,9 @@ pub enum Entry {
         target: Bytes,
     },
     /// A socket, fifo or device: recorded so that a rewind can say it cannot make one.
-    Other { mode: u32 },
+    Other {
+        mode: u32,
+    },
 }
 
 /// What says cheaply that a file is unchanged: its times in nanoseconds and its inode.
@@ -142,7 +144,10 @@ pub fn decode_path(text: &str) -> Option<PathBuf> {
     };
     let bytes: Option<Vec<u8>> = (0..hex.len())
         .step_by(2)
-        .map(|i| hex.get(i..i + 2).and_then(|h| u8::from_str_radix(h, 16).ok()))
+        .map(|i| {
+            hex.get(i..i + 2)
+                .and_then(|h| u8::from_str_radix(h, 16).ok())
+        })
         .collect();
     Some(PathBuf::from(OsString::from_vec(bytes?)))
 }

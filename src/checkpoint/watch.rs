@@ -90,7 +90,9 @@ mod linux {
         /// The folder `dir` is no longer recorded: its watch goes, unless the folder now
         /// answers to another recorded path.
         pub fn forget(&mut self, dir: &Path) {
-            let Some(wd) = self.by_path.remove(dir) else { return };
+            let Some(wd) = self.by_path.remove(dir) else {
+                return;
+            };
             if self.dirs.get(&wd).is_some_and(|p| p == dir) {
                 self.dirs.remove(&wd);
                 if let Some(inotify) = &self.inotify {

@@ -284,6 +284,7 @@ fn run_options(
         },
         tools: resolved.tools.clone(),
         session_id: resolved.session_id.clone(),
+        fork_session: args.compat.fork_session,
         resume: match (&args.resume, args.continue_session) {
             // `--resume` alone: the REPL's picker chooses, after setup.
             (Some(id), _) if id.is_empty() => Resume::New,

@@ -78,7 +78,8 @@ impl CheckpointSettings {
             },
             RawCheckpoints::Options(options) => *options,
         };
-        let layers: Vec<RawCheckpointOptions> = layers.iter().flatten().map(|r| options(r)).collect();
+        let layers: Vec<RawCheckpointOptions> =
+            layers.iter().flatten().map(|r| options(r)).collect();
         let pick = |f: &dyn Fn(&RawCheckpointOptions) -> Option<u64>| layers.iter().find_map(f);
         if let Some(enabled) = layers.iter().find_map(|l| l.enabled) {
             resolved.enabled = enabled;
@@ -88,10 +89,12 @@ impl CheckpointSettings {
         }
         if let Some(files) = layers.iter().find_map(|l| l.max_files) {
             if files == 0 {
-                return Err("checkpoints.maxFiles is 0, which would record nothing; set it to \
+                return Err(
+                    "checkpoints.maxFiles is 0, which would record nothing; set it to \
                             how many entries a writable folder may hold (default 200000), or \
                             set checkpoints to false"
-                    .into());
+                        .into(),
+                );
             }
             resolved.max_files = files;
         }

@@ -4,6 +4,7 @@ use std::time::Duration;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
+use super::checkpoints::{CheckpointSettings, RawCheckpoints};
 use super::claude::{CLAUDE_SETTINGS_FILES, ClaudeRules, RawClaudeCompat};
 use super::hooks::HookLayers;
 use super::json::syntax_error;
@@ -12,7 +13,6 @@ pub use super::modes::{ElicitationPolicy, PermissionMode};
 use super::sandbox::{RawSandbox, SandboxMode, SandboxSettings};
 pub use super::settings_resolve::SettingsError;
 use super::settings_resolve::{Layers, Limits, Rules};
-use super::checkpoints::{CheckpointSettings, RawCheckpoints};
 use super::tool_search::{RawToolSearch, ToolSearchSettings};
 use super::{ConfigError, Paths, ProjectFiles, read_json_file};
 

@@ -488,6 +488,8 @@ impl Agent {
         // The front end's files and terminals (an ACP editor's buffers), as the parent's.
         child.files = self.files.clone();
         child.shell_host = self.shell_host.clone();
+        // Its calls are recorded among the parent's (a rewind of the parent's turn undoes them).
+        child.checkpoints = self.checkpoints.clone();
         let mut filters = vec![ToolFilter::names(allowed, origin)];
         filters.extend(wanted);
         child.tool_filters = filters;
