@@ -299,7 +299,7 @@ impl Store {
         if big.is_empty() {
             return;
         }
-        big.sort_by(|a, b| b.1.cmp(&a.1));
+        big.sort_by_key(|b| std::cmp::Reverse(b.1));
         let named: Vec<String> = big
             .iter()
             .take(3)
