@@ -167,7 +167,7 @@ pub enum SessionError {
     },
     #[error(
         "there is no user message {n} in this session: it has {count}; /rewind N counts them \
-         from 1, the first"
+         from 1, the first (with -p, name the session with --resume ID)"
     )]
     NoSuchMessage { n: usize, count: usize },
 }

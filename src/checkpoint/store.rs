@@ -77,7 +77,10 @@ impl Store {
                 left_out: Vec::new(),
             });
         }
-        let known = std::mem::take(&mut store.tree);
+        let mut known = std::mem::take(&mut store.tree);
+        // Folders recorded before but not in this run (another --add-dir) are not gone.
+        let roots = store.roots.clone();
+        known.retain(|path, _| roots.iter().any(|r| path.starts_with(r)));
         let walked = store.walk_all(&known);
         let changes = diff(&known, &walked);
         store.tree = walked;
@@ -95,12 +98,6 @@ impl Store {
             store.commit(By::Base, base);
         } else if !changes.is_empty() {
             store.commit(By::Outside, changes);
-        }
-        // Hashes reused from another session's records: their blobs are used again now.
-        for entry in store.tree.values() {
-            if let Entry::File { hash: Some(h), .. } = entry {
-                store.blobs.touch(h);
-            }
         }
         store
     }

@@ -4,7 +4,8 @@
 //! hashed with its mode, ignored ones included), as root and as uid 1000; the conversation then
 //! no longer holds the turn; a file changed outside Ling since is left alone unless forced;
 //! `--fork-session` goes on under a new id, the original untouched; `checkpoints: false` turns
-//! them off; `ling sessions prune` drops the oldest session's checkpoints first.
+//! them off; `ling sessions prune` drops the oldest session's checkpoints first. The rewind is
+//! also tried with the walk that replaces inotify where it is missing.
 
 use crate::suite::sandbox_doors::{Door, User, chown_1000, door};
 use crate::support::mock_openai::{MockServer, Recorded, Reply};
@@ -78,8 +79,11 @@ const COMMAND: &str = "echo created > created.txt && rm gone.txt && mv old-name.
 
 /// The whole story for one user: a first turn, a turn that changes everything, `/rewind 2`,
 /// and a next turn that must not see the rewound one.
-fn rewind_puts_back_every_byte(user: User) {
-    let d: Door = door(user, true);
+fn rewind_puts_back_every_byte(user: User, inotify: bool) {
+    let mut d: Door = door(user, true);
+    if !inotify {
+        d = d.env("LING_CHECKPOINTS_NO_INOTIFY", "1");
+    }
     let root = d.s.project.path().to_path_buf();
     lay_out(&root);
     if user == User::Uid1000 {
@@ -164,12 +168,18 @@ fn rewind_puts_back_every_byte(user: User) {
 
 #[test]
 fn rewind_puts_back_every_byte_a_turn_changed_as_root() {
-    rewind_puts_back_every_byte(User::Root);
+    rewind_puts_back_every_byte(User::Root, true);
 }
 
 #[test]
 fn rewind_puts_back_every_byte_a_turn_changed_as_uid_1000() {
-    rewind_puts_back_every_byte(User::Uid1000);
+    rewind_puts_back_every_byte(User::Uid1000, true);
+}
+
+/// The walk every look falls back to without inotify finds the same changes.
+#[test]
+fn rewind_puts_back_every_byte_a_turn_changed_without_inotify() {
+    rewind_puts_back_every_byte(User::Root, false);
 }
 
 /// One `ling -p` run in `project`.
@@ -287,6 +297,18 @@ fn a_forked_session_resumes_separately_and_the_original_is_untouched() {
     let sent = history(&server.requests()[0]);
     assert_eq!(sent.len(), 5, "{sent:?}");
     assert_eq!(sent[2]["content"], "the fork says blue");
+    // The fork's copy of the checkpoints knows the message it inherited.
+    let (out, _) = run(
+        &project,
+        Vec::new(),
+        &["-p", "/rewind 1 code", "--resume", &fork],
+    );
+    assert_eq!(out.code, Some(0), "{out:?}");
+    assert!(
+        out.stdout.contains("files: nothing to put back"),
+        "{}",
+        out.stdout
+    );
 }
 
 #[test]
