@@ -11,6 +11,8 @@
 //!
 //!   bench-checkpoints PATH/TO/ling
 #![allow(clippy::print_stdout, clippy::print_stderr)]
+// A benchmark of made-up folders: a failure is a panic with its message, as in the tests.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -55,7 +57,7 @@ fn du(dir: &Path) -> u64 {
 
 fn open(home: &Path, root: &Path, id: &str) -> Checkpoints {
     Checkpoints::open(OpenOptions {
-        sessions_dir: home.join("sessions"),
+        dir: home.join("checkpoints"),
         session_id: id.into(),
         roots: vec![root.to_path_buf()],
         excluded: Vec::new(),
@@ -123,7 +125,7 @@ async fn library(name: &str, root: &Path) {
         median(calls)
     );
 
-    let sessions = home.path().join("sessions");
+    let sessions = home.path().join("checkpoints");
     let used = du(&sessions);
     let prompt = 1_000_000 + LOOKS as u64;
     if let Some(state) = state {
@@ -140,7 +142,7 @@ async fn library(name: &str, root: &Path) {
     );
     println!(
         "storage of the session's base (its journal):   {:.1} MB; blobs of all: {:.1} MB",
-        std::fs::metadata(sessions.join("warm.checkpoints"))
+        std::fs::metadata(sessions.join("warm.journal"))
             .unwrap()
             .len() as f64
             / 1e6,

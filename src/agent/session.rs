@@ -31,6 +31,7 @@ use crate::llm::Message;
 #[path = "session_rewind.rs"]
 mod rewind;
 pub use rewind::{Forked, Rewound};
+use rewind::{Replayed, replay};
 
 /// The result given to a tool call whose result is missing from a transcript.
 pub const INTERRUPTED_RESULT: &str = "error: this tool call was interrupted (Ling stopped before it finished); its result is unknown";
@@ -101,10 +102,10 @@ pub(super) enum Line {
     Session(Header),
     Message {
         message: Message,
-        /// A user message the user sent (not a hook's): a point `/rewind` can go back to.
-        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-        prompt: bool,
     },
+    /// The user message on the next line is one the user sent (not a hook's): a turn begins,
+    /// a point `/rewind` can go back to. Written in one write with that message.
+    Turn,
     Compaction {
         trigger: String,
         pre_tokens: u64,
@@ -281,9 +282,8 @@ impl Session {
     pub fn record(&mut self, message: &Message) {
         let line = self.linked(Line::Message {
             message: message.clone(),
-            prompt: false,
         });
-        self.append(&line);
+        self.append(&[line]);
     }
 
     /// Appends the user's message of a new turn; returns where its line starts, the point
@@ -293,10 +293,12 @@ impl Session {
             self.record(message);
             return None;
         }
-        let offset = self.append(&Line::Message {
-            message: message.clone(),
-            prompt: true,
-        })?;
+        let offset = self.append(&[
+            Line::Turn,
+            Line::Message {
+                message: message.clone(),
+            },
+        ])?;
         let text = match message {
             Message::User { content } => content.clone(),
             _ => String::new(),
@@ -335,11 +337,11 @@ impl Session {
             post_tokens,
             messages: messages.to_vec(),
         });
-        self.append(&line);
+        self.append(&[line]);
     }
 
-    /// Appends `line`; returns the offset where it starts in the file.
-    fn append(&mut self, line: &Line) -> Option<u64> {
+    /// Appends `lines` in one write; returns the offset where the first starts in the file.
+    fn append(&mut self, lines: &[Line]) -> Option<u64> {
         let mut writer = self
             .writer
             .lock()
@@ -355,7 +357,9 @@ impl Session {
                 text.push_str(&to_line(&Line::Session(header.clone()))?);
             }
             let offset = file.metadata()?.len() + text.len() as u64;
-            text.push_str(&to_line(line)?);
+            for line in lines {
+                text.push_str(&to_line(line)?);
+            }
             // One write per record, so a crash leaves whole lines and the header comes first.
             file.write_all(text.as_bytes())?;
             Ok(offset)
@@ -459,68 +463,8 @@ fn load(path: &Path) -> Result<Resumed, SessionError> {
     })
 }
 
-/// What the lines of a transcript add up to.
-pub(super) struct Replayed {
-    pub header: Option<Header>,
-    pub messages: Vec<Message>,
-    pub children: Vec<(String, ChildTranscript)>,
-    pub prompts: Vec<PromptMark>,
-    pub warnings: Vec<String>,
-}
-
-/// The conversation `bytes` (a transcript, or the part of one before an offset) holds.
-pub(super) fn replay(bytes: &[u8], path: &Path) -> Replayed {
-    let mut replayed = Replayed {
-        header: None,
-        messages: Vec::new(),
-        children: Vec::new(),
-        prompts: Vec::new(),
-        warnings: Vec::new(),
-    };
-    let mut offset = 0u64;
-    for (index, raw) in bytes.split_inclusive(|&b| b == b'\n').enumerate() {
-        let start = offset;
-        offset += raw.len() as u64;
-        let line = String::from_utf8_lossy(raw);
-        if line.trim().is_empty() {
-            continue;
-        }
-        match serde_json::from_str::<Line>(&line) {
-            Ok(Line::Message {
-                message: Message::System { .. },
-                ..
-            }) => {}
-            Ok(Line::Message { message, prompt }) => {
-                if prompt && let Message::User { content } = &message {
-                    replayed.prompts.push(PromptMark {
-                        offset: start,
-                        text: content.clone(),
-                    });
-                }
-                replayed.messages.push(message);
-            }
-            Ok(Line::Compaction {
-                messages: compacted,
-                ..
-            }) => replayed.messages = compacted,
-            Ok(Line::Rewind { keep, messages }) => {
-                replayed.messages = messages;
-                replayed.prompts.truncate(keep);
-            }
-            Ok(Line::Session(h)) => replayed.header = replayed.header.take().or(Some(h)),
-            Ok(Line::Subagent { link, line }) => child_line(&mut replayed.children, link, *line),
-            Err(e) => replayed.warnings.push(format!(
-                "skipped line {} of {}: it is not a transcript record ({e})",
-                index + 1,
-                path.display()
-            )),
-        }
-    }
-    replayed
-}
-
 /// One `subagent` line applied to that sub-agent's conversation.
-fn child_line(children: &mut Vec<(String, ChildTranscript)>, link: Link, line: Line) {
+pub(super) fn child_line(children: &mut Vec<(String, ChildTranscript)>, link: Link, line: Line) {
     let at = match children.iter().position(|(id, _)| *id == link.agent_id) {
         Some(at) => at,
         None => {
@@ -546,7 +490,7 @@ fn child_line(children: &mut Vec<(String, ChildTranscript)>, link: Link, line: L
         } => {}
         Line::Message { message, .. } => child.messages.push(message),
         Line::Compaction { messages, .. } => child.messages = messages,
-        Line::Session(_) | Line::Subagent { .. } | Line::Rewind { .. } => {}
+        Line::Session(_) | Line::Subagent { .. } | Line::Rewind { .. } | Line::Turn => {}
     }
 }
 
@@ -646,175 +590,5 @@ pub fn repair(messages: &mut Vec<Message>) -> usize {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::llm::ToolCall;
-
-    fn assistant_calling(ids: &[&str]) -> Message {
-        Message::assistant(
-            None,
-            ids.iter()
-                .map(|id| ToolCall::new(*id, "bash", "{}"))
-                .collect(),
-        )
-    }
-
-    #[test]
-    fn a_dangling_tool_call_gets_an_interrupted_result() {
-        let mut messages = vec![
-            Message::user("go"),
-            assistant_calling(&["a", "b"]),
-            Message::tool("a", "done"),
-        ];
-        assert_eq!(repair(&mut messages), 1);
-        assert_eq!(
-            messages,
-            vec![
-                Message::user("go"),
-                assistant_calling(&["a", "b"]),
-                Message::tool("a", "done"),
-                Message::tool("b", INTERRUPTED_RESULT),
-            ]
-        );
-    }
-
-    #[test]
-    fn orphan_and_duplicate_tool_results_are_dropped_and_valid_history_is_kept() {
-        let valid = vec![
-            Message::user("go"),
-            assistant_calling(&["a"]),
-            Message::tool("a", "done"),
-            Message::assistant(Some("ok".into()), Vec::new()),
-        ];
-        let mut messages = valid.clone();
-        assert_eq!(repair(&mut messages), 0);
-        assert_eq!(messages, valid);
-
-        let mut messages = vec![
-            Message::tool("x", "orphan"),
-            Message::user("go"),
-            assistant_calling(&["a"]),
-            Message::tool("a", "done"),
-            Message::tool("a", "again"),
-            Message::tool("z", "stray"),
-        ];
-        assert_eq!(repair(&mut messages), 0);
-        assert_eq!(
-            messages,
-            vec![
-                Message::user("go"),
-                assistant_calling(&["a"]),
-                Message::tool("a", "done"),
-            ]
-        );
-    }
-
-    #[test]
-    fn a_recorded_session_is_found_by_project_and_by_id_prefix() {
-        let dir = tempfile::tempdir().unwrap();
-        let sessions = dir.path().join("sessions");
-        let root = Path::new("/some/project");
-        let mut session = Session::new(&sessions, root, "m");
-        session.record(&Message::user("hello"));
-        session.record(&Message::tool("dangling", "never asked for"));
-
-        let latest = Session::open_latest(&sessions, root).unwrap();
-        assert_eq!(latest.session.id, session.id);
-        assert_eq!(latest.session.transcript_path, session.transcript_path);
-        assert_eq!(latest.messages, vec![Message::user("hello")]);
-
-        let by_prefix = Session::open(&sessions, &session.id[..8]).unwrap();
-        assert_eq!(by_prefix.session.id, session.id);
-
-        let other = Session::open_latest(&sessions, Path::new("/elsewhere"));
-        assert!(matches!(other, Err(SessionError::NoneForProject { .. })));
-        let unknown = Session::open(&sessions, "../etc");
-        assert!(matches!(unknown, Err(SessionError::NotFound { .. })));
-    }
-
-    const HEADER: &str =
-        r#"{"type":"session","id":"abc","cwd":"/p","created":"2024-01-01T00:00:00Z","model":"m"}"#;
-    const HI: &str = r#"{"type":"message","message":{"role":"user","content":"hi"}}"#;
-
-    /// Resumes `abc` from a transcript holding `text`, records one more message, and returns
-    /// what was loaded and the file's lines afterwards.
-    fn resume_and_append(text: &str) -> (Resumed, Vec<String>) {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("abc.jsonl");
-        std::fs::write(&path, text).unwrap();
-        let mut resumed = Session::open(dir.path(), "abc").unwrap();
-        resumed.session.record(&Message::user("after"));
-        let after = std::fs::read_to_string(&path).unwrap();
-        assert!(after.ends_with('\n'), "{after:?}");
-        (resumed, after.lines().map(str::to_string).collect())
-    }
-
-    #[test]
-    fn a_cut_last_line_is_dropped_before_the_next_append() {
-        let torn = format!("{HEADER}\n{HI}\n{{\"type\":\"message\",\"message\":{{\"role\":\"us");
-        let (resumed, lines) = resume_and_append(&torn);
-        assert_eq!(resumed.messages, vec![Message::user("hi")]);
-        assert_eq!(resumed.warnings.len(), 1, "{:?}", resumed.warnings);
-        assert!(
-            resumed.warnings[0].contains("was cut off")
-                && resumed.warnings[0].contains("dropped its 39 bytes"),
-            "{:?}",
-            resumed.warnings
-        );
-        assert_eq!(lines.len(), 3, "{lines:?}");
-        assert_eq!(&lines[..2], [HEADER, HI]);
-        let last: Line = serde_json::from_str(&lines[2]).unwrap();
-        assert!(matches!(last, Line::Message { message, .. } if message == Message::user("after")));
-        // Loaded again: everything parses, nothing more to repair.
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("abc.jsonl"), lines.join("\n") + "\n").unwrap();
-        let again = Session::open(dir.path(), "abc").unwrap();
-        assert_eq!(
-            again.messages,
-            vec![Message::user("hi"), Message::user("after")]
-        );
-        assert_eq!(again.warnings, Vec::<String>::new());
-    }
-
-    #[test]
-    fn a_whole_last_record_without_its_line_end_is_kept_and_ended() {
-        let (resumed, lines) = resume_and_append(&format!("{HEADER}\n{HI}"));
-        assert_eq!(resumed.messages, vec![Message::user("hi")]);
-        assert!(
-            resumed.warnings.len() == 1 && resumed.warnings[0].contains("added one"),
-            "{:?}",
-            resumed.warnings
-        );
-        assert_eq!(lines.len(), 3, "{lines:?}");
-        assert_eq!(&lines[..2], [HEADER, HI]);
-    }
-
-    #[test]
-    fn a_clean_transcript_is_left_as_it_is() {
-        let (resumed, lines) = resume_and_append(&format!("{HEADER}\n{HI}\n"));
-        assert_eq!(resumed.warnings, Vec::<String>::new());
-        assert_eq!(lines.len(), 3);
-    }
-
-    #[test]
-    fn corrupt_lines_are_skipped_with_a_warning() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("abc.jsonl");
-        let text = concat!(
-            r#"{"type":"session","id":"abc","cwd":"/p","created":"2024-01-01T00:00:00Z","model":"m"}"#,
-            "\n{not json\n",
-            r#"{"type":"message","message":{"role":"user","content":"hi"}}"#,
-            "\n",
-            r#"{"type":"message","message":{"role":"user","cont"#,
-        );
-        std::fs::write(&path, text).unwrap();
-        let resumed = Session::open(dir.path(), "abc").unwrap();
-        assert_eq!(resumed.messages, vec![Message::user("hi")]);
-        assert_eq!(resumed.warnings.len(), 2, "{:?}", resumed.warnings);
-        assert!(
-            resumed.warnings[0].contains("line 2"),
-            "{:?}",
-            resumed.warnings
-        );
-    }
-}
+#[path = "session_tests.rs"]
+mod tests;

@@ -1,5 +1,5 @@
 //! The content-addressed store of file contents every checkpoint points into:
-//! `LING_HOME/sessions/blobs/<2 hex>/<62 hex>`, one owner-only file per distinct content (its
+//! `LING_HOME/checkpoints/blobs/<2 hex>/<62 hex>`, one owner-only file per distinct content (its
 //! SHA-256), shared by every session and fork, so that a content kept once is never kept
 //! twice. A blob is written to a temporary name and renamed, so a reader never sees half of
 //! one; it is read back only after its hash is checked.

@@ -1,5 +1,5 @@
-//! A session's checkpoints on disk: `LING_HOME/sessions/<id>.checkpoints`, JSON Lines beside
-//! the transcript, owner-only, only ever appended. The first `state` line holds every recorded
+//! A session's checkpoints on disk: `LING_HOME/checkpoints/<id>.journal` (the session's id, as
+//! its transcript's), JSON Lines, owner-only, only ever appended. The first `state` line holds every recorded
 //! path (the base); each later one only what changed since the one before, so a turn that
 //! edits one file adds one short line (and one blob). `turn` and `call` lines name the state
 //! the folders were in before a user message or a tool call. A fork gets a copy of the
@@ -101,8 +101,8 @@ pub struct Journal {
 }
 
 impl Journal {
-    pub fn path_of(sessions_dir: &Path, session_id: &str) -> PathBuf {
-        sessions_dir.join(format!("{session_id}.checkpoints"))
+    pub fn path_of(dir: &Path, session_id: &str) -> PathBuf {
+        dir.join(format!("{session_id}.journal"))
     }
 
     /// The journal at `path`; an empty one when there is none. Lines that cannot be read end
@@ -245,8 +245,8 @@ pub fn now_ms() -> i64 {
 
 /// Copies the journal of `from` to the fork `to`, its turns moved by `shift` bytes (the
 /// fork's transcript starts with a header of another length). Nothing to copy is fine.
-pub fn fork(sessions_dir: &Path, from: &str, to: &str, shift: i64) -> std::io::Result<()> {
-    let source = Journal::path_of(sessions_dir, from);
+pub fn fork(dir: &Path, from: &str, to: &str, shift: i64) -> std::io::Result<()> {
+    let source = Journal::path_of(dir, from);
     let text = match std::fs::read(&source) {
         Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
@@ -263,5 +263,5 @@ pub fn fork(sessions_dir: &Path, from: &str, to: &str, shift: i64) -> std::io::R
         out.extend(serde_json::to_vec(&record).map_err(std::io::Error::other)?);
         out.push(b'\n');
     }
-    private_fs::write_atomic(&Journal::path_of(sessions_dir, to), &out)
+    private_fs::write_atomic(&Journal::path_of(dir, to), &out)
 }

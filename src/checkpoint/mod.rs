@@ -3,8 +3,8 @@
 //! after each tool call that can write, so that `/rewind` can put every byte back.
 //!
 //! The first look at a session's folders walks them and keeps each file's content once in a
-//! content-addressed blob store (`blobs.rs`); the journal beside the transcript
-//! (`journal.rs`) holds that base and, after it, only what changed. Between looks an inotify
+//! content-addressed blob store (`blobs.rs`); the session's journal (`journal.rs`, by the
+//! transcript's id) holds that base and, after it, only what changed. Between looks an inotify
 //! watch on every folder (`watch.rs`) says which paths changed, so a look costs a read of the
 //! event queue and a `lstat` and hash per changed path, however large the project; without
 //! inotify, or when its queue overflowed, a look walks the folders and trusts the size and
@@ -64,7 +64,8 @@ pub enum CheckpointError {
 /// What a session's checkpoints cover and where they go.
 #[derive(Debug, Clone)]
 pub struct OpenOptions {
-    pub sessions_dir: PathBuf,
+    /// `LING_HOME/checkpoints`.
+    pub dir: PathBuf,
     pub session_id: String,
     /// The writable folders, absolute and real (symlinks resolved).
     pub roots: Vec<PathBuf>,
@@ -324,14 +325,14 @@ fn lock_journal(path: &Path) -> Result<Flock<std::fs::File>, String> {
 /// The first look of a session: its journal found again or begun, the folders walked, and
 /// the storage bound checked now and then.
 fn first_look(options: OpenOptions) -> Result<Store, String> {
-    let journal_path = Journal::path_of(&options.sessions_dir, &options.session_id);
+    let journal_path = Journal::path_of(&options.dir, &options.session_id);
     let lock = lock_journal(&journal_path)?;
     let known = if Journal::load(&journal_path).latest().is_some() {
         None
     } else {
-        last_tree_of(&options.sessions_dir, &options.roots)
+        last_tree_of(&options.dir, &options.roots)
     };
-    let blobs = prune::blobs_of(&options.sessions_dir);
+    let blobs = prune::blobs_of(&options.dir);
     let mut store = Store::open(
         journal_path,
         blobs,
@@ -341,7 +342,7 @@ fn first_look(options: OpenOptions) -> Result<Store, String> {
         known,
     );
     prune::prune_now_and_then(
-        &options.sessions_dir,
+        &options.dir,
         options.settings.max_storage,
         std::slice::from_ref(&options.session_id),
     );
@@ -351,11 +352,11 @@ fn first_look(options: OpenOptions) -> Result<Store, String> {
 
 /// The folders as the latest session over the same roots last saw them, and when (ms): the
 /// hashes a new session can reuse without reading the files again.
-fn last_tree_of(sessions_dir: &Path, roots: &[PathBuf]) -> Option<(tree::Tree, i64)> {
+fn last_tree_of(dir: &Path, roots: &[PathBuf]) -> Option<(tree::Tree, i64)> {
     let mut latest: Option<(std::time::SystemTime, PathBuf)> = None;
-    for entry in std::fs::read_dir(sessions_dir).ok()?.flatten() {
+    for entry in std::fs::read_dir(dir).ok()?.flatten() {
         let path = entry.path();
-        if path.extension().is_none_or(|e| e != "checkpoints") {
+        if path.extension().is_none_or(|e| e != "journal") {
             continue;
         }
         let Ok(modified) = entry.metadata().and_then(|m| m.modified()) else {

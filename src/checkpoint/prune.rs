@@ -17,7 +17,7 @@ use super::tree::Entry;
 const GRACE: Duration = Duration::from_secs(3600);
 /// How often a session's start checks the bound by itself.
 const CHECK_EVERY: Duration = Duration::from_secs(3600);
-const EXTENSION: &str = "checkpoints";
+const EXTENSION: &str = "journal";
 
 /// What a prune did.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
@@ -44,18 +44,14 @@ struct BlobFile {
     modified: SystemTime,
 }
 
-/// Brings the checkpoints in `sessions_dir` within `max_storage` bytes, never touching the
+/// Brings the checkpoints in `dir` within `max_storage` bytes, never touching the
 /// sessions of `keep` (the running one); every blob no journal names goes too.
-pub fn prune(
-    sessions_dir: &Path,
-    max_storage: u64,
-    keep: &[String],
-) -> std::io::Result<PruneReport> {
+pub fn prune(dir: &Path, max_storage: u64, keep: &[String]) -> std::io::Result<PruneReport> {
     let now = SystemTime::now();
     let recent = |t: SystemTime| now.duration_since(t).unwrap_or_default() < GRACE;
-    let mut journals = journal_files(sessions_dir);
+    let mut journals = journal_files(dir);
     journals.sort_by_key(|j| j.modified);
-    let blobs = blob_files(&blob_dir(sessions_dir));
+    let blobs = blob_files(&blob_dir(dir));
     let mut used: u64 =
         journals.iter().map(|j| j.size).sum::<u64>() + blobs.values().map(|b| b.size).sum::<u64>();
     let mut refs: HashMap<String, usize> = HashMap::new();
@@ -107,8 +103,8 @@ pub fn prune(
 
 /// [`prune`] at most once an hour, for a session's start (in the background); the time of the
 /// last check is a marker file's.
-pub fn prune_now_and_then(sessions_dir: &Path, max_storage: u64, keep: &[String]) {
-    let marker = blob_dir(sessions_dir).join(".last-prune");
+pub fn prune_now_and_then(dir: &Path, max_storage: u64, keep: &[String]) {
+    let marker = blob_dir(dir).join(".last-prune");
     let due = std::fs::metadata(&marker)
         .and_then(|m| m.modified())
         .map(|t| SystemTime::now().duration_since(t).unwrap_or_default() >= CHECK_EVERY)
@@ -118,25 +114,22 @@ pub fn prune_now_and_then(sessions_dir: &Path, max_storage: u64, keep: &[String]
     }
     let _ = crate::config::private_fs::write_atomic(&marker, b"");
     // Cheap first: only when over the bound are the journals read.
-    let used: u64 = journal_files(sessions_dir)
-        .iter()
-        .map(|j| j.size)
-        .sum::<u64>()
-        + blob_files(&blob_dir(sessions_dir))
+    let used: u64 = journal_files(dir).iter().map(|j| j.size).sum::<u64>()
+        + blob_files(&blob_dir(dir))
             .values()
             .map(|b| b.size)
             .sum::<u64>();
     if used > max_storage {
-        let _ = prune(sessions_dir, max_storage, keep);
+        let _ = prune(dir, max_storage, keep);
     }
 }
 
-pub fn blob_dir(sessions_dir: &Path) -> PathBuf {
-    sessions_dir.join("blobs")
+pub fn blob_dir(dir: &Path) -> PathBuf {
+    dir.join("blobs")
 }
 
-fn journal_files(sessions_dir: &Path) -> Vec<JournalFile> {
-    std::fs::read_dir(sessions_dir)
+fn journal_files(dir: &Path) -> Vec<JournalFile> {
+    std::fs::read_dir(dir)
         .into_iter()
         .flatten()
         .flatten()
@@ -202,7 +195,7 @@ fn hashes_in(path: &Path) -> HashSet<String> {
     hashes
 }
 
-/// The blob store of `sessions_dir`.
-pub fn blobs_of(sessions_dir: &Path) -> Blobs {
-    Blobs::new(blob_dir(sessions_dir))
+/// The blob store of `dir`.
+pub fn blobs_of(dir: &Path) -> Blobs {
+    Blobs::new(blob_dir(dir))
 }

@@ -28,7 +28,7 @@ fn snapshot(root: &Path) -> Vec<(PathBuf, String)> {
 
 fn open(home: &Path, root: &Path, id: &str) -> Checkpoints {
     Checkpoints::open(OpenOptions {
-        sessions_dir: home.join("sessions"),
+        dir: home.join("checkpoints"),
         session_id: id.into(),
         roots: vec![root.to_path_buf()],
         excluded: Vec::new(),
@@ -145,7 +145,7 @@ fn a_file_over_the_size_bound_is_said_and_not_put_back() {
     let root = std::fs::canonicalize(project.path()).unwrap();
     write(&root.join("big.bin"), "0123456789");
     let checkpoints = Checkpoints::open(OpenOptions {
-        sessions_dir: home.path().join("sessions"),
+        dir: home.path().join("checkpoints"),
         session_id: "s3".into(),
         roots: vec![root.clone()],
         excluded: Vec::new(),

@@ -61,11 +61,11 @@ fn prune(max_storage: Option<u64>, json: bool) -> Result<Exit, CliError> {
         Some(bytes) => bytes,
         None => user_bound(&home.join(SETTINGS_FILE))?,
     };
-    let sessions_dir = home.join("sessions");
-    let report = checkpoint::prune(&sessions_dir, bound, &[]).map_err(|e| {
+    let dir = home.join("checkpoints");
+    let report = checkpoint::prune(&dir, bound, &[]).map_err(|e| {
         CliError::Failed(format!(
             "cannot prune the checkpoints in {}: {e}",
-            sessions_dir.display()
+            dir.display()
         ))
     })?;
     if json {

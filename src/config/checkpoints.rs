@@ -39,7 +39,7 @@ pub struct RawCheckpointOptions {
     /// first turn). Default 200000.
     #[schemars(range(min = 1), extend("default" = DEFAULT_MAX_FILES))]
     pub max_files: Option<usize>,
-    /// The bytes the checkpoints of all sessions may take in `LING_HOME/sessions`; past it the
+    /// The bytes the checkpoints of all sessions may take in `LING_HOME/checkpoints`; past it the
     /// oldest sessions' checkpoints are pruned (their conversations stay). Default 4294967296
     /// (4 GiB).
     #[schemars(range(min = 0), extend("default" = DEFAULT_MAX_STORAGE))]

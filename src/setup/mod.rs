@@ -481,7 +481,7 @@ fn checkpoints_of(settings: &Settings, paths: &Paths, session_id: &str) -> Optio
     .filter(|e| !roots.iter().any(|r| r.starts_with(e)))
     .collect();
     Some(Checkpoints::open(checkpoint::OpenOptions {
-        sessions_dir: paths.sessions_dir(),
+        dir: paths.checkpoints_dir(),
         session_id: session_id.to_string(),
         roots,
         excluded,
@@ -497,9 +497,9 @@ fn fork(
 ) -> Result<Resumed, SessionError> {
     let dir = paths.sessions_dir();
     let forked = Session::fork(&dir, &found.session.transcript_path)?;
-    if let Err(e) =
-        checkpoint::fork_journal(&dir, &forked.from, &forked.resumed.session.id, forked.shift)
-    {
+    let journals = paths.checkpoints_dir();
+    let (from, to) = (&forked.from, &forked.resumed.session.id);
+    if let Err(e) = checkpoint::fork_journal(&journals, from, to, forked.shift) {
         warnings.push(format!(
             "the checkpoints of session {} could not be copied to its fork ({e}): the fork can \
              rewind its conversation, not the files before it",
