@@ -132,6 +132,29 @@ impl Setup {
         ))
     }
 
+    /// `/fork`: the conversation goes on in a new session holding this one's history and a
+    /// copy of its checkpoints; the session it was is left as it is. Returns the new id;
+    /// problems that did not stop it are added to [`Setup::warnings`].
+    pub fn fork(&mut self) -> Result<String, SetupError> {
+        let transcript = self.agent.session().transcript_path.clone();
+        let forked = fork(&transcript, &self.paths, &mut self.warnings)?;
+        let Resumed {
+            session,
+            messages,
+            warnings,
+            children,
+        } = forked;
+        let id = session.id.clone();
+        self.warnings.extend(warnings);
+        // The old session's journal is let go before the new one is opened.
+        self.agent.set_checkpoints(None);
+        self.agent.switch_session(session, messages);
+        self.agent.restore_children(children);
+        let checkpoints = checkpoints_of(&self.settings, &self.paths, &id);
+        self.agent.set_checkpoints(checkpoints);
+        Ok(id)
+    }
+
     /// Ends everything the run started: the MCP servers (bounded).
     pub async fn shutdown(&self) {
         self.mcp.shutdown().await;
@@ -276,7 +299,11 @@ impl Setup {
         llm.preflight()?;
         let resumed = resume(&options.resume, &paths)?;
         let resumed = match resumed {
-            Some(found) if options.fork_session => Some(fork(found, &paths, &mut warnings)?),
+            Some(found) if options.fork_session => {
+                let mut forked = fork(&found.session.transcript_path, &paths, &mut warnings)?;
+                forked.warnings.splice(0..0, found.warnings);
+                Some(forked)
+            }
             other => other,
         };
         let run_tools = options.tools.clone();
@@ -491,12 +518,12 @@ fn checkpoints_of(settings: &Settings, paths: &Paths, session_id: &str) -> Optio
 
 /// `--fork-session`: a copy of the session found, under a new id, with its checkpoints.
 fn fork(
-    found: Resumed,
+    transcript: &std::path::Path,
     paths: &Paths,
     warnings: &mut Vec<String>,
 ) -> Result<Resumed, SessionError> {
     let dir = paths.sessions_dir();
-    let forked = Session::fork(&dir, &found.session.transcript_path)?;
+    let forked = Session::fork(&dir, transcript)?;
     let journals = paths.checkpoints_dir();
     let (from, to) = (&forked.from, &forked.resumed.session.id);
     if let Err(e) = checkpoint::fork_journal(&journals, from, to, forked.shift) {
@@ -506,9 +533,7 @@ fn fork(
             forked.from
         ));
     }
-    let mut resumed = forked.resumed;
-    resumed.warnings.splice(0..0, found.warnings);
-    Ok(resumed)
+    Ok(forked.resumed)
 }
 
 /// The session `--continue` or `--resume ID` asks for; `None` for a new one.
