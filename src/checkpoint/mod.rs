@@ -186,12 +186,14 @@ impl Checkpoints {
     }
 
     /// Sentences for the user (files over the size bound, a folder over `maxFiles`, a journal
-    /// that cannot be written); each is given once. Does not wait for the first look.
+    /// that cannot be written); each is given once. Never waits: while a look is going on (the
+    /// first one, or a sub-agent's) they come at the next call.
     pub fn take_warnings(&self) -> Vec<String> {
-        let mut slot = self
-            .slot
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut slot = match self.slot.try_lock() {
+            Ok(slot) => slot,
+            Err(std::sync::TryLockError::Poisoned(poisoned)) => poisoned.into_inner(),
+            Err(std::sync::TryLockError::WouldBlock) => return Vec::new(),
+        };
         match &mut *slot {
             Slot::Ready(store) => std::mem::take(&mut store.warnings),
             Slot::Gone(warning) => warning.take().into_iter().collect(),
@@ -200,6 +202,7 @@ impl Checkpoints {
     }
 
     /// What each recorded turn's calls changed, by the transcript offset of its user message.
+    /// Blocking: it waits for the first look.
     pub fn turn_changes(&self) -> HashMap<u64, TurnChanges> {
         self.with_store(|store| changes_by_turn(&store.journal))
             .unwrap_or_default()
