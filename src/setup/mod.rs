@@ -16,7 +16,7 @@ use std::sync::Arc;
 
 use crate::agent::mcp::reload::McpSources;
 use crate::agent::{
-    Agent, AgentOptions, ContextOptions, HostPolicy, McpHost, PromptOptions, SessionError,
+    Agent, AgentOptions, ContextOptions, HostPolicy, McpHost, PromptOptions, Resumed, SessionError,
 };
 use crate::config::mcp::ServerConfig;
 use crate::config::{ConfigError, Paths, Settings, SettingsOverrides};
@@ -51,6 +51,9 @@ pub struct RunOptions {
     pub tools: Option<Vec<String>>,
     /// `--session-id`: the new session's id.
     pub session_id: Option<String>,
+    /// `--fork-session`: the resumed session's conversation goes on under a new id, the
+    /// original left as it is.
+    pub fork_session: bool,
 }
 
 /// Which recorded session the run continues.
@@ -130,6 +133,29 @@ impl Setup {
             "--add-dir: the file tools and the sandbox may also write {}",
             dirs.join(", ")
         ))
+    }
+
+    /// `/fork`: the conversation goes on in a new session holding this one's history and a
+    /// copy of its checkpoints; the session it was is left as it is. Returns the new id;
+    /// problems that did not stop it are added to [`Setup::warnings`].
+    pub fn fork(&mut self) -> Result<String, SetupError> {
+        let transcript = self.agent.session().transcript_path.clone();
+        let forked = session::fork(&transcript, &self.paths, &mut self.warnings)?;
+        let Resumed {
+            session,
+            messages,
+            warnings,
+            children,
+        } = forked;
+        let id = session.id.clone();
+        self.warnings.extend(warnings);
+        // The old session's journal is let go before the new one is opened.
+        self.agent.set_checkpoints(None);
+        self.agent.switch_session(session, messages);
+        self.agent.restore_children(children);
+        let checkpoints = session::checkpoints_of(&self.settings, &self.paths, &id);
+        self.agent.set_checkpoints(checkpoints);
+        Ok(id)
     }
 
     /// Ends everything the run started: the MCP servers (bounded).
@@ -230,6 +256,8 @@ impl Setup {
             .with_delegation(settings.max_parallel_agents, settings.model_aliases.clone());
         agent.probe_context_window();
         warnings.extend(agent.take_warnings());
+        let checkpoints = session::checkpoints_of(settings, &paths, &agent.session().id);
+        agent.set_checkpoints(checkpoints);
         // Started last, once nothing else can fail, so no server is left running on an error.
         let servers = std::mem::take(&mut files.servers);
         let mcp = start_mcp(

@@ -1,9 +1,13 @@
 //! The session a run records to: a new one (under `--session-id` when given), or one found
-//! again with `--continue` / `--resume ID`, with the history and sub-agents to give the agent.
+//! again with `--continue` / `--resume ID` (a copy of it under a new id with `--fork-session`),
+//! with the history and sub-agents to give the agent; and the checkpoints of the session.
+
+use std::path::Path;
 
 use crate::agent::subagent::ChildTranscript;
 use crate::agent::{Resumed, Session, SessionError};
-use crate::config::Paths;
+use crate::checkpoint::{self, Checkpoints};
+use crate::config::{Paths, Settings};
 use crate::llm::Message;
 
 use super::{Resume, RunOptions};
@@ -26,7 +30,15 @@ pub(super) fn open(
     model: &str,
     warnings: &mut Vec<String>,
 ) -> Result<RunSession, SessionError> {
-    let opened = match resume(&options.resume, paths)? {
+    let resumed = match resume(&options.resume, paths)? {
+        Some(found) if options.fork_session => {
+            let mut forked = fork(&found.session.transcript_path, paths, warnings)?;
+            forked.warnings.splice(0..0, found.warnings);
+            Some(forked)
+        }
+        other => other,
+    };
+    let opened = match resumed {
         Some(Resumed {
             session,
             messages,
@@ -73,4 +85,56 @@ fn resume(resume: &Resume, paths: &Paths) -> Result<Option<Resumed>, SessionErro
         Resume::New => return Ok(None),
     };
     found.map(Some)
+}
+
+/// The checkpoints of this run's session (`None` with settings `checkpoints: false`): the
+/// project root and the writable folders, `LING_HOME` and the temp dir left out. Their first
+/// look starts now, in the background.
+pub(super) fn checkpoints_of(
+    settings: &Settings,
+    paths: &Paths,
+    session_id: &str,
+) -> Option<Checkpoints> {
+    if !settings.checkpoints.enabled {
+        return None;
+    }
+    let real = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    let roots = checkpoint::roots_of(&paths.project_root, &settings.sandbox.writable_roots);
+    // Left out where they lie inside a recorded folder, not where a folder lies inside them
+    // (a project in the temp dir is recorded).
+    let excluded = [
+        real(&paths.home),
+        real(&std::env::temp_dir()),
+        real(Path::new("/dev/shm")),
+    ]
+    .into_iter()
+    .filter(|e| !roots.iter().any(|r| r.starts_with(e)))
+    .collect();
+    Some(Checkpoints::open(checkpoint::OpenOptions {
+        dir: paths.checkpoints_dir(),
+        session_id: session_id.to_string(),
+        roots,
+        excluded,
+        settings: settings.checkpoints,
+    }))
+}
+
+/// `--fork-session`: a copy of the session found, under a new id, with its checkpoints.
+pub(super) fn fork(
+    transcript: &Path,
+    paths: &Paths,
+    warnings: &mut Vec<String>,
+) -> Result<Resumed, SessionError> {
+    let dir = paths.sessions_dir();
+    let forked = Session::fork(&dir, transcript)?;
+    let journals = paths.checkpoints_dir();
+    let (from, to) = (&forked.from, &forked.resumed.session.id);
+    if let Err(e) = checkpoint::fork_journal(&journals, from, to, forked.shift) {
+        warnings.push(format!(
+            "the checkpoints of session {} could not be copied to its fork ({e}): the fork can \
+             rewind its conversation, not the files before it",
+            forked.from
+        ));
+    }
+    Ok(forked.resumed)
 }

@@ -3,6 +3,7 @@
 
 mod acp;
 mod agent_inprocess;
+mod checkpoints;
 mod claude_hooks;
 mod claude_mcp_import;
 mod claude_project;
