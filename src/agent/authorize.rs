@@ -69,7 +69,7 @@ impl Agent {
             check,
             denied_by_rule,
             session_rule,
-        } = self.lock_permissions().evaluate(tool, input);
+        } = self.host.lock_permissions().evaluate(tool, input);
         if let Some(reason) = denied_by_rule {
             return Err(CallError::Denied(denied(tool, reason, turn)));
         }
@@ -89,9 +89,14 @@ impl Agent {
             (Check::Allow, _) => None,
         };
         // A call bound to fail is refused before anybody is asked about it.
-        tool.precheck(input, &self.tool_context(&CancellationToken::new()))
-            .await
-            .map_err(CallError::Tool)?;
+        tool.precheck(
+            input,
+            &self
+                .host
+                .tool_context(&self.options, &CancellationToken::new()),
+        )
+        .await
+        .map_err(CallError::Tool)?;
         let reason = match &suggestion {
             Some(s) if changed => s.why.clone(),
             _ => pre.reason.clone(),
@@ -104,8 +109,13 @@ impl Agent {
             reason,
             // Only worth a file read when somebody will see it.
             preview: if self.asks() && turn.approver.can_ask() {
-                tool.preview(input, &self.tool_context(&CancellationToken::new()))
-                    .await
+                tool.preview(
+                    input,
+                    &self
+                        .host
+                        .tool_context(&self.options, &CancellationToken::new()),
+                )
+                .await
             } else {
                 None
             },
@@ -113,7 +123,7 @@ impl Agent {
         };
         let answer = if self.asks() {
             // One question at a time, even when read-only calls run concurrently.
-            let _asking = self.approval_turn.lock().await;
+            let _asking = self.host.approval_turn.lock().await;
             if turn.approver.can_ask() {
                 self.notify(
                     "permission_prompt",
@@ -128,7 +138,8 @@ impl Agent {
             Some(Approval::Once) => Ok(Verdict::Run),
             Some(Approval::Edited(input)) => Ok(Verdict::Changed(input)),
             Some(Approval::Always) => {
-                self.lock_permissions()
+                self.host
+                    .lock_permissions()
                     .allow_for_session(request.session_rule.clone());
                 Ok(Verdict::Run)
             }

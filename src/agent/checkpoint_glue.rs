@@ -16,11 +16,11 @@ use crate::tools::ToolKind;
 impl Agent {
     /// Records the writable folders before each turn and each call that can write.
     pub fn set_checkpoints(&mut self, checkpoints: Option<Checkpoints>) {
-        self.checkpoints = checkpoints;
+        self.host.checkpoints = checkpoints;
     }
 
     pub fn checkpoints(&self) -> Option<&Checkpoints> {
-        self.checkpoints.as_ref()
+        self.host.checkpoints.as_ref()
     }
 
     /// `run` (one call through every step) between a look before it and one after it, when
@@ -32,10 +32,11 @@ impl Agent {
         run: impl Future<Output = CallResult>,
     ) -> CallResult {
         let writes = self
+            .host
             .tools
             .get(call.name())
             .is_some_and(|tool| tool.kind() != ToolKind::Read);
-        let Some(checkpoints) = self.checkpoints.clone().filter(|_| writes) else {
+        let Some(checkpoints) = self.host.checkpoints.clone().filter(|_| writes) else {
             return run.await;
         };
         let before = checkpoints.look().await;
@@ -51,11 +52,11 @@ impl Agent {
         if self.options.subagent.is_some() {
             return None;
         }
-        if let Some(state) = self.turn_checkpoint.take() {
+        if let Some(state) = self.conversation.turn_checkpoint.take() {
             return Some(state);
         }
         let state = self.checkpoint_look().await;
-        if let Some(checkpoints) = &self.checkpoints {
+        if let Some(checkpoints) = &self.host.checkpoints {
             warn(checkpoints, turn);
         }
         state
@@ -66,15 +67,16 @@ impl Agent {
         if self.options.subagent.is_some() {
             return None;
         }
-        self.checkpoints.as_ref()?.look().await
+        self.host.checkpoints.as_ref()?.look().await
     }
 
     /// The user's message of a turn into the history and the transcript, and the turn into
     /// the checkpoints with the state `before` it.
     pub(super) async fn push_prompt(&mut self, message: Message, before: Option<u32>) {
-        let offset = self.session.record_prompt(&message);
-        self.history.push(message);
-        if let (Some(checkpoints), Some(offset), Some(state)) = (&self.checkpoints, offset, before)
+        let offset = self.conversation.session.record_prompt(&message);
+        self.conversation.history.push(message);
+        if let (Some(checkpoints), Some(offset), Some(state)) =
+            (&self.host.checkpoints, offset, before)
         {
             checkpoints.turn(offset, state).await;
         }

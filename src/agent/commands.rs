@@ -175,7 +175,7 @@ impl Agent {
     pub fn custom_command(&self, line: &str) -> Option<(Command, String)> {
         let rest = line.trim_start().strip_prefix('/')?;
         let (name, args) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
-        let command = self.extensions.command(name)?;
+        let command = self.host.extensions.command(name)?;
         Some((command.clone(), args.trim().to_string()))
     }
 
@@ -210,17 +210,19 @@ impl Agent {
     ) -> Result<RunResult, AgentError> {
         if let Some(tools) = &command.allowed_tools {
             let origin = format!("/{}'s allowed-tools", command.name);
-            self.lock_narrowing().push(ToolFilter::new(tools, origin));
+            self.host
+                .lock_narrowing()
+                .push(ToolFilter::new(tools, origin));
         }
         let filled = fill_arguments(&command.body, args);
         // The turn begins before its shell lines run: a rewind undoes what they did too.
-        self.turn_checkpoint = self.checkpoint_look().await;
+        self.conversation.turn_checkpoint = self.checkpoint_look().await;
         let expanded = {
             let turn = Turn::new(sink, approver, cancel);
             self.run_shell_pieces(filled, &turn).await
         };
         if cancel.is_cancelled() {
-            self.turn_checkpoint = None;
+            self.conversation.turn_checkpoint = None;
             self.end_narrowing();
             return Ok(RunResult {
                 end: RunEnd::Interrupted,
@@ -235,7 +237,8 @@ impl Agent {
         }
         let before = self.model().to_string();
         if let Some(asked) = &command.model {
-            let (model, warning) = resolve_model(Some(asked), &before, &self.delegation.aliases);
+            let (model, warning) =
+                resolve_model(Some(asked), &before, &self.host.delegation.aliases);
             if let Some(warning) = warning {
                 sink.emit(AgentEvent::Warning(format!("/{}: {warning}", command.name)));
             }
@@ -274,15 +277,9 @@ impl Agent {
         out
     }
 
-    pub(super) fn lock_narrowing(&self) -> std::sync::MutexGuard<'_, Vec<ToolFilter>> {
-        self.narrowing
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
-
     /// The run is over: the narrowings of its command and skills end with it.
     pub(super) fn end_narrowing(&self) {
-        self.lock_narrowing().clear();
+        self.host.lock_narrowing().clear();
     }
 
     /// A skill was loaded: its `allowed-tools`, if any, narrow the rest of the run (the
@@ -290,7 +287,7 @@ impl Agent {
     pub(super) fn skill_loaded(&self, input: &serde_json::Value) {
         let name = input.get("name").and_then(|n| n.as_str());
         let reads_file = input.get("file").is_some_and(|f| !f.is_null());
-        let Some(skill) = name.and_then(|n| self.extensions.skill(n)) else {
+        let Some(skill) = name.and_then(|n| self.host.extensions.skill(n)) else {
             return;
         };
         let Some(tools) = &skill.allowed_tools else {
@@ -302,7 +299,8 @@ impl Agent {
         let mut entries = tools.clone();
         entries.push(super::skill_tool::SKILL.to_string());
         let origin = format!("the {} skill's allowed-tools", skill.name);
-        self.lock_narrowing()
+        self.host
+            .lock_narrowing()
             .push(ToolFilter::new(&entries, origin));
     }
 }

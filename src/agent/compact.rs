@@ -77,9 +77,15 @@ impl Agent {
     /// How full the context is now, by part.
     pub async fn context_usage(&mut self) -> ContextUsage {
         let model = self.llm.config().model.clone();
-        let specs = self.tool_specs();
-        self.context
-            .usage(&model, &self.system_prompt, &specs, &self.history)
+        let specs = self.host.tool_specs();
+        self.conversation
+            .context
+            .usage(
+                &model,
+                &self.conversation.system_prompt,
+                &specs,
+                &self.conversation.history,
+            )
             .await
     }
 
@@ -96,11 +102,11 @@ impl Agent {
 
     /// Before a request: elide, then compact, when the request would pass the threshold.
     pub(super) async fn fit_context(&mut self, sink: &dyn EventSink, cancel: &CancellationToken) {
-        if !self.context.options.auto_compact {
+        if !self.conversation.context.options.auto_compact {
             return;
         }
         let usage = self.context_usage().await;
-        let threshold = self.context.threshold(usage.window);
+        let threshold = self.conversation.context.threshold(usage.window);
         if usage.used < threshold {
             return;
         }
@@ -121,17 +127,21 @@ impl Agent {
     /// Elides old large tool outputs, oldest first, until the context is under `target`.
     /// True when that was enough.
     async fn elide_old_outputs(&mut self, window: u64, target: u64) -> bool {
-        let protect_from = rebuild::cut_point(&self.history, self.keep_budget(window))
-            .unwrap_or(self.history.len());
-        let candidates = rebuild::elidable(&self.history, protect_from, &self.context.elided);
+        let protect_from = rebuild::cut_point(&self.conversation.history, self.keep_budget(window))
+            .unwrap_or(self.conversation.history.len());
+        let candidates = rebuild::elidable(
+            &self.conversation.history,
+            protect_from,
+            &self.conversation.context.elided,
+        );
         if candidates.is_empty() {
             return false;
         }
         // From here the count is the estimate: what the server counted had the outputs whole.
-        self.context.forget_count();
+        self.conversation.context.forget_count();
         let mut used = self.context_usage().await.used;
         for id in candidates {
-            let saved = self.history.iter().find_map(|m| match m {
+            let saved = self.conversation.history.iter().find_map(|m| match m {
                 Message::Tool {
                     tool_call_id,
                     content,
@@ -141,12 +151,12 @@ impl Agent {
                 }
                 _ => None,
             });
-            self.context.elided.insert(id);
+            self.conversation.context.elided.insert(id);
             used = used.saturating_sub(saved.unwrap_or(0));
             if used < target {
                 tracing::debug!(
                     "context: elided {} old tool outputs",
-                    self.context.elided.len()
+                    self.conversation.context.elided.len()
                 );
                 return true;
             }
@@ -158,20 +168,25 @@ impl Agent {
     /// giving up on a request that does not fit). True when anything was elided.
     fn elide_all_answered(&mut self) -> bool {
         let protect_from = self
+            .conversation
             .history
             .iter()
             .rposition(|m| matches!(m, Message::Assistant { .. }))
             .unwrap_or(0);
-        let candidates = rebuild::elidable(&self.history, protect_from, &self.context.elided);
+        let candidates = rebuild::elidable(
+            &self.conversation.history,
+            protect_from,
+            &self.conversation.context.elided,
+        );
         let any = !candidates.is_empty();
-        self.context.elided.extend(candidates);
-        self.context.forget_count();
+        self.conversation.context.elided.extend(candidates);
+        self.conversation.context.forget_count();
         any
     }
 
     /// The tokens of recent messages kept verbatim by a compaction.
     fn keep_budget(&self, window: u64) -> u64 {
-        self.context.threshold(window) / 3
+        self.conversation.context.threshold(window) / 3
     }
 
     /// Compacts as if the window were at most `window_cap` (after the server refused a
@@ -187,9 +202,10 @@ impl Agent {
         let before = self.context_usage().await;
         let window = window_cap.map_or(before.window, |cap| cap.min(before.window));
         let keep = self.keep_budget(window);
-        let cut = rebuild::cut_point(&self.history, keep).or_else(|| {
+        let cut = rebuild::cut_point(&self.conversation.history, keep).or_else(|| {
             // Asked for by hand: summarise all before the latest request.
             let last = self
+                .conversation
                 .history
                 .iter()
                 .rposition(|m| matches!(m, Message::User { .. }))?;
@@ -222,7 +238,7 @@ impl Agent {
             trigger: trigger.as_str().to_string(),
         });
         // Owned: the summary request borrows the agent mutably.
-        let prefix = self.history[..cut].to_vec();
+        let prefix = self.conversation.history[..cut].to_vec();
         let summary = match self.summarise(&prefix, instructions, window, cancel).await {
             Ok(Some(summary)) => summary,
             Ok(None) => return Compaction::Interrupted,
@@ -231,9 +247,9 @@ impl Agent {
         if let Some(refusal) = oversized(&summary, &prefix, window) {
             return Compaction::Failed(refusal);
         }
-        let rebuilt = rebuild::rebuild(&self.history, cut, &summary);
+        let rebuilt = rebuild::rebuild(&self.conversation.history, cut, &summary);
         let (old, new) = (
-            estimate::messages(&self.history),
+            estimate::messages(&self.conversation.history),
             estimate::messages(&rebuilt),
         );
         if new >= old {
@@ -243,12 +259,16 @@ impl Agent {
                  tokens), so the conversation is kept as it was"
             ));
         }
-        self.history = rebuilt;
-        self.context.elided.clear();
-        self.context.forget_count();
+        self.conversation.history = rebuilt;
+        self.conversation.context.elided.clear();
+        self.conversation.context.forget_count();
         let after = self.context_usage().await;
-        self.session
-            .record_compaction(trigger.as_str(), before.used, after.used, &self.history);
+        self.conversation.session.record_compaction(
+            trigger.as_str(),
+            before.used,
+            after.used,
+            &self.conversation.history,
+        );
         // SessionStart cannot stop a compaction; its context is the new system prompt's.
         let _ = self.fire_session_start(StartSource::Compact, sink).await;
         let post_tokens = self.context_usage().await.used;
@@ -295,7 +315,7 @@ impl Agent {
                         if splits < MAX_SPLITS =>
                     {
                         if let Some(window) = window {
-                            self.context.learn_window(window);
+                            self.conversation.context.learn_window(window);
                             self.llm.remember_window(window);
                         }
                         splits += 1;
@@ -342,7 +362,7 @@ impl Agent {
         };
         let completion = result?;
         if let Some(usage) = completion.usage {
-            self.usage += usage;
+            self.conversation.usage += usage;
         }
         let summary = completion.content.trim().to_string();
         if summary.is_empty() {
@@ -363,7 +383,7 @@ impl Agent {
     ) -> bool {
         // What the server holds is less than what it refused.
         let cap = window.unwrap_or(refused * 9 / 10);
-        self.context.learn_window(cap);
+        self.conversation.context.learn_window(cap);
         if let Some(window) = window {
             self.llm.remember_window(window);
         }

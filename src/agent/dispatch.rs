@@ -6,13 +6,13 @@ use std::sync::Arc;
 
 use futures::future::join_all;
 use serde_json::Value;
-use tokio_util::sync::CancellationToken;
 
+use super::filter::Refusal;
 use super::turn::Turn;
 use super::{Agent, AgentEvent, cap_middle};
 use crate::hooks::{Decision, HookInput};
 use crate::llm::{Message, ToolCall};
-use crate::tools::{Tool, ToolContext, ToolError, ToolKind, ToolOutput};
+use crate::tools::{Tool, ToolContext, ToolError, ToolOutput};
 
 /// Why a call has no result from its tool. The message is what the model reads (after
 /// `Error: `) and the user sees as the call's outcome.
@@ -32,7 +32,7 @@ pub(super) enum CallError {
     UnknownTool { name: String, available: String },
     /// A narrowing (a sub-agent's tools, a command's or skill's `allowed-tools`) leaves it out.
     #[error("not allowed: {0}")]
-    NotAdmitted(String),
+    NotAdmitted(#[from] Refusal),
     /// A PreToolUse hook blocked the call (or said `continue: false`): its reason.
     #[error("blocked by hook: {0}")]
     BlockedByHook(String),
@@ -95,8 +95,8 @@ impl Agent {
         let mut i = 0;
         while i < calls.len() {
             let mut end = i + 1;
-            if self.is_read_call(&calls[i]) {
-                while end < calls.len() && self.is_read_call(&calls[end]) {
+            if self.host.is_read_call(&calls[i]) {
+                while end < calls.len() && self.host.is_read_call(&calls[end]) {
                     end += 1;
                 }
             }
@@ -108,12 +108,6 @@ impl Agent {
             i = end;
         }
         messages
-    }
-
-    fn is_read_call(&self, call: &ToolCall) -> bool {
-        self.tools
-            .get(call.name())
-            .is_some_and(|tool| tool.kind() == ToolKind::Read)
     }
 
     /// One call through every step; returns what the model reads.
@@ -138,6 +132,7 @@ impl Agent {
         };
         // MCP results are cut by the manager, which also saves the whole output to a file.
         let content = if self
+            .host
             .tools
             .get(call.name())
             .is_some_and(|t| t.caps_own_output())
@@ -163,15 +158,18 @@ impl Agent {
     }
 
     async fn run_call(&self, call: &ToolCall, input: Value, turn: &Turn<'_>) -> CallResult {
-        let Some(tool) = self.tools.get(call.name()).cloned() else {
+        let Some(tool) = self.host.tools.get(call.name()).cloned() else {
             begin(call, &input, turn);
             return CallError::UnknownTool {
                 name: call.name().to_string(),
-                available: self.tools.names().join(", "),
+                available: self.host.tools.names().join(", "),
             }
             .into();
         };
-        if let Err(why) = self.admitted(tool.as_ref(), &input, true) {
+        if let Err(why) = self
+            .host
+            .admitted(tool.as_ref(), &input, true, &self.options)
+        {
             begin(call, &input, turn);
             return CallError::NotAdmitted(why).into();
         }
@@ -188,14 +186,20 @@ impl Agent {
         };
         // Shown after PreToolUse, so the user sees (and approves) the input that will really run.
         begin(call, &pre.input, turn);
-        if let Err(why) = self.admitted(tool.as_ref(), &pre.input, false) {
+        if let Err(why) = self
+            .host
+            .admitted(tool.as_ref(), &pre.input, false, &self.options)
+        {
             return CallError::NotAdmitted(why).into();
         }
         let mut pre = pre;
         match self.authorize(tool.as_ref(), &call.id, &pre, turn).await {
             Ok(Some(edited)) => {
                 // The approver's change is narrowed as the model's call was.
-                if let Err(why) = self.admitted(tool.as_ref(), &edited, false) {
+                if let Err(why) = self
+                    .host
+                    .admitted(tool.as_ref(), &edited, false, &self.options)
+                {
                     return CallError::NotAdmitted(why).into();
                 }
                 pre.input = edited;
@@ -214,22 +218,6 @@ impl Agent {
         self.post_tool_hooks(call, pre.input, &mut result, turn)
             .await;
         result
-    }
-
-    /// Whether the narrowings in force admit the call (`names_only`: its tool, before the
-    /// PreToolUse hooks may rewrite its input).
-    fn admitted(&self, tool: &dyn Tool, input: &Value, names_only: bool) -> Result<(), String> {
-        let narrowing = self
-            .narrowing
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .clone();
-        for filter in self.tool_filters.iter().chain(&narrowing) {
-            if !names_only || !filter.admits(tool.name()) {
-                filter.check(tool, input, &self.options.root)?;
-            }
-        }
-        Ok(())
     }
 
     /// A tool other than `task`, and what follows it: a sandbox escape question, a skill's
@@ -358,8 +346,14 @@ impl Agent {
         input: Value,
         turn: &Turn<'_>,
     ) -> Result<ToolOutput, ToolError> {
-        self.call_tool_in(tool, call, input, turn, self.tool_context(turn.cancel))
-            .await
+        self.call_tool_in(
+            tool,
+            call,
+            input,
+            turn,
+            self.host.tool_context(&self.options, turn.cancel),
+        )
+        .await
     }
 
     /// [`Agent::call_tool`] with the given context (the sandbox's escape runs without one).
@@ -402,26 +396,6 @@ impl Agent {
                     };
                 }
             }
-        }
-    }
-
-    pub(super) fn tool_context(&self, cancel: &CancellationToken) -> ToolContext {
-        // Before the literal: the permissions' lock below lives to its end.
-        let sandbox = self.sandbox_policy();
-        ToolContext {
-            root: self.options.root.clone(),
-            confine_to_root: self.lock_permissions().confine_to_root(),
-            cancel: cancel.clone(),
-            read_files: self.read_files.clone(),
-            progress: None,
-            output_line: None,
-            child_env: self.options.child_env.clone(),
-            sandbox,
-            extra_roots: self.options.add_dirs.clone(),
-            hidden: self.sandbox().hidden.as_slice().into(),
-            files: self.files.clone(),
-            shell_host: self.shell_host.clone(),
-            call_id: None,
         }
     }
 }

@@ -34,6 +34,25 @@ impl std::fmt::Debug for ToolFilter {
     }
 }
 
+/// Why a narrowing refuses a call: what the model reads (after `not allowed: `), naming the
+/// tools or calls it may make instead.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Refusal {
+    #[error("{tool} is not one of {origin} ({listed}); use one of those")]
+    NotListed {
+        tool: String,
+        origin: String,
+        listed: String,
+    },
+    #[error("{origin} allows {tool} only as {rules}; this call is not one of those")]
+    NotMatched {
+        tool: String,
+        origin: String,
+        /// The narrowing's rules for the tool, as written, joined.
+        rules: String,
+    },
+}
+
 /// Ling's tool for a Claude Code tool name, or the name itself.
 fn ling_name(name: &str) -> Option<String> {
     let mapped = match name {
@@ -110,14 +129,13 @@ impl ToolFilter {
 
     /// Whether this call may run: its tool admitted and, when the narrowing gives rules for
     /// it, one of them matching the input (the permission rule matcher decides).
-    pub fn check(&self, tool: &dyn Tool, input: &Value, root: &Path) -> Result<(), String> {
+    pub fn check(&self, tool: &dyn Tool, input: &Value, root: &Path) -> Result<(), Refusal> {
         if !self.admits(tool.name()) {
-            return Err(format!(
-                "{} is not one of {} ({}); use one of those",
-                tool.name(),
-                self.origin,
-                self.listed()
-            ));
+            return Err(Refusal::NotListed {
+                tool: tool.name().to_string(),
+                origin: self.origin.clone(),
+                listed: self.listed(),
+            });
         }
         let rules: Vec<String> = self
             .rules
@@ -137,12 +155,11 @@ impl ToolFilter {
         if matched {
             Ok(())
         } else {
-            Err(format!(
-                "{} allows {} only as {}; this call is not one of those",
-                self.origin,
-                tool.name(),
-                rules.join(", ")
-            ))
+            Err(Refusal::NotMatched {
+                tool: tool.name().to_string(),
+                origin: self.origin.clone(),
+                rules: rules.join(", "),
+            })
         }
     }
 }
@@ -176,10 +193,14 @@ mod tests {
         );
         let refused = filter
             .check(bash, &json!({"command": "git push"}), root.path())
-            .unwrap_err();
+            .unwrap_err()
+            .to_string();
         assert!(refused.contains("only as Bash(git status:*)"), "{refused}");
         let write = tools.get("write_file").unwrap().as_ref();
-        let refused = filter.check(write, &json!({}), root.path()).unwrap_err();
+        let refused = filter
+            .check(write, &json!({}), root.path())
+            .unwrap_err()
+            .to_string();
         assert!(refused.starts_with("write_file is not one of /x's allowed-tools"));
     }
 }

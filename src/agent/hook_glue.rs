@@ -11,8 +11,8 @@ use crate::permissions::Condition;
 impl Agent {
     pub(super) fn hook_context(&self) -> HookContext {
         HookContext {
-            session_id: self.session.id.clone(),
-            transcript_path: self.session.transcript_path.clone(),
+            session_id: self.conversation.session.id.clone(),
+            transcript_path: self.conversation.session.transcript_path.clone(),
             cwd: self.options.root.clone(),
             permission_mode: self.permission_mode().hook_name().to_string(),
             agent: self.subagent_info(),
@@ -30,7 +30,7 @@ impl Agent {
     /// MCP host's questions, the idle prompt): the hooks with the session as it is now.
     pub fn notifier(&self) -> Notifier {
         Notifier {
-            hooks: self.hooks.clone(),
+            hooks: self.host.hooks.clone(),
             ctx: self.hook_context(),
         }
     }
@@ -38,7 +38,7 @@ impl Agent {
     /// Until the returned guard is dropped (input came), waits `idleNotifyMs` and then tells
     /// Notification hooks `idle_prompt`: the REPL waits at its prompt.
     pub fn idle_notice(&self) -> IdleNotice {
-        if !self.hooks.has_handlers(
+        if !self.host.hooks.has_handlers(
             crate::hooks::HookEventName::Notification,
             Some("idle_prompt"),
         ) {
@@ -72,13 +72,17 @@ impl Agent {
         sink: &dyn EventSink,
         cancel: &CancellationToken,
     ) -> HookOutcome {
-        if !self.hooks.has_handlers(input.event(), input.match_value()) {
+        if !self
+            .host
+            .hooks
+            .has_handlers(input.event(), input.match_value())
+        {
             self.report_async_notices(sink);
             return HookOutcome::default();
         }
         let ctx = self.hook_context();
         let outcome = tokio::select! {
-            outcome = self.hooks.run(&input, &ctx) => outcome,
+            outcome = self.host.hooks.run(&input, &ctx) => outcome,
             () = cancel.cancelled() => return HookOutcome::default(),
         };
         let tool = is_tool_event(&input).then(|| input.match_value()).flatten();
@@ -90,7 +94,7 @@ impl Agent {
     /// What `async` handlers that finished since the last call did. Also drained when no hook
     /// matches and at exit, or the error of a lone async hook would never be shown.
     pub(super) fn report_async_notices(&self, sink: &dyn EventSink) {
-        for notice in self.hooks.take_async_notices() {
+        for notice in self.host.hooks.take_async_notices() {
             sink.emit(AgentEvent::Hook(notice_event(&notice, None)));
         }
     }

@@ -75,7 +75,7 @@ impl Agent {
                 sink,
             )
             .await;
-        self.session_context = outcome.additional_context.clone();
+        self.conversation.session_context = outcome.additional_context.clone();
         self.rebuild_system_prompt();
         outcome.stop
     }
@@ -89,7 +89,7 @@ impl Agent {
             sink,
         )
         .await;
-        self.hooks.wait_async(ASYNC_GRACE).await;
+        self.host.hooks.wait_async(ASYNC_GRACE).await;
         self.report_async_notices(sink);
     }
 }

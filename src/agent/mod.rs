@@ -1,8 +1,11 @@
 //! The agent loop: the user's prompt goes to the model with the tools; the tool calls it makes are
 //! dispatched through one registry (hooks and permissions at the one dispatch point) and their
 //! results sent back, until the model answers without tool calls or `--max-turns` is reached.
-//! Everything the loop does is reported as [`AgentEvent`]s. This file holds the [`Agent`] and
-//! its state; one run of the loop, phase by phase, is `turn.rs`, one tool call `dispatch.rs`.
+//! Everything the loop does is reported as [`AgentEvent`]s. This file holds the [`Agent`]: its
+//! model client and options, and its two halves, the conversation (`conversation.rs`: what was
+//! said, the system prompt, the context window) and the tool host (`tool_host.rs`: the tools and
+//! the rules they run under). One run of the loop, phase by phase, is `turn.rs`; one tool call,
+//! `dispatch.rs`.
 
 mod approval;
 mod authorize;
@@ -10,6 +13,7 @@ mod checkpoint_glue;
 mod commands;
 mod compact;
 pub mod context;
+mod conversation;
 mod direct;
 mod dispatch;
 mod events;
@@ -29,24 +33,23 @@ mod session;
 pub mod session_list;
 mod skill_tool;
 pub mod subagent;
+mod tool_host;
 mod truncate;
 mod turn;
 
-use std::collections::HashSet;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
-use crate::checkpoint::Checkpoints;
 use crate::config::PermissionMode;
 use crate::config::extensions::Extensions;
 use crate::config::tool_search::ToolSearchSettings;
 use crate::hooks::HookEngine;
-use crate::llm::{LlmClient, LlmError, Message, ToolSpec, Usage};
+use crate::llm::{LlmClient, LlmError, Message, Usage};
 use crate::mcp::McpManager;
 use crate::permissions::Permissions;
 use crate::process::ChildEnv;
 use crate::process::sandbox::Decision;
-use crate::tools::{FileAccess, LocalFiles, ShellHost, ToolRegistry};
+use crate::tools::{FileAccess, ShellHost, ToolRegistry};
 
 pub use approval::{Approval, ApprovalRequest, Approver, NonInteractive};
 pub use compact::{Compaction, Trigger};
@@ -154,55 +157,17 @@ pub enum AgentError {
     Rewind(#[from] RewindError),
 }
 
+/// One agent: its model, its conversation and its tool host. A sub-agent is another `Agent`,
+/// made by the parent's `task` tool.
 pub struct Agent {
     llm: LlmClient,
-    /// The builtin tools; `tools` is these plus the MCP servers' tools of the moment.
-    builtins: ToolRegistry,
-    tools: ToolRegistry,
-    mcp: Option<Arc<McpManager>>,
-    /// The permission mode and rules (a sub-agent's mode follows its parent's).
-    mode: ModeHandle,
+    options: AgentOptions,
     /// Model requests of the run, counted with the sub-agents' (`--max-turns`).
     requests: request_cap::RequestCap,
-    options: AgentOptions,
-    system_prompt: String,
-    history: Vec<Message>,
-    session: Session,
-    read_files: Arc<Mutex<HashSet<PathBuf>>>,
-    usage: Usage,
-    /// Tokens of the conversation as of the last response (its prompt and its answer).
-    context_tokens: u64,
-    total_turns: u32,
-    hooks: HookEngine,
-    /// Context SessionStart hooks gave for the model; part of the system prompt.
-    session_context: Vec<String>,
-    /// Held while the user is asked, so two questions never share the terminal (shared with
-    /// the sub-agents).
-    approval_turn: Arc<tokio::sync::Mutex<()>>,
-    /// The run's custom commands, skills and agent definitions.
-    extensions: Arc<Extensions>,
-    /// Sub-agents: how many at once, model aliases, their conversations.
-    delegation: subagent::Delegation,
-    /// Narrowings for the agent's life (a sub-agent's tools).
-    tool_filters: Vec<filter::ToolFilter>,
-    /// Narrowings for the current run (a custom command's, a loaded skill's `allowed-tools`).
-    narrowing: Mutex<Vec<filter::ToolFilter>>,
-    /// Setup warnings not yet shown (see [`Agent::take_warnings`]).
-    warnings: Vec<String>,
-    /// How full the context is, and the window.
-    context: context::ContextState,
-    /// When MCP tools go by name only, and which the model has picked.
-    tool_search: ToolSearch,
-    /// The MCP tools whose definitions the next request leaves out (tool search).
-    deferred: HashSet<String>,
-    /// Where the file tools read and write (the local disk, or an ACP editor's buffers).
-    files: Arc<dyn FileAccess>,
-    /// Where `bash` runs instead of a child of Ling (an ACP editor's terminals), if anywhere.
-    shell_host: Option<Arc<dyn ShellHost>>,
-    /// The writable folders' states before each turn and call (`None`: checkpoints off).
-    checkpoints: Option<Checkpoints>,
-    /// The state a custom command's turn began in, looked at before its shell lines ran.
-    turn_checkpoint: Option<u32>,
+    /// What was said, the system prompt, the context window, the usage.
+    conversation: conversation::Conversation,
+    /// What the model can call, and under which rules.
+    host: tool_host::ToolHost,
 }
 
 impl Agent {
@@ -213,81 +178,56 @@ impl Agent {
         options: AgentOptions,
         session: Session,
     ) -> Self {
-        let (system_prompt, warnings) =
-            build_system_prompt(&options.root, &llm.config().model, &options.prompt);
-        let context = context::ContextState::new(options.context);
+        let conversation = conversation::Conversation::new(session, &options, &llm.config().model);
         Self {
             llm,
-            builtins: tools.clone(),
-            tools,
-            mcp: None,
-            mode: ModeHandle::new(permissions),
-            requests: request_cap::RequestCap::new(),
             options,
-            system_prompt,
-            history: Vec::new(),
-            session,
-            read_files: Arc::default(),
-            usage: Usage::default(),
-            context_tokens: 0,
-            total_turns: 0,
-            hooks: HookEngine::empty(),
-            session_context: Vec::new(),
-            approval_turn: Arc::default(),
-            extensions: Arc::default(),
-            delegation: subagent::Delegation::default(),
-            tool_filters: Vec::new(),
-            narrowing: Mutex::default(),
-            warnings,
-            context,
-            tool_search: ToolSearch::default(),
-            deferred: HashSet::new(),
-            files: Arc::new(LocalFiles),
-            shell_host: None,
-            checkpoints: None,
-            turn_checkpoint: None,
+            requests: request_cap::RequestCap::new(),
+            conversation,
+            host: tool_host::ToolHost::new(tools, permissions),
         }
     }
 
     /// Reads and writes the file tools' files through `files` (an ACP editor's `fs/*`).
     pub fn set_file_access(&mut self, files: Arc<dyn FileAccess>) {
-        self.files = files;
+        self.host.files = files;
     }
 
     /// Runs `bash` commands through `host` (an ACP editor's terminals); `None`: as children.
     pub fn set_shell_host(&mut self, host: Option<Arc<dyn ShellHost>>) {
-        self.shell_host = host;
+        self.host.shell_host = host;
     }
 
     /// Asks the model's server for its context window in the background (unless the settings
     /// say it); needs a tokio runtime.
     pub fn probe_context_window(&mut self) {
-        self.context.start_probe(&self.llm);
+        self.conversation.context.start_probe(&self.llm);
     }
 
     /// Offers MCP tools by name behind `search_tools` as these settings say.
     pub fn with_tool_search(mut self, settings: ToolSearchSettings) -> Self {
-        self.tool_search = ToolSearch::new(settings);
+        self.host.tool_search = ToolSearch::new(settings);
         self
     }
 
     /// Problems found while setting up (an `AGENTS.md` skipped or cut), for the UI to show once.
     pub fn take_warnings(&mut self) -> Vec<String> {
-        std::mem::take(&mut self.warnings)
+        std::mem::take(&mut self.conversation.warnings)
     }
 
     /// Offers these skills (the `skill` tool) and agent definitions (the `task` tool, with the
     /// builtin general-purpose agent), and knows these custom commands.
     pub fn with_extensions(mut self, extensions: Arc<Extensions>) -> Self {
-        self.extensions = extensions;
-        if !self.extensions.skills.is_empty() {
-            let skills = Arc::new(self.extensions.skills.clone());
-            self.builtins
+        self.host.extensions = extensions;
+        if !self.host.extensions.skills.is_empty() {
+            let skills = Arc::new(self.host.extensions.skills.clone());
+            self.host
+                .builtins
                 .register(Arc::new(skill_tool::SkillTool::new(skills)));
         }
         let task = subagent::TaskTool::new(&self.agent_types());
-        self.builtins.register(Arc::new(task));
-        self.tools = self.builtins.clone();
+        self.host.builtins.register(Arc::new(task));
+        self.host.tools = self.host.builtins.clone();
         self
     }
 
@@ -297,74 +237,51 @@ impl Agent {
         max_parallel: usize,
         aliases: std::collections::BTreeMap<String, String>,
     ) -> Self {
-        self.delegation = subagent::Delegation::new(max_parallel, aliases);
+        self.host.delegation = Arc::new(subagent::Delegation::new(max_parallel, aliases));
         self
     }
 
     pub fn extensions(&self) -> &Extensions {
-        &self.extensions
+        &self.host.extensions
     }
 
     /// Runs these hooks around everything the agent does.
     pub fn with_hooks(mut self, hooks: HookEngine) -> Self {
-        self.hooks = hooks;
+        self.host.hooks = hooks;
         self
     }
 
     /// Offers the tools of these MCP servers beside the builtins, as they connect.
     pub fn with_mcp(mut self, manager: Arc<McpManager>) -> Self {
-        self.mcp = Some(manager);
+        self.host.mcp = Some(manager);
         self
     }
 
     pub fn mcp(&self) -> Option<&Arc<McpManager>> {
-        self.mcp.as_ref()
+        self.host.mcp.as_ref()
     }
 
     /// Brings the registry up to date with the MCP servers: re-lists the tools of servers that
     /// sent `tools/list_changed`, adds the tools of servers that have connected since.
     pub async fn sync_tools(&mut self) {
-        let Some(manager) = self.mcp.clone() else {
+        let Some(manager) = self.host.mcp.clone() else {
             return;
         };
         manager.refresh_if_changed().await;
-        let mut tools = self.builtins.clone();
-        if !manager.configs().is_empty() {
-            tools.register(Arc::new(ListMcpResources::new(manager.clone())));
-            tools.register(Arc::new(ReadMcpResource::new(manager.clone())));
-        }
-        let infos = manager.tools();
         let model = self.llm.config().model.clone();
-        let (window, _) = self.context.window(&model).await;
-        self.deferred = self.tool_search.deferred(&infos, &self.history, window);
-        if !self.deferred.is_empty() {
-            let search = self.tool_search.tool(manager.clone(), &self.deferred);
-            tools.register(Arc::new(search));
-        }
-        for info in infos {
-            tools.register(Arc::new(McpTool::new(info, manager.clone())));
-        }
-        self.tools = tools;
+        let (window, _) = self.conversation.context.window(&model).await;
+        self.host
+            .offer_mcp(&manager, &self.conversation.history, window);
     }
 
     pub fn hooks(&self) -> &HookEngine {
-        &self.hooks
+        &self.host.hooks
     }
 
     fn rebuild_system_prompt(&mut self) {
-        // Warnings were given when the agent was made; a rebuild reads the same files.
-        let (mut prompt, _) = build_system_prompt(
-            &self.options.root,
-            &self.llm.config().model,
-            &self.options.prompt,
-        );
-        if !self.session_context.is_empty() {
-            prompt.push_str("\n# Session context (from SessionStart hooks)\n\n");
-            prompt.push_str(&self.session_context.join("\n\n"));
-            prompt.push('\n');
-        }
-        self.system_prompt = prompt;
-        self.context.forget_count();
+        let model = &self.llm.config().model;
+        self.conversation
+            .rebuild_system_prompt(&self.options, model);
     }
 
     /// The shell sandbox of the run (what `/status` shows; `bash` follows it).
@@ -377,7 +294,7 @@ impl Agent {
     }
 
     pub fn session(&self) -> &Session {
-        &self.session
+        &self.conversation.session
     }
 
     pub fn model(&self) -> &str {
@@ -386,53 +303,53 @@ impl Agent {
 
     pub fn set_model(&mut self, model: String) {
         self.llm.set_model(model);
-        self.context.model_changed();
+        self.conversation.context.model_changed();
         // The new model's window, from the cache or its server (in the background).
-        self.context.start_probe(&self.llm);
+        self.conversation.context.start_probe(&self.llm);
         // Rebuilt with the SessionStart hooks' context, which a model switch keeps.
         self.rebuild_system_prompt();
     }
 
     pub fn tools(&self) -> &ToolRegistry {
-        &self.tools
+        &self.host.tools
     }
 
     pub fn usage(&self) -> Usage {
-        self.usage
+        self.conversation.usage
     }
 
     /// How many tokens the conversation filled at the last response, as the server counted
     /// (0 before the first, or when the server reports no usage).
     pub fn context_tokens(&self) -> u64 {
-        self.context_tokens
+        self.conversation.context_tokens
     }
 
     pub fn total_turns(&self) -> u32 {
-        self.total_turns
+        self.conversation.total_turns
     }
 
     pub fn history(&self) -> &[Message] {
-        &self.history
+        &self.conversation.history
     }
 
     pub fn permission_mode(&self) -> PermissionMode {
-        self.lock_permissions().mode()
+        self.host.lock_permissions().mode()
     }
 
     /// Changes the mode for the rest of the session (REPL `/mode`, Shift-Tab).
     pub fn set_permission_mode(&self, mode: PermissionMode) {
-        self.lock_permissions().set_mode(mode);
+        self.host.lock_permissions().set_mode(mode);
     }
 
     /// The mode, for another task to change while a run goes on (the SDK's
     /// `set_permission_mode`).
     pub fn mode_handle(&self) -> ModeHandle {
-        self.mode.clone()
+        self.host.mode.clone()
     }
 
     /// The permission rules in force: (`true` for allow, the rule).
     pub fn permission_rules(&self) -> Vec<(bool, String)> {
-        self.lock_permissions().rules()
+        self.host.lock_permissions().rules()
     }
 
     /// Adds an allow or deny rule for the rest of the session.
@@ -441,21 +358,19 @@ impl Agent {
         allow: bool,
         rule: &str,
     ) -> Result<(), crate::permissions::PermissionError> {
-        self.lock_permissions().add_rule(allow, rule)
+        self.host.lock_permissions().add_rule(allow, rule)
     }
 
     /// Removes a rule for the rest of the session; false when no rule is written so.
     pub fn remove_permission_rule(&self, rule: &str) -> bool {
-        self.lock_permissions().remove_rule(rule)
+        self.host.lock_permissions().remove_rule(rule)
     }
 
     /// Continues a recorded conversation (`--continue`, `--resume`): `history` is the messages of
     /// [`Resumed`], without a system prompt; the agent's own is used. The session given to
     /// [`Agent::new`] must be the resumed one, so new messages go to the same transcript.
     pub fn resume(&mut self, history: Vec<Message>) {
-        self.history = history;
-        self.context.elided.clear();
-        self.context.forget_count();
+        self.conversation.resume(history);
     }
 
     /// Switches to another recorded session (REPL `/resume`): its transcript and history.
@@ -466,45 +381,8 @@ impl Agent {
 
     /// Forgets the conversation (REPL `/clear`) and starts a new session.
     pub fn clear(&mut self, session: Session) {
-        self.history.clear();
-        self.delegation.lock_children().clear();
-        self.session = session;
-        self.session_context.clear();
-        self.context.elided.clear();
-        self.context.forget_count();
-        self.rebuild_system_prompt();
-        if let Ok(mut files) = self.read_files.lock() {
-            files.clear();
-        }
-    }
-
-    fn lock_permissions(&self) -> std::sync::MutexGuard<'_, Permissions> {
-        self.mode.lock()
-    }
-
-    /// The definitions the next request carries: every tool but the MCP tools deferred by tool
-    /// search (still callable; their names are in `search_tools`).
-    fn tool_specs(&self) -> Vec<ToolSpec> {
-        let narrowing = self
-            .narrowing
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .clone();
-        self.tools
-            .iter()
-            .filter(|tool| !self.deferred.contains(tool.name()))
-            .filter(|tool| self.tool_filters.iter().all(|f| f.admits(tool.name())))
-            .filter(|tool| narrowing.iter().all(|f| f.admits(tool.name())))
-            .map(|tool| ToolSpec {
-                name: tool.name().to_string(),
-                description: tool.description().to_string(),
-                parameters: tool.input_schema(),
-            })
-            .collect()
-    }
-
-    fn push(&mut self, message: Message) {
-        self.session.record(&message);
-        self.history.push(message);
+        self.host.forget_conversation();
+        let model = &self.llm.config().model;
+        self.conversation.clear(session, &self.options, model);
     }
 }

@@ -118,11 +118,13 @@ impl Agent {
     /// The session's user messages, each with what its turn changed.
     pub fn rewind_points(&self) -> Vec<RewindPoint> {
         let changes = self
+            .host
             .checkpoints
             .as_ref()
             .map(|c| c.turn_changes())
             .unwrap_or_default();
-        self.session
+        self.conversation
+            .session
             .prompts()
             .iter()
             .enumerate()
@@ -138,11 +140,11 @@ impl Agent {
     /// else changed since is left as it is unless forced), then the conversation, whose
     /// transcript then no longer holds that message.
     pub async fn rewind(&mut self, request: RewindRequest) -> Result<RewindReport, RewindError> {
-        let count = self.session.prompts().len();
+        let count = self.conversation.session.prompts().len();
         let mark = request
             .to
             .checked_sub(1)
-            .and_then(|i| self.session.prompts().get(i))
+            .and_then(|i| self.conversation.session.prompts().get(i))
             .cloned()
             .ok_or(SessionError::NoSuchMessage {
                 n: request.to,
@@ -157,7 +159,7 @@ impl Agent {
             conversation_messages: None,
         };
         if request.scope != RewindScope::Conversation {
-            let restored = match &self.checkpoints {
+            let restored = match &self.host.checkpoints {
                 Some(checkpoints) => {
                     checkpoints
                         .restore(mark.offset, request.force, request.dry_run)
@@ -171,14 +173,14 @@ impl Agent {
             }
         }
         if request.scope != RewindScope::Code && !request.dry_run {
-            let rewound = self.session.rewind(request.to)?;
+            let rewound = self.conversation.session.rewind(request.to)?;
             report.conversation_messages = Some(rewound.messages.len());
             self.resume(rewound.messages);
             self.restore_children(rewound.children);
         }
         if !request.dry_run {
             // What the model read may no longer be what the files hold.
-            if let Ok(mut files) = self.read_files.lock() {
+            if let Ok(mut files) = self.host.read_files.lock() {
                 files.clear();
             }
         }

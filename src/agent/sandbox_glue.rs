@@ -9,20 +9,9 @@ use super::turn::Turn;
 use super::{Agent, Approval, ApprovalRequest};
 use crate::config::PermissionMode;
 use crate::llm::ToolCall;
-use crate::process::sandbox::Policy;
 use crate::tools::{Tool, ToolError, ToolOutput};
 
 impl Agent {
-    /// The sandbox of a `bash` command now: what [`Decision::effective`] says for the current
-    /// permission mode (the same answer `/status` and the `init` line show).
-    ///
-    /// [`Decision::effective`]: crate::process::sandbox::Decision::effective
-    pub(super) fn sandbox_policy(&self) -> Option<Policy> {
-        let mode = self.lock_permissions().mode();
-        let effective = self.sandbox().effective(mode);
-        self.options.child_env.policy(effective.mode)
-    }
-
     /// A command the sandbox stopped: asks whether to run it once outside (never in plan
     /// mode); yes runs it again without the sandbox, no keeps the blocked result.
     pub(super) async fn outside_sandbox(
@@ -41,7 +30,7 @@ impl Agent {
             total_lines: output.total_lines,
             told: None,
         };
-        if self.lock_permissions().mode() == PermissionMode::Plan {
+        if self.host.lock_permissions().mode() == PermissionMode::Plan {
             return kept;
         }
         let request = ApprovalRequest {
@@ -57,13 +46,13 @@ impl Agent {
             agent: None,
         };
         let answer = {
-            let _asking = self.approval_turn.lock().await;
+            let _asking = self.host.approval_turn.lock().await;
             turn.approver.approve(&request).await
         };
         if !matches!(answer, Some(Approval::Once | Approval::Always)) {
             return kept;
         }
-        let mut ctx = self.tool_context(turn.cancel);
+        let mut ctx = self.host.tool_context(&self.options, turn.cancel);
         ctx.sandbox = None;
         match self
             .call_tool_in(tool, call, input.clone(), turn, ctx)

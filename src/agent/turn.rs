@@ -111,7 +111,7 @@ impl Agent {
         };
         self.end_narrowing();
         turn.emit(AgentEvent::TurnFinished {
-            usage: self.usage,
+            usage: self.conversation.usage,
             num_turns: tally.num_turns,
         });
         end.map(|end| RunResult {
@@ -150,7 +150,7 @@ impl Agent {
                 context.trim_end()
             ));
         }
-        if let Some(manager) = self.mcp.clone() {
+        if let Some(manager) = self.host.mcp.clone() {
             let (blocks, warnings) = mcp::mentions::resolve_mentions(prompt, &manager).await;
             for warning in warnings {
                 turn.emit(AgentEvent::Warning(warning));
@@ -183,14 +183,14 @@ impl Agent {
                 return Ok(RunEnd::MaxTurns);
             }
             tally.num_turns += 1;
-            self.total_turns += 1;
+            self.conversation.total_turns += 1;
             turn.emit(AgentEvent::RequestStarted {
                 turn: tally.num_turns,
             });
             self.sync_tools().await;
             self.fit_context(turn.sink, turn.cancel).await;
             if turn.is_cancelled() {
-                self.push(interrupted(""));
+                self.conversation.push(interrupted(""));
                 return Ok(RunEnd::Interrupted);
             }
             let Some(completion) = self.request(turn).await? else {
@@ -212,13 +212,13 @@ impl Agent {
                                 self.options.stop_hook_limit
                             )));
                         }
-                        self.push(Message::user(reason));
+                        self.conversation.push(Message::user(reason));
                         continue;
                     }
                 }
             }
             for message in self.dispatch_all(&calls, turn).await {
-                self.push(message);
+                self.conversation.push(message);
             }
             self.take_child_usage();
             if turn.is_cancelled() {
@@ -242,8 +242,8 @@ impl Agent {
         tally: &mut Tally,
     ) -> Vec<ToolCall> {
         if let Some(usage) = completion.usage {
-            self.usage += usage;
-            self.context_tokens = usage.prompt_tokens + usage.completion_tokens;
+            self.conversation.usage += usage;
+            self.conversation.context_tokens = usage.prompt_tokens + usage.completion_tokens;
         }
         if !completion.content.is_empty() || completion.tool_calls.is_empty() {
             tally.last_text = completion.content.clone();
@@ -263,7 +263,7 @@ impl Agent {
             _ => {}
         }
         let calls = completion.tool_calls;
-        self.push(Message::Assistant {
+        self.conversation.push(Message::Assistant {
             content: (!completion.content.is_empty()).then_some(completion.content),
             tool_calls: calls.clone(),
             reasoning: completion.reasoning_items,
@@ -339,16 +339,17 @@ impl Agent {
 
     /// One model request, streamed. `Ok(None)` when the user interrupted it.
     async fn request_once(&mut self, turn: &Turn<'_>) -> Result<Option<Completion>, AgentError> {
-        let mut messages = Vec::with_capacity(self.history.len() + 1);
-        messages.push(Message::system(self.system_prompt.clone()));
+        let mut messages = Vec::with_capacity(self.conversation.history.len() + 1);
+        messages.push(Message::system(self.conversation.system_prompt.clone()));
         messages.extend(context::rebuild::with_elisions(
-            &self.history,
-            &self.context.elided,
+            &self.conversation.history,
+            &self.conversation.context.elided,
         ));
-        let specs = self.tool_specs();
-        let sent_len = self.history.len();
-        let fixed_estimate =
-            context::estimate::text(&self.system_prompt) + 4 + context::estimate::tools(&specs);
+        let specs = self.host.tool_specs();
+        let sent_len = self.conversation.history.len();
+        let fixed_estimate = context::estimate::text(&self.conversation.system_prompt)
+            + 4
+            + context::estimate::tools(&specs);
         tracing::debug!(
             "agent: model request, {} messages, {} tools",
             messages.len(),
@@ -390,13 +391,14 @@ impl Agent {
         if result.is_none() {
             // Interrupted: the answer as far as it was shown stays in the conversation, marked
             // as cut, so the model knows (and no two user messages follow each other).
-            self.push(interrupted(&shown));
+            self.conversation.push(interrupted(&shown));
         }
         if let Some(Ok(Completion {
             usage: Some(usage), ..
         })) = &result
         {
-            self.context
+            self.conversation
+                .context
                 .counted(usage.prompt_tokens, sent_len, fixed_estimate);
         }
         result.transpose().map_err(AgentError::from)

@@ -164,18 +164,18 @@ fn report(text: &str, link: &Link, usage: Usage, turns: u32) -> String {
 impl Agent {
     /// This agent is a sub-agent (its session is linked to a parent's call).
     pub fn is_subagent(&self) -> bool {
-        self.session.link().is_some()
+        self.conversation.session.link().is_some()
     }
 
     /// The sub-agents' conversations of this session, by agent id.
     pub fn children(&self) -> BTreeMap<String, ChildTranscript> {
-        self.delegation.lock_children().clone()
+        self.host.delegation.lock_children().clone()
     }
 
     /// Restores the sub-agents of a resumed session (`--resume`, `/resume`), so `task` can
     /// continue them.
     pub fn restore_children(&mut self, children: Vec<(String, ChildTranscript)>) {
-        let mut map = self.delegation.lock_children();
+        let mut map = self.host.delegation.lock_children();
         map.clear();
         map.extend(children);
     }
@@ -186,7 +186,7 @@ impl Agent {
             GENERAL_PURPOSE.to_string(),
             tool::GENERAL_DESCRIPTION.to_string(),
         )];
-        for def in &self.extensions.agents {
+        for def in &self.host.extensions.agents {
             types.push((def.name.clone(), def.description.clone()));
         }
         types
@@ -219,7 +219,7 @@ impl Agent {
                 last_assistant_message: last.to_string(),
                 agent_id: agent.agent_id,
                 agent_type: agent.agent_type,
-                agent_transcript_path: self.session.transcript_path.clone(),
+                agent_transcript_path: self.conversation.session.transcript_path.clone(),
             },
             None => HookInput::Stop {
                 stop_hook_active,
@@ -232,10 +232,13 @@ impl Agent {
     /// session is linked to by a `task` call; `None` for the main agent.
     pub(super) fn subagent_info(&self) -> Option<crate::hooks::SubagentInfo> {
         self.options.subagent.clone().or_else(|| {
-            self.session.link().map(|link| crate::hooks::SubagentInfo {
-                agent_id: link.agent_id.clone(),
-                agent_type: link.agent.clone(),
-            })
+            self.conversation
+                .session
+                .link()
+                .map(|link| crate::hooks::SubagentInfo {
+                    agent_id: link.agent_id.clone(),
+                    agent_type: link.agent.clone(),
+                })
         })
     }
 
@@ -243,12 +246,13 @@ impl Agent {
     pub(super) fn take_child_usage(&mut self) {
         let used = std::mem::take(
             &mut *self
+                .host
                 .delegation
                 .child_usage
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner),
         );
-        self.usage += used;
+        self.conversation.usage += used;
     }
 
     /// One `task` call: runs the sub-agent and returns what the parent's model reads. Boxed
@@ -278,7 +282,7 @@ impl Agent {
             .to_string();
         let def = match agent_type.as_str() {
             GENERAL_PURPOSE => None,
-            name => match self.extensions.agent(name) {
+            name => match self.host.extensions.agent(name) {
                 Some(def) => Some(def.clone()),
                 None => {
                     let types: Vec<String> =
@@ -291,7 +295,7 @@ impl Agent {
             },
         };
         let (agent_id, history) = match args.resume.as_deref().map(str::trim) {
-            Some(id) if !id.is_empty() => match self.delegation.lock_children().get(id) {
+            Some(id) if !id.is_empty() => match self.host.delegation.lock_children().get(id) {
                 Some(found) if found.agent == agent_type => {
                     (id.to_string(), found.messages.clone())
                 }
@@ -307,7 +311,7 @@ impl Agent {
         };
         // Waits for a free slot; Ctrl-C ends the wait.
         let permit = tokio::select! {
-            permit = self.delegation.permits.clone().acquire_owned() => permit.ok(),
+            permit = self.host.delegation.permits.clone().acquire_owned() => permit.ok(),
             () = turn.cancel.cancelled() => None,
         };
         if permit.is_none() {
@@ -340,7 +344,7 @@ impl Agent {
             )
             .await;
         if !start.additional_context.is_empty() {
-            child.session_context = start.additional_context.clone();
+            child.conversation.session_context = start.additional_context.clone();
             child.rebuild_system_prompt();
         }
         let sink = ChildSink {
@@ -360,6 +364,7 @@ impl Agent {
         drop(permit);
         let usage = child.usage();
         *self
+            .host
             .delegation
             .child_usage
             .lock()
@@ -413,7 +418,7 @@ impl Agent {
     }
 
     fn remember_child(&self, link: &Link, messages: Vec<Message>) {
-        let mut children = self.delegation.lock_children();
+        let mut children = self.host.delegation.lock_children();
         let entry = children
             .entry(link.agent_id.clone())
             .or_insert_with(|| ChildTranscript {
@@ -437,7 +442,7 @@ impl Agent {
         let (model, warning) = resolve_model(
             def.and_then(|d| d.model.as_deref()),
             &parent_model,
-            &self.delegation.aliases,
+            &self.host.delegation.aliases,
         );
         let mut config = self.llm.config().clone();
         config.model = model;
@@ -447,6 +452,7 @@ impl Agent {
         let origin = format!("the {agent} agent's tools");
         // Never more than the parent has now, never `task`.
         let parent_tools: Vec<String> = self
+            .host
             .tool_specs()
             .into_iter()
             .map(|spec| spec.name)
@@ -459,9 +465,9 @@ impl Agent {
             .into_iter()
             .filter(|name| wanted.as_ref().is_none_or(|w| w.admits(name)))
             .collect();
-        let mut builtins = self.builtins.clone();
+        let mut builtins = self.host.builtins.clone();
         builtins.retain(|tool| tool.name() != TASK);
-        let permissions = self.lock_permissions().clone();
+        let permissions = self.host.lock_permissions().clone();
         let asked = def
             .and_then(|d| d.permission_mode.as_deref())
             .and_then(PermissionMode::parse);
@@ -473,30 +479,30 @@ impl Agent {
             _ => GENERAL_PROMPT.trim_end().to_string(),
         });
         options.prompt.append = None;
-        let session = self.session.child(link);
-        let mut child =
-            Agent::new(llm, builtins, permissions, options, session).with_hooks(self.hooks.clone());
+        let session = self.conversation.session.child(link);
+        let mut child = Agent::new(llm, builtins, permissions, options, session)
+            .with_hooks(self.host.hooks.clone());
         // Its mode is the parent's of the moment (or stricter), its requests the run's.
-        child.mode = child.mode.following(self.mode.clone(), asked);
+        child.host.mode = child.host.mode.following(self.host.mode.clone(), asked);
         child.requests = self.requests.for_child();
-        child.tool_search = self.tool_search.fresh();
-        child.mcp = self.mcp.clone();
-        child.extensions = self.extensions.clone();
-        child.approval_turn = self.approval_turn.clone();
+        child.host.tool_search = self.host.tool_search.fresh();
+        child.host.mcp = self.host.mcp.clone();
+        child.host.extensions = self.host.extensions.clone();
+        child.host.approval_turn = self.host.approval_turn.clone();
         // The front end's files and terminals (an ACP editor's buffers), as the parent's.
-        child.files = self.files.clone();
-        child.shell_host = self.shell_host.clone();
+        child.host.files = self.host.files.clone();
+        child.host.shell_host = self.host.shell_host.clone();
         // Its calls are recorded among the parent's (a rewind of the parent's turn undoes them).
-        child.checkpoints = self.checkpoints.clone();
+        child.host.checkpoints = self.host.checkpoints.clone();
         // What narrows the parent narrows the child: its own filters and the run's (a
         // command's or a loaded skill's `allowed-tools`, with their argument rules).
-        let mut filters = self.tool_filters.clone();
-        filters.extend(self.lock_narrowing().iter().cloned());
+        let mut filters = self.host.tool_filters.clone();
+        filters.extend(self.host.lock_narrowing().iter().cloned());
         filters.push(ToolFilter::names(allowed, origin));
         filters.extend(wanted);
-        child.tool_filters = filters;
+        child.host.tool_filters = filters;
         // The instruction files were read (and warned about) for the parent already.
-        child.warnings.clear();
+        child.conversation.warnings.clear();
         Ok((child, warning))
     }
 }
