@@ -2,8 +2,7 @@
 //! in (as typed in the text, shell-quoted in its shell commands), its `!` shell lines run through the one dispatch point as `bash` calls (PreToolUse
 //! hooks, the permission check and the sandbox, shown like any call: never silently) and their
 //! output takes their place, its `@file` mentions are attached, and the prompt runs with the
-//! command's `allowed-tools` narrowing the tools and its `model` for that run. Also the
-//! narrowing a loaded skill's `allowed-tools` brings.
+//! command's `allowed-tools` narrowing the tools and its `model` for that run.
 
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
@@ -280,28 +279,6 @@ impl Agent {
     /// The run is over: the narrowings of its command and skills end with it.
     pub(super) fn end_narrowing(&self) {
         self.host.lock_narrowing().clear();
-    }
-
-    /// A skill was loaded: its `allowed-tools`, if any, narrow the rest of the run (the
-    /// `skill` tool stays, to read the skill's files).
-    pub(super) fn skill_loaded(&self, input: &serde_json::Value) {
-        let name = input.get("name").and_then(|n| n.as_str());
-        let reads_file = input.get("file").is_some_and(|f| !f.is_null());
-        let Some(skill) = name.and_then(|n| self.host.extensions.skill(n)) else {
-            return;
-        };
-        let Some(tools) = &skill.allowed_tools else {
-            return;
-        };
-        if reads_file {
-            return;
-        }
-        let mut entries = tools.clone();
-        entries.push(super::skill_tool::SKILL.to_string());
-        let origin = format!("the {} skill's allowed-tools", skill.name);
-        self.host
-            .lock_narrowing()
-            .push(ToolFilter::new(&entries, origin));
     }
 }
 

@@ -3,7 +3,9 @@
 //! SessionStart hooks gave), how full the context window is, and what the requests cost.
 
 use super::context::ContextState;
-use super::{AgentOptions, Session, build_system_prompt};
+use super::options::AgentOptions;
+use super::prompt::build_system_prompt;
+use super::session::Session;
 use crate::llm::{Message, Usage};
 
 pub(super) struct Conversation {

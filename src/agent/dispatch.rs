@@ -7,6 +7,7 @@ use std::sync::Arc;
 use futures::future::join_all;
 use serde_json::Value;
 
+use super::call_line::CallLine;
 use super::filter::Refusal;
 use super::turn::Turn;
 use super::{Agent, AgentEvent, cap_middle};
@@ -207,11 +208,7 @@ impl Agent {
             Ok(None) => {}
             Err(error) => return error.into(),
         }
-        let mut result = if tool.name() == super::subagent::TASK {
-            self.run_task(call, pre.input.clone(), turn).await
-        } else {
-            self.run_tool(tool.as_ref(), call, &pre.input, turn).await
-        };
+        let mut result = self.run_tool(tool.as_ref(), call, &pre.input, turn).await;
         for context in pre.context {
             append_note(&mut result.content, "PreToolUse hook context", &context);
         }
@@ -220,8 +217,8 @@ impl Agent {
         result
     }
 
-    /// A tool other than `task`, and what follows it: a sandbox escape question, a skill's
-    /// narrowing.
+    /// The tool, and what may follow it: the question to run a command the sandbox stopped
+    /// once outside.
     async fn run_tool(
         &self,
         tool: &dyn Tool,
@@ -229,7 +226,7 @@ impl Agent {
         input: &Value,
         turn: &Turn<'_>,
     ) -> CallResult {
-        let result = match self.call_tool(tool, call, input.clone(), turn).await {
+        match self.call_tool(tool, call, input.clone(), turn).await {
             Ok(output) if output.sandbox_blocked.is_some() && turn.approver.can_ask() => {
                 self.outside_sandbox(tool, call, input, output, turn).await
             }
@@ -246,11 +243,7 @@ impl Agent {
                 told: None,
             },
             Err(e) => CallError::Tool(e).into(),
-        };
-        if tool.name() == super::skill_tool::SKILL && !result.is_error {
-            self.skill_loaded(input);
         }
-        result
     }
 
     /// PreToolUse: a block ends the call with the hook's reason; otherwise the (possibly
@@ -370,33 +363,50 @@ impl Agent {
         ctx.progress = Some(Arc::new(move |message| {
             let _ = progress_tx.send(message);
         }));
-        let (line_tx, mut line_rx) = tokio::sync::mpsc::unbounded_channel::<String>();
+        let (output_tx, mut output_rx) = tokio::sync::mpsc::unbounded_channel::<String>();
         ctx.output_line = Some(Arc::new(move |line| {
-            let _ = line_tx.send(line);
+            let _ = output_tx.send(line);
         }));
+        let (line, mut requests) = CallLine::open(turn.approver.can_ask());
+        ctx.caller = Some(Arc::new(line.clone()));
         let running = tool.call(input, &ctx);
         tokio::pin!(running);
-        loop {
+        // Tools stop themselves on cancel (bash kills its group, MCP tells the server); one that
+        // does not is dropped after a grace, so Ctrl-C always works. One that runs an agent of
+        // its own is waited for: that agent holds each of its own calls to this grace.
+        let grace = tokio::time::sleep(CANCEL_GRACE);
+        tokio::pin!(grace);
+        let mut cancelled = false;
+        let result = loop {
             tokio::select! {
-                result = &mut running => return result,
-                Some(message) = progress_rx.recv() => turn.emit(AgentEvent::ToolProgress {
-                    id: call.id.clone(),
-                    message,
-                }),
-                Some(line) = line_rx.recv() => turn.emit(AgentEvent::ToolOutputLine {
-                    id: call.id.clone(),
-                    line,
-                }),
-                () = turn.cancel.cancelled() => {
-                    // Tools stop themselves on cancel (bash kills its group, MCP tells the
-                    // server); one that does not is dropped after a grace, so Ctrl-C always works.
-                    return match tokio::time::timeout(CANCEL_GRACE, &mut running).await {
-                        Ok(result) => result,
-                        Err(_) => Err(ToolError::Interrupted),
-                    };
+                result = &mut running => break result,
+                Some(message) = progress_rx.recv(), if !cancelled => {
+                    turn.emit(AgentEvent::ToolProgress {
+                        id: call.id.clone(),
+                        message,
+                    });
+                }
+                Some(line) = output_rx.recv(), if !cancelled => {
+                    turn.emit(AgentEvent::ToolOutputLine {
+                        id: call.id.clone(),
+                        line,
+                    });
+                }
+                Some(request) = requests.recv() => self.serve_line(request, turn).await,
+                () = turn.cancel.cancelled(), if !cancelled => {
+                    cancelled = true;
+                    grace.as_mut().reset(tokio::time::Instant::now() + CANCEL_GRACE);
+                }
+                () = &mut grace, if cancelled && !line.runs_agent() => {
+                    break Err(ToolError::Interrupted);
                 }
             }
+        };
+        // What the tool sent just before it ended, before its end is reported.
+        while let Ok(request) = requests.try_recv() {
+            self.serve_line(request, turn).await;
         }
+        result
     }
 }
 

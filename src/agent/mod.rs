@@ -9,6 +9,7 @@
 
 mod approval;
 mod authorize;
+mod call_line;
 mod checkpoint_glue;
 mod commands;
 mod compact;
@@ -25,6 +26,7 @@ mod lifecycle;
 mod listing;
 pub mod mcp;
 mod mode;
+mod options;
 mod prompt;
 mod request_cap;
 mod rewind;
@@ -37,7 +39,7 @@ mod tool_host;
 mod truncate;
 mod turn;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 use crate::config::PermissionMode;
@@ -47,7 +49,6 @@ use crate::hooks::HookEngine;
 use crate::llm::{LlmClient, LlmError, Message, Usage};
 use crate::mcp::McpManager;
 use crate::permissions::Permissions;
-use crate::process::ChildEnv;
 use crate::process::sandbox::Decision;
 use crate::tools::{FileAccess, ShellHost, ToolRegistry};
 
@@ -65,6 +66,7 @@ pub use mcp::{
     ToolSearch,
 };
 pub use mode::ModeHandle;
+pub use options::AgentOptions;
 pub use prompt::{PromptOptions, build_system_prompt};
 pub use rewind::{
     RewindError, RewindPoint, RewindReport, RewindRequest, RewindScope, parse_rewind,
@@ -76,36 +78,6 @@ pub use session_list::SessionSummary;
 pub use skill_tool::SKILL;
 pub use subagent::TASK;
 pub use truncate::cap_middle;
-
-/// Limits and choices fixed for the life of an agent.
-#[derive(Debug, Clone)]
-pub struct AgentOptions {
-    pub root: PathBuf,
-    /// Model requests allowed in one run, its sub-agents' included; `None` is unlimited. A
-    /// sub-agent's: its definition's own `maxTurns`.
-    pub max_turns: Option<u32>,
-    /// Characters of one tool result the model gets; the middle of longer output is cut.
-    pub tool_output_limit: usize,
-    pub prompt: PromptOptions,
-    /// What the `bash` tool's children start with, the run's sandbox decision inside.
-    pub child_env: ChildEnv,
-    /// The context window and when to compact.
-    pub context: ContextOptions,
-    /// `--add-dir` directories: the file tools may work there as inside the root.
-    pub add_dirs: Vec<PathBuf>,
-    /// Nothing is asked, whatever the mode: a call that needs approval is denied (Codex's
-    /// `--ask-for-approval never`).
-    pub never_ask: bool,
-    /// How many times in a row Stop hooks may send the model back to work before the run ends
-    /// (settings `maxStopHookBlocks`).
-    pub stop_hook_limit: u32,
-    /// This agent is a subagent (a `task` of another): its hooks are told so, and its end of
-    /// turn fires SubagentStop instead of Stop.
-    pub subagent: Option<crate::hooks::SubagentInfo>,
-    /// How long the REPL waits at its prompt before Notification hooks hear `idle_prompt`
-    /// (settings `idleNotifyMs`).
-    pub idle_notify_after: std::time::Duration,
-}
 
 /// How a run ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -225,10 +197,16 @@ impl Agent {
                 .builtins
                 .register(Arc::new(skill_tool::SkillTool::new(skills)));
         }
-        let task = subagent::TaskTool::new(&self.agent_types());
+        self.offer_task();
+        self
+    }
+
+    /// The `task` tool, for the agent definitions and the delegation of the moment.
+    fn offer_task(&mut self) {
+        let task =
+            subagent::TaskTool::new(self.host.extensions.clone(), self.host.delegation.clone());
         self.host.builtins.register(Arc::new(task));
         self.host.tools = self.host.builtins.clone();
-        self
     }
 
     /// Runs at most `max_parallel` sub-agents at once, their models named through `aliases`.
@@ -238,6 +216,10 @@ impl Agent {
         aliases: std::collections::BTreeMap<String, String>,
     ) -> Self {
         self.host.delegation = Arc::new(subagent::Delegation::new(max_parallel, aliases));
+        // `task` is offered with the extensions; it runs with this delegation from now on.
+        if self.host.builtins.get(TASK).is_some() {
+            self.offer_task();
+        }
         self
     }
 

@@ -1,7 +1,8 @@
 //! The `skill` tool: the skills' names and short descriptions are in its description (held to
 //! [`LISTING_BUDGET`]), and the model loads a skill's instructions (`SKILL.md`) when the task
 //! calls for it, then the files beside it one by one. Reads stay inside the skill's folder and
-//! are capped like instruction files.
+//! are capped like instruction files. A skill's `allowed-tools` narrow the rest of the run once
+//! it is loaded, through the call's line to the agent ([`CallLine`]).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -11,6 +12,8 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 
+use super::call_line::CallLine;
+use super::filter::ToolFilter;
 use super::listing::within_budget;
 use crate::config::bounded_read::{lossy_text, read_regular};
 use crate::config::extensions::{FILE_LIMIT, Skill, frontmatter};
@@ -133,6 +136,18 @@ fn files_of(dir: &Path) -> Vec<String> {
     out
 }
 
+/// The skill is loaded: its `allowed-tools` narrow the rest of the run (the `skill` tool stays,
+/// to read the skill's files).
+fn narrow(skill: &Skill, tools: &[String], ctx: &ToolContext) {
+    let Some(line) = CallLine::of(ctx) else {
+        return;
+    };
+    let mut entries = tools.to_vec();
+    entries.push(SKILL.to_string());
+    let origin = format!("the {} skill's allowed-tools", skill.name);
+    line.narrow(ToolFilter::new(&entries, origin));
+}
+
 #[async_trait]
 impl Tool for SkillTool {
     fn name(&self) -> &str {
@@ -160,7 +175,7 @@ impl Tool for SkillTool {
         std::fs::canonicalize(dir.join(rel)).ok()
     }
 
-    async fn call(&self, input: Value, _ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+    async fn call(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let args: Args = parse_args(SKILL, input)?;
         if args.name == "list" && self.skills.iter().all(|s| s.name != "list") {
             let all: Vec<String> = self
@@ -196,6 +211,7 @@ impl Tool for SkillTool {
                  limited to: {}\n",
                 tools.join(", ")
             ));
+            narrow(skill, tools, ctx);
         }
         Ok(ToolOutput::text(out))
     }

@@ -14,8 +14,9 @@ use tokio_util::sync::CancellationToken;
 
 use super::filter::{Refusal, ToolFilter};
 use super::mcp::{ListMcpResources, McpTool, ReadMcpResource, ToolSearch};
+use super::mode::ModeHandle;
+use super::options::AgentOptions;
 use super::subagent::Delegation;
-use super::{AgentOptions, ModeHandle};
 use crate::checkpoint::Checkpoints;
 use crate::config::extensions::Extensions;
 use crate::hooks::HookEngine;
@@ -191,6 +192,7 @@ impl ToolHost {
             files: self.files.clone(),
             shell_host: self.shell_host.clone(),
             call_id: None,
+            caller: None,
         }
     }
 }

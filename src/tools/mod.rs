@@ -62,6 +62,10 @@ pub struct ToolContext {
     pub shell_host: Option<Arc<dyn ShellHost>>,
     /// The id of the tool call being run, when it has one.
     pub call_id: Option<String>,
+    /// What the caller lends the tools it made itself: the agent's own tools (`task`, `skill`)
+    /// find their line back to the agent and its turn here. Tools know nothing of the agent,
+    /// so it has no type here; a tool of its own never looks.
+    pub caller: Option<Arc<dyn std::any::Any + Send + Sync>>,
 }
 
 impl ToolContext {
@@ -80,6 +84,7 @@ impl ToolContext {
             files: Arc::new(LocalFiles),
             shell_host: None,
             call_id: None,
+            caller: None,
         }
     }
 }

@@ -6,34 +6,29 @@
 //! the run's `--max-turns` requests, and the same sandbox, hooks, MCP servers and trust. Several
 //! `task` calls of one response run at once, at most settings `maxParallelAgents` of them; the
 //! parent sees only each child's final answer and its usage. The child's events reach the parent's
-//! sink tagged with the call (`ChildSink`), its questions reach the user named by it
-//! (`ChildApprover`), the parent's cancel stops it, and its messages go to the parent's transcript
-//! linked to the call, so `--resume` restores them and `task` can continue the child (`resume`).
+//! sink tagged with the call, its questions reach the user named by it (`relay.rs`), the
+//! parent's cancel stops it, and its messages go to the parent's transcript linked to the call,
+//! so `--resume` restores them and `task` can continue the child (`resume`). `task` is an
+//! ordinary tool (`tool.rs`); the child is made from the calling agent (`spawn.rs`), which it
+//! asks for over the call's line. This file holds what a run shares with its sub-agents
+//! ([`Delegation`]) and what an agent knows of being one.
 
+mod relay;
+mod spawn;
 mod tool;
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 
-use async_trait::async_trait;
-use serde_json::Value;
 use tokio::sync::Semaphore;
 
-use super::dispatch::{CallError, CallResult};
-use super::filter::ToolFilter;
+use super::Agent;
 use super::turn::Turn;
-use super::{
-    Agent, AgentEvent, Approval, ApprovalRequest, Approver, EventSink, RunEnd, SubagentEvent,
-    SubagentKind,
-};
-use crate::config::PermissionMode;
-use crate::config::extensions::AgentDef;
 use crate::hooks::HookInput;
-use crate::llm::{LlmClient, Message, ToolCall, Usage};
-use crate::tools::{ToolError, parse_args};
+use crate::llm::{Message, Usage};
 
 pub use super::session::{ChildTranscript, Link};
+pub use spawn::ChildOrder;
 pub use tool::{GENERAL_PURPOSE, TASK, TaskTool};
 
 /// The system prompt of the builtin general-purpose agent, before the environment.
@@ -65,6 +60,40 @@ impl Delegation {
             children: Arc::default(),
             child_usage: Mutex::default(),
         }
+    }
+
+    /// Adds what a sub-agent used, for the run's usage after the calls.
+    pub(super) fn add_usage(&self, usage: Usage) {
+        *self
+            .child_usage
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) += usage;
+    }
+
+    /// What the sub-agents of the last calls used, taken.
+    pub(super) fn take_usage(&self) -> Usage {
+        std::mem::take(
+            &mut *self
+                .child_usage
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        )
+    }
+
+    /// Keeps the conversation of the sub-agent `link` names, so `resume` can continue it.
+    pub(super) fn remember(&self, link: &Link, messages: Vec<Message>) {
+        let mut children = self.lock_children();
+        let entry = children
+            .entry(link.agent_id.clone())
+            .or_insert_with(|| ChildTranscript {
+                agent: link.agent.clone(),
+                calls: Vec::new(),
+                messages: Vec::new(),
+            });
+        if !entry.calls.contains(&link.parent_tool_use_id) {
+            entry.calls.push(link.parent_tool_use_id.clone());
+        }
+        entry.messages = messages;
     }
 
     pub(in crate::agent) fn lock_children(
@@ -100,67 +129,6 @@ pub fn resolve_model(
     }
 }
 
-/// Forwards a sub-agent's events to the parent's sink, tagged with its call; counts its calls.
-struct ChildSink<'a> {
-    parent: &'a dyn EventSink,
-    link: Link,
-    tool_calls: AtomicU32,
-}
-
-impl ChildSink<'_> {
-    fn tagged(&self, kind: SubagentKind) -> AgentEvent {
-        AgentEvent::Subagent(SubagentEvent {
-            call_id: self.link.parent_tool_use_id.clone(),
-            agent: self.link.agent.clone(),
-            agent_id: self.link.agent_id.clone(),
-            kind,
-        })
-    }
-}
-
-impl EventSink for ChildSink<'_> {
-    fn emit(&self, event: AgentEvent) {
-        if matches!(event, AgentEvent::ToolCallBegin { .. }) {
-            self.tool_calls.fetch_add(1, Ordering::Relaxed);
-        }
-        self.parent
-            .emit(self.tagged(SubagentKind::Event(Box::new(event))));
-    }
-}
-
-/// Asks the parent's approver, naming the sub-agent that asks.
-struct ChildApprover<'a> {
-    parent: &'a dyn Approver,
-    label: String,
-}
-
-#[async_trait]
-impl Approver for ChildApprover<'_> {
-    async fn approve(&self, request: &ApprovalRequest) -> Option<Approval> {
-        let mut request = request.clone();
-        request.agent = Some(self.label.clone());
-        self.parent.approve(&request).await
-    }
-
-    fn can_ask(&self) -> bool {
-        self.parent.can_ask()
-    }
-}
-
-/// How a finished sub-agent is reported to the parent's model.
-fn report(text: &str, link: &Link, usage: Usage, turns: u32) -> String {
-    format!(
-        "{}\n\n[{} agent {}: {turns} requests, {} in / {} out tokens; task resume={:?} continues \
-         it]",
-        text.trim_end(),
-        link.agent,
-        link.agent_id,
-        usage.prompt_tokens,
-        usage.completion_tokens,
-        link.agent_id
-    )
-}
-
 impl Agent {
     /// This agent is a sub-agent (its session is linked to a parent's call).
     pub fn is_subagent(&self) -> bool {
@@ -178,18 +146,6 @@ impl Agent {
         let mut map = self.host.delegation.lock_children();
         map.clear();
         map.extend(children);
-    }
-
-    /// The agent types `task` offers: the builtin general-purpose one and the definitions.
-    pub fn agent_types(&self) -> Vec<(String, String)> {
-        let mut types = vec![(
-            GENERAL_PURPOSE.to_string(),
-            tool::GENERAL_DESCRIPTION.to_string(),
-        )];
-        for def in &self.host.extensions.agents {
-            types.push((def.name.clone(), def.description.clone()));
-        }
-        types
     }
 
     /// UserPromptSubmit for the user's prompt; a sub-agent's prompt is the parent's words, and
@@ -244,271 +200,12 @@ impl Agent {
 
     /// Adds what sub-agents used to the run's usage (after the calls that ran them).
     pub(super) fn take_child_usage(&mut self) {
-        let used = std::mem::take(
-            &mut *self
-                .host
-                .delegation
-                .child_usage
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner),
-        );
-        self.conversation.usage += used;
-    }
-
-    /// One `task` call: runs the sub-agent and returns what the parent's model reads. Boxed
-    /// (and `Send` by its signature): the child's run is this same future, one level down.
-    pub(super) fn run_task<'a>(
-        &'a self,
-        call: &'a ToolCall,
-        input: Value,
-        turn: &'a Turn<'_>,
-    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = CallResult> + Send + 'a>> {
-        Box::pin(self.task_run(call, input, turn))
-    }
-
-    async fn task_run(&self, call: &ToolCall, input: Value, turn: &Turn<'_>) -> CallResult {
-        let args: tool::TaskArgs = match parse_args(TASK, input) {
-            Ok(args) => args,
-            Err(e) => return CallError::Tool(e).into(),
-        };
-        let failed =
-            |message: String| CallResult::from(CallError::Tool(ToolError::Failed(message)));
-        let agent_type = args
-            .subagent_type
-            .as_deref()
-            .map(str::trim)
-            .filter(|t| !t.is_empty())
-            .unwrap_or(GENERAL_PURPOSE)
-            .to_string();
-        let def = match agent_type.as_str() {
-            GENERAL_PURPOSE => None,
-            name => match self.host.extensions.agent(name) {
-                Some(def) => Some(def.clone()),
-                None => {
-                    let types: Vec<String> =
-                        self.agent_types().into_iter().map(|(n, _)| n).collect();
-                    return failed(format!(
-                        "no agent type {name:?}; the types are: {}",
-                        types.join(", ")
-                    ));
-                }
-            },
-        };
-        let (agent_id, history) = match args.resume.as_deref().map(str::trim) {
-            Some(id) if !id.is_empty() => match self.host.delegation.lock_children().get(id) {
-                Some(found) if found.agent == agent_type => {
-                    (id.to_string(), found.messages.clone())
-                }
-                Some(found) => {
-                    return failed(format!(
-                        "agent {id} is a {} agent; resume it with subagent_type {:?}",
-                        found.agent, found.agent
-                    ));
-                }
-                None => return failed(format!("no sub-agent {id} in this session to resume")),
-            },
-            _ => (new_agent_id(), Vec::new()),
-        };
-        // Waits for a free slot; Ctrl-C ends the wait.
-        let permit = tokio::select! {
-            permit = self.host.delegation.permits.clone().acquire_owned() => permit.ok(),
-            () = turn.cancel.cancelled() => None,
-        };
-        if permit.is_none() {
-            return CallError::Tool(ToolError::Interrupted).into();
-        }
-        let link = Link {
-            agent_id: agent_id.clone(),
-            agent: agent_type.clone(),
-            parent_tool_use_id: call.id.clone(),
-        };
-        let (mut child, warning) = match self.spawn_child(def.as_ref(), link.clone()) {
-            Ok(made) => made,
-            Err(message) => return failed(message),
-        };
-        if let Some(warning) = warning {
-            turn.emit(AgentEvent::Warning(format!(
-                "agent {agent_type}: {warning}"
-            )));
-        }
-        if !history.is_empty() {
-            child.resume(history);
-        }
-        let start = self
-            .fire_in(
-                HookInput::SubagentStart {
-                    agent_id: agent_id.clone(),
-                    agent_type: agent_type.clone(),
-                },
-                turn,
-            )
-            .await;
-        if !start.additional_context.is_empty() {
-            child.conversation.session_context = start.additional_context.clone();
-            child.rebuild_system_prompt();
-        }
-        let sink = ChildSink {
-            parent: turn.sink,
-            link: link.clone(),
-            tool_calls: AtomicU32::new(0),
-        };
-        sink.parent.emit(sink.tagged(SubagentKind::Started {
-            description: args.description.clone(),
-            model: child.model().to_string(),
-        }));
-        let approver = ChildApprover {
-            parent: turn.approver,
-            label: format!("{agent_type} (task {})", call.id),
-        };
-        let result = child.run(&args.prompt, &sink, &approver, turn.cancel).await;
-        drop(permit);
-        let usage = child.usage();
-        *self
-            .host
-            .delegation
-            .child_usage
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner) += usage;
-        self.remember_child(&link, child.history().to_vec());
-        let ok = matches!(&result, Ok(run) if run.end == RunEnd::Completed);
-        let turns = result.as_ref().map_or(0, |r| r.num_turns);
-        sink.parent.emit(sink.tagged(SubagentKind::Finished {
-            usage,
-            num_turns: turns,
-            tool_calls: sink.tool_calls.load(Ordering::Relaxed),
-            ok,
-        }));
-        match result {
-            Ok(run) => match run.end {
-                RunEnd::Completed => CallResult {
-                    content: report(&run.text, &link, usage, turns),
-                    is_error: false,
-                    display: None,
-                    total_lines: None,
-                    told: None,
-                },
-                RunEnd::Interrupted => CallError::Tool(ToolError::Interrupted).into(),
-                RunEnd::Declined => {
-                    // The user said no to the child: the parent's turn ends too.
-                    turn.decline();
-                    failed(format!(
-                        "the user declined a call of the {agent_type} agent and ended this turn"
-                    ))
-                }
-                RunEnd::MaxTurns if self.requests.exhausted() => failed(format!(
-                    "the {agent_type} agent stopped after {turns} model requests: the run \
-                     reached its limit (--max-turns), which counts every agent's requests; its \
-                     last words: {}",
-                    run.text
-                )),
-                RunEnd::MaxTurns => failed(format!(
-                    "the {agent_type} agent stopped after {turns} model requests (its turn \
-                     limit) before it finished; its last words: {}",
-                    run.text
-                )),
-                RunEnd::Stopped(reason) | RunEnd::PromptBlocked(reason) => {
-                    turn.request_stop(reason.clone());
-                    failed(format!(
-                        "the {agent_type} agent was stopped by a hook: {reason}"
-                    ))
-                }
-            },
-            Err(e) => failed(format!("the {agent_type} agent failed: {e}")),
-        }
-    }
-
-    fn remember_child(&self, link: &Link, messages: Vec<Message>) {
-        let mut children = self.host.delegation.lock_children();
-        let entry = children
-            .entry(link.agent_id.clone())
-            .or_insert_with(|| ChildTranscript {
-                agent: link.agent.clone(),
-                calls: Vec::new(),
-                messages: Vec::new(),
-            });
-        if !entry.calls.contains(&link.parent_tool_use_id) {
-            entry.calls.push(link.parent_tool_use_id.clone());
-        }
-        entry.messages = messages;
-    }
-
-    /// The child agent for `def` (`None`: general-purpose): its model, tools, mode, prompt.
-    fn spawn_child(
-        &self,
-        def: Option<&AgentDef>,
-        link: Link,
-    ) -> Result<(Agent, Option<String>), String> {
-        let parent_model = self.model().to_string();
-        let (model, warning) = resolve_model(
-            def.and_then(|d| d.model.as_deref()),
-            &parent_model,
-            &self.host.delegation.aliases,
-        );
-        let mut config = self.llm.config().clone();
-        config.model = model;
-        // The same constructor as the parent's client (and its checks).
-        let llm = LlmClient::new(config).map_err(|e| e.to_string())?;
-        let agent = &link.agent;
-        let origin = format!("the {agent} agent's tools");
-        // Never more than the parent has now, never `task`.
-        let parent_tools: Vec<String> = self
-            .host
-            .tool_specs()
-            .into_iter()
-            .map(|spec| spec.name)
-            .filter(|name| name != TASK)
-            .collect();
-        let wanted = def
-            .and_then(|d| d.tools.as_ref())
-            .map(|tools| ToolFilter::new(tools, format!("the {agent} agent's tools")));
-        let allowed: Vec<String> = parent_tools
-            .into_iter()
-            .filter(|name| wanted.as_ref().is_none_or(|w| w.admits(name)))
-            .collect();
-        let mut builtins = self.host.builtins.clone();
-        builtins.retain(|tool| tool.name() != TASK);
-        let permissions = self.host.lock_permissions().clone();
-        let asked = def
-            .and_then(|d| d.permission_mode.as_deref())
-            .and_then(PermissionMode::parse);
-        let mut options = self.options.clone();
-        // Its own limit; the run's (`--max-turns`) binds it through the shared count.
-        options.max_turns = def.and_then(|d| d.max_turns);
-        options.prompt.replace = Some(match def {
-            Some(def) if !def.prompt.trim().is_empty() => def.prompt.clone(),
-            _ => GENERAL_PROMPT.trim_end().to_string(),
-        });
-        options.prompt.append = None;
-        let session = self.conversation.session.child(link);
-        let mut child = Agent::new(llm, builtins, permissions, options, session)
-            .with_hooks(self.host.hooks.clone());
-        // Its mode is the parent's of the moment (or stricter), its requests the run's.
-        child.host.mode = child.host.mode.following(self.host.mode.clone(), asked);
-        child.requests = self.requests.for_child();
-        child.host.tool_search = self.host.tool_search.fresh();
-        child.host.mcp = self.host.mcp.clone();
-        child.host.extensions = self.host.extensions.clone();
-        child.host.approval_turn = self.host.approval_turn.clone();
-        // The front end's files and terminals (an ACP editor's buffers), as the parent's.
-        child.host.files = self.host.files.clone();
-        child.host.shell_host = self.host.shell_host.clone();
-        // Its calls are recorded among the parent's (a rewind of the parent's turn undoes them).
-        child.host.checkpoints = self.host.checkpoints.clone();
-        // What narrows the parent narrows the child: its own filters and the run's (a
-        // command's or a loaded skill's `allowed-tools`, with their argument rules).
-        let mut filters = self.host.tool_filters.clone();
-        filters.extend(self.host.lock_narrowing().iter().cloned());
-        filters.push(ToolFilter::names(allowed, origin));
-        filters.extend(wanted);
-        child.host.tool_filters = filters;
-        // The instruction files were read (and warned about) for the parent already.
-        child.conversation.warnings.clear();
-        Ok((child, warning))
+        self.conversation.usage += self.host.delegation.take_usage();
     }
 }
 
 /// A short id for a new sub-agent (`agent_id` of hooks and `resume`).
-fn new_agent_id() -> String {
+pub(super) fn new_agent_id() -> String {
     let id = uuid::Uuid::new_v4().simple().to_string();
     format!("a{}", &id[..11])
 }

@@ -1,14 +1,25 @@
-//! The `task` tool's definition: what the model reads about it (the agent types with their
-//! descriptions, held to [`LISTING_BUDGET`]) and its arguments. The agent runs it
-//! ([`super::Agent::run_task`]); the tool itself only describes it.
+//! The `task` tool: what the model reads about it (the agent types with their descriptions,
+//! held to [`LISTING_BUDGET`]), its arguments, and its run. It is an ordinary tool: the agent
+//! definitions and the delegation (how many run at once, the session's sub-agents) are given
+//! when it is made; the sub-agent itself, made from the calling agent, and the turn its events
+//! and questions go to come over the call's line ([`CallLine`]).
+
+use std::sync::Arc;
 
 use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 
+use super::relay::{ChildApprover, ChildSink};
+use super::spawn::ChildOrder;
+use super::{Delegation, Link, new_agent_id};
+use crate::agent::call_line::CallLine;
 use crate::agent::listing::within_budget;
-use crate::tools::{Tool, ToolContext, ToolError, ToolKind, ToolOutput, args_schema};
+use crate::agent::{AgentError, RunEnd, RunResult, SubagentKind};
+use crate::config::extensions::Extensions;
+use crate::llm::Usage;
+use crate::tools::{Tool, ToolContext, ToolError, ToolKind, ToolOutput, args_schema, parse_args};
 
 pub const TASK: &str = "task";
 pub const GENERAL_PURPOSE: &str = "general-purpose";
@@ -19,7 +30,7 @@ pub const LISTING_BUDGET: usize = 500;
 
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub(super) struct TaskArgs {
+struct TaskArgs {
     /// The task in 3 to 5 words, for the user.
     #[serde(default)]
     pub description: String,
@@ -36,11 +47,24 @@ pub(super) struct TaskArgs {
 
 pub struct TaskTool {
     description: String,
+    /// The agent definitions `subagent_type` names.
+    extensions: Arc<Extensions>,
+    delegation: Arc<Delegation>,
+}
+
+/// The agent types `task` offers, (name, description): the builtin general-purpose one, then
+/// the definitions.
+fn agent_types(extensions: &Extensions) -> Vec<(String, String)> {
+    let mut types = vec![(GENERAL_PURPOSE.to_string(), GENERAL_DESCRIPTION.to_string())];
+    for def in &extensions.agents {
+        types.push((def.name.clone(), def.description.clone()));
+    }
+    types
 }
 
 impl TaskTool {
-    /// `types`: (name, description) of every agent type, the general-purpose one first.
-    pub fn new(types: &[(String, String)]) -> Self {
+    pub fn new(extensions: Arc<Extensions>, delegation: Arc<Delegation>) -> Self {
+        let types = agent_types(&extensions);
         let entries: Vec<(&str, &str)> = types
             .iter()
             .map(|(n, d)| (n.as_str(), d.as_str()))
@@ -53,7 +77,62 @@ impl TaskTool {
                  fill your context. Several calls in one response run at once. Agent types:\n\
                  {listed}"
             ),
+            extensions,
+            delegation,
         }
+    }
+
+    /// The sub-agent `args` ask for, run by the call `call_id`: its definition, and a new
+    /// conversation or the one `resume` continues.
+    fn order(&self, args: &TaskArgs, call_id: &str) -> Result<ChildOrder, ToolError> {
+        let agent_type = args
+            .subagent_type
+            .as_deref()
+            .map(str::trim)
+            .filter(|t| !t.is_empty())
+            .unwrap_or(GENERAL_PURPOSE)
+            .to_string();
+        let def = match agent_type.as_str() {
+            GENERAL_PURPOSE => None,
+            name => match self.extensions.agent(name) {
+                Some(def) => Some(def.clone()),
+                None => {
+                    let types: Vec<String> = agent_types(&self.extensions)
+                        .into_iter()
+                        .map(|(n, _)| n)
+                        .collect();
+                    return Err(ToolError::failed(format!(
+                        "no agent type {name:?}; the types are: {}",
+                        types.join(", ")
+                    )));
+                }
+            },
+        };
+        let (agent_id, history) = match args.resume.as_deref().map(str::trim) {
+            Some(id) if !id.is_empty() => match self.delegation.lock_children().get(id) {
+                Some(found) if found.agent == agent_type => {
+                    (id.to_string(), found.messages.clone())
+                }
+                Some(found) => {
+                    return Err(ToolError::failed(format!(
+                        "agent {id} is a {} agent; resume it with subagent_type {:?}",
+                        found.agent, found.agent
+                    )));
+                }
+                None => {
+                    return Err(ToolError::failed(format!(
+                        "no sub-agent {id} in this session to resume"
+                    )));
+                }
+            },
+            _ => (new_agent_id(), Vec::new()),
+        };
+        let link = Link {
+            agent_id,
+            agent: agent_type,
+            parent_tool_use_id: call_id.to_string(),
+        };
+        Ok(ChildOrder { def, link, history })
     }
 }
 
@@ -77,9 +156,118 @@ impl Tool for TaskTool {
         ToolKind::Read
     }
 
-    async fn call(&self, _input: Value, _ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
-        Err(ToolError::failed(
-            "task runs only inside an agent, which dispatches it itself",
-        ))
+    /// Runs the sub-agent, its events and questions relayed to the parent's turn; returns its
+    /// final answer with what it used.
+    async fn call(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        let Some(line) = CallLine::of(ctx) else {
+            return Err(ToolError::failed(
+                "task runs only inside an agent, which lends it the agent to delegate from",
+            ));
+        };
+        let args: TaskArgs = parse_args(TASK, input)?;
+        let order = self.order(&args, ctx.call_id.as_deref().unwrap_or_default())?;
+        // Waits for a free slot; Ctrl-C ends the wait.
+        let permit = tokio::select! {
+            permit = self.delegation.permits.clone().acquire_owned() => permit.ok(),
+            () = ctx.cancel.cancelled() => None,
+        };
+        let Some(permit) = permit else {
+            return Err(ToolError::Interrupted);
+        };
+        let link = order.link.clone();
+        let Some(made) = line.child(order).await else {
+            return Err(ToolError::Interrupted);
+        };
+        let mut child = made.map_err(|e| ToolError::failed(e.to_string()))?;
+        let sink = ChildSink::new(line, &link);
+        sink.tell(SubagentKind::Started {
+            description: args.description.clone(),
+            model: child.model().to_string(),
+        });
+        let approver = ChildApprover {
+            line,
+            label: format!("{} (task {})", link.agent, link.parent_tool_use_id),
+        };
+        let result = {
+            let _running = line.running_agent();
+            child.run(&args.prompt, &sink, &approver, &ctx.cancel).await
+        };
+        drop(permit);
+        let usage = child.usage();
+        self.delegation.add_usage(usage);
+        self.delegation.remember(&link, child.history().to_vec());
+        let turns = result.as_ref().map_or(0, |r| r.num_turns);
+        sink.tell(SubagentKind::Finished {
+            usage,
+            num_turns: turns,
+            tool_calls: sink.tool_calls(),
+            ok: matches!(&result, Ok(run) if run.end == RunEnd::Completed),
+        });
+        let exhausted = child.requests.exhausted();
+        outcome(result, &link, usage, exhausted, line)
     }
+}
+
+/// What the parent's model reads of a sub-agent's run: its answer, or why it has none. A
+/// decline or a hook's stop inside it ends the parent's turn too. `exhausted`: the run's
+/// `--max-turns` requests are all made.
+fn outcome(
+    result: Result<RunResult, AgentError>,
+    link: &Link,
+    usage: Usage,
+    exhausted: bool,
+    line: &CallLine,
+) -> Result<ToolOutput, ToolError> {
+    let agent_type = &link.agent;
+    let run = match result {
+        Ok(run) => run,
+        Err(e) => {
+            return Err(ToolError::failed(format!(
+                "the {agent_type} agent failed: {e}"
+            )));
+        }
+    };
+    let turns = run.num_turns;
+    let failed = |message: String| Err(ToolError::Failed(message));
+    match run.end {
+        RunEnd::Completed => Ok(ToolOutput::text(report(&run.text, link, usage, turns))),
+        RunEnd::Interrupted => Err(ToolError::Interrupted),
+        RunEnd::Declined => {
+            // The user said no to the child: the parent's turn ends too.
+            line.decline();
+            failed(format!(
+                "the user declined a call of the {agent_type} agent and ended this turn"
+            ))
+        }
+        RunEnd::MaxTurns if exhausted => failed(format!(
+            "the {agent_type} agent stopped after {turns} model requests: the run reached its \
+             limit (--max-turns), which counts every agent's requests; its last words: {}",
+            run.text
+        )),
+        RunEnd::MaxTurns => failed(format!(
+            "the {agent_type} agent stopped after {turns} model requests (its turn limit) \
+             before it finished; its last words: {}",
+            run.text
+        )),
+        RunEnd::Stopped(reason) | RunEnd::PromptBlocked(reason) => {
+            line.stop(reason.clone());
+            failed(format!(
+                "the {agent_type} agent was stopped by a hook: {reason}"
+            ))
+        }
+    }
+}
+
+/// How a finished sub-agent is reported to the parent's model.
+fn report(text: &str, link: &Link, usage: Usage, turns: u32) -> String {
+    format!(
+        "{}\n\n[{} agent {}: {turns} requests, {} in / {} out tokens; task resume={:?} continues \
+         it]",
+        text.trim_end(),
+        link.agent,
+        link.agent_id,
+        usage.prompt_tokens,
+        usage.completion_tokens,
+        link.agent_id
+    )
 }
