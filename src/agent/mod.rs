@@ -32,7 +32,6 @@ mod request_cap;
 mod rewind;
 mod sandbox_glue;
 mod session;
-pub mod session_list;
 mod skill_tool;
 pub mod subagent;
 mod tool_host;
@@ -71,10 +70,11 @@ pub use prompt::{PromptOptions, build_system_prompt};
 pub use rewind::{
     RewindError, RewindPoint, RewindReport, RewindRequest, RewindScope, parse_rewind,
 };
+pub use session::list as session_list;
+pub use session::list::SessionSummary;
 pub use session::{
     Forked, INTERRUPTED_RESULT, PromptMark, Resumed, Rewound, Session, SessionError,
 };
-pub use session_list::SessionSummary;
 pub use skill_tool::SKILL;
 pub use subagent::TASK;
 pub use truncate::cap_middle;

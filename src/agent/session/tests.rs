@@ -1,5 +1,7 @@
 //! The transcript's tests: repair of dangling calls, finding sessions, torn last lines.
 
+use super::lines::Line;
+use super::load::repair;
 use super::*;
 use crate::llm::ToolCall;
 

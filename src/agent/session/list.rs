@@ -7,7 +7,7 @@ use std::time::SystemTime;
 
 use serde::Serialize;
 
-use super::session::{Line, read_header, transcripts};
+use super::lines::{Line, read_header, transcripts};
 use crate::llm::Message;
 
 /// One recorded session, as listed.

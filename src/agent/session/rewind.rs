@@ -1,15 +1,13 @@
-//! A transcript's lines replayed into a conversation (for loading it, or the part of it before
-//! an offset), and a transcript taken back or copied: `/rewind` appends a `rewind` line holding the history as
+//! A transcript taken back or copied: `/rewind` appends a `rewind` line holding the history as
 //! it was before a user message (loading then starts over from it, as from a compaction, and
 //! the lines above it stay), and `--fork-session` copies a transcript under a new id, the
 //! original left as it was.
 
 use std::path::Path;
 
-use super::{
-    ChildTranscript, Header, Line, PromptMark, Resumed, Session, SessionError, child_line, load,
-    repair, to_line, transcript_path,
-};
+use super::lines::{Header, Line, to_line, transcript_path};
+use super::load::{load, repair, replay};
+use super::{ChildTranscript, PromptMark, Resumed, Session, SessionError};
 use crate::llm::Message;
 
 /// The conversation as it was before the user message a rewind went back to.
@@ -112,73 +110,6 @@ impl Session {
             shift: new_header.len() as i64 - first_end as i64,
         })
     }
-}
-
-/// What the lines of a transcript add up to.
-pub(super) struct Replayed {
-    pub header: Option<Header>,
-    pub messages: Vec<Message>,
-    pub children: Vec<(String, ChildTranscript)>,
-    pub prompts: Vec<PromptMark>,
-    pub warnings: Vec<String>,
-}
-
-/// The conversation `bytes` (a transcript, or the part of one before an offset) holds.
-pub(super) fn replay(bytes: &[u8], path: &Path) -> Replayed {
-    let mut replayed = Replayed {
-        header: None,
-        messages: Vec::new(),
-        children: Vec::new(),
-        prompts: Vec::new(),
-        warnings: Vec::new(),
-    };
-    let mut offset = 0u64;
-    // Where the `turn` line before the next message starts.
-    let mut turn = None;
-    for (index, raw) in bytes.split_inclusive(|&b| b == b'\n').enumerate() {
-        let start = offset;
-        offset += raw.len() as u64;
-        let line = String::from_utf8_lossy(raw);
-        if line.trim().is_empty() {
-            continue;
-        }
-        match serde_json::from_str::<Line>(&line) {
-            Ok(Line::Message {
-                message: Message::System { .. },
-                ..
-            }) => {}
-            Ok(Line::Turn) => {
-                turn = Some(start);
-                continue;
-            }
-            Ok(Line::Message { message }) => {
-                if let (Some(offset), Message::User { content }) = (turn, &message) {
-                    replayed.prompts.push(PromptMark {
-                        offset,
-                        text: content.clone(),
-                    });
-                }
-                replayed.messages.push(message);
-            }
-            Ok(Line::Compaction {
-                messages: compacted,
-                ..
-            }) => replayed.messages = compacted,
-            Ok(Line::Rewind { keep, messages }) => {
-                replayed.messages = messages;
-                replayed.prompts.truncate(keep);
-            }
-            Ok(Line::Session(h)) => replayed.header = replayed.header.take().or(Some(h)),
-            Ok(Line::Subagent { link, line }) => child_line(&mut replayed.children, link, *line),
-            Err(e) => replayed.warnings.push(format!(
-                "skipped line {} of {}: it is not a transcript record ({e})",
-                index + 1,
-                path.display()
-            )),
-        }
-        turn = None;
-    }
-    replayed
 }
 
 #[cfg(test)]
