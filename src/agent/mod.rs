@@ -203,6 +203,9 @@ pub struct Agent {
     checkpoints: Option<Checkpoints>,
     /// The state a custom command's turn began in, looked at before its shell lines ran.
     turn_checkpoint: Option<u32>,
+    /// The transcript offset of this turn's user message while its checkpoint waits for its
+    /// first call that writes.
+    unrecorded_turn: std::sync::Mutex<Option<u64>>,
 }
 
 impl Agent {
@@ -246,6 +249,7 @@ impl Agent {
             shell_host: None,
             checkpoints: None,
             turn_checkpoint: None,
+            unrecorded_turn: std::sync::Mutex::default(),
         }
     }
 

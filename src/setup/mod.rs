@@ -150,7 +150,7 @@ impl Setup {
         self.agent.set_checkpoints(None);
         self.agent.switch_session(session, messages);
         self.agent.restore_children(children);
-        let checkpoints = checkpoints_of(&self.settings, &self.paths, &id);
+        let checkpoints = checkpoints_of(&self.settings, &self.paths, &id, true);
         self.agent.set_checkpoints(checkpoints);
         Ok(id)
     }
@@ -388,7 +388,12 @@ impl Setup {
             .with_delegation(settings.max_parallel_agents, settings.model_aliases.clone());
         agent.probe_context_window();
         warnings.extend(agent.take_warnings());
-        agent.set_checkpoints(checkpoints_of(&settings, &paths, &agent.session().id));
+        agent.set_checkpoints(checkpoints_of(
+            &settings,
+            &paths,
+            &agent.session().id,
+            interactive,
+        ));
         // Started last, once nothing else can fail, so no server is left running on an error.
         let mut manager_options = ManagerOptions::new(paths.clone());
         manager_options.handler = Some(mcp_host.clone());
@@ -492,8 +497,14 @@ fn turn_limit(configured: Option<u32>, interactive: bool) -> Option<u32> {
 
 /// The checkpoints of this run's session (`None` with settings `checkpoints: false`): the
 /// project root and the writable folders, `LING_HOME` and the temp dir left out. Their first
-/// look starts now, in the background.
-fn checkpoints_of(settings: &Settings, paths: &Paths, session_id: &str) -> Option<Checkpoints> {
+/// look starts now, in the background, when somebody works in the session (`eager`); in a
+/// one-shot run, at its first call that writes.
+fn checkpoints_of(
+    settings: &Settings,
+    paths: &Paths,
+    session_id: &str,
+    eager: bool,
+) -> Option<Checkpoints> {
     if !settings.checkpoints.enabled {
         return None;
     }
@@ -515,6 +526,7 @@ fn checkpoints_of(settings: &Settings, paths: &Paths, session_id: &str) -> Optio
         roots,
         excluded,
         settings: settings.checkpoints,
+        eager,
     }))
 }
 
