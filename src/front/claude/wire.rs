@@ -285,8 +285,8 @@ mod tests {
             Ok(Request::McpToggle { server_name: Some(name), enabled: Some(false) }) if name == "db"
         ));
         assert_eq!(
-            Request::parse(&json!({"subtype": "rewind_files"})).unwrap_err(),
-            "Unsupported control request subtype: rewind_files"
+            Request::parse(&json!({"subtype": "seed_read_state"})).unwrap_err(),
+            "Unsupported control request subtype: seed_read_state"
         );
     }
 
