@@ -10,8 +10,8 @@ use std::time::Duration;
 use futures::StreamExt;
 use tokio::sync::oneshot;
 
-use super::http::Shared;
 use super::http_common::{self, Failure};
+use super::http_session::Shared;
 use super::sse_parse::SseParser;
 use crate::mcp::jsonrpc::{Message, RequestId};
 

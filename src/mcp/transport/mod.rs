@@ -121,6 +121,7 @@ pub struct Connection {
 pub mod http;
 mod http_common;
 mod http_reply;
+mod http_session;
 pub(crate) mod lines;
 pub mod sse;
 mod sse_parse;
