@@ -16,7 +16,7 @@ agent trust
 permissions rpc
 tools hooks mcp llm
 process
-log http_client error_chain
+log http_client error_chain sse
 config redact test_support'
 
 layer_of() {

@@ -2,7 +2,7 @@
 //!
 //! Dependencies point one way, each module using only modules of the layers below it:
 //! `cli` → `acp`, `serve` → `ui` → `setup` → `agent` → `permissions`, `rpc` → `tools`, `hooks`,
-//! `mcp`, `llm` (peers, none using another) → `process` → `log`, `http_client` → `config`,
+//! `mcp`, `llm` (peers, none using another) → `process` → `log`, `http_client`, `sse` → `config`,
 //! `redact`.
 //! `scripts/module-graph.sh` prints the graph and fails on an edge that runs back up. `setup`
 //! assembles the run every frontend drives (the REPL and `ling -p` in `ui`, `ling acp` in `acp`,
@@ -28,6 +28,7 @@ pub mod redact;
 pub mod rpc;
 pub mod session;
 pub mod setup;
+pub mod sse;
 pub mod tools;
 pub mod trust;
 pub mod ui;

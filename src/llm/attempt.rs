@@ -12,13 +12,13 @@ use tokio::time::{Instant, timeout, timeout_at};
 
 use super::error::{LlmError, TimeoutKind, server_message};
 use super::retry::{is_retryable_status, server_delay};
-use super::sse::{LineTooLong, SseDecoder};
 use super::stream::{StreamError, StreamParser};
 use super::types::{Completion, StreamEvent};
 use super::window::{is_context_overflow, window_in_error};
 use super::wire::Wire;
 use crate::http_client::redirect_refusal;
 use crate::redact;
+use crate::sse::{LineTooLong, SseDecoder};
 
 /// How much of an HTTP error body is read; the message quoted from it is shorter still.
 const ERROR_BODY_CAP: usize = 64 * 1024;

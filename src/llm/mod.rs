@@ -3,7 +3,7 @@
 //! trait (`wire.rs`) with its streaming parser, behind one [`LlmClient`] that the agent loop
 //! drives the same way whichever the server speaks.
 //!
-//! `sse` splits the byte stream into events, each API's parser turns events into `StreamEvent`s
+//! `crate::sse` splits the byte stream into events, each API's parser turns events into `StreamEvent`s
 //! and a `Completion` (their common parts in `stream`), `attempt` does one HTTP request and bounds
 //! every wait, `client` picks the API's `Wire`, retries (when `retry` says) and holds the errors
 //! the user sees (`error`), `config` is what a client is set up with, `http` builds the HTTP
@@ -21,7 +21,6 @@ mod models;
 mod probe;
 mod responses;
 mod retry;
-mod sse;
 mod stream;
 mod types;
 mod window;
@@ -34,7 +33,6 @@ pub use error::{LlmError, TimeoutKind};
 pub use models::list_models;
 pub use probe::PROBE_TIMEOUT;
 pub use responses::is_reasoning_model;
-pub use sse::{SseDecoder, SseEvent};
 pub use stream::StreamError;
 pub use types::{
     Completion, FinishReason, FunctionCall, Message, ReasoningItem, StreamEvent, ToolCall,

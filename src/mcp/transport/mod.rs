@@ -124,7 +124,6 @@ mod http_reply;
 mod http_session;
 pub(crate) mod lines;
 pub mod sse;
-mod sse_parse;
 
 /// Connects to one configured server with the transport its config names. For HTTP and SSE the
 /// startup timeout bounds the connection attempts. A stdio server starts with `child_env`; a

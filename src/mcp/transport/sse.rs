@@ -14,9 +14,9 @@ use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
 use super::http_common::{self, ACCEPT_BOTH, ACCEPT_SSE};
-use super::sse_parse::SseParser;
 use super::{Connection, Transport, TransportError, TransportEvent};
 use crate::mcp::jsonrpc::Message;
+use crate::sse::SseDecoder;
 
 /// Opens the GET stream at `url` and waits (at most `timeout`) for its `endpoint` event.
 pub async fn connect(
@@ -109,7 +109,7 @@ async fn read_stream(
     endpoint: oneshot::Sender<Result<Url, String>>,
 ) {
     let mut endpoint = Some(endpoint);
-    let mut parser = SseParser::new();
+    let mut parser = SseDecoder::new();
     let mut body = response.bytes_stream();
     let end = loop {
         let chunk = match body.next().await {
@@ -122,7 +122,12 @@ async fn read_stream(
             }
             None => break "the server closed the SSE stream".to_string(),
         };
-        for event in parser.feed(&chunk) {
+        // The legacy transport sets no limit, so feeding never fails.
+        let decoded = match parser.feed(&chunk) {
+            Ok(decoded) => decoded,
+            Err(e) => break e.to_string(),
+        };
+        for event in decoded {
             match event.kind() {
                 "endpoint" => {
                     if let Some(tx) = endpoint.take() {
