@@ -474,9 +474,9 @@ impl McpClient {
         let (id, reply) = inner
             .pending
             .register()
-            .map_err(|reason| McpError::Closed {
+            .map_err(|closed| McpError::Closed {
                 server: server(),
-                reason,
+                reason: closed.reason,
             })?;
         let mut guard = InFlight {
             inner,
@@ -565,13 +565,12 @@ impl McpClient {
                 server: server(),
                 message,
             }),
-            Ok(Outcome::Closed(reason)) => Err(McpError::Closed {
-                server: server(),
-                reason,
-            }),
             Err(_) => Err(McpError::Closed {
                 server: server(),
-                reason: "the connection ended".into(),
+                reason: inner
+                    .pending
+                    .closed_reason()
+                    .unwrap_or_else(|| "the connection ended".into()),
             }),
         }
     }

@@ -21,6 +21,7 @@ pub use crate::mcp::jsonrpc::{
     PARSE_ERROR, RequestId,
 };
 use crate::mcp::transport::lines::{Line, LineReader, Skipped};
+use crate::pending::Waited;
 use pending::Pending;
 
 /// The longest message read (64 MiB: a prompt may embed whole files); a longer line is refused
@@ -144,41 +145,21 @@ impl Peer {
             method,
             Some(params),
         ));
-        let forever = CancellationToken::new();
-        let cancelled = cancel.map_or(&forever, |(token, _)| token);
-        let wait =
-            async {
-                match timeout {
-                    Some(after) => tokio::time::timeout(after, reply).await.map_err(|_| {
-                        RequestError::Timeout {
-                            method: method.to_string(),
-                            after,
-                        }
-                    }),
-                    None => Ok(reply.await),
-                }
-            };
-        let outcome = tokio::select! {
-            outcome = wait => outcome,
-            () = cancelled.cancelled() => {
-                self.pending.forget(id);
+        let token = cancel.map(|(token, _)| token);
+        match self.pending.wait(id, reply, timeout, token).await {
+            Waited::Answer(Ok(result)) => Ok(result),
+            Waited::Answer(Err(error)) => Err(RequestError::Rpc(error)),
+            Waited::Closed => Err(RequestError::Closed(method.to_string())),
+            Waited::TimedOut(after) => Err(RequestError::Timeout {
+                method: method.to_string(),
+                after,
+            }),
+            Waited::Cancelled => {
                 if let Some((_, notification)) = cancel {
                     self.notify(notification, serde_json::json!({ "requestId": id }));
                 }
-                return Err(RequestError::Cancelled(method.to_string()));
+                Err(RequestError::Cancelled(method.to_string()))
             }
-        };
-        let outcome = match outcome {
-            Ok(outcome) => outcome,
-            Err(timeout) => {
-                self.pending.forget(id);
-                return Err(timeout);
-            }
-        };
-        match outcome {
-            Ok(Ok(result)) => Ok(result),
-            Ok(Err(error)) => Err(RequestError::Rpc(error)),
-            Err(_) => Err(RequestError::Closed(method.to_string())),
         }
     }
 
