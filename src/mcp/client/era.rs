@@ -9,7 +9,8 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 
-use super::{Call, McpClient};
+use super::McpClient;
+use super::request::Call;
 use crate::mcp::error::McpError;
 use crate::mcp::modern::{
     self, Discovered, Era, MODERN_PROTOCOL_VERSION, UNSUPPORTED_PROTOCOL_VERSION, is_modern_error,

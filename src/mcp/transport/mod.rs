@@ -3,6 +3,7 @@
 //! requests, so transports know nothing of ids or methods beyond what their wire needs.
 
 pub mod stdio;
+mod stdio_output;
 
 use std::path::PathBuf;
 use std::sync::Arc;
