@@ -165,13 +165,6 @@ impl HookInput {
     /// is absolute, as Claude Code passes it, and `transcript_path` is the transcript in
     /// Claude's shape ([`super::transcript::claude_path`]).
     pub fn to_json(&self, ctx: &HookContext, dialect: HookDialect) -> Value {
-        let name = |tool: &str| -> String {
-            match (dialect, claude::claude_tool_name(tool)) {
-                (HookDialect::Claude, Some(claude)) => claude.to_string(),
-                _ => tool.to_string(),
-            }
-        };
-        let input = |tool: &str, input: &Value| sent_input(tool, input, ctx, dialect);
         let transcript = match dialect {
             HookDialect::Claude => super::transcript::claude_path(&ctx.transcript_path),
             HookDialect::Ling => ctx.transcript_path.clone(),
@@ -189,7 +182,22 @@ impl HookInput {
             map.insert("agent_id".into(), json!(agent.agent_id));
             map.insert("agent_type".into(), json!(agent.agent_type));
         }
-        let fields = match self {
+        if let Value::Object(fields) = self.event_fields(ctx, dialect) {
+            map.extend(fields);
+        }
+        Value::Object(map)
+    }
+
+    /// The fields of this event, after the common ones.
+    fn event_fields(&self, ctx: &HookContext, dialect: HookDialect) -> Value {
+        let name = |tool: &str| -> String {
+            match (dialect, claude::claude_tool_name(tool)) {
+                (HookDialect::Claude, Some(claude)) => claude.to_string(),
+                _ => tool.to_string(),
+            }
+        };
+        let input = |tool: &str, input: &Value| sent_input(tool, input, ctx, dialect);
+        match self {
             Self::SessionStart { source } => json!({ "source": source }),
             Self::UserPromptSubmit { prompt } => json!({ "prompt": prompt }),
             Self::PreToolUse {
@@ -270,11 +278,7 @@ impl HookInput {
                 custom_instructions,
             } => json!({ "trigger": trigger, "custom_instructions": custom_instructions }),
             Self::SessionEnd { reason } => json!({ "reason": reason }),
-        };
-        if let Value::Object(fields) = fields {
-            map.extend(fields);
         }
-        Value::Object(map)
     }
 }
 

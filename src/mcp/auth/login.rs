@@ -253,8 +253,8 @@ fn check_issuer(discovered: &Discovered, iss: Option<&str>) -> Result<(), AuthEr
 
 #[cfg(test)]
 mod tests {
-    use super::discovery::ServerMetadata;
     use super::*;
+    use crate::mcp::auth::discovery::ServerMetadata;
 
     #[test]
     fn issuer_in_the_redirect_must_match() {
