@@ -33,7 +33,6 @@ mod incoming;
 mod request;
 
 pub use era::DISCOVER_TIMEOUT;
-use request::Call;
 
 /// How a client behaves towards its server.
 #[derive(Clone)]
@@ -88,6 +87,18 @@ struct Inner {
     header_paths: RwLock<HashMap<String, Vec<HeaderPath>>>,
     /// When the tool list's `ttlMs` runs out (modern servers, which send no list_changed).
     tools_stale_at: std::sync::Mutex<Option<tokio::time::Instant>>,
+}
+
+/// Options of one request.
+#[derive(Default, Clone)]
+struct Call<'a> {
+    timeout: Option<Duration>,
+    cancel: Option<&'a CancellationToken>,
+    progress: Option<ProgressCallback>,
+    /// `initialize` must never be cancelled.
+    no_cancel_notice: bool,
+    /// The modern version to send the request in, before the era is settled (the probe).
+    version: Option<String>,
 }
 
 impl McpClient {

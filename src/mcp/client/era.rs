@@ -9,8 +9,7 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 
-use super::McpClient;
-use super::request::Call;
+use super::{Call, McpClient};
 use crate::mcp::error::McpError;
 use crate::mcp::modern::{
     self, Discovered, Era, MODERN_PROTOCOL_VERSION, UNSUPPORTED_PROTOCOL_VERSION, is_modern_error,

@@ -9,9 +9,8 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use tokio::sync::oneshot;
-use tokio_util::sync::CancellationToken;
 
-use super::{Inner, McpClient, era};
+use super::{Call, Inner, McpClient, era};
 use crate::mcp::error::McpError;
 use crate::mcp::jsonrpc::{Message, RequestId};
 use crate::mcp::modern::Era;
@@ -24,18 +23,6 @@ use crate::mcp::types::ProgressCallback;
 const MAX_PAGES: usize = 10_000;
 /// How long a failed write waits for the transport to say why the connection closed.
 const CLOSE_REPORT_WAIT: Duration = Duration::from_secs(3);
-
-/// Options of one request.
-#[derive(Default, Clone)]
-pub(super) struct Call<'a> {
-    pub(super) timeout: Option<Duration>,
-    pub(super) cancel: Option<&'a CancellationToken>,
-    pub(super) progress: Option<ProgressCallback>,
-    /// `initialize` must never be cancelled.
-    pub(super) no_cancel_notice: bool,
-    /// The modern version to send the request in, before the era is settled (the probe).
-    pub(super) version: Option<String>,
-}
 
 impl McpClient {
     pub(super) async fn list_all(&self, method: &str, key: &str) -> Result<Vec<Value>, McpError> {
