@@ -71,7 +71,10 @@ impl LlmClient {
 
     /// The HTTP client, once its set-up is done.
     pub(super) async fn http(&self) -> Result<reqwest::Client, LlmError> {
-        self.http.get().await.map_err(LlmError::Setup)
+        self.http
+            .get()
+            .await
+            .map_err(|e| LlmError::Setup(e.to_string()))
     }
 
     pub(super) fn wire(&self) -> &dyn Wire {

@@ -16,6 +16,7 @@ use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use crate::mcp::jsonrpc::ParseError;
 pub use crate::mcp::jsonrpc::{
     ErrorObject, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, Message,
     PARSE_ERROR, RequestId,
@@ -311,12 +312,11 @@ async fn read_loop(
                 tracing::debug!("rpc: the other side reported: {}", error.message);
             }
             Err(reason) => {
-                let code = if serde_json::from_str::<Value>(&text).is_ok() {
-                    INVALID_REQUEST
-                } else {
-                    PARSE_ERROR
+                let code = match reason {
+                    ParseError::NotJson(_) => PARSE_ERROR,
+                    _ => INVALID_REQUEST,
                 };
-                peer.send(&Message::error(None, code, reason));
+                peer.send(&Message::error(None, code, reason.to_string()));
             }
         }
     }

@@ -59,9 +59,9 @@ pub async fn connect(
     });
     let endpoint = match tokio::time::timeout(timeout, endpoint_rx).await {
         Ok(Ok(Ok(endpoint))) => endpoint,
-        Ok(Ok(Err(reason))) => {
+        Ok(Ok(Err(refused))) => {
             cancel.cancel();
-            return Err(TransportError::Http(reason));
+            return Err(TransportError::Http(refused.to_string()));
         }
         Ok(Err(_)) => {
             cancel.cancel();
@@ -106,7 +106,7 @@ async fn read_stream(
     response: reqwest::Response,
     url: Url,
     events: mpsc::Sender<TransportEvent>,
-    endpoint: oneshot::Sender<Result<Url, String>>,
+    endpoint: oneshot::Sender<Result<Url, EndpointError>>,
 ) {
     let mut endpoint = Some(endpoint);
     let mut parser = SseDecoder::new();
@@ -150,19 +150,41 @@ async fn read_stream(
     let _ = events.send(TransportEvent::Closed { reason }).await;
 }
 
+/// Why the `endpoint` event cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+enum EndpointError {
+    #[error("the MCP server at {server} sent an invalid endpoint {endpoint:?}: {reason}")]
+    Invalid {
+        server: String,
+        endpoint: String,
+        reason: String,
+    },
+    #[error(
+        "the MCP server at {server} sent endpoint {endpoint}, on another origin; refusing to \
+         send messages (and headers) there"
+    )]
+    OtherOrigin { server: String, endpoint: String },
+}
+
 /// The endpoint may be relative; it must stay on the server's origin, since the configured
 /// headers (tokens) are sent to it.
-fn resolve_endpoint(url: &Url, endpoint: &str) -> Result<Url, String> {
-    let shown = http_common::shown(url);
-    let resolved = url.join(endpoint).map_err(|e| {
-        format!("the MCP server at {shown} sent an invalid endpoint {endpoint:?}: {e}")
-    })?;
+fn resolve_endpoint(url: &Url, endpoint: &str) -> Result<Url, EndpointError> {
+    let server = http_common::shown(url);
+    let resolved = match url.join(endpoint) {
+        Ok(resolved) => resolved,
+        Err(e) => {
+            return Err(EndpointError::Invalid {
+                server,
+                endpoint: endpoint.to_string(),
+                reason: e.to_string(),
+            });
+        }
+    };
     if resolved.origin() != url.origin() {
-        return Err(format!(
-            "the MCP server at {shown} sent endpoint {}, on another origin; refusing to send \
-             messages (and headers) there",
-            http_common::shown(&resolved)
-        ));
+        return Err(EndpointError::OtherOrigin {
+            server,
+            endpoint: http_common::shown(&resolved),
+        });
     }
     Ok(resolved)
 }
