@@ -15,7 +15,7 @@ setup
 agent trust
 permissions rpc
 tools hooks mcp llm
-process
+process checkpoint
 log http_client error_chain sse pending
 config redact test_support'
 

@@ -2,8 +2,8 @@
 //!
 //! Dependencies point one way, each module using only modules of the layers below it:
 //! `cli` → `acp`, `serve` → `ui` → `setup` → `agent` → `permissions`, `rpc` → `tools`, `hooks`,
-//! `mcp`, `llm` (peers, none using another) → `process` → `log`, `http_client`, `sse`, `pending` →
-//! `config`, `redact`.
+//! `mcp`, `llm` (peers, none using another) → `process`, `checkpoint` → `log`, `http_client`,
+//! `sse`, `pending` → `config`, `redact`.
 //! `scripts/module-graph.sh` prints the graph and fails on an edge that runs back up. `setup`
 //! assembles the run every frontend drives (the REPL and `ling -p` in `ui`, `ling acp` in `acp`,
 //! `ling mcp serve` in `serve`, the last two over `rpc`'s JSON-RPC on stdio); `cli` maps how they
@@ -13,6 +13,7 @@
 #![deny(clippy::print_stdout, clippy::print_stderr, clippy::disallowed_methods)]
 
 pub mod agent;
+pub mod checkpoint;
 pub mod cli;
 pub mod config;
 pub mod error_chain;

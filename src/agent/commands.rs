@@ -187,6 +187,9 @@ impl Agent {
         approver: &dyn Approver,
         cancel: &CancellationToken,
     ) -> Result<RunResult, AgentError> {
+        if let Some(request) = super::parse_rewind(input) {
+            return self.run_rewind(request?, sink).await;
+        }
         match self.custom_command(input) {
             Some((command, args)) => {
                 self.run_command(&command, &args, sink, approver, cancel)
@@ -210,11 +213,14 @@ impl Agent {
             self.lock_narrowing().push(ToolFilter::new(tools, origin));
         }
         let filled = fill_arguments(&command.body, args);
+        // The turn begins before its shell lines run: a rewind undoes what they did too.
+        self.turn_checkpoint = self.checkpoint_look().await;
         let expanded = {
             let turn = Turn::new(sink, approver, cancel);
             self.run_shell_pieces(filled, &turn).await
         };
         if cancel.is_cancelled() {
+            self.turn_checkpoint = None;
             self.end_narrowing();
             return Ok(RunResult {
                 end: RunEnd::Interrupted,

@@ -131,7 +131,10 @@ impl Agent {
                 begin(call, &input, turn);
                 CallError::AfterDecline.into()
             }
-            Ok(input) => self.run_call(call, input, turn).await,
+            Ok(input) => {
+                self.checkpointed(call, turn, self.run_call(call, input, turn))
+                    .await
+            }
         };
         // MCP results are cut by the manager, which also saves the whole output to a file.
         let content = if self

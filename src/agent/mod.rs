@@ -6,6 +6,7 @@
 
 mod approval;
 mod authorize;
+mod checkpoint_glue;
 mod commands;
 mod compact;
 pub mod context;
@@ -21,6 +22,7 @@ pub mod mcp;
 mod mode;
 mod prompt;
 mod request_cap;
+mod rewind;
 mod sandbox_glue;
 mod session;
 pub mod session_list;
@@ -33,6 +35,7 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
+use crate::checkpoint::Checkpoints;
 use crate::config::PermissionMode;
 use crate::config::extensions::Extensions;
 use crate::config::tool_search::ToolSearchSettings;
@@ -58,7 +61,12 @@ pub use mcp::{
 };
 pub use mode::ModeHandle;
 pub use prompt::{PromptOptions, build_system_prompt};
-pub use session::{INTERRUPTED_RESULT, Resumed, Session, SessionError};
+pub use rewind::{
+    RewindError, RewindPoint, RewindReport, RewindRequest, RewindScope, parse_rewind,
+};
+pub use session::{
+    Forked, INTERRUPTED_RESULT, PromptMark, Resumed, Rewound, Session, SessionError,
+};
 pub use session_list::SessionSummary;
 pub use skill_tool::SKILL;
 pub use subagent::TASK;
@@ -141,6 +149,9 @@ pub enum AgentError {
         "the model answered the summary request with nothing; the conversation was not compacted"
     )]
     EmptySummary,
+    /// `/rewind` could not be done.
+    #[error(transparent)]
+    Rewind(#[from] RewindError),
 }
 
 pub struct Agent {
@@ -188,6 +199,13 @@ pub struct Agent {
     files: Arc<dyn FileAccess>,
     /// Where `bash` runs instead of a child of Ling (an ACP editor's terminals), if anywhere.
     shell_host: Option<Arc<dyn ShellHost>>,
+    /// The writable folders' states before each turn and call (`None`: checkpoints off).
+    checkpoints: Option<Checkpoints>,
+    /// The state a custom command's turn began in, looked at before its shell lines ran.
+    turn_checkpoint: Option<u32>,
+    /// The transcript offset of this turn's user message while its checkpoint waits for its
+    /// first call that writes.
+    unrecorded_turn: std::sync::Mutex<Option<u64>>,
 }
 
 impl Agent {
@@ -229,6 +247,9 @@ impl Agent {
             deferred: HashSet::new(),
             files: Arc::new(LocalFiles),
             shell_host: None,
+            checkpoints: None,
+            turn_checkpoint: None,
+            unrecorded_turn: std::sync::Mutex::default(),
         }
     }
 

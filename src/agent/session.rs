@@ -28,6 +28,11 @@ use serde::{Deserialize, Serialize};
 
 use crate::llm::Message;
 
+#[path = "session_rewind.rs"]
+mod rewind;
+pub use rewind::{Forked, Rewound};
+use rewind::{Replayed, replay};
+
 /// The result given to a tool call whose result is missing from a transcript.
 pub const INTERRUPTED_RESULT: &str = "error: this tool call was interrupted (Ling stopped before it finished); its result is unknown";
 
@@ -39,6 +44,16 @@ pub struct Session {
     writer: Arc<Mutex<Writer>>,
     /// Set for a sub-agent's session: its lines are linked to the parent's call.
     link: Option<Link>,
+    /// The user messages of the conversation as it stands (after rewinds), in order.
+    prompts: Vec<PromptMark>,
+}
+
+/// Where a user message's line starts in the transcript, and its text: what `/rewind N` goes
+/// back to (N counts these from 1).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PromptMark {
+    pub offset: u64,
+    pub text: String,
 }
 
 /// The appending side of a transcript.
@@ -75,6 +90,9 @@ pub(super) struct Header {
     pub cwd: PathBuf,
     pub created: String,
     pub model: String,
+    /// The session this one was forked from (`--fork-session`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub forked_from: Option<String>,
 }
 
 /// One line of a transcript.
@@ -85,10 +103,19 @@ pub(super) enum Line {
     Message {
         message: Message,
     },
+    /// The user message on the next line is one the user sent (not a hook's): a turn begins,
+    /// a point `/rewind` can go back to. Written in one write with that message.
+    Turn,
     Compaction {
         trigger: String,
         pre_tokens: u64,
         post_tokens: u64,
+        messages: Vec<Message>,
+    },
+    /// `/rewind`: the conversation goes back to before user message `keep + 1`; `messages`
+    /// is the whole history from there on (as a compaction's).
+    Rewind {
+        keep: usize,
         messages: Vec<Message>,
     },
     /// A line of a sub-agent's conversation: `line` is a `message` or `compaction` line.
@@ -134,6 +161,16 @@ pub enum SessionError {
         path: PathBuf,
         source: std::io::Error,
     },
+    #[error("cannot write the session transcript {}: {source}", path.display())]
+    Write {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error(
+        "there is no user message {n} in this session: it has {count}; /rewind N counts them \
+         from 1, the first (with -p, name the session with --resume ID)"
+    )]
+    NoSuchMessage { n: usize, count: usize },
 }
 
 impl Session {
@@ -159,10 +196,12 @@ impl Session {
                     cwd: root.to_path_buf(),
                     created: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
                     model: model.to_string(),
+                    forked_from: None,
                 }),
                 writable: true,
             })),
             link: None,
+            prompts: Vec::new(),
             id,
         }
     }
@@ -174,6 +213,7 @@ impl Session {
             transcript_path: self.transcript_path.clone(),
             writer: self.writer.clone(),
             link: Some(link),
+            prompts: Vec::new(),
         }
     }
 
@@ -243,7 +283,33 @@ impl Session {
         let line = self.linked(Line::Message {
             message: message.clone(),
         });
-        self.append(&line);
+        self.append(&[line]);
+    }
+
+    /// Appends the user's message of a new turn; returns where its line starts, the point
+    /// `/rewind` goes back to (`None` when it could not be written, or for a sub-agent).
+    pub fn record_prompt(&mut self, message: &Message) -> Option<u64> {
+        if self.link.is_some() {
+            self.record(message);
+            return None;
+        }
+        let offset = self.append(&[
+            Line::Turn,
+            Line::Message {
+                message: message.clone(),
+            },
+        ])?;
+        let text = match message {
+            Message::User { content } => content.clone(),
+            _ => String::new(),
+        };
+        self.prompts.push(PromptMark { offset, text });
+        Some(offset)
+    }
+
+    /// The user messages of the conversation as it stands, first first.
+    pub fn prompts(&self) -> &[PromptMark] {
+        &self.prompts
     }
 
     /// `line` as this session writes it: inside a `subagent` line for a sub-agent.
@@ -271,31 +337,42 @@ impl Session {
             post_tokens,
             messages: messages.to_vec(),
         });
-        self.append(&line);
+        self.append(&[line]);
     }
 
-    fn append(&mut self, line: &Line) {
+    /// Appends `lines` in one write; returns the offset where the first starts in the file.
+    fn append(&mut self, lines: &[Line]) -> Option<u64> {
         let mut writer = self
             .writer
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         if !writer.writable {
-            return;
+            return None;
         }
-        let result = (|| -> std::io::Result<()> {
+        let result = (|| -> std::io::Result<u64> {
             // Owner-only: a transcript holds everything the model saw.
             let mut file = crate::config::private_fs::open_append(&self.transcript_path)?;
             let mut text = String::new();
             if let Some(header) = &writer.header {
                 text.push_str(&to_line(&Line::Session(header.clone()))?);
             }
-            text.push_str(&to_line(line)?);
+            let offset = file.metadata()?.len() + text.len() as u64;
+            for line in lines {
+                text.push_str(&to_line(line)?);
+            }
             // One write per record, so a crash leaves whole lines and the header comes first.
-            file.write_all(text.as_bytes())
+            file.write_all(text.as_bytes())?;
+            Ok(offset)
         })();
         match result {
-            Ok(()) => writer.header = None,
-            Err(_) => writer.writable = false,
+            Ok(offset) => {
+                writer.header = None;
+                Some(offset)
+            }
+            Err(_) => {
+                writer.writable = false;
+                None
+            }
         }
     }
 }
@@ -348,33 +425,13 @@ fn load(path: &Path) -> Result<Resumed, SessionError> {
         }
         Err(warning) => (Some(warning), false),
     };
-    let text = String::from_utf8_lossy(&bytes);
-    let mut warnings = Vec::new();
-    let mut header = None;
-    let mut messages = Vec::new();
-    let mut children: Vec<(String, ChildTranscript)> = Vec::new();
-    for (index, line) in text.lines().enumerate() {
-        if line.trim().is_empty() {
-            continue;
-        }
-        match serde_json::from_str::<Line>(line) {
-            Ok(Line::Message {
-                message: Message::System { .. },
-            }) => {}
-            Ok(Line::Message { message }) => messages.push(message),
-            Ok(Line::Compaction {
-                messages: compacted,
-                ..
-            }) => messages = compacted,
-            Ok(Line::Session(h)) => header = header.or(Some(h)),
-            Ok(Line::Subagent { link, line }) => child_line(&mut children, link, *line),
-            Err(e) => warnings.push(format!(
-                "skipped line {} of {}: it is not a transcript record ({e})",
-                index + 1,
-                path.display()
-            )),
-        }
-    }
+    let Replayed {
+        header,
+        mut messages,
+        mut children,
+        prompts,
+        mut warnings,
+    } = replay(&bytes, path);
     let id = header
         .map(|h| h.id)
         .or_else(|| stem(path).map(str::to_string))
@@ -398,6 +455,7 @@ fn load(path: &Path) -> Result<Resumed, SessionError> {
                 writable,
             })),
             link: None,
+            prompts,
         },
         messages,
         warnings,
@@ -406,7 +464,7 @@ fn load(path: &Path) -> Result<Resumed, SessionError> {
 }
 
 /// One `subagent` line applied to that sub-agent's conversation.
-fn child_line(children: &mut Vec<(String, ChildTranscript)>, link: Link, line: Line) {
+pub(super) fn child_line(children: &mut Vec<(String, ChildTranscript)>, link: Link, line: Line) {
     let at = match children.iter().position(|(id, _)| *id == link.agent_id) {
         Some(at) => at,
         None => {
@@ -428,10 +486,11 @@ fn child_line(children: &mut Vec<(String, ChildTranscript)>, link: Link, line: L
     match line {
         Line::Message {
             message: Message::System { .. },
+            ..
         } => {}
-        Line::Message { message } => child.messages.push(message),
+        Line::Message { message, .. } => child.messages.push(message),
         Line::Compaction { messages, .. } => child.messages = messages,
-        Line::Session(_) | Line::Subagent { .. } => {}
+        Line::Session(_) | Line::Subagent { .. } | Line::Rewind { .. } | Line::Turn => {}
     }
 }
 
@@ -531,175 +590,5 @@ pub fn repair(messages: &mut Vec<Message>) -> usize {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::llm::ToolCall;
-
-    fn assistant_calling(ids: &[&str]) -> Message {
-        Message::assistant(
-            None,
-            ids.iter()
-                .map(|id| ToolCall::new(*id, "bash", "{}"))
-                .collect(),
-        )
-    }
-
-    #[test]
-    fn a_dangling_tool_call_gets_an_interrupted_result() {
-        let mut messages = vec![
-            Message::user("go"),
-            assistant_calling(&["a", "b"]),
-            Message::tool("a", "done"),
-        ];
-        assert_eq!(repair(&mut messages), 1);
-        assert_eq!(
-            messages,
-            vec![
-                Message::user("go"),
-                assistant_calling(&["a", "b"]),
-                Message::tool("a", "done"),
-                Message::tool("b", INTERRUPTED_RESULT),
-            ]
-        );
-    }
-
-    #[test]
-    fn orphan_and_duplicate_tool_results_are_dropped_and_valid_history_is_kept() {
-        let valid = vec![
-            Message::user("go"),
-            assistant_calling(&["a"]),
-            Message::tool("a", "done"),
-            Message::assistant(Some("ok".into()), Vec::new()),
-        ];
-        let mut messages = valid.clone();
-        assert_eq!(repair(&mut messages), 0);
-        assert_eq!(messages, valid);
-
-        let mut messages = vec![
-            Message::tool("x", "orphan"),
-            Message::user("go"),
-            assistant_calling(&["a"]),
-            Message::tool("a", "done"),
-            Message::tool("a", "again"),
-            Message::tool("z", "stray"),
-        ];
-        assert_eq!(repair(&mut messages), 0);
-        assert_eq!(
-            messages,
-            vec![
-                Message::user("go"),
-                assistant_calling(&["a"]),
-                Message::tool("a", "done"),
-            ]
-        );
-    }
-
-    #[test]
-    fn a_recorded_session_is_found_by_project_and_by_id_prefix() {
-        let dir = tempfile::tempdir().unwrap();
-        let sessions = dir.path().join("sessions");
-        let root = Path::new("/some/project");
-        let mut session = Session::new(&sessions, root, "m");
-        session.record(&Message::user("hello"));
-        session.record(&Message::tool("dangling", "never asked for"));
-
-        let latest = Session::open_latest(&sessions, root).unwrap();
-        assert_eq!(latest.session.id, session.id);
-        assert_eq!(latest.session.transcript_path, session.transcript_path);
-        assert_eq!(latest.messages, vec![Message::user("hello")]);
-
-        let by_prefix = Session::open(&sessions, &session.id[..8]).unwrap();
-        assert_eq!(by_prefix.session.id, session.id);
-
-        let other = Session::open_latest(&sessions, Path::new("/elsewhere"));
-        assert!(matches!(other, Err(SessionError::NoneForProject { .. })));
-        let unknown = Session::open(&sessions, "../etc");
-        assert!(matches!(unknown, Err(SessionError::NotFound { .. })));
-    }
-
-    const HEADER: &str =
-        r#"{"type":"session","id":"abc","cwd":"/p","created":"2024-01-01T00:00:00Z","model":"m"}"#;
-    const HI: &str = r#"{"type":"message","message":{"role":"user","content":"hi"}}"#;
-
-    /// Resumes `abc` from a transcript holding `text`, records one more message, and returns
-    /// what was loaded and the file's lines afterwards.
-    fn resume_and_append(text: &str) -> (Resumed, Vec<String>) {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("abc.jsonl");
-        std::fs::write(&path, text).unwrap();
-        let mut resumed = Session::open(dir.path(), "abc").unwrap();
-        resumed.session.record(&Message::user("after"));
-        let after = std::fs::read_to_string(&path).unwrap();
-        assert!(after.ends_with('\n'), "{after:?}");
-        (resumed, after.lines().map(str::to_string).collect())
-    }
-
-    #[test]
-    fn a_cut_last_line_is_dropped_before_the_next_append() {
-        let torn = format!("{HEADER}\n{HI}\n{{\"type\":\"message\",\"message\":{{\"role\":\"us");
-        let (resumed, lines) = resume_and_append(&torn);
-        assert_eq!(resumed.messages, vec![Message::user("hi")]);
-        assert_eq!(resumed.warnings.len(), 1, "{:?}", resumed.warnings);
-        assert!(
-            resumed.warnings[0].contains("was cut off")
-                && resumed.warnings[0].contains("dropped its 39 bytes"),
-            "{:?}",
-            resumed.warnings
-        );
-        assert_eq!(lines.len(), 3, "{lines:?}");
-        assert_eq!(&lines[..2], [HEADER, HI]);
-        let last: Line = serde_json::from_str(&lines[2]).unwrap();
-        assert!(matches!(last, Line::Message { message } if message == Message::user("after")));
-        // Loaded again: everything parses, nothing more to repair.
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("abc.jsonl"), lines.join("\n") + "\n").unwrap();
-        let again = Session::open(dir.path(), "abc").unwrap();
-        assert_eq!(
-            again.messages,
-            vec![Message::user("hi"), Message::user("after")]
-        );
-        assert_eq!(again.warnings, Vec::<String>::new());
-    }
-
-    #[test]
-    fn a_whole_last_record_without_its_line_end_is_kept_and_ended() {
-        let (resumed, lines) = resume_and_append(&format!("{HEADER}\n{HI}"));
-        assert_eq!(resumed.messages, vec![Message::user("hi")]);
-        assert!(
-            resumed.warnings.len() == 1 && resumed.warnings[0].contains("added one"),
-            "{:?}",
-            resumed.warnings
-        );
-        assert_eq!(lines.len(), 3, "{lines:?}");
-        assert_eq!(&lines[..2], [HEADER, HI]);
-    }
-
-    #[test]
-    fn a_clean_transcript_is_left_as_it_is() {
-        let (resumed, lines) = resume_and_append(&format!("{HEADER}\n{HI}\n"));
-        assert_eq!(resumed.warnings, Vec::<String>::new());
-        assert_eq!(lines.len(), 3);
-    }
-
-    #[test]
-    fn corrupt_lines_are_skipped_with_a_warning() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("abc.jsonl");
-        let text = concat!(
-            r#"{"type":"session","id":"abc","cwd":"/p","created":"2024-01-01T00:00:00Z","model":"m"}"#,
-            "\n{not json\n",
-            r#"{"type":"message","message":{"role":"user","content":"hi"}}"#,
-            "\n",
-            r#"{"type":"message","message":{"role":"user","cont"#,
-        );
-        std::fs::write(&path, text).unwrap();
-        let resumed = Session::open(dir.path(), "abc").unwrap();
-        assert_eq!(resumed.messages, vec![Message::user("hi")]);
-        assert_eq!(resumed.warnings.len(), 2, "{:?}", resumed.warnings);
-        assert!(
-            resumed.warnings[0].contains("line 2"),
-            "{:?}",
-            resumed.warnings
-        );
-    }
-}
+#[path = "session_tests.rs"]
+mod tests;

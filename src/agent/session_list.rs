@@ -57,7 +57,7 @@ fn summarise(path: &Path, id: String, started: String) -> SessionSummary {
     let mut compactions = 0;
     for line in text.lines() {
         match serde_json::from_str::<Line>(line) {
-            Ok(Line::Message { message }) => {
+            Ok(Line::Message { message, .. }) => {
                 messages += 1;
                 if first_prompt.is_none()
                     && let Message::User { content } = message

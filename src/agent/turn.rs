@@ -104,7 +104,8 @@ impl Agent {
         let turn = Turn::new(sink, approver, cancel);
         let mut tally = Tally::default();
         self.requests.begin(self.options.max_turns);
-        let end = match self.submit(prompt, &turn).await {
+        let before = self.checkpoint_turn(&turn).await;
+        let end = match self.submit(prompt, &turn, before).await {
             Some(end) => Ok(end),
             None => self.request_loop(&turn, &mut tally).await,
         };
@@ -123,7 +124,12 @@ impl Agent {
 
     /// UserPromptSubmit hooks, then the prompt (with the hooks' context and the text of its
     /// `@server:uri` mentions) goes into the history. `Some` when the run ends before any request.
-    async fn submit(&mut self, prompt: &str, turn: &Turn<'_>) -> Option<RunEnd> {
+    async fn submit(
+        &mut self,
+        prompt: &str,
+        turn: &Turn<'_>,
+        before: Option<u32>,
+    ) -> Option<RunEnd> {
         let submitted = self.prompt_hooks(prompt, turn).await;
         if turn.is_cancelled() {
             return Some(RunEnd::Interrupted);
@@ -154,7 +160,7 @@ impl Agent {
                 content.push_str(&block);
             }
         }
-        self.push(Message::user(content));
+        self.push_prompt(Message::user(content), before).await;
         None
     }
 

@@ -94,6 +94,7 @@ impl AgentFlags {
             resume: Resume::New,
             tools: None,
             session_id: None,
+            fork_session: false,
         }
     }
 }

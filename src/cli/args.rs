@@ -209,7 +209,8 @@ pub enum Command {
         #[arg(long)]
         revoke: bool,
     },
-    /// List this project's recorded sessions (resume one with --resume ID or --continue)
+    /// List this project's recorded sessions (resume one with --resume ID or --continue), or
+    /// prune the checkpoints of all sessions
     Sessions {
         #[command(subcommand)]
         command: SessionsCommand,
@@ -291,6 +292,16 @@ pub enum SessionsCommand {
     /// This project's sessions, most recent first: id, start, last activity, first prompt,
     /// messages
     List {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Bring the checkpoints of all sessions within settings `checkpoints.maxStorage`: the
+    /// sessions used longest ago lose theirs first (their conversations stay)
+    Prune {
+        /// The bound in bytes, instead of the settings' (0: every checkpoint not used in the
+        /// last hour)
+        #[arg(long, value_name = "BYTES")]
+        max_storage: Option<u64>,
         #[arg(long)]
         json: bool,
     },

@@ -86,6 +86,11 @@ pub struct CompatArgs {
     #[arg(long, value_name = "UUID", conflicts_with_all = ["resume", "continue_session"])]
     pub session_id: Option<String>,
 
+    /// With --resume or --continue: go on in a new session holding that one's conversation
+    /// (and its checkpoints), the original left as it is (Claude Code)
+    #[arg(long)]
+    pub fork_session: bool,
+
     /// --permission-mode bypass (Claude Code)
     #[arg(long)]
     pub dangerously_skip_permissions: bool,
@@ -176,8 +181,6 @@ pub struct Unsupported {
     debug_file: Option<String>,
     #[arg(long, hide = true, value_name = "X", num_args = 0..=1)]
     debug: Option<Option<String>>,
-    #[arg(long, hide = true)]
-    fork_session: bool,
     #[arg(long, hide = true)]
     no_session_persistence: bool,
     #[arg(long, hide = true, value_name = "X")]
@@ -276,11 +279,6 @@ impl Unsupported {
                 self.debug.is_some(),
                 "--debug",
                 "set LING_LOG=debug; the log is LING_HOME/logs/ling.log",
-            ),
-            (
-                self.fork_session,
-                "--fork-session",
-                "resume the session itself with --resume ID",
             ),
             (
                 self.no_session_persistence,
@@ -425,6 +423,12 @@ pub fn resolve(args: &RunArgs) -> Result<Resolved, CliError> {
     let compat = &args.compat;
     if let Some(refusal) = compat.unsupported.refusal() {
         return Err(CliError::Usage(refusal));
+    }
+    if compat.fork_session && args.resume.is_none() && !args.continue_session {
+        return Err(CliError::Usage(
+            "--fork-session copies a recorded session: give it with --resume ID or --continue"
+                .into(),
+        ));
     }
     let bypass = compat.dangerously_bypass_approvals_and_sandbox;
     let permission_mode = one(

@@ -177,6 +177,13 @@ async fn run_agent(args: RunArgs) -> Result<Exit, CliError> {
                 .into(),
         ));
     }
+    if pick && args.compat.fork_session {
+        return Err(CliError::Usage(
+            "--fork-session needs the session's id (--resume ID) or --continue; the REPL's \
+             picker does not fork"
+                .into(),
+        ));
+    }
     let located = crate::setup::locate(args.cwd.as_ref(), &args.add_dir)?;
     let options = run_options(&args, &resolved, &located.project_root)?;
     let sources = resolved.setting_sources;
@@ -294,6 +301,7 @@ fn run_options(
         },
         tools: resolved.tools.clone(),
         session_id: resolved.session_id.clone(),
+        fork_session: args.compat.fork_session,
         resume: match (&args.resume, args.continue_session) {
             // `--resume` alone: the REPL's picker chooses, after setup.
             (Some(id), _) if id.is_empty() => Resume::New,

@@ -9,6 +9,7 @@
 //! generates the JSON Schemas of the three files from their raw types.
 
 pub mod bounded_read;
+pub mod checkpoints;
 pub mod claude;
 pub mod code_check;
 mod error;

@@ -77,6 +77,11 @@ impl Paths {
         self.home.join("sessions")
     }
 
+    /// The sessions' checkpoints (`/rewind`): their journals and the blobs they share.
+    pub fn checkpoints_dir(&self) -> PathBuf {
+        self.home.join("checkpoints")
+    }
+
     /// A path shown to the user: relative to the project root when inside it.
     pub fn display<'a>(&self, path: &'a Path) -> std::borrow::Cow<'a, str> {
         match path.strip_prefix(&self.project_root) {

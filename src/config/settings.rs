@@ -4,6 +4,7 @@ use std::time::Duration;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
+use super::checkpoints::{CheckpointSettings, RawCheckpoints};
 use super::claude::{CLAUDE_SETTINGS_FILES, ClaudeRules, RawClaudeCompat};
 use super::hooks::HookLayers;
 use super::json::{check_object_text, syntax_error};
@@ -197,6 +198,9 @@ pub struct RawSettings {
     pub claude_compat: Option<RawClaudeCompat>,
     /// When MCP tools are offered by name behind `search_tools` rather than in full.
     pub tool_search: Option<RawToolSearch>,
+    /// Checkpoints of the writable folders before each turn and each tool call that can
+    /// write, for `/rewind`: `false` turns them off; an object sets their bounds.
+    pub checkpoints: Option<RawCheckpoints>,
     /// The shell sandbox of the `bash` tool (Linux: Landlock and seccomp).
     #[serde(default)]
     pub sandbox: RawSandbox,
@@ -425,6 +429,8 @@ pub struct Settings {
     /// `theme`.
     pub theme: ThemeSetting,
     pub tool_search: ToolSearchSettings,
+    /// `checkpoints`.
+    pub checkpoints: CheckpointSettings,
     /// The shell sandbox asked for (whether the kernel can enforce it is decided at setup).
     pub sandbox: SandboxSettings,
     /// `prices` of both files, the project's winning per model.
@@ -626,6 +632,12 @@ impl Settings {
         let tool_search =
             ToolSearchSettings::resolve(project.tool_search.as_ref(), user.tool_search.as_ref())
                 .map_err(SettingsError::ToolSearch)?;
+        let checkpoints = CheckpointSettings::resolve(&[
+            flag.and_then(|f| f.checkpoints.as_ref()),
+            project.checkpoints.as_ref(),
+            user.checkpoints.as_ref(),
+        ])
+        .map_err(SettingsError::Checkpoints)?;
         let mut prices = user.prices.clone().unwrap_or_default();
         prices.extend(project.prices.clone().unwrap_or_default());
         let theme = match layers.pick(|s| s.theme.clone()) {
@@ -696,6 +708,7 @@ impl Settings {
             auto_compact_percent: limits.auto_compact_percent,
             theme,
             tool_search,
+            checkpoints,
             sandbox,
             warnings,
             flag_settings: overrides.settings.clone(),

@@ -90,12 +90,16 @@ impl ClaudeTranscript {
                     self.message(message, out);
                 }
             }
-            Some("compaction") => {
-                self.line(
+            Some(kind @ ("compaction" | "rewind")) => {
+                let line = if kind == "rewind" {
+                    // `/rewind`: what follows is the whole conversation from there on.
+                    json!({"type": "system", "subtype": "rewind_boundary",
+                           "content": "Conversation rewound"})
+                } else {
                     json!({"type": "system", "subtype": "compact_boundary",
-                           "content": "Conversation compacted"}),
-                    out,
-                );
+                           "content": "Conversation compacted"})
+                };
+                self.line(line, out);
                 for message in record
                     .get("messages")
                     .and_then(Value::as_array)

@@ -115,7 +115,7 @@ impl Live {
     /// empty; one the server lists, when it lists them).
     pub async fn set_model(&self, model: &str) -> Result<(), HostError> {
         let config = self.state().llm.clone();
-        let model = super::validate_model(&config, model).await?;
+        let model = super::model::validate(&config, model).await?;
         self.state().pending_model = Some(model);
         Ok(())
     }

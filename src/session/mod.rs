@@ -12,8 +12,11 @@
 
 mod command;
 mod live;
+mod model;
+mod reload;
 mod rules;
 mod status;
+mod view;
 
 use std::sync::Arc;
 
@@ -28,21 +31,20 @@ pub use crate::agent::context::percent_of;
 pub use crate::agent::{
     AgentError, AgentEvent, Approval, ApprovalRequest, Approver, Attached, Compaction,
     ContextUsage, DirectResult, EventSink, HookNotice, IdleNotice, McpAsker, NonInteractive,
-    NoticeDecision, RunEnd, RunResult, SKILL, SessionSummary, SubagentEvent, SubagentKind, TASK,
-    attach_files, cap_middle, session_list,
+    NoticeDecision, RewindError, RewindPoint, RewindReport, RewindRequest, RewindScope, RunEnd,
+    RunResult, SKILL, SessionSummary, SubagentEvent, SubagentKind, TASK, attach_files, cap_middle,
+    parse_rewind, session_list,
 };
 pub use crate::setup::{
     DEFAULT_PRINT_MAX_TURNS, Resume, RunOptions, SetupError, locate, project_root,
 };
 
 use crate::agent::Session;
-use crate::config::{Paths, Settings};
-use crate::llm::{LlmConfig, Message, Usage};
-use crate::mcp::McpManager;
-use crate::process::sandbox::Decision;
+use crate::config::Paths;
+use crate::llm::LlmConfig;
 use crate::setup::Setup;
-use crate::tools::{FileAccess, ShellHost, ToolRegistry};
-use crate::trust::{ProjectConfig, TrustStatus};
+use crate::tools::{FileAccess, ShellHost};
+use crate::trust::ProjectConfig;
 
 /// What a command may use of its front end while it runs.
 pub struct Io<'a> {
@@ -160,7 +162,7 @@ impl Host {
                 Ok(Reply::Done)
             }
             Command::SetModel(model) => {
-                let model = validate_model(&self.llm_config(), &model).await?;
+                let model = model::validate(&self.llm_config(), &model).await?;
                 self.apply_model(model);
                 Ok(Reply::Done)
             }
@@ -190,6 +192,15 @@ impl Host {
                 Reply::NoSuchRule
             }),
             Command::KeepRule { rule, keep } => self.keep_rule(&rule, keep),
+            Command::Rewind(request) => {
+                let report = self.setup.agent.rewind(request).await?;
+                Ok(Reply::Rewound(report))
+            }
+            Command::Fork => {
+                let id = self.setup.fork()?;
+                self.live.session_is(&id);
+                Ok(Reply::Forked(id))
+            }
             Command::End(reason) => {
                 self.end(reason, io.sink).await;
                 Ok(Reply::Done)
@@ -265,79 +276,6 @@ impl Host {
         // `/clear` or a resume inside a command's run would have moved it.
         self.live.session_is(&self.setup.agent.session().id);
         Ok(Reply::Turn { result, usage })
-    }
-
-    /// MCP config files edited since the last prompt: reloaded. A changed project file lapses
-    /// its trust; the front end's asker (if any) is asked again before any of its servers
-    /// starts, and without a yes the project's servers stay out.
-    async fn reload_mcp(&mut self, io: &Io<'_>) {
-        if !self.setup.mcp_sources.changed() {
-            return;
-        }
-        let paths = self.setup.mcp_sources.paths().clone();
-        let mut project = match ProjectConfig::read(&paths) {
-            Ok(project) => project,
-            Err(e) => {
-                io.sink.emit(AgentEvent::Warning(format!(
-                    "the MCP config was not reloaded: {e}"
-                )));
-                return;
-            }
-        };
-        if project.status() == TrustStatus::Untrusted {
-            let trusted = match io.trust {
-                Some(asker) => asker.trust(&project, &paths).await,
-                None => false,
-            };
-            if trusted {
-                if let Err(e) = project.trust() {
-                    io.sink.emit(AgentEvent::Warning(e.to_string()));
-                }
-            } else {
-                io.sink.emit(AgentEvent::Warning(
-                    "the project's config changed since it was trusted, so its MCP servers are \
-                     not started; run `ling trust` to use them"
-                        .into(),
-                ));
-            }
-        }
-        let writable = self.setup.settings.sandbox.writable_roots.clone();
-        let env = self.setup.settings.env.clone();
-        let guard = |servers: &mut [crate::config::mcp::ServerConfig]| {
-            // The same check of the files each server runs as at the start of the run.
-            crate::trust::guard::attach(
-                &project,
-                &mut crate::config::hooks::HooksConfig::default(),
-                servers,
-                &writable,
-                &env,
-            );
-        };
-        match crate::agent::mcp::reload::reload(
-            &self.setup.mcp_sources,
-            project.layer(),
-            &self.setup.mcp,
-            guard,
-        )
-        .await
-        {
-            Ok((applied, warnings)) => {
-                for warning in warnings {
-                    io.sink.emit(AgentEvent::Warning(warning));
-                }
-                if !applied.is_empty() {
-                    io.sink.emit(AgentEvent::McpReloaded {
-                        added: applied.added,
-                        removed: applied.removed,
-                        restarted: applied.changed,
-                    });
-                }
-            }
-            Err(e) => io.sink.emit(AgentEvent::Warning(format!(
-                "{e}; the MCP servers stay as they were"
-            ))),
-        }
-        self.sync_tools().await;
     }
 
     /// The model of the agent (its window with it), of MCP sampling, and of the status.
@@ -461,169 +399,6 @@ impl Host {
         self.setup = fresh;
         Ok(())
     }
-
-    // Reading the session, for what the front ends show.
-
-    pub fn paths(&self) -> &Paths {
-        &self.setup.paths
-    }
-
-    pub fn settings(&self) -> &Settings {
-        &self.setup.settings
-    }
-
-    /// Problems that did not stop the run, one sentence each.
-    pub fn warnings(&self) -> &[String] {
-        &self.setup.warnings
-    }
-
-    /// For an untrusted project: what was skipped and how to trust it.
-    pub fn trust_notice(&self) -> Option<&str> {
-        self.setup.trust_notice.as_deref()
-    }
-
-    /// The line a run starts with when `--add-dir` gave directories.
-    pub fn add_dirs_line(&self) -> Option<String> {
-        self.setup.add_dirs_line()
-    }
-
-    /// Whether the session continues a recorded one.
-    pub fn resumed(&self) -> bool {
-        self.setup.resumed
-    }
-
-    pub fn session_id(&self) -> &str {
-        &self.setup.agent.session().id
-    }
-
-    pub fn model(&self) -> &str {
-        self.setup.agent.model()
-    }
-
-    pub fn history(&self) -> &[Message] {
-        self.setup.agent.history()
-    }
-
-    pub fn tools(&self) -> &ToolRegistry {
-        self.setup.agent.tools()
-    }
-
-    pub fn usage(&self) -> Usage {
-        self.setup.agent.usage()
-    }
-
-    /// Model requests of the session so far.
-    pub fn total_turns(&self) -> u32 {
-        self.setup.agent.total_turns()
-    }
-
-    pub async fn context_usage(&mut self) -> ContextUsage {
-        self.setup.agent.context_usage().await
-    }
-
-    /// The rules in force (`true` for allow) with where each came from.
-    pub fn permission_rules(&self) -> Vec<(bool, String, &'static str)> {
-        let origins = &self.setup.settings.rule_origins;
-        self.setup
-            .agent
-            .permission_rules()
-            .into_iter()
-            .map(|(allow, rule)| {
-                let origin = origins
-                    .iter()
-                    .find(|(text, _)| *text == rule)
-                    .map_or("session", |(_, origin)| *origin);
-                (allow, rule, origin)
-            })
-            .collect()
-    }
-
-    pub fn hooks_listing(&self) -> Vec<crate::hooks::HookListing> {
-        self.setup.agent.hooks().list()
-    }
-
-    pub fn extensions(&self) -> &crate::config::extensions::Extensions {
-        self.setup.agent.extensions()
-    }
-
-    /// The sub-agents the session started, by id (`/agents`).
-    pub fn children(
-        &self,
-    ) -> std::collections::BTreeMap<String, crate::agent::subagent::ChildTranscript> {
-        self.setup.agent.children()
-    }
-
-    /// Whether `line` runs a custom command (`/name args`).
-    pub fn is_custom_command(&self, line: &str) -> bool {
-        self.setup.agent.custom_command(line).is_some()
-    }
-
-    /// While the user is at the prompt: Notification hooks hear of it after a while.
-    pub fn idle_notice(&self) -> IdleNotice {
-        self.setup.agent.idle_notice()
-    }
-
-    /// What the programs this run starts for the user get (no API key, tied to Ling's life).
-    pub fn child_env(&self) -> crate::process::ChildEnv {
-        crate::setup::children(&self.setup.settings)
-    }
-
-    pub fn mcp(&self) -> &Arc<McpManager> {
-        &self.setup.mcp
-    }
-
-    pub fn sandbox(&self) -> &Decision {
-        &self.setup.sandbox
-    }
-
-    /// The model server's settings, with the session's model.
-    pub fn llm_config(&self) -> LlmConfig {
-        let mut config = LlmConfig::from_settings(&self.setup.settings);
-        config.model = self.setup.agent.model().to_string();
-        config
-    }
-
-    /// Runs one tool through the agent's dispatch point, outside any turn (`ling mcp serve`).
-    pub async fn call_tool(
-        &self,
-        id: &str,
-        name: &str,
-        input: &serde_json::Value,
-        io: &Io<'_>,
-    ) -> DirectResult {
-        self.setup
-            .agent
-            .call_tool_directly(id, name, input, io.sink, io.approver, io.cancel)
-            .await
-    }
-}
-
-/// A model name, checked against the server's list when it has one (`config`: the session's
-/// endpoint, with its current model).
-async fn validate_model(config: &LlmConfig, model: &str) -> Result<String, HostError> {
-    let model = model.trim();
-    if model.is_empty() {
-        return Err(HostError::EmptyModel);
-    }
-    let known = crate::llm::list_models(config).await;
-    if known.is_empty() || known.iter().any(|m| m == model) {
-        return Ok(model.to_string());
-    }
-    let close: Vec<&str> = known
-        .iter()
-        .map(String::as_str)
-        .filter(|m| m.contains(model) || model.contains(m))
-        .take(5)
-        .collect();
-    let hint = if close.is_empty() {
-        "Tab after /model lists them".to_string()
-    } else {
-        format!("did you mean {}?", close.join(", "))
-    };
-    Err(HostError::UnknownModel {
-        model: model.to_string(),
-        hint,
-    })
 }
 
 fn apply_plugs(setup: &mut Setup, plugs: &Plugs) {

@@ -13,6 +13,7 @@ use crate::agent::{
     Agent, AgentOptions, ContextOptions, HostPolicy, McpHost, PromptOptions, Resumed, Session,
     SessionError,
 };
+use crate::checkpoint::{self, Checkpoints};
 use crate::config::extensions::Extensions;
 use crate::config::hooks::HooksConfig;
 use crate::config::{ConfigError, Paths, Settings, SettingsOverrides};
@@ -45,6 +46,9 @@ pub struct RunOptions {
     pub tools: Option<Vec<String>>,
     /// `--session-id`: the new session's id.
     pub session_id: Option<String>,
+    /// `--fork-session`: the resumed session's conversation goes on under a new id, the
+    /// original left as it is.
+    pub fork_session: bool,
 }
 
 /// Which recorded session the run continues.
@@ -126,6 +130,29 @@ impl Setup {
             "--add-dir: the file tools and the sandbox may also write {}",
             dirs.join(", ")
         ))
+    }
+
+    /// `/fork`: the conversation goes on in a new session holding this one's history and a
+    /// copy of its checkpoints; the session it was is left as it is. Returns the new id;
+    /// problems that did not stop it are added to [`Setup::warnings`].
+    pub fn fork(&mut self) -> Result<String, SetupError> {
+        let transcript = self.agent.session().transcript_path.clone();
+        let forked = fork(&transcript, &self.paths, &mut self.warnings)?;
+        let Resumed {
+            session,
+            messages,
+            warnings,
+            children,
+        } = forked;
+        let id = session.id.clone();
+        self.warnings.extend(warnings);
+        // The old session's journal is let go before the new one is opened.
+        self.agent.set_checkpoints(None);
+        self.agent.switch_session(session, messages);
+        self.agent.restore_children(children);
+        let checkpoints = checkpoints_of(&self.settings, &self.paths, &id, true);
+        self.agent.set_checkpoints(checkpoints);
+        Ok(id)
     }
 
     /// Ends everything the run started: the MCP servers (bounded).
@@ -273,6 +300,14 @@ impl Setup {
         let llm = LlmClient::new(LlmConfig::from_settings(&settings))?;
         llm.preflight()?;
         let resumed = resume(&options.resume, &paths)?;
+        let resumed = match resumed {
+            Some(found) if options.fork_session => {
+                let mut forked = fork(&found.session.transcript_path, &paths, &mut warnings)?;
+                forked.warnings.splice(0..0, found.warnings);
+                Some(forked)
+            }
+            other => other,
+        };
         let run_tools = options.tools.clone();
         let session_id = options.session_id.clone();
         let options = AgentOptions {
@@ -353,6 +388,12 @@ impl Setup {
             .with_delegation(settings.max_parallel_agents, settings.model_aliases.clone());
         agent.probe_context_window();
         warnings.extend(agent.take_warnings());
+        agent.set_checkpoints(checkpoints_of(
+            &settings,
+            &paths,
+            &agent.session().id,
+            interactive,
+        ));
         // Started last, once nothing else can fail, so no server is left running on an error.
         let mut manager_options = ManagerOptions::new(paths.clone());
         manager_options.handler = Some(mcp_host.clone());
@@ -452,6 +493,61 @@ fn user_instruction_files(paths: &Paths, claude: bool) -> Vec<PathBuf> {
 /// non-interactive run and none for the REPL.
 fn turn_limit(configured: Option<u32>, interactive: bool) -> Option<u32> {
     configured.or((!interactive).then_some(DEFAULT_PRINT_MAX_TURNS))
+}
+
+/// The checkpoints of this run's session (`None` with settings `checkpoints: false`): the
+/// project root and the writable folders, `LING_HOME` and the temp dir left out. Their first
+/// look starts now, in the background, when somebody works in the session (`eager`); in a
+/// one-shot run, at its first call that writes.
+fn checkpoints_of(
+    settings: &Settings,
+    paths: &Paths,
+    session_id: &str,
+    eager: bool,
+) -> Option<Checkpoints> {
+    if !settings.checkpoints.enabled {
+        return None;
+    }
+    let real = |p: &std::path::Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    let roots = checkpoint::roots_of(&paths.project_root, &settings.sandbox.writable_roots);
+    // Left out where they lie inside a recorded folder, not where a folder lies inside them
+    // (a project in the temp dir is recorded).
+    let excluded = [
+        real(&paths.home),
+        real(&std::env::temp_dir()),
+        real(std::path::Path::new("/dev/shm")),
+    ]
+    .into_iter()
+    .filter(|e| !roots.iter().any(|r| r.starts_with(e)))
+    .collect();
+    Some(Checkpoints::open(checkpoint::OpenOptions {
+        dir: paths.checkpoints_dir(),
+        session_id: session_id.to_string(),
+        roots,
+        excluded,
+        settings: settings.checkpoints,
+        eager,
+    }))
+}
+
+/// `--fork-session`: a copy of the session found, under a new id, with its checkpoints.
+fn fork(
+    transcript: &std::path::Path,
+    paths: &Paths,
+    warnings: &mut Vec<String>,
+) -> Result<Resumed, SessionError> {
+    let dir = paths.sessions_dir();
+    let forked = Session::fork(&dir, transcript)?;
+    let journals = paths.checkpoints_dir();
+    let (from, to) = (&forked.from, &forked.resumed.session.id);
+    if let Err(e) = checkpoint::fork_journal(&journals, from, to, forked.shift) {
+        warnings.push(format!(
+            "the checkpoints of session {} could not be copied to its fork ({e}): the fork can \
+             rewind its conversation, not the files before it",
+            forked.from
+        ));
+    }
+    Ok(forked.resumed)
 }
 
 /// The session `--continue` or `--resume ID` asks for; `None` for a new one.

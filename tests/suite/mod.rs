@@ -3,6 +3,7 @@
 
 mod acp;
 mod agent_inprocess;
+mod checkpoints;
 mod claude_hooks;
 mod claude_mcp_import;
 mod claude_project;
@@ -54,6 +55,7 @@ mod repl_input;
 mod repl_mcp;
 mod repl_mcp_flood;
 mod repl_render;
+mod repl_rewind;
 mod repl_status;
 mod repl_work;
 pub mod sandbox_bash;

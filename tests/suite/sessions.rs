@@ -77,7 +77,8 @@ fn continue_sends_the_first_exchange_and_keeps_the_session() {
         .lines()
         .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
         .collect();
-    assert_eq!(lines.len(), 5, "{text}");
+    // The header, then each turn: its `turn` line, the prompt and the answer.
+    assert_eq!(lines.len(), 7, "{text}");
     assert_eq!(lines[0]["type"], "session");
     assert_eq!(lines[0]["id"], first.as_str());
     assert_eq!(lines[0]["cwd"], canonical_root(&project).as_str());
@@ -86,9 +87,10 @@ fn continue_sends_the_first_exchange_and_keeps_the_session() {
             .as_str()
             .is_some_and(|c| c.ends_with('Z'))
     );
-    assert_eq!(lines[4]["type"], "message");
+    assert_eq!(lines[4]["type"], "turn");
+    assert_eq!(lines[6]["type"], "message");
     assert_eq!(
-        lines[4]["message"],
+        lines[6]["message"],
         json!({"role": "assistant", "content": "Yes, still 42."})
     );
 }

@@ -486,6 +486,8 @@ impl Agent {
         // The front end's files and terminals (an ACP editor's buffers), as the parent's.
         child.files = self.files.clone();
         child.shell_host = self.shell_host.clone();
+        // Its calls are recorded among the parent's (a rewind of the parent's turn undoes them).
+        child.checkpoints = self.checkpoints.clone();
         // What narrows the parent narrows the child: its own filters and the run's (a
         // command's or a loaded skill's `allowed-tools`, with their argument rules).
         let mut filters = self.tool_filters.clone();

@@ -67,6 +67,14 @@ impl Control {
 }
 
 /// Answers a request the driver sent: `Ok` is a success with that `response`, `Err` an error.
+/// Answers a control request with a typed answer (serialised) or the error.
+pub fn answer<T: serde::Serialize>(request_id: &str, answer: Result<T, String>) {
+    respond(
+        request_id,
+        answer.and_then(|a| serde_json::to_value(a).map_err(|e| e.to_string())),
+    );
+}
+
 pub fn respond(request_id: &str, answer: Answer) {
     let response = match answer {
         Ok(response) => {

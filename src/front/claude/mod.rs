@@ -7,24 +7,27 @@
 //! it. MCP config files edited during the session are picked up before the next turn. The end
 //! of stdin ends the run after the turns already sent.
 
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 use std::time::Instant;
 
-use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, BufReader};
+use serde_json::json;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 mod control;
+mod inbound;
+mod wire;
 
-use self::control::{Control, StdioApprover, respond};
-use crate::config::{Paths, PermissionMode};
+use self::control::{Control, StdioApprover, answer, respond};
+use self::inbound::{Inbound, Shared, read_stdin};
+use self::wire::{Initialize, InitializeAnswer, ModelInfo, RewindFilesAnswer};
+use crate::config::Paths;
 use crate::front::print::claude::{ClaudeStream, init_message, mcp_servers};
 use crate::front::print::ending::{Ending, ResultFacts, claude_result};
 use crate::front::print::run::report_failed_servers;
 use crate::session::{
-    AgentEvent, Approver, Command, EndReason, EventSink, Host, Io, Live, McpCommand,
-    NonInteractive, Reply, Start,
+    AgentEvent, Approver, Command, EndReason, EventSink, Host, Io, Live, NonInteractive, Reply,
+    RewindRequest, RewindScope, Start,
 };
 use crate::session::{RunOptions, SetupError};
 use crate::trust::ProjectConfig;
@@ -44,25 +47,6 @@ pub struct StreamOptions {
     pub replay_user_messages: bool,
 }
 
-/// What the stdin reader hands the turn loop.
-enum Inbound {
-    Initialize {
-        id: String,
-        request: Value,
-    },
-    /// The prompt, and the message it came in.
-    Prompt(String, Value),
-    End,
-}
-
-/// What the reader answers by itself, also during a turn: the session's [`Live`] handle (once
-/// the run is set up) and the output stream.
-#[derive(Default)]
-struct Shared {
-    live: OnceLock<Live>,
-    stream: OnceLock<Arc<ClaudeStream>>,
-}
-
 /// Runs the session: reads the first message (an `initialize` is applied before anything is
 /// set up), prepares the run, then runs one turn per `user` message until stdin ends.
 pub async fn run(
@@ -80,9 +64,9 @@ pub async fn run(
     let mut queued = Vec::new();
     let mut initialize = None;
     match rx.recv().await {
-        Some(Inbound::Initialize { id, request }) => {
-            apply_initialize(&request, &mut options);
-            initialize = Some((id, request));
+        Some(Inbound::Initialize { id, init }) => {
+            apply_initialize(&init, &mut options);
+            initialize = Some((id, init));
         }
         Some(other) => queued.push(other),
         None => {}
@@ -105,13 +89,14 @@ pub async fn run(
     };
     let mut session = Session {
         host,
+        messages: Vec::new(),
         control,
         shared,
         options: stream_options,
         outcome: RunOutcome::Success,
     };
-    if let Some((id, request)) = initialize {
-        session.answer_initialize(&id, &request);
+    if let Some((id, init)) = initialize {
+        session.answer_initialize(&id, &init);
     }
     let outcome = session.serve(queued, &mut rx).await;
     reader.abort();
@@ -121,59 +106,28 @@ pub async fn run(
 /// Takes the run's options out of `initialize`: a non-empty `systemPrompt` replaces Ling's
 /// (the SDK's default `[""]` keeps it), `appendSystemPrompt` is added, and `mcpServers` are
 /// one more MCP config.
-fn apply_initialize(request: &Value, options: &mut RunOptions) {
-    let prompt = match request.get("systemPrompt") {
-        Some(Value::String(text)) => text.clone(),
-        Some(Value::Array(parts)) => parts
-            .iter()
-            .filter_map(Value::as_str)
-            .collect::<Vec<_>>()
-            .join("\n\n"),
-        _ => String::new(),
-    };
+fn apply_initialize(init: &Initialize, options: &mut RunOptions) {
+    let prompt = init
+        .system_prompt
+        .as_ref()
+        .map(wire::SystemPrompt::text)
+        .unwrap_or_default();
     if !prompt.trim().is_empty() {
         options.prompt.replace = Some(prompt);
     }
-    if let Some(append) = request.get("appendSystemPrompt").and_then(Value::as_str) {
-        options.prompt.append = Some(append.to_string());
+    if let Some(append) = &init.append_system_prompt {
+        options.prompt.append = Some(append.clone());
     }
-    if let Some(servers) = request.get("mcpServers").filter(|s| s.is_object()) {
+    if let Some(servers) = &init.mcp_servers {
         let inline = json!({ "mcpServers": servers }).to_string();
         options.mcp_config.push(inline.into());
     }
 }
 
-/// Initialize fields that would change what the SDK's user expects and that Ling cannot honour:
-/// refused, so the `query()` fails with the reason instead of running without them.
-fn refused_initialize(request: &Value) -> Option<String> {
-    let present = |key: &str| {
-        request.get(key).is_some_and(|v| match v {
-            Value::Null => false,
-            Value::Object(m) => !m.is_empty(),
-            Value::Array(a) => !a.is_empty(),
-            _ => true,
-        })
-    };
-    let unsupported = [
-        (
-            "hooks",
-            "hook callbacks (the `hooks` option); use command or http hooks in .ling/hooks.json or .claude/settings.json",
-        ),
-        (
-            "sdkMcpServers",
-            "in-process MCP servers (createSdkMcpServer); run the server as a stdio or http MCP server",
-        ),
-        ("jsonSchema", "structured output (outputFormat json_schema)"),
-        ("agents", "custom subagents (the `agents` option)"),
-    ];
-    unsupported
-        .iter()
-        .find(|(key, _)| present(key))
-        .map(|(_, what)| format!("Ling does not support {what}"))
-}
-
 struct Session {
     host: Host,
+    /// The uuid of each user message this run sent, with its number in the session.
+    messages: Vec<(String, usize)>,
     control: Arc<Control>,
     shared: Arc<Shared>,
     options: StreamOptions,
@@ -182,24 +136,60 @@ struct Session {
 }
 
 impl Session {
-    fn answer_initialize(&self, id: &str, request: &Value) {
-        if let Some(refusal) = refused_initialize(request) {
+    fn answer_initialize(&self, id: &str, init: &Initialize) {
+        if let Some(refusal) = init.refusal() {
             respond(id, Err(refusal));
             return;
         }
-        let mut response = json!({
-            "commands": [],
-            "agents": [],
-            "output_style": "default",
-            "available_output_styles": ["default"],
-            "models": [{"value": self.host.model(), "displayName": self.host.model(), "description": "the model of Ling's OpenAI-compatible endpoint"}],
-            "account": {},
-            "claude_code_version": env!("CARGO_PKG_VERSION"),
-        });
-        if request.get("mcpServers").is_some_and(Value::is_object) {
-            response["mcp_servers_applied"] = json!(true);
-        }
-        respond(id, Ok(response));
+        let model = self.host.model().to_string();
+        answer(
+            id,
+            Ok(InitializeAnswer {
+                commands: Vec::new(),
+                agents: Vec::new(),
+                output_style: "default",
+                available_output_styles: ["default"],
+                models: vec![ModelInfo {
+                    value: model.clone(),
+                    display_name: model,
+                    description: "the model of Ling's OpenAI-compatible endpoint",
+                }],
+                account: Default::default(),
+                claude_code_version: env!("CARGO_PKG_VERSION"),
+                mcp_servers_applied: init.mcp_servers.as_ref().map(|_| true),
+            }),
+        );
+    }
+
+    /// `rewindFiles(userMessageId, {dryRun})`: the files back as they were before that
+    /// message (the conversation stays), answered in the SDK's `RewindFilesResult` shape.
+    async fn rewind_files(&mut self, id: &str, uuid: &str, dry_run: bool, stream: &ClaudeStream) {
+        let Some(&(_, to)) = self.messages.iter().find(|(known, _)| known == uuid) else {
+            answer(
+                id,
+                Ok(RewindFilesAnswer::refused(format!(
+                    "no user message {uuid} was sent in this run (its uuid comes back with \
+                     --replay-user-messages)"
+                ))),
+            );
+            return;
+        };
+        let request = RewindRequest {
+            to,
+            scope: RewindScope::Code,
+            force: false,
+            dry_run,
+        };
+        let cancel = CancellationToken::new();
+        let io = Io::unattended(stream, &cancel);
+        let reply = match self.host.submit(Command::Rewind(request), &io).await {
+            Ok(Reply::Rewound(report)) => {
+                RewindFilesAnswer::of(&report, &self.host.paths().project_root)
+            }
+            Ok(_) => RewindFilesAnswer::refused("the rewind did not run".into()),
+            Err(e) => RewindFilesAnswer::refused(e.to_string()),
+        };
+        answer(id, Ok(reply));
     }
 
     async fn serve(
@@ -250,20 +240,35 @@ impl Session {
             };
             match next {
                 Some(Inbound::Prompt(prompt, message)) => {
+                    let uuid = message
+                        .get("uuid")
+                        .and_then(serde_json::Value::as_str)
+                        .map_or_else(crate::front::print::claude::messages::uuid, str::to_string);
                     if self.options.replay_user_messages {
                         let mut echo = message;
                         echo["session_id"] = json!(stream.session_id());
-                        if echo.get("uuid").is_none() {
-                            echo["uuid"] = json!(crate::front::print::claude::messages::uuid());
-                        }
+                        echo["uuid"] = json!(uuid);
                         stream.write(&echo);
                     }
+                    let before = self.host.prompt_count();
                     self.turn(&prompt, &stream, &cancel).await;
+                    // The message's number, for `rewindFiles(uuid)`.
+                    if self.host.prompt_count() > before {
+                        self.messages.push((uuid, before + 1));
+                    }
                     if cancel.is_cancelled() {
                         break;
                     }
                 }
-                Some(Inbound::Initialize { id, request }) => self.answer_initialize(&id, &request),
+                Some(Inbound::Initialize { id, init }) => self.answer_initialize(&id, &init),
+                Some(Inbound::RewindFiles {
+                    id,
+                    user_message_id,
+                    dry_run,
+                }) => {
+                    self.rewind_files(&id, &user_message_id, dry_run, &stream)
+                        .await
+                }
                 Some(Inbound::End) | None => break,
             }
         }
@@ -380,77 +385,6 @@ impl Session {
     }
 }
 
-/// Reads stdin line by line: answers go to `control`, control requests are answered (or, for
-/// `initialize`, handed on), prompts handed on; the end of stdin is [`Inbound::End`].
-async fn read_stdin(
-    control: Arc<Control>,
-    shared: Arc<Shared>,
-    tx: mpsc::UnboundedSender<Inbound>,
-) {
-    let mut lines = BufReader::new(tokio::io::stdin()).lines();
-    let mut number = 0usize;
-    loop {
-        let line = match lines.next_line().await {
-            Ok(Some(line)) => line,
-            Ok(None) => break,
-            Err(e) => {
-                stderr_line(format!("error: reading stdin: {e}"));
-                break;
-            }
-        };
-        number += 1;
-        if line.trim().is_empty() {
-            continue;
-        }
-        let message: Value = match serde_json::from_str(&line) {
-            Ok(message) => message,
-            Err(e) => {
-                stderr_line(format!(
-                    "warning: stdin line {number} is not JSON ({e}); ignored. With \
-                     --input-format stream-json each line is one message, e.g. \
-                     {{\"type\":\"user\",\"message\":{{\"role\":\"user\",\"content\":\"...\"}}}}"
-                ));
-                continue;
-            }
-        };
-        match message.get("type").and_then(Value::as_str) {
-            Some("user") => match prompt_of(&message) {
-                Ok(prompt) => {
-                    let _ = tx.send(Inbound::Prompt(prompt, message));
-                }
-                Err(why) => stderr_line(format!("warning: stdin line {number}: {why}; ignored")),
-            },
-            Some("control_response") => {
-                if let Some(response) = message.get("response") {
-                    control.deliver(response);
-                }
-            }
-            Some("control_request") => {
-                let id = message
-                    .get("request_id")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default()
-                    .to_string();
-                let request = message.get("request").cloned().unwrap_or(Value::Null);
-                if request.get("subtype").and_then(Value::as_str) == Some("initialize") {
-                    let _ = tx.send(Inbound::Initialize { id, request });
-                } else {
-                    handle_control(&shared, &id, &request);
-                }
-            }
-            // Nothing to do: no request of the driver's runs long enough to be cancelled.
-            Some("control_cancel_request" | "keep_alive") => {}
-            other => stderr_line(format!(
-                "warning: stdin line {number}: a message of type {} is not one Ling reads \
-                 (user, control_request, control_response); ignored",
-                other.map_or_else(|| "(none)".to_string(), |t| format!("`{t}`"))
-            )),
-        }
-    }
-    control.close();
-    let _ = tx.send(Inbound::End);
-}
-
 /// After `init`: every change of a server's state (connected, failed, disabled, needs-auth) as
 /// a `system`/`mcp_status` message, so a program sees servers come and go during the session.
 async fn report_status_changes(live: Live, stream: Arc<ClaudeStream>) {
@@ -477,181 +411,5 @@ async fn report_status_changes(live: Live, stream: Arc<ClaudeStream>) {
             }
         }
         seen = now;
-    }
-}
-
-/// The prompt of a `user` message: its content as text (a string, or its `text` blocks).
-fn prompt_of(message: &Value) -> Result<String, String> {
-    let content = message
-        .get("message")
-        .and_then(|m| m.get("content"))
-        .ok_or("a user message needs `message.content`")?;
-    match content {
-        Value::String(text) => Ok(text.clone()),
-        Value::Array(blocks) => {
-            let mut texts = Vec::new();
-            for block in blocks {
-                match block.get("type").and_then(Value::as_str) {
-                    Some("text") => texts.push(
-                        block
-                            .get("text")
-                            .and_then(Value::as_str)
-                            .unwrap_or_default(),
-                    ),
-                    other => stderr_line(format!(
-                        "warning: a `{}` content block is not one Ling sends to the model (only \
-                         text); it was left out",
-                        other.unwrap_or("(untyped)")
-                    )),
-                }
-            }
-            if texts.is_empty() {
-                return Err("the user message has no text".into());
-            }
-            Ok(texts.join("\n\n"))
-        }
-        _ => Err("`message.content` must be a string or a list of content blocks".into()),
-    }
-}
-
-/// A control request other than `initialize`, answered at once (a reconnect when it is done).
-fn handle_control(shared: &Arc<Shared>, id: &str, request: &Value) {
-    let subtype = request
-        .get("subtype")
-        .and_then(Value::as_str)
-        .unwrap_or_default();
-    let Some(live) = shared.live.get().cloned() else {
-        respond(
-            id,
-            Err(format!(
-                "the run is not set up yet; send {subtype} after initialize"
-            )),
-        );
-        return;
-    };
-    let answer = match subtype {
-        "interrupt" => {
-            live.interrupt();
-            Ok(json!({}))
-        }
-        "set_permission_mode" => set_mode(&live, request),
-        "set_model" => match request.get("model").and_then(Value::as_str) {
-            Some(model) => {
-                let (id, model, stream) = (
-                    id.to_string(),
-                    model.to_string(),
-                    shared.stream.get().cloned(),
-                );
-                tokio::spawn(async move {
-                    let answer = live.set_model(&model).await.map_err(|e| e.to_string());
-                    if answer.is_ok()
-                        && let Some(stream) = stream
-                    {
-                        stream.set_model(&model);
-                    }
-                    respond(&id, answer.map(|()| json!({})));
-                });
-                return;
-            }
-            None => Err("set_model needs a `model`".to_string()),
-        },
-        "mcp_status" => Ok(json!({"mcpServers": statuses(&live)})),
-        "mcp_reconnect" | "mcp_toggle" => {
-            let Some(name) = request.get("serverName").and_then(Value::as_str) else {
-                respond(
-                    id,
-                    Err(format!(
-                        "{subtype} needs a `serverName` of a configured server"
-                    )),
-                );
-                return;
-            };
-            let name = name.to_string();
-            let command = match (subtype, request.get("enabled").and_then(Value::as_bool)) {
-                ("mcp_toggle", None) => {
-                    respond(id, Err("mcp_toggle needs `enabled`: true or false".into()));
-                    return;
-                }
-                (_, Some(true)) => McpCommand::Enable(name),
-                (_, Some(false)) => McpCommand::Disable(name),
-                (_, None) => McpCommand::Reconnect(name),
-            };
-            let id = id.to_string();
-            tokio::spawn(async move {
-                let answer = live.mcp(&command).await.map_err(|e| e.to_string());
-                respond(&id, answer.map(|()| json!({})));
-            });
-            return;
-        }
-        other => Err(format!("Unsupported control request subtype: {other}")),
-    };
-    respond(id, answer);
-}
-
-fn set_mode(live: &Live, request: &Value) -> Result<Value, String> {
-    let name = request
-        .get("mode")
-        .and_then(Value::as_str)
-        .ok_or("set_permission_mode needs a `mode`")?;
-    let mode: PermissionMode = name.parse()?;
-    live.set_mode(mode);
-    Ok(json!({"mode": mode.hook_name()}))
-}
-
-/// `mcp_status`'s servers, in the SDK's `McpServerStatus` shape.
-fn statuses(live: &Live) -> Vec<Value> {
-    live.status()
-        .servers
-        .iter()
-        .map(|status| {
-            let (word, error) = status.state.report();
-            let mut server = json!({"name": status.name, "status": word, "tools": status.tools});
-            if let Some(error) = error {
-                server["error"] = json!(error);
-            }
-            if let Some(info) = &status.server_info {
-                server["serverInfo"] = json!({"name": info.name, "version": info.version});
-            }
-            server
-        })
-        .collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use pretty_assertions::assert_eq;
-
-    #[test]
-    fn prompts_are_the_text_of_user_messages() {
-        let text = json!({"type": "user", "message": {"role": "user", "content": "hi"}});
-        assert_eq!(prompt_of(&text), Ok("hi".into()));
-        let blocks = json!({"type": "user", "message": {"role": "user", "content": [
-            {"type": "text", "text": "a"}, {"type": "text", "text": "b"}]}});
-        assert_eq!(prompt_of(&blocks), Ok("a\n\nb".into()));
-        assert!(prompt_of(&json!({"type": "user"})).is_err());
-    }
-
-    #[test]
-    fn initialize_sets_the_prompt_and_servers_and_refuses_what_ling_lacks() {
-        let mut options = RunOptions::default();
-        apply_initialize(&json!({"systemPrompt": [""]}), &mut options);
-        assert_eq!(options.prompt.replace, None);
-        apply_initialize(
-            &json!({"systemPrompt": ["Be brief."], "appendSystemPrompt": "More.",
-                    "mcpServers": {"db": {"command": "x"}}}),
-            &mut options,
-        );
-        assert_eq!(options.prompt.replace.as_deref(), Some("Be brief."));
-        assert_eq!(options.prompt.append.as_deref(), Some("More."));
-        assert_eq!(options.mcp_config.len(), 1);
-        assert_eq!(
-            refused_initialize(&json!({"systemPrompt": [""], "hooks": {}})),
-            None
-        );
-        assert!(
-            refused_initialize(&json!({"hooks": {"Stop": []}}))
-                .is_some_and(|why| why.contains("hook callbacks"))
-        );
     }
 }

@@ -15,6 +15,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::Server;
 use super::tools::AGENT_TOOL;
+use super::wire::{AgentOutcome, CallResult, TextContent};
 use crate::config::Paths;
 use crate::rpc::{Peer, RequestError, RequestId, RpcError};
 use crate::session::{
@@ -40,7 +41,11 @@ impl Progress<'_> {
         let progress = self.count.fetch_add(1, Ordering::Relaxed) + 1;
         self.peer.notify(
             "notifications/progress",
-            json!({ "progressToken": token, "progress": progress, "message": message }),
+            super::wire::value(&super::wire::ProgressParams {
+                progress_token: token,
+                progress,
+                message: &message,
+            }),
         );
     }
 }
@@ -92,25 +97,10 @@ impl Approver for ElicitApprover<'_> {
         if let Some(preview) = &request.preview {
             message.push_str(&format!("\n\n{preview}"));
         }
-        let params = json!({
-            "message": message,
-            "requestedSchema": {
-                "type": "object",
-                "properties": {
-                    "decision": {
-                        "type": "string",
-                        "title": "Allow it?",
-                        "enum": ["once", "always", "no"],
-                        "enumNames": [
-                            "Allow once",
-                            format!("Always allow {} in this session", request.session_rule),
-                            "No",
-                        ],
-                    },
-                },
-                "required": ["decision"],
-            },
-        });
+        let params = super::wire::value(&super::wire::DecisionRequest::new(
+            message,
+            &request.session_rule,
+        ));
         let answer = self
             .peer
             .request(
@@ -147,7 +137,7 @@ pub(super) async fn tools_call(
     id: &RequestId,
     can_ask: bool,
     cancel: &CancellationToken,
-) -> Result<Value, RpcError> {
+) -> Result<CallResult, RpcError> {
     let name = params["name"]
         .as_str()
         .ok_or_else(|| RpcError::invalid_params("tools/call needs the tool's \"name\""))?;
@@ -192,10 +182,7 @@ pub(super) async fn tools_call(
         trust: None,
     };
     let result = host.call_tool(&call_id, name, &arguments, &io).await;
-    Ok(json!({
-        "content": [{ "type": "text", "text": result.content }],
-        "isError": result.is_error,
-    }))
+    Ok(CallResult::text(result.content, result.is_error))
 }
 
 fn unknown_tool(name: &str, known: &[String]) -> RpcError {
@@ -281,7 +268,7 @@ async fn agent_call(
     progress: &Progress<'_>,
     approver: &dyn Approver,
     cancel: &CancellationToken,
-) -> Result<Value, RpcError> {
+) -> Result<CallResult, RpcError> {
     let args: AgentArgs = serde_json::from_value(arguments)
         .map_err(|e| RpcError::invalid_params(format!("invalid arguments for ling: {e}")))?;
     if args.prompt.trim().is_empty() {
@@ -311,11 +298,16 @@ async fn agent_call(
     if server.sessions.get(&session_id).is_none() {
         server.sessions.keep(session_id.clone(), run).await;
     }
-    Ok(json!({
-        "content": [{ "type": "text", "text": text }],
-        "structuredContent": { "session_id": session_id, "result": text, "num_turns": turns },
-        "isError": is_error,
-    }))
+    Ok(CallResult {
+        content: vec![TextContent::new(text.clone())],
+        structured_content: Some(AgentOutcome {
+            session_id,
+            result: text,
+            num_turns: turns,
+        }),
+        is_error,
+        result_type: None,
+    })
 }
 
 /// A new session, or an earlier one found again by id.

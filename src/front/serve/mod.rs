@@ -12,6 +12,7 @@
 
 mod call;
 mod tools;
+mod wire;
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -208,26 +209,32 @@ impl Server {
         if self.era(method, params)?.is_none() {
             return self.legacy(method, params, id, cancel).await;
         }
-        let complete = |mut result: Value| {
-            result["resultType"] = json!("complete");
-            result
-        };
         match method {
-            "server/discover" => Ok(complete(json!({
-                "supportedVersions": [MODERN_PROTOCOL_VERSION],
-                "capabilities": capabilities(),
-                "instructions": self.instructions,
-                "_meta": { META_SERVER_INFO: server_info() },
-            }))),
-            "tools/list" => Ok(complete(json!({
-                "tools": self.tool_list(),
-                "ttlMs": TOOLS_TTL_MS,
-                "cacheScope": "public",
-            }))),
+            "server/discover" => {
+                let mut meta = serde_json::Map::new();
+                meta.insert(
+                    META_SERVER_INFO.into(),
+                    wire::value(&wire::ServerInfo::ling()),
+                );
+                Ok(wire::value(&wire::DiscoverResult {
+                    supported_versions: [MODERN_PROTOCOL_VERSION],
+                    capabilities: wire::Capabilities::tools(),
+                    instructions: &self.instructions,
+                    meta,
+                    result_type: "complete",
+                }))
+            }
+            "tools/list" => Ok(wire::value(&wire::ToolsList {
+                tools: self.tool_list(),
+                ttl_ms: Some(TOOLS_TTL_MS),
+                cache_scope: Some("public"),
+                result_type: Some("complete"),
+            })),
             "tools/call" => {
                 // No server-to-client requests in this revision: nobody can be asked.
-                let result = call::tools_call(self, params, id, false, cancel).await?;
-                Ok(complete(result))
+                let mut result = call::tools_call(self, params, id, false, cancel).await?;
+                result.result_type = Some("complete");
+                Ok(wire::value(&result))
             }
             "resources/read" => Err(RpcError::new(
                 crate::rpc::INVALID_PARAMS,
@@ -288,30 +295,34 @@ impl Server {
     ) -> Result<Value, RpcError> {
         match method {
             "initialize" => {
-                let asked = params["protocolVersion"].as_str().unwrap_or_default();
+                let init: wire::InitializeParams =
+                    serde_json::from_value(params.clone()).unwrap_or_default();
                 let version = LEGACY_VERSIONS
                     .iter()
-                    .find(|v| **v == asked)
+                    .find(|v| **v == init.protocol_version)
                     .unwrap_or(&LEGACY_VERSIONS[0]);
-                let elicitation = &params["capabilities"]["elicitation"];
-                let forms = elicitation.is_object()
-                    && (elicitation.get("form").is_some() || elicitation.get("url").is_none());
                 *self.client.borrow_mut() = Client {
                     legacy: Some(version.to_string()),
-                    elicitation: forms,
+                    elicitation: init.forms(),
                 };
-                Ok(json!({
-                    "protocolVersion": version,
-                    "capabilities": capabilities(),
-                    "serverInfo": server_info(),
-                    "instructions": self.instructions,
+                Ok(wire::value(&wire::InitializeResult {
+                    protocol_version: version,
+                    capabilities: wire::Capabilities::tools(),
+                    server_info: wire::ServerInfo::ling(),
+                    instructions: &self.instructions,
                 }))
             }
-            "ping" => Ok(json!({})),
-            "tools/list" => Ok(json!({ "tools": self.tool_list() })),
+            "ping" => Ok(Value::Object(serde_json::Map::new())),
+            "tools/list" => Ok(wire::value(&wire::ToolsList {
+                tools: self.tool_list(),
+                ttl_ms: None,
+                cache_scope: None,
+                result_type: None,
+            })),
             "tools/call" => {
                 let ask = self.client.borrow().elicitation;
-                call::tools_call(self, params, id, ask, cancel).await
+                let result = call::tools_call(self, params, id, ask, cancel).await?;
+                Ok(wire::value(&result))
             }
             "resources/read" | "resources/templates/list" | "prompts/get" => Err(RpcError::new(
                 LEGACY_RESOURCE_NOT_FOUND,
@@ -342,7 +353,7 @@ impl Server {
     }
 
     /// The tools this server offers.
-    fn tool_list(&self) -> Vec<Value> {
+    fn tool_list(&self) -> Vec<wire::ToolDef> {
         if self.options.agent {
             return vec![tools::agent()];
         }
@@ -353,12 +364,4 @@ impl Server {
             .map(|tool| tools::builtin(tool.as_ref()))
             .collect()
     }
-}
-
-fn capabilities() -> Value {
-    json!({ "tools": { "listChanged": false } })
-}
-
-fn server_info() -> Value {
-    json!({ "name": "ling", "title": "Ling", "version": env!("CARGO_PKG_VERSION") })
 }

@@ -3,7 +3,9 @@
 //! `openWorldHint`), or with `--agent` the one `ling` tool, which runs the whole agent on a
 //! prompt and answers with its result.
 
-use serde_json::{Value, json};
+use serde_json::json;
+
+use super::wire::{Annotations, ToolDef};
 
 use crate::tools::{Tool, ToolKind};
 
@@ -18,7 +20,7 @@ pub fn served(name: &str) -> bool {
     name != crate::session::TASK && name != crate::session::SKILL
 }
 
-pub fn builtin(tool: &dyn Tool) -> Value {
+pub fn builtin(tool: &dyn Tool) -> ToolDef {
     let (title, destructive, idempotent, open_world) = match tool.name() {
         "read_file" => ("Read a file", false, true, false),
         "grep" => ("Search file contents", false, true, false),
@@ -30,31 +32,34 @@ pub fn builtin(tool: &dyn Tool) -> Value {
     };
     let read_only = tool.kind() == ToolKind::Read;
     let title = if title.is_empty() { tool.name() } else { title };
-    json!({
-        "name": tool.name(),
-        "title": title,
-        "description": tool.description(),
-        "inputSchema": tool.input_schema(),
-        "annotations": {
-            "title": title,
-            "readOnlyHint": read_only,
-            "destructiveHint": !read_only && destructive,
-            "idempotentHint": read_only || idempotent,
-            "openWorldHint": open_world,
+    ToolDef {
+        name: tool.name().to_string(),
+        title: title.to_string(),
+        description: tool.description().to_string(),
+        input_schema: tool.input_schema(),
+        output_schema: None,
+        annotations: Annotations {
+            title: title.to_string(),
+            read_only_hint: read_only,
+            destructive_hint: !read_only && destructive,
+            idempotent_hint: read_only || idempotent,
+            open_world_hint: open_world,
         },
-    })
+    }
 }
 
 /// The agent tool's definition.
-pub fn agent() -> Value {
-    json!({
-        "name": AGENT_TOOL,
-        "title": "Ling coding agent",
-        "description": "Runs Ling, a coding agent, on a task in this project: it reads files, \
+pub fn agent() -> ToolDef {
+    const TITLE: &str = "Ling coding agent";
+    ToolDef {
+        name: AGENT_TOOL.to_string(),
+        title: TITLE.to_string(),
+        description: "Runs Ling, a coding agent, on a task in this project: it reads files, \
             edits them and runs commands (within its permission mode and sandbox) until the task \
             is done, then answers. Give the task in `prompt`. To continue an earlier run with its \
-            history, pass the `session_id` that run returned.",
-        "inputSchema": {
+            history, pass the `session_id` that run returned."
+            .to_string(),
+        input_schema: json!({
             "type": "object",
             "properties": {
                 "prompt": {"type": "string", "description": "The task, as you would ask a developer"},
@@ -66,8 +71,8 @@ pub fn agent() -> Value {
             },
             "required": ["prompt"],
             "additionalProperties": false,
-        },
-        "outputSchema": {
+        }),
+        output_schema: Some(json!({
             "type": "object",
             "properties": {
                 "session_id": {"type": "string"},
@@ -75,15 +80,15 @@ pub fn agent() -> Value {
                 "num_turns": {"type": "integer"},
             },
             "required": ["session_id", "result"],
+        })),
+        annotations: Annotations {
+            title: TITLE.to_string(),
+            read_only_hint: false,
+            destructive_hint: true,
+            idempotent_hint: false,
+            open_world_hint: true,
         },
-        "annotations": {
-            "title": "Ling coding agent",
-            "readOnlyHint": false,
-            "destructiveHint": true,
-            "idempotentHint": false,
-            "openWorldHint": true,
-        },
-    })
+    }
 }
 
 #[cfg(test)]
@@ -97,13 +102,8 @@ mod tests {
         let registry = ToolRegistry::builtins();
         let hints = |name: &str| {
             let tool = registry.get(name).unwrap();
-            let def = builtin(tool.as_ref());
-            let a = &def["annotations"];
-            (
-                a["readOnlyHint"].as_bool().unwrap(),
-                a["destructiveHint"].as_bool().unwrap(),
-                a["openWorldHint"].as_bool().unwrap(),
-            )
+            let a = builtin(tool.as_ref()).annotations;
+            (a.read_only_hint, a.destructive_hint, a.open_world_hint)
         };
         for read in ["read_file", "grep", "glob"] {
             assert_eq!(hints(read), (true, false, false), "{read}");

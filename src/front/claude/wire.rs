@@ -1,0 +1,305 @@
+//! The messages of `--input-format stream-json` as types: the control requests a driver (the
+//! Claude Agent SDK) sends Ling ([`Request`], by their `subtype`), `initialize`'s options
+//! ([`Initialize`]) and the answers Ling writes back ([`InitializeAnswer`], [`ModeAnswer`],
+//! [`McpStatusAnswer`]); and the prompt of a `user` message ([`prompt_of`]).
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::ui::output::stderr_line;
+
+/// A control request, by its `subtype`. A field a request needs is optional here, so that its
+/// absence is answered with what to send rather than a parse error.
+#[derive(Debug, Deserialize)]
+#[serde(tag = "subtype", rename_all = "snake_case")]
+pub enum Request {
+    Initialize(Box<Initialize>),
+    Interrupt,
+    SetPermissionMode {
+        mode: Option<String>,
+    },
+    SetModel {
+        model: Option<String>,
+    },
+    McpStatus,
+    McpReconnect {
+        #[serde(rename = "serverName")]
+        server_name: Option<String>,
+    },
+    McpToggle {
+        #[serde(rename = "serverName")]
+        server_name: Option<String>,
+        enabled: Option<bool>,
+    },
+    /// The Agent SDK's `rewindFiles(userMessageId, {dryRun})`.
+    RewindFiles {
+        user_message_id: Option<String>,
+        #[serde(default)]
+        dry_run: Option<bool>,
+    },
+}
+
+impl Request {
+    /// The request in `value`; `Err` with the answer to give when it is not one Ling knows.
+    pub fn parse(value: &Value) -> Result<Self, String> {
+        let subtype = value
+            .get("subtype")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        serde_json::from_value(value.clone()).map_err(|e| {
+            if e.to_string().starts_with("unknown variant") {
+                format!("Unsupported control request subtype: {subtype}")
+            } else {
+                format!("{subtype}: {e}")
+            }
+        })
+    }
+}
+
+/// `initialize`'s options, as the Agent SDK sends them.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Initialize {
+    pub system_prompt: Option<SystemPrompt>,
+    pub append_system_prompt: Option<String>,
+    pub mcp_servers: Option<Map<String, Value>>,
+    /// What Ling cannot honour yet: [`Initialize::refusal`].
+    pub hooks: Option<Value>,
+    pub sdk_mcp_servers: Option<Value>,
+    pub json_schema: Option<Value>,
+    pub agents: Option<Value>,
+}
+
+/// `systemPrompt`: a text, or the SDK's list of parts.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+pub enum SystemPrompt {
+    Text(String),
+    Parts(Vec<Value>),
+}
+
+impl SystemPrompt {
+    /// The prompt as one text (parts that are not text left out).
+    pub fn text(&self) -> String {
+        match self {
+            Self::Text(text) => text.clone(),
+            Self::Parts(parts) => parts
+                .iter()
+                .filter_map(Value::as_str)
+                .collect::<Vec<_>>()
+                .join("\n\n"),
+        }
+    }
+}
+
+impl Initialize {
+    /// What Ling cannot honour of it, said so that the `query()` fails with the reason instead
+    /// of running without it.
+    pub fn refusal(&self) -> Option<String> {
+        let present = |v: &Option<Value>| {
+            v.as_ref().is_some_and(|v| match v {
+                Value::Null => false,
+                Value::Object(m) => !m.is_empty(),
+                Value::Array(a) => !a.is_empty(),
+                _ => true,
+            })
+        };
+        let unsupported = [
+            (
+                &self.hooks,
+                "hook callbacks (the `hooks` option); use command or http hooks in .ling/hooks.json or .claude/settings.json",
+            ),
+            (
+                &self.sdk_mcp_servers,
+                "in-process MCP servers (createSdkMcpServer); run the server as a stdio or http MCP server",
+            ),
+            (
+                &self.json_schema,
+                "structured output (outputFormat json_schema)",
+            ),
+            (&self.agents, "custom subagents (the `agents` option)"),
+        ];
+        unsupported
+            .iter()
+            .find(|(field, _)| present(field))
+            .map(|(_, what)| format!("Ling does not support {what}"))
+    }
+}
+
+/// The answer to `initialize`.
+#[derive(Debug, Serialize)]
+pub struct InitializeAnswer {
+    pub commands: Vec<Value>,
+    pub agents: Vec<Value>,
+    pub output_style: &'static str,
+    pub available_output_styles: [&'static str; 1],
+    pub models: Vec<ModelInfo>,
+    pub account: Map<String, Value>,
+    pub claude_code_version: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mcp_servers_applied: Option<bool>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ModelInfo {
+    pub value: String,
+    pub display_name: String,
+    pub description: &'static str,
+}
+
+/// The answer to `set_permission_mode`: the mode in Claude Code's name.
+#[derive(Debug, Serialize)]
+pub struct ModeAnswer {
+    pub mode: &'static str,
+}
+
+/// The answer to `mcp_status`.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct McpStatusAnswer {
+    pub mcp_servers: Vec<McpServerStatus>,
+}
+
+/// One server in the SDK's `McpServerStatus` shape.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct McpServerStatus {
+    pub name: String,
+    pub status: &'static str,
+    pub tools: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub server_info: Option<ServerInfo>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct ServerInfo {
+    pub name: String,
+    pub version: String,
+}
+
+/// The answer to `rewind_files`: the SDK's `RewindFilesResult`.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RewindFilesAnswer {
+    pub can_rewind: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub files_changed: Option<Vec<String>>,
+}
+
+impl RewindFilesAnswer {
+    pub fn refused(error: String) -> Self {
+        Self {
+            can_rewind: false,
+            error: Some(error),
+            files_changed: None,
+        }
+    }
+
+    /// What a rewind did: the files it put back (or would), relative to `root`; an error
+    /// when something was left behind.
+    pub fn of(report: &crate::session::RewindReport, root: &std::path::Path) -> Self {
+        let shown = |p: &std::path::Path| p.strip_prefix(root).unwrap_or(p).display().to_string();
+        let files_changed = report
+            .files
+            .as_ref()
+            .map(|f| f.restored.iter().map(|r| shown(&r.path)).collect());
+        Self {
+            can_rewind: report.files.is_some(),
+            error: report.left_behind(),
+            files_changed,
+        }
+    }
+}
+
+/// An answer without fields (`{}`).
+#[derive(Debug, Serialize)]
+pub struct Empty {}
+
+/// The prompt of a `user` message: its content as text (a string, or its `text` blocks).
+pub fn prompt_of(message: &Value) -> Result<String, String> {
+    let content = message
+        .get("message")
+        .and_then(|m| m.get("content"))
+        .ok_or("a user message needs `message.content`")?;
+    match content {
+        Value::String(text) => Ok(text.clone()),
+        Value::Array(blocks) => {
+            let mut texts = Vec::new();
+            for block in blocks {
+                match block.get("type").and_then(Value::as_str) {
+                    Some("text") => texts.push(
+                        block
+                            .get("text")
+                            .and_then(Value::as_str)
+                            .unwrap_or_default(),
+                    ),
+                    other => stderr_line(format!(
+                        "warning: a `{}` content block is not one Ling sends to the model (only \
+                         text); it was left out",
+                        other.unwrap_or("(untyped)")
+                    )),
+                }
+            }
+            if texts.is_empty() {
+                return Err("the user message has no text".into());
+            }
+            Ok(texts.join("\n\n"))
+        }
+        _ => Err("`message.content` must be a string or a list of content blocks".into()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+    use serde_json::json;
+
+    #[test]
+    fn prompts_are_the_text_of_user_messages() {
+        let text = json!({"type": "user", "message": {"role": "user", "content": "hi"}});
+        assert_eq!(prompt_of(&text), Ok("hi".into()));
+        let blocks = json!({"type": "user", "message": {"role": "user", "content": [
+            {"type": "text", "text": "a"}, {"type": "text", "text": "b"}]}});
+        assert_eq!(prompt_of(&blocks), Ok("a\n\nb".into()));
+        assert!(prompt_of(&json!({"type": "user"})).is_err());
+    }
+
+    #[test]
+    fn requests_parse_by_subtype_and_an_unknown_one_is_named() {
+        assert!(matches!(
+            Request::parse(&json!({"subtype": "interrupt"})),
+            Ok(Request::Interrupt)
+        ));
+        assert!(matches!(
+            Request::parse(&json!({"subtype": "set_model"})),
+            Ok(Request::SetModel { model: None })
+        ));
+        assert!(matches!(
+            Request::parse(&json!({"subtype": "mcp_toggle", "serverName": "db", "enabled": false})),
+            Ok(Request::McpToggle { server_name: Some(name), enabled: Some(false) }) if name == "db"
+        ));
+        assert_eq!(
+            Request::parse(&json!({"subtype": "rewind_files"})).unwrap_err(),
+            "Unsupported control request subtype: rewind_files"
+        );
+    }
+
+    #[test]
+    fn initialize_refuses_what_ling_lacks() {
+        let init = |v: Value| match Request::parse(&v) {
+            Ok(Request::Initialize(init)) => init,
+            other => panic!("{other:?}"),
+        };
+        let plain = init(json!({"subtype": "initialize", "systemPrompt": [""], "hooks": {}}));
+        assert_eq!(plain.refusal(), None);
+        assert_eq!(plain.system_prompt.unwrap().text(), "");
+        let hooks = init(json!({"subtype": "initialize", "hooks": {"Stop": []}}));
+        assert!(hooks.refusal().unwrap().contains("hook callbacks"));
+    }
+}
