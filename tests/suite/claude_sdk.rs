@@ -442,10 +442,22 @@ fn rewind_files_puts_the_files_back_as_before_a_message() {
     assert_eq!(controls.len(), 3, "{lines:?}");
     // The dry run says what it would put back and changes nothing.
     assert_eq!(controls[0]["canRewind"], json!(true), "{controls:?}");
-    assert_eq!(controls[0]["filesChanged"], json!(["notes.txt"]), "{controls:?}");
+    assert_eq!(
+        controls[0]["filesChanged"],
+        json!(["notes.txt"]),
+        "{controls:?}"
+    );
     assert_eq!(controls[1]["canRewind"], json!(true), "{controls:?}");
-    assert_eq!(controls[1]["filesChanged"], json!(["notes.txt"]), "{controls:?}");
-    assert_eq!(controls[2]["filesChanged"], json!(["notes.txt"]), "{controls:?}");
+    assert_eq!(
+        controls[1]["filesChanged"],
+        json!(["notes.txt"]),
+        "{controls:?}"
+    );
+    assert_eq!(
+        controls[2]["filesChanged"],
+        json!(["notes.txt"]),
+        "{controls:?}"
+    );
     assert!(
         !project.file("notes.txt").exists(),
         "before the first message there was no notes.txt"
