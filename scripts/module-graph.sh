@@ -16,7 +16,7 @@ agent trust
 permissions rpc
 tools hooks mcp llm
 process checkpoint
-log http_client error_chain
+log http_client error_chain sse pending
 config redact test_support'
 
 layer_of() {

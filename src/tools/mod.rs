@@ -263,6 +263,7 @@ impl ToolRegistry {
 }
 
 pub mod bash;
+mod bash_group;
 mod beneath;
 mod builtin;
 pub mod diff;
