@@ -62,6 +62,7 @@ fn open(home: &Path, root: &Path, id: &str) -> Checkpoints {
         roots: vec![root.to_path_buf()],
         excluded: Vec::new(),
         settings: CheckpointSettings::default(),
+        eager: true,
     })
 }
 

@@ -40,6 +40,16 @@ impl Agent {
             return run.await;
         };
         let before = checkpoints.look().await;
+        // The turn's first call that writes: the turn begins in the state before it.
+        let unrecorded = self
+            .conversation
+            .unrecorded_turn
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take();
+        if let (Some(offset), Some(state)) = (unrecorded, before) {
+            checkpoints.turn(offset, state).await;
+        }
         let result = run.await;
         checkpoints.call_done(call.name(), &call.id, before).await;
         warn(&checkpoints, turn);
@@ -47,13 +57,18 @@ impl Agent {
     }
 
     /// The state a turn begins in: the one a custom command looked at before its shell
-    /// lines, else a look now. Sub-agents record no turns of their own.
+    /// lines, else a look now; none while the folders were never looked at (a one-shot run:
+    /// its first call that writes records the turn, [`Agent::checkpointed`]). Sub-agents
+    /// record no turns of their own.
     pub(super) async fn checkpoint_turn(&mut self, turn: &Turn<'_>) -> Option<u32> {
         if self.options.subagent.is_some() {
             return None;
         }
         if let Some(state) = self.conversation.turn_checkpoint.take() {
             return Some(state);
+        }
+        if self.host.checkpoints.as_ref().is_some_and(|c| !c.looked()) {
+            return None;
         }
         let state = self.checkpoint_look().await;
         if let Some(checkpoints) = &self.host.checkpoints {
@@ -75,10 +90,17 @@ impl Agent {
     pub(super) async fn push_prompt(&mut self, message: Message, before: Option<u32>) {
         let offset = self.conversation.session.record_prompt(&message);
         self.conversation.history.push(message);
-        if let (Some(checkpoints), Some(offset), Some(state)) =
-            (&self.host.checkpoints, offset, before)
-        {
-            checkpoints.turn(offset, state).await;
+        match (&self.host.checkpoints, offset, before) {
+            (Some(checkpoints), Some(offset), Some(state)) => checkpoints.turn(offset, state).await,
+            // Recorded at the turn's first call that writes, if it makes one.
+            (Some(_), Some(offset), None) if self.options.subagent.is_none() => {
+                *self
+                    .conversation
+                    .unrecorded_turn
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(offset);
+            }
+            _ => {}
         }
     }
 }

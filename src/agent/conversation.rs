@@ -2,6 +2,8 @@
 //! it grows), the system prompt it is sent with (the instruction files, and the context
 //! SessionStart hooks gave), how full the context window is, and what the requests cost.
 
+use std::sync::Mutex;
+
 use super::context::ContextState;
 use super::options::AgentOptions;
 use super::prompt::build_system_prompt;
@@ -26,6 +28,9 @@ pub(super) struct Conversation {
     pub warnings: Vec<String>,
     /// The state a custom command's turn began in, looked at before its shell lines ran.
     pub turn_checkpoint: Option<u32>,
+    /// The transcript offset of this turn's user message while its checkpoint waits for its
+    /// first call that writes.
+    pub unrecorded_turn: Mutex<Option<u64>>,
 }
 
 impl Conversation {
@@ -43,6 +48,7 @@ impl Conversation {
             total_turns: 0,
             warnings,
             turn_checkpoint: None,
+            unrecorded_turn: Mutex::default(),
         }
     }
 

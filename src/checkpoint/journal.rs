@@ -220,6 +220,22 @@ impl Journal {
         self.turns.iter().rev().find(|t| t.prompt == prompt)
     }
 
+    /// The state the folders were in before the user message at `prompt`. A turn without a
+    /// record of its own wrote nothing before the next recorded one (a turn is recorded at
+    /// its first call that writes), so that one's state is its state too; with none after it,
+    /// the latest.
+    pub fn state_before(&self, prompt: u64) -> Option<u32> {
+        if let Some(turn) = self.turn(prompt) {
+            return Some(turn.state);
+        }
+        self.turns
+            .iter()
+            .filter(|t| t.prompt > prompt)
+            .min_by_key(|t| t.prompt)
+            .map(|t| t.state)
+            .or_else(|| self.latest())
+    }
+
     /// Milliseconds since the epoch of the latest state.
     pub fn latest_time(&self) -> Option<i64> {
         self.states.last().map(|s| s.time)

@@ -72,6 +72,9 @@ pub struct OpenOptions {
     /// Paths inside them never recorded (`LING_HOME`, the temp dir).
     pub excluded: Vec<PathBuf>,
     pub settings: CheckpointSettings,
+    /// Start the first look now, in the background (a session someone works in); else only
+    /// when something needs it (a one-shot run pays nothing unless it writes).
+    pub eager: bool,
 }
 
 /// What the calls of one turn changed, for a list of the session's user messages.
@@ -93,6 +96,8 @@ pub struct Checkpoints {
 }
 
 enum Slot {
+    /// No look yet: the first is taken when something needs the store.
+    Idle(Box<OpenOptions>),
     /// The first look, on its own thread.
     Starting(std::thread::JoinHandle<Result<Store, String>>),
     Ready(Box<Store>),
@@ -101,8 +106,14 @@ enum Slot {
 }
 
 impl Checkpoints {
-    /// Starts the first look at the folders on a thread of its own and returns at once.
+    /// Starts the first look at the folders on a thread of its own and returns at once (with
+    /// `eager`; else the first look waits until something needs it).
     pub fn open(options: OpenOptions) -> Self {
+        if !options.eager {
+            return Self {
+                slot: Arc::new(Mutex::new(Slot::Idle(Box::new(options)))),
+            };
+        }
         let thread = std::thread::Builder::new()
             .name("ling-checkpoints".into())
             .spawn(move || first_look(options));
@@ -117,12 +128,33 @@ impl Checkpoints {
         }
     }
 
-    /// Runs `f` on the store, waiting for the first look if it is still going.
+    /// Whether the folders were looked at (or are being): a turn needs no look of its own
+    /// before the first call that writes when they were not.
+    pub fn looked(&self) -> bool {
+        !matches!(
+            *self
+                .slot
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+            Slot::Idle(_)
+        )
+    }
+
+    /// Runs `f` on the store, waiting for the first look if it is still going (taking it now
+    /// if it was not started).
     fn with_store<T>(&self, f: impl FnOnce(&mut Store) -> T) -> Option<T> {
         let mut slot = self
             .slot
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if matches!(*slot, Slot::Idle(_))
+            && let Slot::Idle(options) = std::mem::replace(&mut *slot, Slot::Gone(None))
+        {
+            *slot = match first_look(*options) {
+                Ok(store) => Slot::Ready(Box::new(store)),
+                Err(warning) => Slot::Gone(Some(warning)),
+            };
+        }
         if matches!(*slot, Slot::Starting(_))
             && let Slot::Starting(handle) = std::mem::replace(&mut *slot, Slot::Gone(None))
         {
@@ -197,7 +229,7 @@ impl Checkpoints {
         match &mut *slot {
             Slot::Ready(store) => std::mem::take(&mut store.warnings),
             Slot::Gone(warning) => warning.take().into_iter().collect(),
-            Slot::Starting(_) => Vec::new(),
+            Slot::Starting(_) | Slot::Idle(_) => Vec::new(),
         }
     }
 
@@ -231,8 +263,7 @@ fn restore_in(
 ) -> Result<RestoreReport, CheckpointError> {
     let target = store
         .journal
-        .turn(prompt)
-        .map(|t| t.state)
+        .state_before(prompt)
         .ok_or(CheckpointError::NoCheckpoint)?;
     store.look(By::Outside);
     let then = store.journal.tree_at(target);

@@ -33,7 +33,34 @@ fn open(home: &Path, root: &Path, id: &str) -> Checkpoints {
         roots: vec![root.to_path_buf()],
         excluded: Vec::new(),
         settings: CheckpointSettings::default(),
+        eager: true,
     })
+}
+
+#[test]
+fn a_lazy_store_takes_its_first_look_when_first_needed() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(project.path()).unwrap();
+    write(&root.join("a.txt"), "one");
+    let checkpoints = Checkpoints::open(OpenOptions {
+        dir: home.path().join("checkpoints"),
+        session_id: "lazy".into(),
+        roots: vec![root.clone()],
+        excluded: Vec::new(),
+        settings: CheckpointSettings::default(),
+        eager: false,
+    });
+    assert!(!checkpoints.looked());
+    assert!(
+        !home.path().join("checkpoints").exists(),
+        "nothing is written before a look"
+    );
+    let state = checkpoints
+        .with_store(|store| store.look(By::Outside))
+        .flatten();
+    assert!(state.is_some());
+    assert!(checkpoints.looked());
 }
 
 fn turn(checkpoints: &Checkpoints, prompt: u64) {
@@ -153,6 +180,7 @@ fn a_file_over_the_size_bound_is_said_and_not_put_back() {
             max_file_size: 4,
             ..CheckpointSettings::default()
         },
+        eager: true,
     });
     turn(&checkpoints, 1);
     let warnings = checkpoints.take_warnings();

@@ -81,7 +81,8 @@ pub async fn run(command: HooksCommand, cwd: Option<PathBuf>) -> Result<Exit, Cl
                 ),
                 None => None,
             };
-            let input = made_up_input(&event, tool.as_deref(), input).map_err(CliError::Usage)?;
+            let input = made_up_input(&event, tool.as_deref(), input)
+                .map_err(|e| CliError::Usage(e.to_string()))?;
             if let Some(note) = skipped {
                 stderr_line(&note);
             }

@@ -8,12 +8,13 @@
 //! [`ChildEnv`]: crate::process::ChildEnv
 
 use std::os::unix::process::ExitStatusExt;
-use std::process::Stdio;
+use std::process::{ExitStatus, Stdio};
 use std::time::Duration;
 
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
+use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout};
 use tokio::time::Instant;
 
 use super::input::HookContext;
@@ -40,33 +41,10 @@ pub(crate) async fn run_command(
     if let Some(Err(why)) = code.map(CodeCheck::verify) {
         return RunResult::Failed(why);
     }
-    // With settings `sandbox.hooks`, inside the run's sandbox.
-    let mut cmd = match child_env.hook_policy() {
-        Some(policy) => match child_env.sandboxed_command("sh", &policy) {
-            Ok(cmd) => cmd,
-            Err(e) => return RunResult::Failed(e),
-        },
-        None => match child_env.command("sh") {
-            Ok(cmd) => cmd,
-            Err(e) => return RunResult::Failed(e),
-        },
+    let mut cmd = match hook_command(command, ctx, child_env, code) {
+        Ok(cmd) => cmd,
+        Err(failed) => return failed,
     };
-    let (set, removed) = hardened_env(code);
-    for var in removed {
-        cmd.env_remove(var);
-    }
-    cmd.envs(set);
-    cmd.arg("-c")
-        .arg(command)
-        .current_dir(&ctx.cwd)
-        .env("LING_PROJECT_DIR", &ctx.cwd)
-        .env("CLAUDE_PROJECT_DIR", &ctx.cwd)
-        .env("LING_SESSION_ID", &ctx.session_id)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .kill_on_drop(true);
     let mut child = match child_env.spawn(&mut cmd) {
         Ok(child) => child,
         Err(e) => {
@@ -83,12 +61,86 @@ pub(crate) async fn run_command(
             .and_then(|id| i32::try_from(id).ok())
             .map(Pid::from_raw),
     );
-    let (Some(mut stdin), Some(mut stdout), Some(mut stderr)) =
+    let (Some(stdin), Some(stdout), Some(stderr)) =
         (child.stdin.take(), child.stdout.take(), child.stderr.take())
     else {
         return RunResult::Failed("the hook's pipes could not be opened".into());
     };
+    let pipes = Pipes {
+        stdin,
+        stdout,
+        stderr,
+    };
+    let (status, out, err) = match converse(&mut child, &mut group, pipes, payload, timeout).await {
+        Ok(ended) => ended,
+        Err(result) => return result,
+    };
+    // `sh` has exited and been reaped: its process group id may be reused, so never signal it.
+    group.disarm();
+    let status = status.map_or((None, None), |s| (s.code(), s.signal()));
+    RunResult::Exited {
+        code: status.0,
+        signal: status.1,
+        stdout: String::from_utf8_lossy(&out).into_owned(),
+        stderr: String::from_utf8_lossy(&err).into_owned(),
+    }
+}
 
+/// `sh -c <command>` in the project root, in the run's sandbox with settings `sandbox.hooks`,
+/// with the hardened environment and the session's variables, its stdio piped, in a process
+/// group of its own; or the run's failure when it cannot be had.
+fn hook_command(
+    command: &str,
+    ctx: &HookContext,
+    child_env: &ChildEnv,
+    code: Option<&CodeCheck>,
+) -> Result<tokio::process::Command, RunResult> {
+    let cmd = match child_env.hook_policy() {
+        Some(policy) => child_env.sandboxed_command("sh", &policy),
+        None => child_env.command("sh"),
+    };
+    let mut cmd = cmd.map_err(RunResult::Failed)?;
+    let (set, removed) = hardened_env(code);
+    for var in removed {
+        cmd.env_remove(var);
+    }
+    cmd.envs(set);
+    cmd.arg("-c")
+        .arg(command)
+        .current_dir(&ctx.cwd)
+        .env("LING_PROJECT_DIR", &ctx.cwd)
+        .env("CLAUDE_PROJECT_DIR", &ctx.cwd)
+        .env("LING_SESSION_ID", &ctx.session_id)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .kill_on_drop(true);
+    Ok(cmd)
+}
+
+/// The hook's three pipes.
+struct Pipes {
+    stdin: ChildStdin,
+    stdout: ChildStdout,
+    stderr: ChildStderr,
+}
+
+/// Writes `payload` to the hook and reads its output until it exits and its pipes close (at
+/// most [`PIPE_GRACE`] after the exit), all within `timeout`: its exit status and output, or the
+/// result of a run that timed out (its group killed) or could not be waited for.
+async fn converse(
+    child: &mut Child,
+    group: &mut GroupGuard,
+    pipes: Pipes,
+    payload: &[u8],
+    timeout: Duration,
+) -> Result<(Option<ExitStatus>, Vec<u8>, Vec<u8>), RunResult> {
+    let Pipes {
+        mut stdin,
+        mut stdout,
+        mut stderr,
+    } = pipes;
     let deadline = Instant::now() + timeout;
     let (mut out, mut err) = (Vec::new(), Vec::new());
     let mut status = None;
@@ -113,7 +165,7 @@ pub(crate) async fn run_command(
                 exit = child.wait(), if status.is_none() => {
                     match exit {
                         Ok(exit) => status = Some(exit),
-                        Err(e) => return RunResult::Failed(format!("cannot wait for the hook: {e}")),
+                        Err(e) => return Err(RunResult::Failed(format!("cannot wait for the hook: {e}"))),
                     }
                     pipe_deadline = deadline.min(Instant::now() + PIPE_GRACE);
                 }
@@ -122,20 +174,12 @@ pub(crate) async fn run_command(
                 () = tokio::time::sleep_until(deadline), if status.is_none() => {
                     group.kill();
                     let _ = child.wait().await;
-                    return RunResult::TimedOut(timeout);
+                    return Err(RunResult::TimedOut(timeout));
                 }
             }
         }
     }
-    // `sh` has exited and been reaped: its process group id may be reused, so never signal it.
-    group.disarm();
-    let status = status.map_or((None, None), |s| (s.code(), s.signal()));
-    RunResult::Exited {
-        code: status.0,
-        signal: status.1,
-        stdout: String::from_utf8_lossy(&out).into_owned(),
-        stderr: String::from_utf8_lossy(&err).into_owned(),
-    }
+    Ok((status, out, err))
 }
 
 /// Reads to the end, keeping at most `cap` bytes.

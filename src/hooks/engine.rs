@@ -56,9 +56,14 @@ pub struct HookEngine {
     conditions: Option<Arc<dyn ConditionMatcher>>,
 }
 
+/// The HTTP client of `http` handlers could not be built (once for the run).
+#[derive(Debug, thiserror::Error)]
+#[error("cannot set up HTTP for hooks: {0}")]
+struct HttpSetupError(reqwest::Error);
+
 struct Inner {
     by_event: [Vec<Group>; HookEventName::ALL.len()],
-    http: OnceLock<Result<reqwest::Client, String>>,
+    http: OnceLock<Result<reqwest::Client, HttpSetupError>>,
     background: Mutex<Vec<JoinHandle<()>>>,
     background_notices: Mutex<Vec<HookNotice>>,
     /// The Claude-shaped transcript of Claude Code files' hooks, written as far as it is.
@@ -376,7 +381,7 @@ impl HookEngine {
             }
             HandlerKind::Http { url, headers } => match self.http_client() {
                 Ok(client) => run_http(client, url, headers, payload.to_vec(), timeout).await,
-                Err(message) => RunResult::Failed(message),
+                Err(setup) => RunResult::Failed(setup.to_string()),
             },
         };
         interpret(
@@ -387,16 +392,14 @@ impl HookEngine {
         )
     }
 
-    fn http_client(&self) -> Result<&reqwest::Client, String> {
+    fn http_client(&self) -> Result<&reqwest::Client, &HttpSetupError> {
         self.inner
             .http
             .get_or_init(|| {
                 let options = ClientOptions::new(Target::Hook);
-                http_client::build(options)
-                    .map_err(|e| format!("cannot set up HTTP for hooks: {e}"))
+                http_client::build(options).map_err(HttpSetupError)
             })
             .as_ref()
-            .map_err(Clone::clone)
     }
 
     fn start_background(

@@ -22,7 +22,7 @@ pub(crate) async fn run_http(
 ) -> RunResult {
     let headers = match header_map(headers) {
         Ok(headers) => headers,
-        Err(message) => return RunResult::Failed(message),
+        Err(refused) => return RunResult::Failed(refused.to_string()),
     };
     crate::redact::register_url(url);
     let shown = crate::redact::url(url);
@@ -64,15 +64,30 @@ pub(crate) async fn run_http(
     }
 }
 
-fn header_map(headers: &[(String, String)]) -> Result<HeaderMap, String> {
+/// Why a handler's configured header cannot be sent.
+#[derive(Debug, thiserror::Error)]
+enum HeaderError {
+    /// A `${VAR}` in its value could not be expanded.
+    #[error("header {name}: {reason}")]
+    Unexpanded { name: String, reason: String },
+    #[error("{0:?} is not a valid header name")]
+    BadName(String),
+    #[error("the value of header {0} is not a valid header value")]
+    BadValue(HeaderName),
+}
+
+fn header_map(headers: &[(String, String)]) -> Result<HeaderMap, HeaderError> {
     let mut map = HeaderMap::with_capacity(headers.len());
     for (name, value) in headers {
-        let value = expand_vars(value).map_err(|e| format!("header {name}: {e}"))?;
+        let value = expand_vars(value).map_err(|reason| HeaderError::Unexpanded {
+            name: name.clone(),
+            reason,
+        })?;
         crate::redact::register_header(name, &value);
         let name = HeaderName::from_bytes(name.as_bytes())
-            .map_err(|_| format!("{name:?} is not a valid header name"))?;
-        let value = HeaderValue::from_str(&value)
-            .map_err(|_| format!("the value of header {name} is not a valid header value"))?;
+            .map_err(|_| HeaderError::BadName(name.clone()))?;
+        let value =
+            HeaderValue::from_str(&value).map_err(|_| HeaderError::BadValue(name.clone()))?;
         map.insert(name, value);
     }
     Ok(map)

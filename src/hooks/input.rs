@@ -165,13 +165,6 @@ impl HookInput {
     /// is absolute, as Claude Code passes it, and `transcript_path` is the transcript in
     /// Claude's shape ([`super::transcript::claude_path`]).
     pub fn to_json(&self, ctx: &HookContext, dialect: HookDialect) -> Value {
-        let name = |tool: &str| -> String {
-            match (dialect, claude::claude_tool_name(tool)) {
-                (HookDialect::Claude, Some(claude)) => claude.to_string(),
-                _ => tool.to_string(),
-            }
-        };
-        let input = |tool: &str, input: &Value| sent_input(tool, input, ctx, dialect);
         let transcript = match dialect {
             HookDialect::Claude => super::transcript::claude_path(&ctx.transcript_path),
             HookDialect::Ling => ctx.transcript_path.clone(),
@@ -189,7 +182,22 @@ impl HookInput {
             map.insert("agent_id".into(), json!(agent.agent_id));
             map.insert("agent_type".into(), json!(agent.agent_type));
         }
-        let fields = match self {
+        if let Value::Object(fields) = self.event_fields(ctx, dialect) {
+            map.extend(fields);
+        }
+        Value::Object(map)
+    }
+
+    /// The fields of this event, after the common ones.
+    fn event_fields(&self, ctx: &HookContext, dialect: HookDialect) -> Value {
+        let name = |tool: &str| -> String {
+            match (dialect, claude::claude_tool_name(tool)) {
+                (HookDialect::Claude, Some(claude)) => claude.to_string(),
+                _ => tool.to_string(),
+            }
+        };
+        let input = |tool: &str, input: &Value| sent_input(tool, input, ctx, dialect);
+        match self {
             Self::SessionStart { source } => json!({ "source": source }),
             Self::UserPromptSubmit { prompt } => json!({ "prompt": prompt }),
             Self::PreToolUse {
@@ -270,11 +278,7 @@ impl HookInput {
                 custom_instructions,
             } => json!({ "trigger": trigger, "custom_instructions": custom_instructions }),
             Self::SessionEnd { reason } => json!({ "reason": reason }),
-        };
-        if let Value::Object(fields) = fields {
-            map.extend(fields);
         }
-        Value::Object(map)
     }
 }
 
@@ -291,6 +295,19 @@ pub fn sent_input(tool: &str, input: &Value, ctx: &HookContext, dialect: HookDia
     sent
 }
 
+/// Why `ling hooks run` cannot make up the event it was asked for.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum MadeUpError {
+    #[error("unknown hook event `{event}`; valid events are {valid}")]
+    UnknownEvent { event: String, valid: String },
+    #[error("--input must be a JSON object, not {0}")]
+    NotAnObject(Value),
+    #[error("{0} needs a tool name: pass --tool NAME")]
+    NoToolName(HookEventName),
+    #[error("`{key}` must be a string, not {value}")]
+    NotAString { key: String, value: Value },
+}
+
 /// A made-up event for `ling hooks run EVENT [--tool NAME] [--input JSON]`.
 ///
 /// `input` is an object of the event's own fields (`{"prompt": "..."}`, `{"source": "resume"}`),
@@ -301,15 +318,15 @@ pub fn made_up_input(
     event: &str,
     tool: Option<&str>,
     input: Option<Value>,
-) -> Result<HookInput, String> {
-    let event = HookEventName::parse(event).ok_or_else(|| {
-        let valid = HookEventName::ALL.map(HookEventName::as_str).join(", ");
-        format!("unknown hook event `{event}`; valid events are {valid}")
+) -> Result<HookInput, MadeUpError> {
+    let event = HookEventName::parse(event).ok_or_else(|| MadeUpError::UnknownEvent {
+        event: event.to_string(),
+        valid: HookEventName::ALL.map(HookEventName::as_str).join(", "),
     })?;
     let mut fields = match input {
         None => Map::new(),
         Some(Value::Object(map)) => map,
-        Some(other) => return Err(format!("--input must be a JSON object, not {other}")),
+        Some(other) => return Err(MadeUpError::NotAnObject(other)),
     };
     let tool_event = matches!(
         event,
@@ -324,7 +341,7 @@ pub fn made_up_input(
         None if tool_event => {
             let name = text(&mut fields, "tool_name", "")?;
             if name.is_empty() {
-                return Err(format!("{event} needs a tool name: pass --tool NAME"));
+                return Err(MadeUpError::NoToolName(event));
             }
             name
         }
@@ -394,11 +411,14 @@ pub fn made_up_input(
     Ok(made)
 }
 
-fn text(fields: &mut Map<String, Value>, key: &str, default: &str) -> Result<String, String> {
+fn text(fields: &mut Map<String, Value>, key: &str, default: &str) -> Result<String, MadeUpError> {
     match fields.remove(key) {
         None => Ok(default.to_string()),
         Some(Value::String(s)) => Ok(s),
-        Some(other) => Err(format!("`{key}` must be a string, not {other}")),
+        Some(other) => Err(MadeUpError::NotAString {
+            key: key.to_string(),
+            value: other,
+        }),
     }
 }
 
@@ -474,16 +494,26 @@ mod tests {
     fn made_up_input_explains_what_is_wrong() {
         let err = made_up_input("PreTool", None, None)
             .err()
+            .map(|e| e.to_string())
             .unwrap_or_default();
         assert!(err.contains("valid events are SessionStart"), "{err}");
         let err = made_up_input("PreToolUse", None, None)
             .err()
+            .map(|e| e.to_string())
             .unwrap_or_default();
         assert!(err.contains("--tool"), "{err}");
         let err = made_up_input("UserPromptSubmit", None, Some(json!([1])))
             .err()
+            .map(|e| e.to_string())
             .unwrap_or_default();
         assert!(err.contains("JSON object"), "{err}");
+        assert_eq!(
+            made_up_input("Stop", None, Some(json!({"last_assistant_message": 1}))),
+            Err(MadeUpError::NotAString {
+                key: "last_assistant_message".into(),
+                value: json!(1)
+            })
+        );
         assert_eq!(
             made_up_input("UserPromptSubmit", None, Some(json!({"prompt": "hi"}))),
             Ok(HookInput::UserPromptSubmit {

@@ -12,13 +12,13 @@ use tokio::time::{Instant, timeout, timeout_at};
 
 use super::error::{LlmError, TimeoutKind, server_message};
 use super::retry::{is_retryable_status, server_delay};
-use super::sse::{LineTooLong, SseDecoder};
 use super::stream::{StreamError, StreamParser};
 use super::types::{Completion, StreamEvent};
 use super::window::{is_context_overflow, window_in_error};
 use super::wire::Wire;
 use crate::http_client::redirect_refusal;
 use crate::redact;
+use crate::sse::{LineTooLong, SseDecoder};
 
 /// How much of an HTTP error body is read; the message quoted from it is shorter still.
 const ERROR_BODY_CAP: usize = 64 * 1024;
@@ -114,6 +114,23 @@ impl Attempt<'_> {
     ) -> Result<Completion, Failure> {
         // One deadline covers the response headers and the first chunk of the body.
         let first_byte_deadline = Instant::now() + self.first_byte_timeout;
+        let mut response = self.send(body, first_byte_deadline).await?;
+        let parser = self.wire.parser();
+        if is_json(response.headers()) {
+            self.read_whole(&mut response, parser, first_byte_deadline, on_event)
+                .await
+        } else {
+            self.read_stream(&mut response, parser, first_byte_deadline, on_event)
+                .await
+        }
+    }
+
+    /// Sends the request; the response once its status says success.
+    async fn send(
+        &self,
+        body: Bytes,
+        first_byte_deadline: Instant,
+    ) -> Result<reqwest::Response, Failure> {
         let request = self
             .http
             .post(self.url)
@@ -156,31 +173,48 @@ impl Attempt<'_> {
                 overflow,
             });
         }
-        let mut parser = self.wire.parser();
-        if is_json(response.headers()) {
-            // The server ignored `stream: true` and sent the whole answer at once: one "line",
-            // bounded like one.
-            let body = read_capped(&mut response, self.max_line_bytes);
-            let text = match timeout_at(first_byte_deadline, body).await {
-                Err(_) => {
-                    return Err(Failure::Timeout {
-                        kind: TimeoutKind::FirstByte,
-                        shown: false,
-                    });
-                }
-                Ok(Err(BodyError::Network(e))) => return Err(Failure::Network(innermost(&e))),
-                Ok(Err(BodyError::TooLong(e))) => return Err(Failure::TooLong(e.limit)),
-                Ok(Ok(text)) => text,
-            };
-            let shown = parser.has_shown_output();
-            parser
-                .push_whole(&text, &mut *on_event)
-                .map_err(|e| stream_failure(e, shown))?;
-            return parser
-                .finish(&mut *on_event)
-                .map_err(|e| stream_failure(e, false));
-        }
+        Ok(response)
+    }
 
+    /// The server ignored `stream: true` and sent the whole answer at once: one "line", bounded
+    /// like one.
+    async fn read_whole(
+        &self,
+        response: &mut reqwest::Response,
+        mut parser: Box<dyn StreamParser>,
+        first_byte_deadline: Instant,
+        on_event: &mut (dyn FnMut(StreamEvent) + Send),
+    ) -> Result<Completion, Failure> {
+        let body = read_capped(response, self.max_line_bytes);
+        let text = match timeout_at(first_byte_deadline, body).await {
+            Err(_) => {
+                return Err(Failure::Timeout {
+                    kind: TimeoutKind::FirstByte,
+                    shown: false,
+                });
+            }
+            Ok(Err(BodyError::Network(e))) => return Err(Failure::Network(innermost(&e))),
+            Ok(Err(BodyError::TooLong(e))) => return Err(Failure::TooLong(e.limit)),
+            Ok(Ok(text)) => text,
+        };
+        let shown = parser.has_shown_output();
+        parser
+            .push_whole(&text, &mut *on_event)
+            .map_err(|e| stream_failure(e, shown))?;
+        parser
+            .finish(&mut *on_event)
+            .map_err(|e| stream_failure(e, false))
+    }
+
+    /// Reads the event stream chunk by chunk, each within its wait, until the parser has the
+    /// whole answer or the stream ends.
+    async fn read_stream(
+        &self,
+        response: &mut reqwest::Response,
+        mut parser: Box<dyn StreamParser>,
+        first_byte_deadline: Instant,
+        on_event: &mut (dyn FnMut(StreamEvent) + Send),
+    ) -> Result<Completion, Failure> {
         let mut decoder = SseDecoder::with_limit(self.max_line_bytes);
         let mut first_chunk = true;
         let mut broken = None;

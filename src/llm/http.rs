@@ -12,7 +12,20 @@ use tokio::sync::watch;
 
 use crate::http_client::{self, ClientOptions};
 
-type Built = Option<Result<reqwest::Client, String>>;
+type Built = Option<Result<reqwest::Client, SetupError>>;
+
+/// Why the HTTP client cannot be had.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum SetupError {
+    /// reqwest could not build it (the system's TLS roots could not be read, say).
+    #[error(transparent)]
+    Build(Arc<reqwest::Error>),
+    #[error("the HTTP client was not built")]
+    NotBuilt,
+    /// Whoever was building it went away without a client.
+    #[error("the HTTP client could not be built")]
+    Gone,
+}
 
 /// What the builder thread and the first request share: the options until one of them takes
 /// them to build, then the client.
@@ -32,7 +45,7 @@ impl Shared {
             .take();
         if let Some(options) = options {
             let began = Instant::now();
-            let client = http_client::build(options).map_err(|e| e.to_string());
+            let client = http_client::build(options).map_err(|e| SetupError::Build(Arc::new(e)));
             tracing::debug!(
                 "llm: TLS set-up took {} µs ({who})",
                 began.elapsed().as_micros()
@@ -71,7 +84,7 @@ impl LazyHttp {
     }
 
     /// The client, once built.
-    pub async fn get(&self) -> Result<reqwest::Client, String> {
+    pub async fn get(&self) -> Result<reqwest::Client, SetupError> {
         let began = Instant::now();
         if self.built.borrow().is_none() {
             self.shared.build_once("by the first request");
@@ -83,10 +96,8 @@ impl LazyHttp {
             began.elapsed().as_micros()
         );
         match ready {
-            Ok(guard) => guard
-                .clone()
-                .unwrap_or_else(|| Err("the HTTP client was not built".to_string())),
-            Err(_) => Err("the HTTP client could not be built".to_string()),
+            Ok(guard) => guard.clone().unwrap_or(Err(SetupError::NotBuilt)),
+            Err(_) => Err(SetupError::Gone),
         }
     }
 }

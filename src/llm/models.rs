@@ -9,7 +9,7 @@ use serde::Deserialize;
 
 use super::LlmConfig;
 use super::attempt::is_loopback;
-use super::wire;
+use super::client::for_api;
 use crate::config::WireApi;
 use crate::http_client::{self, ClientOptions, Target};
 
@@ -39,7 +39,7 @@ pub async fn list_models(config: &LlmConfig) -> Vec<String> {
 }
 
 async fn fetch(config: &LlmConfig) -> Option<Vec<String>> {
-    let wire = wire::for_api(config.api);
+    let wire = for_api(config.api);
     let mut url = wire.models_url(&config.base_url);
     if config.api == WireApi::Anthropic {
         // One page of all there is (the API's largest).

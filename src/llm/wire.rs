@@ -3,14 +3,11 @@
 //! (`client.rs`) does the HTTP, the timeouts and the retries the same way for all three;
 //! `chat/`, `anthropic/` and `responses/` each implement [`Wire`] with their own parser.
 
-use std::sync::Arc;
-
 use reqwest::RequestBuilder;
 
-use super::client::LlmConfig;
+use super::config::LlmConfig;
 use super::stream::StreamParser;
 use super::types::{Message, ToolSpec};
-use crate::config::WireApi;
 
 /// One model request, before it is written in an API's terms.
 pub struct Request<'a> {
@@ -48,15 +45,6 @@ pub trait Wire: Send + Sync + std::fmt::Debug {
     /// sent without one): by default OpenAI's own.
     fn needs_key(&self, host: &str) -> bool {
         host == "api.openai.com"
-    }
-}
-
-/// The implementation of an API.
-pub fn for_api(api: WireApi) -> Arc<dyn Wire> {
-    match api {
-        WireApi::Chat => Arc::new(super::chat::ChatCompletions),
-        WireApi::Responses => Arc::new(super::responses::Responses),
-        WireApi::Anthropic => Arc::new(super::anthropic::Messages),
     }
 }
 

@@ -1,8 +1,9 @@
 //! One MCP client over one [`Connection`]: the era of its server (a 2026-07-28 one found by the
 //! `server/discover` probe, in `client/era.rs`, else the `initialize` handshake and version
-//! negotiation), requests with a timeout each (a timed-out or cancelled one sends `notifications/cancelled` and
-//! its late reply is ignored), progress routing, the server's requests and notifications, and the
-//! typed calls the host makes (`tools/list` with every page, `tools/call`, resources, prompts).
+//! negotiation), requests with a timeout each (`client/request.rs`: a timed-out or cancelled one
+//! sends `notifications/cancelled` and its late reply is ignored), progress routing, the server's
+//! requests and notifications (`client/incoming.rs`), and the typed calls the host makes
+//! (`tools/list` with every page, `tools/call`, resources, prompts).
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -16,13 +17,12 @@ use tokio_util::sync::CancellationToken;
 
 use super::error::McpError;
 use super::handler::{ClientHandler, HandlerSupport, client_capabilities};
-use super::jsonrpc::{INVALID_PARAMS, Message, RequestId};
+use super::jsonrpc::{INVALID_PARAMS, Message};
 use super::log::ServerLog;
 use super::modern::{Era, HeaderPath, LEGACY_RESOURCE_NOT_FOUND};
-use super::peer::{Incoming, Outcome, Pending, ProgressRoutes};
+use super::peer::{Incoming, Pending, ProgressRoutes};
 pub use super::transport::Shutdown;
-use super::transport::http::is_transport_failure;
-use super::transport::{Connection, Transport, TransportError};
+use super::transport::{Connection, Transport};
 use super::types::{
     CallToolResult, LATEST_PROTOCOL_VERSION, ProgressCallback, SUPPORTED_PROTOCOL_VERSIONS,
     ServerInfo, ToolDef,
@@ -30,13 +30,9 @@ use super::types::{
 
 mod era;
 mod incoming;
+mod request;
 
 pub use era::DISCOVER_TIMEOUT;
-
-/// More pages than this in one listing means a server that never stops paginating.
-const MAX_PAGES: usize = 10_000;
-/// How long a failed write waits for the transport to say why the connection closed.
-const CLOSE_REPORT_WAIT: Duration = Duration::from_secs(3);
 
 /// How a client behaves towards its server.
 #[derive(Clone)]
@@ -388,253 +384,10 @@ impl McpClient {
             })
     }
 
-    async fn list_all(&self, method: &str, key: &str) -> Result<Vec<Value>, McpError> {
-        Ok(self.list_all_with_ttl(method, key).await?.0)
-    }
-
-    /// Every page of a listing, and the `ttlMs` of the first page (modern servers).
-    async fn list_all_with_ttl(
-        &self,
-        method: &str,
-        key: &str,
-    ) -> Result<(Vec<Value>, Option<u64>), McpError> {
-        let mut items = Vec::new();
-        let mut cursor: Option<Value> = None;
-        let mut seen = std::collections::HashSet::new();
-        let mut ttl = None;
-        for _ in 0..MAX_PAGES {
-            let params = cursor.as_ref().map(|c| json!({ "cursor": c }));
-            let mut page = self.request(method, params).await?;
-            if cursor.is_none() {
-                ttl = page.get("ttlMs").and_then(Value::as_u64);
-            }
-            match page.get_mut(key).map(Value::take) {
-                Some(Value::Array(list)) => items.extend(list),
-                None | Some(Value::Null) => {}
-                Some(_) => {
-                    return Err(self.protocol_error(format!("{method}: \"{key}\" is not a list")));
-                }
-            }
-            match page.get("nextCursor") {
-                None | Some(Value::Null) => return Ok((items, ttl)),
-                Some(next) => {
-                    if !seen.insert(next.to_string()) {
-                        return Err(self.protocol_error(format!(
-                            "{method}: the server repeated the cursor {next}; stopped paginating"
-                        )));
-                    }
-                    cursor = Some(next.clone());
-                }
-            }
-        }
-        Err(self.protocol_error(format!("{method}: more than {MAX_PAGES} pages")))
-    }
-
-    /// One request as the caller sees it: for a modern server, an `input_required` result is
-    /// answered ([`era`]) and the request sent again until it completes.
-    async fn request_with(
-        &self,
-        method: &str,
-        params: Option<Value>,
-        call: Call<'_>,
-    ) -> Result<Value, McpError> {
-        let mut params = params;
-        let mut version_retried = false;
-        for _ in 0..era::MAX_INPUT_ROUNDS {
-            let result = match self
-                .request_once(method, params.clone(), call.clone())
-                .await
-            {
-                // A modern server that rejects the version it listed in discovery: once more.
-                Err(e) if !version_retried && self.rejects_our_version(&e) => {
-                    version_retried = true;
-                    continue;
-                }
-                other => other?,
-            };
-            match self.next_round(method, params.as_ref(), result).await? {
-                era::Round::Complete(result) => return Ok(result),
-                era::Round::Retry(next) => params = Some(next),
-            }
-        }
-        Err(self.protocol_error(format!(
-            "{method}: the server asked for input {} times in a row; gave up",
-            era::MAX_INPUT_ROUNDS
-        )))
-    }
-
-    async fn request_once(
-        &self,
-        method: &str,
-        params: Option<Value>,
-        call: Call<'_>,
-    ) -> Result<Value, McpError> {
-        let inner = &self.inner;
-        let server = || self.server().to_string();
-        let (id, reply) = inner
-            .pending
-            .register()
-            .map_err(|reason| McpError::Closed {
-                server: server(),
-                reason,
-            })?;
-        let mut guard = InFlight {
-            inner,
-            id,
-            token: None,
-            reason: None,
-        };
-        let mut params = params;
-        if let Some(progress) = call.progress {
-            let token = Value::from(id);
-            let object = params.get_or_insert_with(|| json!({}));
-            if let Some(object) = object.as_object_mut() {
-                let meta = object.entry("_meta").or_insert_with(|| json!({}));
-                meta["progressToken"] = token.clone();
-                inner.progress.insert(&token, progress);
-                guard.token = Some(token);
-            }
-        }
-        let version = call.version.clone().or_else(|| self.modern_version());
-        let headers = match &version {
-            Some(version) => self.modern_headers(version, method, &mut params),
-            None => Vec::new(),
-        };
-        let message = Message::request(RequestId::Number(id), method, params);
-        let timeout = call.timeout.unwrap_or(inner.options.request_timeout);
-        let deadline = tokio::time::Instant::now() + timeout;
-        let timed_out = || McpError::Timeout {
-            server: server(),
-            method: method.to_string(),
-            after: timeout,
-        };
-        let cancelled = async {
-            match call.cancel {
-                Some(token) => token.cancelled().await,
-                None => std::future::pending().await,
-            }
-        };
-        tokio::pin!(cancelled);
-        // The write is bounded too: a server that stops reading its stdin blocks it. Giving up
-        // on an unsent request needs no notice to the server (the guard just forgets the id).
-        let sent = tokio::select! {
-            sent = inner.transport.send_with_headers(message, headers) => sent,
-            () = tokio::time::sleep_until(deadline) => return Err(timed_out()),
-            () = &mut cancelled => return Err(McpError::Cancelled),
-        };
-        if let Err(source) = sent {
-            // A write usually fails because the server just exited: report why it did (exit
-            // status and stderr) rather than the broken pipe, once the transport knows.
-            return match tokio::time::timeout(CLOSE_REPORT_WAIT, self.closed()).await {
-                Ok(reason) => Err(McpError::Closed {
-                    server: server(),
-                    reason,
-                }),
-                Err(_) => Err(McpError::Transport {
-                    server: server(),
-                    source,
-                }),
-            };
-        }
-        let outcome = tokio::select! {
-            outcome = reply => outcome,
-            () = tokio::time::sleep_until(deadline) => {
-                if !call.no_cancel_notice {
-                    guard.abandon(format!("timed out after {}s", timeout.as_secs_f64())).await;
-                }
-                return Err(timed_out());
-            }
-            () = &mut cancelled => {
-                guard.abandon("interrupted by the user".to_string()).await;
-                return Err(McpError::Cancelled);
-            }
-        };
-        match outcome {
-            Ok(Outcome::Result(value)) => Ok(value),
-            // The HTTP transports answer a failed exchange (connection refused, HTTP 500) this
-            // way; it is not the server's answer.
-            Ok(Outcome::Error(error)) if is_transport_failure(&error) => Err(McpError::Transport {
-                server: server(),
-                source: TransportError::Http(error.message),
-            }),
-            Ok(Outcome::Error(error)) => Err(McpError::Rpc {
-                server: server(),
-                error: Box::new(error),
-            }),
-            Ok(Outcome::TooLarge(message)) => Err(McpError::TooLarge {
-                server: server(),
-                message,
-            }),
-            Ok(Outcome::Closed(reason)) => Err(McpError::Closed {
-                server: server(),
-                reason,
-            }),
-            Err(_) => Err(McpError::Closed {
-                server: server(),
-                reason: "the connection ended".into(),
-            }),
-        }
-    }
-
     fn protocol_error(&self, message: String) -> McpError {
         McpError::Protocol {
             server: self.server().to_string(),
             message,
-        }
-    }
-}
-
-/// A request in flight. Dropped before its reply (timeout, cancel, or the caller gave up), it
-/// forgets the id, so a late reply is ignored, and tells the server `notifications/cancelled`.
-struct InFlight<'a> {
-    inner: &'a Arc<Inner>,
-    id: i64,
-    token: Option<Value>,
-    /// Set when the server should be told why the request was abandoned.
-    reason: Option<String>,
-}
-
-impl InFlight<'_> {
-    /// Gives the request up now and tells the server, waiting (briefly) until the notice is
-    /// written, so a shutdown right after cannot overtake it.
-    async fn abandon(self, reason: String) {
-        if !self.inner.pending.forget(self.id) {
-            return;
-        }
-        // 2026-07-28 over HTTP has no client notifications: the request just stops.
-        let modern = matches!(self.inner.era.read().as_deref(), Ok(Era::Modern(_)));
-        if modern && self.inner.transport.mirrors_headers() {
-            return;
-        }
-        let notice = Message::notification(
-            "notifications/cancelled",
-            Some(json!({ "requestId": self.id, "reason": reason })),
-        );
-        let _ = tokio::time::timeout(CANCEL_NOTICE_LIMIT, self.inner.transport.send(notice)).await;
-    }
-}
-
-/// How long [`InFlight::abandon`] waits for the cancel notice to be written.
-const CANCEL_NOTICE_LIMIT: std::time::Duration = std::time::Duration::from_secs(2);
-
-impl Drop for InFlight<'_> {
-    fn drop(&mut self) {
-        if let Some(token) = &self.token {
-            self.inner.progress.remove(token);
-        }
-        let abandoned = self.inner.pending.forget(self.id);
-        let Some(reason) = self.reason.take().filter(|_| abandoned) else {
-            return;
-        };
-        let transport = self.inner.transport.clone();
-        let notice = Message::notification(
-            "notifications/cancelled",
-            Some(json!({ "requestId": self.id, "reason": reason })),
-        );
-        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
-            runtime.spawn(async move {
-                let _ = transport.send(notice).await;
-            });
         }
     }
 }

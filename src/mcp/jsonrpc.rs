@@ -85,6 +85,26 @@ fn present<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Option<V
     Value::deserialize(deserializer).map(Some)
 }
 
+/// Why a text or value is not a JSON-RPC 2.0 message.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ParseError {
+    /// Not JSON at all (JSON-RPC's parse error, as opposed to an invalid request).
+    #[error("not JSON: {0}")]
+    NotJson(String),
+    #[error("JSON-RPC batches are not supported")]
+    Batch,
+    #[error("not a JSON-RPC message: {0}")]
+    NotJsonRpc(String),
+    #[error("unsupported jsonrpc version {0:?}")]
+    Version(String),
+    #[error("id {0} is not an integer")]
+    IdNotInteger(serde_json::Number),
+    #[error("invalid id {0}")]
+    InvalidId(Value),
+    #[error("message is neither a request, a notification nor a response")]
+    Shape,
+}
+
 impl Message {
     pub fn request(id: RequestId, method: impl Into<String>, params: Option<Value>) -> Self {
         Self::Request {
@@ -113,29 +133,29 @@ impl Message {
     }
 
     /// Parses one message. Anything that is not a JSON-RPC 2.0 object is an error describing it.
-    pub fn parse(text: &str) -> Result<Self, String> {
-        let value: Value = serde_json::from_str(text).map_err(|e| format!("not JSON: {e}"))?;
+    pub fn parse(text: &str) -> Result<Self, ParseError> {
+        let value: Value =
+            serde_json::from_str(text).map_err(|e| ParseError::NotJson(e.to_string()))?;
         Self::from_value(value)
     }
 
-    pub fn from_value(value: Value) -> Result<Self, String> {
+    pub fn from_value(value: Value) -> Result<Self, ParseError> {
         if value.is_array() {
-            return Err("JSON-RPC batches are not supported".into());
+            return Err(ParseError::Batch);
         }
         let wire: Wire =
-            serde_json::from_value(value).map_err(|e| format!("not a JSON-RPC message: {e}"))?;
+            serde_json::from_value(value).map_err(|e| ParseError::NotJsonRpc(e.to_string()))?;
         if wire.jsonrpc != "2.0" {
-            return Err(format!("unsupported jsonrpc version {:?}", wire.jsonrpc));
+            return Err(ParseError::Version(wire.jsonrpc));
         }
         let id = match wire.id {
             None => None,
             Some(Value::Number(n)) => Some(RequestId::Number(
-                n.as_i64()
-                    .ok_or_else(|| format!("id {n} is not an integer"))?,
+                n.as_i64().ok_or(ParseError::IdNotInteger(n))?,
             )),
             Some(Value::String(s)) => Some(RequestId::String(s)),
             Some(Value::Null) => None,
-            Some(other) => return Err(format!("invalid id {other}")),
+            Some(other) => return Err(ParseError::InvalidId(other)),
         };
         match (wire.method, id, wire.result, wire.error) {
             (Some(method), Some(id), None, None) => Ok(Self::Request {
@@ -149,7 +169,7 @@ impl Message {
             }),
             (None, Some(id), Some(result), None) => Ok(Self::Response { id, result }),
             (None, id, None, Some(error)) => Ok(Self::Error { id, error }),
-            _ => Err("message is neither a request, a notification nor a response".into()),
+            _ => Err(ParseError::Shape),
         }
     }
 

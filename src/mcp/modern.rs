@@ -186,20 +186,35 @@ pub struct HeaderPath {
     pub name: String,
 }
 
+/// Why a tool's `x-mcp-header` annotations make it unusable (the tool is dropped).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum HeaderError {
+    #[error("an x-mcp-header is not reachable through \"properties\" alone")]
+    Unreachable,
+    #[error("x-mcp-header {0:?} is used twice")]
+    Twice(String),
+    #[error("the x-mcp-header of {at} is not a string")]
+    NotAString { at: String },
+    #[error("x-mcp-header {name:?} (of {at}) is not an HTTP token")]
+    NotAToken { name: String, at: String },
+    #[error("x-mcp-header {name:?} is on {at}, which is not a string, integer or boolean")]
+    NotPrimitive { name: String, at: String },
+}
+
 /// The `x-mcp-header` annotations of a tool's `inputSchema`, or why the tool must be dropped:
 /// an empty or non-token name, a duplicate (case-insensitively), a type other than string,
 /// integer or boolean, or an annotation not reachable through `properties` alone.
-pub fn header_paths(schema: &Value) -> Result<Vec<HeaderPath>, String> {
+pub fn header_paths(schema: &Value) -> Result<Vec<HeaderPath>, HeaderError> {
     let mut found = Vec::new();
     collect_reachable(schema, &mut Vec::new(), &mut found)?;
     let reachable = found.len();
     if count_annotations(schema) != reachable {
-        return Err("an x-mcp-header is not reachable through \"properties\" alone".into());
+        return Err(HeaderError::Unreachable);
     }
     let mut seen = std::collections::HashSet::new();
     for path in &found {
         if !seen.insert(path.name.to_ascii_lowercase()) {
-            return Err(format!("x-mcp-header {:?} is used twice", path.name));
+            return Err(HeaderError::Twice(path.name.clone()));
         }
     }
     Ok(found)
@@ -209,7 +224,7 @@ fn collect_reachable(
     schema: &Value,
     keys: &mut Vec<String>,
     found: &mut Vec<HeaderPath>,
-) -> Result<(), String> {
+) -> Result<(), HeaderError> {
     let Some(properties) = schema.get("properties").and_then(Value::as_object) else {
         return Ok(());
     };
@@ -228,25 +243,27 @@ fn checked_annotation(
     name: &Value,
     property: &Value,
     keys: &[String],
-) -> Result<HeaderPath, String> {
+) -> Result<HeaderPath, HeaderError> {
     let at = keys.join(".");
     let Some(name) = name.as_str() else {
-        return Err(format!("the x-mcp-header of {at} is not a string"));
+        return Err(HeaderError::NotAString { at });
     };
     let tchar = |c: char| c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(c);
     if name.is_empty() || !name.chars().all(tchar) {
-        return Err(format!(
-            "x-mcp-header {name:?} (of {at}) is not an HTTP token"
-        ));
+        return Err(HeaderError::NotAToken {
+            name: name.to_string(),
+            at,
+        });
     }
     let primitive = matches!(
         property.get("type").and_then(Value::as_str),
         Some("string" | "integer" | "boolean")
     );
     if !primitive {
-        return Err(format!(
-            "x-mcp-header {name:?} is on {at}, which is not a string, integer or boolean"
-        ));
+        return Err(HeaderError::NotPrimitive {
+            name: name.to_string(),
+            at,
+        });
     }
     Ok(HeaderPath {
         keys: keys.to_vec(),

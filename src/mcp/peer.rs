@@ -1,7 +1,7 @@
-//! The bookkeeping of one connection: requests Ling sent that await a reply (each resolved once:
-//! by its response, by the connection closing, or forgotten after a timeout or cancel so a late
-//! reply is ignored), the progress callbacks of calls in flight, and the server's requests Ling is
-//! answering (so a `notifications/cancelled` can stop one).
+//! The bookkeeping of one connection: requests Ling sent that await a reply (numbered from 0 in
+//! the table every protocol shares, [`crate::pending`], which resolves each once), the progress
+//! callbacks of calls in flight, and the server's requests Ling is answering (so a
+//! `notifications/cancelled` can stop one).
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -13,45 +13,31 @@ use tokio_util::sync::CancellationToken;
 
 use super::jsonrpc::{ErrorObject, RequestId};
 use super::types::{Progress, ProgressCallback};
+use crate::pending::Closed;
 
-/// How a request Ling sent ended.
+/// How a request Ling sent ended, when it was answered (a closed connection ends the wait
+/// without one: [`Pending::closed_reason`] says why).
 #[derive(Debug)]
 pub(crate) enum Outcome {
     Result(Value),
     Error(ErrorObject),
-    /// The connection closed first; why.
-    Closed(String),
     /// The reply was over the transport's size limit and dropped; the message names the limit.
     TooLarge(String),
 }
 
-#[derive(Default)]
-struct Table {
-    waiting: HashMap<i64, oneshot::Sender<Outcome>>,
-    closed: Option<String>,
-}
-
-/// Requests in flight, by id. Ids are numbers counting up from 0.
+/// Requests in flight, by id (numbers counting up from 0), in the table every protocol shares
+/// ([`crate::pending`]).
 #[derive(Default)]
 pub(crate) struct Pending {
     next_id: AtomicI64,
-    table: Mutex<Table>,
+    table: crate::pending::Pending<i64, Outcome>,
 }
 
 impl Pending {
-    /// A fresh id and the receiver of its outcome, or the reason the connection is closed.
-    pub(crate) fn register(&self) -> Result<(i64, oneshot::Receiver<Outcome>), String> {
-        let mut table = self
-            .table
-            .lock()
-            .map_err(|_| "connection state poisoned".to_string())?;
-        if let Some(reason) = &table.closed {
-            return Err(reason.clone());
-        }
+    /// A fresh id and the receiver of its outcome; refused once the connection is closed.
+    pub(crate) fn register(&self) -> Result<(i64, oneshot::Receiver<Outcome>), Closed> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let (tx, rx) = oneshot::channel();
-        table.waiting.insert(id, tx);
-        Ok((id, rx))
+        Ok((id, self.table.register(id)?))
     }
 
     /// Delivers a reply. False when nobody waits for it (a late reply after a timeout or cancel,
@@ -60,45 +46,27 @@ impl Pending {
         let RequestId::Number(id) = id else {
             return false;
         };
-        let sender = match self.table.lock() {
-            Ok(mut table) => table.waiting.remove(id),
-            Err(_) => None,
-        };
-        sender.is_some_and(|tx| tx.send(outcome).is_ok())
+        self.table.complete(id, outcome)
     }
 
     /// Stops waiting for `id`. True when it was still in flight.
     pub(crate) fn forget(&self, id: i64) -> bool {
-        self.table
-            .lock()
-            .is_ok_and(|mut table| table.waiting.remove(&id).is_some())
+        self.table.forget(&id)
     }
 
-    /// Fails every request in flight with `outcome(id)`, leaving the connection open. How many.
+    /// Fails every request in flight with `outcome()`, leaving the connection open. How many.
     pub(crate) fn fail_all(&self, outcome: impl Fn() -> Outcome) -> usize {
-        let waiting = match self.table.lock() {
-            Ok(mut table) => std::mem::take(&mut table.waiting),
-            Err(_) => return 0,
-        };
-        let failed = waiting.len();
-        for (_, tx) in waiting {
-            let _ = tx.send(outcome());
-        }
-        failed
+        self.table.fail_all(outcome)
     }
 
-    /// Fails every request in flight with `reason`, and every later one at once.
+    /// Ends every request in flight, and refuses every later one, with `reason`.
     pub(crate) fn close_all(&self, reason: &str) {
-        let waiting = match self.table.lock() {
-            Ok(mut table) => {
-                table.closed.get_or_insert_with(|| reason.to_string());
-                std::mem::take(&mut table.waiting)
-            }
-            Err(_) => return,
-        };
-        for (_, tx) in waiting {
-            let _ = tx.send(Outcome::Closed(reason.to_string()));
-        }
+        self.table.close(reason);
+    }
+
+    /// Why the connection closed, once it has.
+    pub(crate) fn closed_reason(&self) -> Option<String> {
+        self.table.closed_reason()
     }
 }
 
@@ -197,7 +165,11 @@ mod tests {
         assert!(pending.forget(first));
         assert!(!pending.complete(&RequestId::Number(first), Outcome::Result(Value::Null)));
         pending.close_all("gone");
-        assert!(matches!(rx2.await, Ok(Outcome::Closed(r)) if r == "gone"));
-        assert_eq!(pending.register().err(), Some("gone".to_string()));
+        assert!(rx2.await.is_err());
+        assert_eq!(pending.closed_reason().as_deref(), Some("gone"));
+        assert_eq!(
+            pending.register().err().map(|closed| closed.reason),
+            Some("gone".to_string())
+        );
     }
 }

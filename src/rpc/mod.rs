@@ -16,11 +16,13 @@ use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use crate::mcp::jsonrpc::ParseError;
 pub use crate::mcp::jsonrpc::{
     ErrorObject, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, Message,
     PARSE_ERROR, RequestId,
 };
 use crate::mcp::transport::lines::{Line, LineReader, Skipped};
+use crate::pending::Waited;
 use pending::Pending;
 
 /// The longest message read (64 MiB: a prompt may embed whole files); a longer line is refused
@@ -144,41 +146,21 @@ impl Peer {
             method,
             Some(params),
         ));
-        let forever = CancellationToken::new();
-        let cancelled = cancel.map_or(&forever, |(token, _)| token);
-        let wait =
-            async {
-                match timeout {
-                    Some(after) => tokio::time::timeout(after, reply).await.map_err(|_| {
-                        RequestError::Timeout {
-                            method: method.to_string(),
-                            after,
-                        }
-                    }),
-                    None => Ok(reply.await),
-                }
-            };
-        let outcome = tokio::select! {
-            outcome = wait => outcome,
-            () = cancelled.cancelled() => {
-                self.pending.forget(id);
+        let token = cancel.map(|(token, _)| token);
+        match self.pending.wait(id, reply, timeout, token).await {
+            Waited::Answer(Ok(result)) => Ok(result),
+            Waited::Answer(Err(error)) => Err(RequestError::Rpc(error)),
+            Waited::Closed => Err(RequestError::Closed(method.to_string())),
+            Waited::TimedOut(after) => Err(RequestError::Timeout {
+                method: method.to_string(),
+                after,
+            }),
+            Waited::Cancelled => {
                 if let Some((_, notification)) = cancel {
                     self.notify(notification, serde_json::json!({ "requestId": id }));
                 }
-                return Err(RequestError::Cancelled(method.to_string()));
+                Err(RequestError::Cancelled(method.to_string()))
             }
-        };
-        let outcome = match outcome {
-            Ok(outcome) => outcome,
-            Err(timeout) => {
-                self.pending.forget(id);
-                return Err(timeout);
-            }
-        };
-        match outcome {
-            Ok(Ok(result)) => Ok(result),
-            Ok(Err(error)) => Err(RequestError::Rpc(error)),
-            Err(_) => Err(RequestError::Closed(method.to_string())),
         }
     }
 
@@ -330,12 +312,11 @@ async fn read_loop(
                 tracing::debug!("rpc: the other side reported: {}", error.message);
             }
             Err(reason) => {
-                let code = if serde_json::from_str::<Value>(&text).is_ok() {
-                    INVALID_REQUEST
-                } else {
-                    PARSE_ERROR
+                let code = match reason {
+                    ParseError::NotJson(_) => PARSE_ERROR,
+                    _ => INVALID_REQUEST,
                 };
-                peer.send(&Message::error(None, code, reason));
+                peer.send(&Message::error(None, code, reason.to_string()));
             }
         }
     }

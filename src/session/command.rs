@@ -3,7 +3,9 @@
 //! here, and every other front end gets it for free.
 
 pub use crate::agent::EndReason;
-use crate::agent::{AgentError, Compaction, RunResult, SessionError};
+use crate::agent::{
+    AgentError, Compaction, RewindError, RewindReport, RewindRequest, RunResult, SessionError,
+};
 use crate::config::PermissionMode;
 use crate::llm::Usage;
 use crate::mcp::McpError;
@@ -40,6 +42,11 @@ pub enum Command {
         rule: String,
         keep: Keep,
     },
+    /// Back to just before a user message: files, conversation or both.
+    Rewind(RewindRequest),
+    /// The conversation goes on in a new session with this one's history (and a copy of its
+    /// checkpoints); the session it was is left as it is.
+    Fork,
     /// SessionEnd hooks, then the MCP servers stop.
     End(EndReason),
 }
@@ -88,6 +95,10 @@ pub enum Reply {
     Kept(Option<String>),
     /// `/permissions remove` found no rule written so.
     NoSuchRule,
+    /// What a rewind put back and what it could not.
+    Rewound(RewindReport),
+    /// The new session's id.
+    Forked(String),
 }
 
 /// A command that could not be carried out; each says what to change.
@@ -113,4 +124,6 @@ pub enum HostError {
     Agent(#[from] AgentError),
     #[error(transparent)]
     Setup(#[from] crate::setup::SetupError),
+    #[error(transparent)]
+    Rewind(#[from] RewindError),
 }

@@ -31,8 +31,9 @@ pub use crate::agent::context::percent_of;
 pub use crate::agent::{
     AgentError, AgentEvent, Approval, ApprovalRequest, Approver, Attached, Compaction,
     ContextUsage, DirectResult, EventSink, HookNotice, IdleNotice, McpAsker, NonInteractive,
-    NoticeDecision, RunEnd, RunResult, SKILL, SessionSummary, SubagentEvent, SubagentKind, TASK,
-    attach_files, cap_middle, session_list,
+    NoticeDecision, RewindError, RewindPoint, RewindReport, RewindRequest, RewindScope, RunEnd,
+    RunResult, SKILL, SessionSummary, SubagentEvent, SubagentKind, TASK, attach_files, cap_middle,
+    parse_rewind, session_list,
 };
 pub use crate::setup::{
     DEFAULT_PRINT_MAX_TURNS, Resume, RunOptions, SetupError, locate, project_root,
@@ -191,6 +192,15 @@ impl Host {
                 Reply::NoSuchRule
             }),
             Command::KeepRule { rule, keep } => self.keep_rule(&rule, keep),
+            Command::Rewind(request) => {
+                let report = self.setup.agent.rewind(request).await?;
+                Ok(Reply::Rewound(report))
+            }
+            Command::Fork => {
+                let id = self.setup.fork()?;
+                self.live.session_is(&id);
+                Ok(Reply::Forked(id))
+            }
             Command::End(reason) => {
                 self.end(reason, io.sink).await;
                 Ok(Reply::Done)

@@ -143,4 +143,15 @@ impl Host {
             .call_tool_directly(id, name, input, io.sink, io.approver, io.cancel)
             .await
     }
+
+    /// The session's user messages, each with what its turn changed (a rewind's picker).
+    /// Blocking while the first look at the folders is still going.
+    pub fn rewind_points(&self) -> Vec<super::RewindPoint> {
+        self.setup.agent.rewind_points()
+    }
+
+    /// How many user messages the session holds (a rewind's numbers count them).
+    pub fn prompt_count(&self) -> usize {
+        self.setup.agent.session().prompts().len()
+    }
 }

@@ -1,4 +1,4 @@
-//! One agent run, assembled: what the session host (`crate::session`, its only caller) drives.
+//! One agent run, assembled: what the session host (its only caller) drives.
 //! [`Setup::prepare`] reads as its steps, one service each: the debug log; the configuration
 //! files (`files.rs`; the project's own only as far as its trust allows); the trust guard, the
 //! run's surface and the sandbox decision, which goes into the one environment every child
@@ -153,7 +153,7 @@ impl Setup {
         self.agent.set_checkpoints(None);
         self.agent.switch_session(session, messages);
         self.agent.restore_children(children);
-        let checkpoints = session::checkpoints_of(&self.settings, &self.paths, &id);
+        let checkpoints = session::checkpoints_of(&self.settings, &self.paths, &id, true);
         self.agent.set_checkpoints(checkpoints);
         Ok(id)
     }
@@ -256,7 +256,8 @@ impl Setup {
             .with_delegation(settings.max_parallel_agents, settings.model_aliases.clone());
         agent.probe_context_window();
         warnings.extend(agent.take_warnings());
-        let checkpoints = session::checkpoints_of(settings, &paths, &agent.session().id);
+        let checkpoints =
+            session::checkpoints_of(settings, &paths, &agent.session().id, interactive);
         agent.set_checkpoints(checkpoints);
         // Started last, once nothing else can fail, so no server is left running on an error.
         let servers = std::mem::take(&mut files.servers);

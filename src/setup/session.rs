@@ -89,11 +89,13 @@ fn resume(resume: &Resume, paths: &Paths) -> Result<Option<Resumed>, SessionErro
 
 /// The checkpoints of this run's session (`None` with settings `checkpoints: false`): the
 /// project root and the writable folders, `LING_HOME` and the temp dir left out. Their first
-/// look starts now, in the background.
+/// look starts now, in the background, when somebody works in the session (`eager`); in a
+/// one-shot run, at its first call that writes.
 pub(super) fn checkpoints_of(
     settings: &Settings,
     paths: &Paths,
     session_id: &str,
+    eager: bool,
 ) -> Option<Checkpoints> {
     if !settings.checkpoints.enabled {
         return None;
@@ -116,6 +118,7 @@ pub(super) fn checkpoints_of(
         roots,
         excluded,
         settings: settings.checkpoints,
+        eager,
     }))
 }
 

@@ -1,9 +1,10 @@
 //! `bash`: runs `bash -c COMMAND` in the project root, in its own session, with stdout and
 //! stderr captured in order through one pipe, the output capped (head and tail kept), and
-//! everything the command started ended on timeout or interrupt. The shell starts without the
-//! API key variable under Ling's supervising trampoline ([`ChildEnv::session_command`]), which
-//! reports how it ended and what it left running in the background; that ends with Ling, even on
-//! SIGKILL, double-forked and `setsid` processes too.
+//! everything the command started ended on timeout or interrupt (its process group:
+//! `bash_group.rs`). The shell starts without the API key variable under Ling's supervising
+//! trampoline ([`ChildEnv::session_command`]), which reports how it ended and what it left
+//! running in the background; that ends with Ling, even on SIGKILL, double-forked and `setsid`
+//! processes too.
 //!
 //! [`ChildEnv::session_command`]: crate::process::ChildEnv::session_command
 
@@ -12,9 +13,7 @@ use std::process::{ExitStatus, Stdio};
 use std::time::Duration;
 
 use async_trait::async_trait;
-use nix::errno::Errno;
-use nix::sys::signal::{Signal, killpg};
-use nix::unistd::Pid;
+use nix::sys::signal::Signal;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
@@ -22,6 +21,7 @@ use tokio::io::AsyncReadExt;
 use tokio::process::Child;
 use tokio::time::Instant;
 
+use super::bash_group::Group;
 use super::output::CappedOutput;
 use super::{
     HostedCommand, ShellHost, Tool, ToolContext, ToolError, ToolKind, ToolOutput, args_schema,
@@ -34,8 +34,6 @@ pub const DEFAULT_TIMEOUT_MS: u64 = 120_000;
 pub const MAX_TIMEOUT_MS: u64 = 600_000;
 /// Characters of output kept (half from the start, half from the end).
 pub const OUTPUT_CAP: usize = 30_000;
-/// How long the group gets to exit after SIGTERM before SIGKILL.
-const KILL_GRACE: Duration = Duration::from_millis(500);
 /// After the shell exits, output still arriving is read this long; a background child that keeps
 /// the pipe open past that is stopped so the call cannot hang.
 const DRAIN_AFTER_EXIT: Duration = Duration::from_millis(250);
@@ -177,10 +175,24 @@ struct Run {
 }
 
 async fn run(command: &str, ctx: &ToolContext, timeout_ms: u64) -> Result<Run, ToolError> {
-    let spawn_error = |e: std::io::Error| ToolError::failed(format!("cannot run bash: {e}"));
     let git_existed = std::fs::symlink_metadata(ctx.root.join(".git")).is_ok();
+    let started = start(command, ctx)?;
+    watch(started, ctx, timeout_ms, git_existed).await
+}
+
+/// The shell started, with the read end of its output and its supervisor's report pipe.
+struct Started {
+    child: Child,
+    output: tokio::net::unix::pipe::Receiver,
+    report: Option<tokio::net::unix::pipe::Receiver>,
+    group: Group,
+}
+
+/// Starts `bash -c command` in the project root, its stdout and stderr on one pipe.
+fn start(command: &str, ctx: &ToolContext) -> Result<Started, ToolError> {
+    let spawn_error = |e: std::io::Error| ToolError::failed(format!("cannot run bash: {e}"));
     // One pipe for both streams keeps stdout and stderr in the order they were written.
-    let (writer, mut reader) = tokio::net::unix::pipe::pipe().map_err(spawn_error)?;
+    let (writer, reader) = tokio::net::unix::pipe::pipe().map_err(spawn_error)?;
     let stdout = writer.into_blocking_fd().map_err(spawn_error)?;
     let stderr = stdout.try_clone().map_err(spawn_error)?;
     // Spawned right here in the tool's async task, on a runtime thread that lives as long as Ling:
@@ -192,20 +204,41 @@ async fn run(command: &str, ctx: &ToolContext, timeout_ms: u64) -> Result<Run, T
         .session_command("bash", ctx.sandbox.as_ref())
         .map_err(ToolError::failed)?;
     let mut cmd = session.command;
-    let mut report_pipe = session.report;
     cmd.arg("-c")
         .arg(command)
         .current_dir(&ctx.root)
         .stdout(Stdio::from(stdout))
         .stderr(Stdio::from(stderr));
-    let mut child = ctx.child_env.spawn(&mut cmd).map_err(spawn_error)?;
+    let child = ctx.child_env.spawn(&mut cmd).map_err(spawn_error)?;
     // The command holds our copies of the write ends; they must close for the readers to see EOF.
     drop(cmd);
     let pid = child
         .id()
         .ok_or_else(|| ToolError::failed("bash exited before it started"))?;
-    let mut group = Group::new(pid, report_pipe.is_some());
+    let group = Group::new(pid, session.report.is_some());
+    Ok(Started {
+        child,
+        output: reader,
+        report: session.report,
+        group,
+    })
+}
 
+/// Reads the shell's output until it exits and its output ends (or, once it exited, until
+/// [`DRAIN_AFTER_EXIT`] passed: what still holds the pipe is stopped), within `timeout_ms`;
+/// a cancel or the timeout ends its process group.
+async fn watch(
+    started: Started,
+    ctx: &ToolContext,
+    timeout_ms: u64,
+    git_existed: bool,
+) -> Result<Run, ToolError> {
+    let Started {
+        mut child,
+        output: mut reader,
+        report: mut report_pipe,
+        mut group,
+    } = started;
     let deadline = Instant::now() + Duration::from_millis(timeout_ms);
     let mut output = CappedOutput::new(OUTPUT_CAP);
     let mut tail = LastLine::default();
@@ -458,82 +491,6 @@ fn status_line(status: ExitStatus) -> String {
             Err(_) => format!("Killed by signal {signal}"),
         },
         (None, None) => "Exit status unknown".to_string(),
-    }
-}
-
-/// The command's process group (its id is the trampoline's pid). Until released, dropping it
-/// ends the group, so even an abandoned call leaves no processes behind: a supervising
-/// trampoline gets SIGTERM and ends everything below it (SIGKILL would end only the group and
-/// leave what left it), anything else SIGKILL.
-struct Group {
-    pgid: Pid,
-    armed: bool,
-    supervised: bool,
-}
-
-impl Group {
-    fn new(pid: u32, supervised: bool) -> Self {
-        Self {
-            pgid: Pid::from_raw(pid as i32),
-            armed: true,
-            supervised,
-        }
-    }
-
-    fn alive(&self) -> bool {
-        // Signal 0 only probes; EPERM still means the group exists.
-        !matches!(killpg(self.pgid, None), Err(Errno::ESRCH))
-    }
-
-    /// SIGTERM to the whole group, a short grace, then SIGKILL to whatever is left. `child` is
-    /// the trampoline when it has not been reaped yet; reaping it here lets the group disappear.
-    /// A supervisor ends everything below it within its own grace, shorter than this one.
-    async fn terminate(&mut self, mut child: Option<&mut Child>) {
-        // ESRCH (already gone) is the outcome we want anyway.
-        let _ = killpg(self.pgid, Signal::SIGTERM);
-        let grace = if self.supervised {
-            KILL_GRACE * 2
-        } else {
-            KILL_GRACE
-        };
-        let until = Instant::now() + grace;
-        while Instant::now() < until {
-            if let Some(c) = child.as_mut()
-                && matches!(c.try_wait(), Ok(Some(_)))
-            {
-                child = None;
-            }
-            if child.is_none() && !self.alive() {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
-        if self.alive() {
-            let _ = killpg(self.pgid, Signal::SIGKILL);
-        }
-        if let Some(c) = child {
-            // Killed before the trampoline's setsid made the group: the child alone.
-            let _ = c.start_kill();
-            let _ = tokio::time::timeout(KILL_GRACE, c.wait()).await;
-        }
-        self.armed = false;
-    }
-
-    fn release(&mut self) {
-        self.armed = false;
-    }
-}
-
-impl Drop for Group {
-    fn drop(&mut self) {
-        if self.armed {
-            let signal = if self.supervised {
-                Signal::SIGTERM
-            } else {
-                Signal::SIGKILL
-            };
-            let _ = killpg(self.pgid, signal);
-        }
     }
 }
 

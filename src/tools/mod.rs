@@ -268,6 +268,7 @@ impl ToolRegistry {
 }
 
 pub mod bash;
+mod bash_group;
 mod beneath;
 mod builtin;
 pub mod diff;

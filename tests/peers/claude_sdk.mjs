@@ -5,7 +5,9 @@
 //
 // SCENARIO_JSON: {"prompts": ["..."], "options": {...query options...}, "canUseTool": null |
 // {"behavior": "allow" | "deny", ...the answer}, "interruptOnFirstToolUse": bool,
-// "afterFirstTurn": ["mcpServerStatus" | a permission mode to set, ...]}. The options
+// "afterFirstTurn": ["mcpServerStatus" | a permission mode to set, ...], "afterLastTurn":
+// [{"rewindFiles": N, "dryRun": bool}, ...] (N: the prompt, 0 the first, by the uuid its replayed
+// user message came back with; the input stays open until they are done)}. The options
 // get `pathToClaudeCodeExecutable: $LING_BIN`. One JSON line per SDK message
 // (`{"message": ...}`), per canUseTool call (`{"canUseTool": {...}}`), per control call's answer
 // (`{"control": ...}`), then `{"end": "ok"}` or `{"error": "..."}`.
@@ -30,6 +32,9 @@ if (scenario.canUseTool) {
 
 // Several prompts go as one streamed input: each is sent once the previous turn's result came.
 let resultSeen = () => {};
+let q = null;
+// The uuids of the prompts as they came back (`--replay-user-messages`), in order.
+const promptUuids = [];
 async function* prompts() {
   for (const text of scenario.prompts) {
     yield {
@@ -40,15 +45,27 @@ async function* prompts() {
     };
     await new Promise((resolve) => (resultSeen = resolve));
   }
+  for (const call of scenario.afterLastTurn ?? []) {
+    if (call.rewindFiles !== undefined) {
+      const uuid = promptUuids[call.rewindFiles];
+      out({ control: await q.rewindFiles(uuid, { dryRun: call.dryRun ?? false }) });
+    }
+  }
 }
-const prompt = scenario.prompts.length === 1 ? scenario.prompts[0] : prompts();
+const prompt =
+  scenario.prompts.length === 1 && !scenario.afterLastTurn ? scenario.prompts[0] : prompts();
 
 try {
-  const q = query({ prompt, options });
+  q = query({ prompt, options });
   let interrupted = false;
   let controlled = false;
   for await (const message of q) {
     out({ message });
+    const content = message.type === "user" ? message.message?.content : undefined;
+    const typed =
+      typeof content === "string" ||
+      (Array.isArray(content) && content.some((b) => b.type === "text"));
+    if (typed && !message.parent_tool_use_id && message.uuid) promptUuids.push(message.uuid);
     // Between the first turn and the next: the control requests of the scenario.
     if (message.type === "result" && scenario.afterFirstTurn && !controlled) {
       controlled = true;

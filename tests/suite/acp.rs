@@ -716,3 +716,50 @@ fn a_session_of_another_project_is_not_loaded_or_resumed() {
     assert_eq!(t.stop_reasons(), ["end_turn"]);
     assert_eq!(server.requests().len(), 2);
 }
+
+#[test]
+fn rewind_is_offered_as_a_command_and_puts_back_a_prompts_writes() {
+    let project = Project::new();
+    let server = MockServer::start_blocking(vec![
+        Reply::tool_calls(vec![(
+            "call_w",
+            "write_file",
+            json!({"path": "hello.txt", "content": "hello\n"}),
+        )]),
+        Reply::text("done"),
+    ]);
+    let t = run(
+        &project,
+        &server.base_url(),
+        &[],
+        json!({
+            "capabilities": {"fs": false},
+            "steps": [
+                {"op": "new"},
+                {"op": "prompt", "text": "write", "answers": ["allow_always"]},
+                {"op": "prompt", "text": "/rewind 1"},
+            ],
+        }),
+    );
+    let offered = t.updates_of("available_commands_update");
+    let names: Vec<String> = offered
+        .iter()
+        .flat_map(|u| {
+            u["availableCommands"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default()
+        })
+        .filter_map(|c| c["name"].as_str().map(str::to_string))
+        .collect();
+    assert!(names.iter().any(|n| n == "rewind"), "{offered:?}");
+    assert_eq!(t.stop_reasons(), ["end_turn", "end_turn"]);
+    assert!(
+        t.answer().contains("Rewound to just before message 1"),
+        "{}",
+        t.answer()
+    );
+    assert!(!project.file("hello.txt").exists());
+    // The rewind is Ling's: the model was asked only for the first prompt.
+    assert_eq!(server.requests().len(), 2);
+}

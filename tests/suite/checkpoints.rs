@@ -378,12 +378,26 @@ fn sessions_prune_drops_the_oldest_sessions_checkpoints_first() {
         };
         projects.push(project);
         let project = &projects[i];
-        // Both sessions in one LING_HOME.
-        let server = MockServer::start_blocking(vec![Reply::text("ok")]);
+        // Both sessions in one LING_HOME; each writes a file, so its checkpoints are recorded
+        // (a one-shot run looks at its folders only once it writes).
+        let server = MockServer::start_blocking(vec![
+            Reply::tool_calls(vec![(
+                "c1",
+                "write_file",
+                json!({"path": "g.txt", "content": content}),
+            )]),
+            Reply::text("ok"),
+        ]);
         std::fs::write(project.file("f.txt"), content).unwrap();
         let mut cmd = project.command(&server.base_url());
-        cmd.env("LING_HOME", home.path())
-            .args(["-p", "hi", "--output-format", "json"]);
+        cmd.env("LING_HOME", home.path()).args([
+            "-p",
+            "hi",
+            "--output-format",
+            "json",
+            "--permission-mode",
+            "accept-edits",
+        ]);
         ids.push(session_id(&project::run(cmd)));
     }
     let sessions = home.path().join("sessions");
@@ -432,4 +446,34 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
         }
     }
     out
+}
+
+#[test]
+fn a_one_shot_run_that_writes_nothing_looks_at_no_folder() {
+    let project = Project::new();
+    std::fs::write(project.file("f.txt"), "kept\n").unwrap();
+    let server = MockServer::start_blocking(vec![
+        Reply::tool_calls(vec![("c1", "read_file", json!({"path": "f.txt"}))]),
+        Reply::text("ok"),
+    ]);
+    let mut cmd = project.command(&server.base_url());
+    cmd.args(["-p", "read it"]);
+    let out = project::run(cmd);
+    assert_eq!(out.code, Some(0), "{out:?}");
+    // The negative: the same run writing a file records its checkpoints.
+    let checkpoints = project.home.path().join("checkpoints");
+    assert!(!checkpoints.exists(), "{:?}", walk(&checkpoints));
+    let server = MockServer::start_blocking(vec![
+        Reply::tool_calls(vec![(
+            "c1",
+            "write_file",
+            json!({"path": "g.txt", "content": "new\n"}),
+        )]),
+        Reply::text("ok"),
+    ]);
+    let mut cmd = project.command(&server.base_url());
+    cmd.args(["-p", "write it", "--permission-mode", "accept-edits"]);
+    let out = project::run(cmd);
+    assert_eq!(out.code, Some(0), "{out:?}");
+    assert!(checkpoints.exists());
 }

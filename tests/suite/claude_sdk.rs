@@ -403,3 +403,63 @@ fn query_options_reach_ling_through_flags_and_initialize() {
         "{tool_result}"
     );
 }
+
+#[test]
+fn rewind_files_puts_the_files_back_as_before_a_message() {
+    let project = Project::new();
+    let server = MockServer::start_blocking(vec![
+        Reply::tool_calls(vec![(
+            "w1",
+            "write_file",
+            json!({"path": "notes.txt", "content": "first\n"}),
+        )]),
+        Reply::text("wrote it"),
+        Reply::tool_calls(vec![(
+            "w2",
+            "edit_file",
+            json!({"path": "notes.txt", "old_string": "first", "new_string": "second"}),
+        )]),
+        Reply::text("changed it"),
+    ]);
+    let lines = sdk(
+        &project,
+        &server,
+        json!({
+            "prompts": ["write the notes", "change them"],
+            "options": {
+                "permissionMode": "acceptEdits",
+                "enableFileCheckpointing": true,
+                "extraArgs": {"replay-user-messages": null},
+            },
+            "afterLastTurn": [
+                {"rewindFiles": 1, "dryRun": true},
+                {"rewindFiles": 1},
+                {"rewindFiles": 0},
+            ],
+        }),
+    );
+    let controls: Vec<&Value> = lines.iter().filter_map(|l| l.get("control")).collect();
+    assert_eq!(controls.len(), 3, "{lines:?}");
+    // The dry run says what it would put back and changes nothing.
+    assert_eq!(controls[0]["canRewind"], json!(true), "{controls:?}");
+    assert_eq!(
+        controls[0]["filesChanged"],
+        json!(["notes.txt"]),
+        "{controls:?}"
+    );
+    assert_eq!(controls[1]["canRewind"], json!(true), "{controls:?}");
+    assert_eq!(
+        controls[1]["filesChanged"],
+        json!(["notes.txt"]),
+        "{controls:?}"
+    );
+    assert_eq!(
+        controls[2]["filesChanged"],
+        json!(["notes.txt"]),
+        "{controls:?}"
+    );
+    assert!(
+        !project.file("notes.txt").exists(),
+        "before the first message there was no notes.txt"
+    );
+}

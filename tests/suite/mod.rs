@@ -55,6 +55,7 @@ mod repl_input;
 mod repl_mcp;
 mod repl_mcp_flood;
 mod repl_render;
+mod repl_rewind;
 mod repl_status;
 mod repl_work;
 pub mod sandbox_bash;

@@ -28,7 +28,7 @@ pub const FILE_LIMIT: usize = 64 * 1024;
 /// The most extension files one folder may bring; more are left out with a warning.
 const MAX_FILES: usize = 1000;
 /// The REPL's own commands: no custom command may take one of these names.
-pub const RESERVED_COMMANDS: [&str; 22] = [
+pub const RESERVED_COMMANDS: [&str; 24] = [
     "help",
     "tools",
     "hooks",
@@ -51,6 +51,8 @@ pub const RESERVED_COMMANDS: [&str; 22] = [
     "skills",
     "commands",
     "theme",
+    "rewind",
+    "fork",
 ];
 
 /// Where a definition came from.

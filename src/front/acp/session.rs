@@ -9,10 +9,11 @@ use std::rc::Rc;
 use std::sync::{Arc, Mutex};
 
 use agent_client_protocol_schema::v1::{
-    ConfigOptionUpdate, ContentBlock, CurrentModeUpdate, LoadSessionResponse, McpServer,
-    NewSessionResponse, NoticeSeverity, SessionConfigOption, SessionConfigOptionCategory,
-    SessionConfigOptionValue, SessionConfigSelectOption, SessionMode, SessionModeState,
-    SessionUpdate, SetSessionConfigOptionResponse, StopReason,
+    AvailableCommand, AvailableCommandInput, AvailableCommandsUpdate, ConfigOptionUpdate,
+    ContentBlock, CurrentModeUpdate, LoadSessionResponse, McpServer, NewSessionResponse,
+    NoticeSeverity, SessionConfigOption, SessionConfigOptionCategory, SessionConfigOptionValue,
+    SessionConfigSelectOption, SessionMode, SessionModeState, SessionUpdate,
+    SetSessionConfigOptionResponse, StopReason, UnstructuredCommandInput,
 };
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
@@ -239,6 +240,11 @@ impl AcpSession {
     pub(super) fn opened(self: &Rc<Self>) {
         for notice in std::mem::take(&mut lock(&self.state).notices) {
             self.sink.notice(NoticeSeverity::Warning, &notice, None);
+        }
+        if let Ok(host) = self.host.try_lock() {
+            self.sink.send(SessionUpdate::AvailableCommandsUpdate(
+                AvailableCommandsUpdate::new(commands(&host)),
+            ));
         }
         let session = self.clone();
         tokio::task::spawn_local(async move {
@@ -496,6 +502,33 @@ impl AcpSession {
             let _ = std::fs::remove_file(file);
         }
     }
+}
+
+/// The slash commands a prompt may start with: `/rewind`, and the project's and the user's
+/// custom commands (both run by the session as a prompt).
+fn commands(host: &Host) -> Vec<AvailableCommand> {
+    let mut commands = vec![
+        AvailableCommand::new(
+            "rewind",
+            "Go back to just before a user message: files and conversation, or one of them",
+        )
+        .input(AvailableCommandInput::Unstructured(
+            UnstructuredCommandInput::new("N [code|conversation] (N: the message, 1 the first)"),
+        )),
+    ];
+    for command in &host.extensions().commands {
+        let mut available = AvailableCommand::new(
+            command.name.clone(),
+            command.description.lines().next().unwrap_or("").to_string(),
+        );
+        if let Some(hint) = &command.argument_hint {
+            available = available.input(AvailableCommandInput::Unstructured(
+                UnstructuredCommandInput::new(hint.clone()),
+            ));
+        }
+        commands.push(available);
+    }
+    commands
 }
 
 /// The editor's files, terminals and MCP questions, for the session to use.

@@ -3,28 +3,25 @@
 //! and the permission prompt built on it (`--permission-prompt-tool stdio`): a call that needs
 //! approval is a `can_use_tool` request, answered by the SDK's `canUseTool` callback.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use async_trait::async_trait;
 use serde_json::{Value, json};
-use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
 use crate::front::print::claude::claude_name;
 use crate::front::print::json_line;
 use crate::hooks::claude::{to_ling_update, with_claude_fields};
+use crate::pending::{Pending, Waited};
 use crate::session::{Approval, ApprovalRequest, Approver};
 
 /// What came back for a request: the `response` of a success, or the `error`.
 type Answer = Result<Value, String>;
 
-/// Requests waiting for their answer.
+/// Requests waiting for their answer, by `request_id`.
 #[derive(Default)]
 pub struct Control {
-    pending: Mutex<HashMap<String, oneshot::Sender<Answer>>>,
-    /// Set once stdin is closed: no answer can come any more.
-    closed: Mutex<bool>,
+    pending: Pending<String, Answer>,
 }
 
 impl Control {
@@ -32,16 +29,14 @@ impl Control {
     /// `cancel` fired first (the driver is told with a `control_cancel_request`).
     pub async fn request(&self, request: Value, cancel: &CancellationToken) -> Option<Answer> {
         let id = uuid::Uuid::new_v4().simple().to_string();
-        let (tx, rx) = oneshot::channel();
-        if *lock(&self.closed) {
+        let Ok(answer) = self.pending.register(id.clone()) else {
             return Some(Err("stdin is closed, so nobody can answer".into()));
-        }
-        lock(&self.pending).insert(id.clone(), tx);
+        };
         json_line(&json!({"type": "control_request", "request_id": id, "request": request}));
-        tokio::select! {
-            answer = rx => Some(answer.unwrap_or_else(|_| Err("stdin closed before the answer came".into()))),
-            () = cancel.cancelled() => {
-                lock(&self.pending).remove(&id);
+        match self.pending.wait(&id, answer, None, Some(cancel)).await {
+            Waited::Answer(answer) => Some(answer),
+            Waited::Closed => Some(Err("stdin closed before the answer came".into())),
+            Waited::Cancelled | Waited::TimedOut(_) => {
                 json_line(&json!({"type": "control_cancel_request", "request_id": id}));
                 None
             }
@@ -54,9 +49,6 @@ impl Control {
         let Some(id) = response.get("request_id").and_then(Value::as_str) else {
             return;
         };
-        let Some(tx) = lock(&self.pending).remove(id) else {
-            return;
-        };
         let answer = match response.get("subtype").and_then(Value::as_str) {
             Some("success") => Ok(response.get("response").cloned().unwrap_or(Value::Null)),
             _ => Err(response
@@ -65,15 +57,12 @@ impl Control {
                 .unwrap_or("the request failed")
                 .to_string()),
         };
-        let _ = tx.send(answer);
+        self.pending.complete(&id.to_string(), answer);
     }
 
     /// Stdin ended: every request waiting fails, and later ones fail at once.
     pub fn close(&self) {
-        *lock(&self.closed) = true;
-        for (_, tx) in lock(&self.pending).drain() {
-            let _ = tx.send(Err("stdin closed before the answer came".into()));
-        }
+        self.pending.close("stdin closed");
     }
 }
 
@@ -184,12 +173,6 @@ fn read_answer(tool: &str, sent: &Value, answer: &Value) -> Approval {
     }
 }
 
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -252,7 +235,7 @@ mod tests {
         };
         // The id is only on stdout; deliver to whatever waits.
         let id = loop {
-            if let Some(id) = lock(&control.pending).keys().next().cloned() {
+            if let Some(id) = control.pending.ids().pop() {
                 break id;
             }
             tokio::task::yield_now().await;

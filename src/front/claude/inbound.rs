@@ -24,6 +24,12 @@ pub(super) enum Inbound {
         id: String,
         init: Box<Initialize>,
     },
+    /// `rewind_files`: between turns, as it changes the files.
+    RewindFiles {
+        id: String,
+        user_message_id: String,
+        dry_run: bool,
+    },
     /// The prompt, and the message it came in.
     Prompt(String, Value),
     End,
@@ -93,6 +99,17 @@ pub(super) async fn read_stdin(
                     Ok(Request::Initialize(init)) => {
                         let _ = tx.send(Inbound::Initialize { id, init });
                     }
+                    Ok(Request::RewindFiles {
+                        user_message_id: Some(user_message_id),
+                        dry_run,
+                    }) => {
+                        let dry_run = dry_run.unwrap_or(false);
+                        let _ = tx.send(Inbound::RewindFiles {
+                            id,
+                            user_message_id,
+                            dry_run,
+                        });
+                    }
                     Ok(request) => handle_control(&shared, &id, request),
                     Err(why) => respond(&id, Err(why)),
                 }
@@ -123,6 +140,9 @@ fn handle_control(shared: &Arc<Shared>, id: &str, request: Request) {
     let id = id.to_string();
     match request {
         Request::Initialize(_) => {}
+        Request::RewindFiles { .. } => {
+            respond(&id, Err("rewind_files needs a `user_message_id`".into()));
+        }
         Request::Interrupt => {
             live.interrupt();
             answer(&id, Ok(Empty {}));

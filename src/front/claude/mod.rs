@@ -20,14 +20,14 @@ mod wire;
 
 use self::control::{Control, StdioApprover, answer, respond};
 use self::inbound::{Inbound, Shared, read_stdin};
-use self::wire::{Initialize, InitializeAnswer, ModelInfo};
+use self::wire::{Initialize, InitializeAnswer, ModelInfo, RewindFilesAnswer};
 use crate::config::Paths;
 use crate::front::print::claude::{ClaudeStream, init_message, mcp_servers};
 use crate::front::print::ending::{Ending, ResultFacts, claude_result};
 use crate::front::print::run::report_failed_servers;
 use crate::session::{
     AgentEvent, Approver, Command, EndReason, EventSink, Host, Io, Live, NonInteractive, Reply,
-    Start,
+    RewindRequest, RewindScope, Start,
 };
 use crate::session::{RunOptions, SetupError};
 use crate::trust::ProjectConfig;
@@ -89,6 +89,7 @@ pub async fn run(
     };
     let mut session = Session {
         host,
+        messages: Vec::new(),
         control,
         shared,
         options: stream_options,
@@ -125,6 +126,8 @@ fn apply_initialize(init: &Initialize, options: &mut RunOptions) {
 
 struct Session {
     host: Host,
+    /// The uuid of each user message this run sent, with its number in the session.
+    messages: Vec<(String, usize)>,
     control: Arc<Control>,
     shared: Arc<Shared>,
     options: StreamOptions,
@@ -156,6 +159,37 @@ impl Session {
                 mcp_servers_applied: init.mcp_servers.as_ref().map(|_| true),
             }),
         );
+    }
+
+    /// `rewindFiles(userMessageId, {dryRun})`: the files back as they were before that
+    /// message (the conversation stays), answered in the SDK's `RewindFilesResult` shape.
+    async fn rewind_files(&mut self, id: &str, uuid: &str, dry_run: bool, stream: &ClaudeStream) {
+        let Some(&(_, to)) = self.messages.iter().find(|(known, _)| known == uuid) else {
+            answer(
+                id,
+                Ok(RewindFilesAnswer::refused(format!(
+                    "no user message {uuid} was sent in this run (its uuid comes back with \
+                     --replay-user-messages)"
+                ))),
+            );
+            return;
+        };
+        let request = RewindRequest {
+            to,
+            scope: RewindScope::Code,
+            force: false,
+            dry_run,
+        };
+        let cancel = CancellationToken::new();
+        let io = Io::unattended(stream, &cancel);
+        let reply = match self.host.submit(Command::Rewind(request), &io).await {
+            Ok(Reply::Rewound(report)) => {
+                RewindFilesAnswer::of(&report, &self.host.paths().project_root)
+            }
+            Ok(_) => RewindFilesAnswer::refused("the rewind did not run".into()),
+            Err(e) => RewindFilesAnswer::refused(e.to_string()),
+        };
+        answer(id, Ok(reply));
     }
 
     async fn serve(
@@ -206,20 +240,35 @@ impl Session {
             };
             match next {
                 Some(Inbound::Prompt(prompt, message)) => {
+                    let uuid = message
+                        .get("uuid")
+                        .and_then(serde_json::Value::as_str)
+                        .map_or_else(crate::front::print::claude::messages::uuid, str::to_string);
                     if self.options.replay_user_messages {
                         let mut echo = message;
                         echo["session_id"] = json!(stream.session_id());
-                        if echo.get("uuid").is_none() {
-                            echo["uuid"] = json!(crate::front::print::claude::messages::uuid());
-                        }
+                        echo["uuid"] = json!(uuid);
                         stream.write(&echo);
                     }
+                    let before = self.host.prompt_count();
                     self.turn(&prompt, &stream, &cancel).await;
+                    // The message's number, for `rewindFiles(uuid)`.
+                    if self.host.prompt_count() > before {
+                        self.messages.push((uuid, before + 1));
+                    }
                     if cancel.is_cancelled() {
                         break;
                     }
                 }
                 Some(Inbound::Initialize { id, init }) => self.answer_initialize(&id, &init),
+                Some(Inbound::RewindFiles {
+                    id,
+                    user_message_id,
+                    dry_run,
+                }) => {
+                    self.rewind_files(&id, &user_message_id, dry_run, &stream)
+                        .await
+                }
                 Some(Inbound::End) | None => break,
             }
         }

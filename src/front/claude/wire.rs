@@ -31,6 +31,12 @@ pub enum Request {
         server_name: Option<String>,
         enabled: Option<bool>,
     },
+    /// The Agent SDK's `rewindFiles(userMessageId, {dryRun})`.
+    RewindFiles {
+        user_message_id: Option<String>,
+        #[serde(default)]
+        dry_run: Option<bool>,
+    },
 }
 
 impl Request {
@@ -174,6 +180,42 @@ pub struct ServerInfo {
     pub version: String,
 }
 
+/// The answer to `rewind_files`: the SDK's `RewindFilesResult`.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RewindFilesAnswer {
+    pub can_rewind: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub files_changed: Option<Vec<String>>,
+}
+
+impl RewindFilesAnswer {
+    pub fn refused(error: String) -> Self {
+        Self {
+            can_rewind: false,
+            error: Some(error),
+            files_changed: None,
+        }
+    }
+
+    /// What a rewind did: the files it put back (or would), relative to `root`; an error
+    /// when something was left behind.
+    pub fn of(report: &crate::session::RewindReport, root: &std::path::Path) -> Self {
+        let shown = |p: &std::path::Path| p.strip_prefix(root).unwrap_or(p).display().to_string();
+        let files_changed = report
+            .files
+            .as_ref()
+            .map(|f| f.restored.iter().map(|r| shown(&r.path)).collect());
+        Self {
+            can_rewind: report.files.is_some(),
+            error: report.left_behind(),
+            files_changed,
+        }
+    }
+}
+
 /// An answer without fields (`{}`).
 #[derive(Debug, Serialize)]
 pub struct Empty {}
@@ -243,8 +285,8 @@ mod tests {
             Ok(Request::McpToggle { server_name: Some(name), enabled: Some(false) }) if name == "db"
         ));
         assert_eq!(
-            Request::parse(&json!({"subtype": "rewind_files"})).unwrap_err(),
-            "Unsupported control request subtype: rewind_files"
+            Request::parse(&json!({"subtype": "seed_read_state"})).unwrap_err(),
+            "Unsupported control request subtype: seed_read_state"
         );
     }
 

@@ -403,6 +403,31 @@ mod tests {
             .collect()
     }
 
+    /// What the user sees of the three kinds of question, pinned: a change to it shows up in
+    /// review.
+    #[test]
+    fn the_approval_frames_as_the_user_sees_them() {
+        let mut edit = request(
+            json!({"path": "src/a.rs", "old_string": "x", "new_string": "y"}),
+            Some("--- src/a.rs\n+++ src/a.rs\n@@ -1 +1 @@\n-let x = 1;\n+let y = 1;"),
+        );
+        edit.tool = "edit_file".into();
+        edit.session_rule = "edit_file(src/a.rs)".into();
+        edit.reason = Some("src/a.rs is outside the accept-edits rules".into());
+        let mut mcp = request(json!({"sql": "SELECT 1", "limit": 5}), None);
+        mcp.tool = "mcp__db__query".into();
+        mcp.session_rule = "mcp__db__query".into();
+        let long = request(
+            json!({"command": format!("cargo test --workspace {}&& git push", "--features x ".repeat(8))}),
+            None,
+        );
+        let frames: Vec<String> = [edit, mcp, long]
+            .iter()
+            .map(|r| shown(r, 72).join("\n"))
+            .collect();
+        insta::assert_snapshot!(frames.join("\n\n"));
+    }
+
     #[test]
     fn the_question_is_a_framed_block_with_a_title_and_numbered_choices() {
         let rows = shown(&request(json!({"command": "ls"}), None), 80);

@@ -16,6 +16,8 @@ use crate::ui::style::Style;
 const INIT_PROMPT: &str = include_str!("../../prompts/init.md");
 
 pub(super) enum Flow {
+    /// Back at the prompt with this text already typed (a rewound message).
+    Prefill(String),
     Continue,
     Exit,
     /// An MCP prompt command expanded into this user message.
@@ -49,6 +51,12 @@ pub(super) async fn slash_command(
         }
         Slash::Context => super::context::context(host, style).await,
         Slash::Resume(id) => super::context::resume(host, &id, style, ui).await,
+        Slash::Rewind(args) => {
+            if let Some(prompt) = super::rewind::rewind(host, &args, style, ui).await {
+                return Flow::Prefill(prompt);
+            }
+        }
+        Slash::Fork => super::rewind::fork(host, style, ui).await,
         Slash::Mode(name) => super::session_commands::mode(host, name.as_deref(), style, ui).await,
         Slash::Status => super::session_commands::status(host, style).await,
         Slash::Cost => super::session_commands::cost_report(host, style),

@@ -36,6 +36,8 @@ pub struct ReplHelper {
     runtime: tokio::runtime::Handle,
     /// Set by Shift-Tab: the line being edited, to be restored after the mode changes.
     pub cycle: Arc<Mutex<Option<String>>>,
+    /// Esc at an empty prompt, twice: `/rewind`.
+    escapes: Arc<Mutex<Escapes>>,
     /// Bracketed pastes of the line being edited.
     pastes: Arc<Mutex<Pastes>>,
 }
@@ -65,6 +67,7 @@ impl ReplHelper {
             model_config: Mutex::new(model_config),
             runtime: tokio::runtime::Handle::current(),
             cycle: Arc::new(Mutex::new(None)),
+            escapes: Arc::default(),
             pastes: Arc::default(),
         }
     }
@@ -76,6 +79,18 @@ impl ReplHelper {
             KeyEvent(KeyCode::BackTab, Modifiers::NONE),
             EventHandler::Conditional(Box::new(CycleMode(cycle))),
         );
+        // Esc Esc at an empty prompt opens `/rewind`, as in Claude Code (two Esc keys read
+        // together come as Alt-Esc).
+        let escapes = editor
+            .helper()
+            .map(|h| h.escapes.clone())
+            .unwrap_or_default();
+        for modifiers in [Modifiers::NONE, Modifiers::ALT] {
+            editor.bind_sequence(
+                KeyEvent(KeyCode::Esc, modifiers),
+                EventHandler::Conditional(Box::new(EscTwice(escapes.clone()))),
+            );
+        }
         // rustyline inserts a bracketed paste whole and shows it; these take the paste key by
         // key instead, so that a block of several lines shows as one placeholder.
         let pastes = editor
@@ -108,6 +123,12 @@ impl ReplHelper {
             }
         }
         line
+    }
+
+    /// Whether Esc Esc at an empty prompt is why the editor returned.
+    pub fn take_rewind(&self) -> bool {
+        let mut escapes = self.escapes.lock().unwrap_or_else(|e| e.into_inner());
+        std::mem::take(&mut escapes.asked)
     }
 
     /// Takes the line saved by Shift-Tab, if that is why the editor returned.
@@ -265,6 +286,26 @@ impl rustyline::Prompt for ModePrompt {
 
     fn styled(&self) -> &str {
         &self.styled
+    }
+}
+
+/// Esc Esc at an empty prompt asks for `/rewind`. The line editor (emacs keys) waits after an
+/// Esc for the key it begins (Alt-x is Esc x), so Esc Esc comes as one Esc event, a lone Esc
+/// as nothing until the next key.
+#[derive(Default)]
+struct Escapes {
+    asked: bool,
+}
+
+struct EscTwice(Arc<Mutex<Escapes>>);
+
+impl ConditionalEventHandler for EscTwice {
+    fn handle(&self, _: &Event, _: RepeatCount, _: bool, ctx: &EventContext) -> Option<Cmd> {
+        if !ctx.line().is_empty() {
+            return None;
+        }
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).asked = true;
+        Some(Cmd::Interrupt)
     }
 }
 

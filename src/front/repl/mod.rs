@@ -11,6 +11,7 @@ mod line_editor;
 mod mcp_dialogs;
 mod mcp_status;
 mod prompt;
+mod rewind;
 mod screen;
 mod session_commands;
 mod session_diff;
@@ -94,6 +95,10 @@ pub async fn run(
             let slash = slash::parse(&line, |line| host.is_custom_command(line));
             match slash_command(&mut host, slash, style, &ui).await {
                 Flow::Continue => continue,
+                Flow::Prefill(text) => {
+                    input.typed = text;
+                    continue;
+                }
                 Flow::Exit => break,
                 Flow::Send(prompt) => prompt,
             }
@@ -185,6 +190,10 @@ impl Input {
                     Some(helper) => helper.expand_pastes(line),
                     None => line,
                 })
+            }
+            // Esc Esc at an empty prompt.
+            Err(ReadlineError::Interrupted) if helper.is_some_and(ReplHelper::take_rewind) => {
+                Read::Line("/rewind".into())
             }
             Err(ReadlineError::Interrupted)
                 if let Some(line) = helper.and_then(ReplHelper::take_cycle) =>

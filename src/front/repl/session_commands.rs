@@ -4,7 +4,7 @@
 
 use crate::config::PermissionMode;
 use crate::llm::Usage;
-use crate::session::{Command, EventSink, Host};
+use crate::session::{Command, EventSink, Host, Status};
 use crate::term;
 use crate::ui::output::stdout_line;
 use crate::ui::style::Style;
@@ -132,7 +132,31 @@ pub fn cost_report(host: &Host, style: Style) {
 
 /// `/status`: what this session runs with (the session's one status value).
 pub async fn status(host: &mut Host, style: Style) {
-    let now = host.status();
+    let usage = host.context_usage().await;
+    let facts = StatusFacts {
+        api: host.settings().api.as_str(),
+        base_url: crate::redact::url(&host.settings().base_url),
+        sandbox: host.sandbox().clone(),
+        context: (usage.used, usage.window, usage.percent()),
+        log: host.paths().display(&host.paths().logs_dir()).into_owned(),
+    };
+    for (name, value) in status_rows(&host.status(), &facts) {
+        stdout_line(term!["  ", style.bold(&format!("{name:<12}")), " ", value]);
+    }
+}
+
+/// What `/status` shows besides the status value.
+pub struct StatusFacts {
+    pub api: &'static str,
+    pub base_url: String,
+    pub sandbox: crate::process::sandbox::Decision,
+    /// Tokens used, the window, the percentage.
+    pub context: (u64, u64, u64),
+    pub log: String,
+}
+
+/// `/status`'s rows: a name and its value.
+pub fn status_rows(now: &Status, facts: &StatusFacts) -> Vec<(&'static str, String)> {
     let servers: Vec<String> = now
         .servers
         .iter()
@@ -141,20 +165,21 @@ pub async fn status(host: &mut Host, style: Style) {
             format!("{} ({state}, {} tools)", s.name, s.tools)
         })
         .collect();
-    let usage = host.context_usage().await;
-    let context = format!(
-        "{} of {} tokens ({}%)",
-        tokens(usage.used),
-        tokens(usage.window),
-        usage.percent()
-    );
-    let rows = [
-        ("model", now.model.clone()),
-        ("API", host.settings().api.as_str().to_string()),
-        ("base URL", crate::redact::url(&host.settings().base_url)),
+    let (used, window, percent) = facts.context;
+    let mut model = now.model.clone();
+    if let Some(next) = &now.pending_model {
+        model.push_str(&format!(" (next request: {next})"));
+    }
+    vec![
+        ("model", model),
+        ("API", facts.api.to_string()),
+        ("base URL", facts.base_url.clone()),
         ("mode", now.mode.as_str().to_string()),
-        ("sandbox", super::status::sandbox(host.sandbox(), now.mode)),
-        ("context", context),
+        ("sandbox", super::status::sandbox(&facts.sandbox, now.mode)),
+        (
+            "context",
+            format!("{} of {} tokens ({percent}%)", tokens(used), tokens(window)),
+        ),
         (
             "MCP servers",
             if servers.is_empty() {
@@ -164,19 +189,56 @@ pub async fn status(host: &mut Host, style: Style) {
             },
         ),
         ("session", now.session_id.clone()),
-        (
-            "log",
-            host.paths().display(&host.paths().logs_dir()).into_owned(),
-        ),
-    ];
-    for (name, value) in rows {
-        stdout_line(term!["  ", style.bold(&format!("{name:<12}")), " ", value]);
-    }
+        ("trust", now.trust.as_str().to_string()),
+        ("log", facts.log.clone()),
+    ]
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `/status` as the user sees it, pinned.
+    #[test]
+    fn status_as_the_user_sees_it() {
+        use crate::config::{PermissionMode, SandboxMode};
+        use crate::mcp::{ServerState, ServerStatus};
+        let mut sandbox = crate::process::sandbox::Decision::off();
+        sandbox.mode = SandboxMode::WorkspaceWrite;
+        sandbox.network = false;
+        let server = |name: &str, state: ServerState, tools: usize| ServerStatus {
+            name: name.into(),
+            transport: "stdio",
+            state,
+            tools,
+            server_info: None,
+        };
+        let now = Status {
+            mode: PermissionMode::Plan,
+            model: "gpt-4o".into(),
+            pending_model: Some("gpt-4.1".into()),
+            sandbox: sandbox.effective(PermissionMode::Plan),
+            servers: vec![
+                server("db", ServerState::Connected, 3),
+                server("web", ServerState::Failed("exited with 1".into()), 0),
+            ],
+            session_id: "3f2a".into(),
+            trust: crate::trust::TrustStatus::Trusted,
+            project_root: "/p".into(),
+        };
+        let facts = StatusFacts {
+            api: "chat",
+            base_url: "https://api.openai.com/v1".into(),
+            sandbox,
+            context: (12_345, 128_000, 9),
+            log: "~/.ling/logs".into(),
+        };
+        let rows: Vec<String> = status_rows(&now, &facts)
+            .into_iter()
+            .map(|(name, value)| format!("{name:<12} {value}"))
+            .collect();
+        insta::assert_snapshot!(rows.join("\n"));
+    }
     use crate::config::Price;
 
     #[test]

@@ -49,6 +49,14 @@ pub const COMMANDS: &[(&str, &str)] = &[
         "continue another session of this project (a picker), or /resume ID",
     ),
     (
+        "/rewind",
+        "go back to before a message: code, conversation or both (a picker; also Esc Esc), or /rewind N [code|conversation]",
+    ),
+    (
+        "/fork",
+        "go on in a new session with this conversation; this one is left as it is",
+    ),
+    (
         "/theme",
         "show the colours of code, or set them with /theme dark|light|auto",
     ),
@@ -80,6 +88,9 @@ pub enum Slash {
     Context,
     /// `/resume` (the picker: empty) or `/resume ID`.
     Resume(String),
+    /// `/rewind` (the picker: empty) or `/rewind N [code|conversation] [--force]`.
+    Rewind(String),
+    Fork,
     /// `/theme` (`None`: show it), or the setting asked for.
     Theme(Option<ThemeSetting>),
     /// `/theme` with a word it does not know.
@@ -135,6 +146,8 @@ pub fn parse(line: &str, custom: impl Fn(&str) -> bool) -> Slash {
         "/compact" => Slash::Compact(rest.to_string()),
         "/context" => Slash::Context,
         "/resume" => Slash::Resume(rest.to_string()),
+        "/rewind" => Slash::Rewind(rest.to_string()),
+        "/fork" => Slash::Fork,
         "/theme" => match ThemeSetting::parse(rest) {
             Some(setting) => Slash::Theme(Some(setting)),
             None if rest.is_empty() => Slash::Theme(None),

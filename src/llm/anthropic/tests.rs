@@ -6,9 +6,9 @@ use serde_json::{Value, json};
 
 use super::*;
 use crate::llm::LlmConfig;
-use crate::llm::sse::SseDecoder;
 use crate::llm::stream::StreamError;
 use crate::llm::types::{Completion, FinishReason, StreamEvent, ToolCall, ToolSpec, Usage};
+use crate::sse::SseDecoder;
 
 /// `event: NAME` / `data: JSON` pairs, as the API writes them.
 fn events(list: &[Value]) -> String {

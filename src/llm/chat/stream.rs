@@ -290,8 +290,8 @@ fn parse_finish_reason(reason: &str) -> FinishReason {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::llm::sse::SseDecoder;
     use crate::llm::types::ToolCall;
+    use crate::sse::SseDecoder;
     use pretty_assertions::assert_eq;
 
     /// Runs raw body bytes, fed in the given pieces, through the decoder and the assembler.

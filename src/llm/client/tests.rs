@@ -1,6 +1,10 @@
 //! The model client's own checks: its config from settings, the preflight, URL checks.
 
 use super::*;
+use std::time::Duration;
+
+use crate::config::Settings;
+use crate::llm::config::DEFAULT_RETRY_BASE_DELAY;
 
 #[test]
 fn the_defaults_are_the_settings_defaults() {

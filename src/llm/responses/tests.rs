@@ -7,9 +7,9 @@ use serde_json::{Value, json};
 use super::*;
 use crate::config::ReasoningEffort;
 use crate::llm::LlmConfig;
-use crate::llm::sse::SseDecoder;
 use crate::llm::stream::StreamError;
 use crate::llm::types::{Completion, FinishReason, StreamEvent, ToolCall, ToolSpec, Usage};
+use crate::sse::SseDecoder;
 
 fn events(list: &[Value]) -> String {
     list.iter()

@@ -2,10 +2,11 @@
 //! 2026-07-28 additions) has it. The Streamable HTTP transport sends [`OAuth::bearer`] with
 //! every request and hands each refused one to [`refused::answer`], the one place that decides
 //! what a `401`/`403` leads to: a refreshed token, a login, or (one step-up) a login asking for
-//! more scopes, after which the transport sends the request again. A login is discovery (`discovery.rs`), a client identity
-//! (`registration.rs`), the authorization code flow with PKCE and `resource` (`grant.rs`) and
-//! the user's consent through the browser and a loopback listener (`redirect.rs`); the tokens
-//! are kept per server URL in `LING_HOME/credentials/` (`store.rs`).
+//! more scopes, after which the transport sends the request again. A login (`login.rs`) is
+//! discovery (`discovery.rs`), a client identity (`registration.rs`), the authorization code flow
+//! with PKCE and `resource` (`grant.rs`) and the user's consent through the browser and a
+//! loopback listener (`redirect.rs`); the tokens are kept per server URL in
+//! `LING_HOME/credentials/` (`store.rs`).
 //!
 //! Whether a login may happen is the caller's choice ([`Login`]): `ling -p` and servers starting
 //! in the background never ask the user; they end with [`AuthError::NeedsLogin`] and the server
@@ -16,6 +17,7 @@ mod challenge;
 mod discovery;
 mod error;
 mod grant;
+mod login;
 mod redirect;
 pub mod refused;
 mod registration;
@@ -267,201 +269,6 @@ impl OAuth {
         }
     }
 
-    /// A full login with `scope`, if this run may ask the user.
-    async fn authorize(
-        &self,
-        state: &mut State,
-        challenge: &Challenge,
-        scope: Option<String>,
-    ) -> Result<(), AuthError> {
-        let needs_user = matches!(
-            self.settings.grant_type.as_deref(),
-            None | Some("authorization_code")
-        );
-        if needs_user && matches!(self.login, Login::Never) {
-            let message = format!(
-                "MCP server {:?} needs a login: run `ling mcp login {}` (or `/mcp login {}` in \
-                 the REPL)",
-                self.server, self.server, self.server
-            );
-            if let Ok(mut needs) = self.needs_login.lock() {
-                *needs = Some(message.clone());
-            }
-            return Err(AuthError::NeedsLogin(message));
-        }
-        let discovered = self.discovered(state, challenge).await?.clone();
-        match self.settings.grant_type.as_deref() {
-            None | Some("authorization_code") => {}
-            Some(_) => return self.grant_without_user(state, &discovered, scope).await,
-        }
-        let pkce = discovered
-            .server
-            .code_challenge_methods_supported
-            .as_ref()
-            .is_some_and(|m| m.iter().any(|m| m == "S256"));
-        if !pkce {
-            return Err(AuthError::Discovery {
-                url: self.shown_url(),
-                reason: format!(
-                    "the authorization server {} does not advertise PKCE S256 \
-                     (code_challenge_methods_supported), which MCP requires",
-                    discovered.issuer
-                ),
-            });
-        }
-        let listener = match &self.login {
-            Login::Browser { .. } => {
-                Some(redirect::Listener::bind(self.settings.callback_port).await?)
-            }
-            _ => None,
-        };
-        let redirect_uri = match &listener {
-            Some(listener) => listener.redirect_uri().to_string(),
-            None => format!(
-                "http://127.0.0.1:{}/callback",
-                self.settings.callback_port.unwrap_or(8765)
-            ),
-        };
-        let client = registration::client_identity(
-            &self.http,
-            &discovered,
-            &self.settings,
-            state.credentials.client.as_ref(),
-            &redirect_uri,
-            self.timeout,
-        )
-        .await?;
-        let flow = grant::authorization(&client, &discovered, &redirect_uri, scope.as_deref())?;
-        let callback = match (&self.login, listener) {
-            (Login::Browser { show, timeout }, Some(listener)) => {
-                show(flow.url.as_str());
-                listener.wait(&flow.state, *timeout).await?
-            }
-            _ => {
-                let http = auth_client(self.timeout, false)?;
-                redirect::follow_headless(&http, &flow.url, self.timeout).await?
-            }
-        };
-        if let Some(error) = &callback.error {
-            return Err(AuthError::Authorization(format!(
-                "the authorization server answered {error}{}",
-                callback
-                    .error_description
-                    .as_deref()
-                    .map(|d| format!(": {d}"))
-                    .unwrap_or_default()
-            )));
-        }
-        if callback.state.as_deref() != Some(flow.state.as_str()) {
-            return Err(AuthError::Authorization(
-                "the redirect's state does not match the login's; start the login again".into(),
-            ));
-        }
-        check_issuer(&discovered, callback.iss.as_deref())?;
-        let Some(code) = callback.code else {
-            return Err(AuthError::Authorization(
-                "the redirect carries no authorization code".into(),
-            ));
-        };
-        let mut tokens = grant::exchange_code(
-            &self.http,
-            &client,
-            &discovered,
-            &redirect_uri,
-            code,
-            flow.verifier,
-            self.timeout,
-        )
-        .await?;
-        if tokens.scope.is_none() {
-            tokens.scope = scope;
-        }
-        if let Ok(mut needs) = self.needs_login.lock() {
-            *needs = None;
-        }
-        self.keep(state, Some(client), tokens)
-    }
-
-    /// The grants without a user (`client_credentials`, `cross_app_access`): the token comes
-    /// straight from the token endpoint, so this works in `ling -p` too.
-    async fn grant_without_user(
-        &self,
-        state: &mut State,
-        discovered: &Discovered,
-        scope: Option<String>,
-    ) -> Result<(), AuthError> {
-        let settings = &self.settings;
-        let grant = settings.grant_type.as_deref().unwrap_or_default();
-        let Some(client_id) = settings.client_id.clone() else {
-            return Err(AuthError::Registration {
-                issuer: discovered.issuer.clone(),
-                reason: format!(
-                    "grantType {grant:?} needs the client registered beforehand: give the \
-                     server's entry \"oauth\": {{\"clientId\": ...}}"
-                ),
-            });
-        };
-        let has_secret = settings.client_secret.is_some();
-        let client = store::ClientRegistration {
-            issuer: discovered.issuer.clone(),
-            auth_method: registration::auth_method(discovered, has_secret, None),
-            client_id,
-            client_secret: settings.client_secret.clone(),
-            redirect_uri: None,
-        };
-        let tokens = match grant {
-            "client_credentials" => {
-                let assertion = match &settings.private_key {
-                    Some(pem) => Some(assertion::client_assertion(
-                        &client.client_id,
-                        &discovered.issuer,
-                        pem,
-                        settings.signing_algorithm.as_deref(),
-                    )?),
-                    None => None,
-                };
-                grant::client_credentials(
-                    &self.http,
-                    &client,
-                    discovered,
-                    scope.as_deref(),
-                    assertion,
-                    self.timeout,
-                )
-                .await?
-            }
-            "cross_app_access" => {
-                let Some(idp) = &settings.idp else {
-                    return Err(AuthError::Registration {
-                        issuer: discovered.issuer.clone(),
-                        reason: "grantType \"cross_app_access\" needs \"idp\": \
-                                 {\"tokenEndpoint\", \"clientId\", \"idToken\"}"
-                            .into(),
-                    });
-                };
-                grant::cross_app_access(
-                    &self.http,
-                    &client,
-                    discovered,
-                    idp,
-                    scope.as_deref(),
-                    self.timeout,
-                )
-                .await?
-            }
-            other => {
-                return Err(AuthError::Registration {
-                    issuer: discovered.issuer.clone(),
-                    reason: format!(
-                        "unknown oauth.grantType {other:?}; use \"authorization_code\", \
-                         \"client_credentials\" or \"cross_app_access\""
-                    ),
-                });
-            }
-        };
-        self.keep(state, Some(client), tokens)
-    }
-
     fn keep(
         &self,
         state: &mut State,
@@ -527,31 +334,6 @@ impl OAuth {
     }
 }
 
-/// RFC 9207 (required by 2026-07-28): an `iss` in the redirect must be the issuer discovered,
-/// and a server that promises one must send it.
-fn check_issuer(discovered: &Discovered, iss: Option<&str>) -> Result<(), AuthError> {
-    match iss {
-        // Compared exactly, as RFC 9207 §2.4 says: no case folding, no trailing-slash or
-        // percent-encoding normalisation.
-        Some(iss) if iss != discovered.issuer => Err(AuthError::Authorization(format!(
-            "the redirect names issuer {iss:?}, not {:?}, the authorization server Ling \
-                 asked (a mix-up attack?); the code was not used",
-            discovered.issuer
-        ))),
-        None if discovered
-            .server
-            .authorization_response_iss_parameter_supported =>
-        {
-            Err(AuthError::Authorization(
-                "the authorization server promises an `iss` in its redirect but sent none; the \
-                 code was not used"
-                    .into(),
-            ))
-        }
-        _ => Ok(()),
-    }
-}
-
 /// An HTTP client for the authorization server: Ling's redirect policy, or no redirects at all
 /// (the headless login reads the redirect itself).
 fn auth_client(timeout: Duration, follow: bool) -> Result<reqwest::Client, AuthError> {
@@ -564,29 +346,4 @@ fn auth_client(timeout: Duration, follow: bool) -> Result<reqwest::Client, AuthE
             crate::error_chain::error_chain(&e)
         ))
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::discovery::ServerMetadata;
-    use super::*;
-
-    #[test]
-    fn issuer_in_the_redirect_must_match() {
-        let mut discovered = Discovered {
-            resource: "https://r".into(),
-            resource_metadata: None,
-            issuer: "https://as.example/t1".into(),
-            server: ServerMetadata::default(),
-        };
-        assert!(check_issuer(&discovered, Some("https://as.example/t1")).is_ok());
-        assert!(check_issuer(&discovered, Some("https://as.example/t1/")).is_err());
-        assert!(check_issuer(&discovered, None).is_ok());
-        let error = check_issuer(&discovered, Some("https://evil.example")).unwrap_err();
-        assert!(error.to_string().contains("mix-up"), "{error}");
-        discovered
-            .server
-            .authorization_response_iss_parameter_supported = true;
-        assert!(check_issuer(&discovered, None).is_err());
-    }
 }

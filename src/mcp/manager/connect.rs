@@ -89,7 +89,7 @@ impl McpManager {
                 limit.as_secs_f64()
             ))
         };
-        let auth = self.oauth_for(slot)?;
+        let auth = self.oauth_for(slot).map_err(|e| e.to_string())?;
         if let Ok(mut current) = slot.auth.lock() {
             current.clone_from(&auth);
         }

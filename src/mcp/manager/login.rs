@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use super::{McpManager, Slot};
 use crate::config::mcp::TransportConfig;
-use crate::mcp::auth::{CredentialStore, Login, OAuth};
+use crate::mcp::auth::{AuthError, CredentialStore, Login, OAuth};
 use crate::mcp::error::McpError;
 
 impl McpManager {
@@ -64,7 +64,7 @@ impl McpManager {
 
     /// The OAuth state for a Streamable HTTP server (none when its `headers` already carry an
     /// `Authorization`: the configured token wins).
-    pub(super) fn oauth_for(&self, slot: &Slot) -> Result<Option<Arc<OAuth>>, String> {
+    pub(super) fn oauth_for(&self, slot: &Slot) -> Result<Option<Arc<OAuth>>, AuthError> {
         let TransportConfig::Http { url, headers } = &slot.config.transport else {
             return Ok(None);
         };
@@ -89,7 +89,6 @@ impl McpManager {
             timeout,
         )
         .map(|auth| Some(Arc::new(auth)))
-        .map_err(|e| e.to_string())
     }
 }
 

@@ -10,10 +10,10 @@ use std::time::Duration;
 use futures::StreamExt;
 use tokio::sync::oneshot;
 
-use super::http::Shared;
 use super::http_common::{self, Failure};
-use super::sse_parse::SseParser;
+use super::http_session::Shared;
 use crate::mcp::jsonrpc::{Message, RequestId};
+use crate::sse::SseDecoder;
 
 /// The wait before resuming when the server gave no `retry`.
 const DEFAULT_RETRY: Duration = Duration::from_secs(1);
@@ -90,7 +90,7 @@ impl Reader {
 /// Reads one reply to its end (and resumes it when it was cut short).
 pub(crate) async fn read(shared: Arc<Shared>, response: reqwest::Response, mut reader: Reader) {
     if http_common::is_event_stream(&response) {
-        let mut parser = SseParser::new();
+        let mut parser = SseDecoder::with_limit(MAX_MESSAGE);
         if read_events(&shared, response, &mut parser, &mut reader).await {
             resume(&shared, parser, reader).await;
         }
@@ -167,17 +167,24 @@ fn too_large(shared: &Shared) -> String {
 async fn read_events(
     shared: &Shared,
     response: reqwest::Response,
-    parser: &mut SseParser,
+    parser: &mut SseDecoder,
     reader: &mut Reader,
 ) -> bool {
     let mut body = response.bytes_stream();
     // A stream that breaks is handled like one that ends: resumed if its response is missing.
     while let Some(Ok(chunk)) = body.next().await {
-        if parser.buffered() + chunk.len() > MAX_MESSAGE {
+        // Checked before feeding: an event cannot even start to grow past the limit. The
+        // decoder holds to the same limit.
+        let fed = if parser.buffered() + chunk.len() > MAX_MESSAGE {
+            None
+        } else {
+            parser.feed(&chunk).ok()
+        };
+        let Some(events) = fed else {
             reader.fail(shared, too_large(shared));
             return false;
-        }
-        for event in parser.feed(&chunk) {
+        };
+        for event in events {
             // Priming events carry an id and no data; other event types are not MCP messages.
             if event.data.trim().is_empty() || event.kind() != "message" {
                 continue;
@@ -190,7 +197,7 @@ async fn read_events(
     true
 }
 
-async fn resume(shared: &Shared, mut parser: SseParser, mut reader: Reader) {
+async fn resume(shared: &Shared, mut parser: SseDecoder, mut reader: Reader) {
     for _ in 0..RESUME_ATTEMPTS {
         if reader.pending(shared).is_none() {
             return;

@@ -3,6 +3,7 @@
 //! requests, so transports know nothing of ids or methods beyond what their wire needs.
 
 pub mod stdio;
+mod stdio_output;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -121,9 +122,9 @@ pub struct Connection {
 pub mod http;
 mod http_common;
 mod http_reply;
+mod http_session;
 pub(crate) mod lines;
 pub mod sse;
-mod sse_parse;
 
 /// Connects to one configured server with the transport its config names. For HTTP and SSE the
 /// startup timeout bounds the connection attempts. A stdio server starts with `child_env`; a

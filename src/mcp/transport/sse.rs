@@ -14,9 +14,9 @@ use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
 use super::http_common::{self, ACCEPT_BOTH, ACCEPT_SSE};
-use super::sse_parse::SseParser;
 use super::{Connection, Transport, TransportError, TransportEvent};
 use crate::mcp::jsonrpc::Message;
+use crate::sse::SseDecoder;
 
 /// Opens the GET stream at `url` and waits (at most `timeout`) for its `endpoint` event.
 pub async fn connect(
@@ -59,9 +59,9 @@ pub async fn connect(
     });
     let endpoint = match tokio::time::timeout(timeout, endpoint_rx).await {
         Ok(Ok(Ok(endpoint))) => endpoint,
-        Ok(Ok(Err(reason))) => {
+        Ok(Ok(Err(refused))) => {
             cancel.cancel();
-            return Err(TransportError::Http(reason));
+            return Err(TransportError::Http(refused.to_string()));
         }
         Ok(Err(_)) => {
             cancel.cancel();
@@ -106,10 +106,10 @@ async fn read_stream(
     response: reqwest::Response,
     url: Url,
     events: mpsc::Sender<TransportEvent>,
-    endpoint: oneshot::Sender<Result<Url, String>>,
+    endpoint: oneshot::Sender<Result<Url, EndpointError>>,
 ) {
     let mut endpoint = Some(endpoint);
-    let mut parser = SseParser::new();
+    let mut parser = SseDecoder::new();
     let mut body = response.bytes_stream();
     let end = loop {
         let chunk = match body.next().await {
@@ -122,7 +122,12 @@ async fn read_stream(
             }
             None => break "the server closed the SSE stream".to_string(),
         };
-        for event in parser.feed(&chunk) {
+        // The legacy transport sets no limit, so feeding never fails.
+        let decoded = match parser.feed(&chunk) {
+            Ok(decoded) => decoded,
+            Err(e) => break e.to_string(),
+        };
+        for event in decoded {
             match event.kind() {
                 "endpoint" => {
                     if let Some(tx) = endpoint.take() {
@@ -145,19 +150,41 @@ async fn read_stream(
     let _ = events.send(TransportEvent::Closed { reason }).await;
 }
 
+/// Why the `endpoint` event cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+enum EndpointError {
+    #[error("the MCP server at {server} sent an invalid endpoint {endpoint:?}: {reason}")]
+    Invalid {
+        server: String,
+        endpoint: String,
+        reason: String,
+    },
+    #[error(
+        "the MCP server at {server} sent endpoint {endpoint}, on another origin; refusing to \
+         send messages (and headers) there"
+    )]
+    OtherOrigin { server: String, endpoint: String },
+}
+
 /// The endpoint may be relative; it must stay on the server's origin, since the configured
 /// headers (tokens) are sent to it.
-fn resolve_endpoint(url: &Url, endpoint: &str) -> Result<Url, String> {
-    let shown = http_common::shown(url);
-    let resolved = url.join(endpoint).map_err(|e| {
-        format!("the MCP server at {shown} sent an invalid endpoint {endpoint:?}: {e}")
-    })?;
+fn resolve_endpoint(url: &Url, endpoint: &str) -> Result<Url, EndpointError> {
+    let server = http_common::shown(url);
+    let resolved = match url.join(endpoint) {
+        Ok(resolved) => resolved,
+        Err(e) => {
+            return Err(EndpointError::Invalid {
+                server,
+                endpoint: endpoint.to_string(),
+                reason: e.to_string(),
+            });
+        }
+    };
     if resolved.origin() != url.origin() {
-        return Err(format!(
-            "the MCP server at {shown} sent endpoint {}, on another origin; refusing to send \
-             messages (and headers) there",
-            http_common::shown(&resolved)
-        ));
+        return Err(EndpointError::OtherOrigin {
+            server,
+            endpoint: http_common::shown(&resolved),
+        });
     }
     Ok(resolved)
 }

@@ -1,8 +1,7 @@
 //! The stdio transport: the server is a child process in its own process group, spoken to with
-//! one JSON message per line. Lines are bounded ([`MAX_LINE`]): a longer one is skipped as it
-//! streams by, never buffered whole; lines that are not JSON-RPC are logged and skipped. stderr is
-//! drained into the server's log (its tail kept for error reports). A write that blocks too long
-//! or is abandoned halfway kills the server. Shutdown closes stdin, waits a short grace
+//! one JSON message per line. Reading what it writes (stdout as messages, bounded by
+//! [`MAX_LINE`]; stderr into its log) is `stdio_output.rs`. A write that blocks too long or is
+//! abandoned halfway kills the server. Shutdown closes stdin, waits a short grace
 //! (`SHUTDOWN_GRACE`, 100 ms), then SIGTERMs and finally SIGKILLs the group, and ends whatever
 //! the server left running in it. The server starts without the API key variable unless its own
 //! `env` passes it, and dies with Ling, even on SIGKILL ([`ChildEnv::tied_command`]).
@@ -17,12 +16,12 @@ use std::time::Duration;
 use async_trait::async_trait;
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
-use tokio::io::{AsyncBufRead, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncWriteExt, BufReader};
 use tokio::process::ChildStdin;
 use tokio::sync::{Mutex, mpsc, watch};
 
-use super::lines::{Line, LineReader, Skipped};
-use super::{Connection, Transport, TransportError, TransportEvent};
+use super::stdio_output::{drain_stderr, read_stdout};
+use super::{Connection, Transport, TransportError};
 use crate::config::code_check::{CodeCheck, hardened_env};
 use crate::mcp::jsonrpc::Message;
 use crate::mcp::log::ServerLog;
@@ -30,10 +29,8 @@ use crate::process::ChildEnv;
 use crate::process::lookup::check_program;
 use crate::process::sandbox::Policy;
 
-/// The longest line accepted from a server's stdout (16 MiB). Longer ones are skipped, and the
-/// call they answer fails at once ([`TransportEvent::Oversized`]).
-pub const MAX_LINE: usize = 16 * 1024 * 1024;
-const MIB: f64 = (1 << 20) as f64;
+pub use super::stdio_output::MAX_LINE;
+
 /// How long a server may take to exit once its stdin is closed before it gets SIGTERM. Well
 /// behaved servers exit within milliseconds of stdin closing; some (server-everything once roots
 /// are declared) keep timers alive and only go on SIGTERM, so this grace is short: it is what a
@@ -45,15 +42,11 @@ const TERM_WAIT: Duration = Duration::from_millis(500);
 /// How long a server may take to exit on SIGTERM in a prompt shutdown
 /// ([`super::Shutdown::Prompt`]) before it gets SIGKILL.
 const PROMPT_TERM_WAIT: Duration = Duration::from_millis(50);
-/// How long the reader waits for the exit status once stdout closed, for the close report.
-const EXIT_REPORT_WAIT: Duration = Duration::from_secs(1);
 /// How long one write to the server's stdin may block. A server reads what it is sent at once;
 /// one that does not for this long has stopped reading and is killed.
 const WRITE_LIMIT: Duration = Duration::from_secs(30);
 /// How often [`end_group`] checks whether the process group is empty.
 const GROUP_POLL: Duration = Duration::from_millis(20);
-/// How much of a skipped line the log shows.
-const LOGGED_PREFIX: usize = 200;
 
 /// What to start: the entry's program, arguments, environment (added to `child_env`'s) and
 /// folder, and the check of the files it runs, whose hardening it gets (`PYTHONSAFEPATH=1`,
@@ -66,6 +59,16 @@ pub struct Start<'a> {
     pub code: Option<&'a CodeCheck>,
 }
 
+impl Start<'_> {
+    fn cannot_start(&self, source: std::io::Error) -> TransportError {
+        TransportError::Spawn {
+            command: self.command.to_string(),
+            cwd: self.cwd.to_path_buf(),
+            source,
+        }
+    }
+}
+
 /// Starts the server and connects to it.
 pub async fn spawn(
     start: &Start<'_>,
@@ -73,6 +76,63 @@ pub async fn spawn(
     child_env: &ChildEnv,
     sandbox: Option<&Policy>,
 ) -> Result<Connection, TransportError> {
+    let Start { command, args, .. } = *start;
+    let mut cmd = server_command(start, child_env, sandbox)?;
+    // Spawned in this async task, on a runtime thread that lives as long as Ling: the
+    // parent-death signal follows the spawning thread, so never move this to a blocking one.
+    let mut child = child_env
+        .spawn(&mut cmd)
+        .map_err(|e| start.cannot_start(e))?;
+    let pid = child.id().and_then(|id| i32::try_from(id).ok());
+    let (Some(stdin), Some(stdout), Some(stderr)) =
+        (child.stdin.take(), child.stdout.take(), child.stderr.take())
+    else {
+        return Err(TransportError::Pipes(command.to_string()));
+    };
+    log.line(
+        "ling",
+        &format!("started `{command}` {args:?} (pid {pid:?})"),
+    );
+
+    let (exit_tx, exit_rx) = watch::channel(None::<String>);
+    tokio::spawn(async move {
+        let status = match child.wait().await {
+            Ok(status) => status.to_string(),
+            Err(e) => format!("unknown status ({e})"),
+        };
+        let _ = exit_tx.send(Some(status));
+    });
+    let stderr_done = drain_stderr(stderr, log.clone());
+    let (events_tx, events_rx) = mpsc::channel(256);
+    tokio::spawn(read_stdout(
+        BufReader::with_capacity(64 * 1024, stdout),
+        events_tx,
+        log.clone(),
+        command.to_string(),
+        exit_rx.clone(),
+        stderr_done,
+    ));
+
+    let transport = StdioTransport {
+        stdin: Mutex::new(Some(stdin)),
+        pid,
+        exited: exit_rx,
+        log,
+    };
+    Ok(Connection {
+        transport: Arc::new(transport),
+        events: events_rx,
+    })
+}
+
+/// The server's command: its program found (outside the sandbox never on a `PATH` folder a
+/// sandboxed command writes) and checked, in the sandbox when its entry asks, with the hardened
+/// environment plus its own, in its folder, its stdio piped and in a process group of its own.
+fn server_command(
+    start: &Start<'_>,
+    child_env: &ChildEnv,
+    sandbox: Option<&Policy>,
+) -> Result<tokio::process::Command, TransportError> {
     let Start {
         command,
         args,
@@ -80,25 +140,19 @@ pub async fn spawn(
         cwd,
         code,
     } = *start;
-    let cannot_start = |source: std::io::Error| TransportError::Spawn {
-        command: command.to_string(),
-        cwd: cwd.to_path_buf(),
-        source,
-    };
     // The server's own `PATH`, else the one children get.
     let own_path = env
         .iter()
         .rev()
         .find(|(name, _)| name == "PATH")
         .map(|(_, value)| std::ffi::OsString::from(value));
-    // Spawned in this async task, on a runtime thread that lives as long as Ling: the
-    // parent-death signal follows the spawning thread, so never move this to a blocking one.
     let mut cmd = match sandbox {
         Some(policy) => {
             if child_env.is_tied() {
                 // Through the trampoline a missing program would only show as an exit status 127.
                 let path = own_path.clone().or_else(|| std::env::var_os("PATH"));
-                check_program(command.as_ref(), path.as_deref(), cwd).map_err(cannot_start)?;
+                check_program(command.as_ref(), path.as_deref(), cwd)
+                    .map_err(|e| start.cannot_start(e))?;
             }
             child_env
                 .sandboxed_command(command, policy)
@@ -108,9 +162,9 @@ pub async fn spawn(
             // Outside the sandbox: never a program a sandboxed command could have put on PATH.
             let program = child_env
                 .find_outside(command.as_ref(), own_path.as_deref())
-                .map_err(cannot_start)?;
+                .map_err(|e| start.cannot_start(e))?;
             if child_env.is_tied() {
-                check_program(program.as_os_str(), None, cwd).map_err(cannot_start)?;
+                check_program(program.as_os_str(), None, cwd).map_err(|e| start.cannot_start(e))?;
             }
             child_env
                 .tied_command(program)
@@ -137,63 +191,7 @@ pub async fn spawn(
         // everything it started (npx → node, sh -c → ...).
         .process_group(0)
         .kill_on_drop(true);
-    let mut child = child_env.spawn(&mut cmd).map_err(cannot_start)?;
-    let pid = child.id().and_then(|id| i32::try_from(id).ok());
-    let (Some(stdin), Some(stdout), Some(stderr)) =
-        (child.stdin.take(), child.stdout.take(), child.stderr.take())
-    else {
-        return Err(TransportError::Pipes(command.to_string()));
-    };
-    log.line(
-        "ling",
-        &format!("started `{command}` {args:?} (pid {pid:?})"),
-    );
-
-    let (exit_tx, exit_rx) = watch::channel(None::<String>);
-    tokio::spawn(async move {
-        let status = match child.wait().await {
-            Ok(status) => status.to_string(),
-            Err(e) => format!("unknown status ({e})"),
-        };
-        let _ = exit_tx.send(Some(status));
-    });
-
-    let (stderr_done_tx, stderr_done_rx) = watch::channel(false);
-    let stderr_log = log.clone();
-    tokio::spawn(async move {
-        let mut lines = LineReader::with_limit(BufReader::new(stderr), MAX_LINE);
-        while let Ok(Some(line)) = lines.next_line().await {
-            match line {
-                Line::Text(bytes) => stderr_log.stderr(String::from_utf8_lossy(&bytes).trim_end()),
-                Line::TooLong(skipped) => stderr_log.line(
-                    "ling",
-                    &format!("skipped a {}-byte stderr line", skipped.len),
-                ),
-            }
-        }
-        let _ = stderr_done_tx.send(true);
-    });
-
-    let (events_tx, events_rx) = mpsc::channel(256);
-    tokio::spawn(read_stdout(
-        BufReader::with_capacity(64 * 1024, stdout),
-        events_tx,
-        log.clone(),
-        command.to_string(),
-        exit_rx.clone(),
-        stderr_done_rx,
-    ));
-
-    let transport = StdioTransport {
-        stdin: Mutex::new(Some(stdin)),
-        pid,
-        exited: exit_rx,
-        log,
-    };
-    Ok(Connection {
-        transport: Arc::new(transport),
-        events: events_rx,
-    })
+    Ok(cmd)
 }
 
 struct StdioTransport {
@@ -335,81 +333,6 @@ impl Drop for StuckWrite<'_> {
     }
 }
 
-async fn read_stdout<R: AsyncBufRead + Unpin>(
-    reader: R,
-    events: mpsc::Sender<TransportEvent>,
-    log: Arc<ServerLog>,
-    command: String,
-    mut exited: watch::Receiver<Option<String>>,
-    mut stderr_done: watch::Receiver<bool>,
-) {
-    let mut lines = LineReader::with_limit(reader, MAX_LINE);
-    loop {
-        match lines.next_line().await {
-            Ok(Some(Line::Text(bytes))) => {
-                let text = String::from_utf8_lossy(&bytes);
-                let text = text.trim();
-                if text.is_empty() {
-                    continue;
-                }
-                match Message::parse(text) {
-                    Ok(message) => {
-                        if events.send(TransportEvent::Message(message)).await.is_err() {
-                            return;
-                        }
-                    }
-                    Err(e) => {
-                        let shown: String = text.chars().take(LOGGED_PREFIX).collect();
-                        log.line("ling", &format!("skipped a stdout line ({e}): {shown}"));
-                    }
-                }
-            }
-            Ok(Some(Line::TooLong(skipped))) => {
-                let message = format!(
-                    "{:.1} MiB, over the {} MiB limit of one stdio message",
-                    skipped.len as f64 / MIB,
-                    MAX_LINE / (1 << 20)
-                );
-                let skipped_line =
-                    format!("skipped a {}-byte stdout line ({message})", skipped.len);
-                log.line("ling", &skipped_line);
-                let id = match skipped.kind() {
-                    Skipped::Reply(id) => Some(id),
-                    Skipped::UnknownReply => None,
-                    // Nothing of Ling's waits for it.
-                    Skipped::ServerMessage | Skipped::NotJsonRpc => continue,
-                };
-                let event = TransportEvent::Oversized { id, message };
-                if events.send(event).await.is_err() {
-                    return;
-                }
-            }
-            Ok(None) => break,
-            Err(e) => {
-                log.line("ling", &format!("cannot read the server's stdout: {e}"));
-                break;
-            }
-        }
-    }
-    // stdout is closed: the server is exiting. Wait briefly for its status and last stderr lines
-    // so the report says why.
-    let status = tokio::time::timeout(EXIT_REPORT_WAIT, exited.wait_for(|s| s.is_some()))
-        .await
-        .ok()
-        .and_then(|s| s.ok().and_then(|s| s.clone()));
-    let _ = tokio::time::timeout(Duration::from_millis(500), stderr_done.wait_for(|d| *d)).await;
-    let reason = match status {
-        Some(status) => format!("the server `{command}` exited ({status})"),
-        None => format!("the server `{command}` closed its stdout"),
-    };
-    log.line("ling", &reason);
-    let _ = events
-        .send(TransportEvent::Closed {
-            reason: log.with_tail(&reason),
-        })
-        .await;
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -441,167 +364,5 @@ mod tests {
                 cwd.display()
             )
         );
-    }
-}
-
-/// Properties of reading a server's stdout: lines come out the same however the pipe hands
-/// them over, and of any mix of lines exactly the JSON-RPC messages are passed on, in order.
-#[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::expect_used)]
-mod properties {
-    use std::collections::VecDeque;
-    use std::pin::Pin;
-    use std::task::{Context, Poll};
-
-    use proptest::prelude::*;
-    use tokio::io::{AsyncRead, ReadBuf};
-
-    use super::*;
-    use crate::mcp::jsonrpc::properties::message;
-    use crate::test_support::split_at_cuts;
-
-    /// A pipe that hands the stream over in the given (non-empty) pieces, one per read.
-    struct Pieces(VecDeque<Vec<u8>>);
-
-    impl Pieces {
-        fn new(bytes: &[u8], cuts: &[usize]) -> Self {
-            let pieces = split_at_cuts(bytes, cuts).into_iter();
-            // An empty read is the end of the stream.
-            Self(
-                pieces
-                    .filter(|p| !p.is_empty())
-                    .map(<[u8]>::to_vec)
-                    .collect(),
-            )
-        }
-    }
-
-    impl AsyncRead for Pieces {
-        fn poll_read(
-            mut self: Pin<&mut Self>,
-            _: &mut Context<'_>,
-            buf: &mut ReadBuf<'_>,
-        ) -> Poll<std::io::Result<()>> {
-            if let Some(mut piece) = self.0.pop_front() {
-                let n = piece.len().min(buf.remaining());
-                buf.put_slice(&piece[..n]);
-                if n < piece.len() {
-                    let rest = piece.split_off(n);
-                    self.0.push_front(rest);
-                }
-            }
-            Poll::Ready(Ok(()))
-        }
-    }
-
-    fn runtime() -> tokio::runtime::Runtime {
-        tokio::runtime::Builder::new_current_thread()
-            .enable_time()
-            .build()
-            .unwrap()
-    }
-
-    /// What the reader must give: the pieces between newlines (a last one only if not empty),
-    /// each longer than `limit` as its length.
-    fn expected_lines(bytes: &[u8], limit: usize) -> Vec<Result<Vec<u8>, usize>> {
-        let mut lines: Vec<&[u8]> = bytes.split(|&b| b == b'\n').collect();
-        if lines.last().is_some_and(|l| l.is_empty()) {
-            lines.pop();
-        }
-        let line = |l: &[u8]| match l.len() > limit {
-            true => Err(l.len()),
-            false => Ok(l.to_vec()),
-        };
-        lines.into_iter().map(line).collect()
-    }
-
-    fn line_bytes() -> impl Strategy<Value = Vec<u8>> {
-        let token = prop_oneof![
-            Just(b"\n".to_vec()),
-            Just(b"\r\n".to_vec()),
-            Just(b"{}".to_vec()),
-            proptest::collection::vec(any::<u8>(), 1..12),
-        ];
-        proptest::collection::vec(token, 0..32).prop_map(|t| t.concat())
-    }
-
-    /// A line a misbehaving server may print: no `{`, so never a message.
-    fn garbage() -> impl Strategy<Value = Vec<u8>> {
-        let byte = any::<u8>().prop_filter("no newline or brace", |b| !b"\n{".contains(b));
-        proptest::collection::vec(byte, 0..24)
-    }
-
-    proptest! {
-        #![proptest_config(ProptestConfig::with_cases(128))]
-
-        #[test]
-        fn lines_are_the_same_however_the_pipe_splits_them(
-            bytes in line_bytes(),
-            cuts in proptest::collection::vec(any::<usize>(), 0..16),
-            capacity in 1..32usize,
-            limit in 0..24usize,
-        ) {
-            let reader = BufReader::with_capacity(capacity, Pieces::new(&bytes, &cuts));
-            let mut lines = LineReader::with_limit(reader, limit);
-            let got = runtime().block_on(async {
-                let mut got = Vec::new();
-                while let Some(line) = lines.next_line().await.unwrap() {
-                    got.push(match line {
-                        Line::Text(text) => Ok(text),
-                        Line::TooLong(skipped) => Err(skipped.len),
-                    });
-                }
-                got
-            });
-            prop_assert_eq!(got, expected_lines(&bytes, limit));
-        }
-
-        #[test]
-        fn exactly_the_messages_among_the_lines_are_passed_on(
-            lines in proptest::collection::vec(
-                prop_oneof![
-                    message().prop_map(Ok),
-                    garbage().prop_map(Err),
-                ],
-                0..12,
-            ),
-            crlf in any::<bool>(),
-            cuts in proptest::collection::vec(any::<usize>(), 0..16),
-        ) {
-            let mut stdout = Vec::new();
-            for line in &lines {
-                match line {
-                    Ok(message) => stdout.extend(message.to_line().into_bytes()),
-                    Err(garbage) => stdout.extend(garbage),
-                }
-                stdout.extend(if crlf { &b"\r\n"[..] } else { b"\n" });
-            }
-            let reader = BufReader::with_capacity(64, Pieces::new(&stdout, &cuts));
-            let (tx, mut rx) = mpsc::channel(lines.len() + 1);
-            let (_exit_tx, exited) = watch::channel(Some("exit status: 0".to_string()));
-            let (_done_tx, stderr_done) = watch::channel(true);
-            let log = Arc::new(ServerLog::discard());
-            let events = runtime().block_on(async {
-                read_stdout(reader, tx, log, "server".into(), exited, stderr_done).await;
-                let mut events = Vec::new();
-                while let Some(event) = rx.recv().await {
-                    events.push(event);
-                }
-                events
-            });
-            let (last, messages) = events.split_last().unwrap();
-            let closed = matches!(last, TransportEvent::Closed { .. });
-            prop_assert!(closed, "the last event is not Closed");
-            let messages: Vec<&Message> = messages
-                .iter()
-                .map(|event| match event {
-                    TransportEvent::Message(message) => message,
-                    TransportEvent::Closed { .. } => panic!("closed twice"),
-                    TransportEvent::Oversized { .. } => panic!("no line is over the limit"),
-                })
-                .collect();
-            let sent: Vec<&Message> = lines.iter().filter_map(|l| l.as_ref().ok()).collect();
-            prop_assert_eq!(messages, sent);
-        }
     }
 }

@@ -1,19 +1,32 @@
-//! Byte-level Server-Sent Events decoding: turns the body of a streamed response, arriving in
-//! chunks split at arbitrary byte boundaries, into whole events. Follows the WHATWG SSE rules that
-//! matter for chat completions: LF, CRLF or CR line ends, `:` comment lines (keep-alives such as
-//! `: ping`), several `data:` lines joined with `\n`, and an event dispatched on a blank line.
-//! Lines are decoded as UTF-8 only once complete, so a character split across chunks survives;
-//! bytes that are not UTF-8 at all become U+FFFD rather than failing the whole response.
-//! Memory stays bounded: a line, or the data of one event, longer than the decoder's limit
-//! (`maxStreamLineBytes`) is an error as soon as it passes the limit, not after it was read whole.
+//! Byte-level Server-Sent Events decoding (the WHATWG `text/event-stream` rules), for the model
+//! client's streamed answers and MCP's two HTTP transports. It takes the body in chunks split at
+//! arbitrary byte boundaries (inside a line, a `\r\n` pair or a UTF-8 character) and yields whole
+//! events: LF, CRLF or CR line ends, `:` comment lines (keep-alives such as `: ping`), several
+//! `data:` lines joined with `\n`, an event dispatched on a blank line, a leading byte-order mark
+//! dropped. Lines are decoded as UTF-8 only once complete; bytes that are not UTF-8 at all become
+//! U+FFFD rather than failing the stream. It remembers the last event id and the server's `retry`
+//! delay, which resuming a stream needs even when the event that set them carried no data.
+//! Memory can be bounded: a line, or the data of one event, longer than the decoder's limit is an
+//! error as soon as it passes the limit, not after it was read whole.
 
-use crate::config::DEFAULT_MAX_STREAM_LINE_BYTES;
+use std::time::Duration;
 
-/// One dispatched event. `event` is the `event:` field, if the server named one.
+/// One dispatched event. `data` is empty for an event with an empty `data:` line (MCP servers
+/// "prime" a stream with one that only carries an id).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SseEvent {
+    /// The `event:` field; `None` means the default type, `message`.
     pub event: Option<String>,
     pub data: String,
+    /// The last event id in force when this event was dispatched.
+    pub id: Option<String>,
+}
+
+impl SseEvent {
+    /// The event's type: its `event:` field, or `message`.
+    pub fn kind(&self) -> &str {
+        self.event.as_deref().unwrap_or("message")
+    }
 }
 
 /// A line (or one event's data) grew past the decoder's limit.
@@ -31,18 +44,23 @@ pub struct SseDecoder {
     line: Vec<u8>,
     /// The previous byte was CR: an LF right after it ends the same line, not a second one.
     after_cr: bool,
+    /// A line was read already (a byte-order mark is dropped only from the first).
+    started: bool,
     /// `data` lines of the event being built; `None` until its first `data` field.
     data: Option<String>,
     event: Option<String>,
+    last_event_id: Option<String>,
+    retry: Option<Duration>,
 }
 
 impl Default for SseDecoder {
     fn default() -> Self {
-        Self::with_limit(DEFAULT_MAX_STREAM_LINE_BYTES)
+        Self::with_limit(usize::MAX)
     }
 }
 
 impl SseDecoder {
+    /// A decoder without a limit: its caller bounds what it feeds (see [`SseDecoder::buffered`]).
     pub fn new() -> Self {
         Self::default()
     }
@@ -53,9 +71,38 @@ impl SseDecoder {
             limit,
             line: Vec::new(),
             after_cr: false,
+            started: false,
             data: None,
             event: None,
+            last_event_id: None,
+            retry: None,
         }
+    }
+
+    /// The id of the last event that set one, to send as `Last-Event-ID` when resuming.
+    pub fn last_event_id(&self) -> Option<&str> {
+        self.last_event_id.as_deref()
+    }
+
+    /// The reconnection delay the server asked for with `retry:`.
+    pub fn retry(&self) -> Option<Duration> {
+        self.retry
+    }
+
+    /// A decoder for the stream that resumes this one: it starts clean but keeps the limit, the
+    /// last event id and the retry delay.
+    pub fn next_stream(&self) -> Self {
+        Self {
+            last_event_id: self.last_event_id.clone(),
+            retry: self.retry,
+            ..Self::with_limit(self.limit)
+        }
+    }
+
+    /// How many bytes of an event not yet complete it holds (the unterminated line and the
+    /// data so far), for a caller bounding the size of one message.
+    pub fn buffered(&self) -> usize {
+        self.line.len() + self.data.as_ref().map_or(0, String::len)
     }
 
     /// Feeds the next piece of the body and returns the events it completed, or the error of a
@@ -111,18 +158,22 @@ impl SseDecoder {
 
     fn end_line(&mut self) -> Result<Option<SseEvent>, LineTooLong> {
         let line = std::mem::take(&mut self.line);
-        if line.is_empty() {
+        let mut raw = line.as_slice();
+        if !self.started {
+            self.started = true;
+            if let Some(stripped) = raw.strip_prefix("\u{feff}".as_bytes()) {
+                raw = stripped;
+            }
+        }
+        if raw.is_empty() {
             return Ok(self.dispatch());
         }
-        if line[0] == b':' {
+        if raw[0] == b':' {
             return Ok(None);
         }
-        let text = String::from_utf8_lossy(&line);
-        let (field, value) = match text.find(':') {
-            Some(colon) => {
-                let value = &text[colon + 1..];
-                (&text[..colon], value.strip_prefix(' ').unwrap_or(value))
-            }
+        let text = String::from_utf8_lossy(raw);
+        let (field, value) = match text.split_once(':') {
+            Some((field, value)) => (field, value.strip_prefix(' ').unwrap_or(value)),
             None => (&text[..], ""),
         };
         match field {
@@ -138,7 +189,12 @@ impl SseDecoder {
                 None => self.data = Some(value.to_string()),
             },
             "event" => self.event = Some(value.to_string()),
-            // `id` and `retry` drive browser reconnection, which a completion request never uses.
+            "id" if !value.contains('\0') => self.last_event_id = Some(value.to_string()),
+            "retry" if !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit()) => {
+                if let Ok(ms) = value.parse::<u64>() {
+                    self.retry = Some(Duration::from_millis(ms));
+                }
+            }
             _ => {}
         }
         Ok(None)
@@ -146,7 +202,12 @@ impl SseDecoder {
 
     fn dispatch(&mut self) -> Option<SseEvent> {
         let event = self.event.take();
-        self.data.take().map(|data| SseEvent { event, data })
+        let data = self.data.take()?;
+        Some(SseEvent {
+            event: event.filter(|e| !e.is_empty()),
+            data,
+            id: self.last_event_id.clone(),
+        })
     }
 }
 
@@ -156,9 +217,14 @@ mod tests {
     use pretty_assertions::assert_eq;
 
     fn data(d: &str) -> SseEvent {
+        event(None, d, None)
+    }
+
+    fn event(kind: Option<&str>, data: &str, id: Option<&str>) -> SseEvent {
         SseEvent {
-            event: None,
-            data: d.to_string(),
+            event: kind.map(str::to_string),
+            data: data.to_string(),
+            id: id.map(str::to_string),
         }
     }
 
@@ -191,6 +257,16 @@ mod tests {
     }
 
     #[test]
+    fn an_empty_chunk_between_cr_and_lf_leaves_them_one_line_end() {
+        let mut decoder = SseDecoder::new();
+        let mut got = decoder.feed(b"data: a\r").unwrap();
+        got.extend(decoder.feed(b"").unwrap());
+        got.extend(decoder.feed(b"\nevent: x\r\n").unwrap());
+        assert_eq!(got, vec![], "the LF after the CR is no blank line");
+        assert_eq!(decoder.feed(b"\r\n"), Ok(vec![event(Some("x"), "a", None)]));
+    }
+
+    #[test]
     fn keep_alive_comments_are_skipped() {
         let events = decode_all(&[b": ping\n\n: keep-alive\ndata: x\n\n:\n\n"]);
         assert_eq!(events, vec![data("x")]);
@@ -199,13 +275,7 @@ mod tests {
     #[test]
     fn multi_line_data_is_joined_with_newlines() {
         let events = decode_all(&[b"data: {\"a\":\ndata:  1}\nevent: chunk\n\n"]);
-        assert_eq!(
-            events,
-            vec![SseEvent {
-                event: Some("chunk".into()),
-                data: "{\"a\":\n 1}".into(),
-            }]
-        );
+        assert_eq!(events, vec![event(Some("chunk"), "{\"a\":\n 1}", None)]);
     }
 
     #[test]
@@ -215,6 +285,20 @@ mod tests {
         assert_eq!(
             decode_all(&pieces),
             vec![data("{\"c\":\"héllo ✓\"}"), data("[DONE]")]
+        );
+    }
+
+    #[test]
+    fn a_byte_order_mark_and_comments_split_at_every_byte() {
+        let body = b"\xEF\xBB\xBF: comment\r\nevent: endpoint\r\ndata: /messages?x=1\r\n\r\ndata: a\rdata: b\r\rdata:c\n\n";
+        let pieces: Vec<&[u8]> = body.chunks(1).collect();
+        assert_eq!(
+            decode_all(&pieces),
+            vec![
+                event(Some("endpoint"), "/messages?x=1", None),
+                data("a\nb"),
+                data("c"),
+            ]
         );
     }
 
@@ -232,7 +316,14 @@ mod tests {
     }
 
     #[test]
-    fn an_unterminated_last_event_is_still_dispatched() {
+    fn an_unterminated_last_event_waits_for_finish() {
+        let mut decoder = SseDecoder::new();
+        assert_eq!(
+            decoder.feed(b"data: \xFF\n\ndata: cut"),
+            Ok(vec![data("\u{fffd}")])
+        );
+        assert_eq!(decoder.feed(b""), Ok(vec![]));
+        assert_eq!(decoder.finish(), Ok(Some(data("cut"))));
         assert_eq!(decode_all(&[b"data: [DONE]"]), vec![data("[DONE]")]);
         assert_eq!(decode_all(&[b"data: last\n"]), vec![data("last")]);
         assert_eq!(decode_all(&[b": only a comment"]), vec![]);
@@ -240,8 +331,38 @@ mod tests {
 
     #[test]
     fn field_without_colon_and_unknown_fields_are_ignored() {
-        let events = decode_all(&[b"id: 7\nretry: 10\ndata\n\n"]);
+        let events = decode_all(&[b"foo: bar\nretry: soon\ndata\n\n"]);
         assert_eq!(events, vec![data("")]);
+    }
+
+    #[test]
+    fn ids_and_the_retry_delay_are_kept_for_resuming() {
+        let mut decoder = SseDecoder::new();
+        let got = decoder
+            .feed(b"id: e-1\nretry: 500\ndata: \n\nevent: message\nid: e-2\ndata: {\"a\":1}\n\n")
+            .unwrap();
+        assert_eq!(
+            got,
+            vec![
+                event(None, "", Some("e-1")),
+                event(Some("message"), "{\"a\":1}", Some("e-2")),
+            ]
+        );
+        assert_eq!(decoder.last_event_id(), Some("e-2"));
+        assert_eq!(decoder.retry(), Some(Duration::from_millis(500)));
+        // An id with a NUL and a retry that is not a number are ignored.
+        assert_eq!(decoder.feed(b"id: a\0b\nretry: soon\n"), Ok(vec![]));
+        let next = decoder.next_stream();
+        assert_eq!(next.last_event_id(), Some("e-2"));
+        assert_eq!(next.retry(), Some(Duration::from_millis(500)));
+        assert_eq!(next.buffered(), 0);
+    }
+
+    #[test]
+    fn an_empty_event_name_is_the_default_type() {
+        let events = decode_all(&[b"event:\ndata: x\n\n"]);
+        assert_eq!(events, vec![data("x")]);
+        assert_eq!(events[0].kind(), "message");
     }
 
     #[test]
@@ -287,8 +408,8 @@ mod tests {
     }
 }
 
-/// Properties over generated streams: splitting never changes what is decoded, and no input
-/// panics the decoder.
+/// Properties over generated streams: splitting never changes what is decoded (the events, the
+/// last id, the retry delay, whether a line was over the limit), and no input panics the decoder.
 #[cfg(test)]
 mod properties {
     use super::*;
@@ -296,15 +417,20 @@ mod properties {
 
     use crate::test_support::split_at_cuts as split;
 
-    /// The events of `pieces` fed in turn then finished, or `None` once a line passed `limit`.
-    fn decode(limit: usize, pieces: &[&[u8]]) -> Option<Vec<SseEvent>> {
+    /// The longest line a model stream may have by default.
+    const LIMIT: usize = crate::config::DEFAULT_MAX_STREAM_LINE_BYTES;
+
+    type Decoded = (Vec<SseEvent>, Option<String>, Option<Duration>);
+
+    /// What `pieces` fed in turn then finished decode to, or `None` once a line passed `limit`.
+    fn decode(limit: usize, pieces: &[&[u8]]) -> Option<Decoded> {
         let mut decoder = SseDecoder::with_limit(limit);
         let mut events = Vec::new();
         for piece in pieces {
             events.extend(decoder.feed(piece).ok()?);
         }
         events.extend(decoder.finish().ok()?);
-        Some(events)
+        Some((events, decoder.last_event_id, decoder.retry))
     }
 
     const ENDINGS: [&str; 3] = ["\n", "\r\n", "\r"];
@@ -352,8 +478,9 @@ mod properties {
                     line(&mut body, "");
                 }
                 expected.push(SseEvent {
-                    event: name,
+                    event: name.filter(|n| !n.is_empty()),
                     data: data.join("\n"),
+                    id: None,
                 });
             }
             (body.into_bytes(), expected)
@@ -361,18 +488,24 @@ mod properties {
     }
 
     /// Bytes that look like a stream often enough to reach every branch: field names, colons,
-    /// both line ends, multi-byte and invalid UTF-8, mixed with anything at all.
+    /// both line ends, ids, retry delays, a byte-order mark, multi-byte and invalid UTF-8, mixed
+    /// with anything at all.
     fn stream_like_bytes() -> impl Strategy<Value = Vec<u8>> {
         let token = prop_oneof![
             Just(b"data:".to_vec()),
             Just(b"data: ".to_vec()),
+            Just(b"data: {\"jsonrpc\":\"2.0\"}".to_vec()),
             Just(b"event:".to_vec()),
+            Just(b"event: message".to_vec()),
+            Just(b"id: 7".to_vec()),
+            Just(b"retry: 250".to_vec()),
             Just(b":".to_vec()),
             Just(b"\n".to_vec()),
             Just(b"\r".to_vec()),
             Just(b"\r\n".to_vec()),
             Just("✓".as_bytes().to_vec()),
-            Just(b"\xff".to_vec()),
+            Just("\u{feff}".as_bytes().to_vec()),
+            Just(b"\xff\0".to_vec()),
             proptest::collection::vec(any::<u8>(), 1..8),
         ];
         proptest::collection::vec(token, 0..40).prop_map(|t| t.concat())
@@ -386,10 +519,10 @@ mod properties {
             (body, expected) in stream(),
             cuts in proptest::collection::vec(any::<usize>(), 0..24),
         ) {
-            let whole = decode(DEFAULT_MAX_STREAM_LINE_BYTES, &[&body]);
-            prop_assert_eq!(whole.as_ref(), Some(&expected));
+            let whole = decode(LIMIT, &[&body]);
+            prop_assert_eq!(whole.as_ref().map(|w| &w.0), Some(&expected));
             let pieces = split(&body, &cuts);
-            prop_assert_eq!(decode(DEFAULT_MAX_STREAM_LINE_BYTES, &pieces), whole);
+            prop_assert_eq!(decode(LIMIT, &pieces), whole);
         }
 
         /// Any bytes at all, under any limit: no panic, and the split body decodes to exactly
@@ -398,7 +531,7 @@ mod properties {
         fn any_bytes_decode_the_same_split_or_whole(
             body in prop_oneof![stream_like_bytes(), proptest::collection::vec(any::<u8>(), 0..256)],
             cuts in proptest::collection::vec(any::<usize>(), 0..24),
-            limit in prop_oneof![1..48usize, Just(DEFAULT_MAX_STREAM_LINE_BYTES)],
+            limit in prop_oneof![1..48usize, Just(LIMIT), Just(usize::MAX)],
         ) {
             let whole = decode(limit, &[&body]);
             prop_assert_eq!(decode(limit, &split(&body, &cuts)), whole);
