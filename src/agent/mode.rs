@@ -65,15 +65,14 @@ impl ModeHandle {
     }
 }
 
-/// The stricter of two permission modes (plan, then default, accept-edits, bypass).
+/// The stricter of two permission modes (plan, then default, accept-edits, bypass: their
+/// latitude in [`crate::config::MODES`]).
 pub(super) fn stricter(a: PermissionMode, b: PermissionMode) -> PermissionMode {
-    let rank = |m: PermissionMode| match m {
-        PermissionMode::Plan => 0,
-        PermissionMode::Default | PermissionMode::DontAsk => 1,
-        PermissionMode::AcceptEdits => 2,
-        PermissionMode::Bypass => 3,
-    };
-    if rank(a) <= rank(b) { a } else { b }
+    if a.meaning().latitude <= b.meaning().latitude {
+        a
+    } else {
+        b
+    }
 }
 
 #[cfg(test)]

@@ -7,7 +7,7 @@ use serde_json::Value;
 use super::dispatch::CallResult;
 use super::turn::Turn;
 use super::{Agent, Approval, ApprovalRequest};
-use crate::config::PermissionMode;
+use crate::config::Access;
 use crate::llm::ToolCall;
 use crate::tools::{Tool, ToolError, ToolOutput};
 
@@ -30,7 +30,9 @@ impl Agent {
             total_lines: output.total_lines,
             told: None,
         };
-        if self.host.lock_permissions().mode() == PermissionMode::Plan {
+        // A mode that refuses what runs outside the sandbox never offers it (plan).
+        let mode = self.host.lock_permissions().mode();
+        if matches!(mode.meaning().runs, Access::Deny(_)) {
             return kept;
         }
         let request = ApprovalRequest {

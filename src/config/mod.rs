@@ -36,6 +36,7 @@ pub mod tool_search;
 pub use error::ConfigError;
 pub use json::{CONFIG_FILE_LIMIT, read_config_text, read_json_file, read_json_value};
 pub use model_api::{ReasoningEffort, ServerKind, WireApi};
+pub use modes::{Access, MODES, ModeMeaning};
 pub use paths::{
     PassedOver, Paths, RootFound, expand_vars, expand_vars_with, find_project_root, find_root,
     ling_home, var_names,

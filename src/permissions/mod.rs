@@ -7,7 +7,7 @@
 
 use serde_json::Value;
 
-use crate::config::{Paths, PermissionMode};
+use crate::config::{Access, Paths, PermissionMode};
 use crate::tools::{Tool, ToolKind};
 
 mod bash_rules;
@@ -183,7 +183,7 @@ impl Permissions {
 
     /// File tools stay inside the project root in every mode but `bypass`.
     pub fn confine_to_root(&self) -> bool {
-        self.mode != PermissionMode::Bypass
+        self.mode.meaning().guards_paths
     }
 
     fn call<'a>(&self, tool: &'a dyn Tool, input: &'a Value) -> Call<'a> {
@@ -232,8 +232,10 @@ impl Permissions {
                     .into(),
             };
         }
+        // What the mode refuses outright is not asked about, whatever rule or path would ask.
+        let refused = matches!(self.access(tool, false), Access::Deny(_));
         if let Some(rule) = self.asked(call)
-            && (self.mode != PermissionMode::Plan || tool.kind() == ToolKind::Read)
+            && !refused
         {
             let mut suggestion = self.suggestion(call);
             suggestion.why = Some(format!(
@@ -247,7 +249,7 @@ impl Permissions {
             return Check::Allow;
         }
         if let (Some(protected), Some(target)) = (protected, &call.target)
-            && (self.mode != PermissionMode::Plan || protected == Protected::Hidden)
+            && !refused
         {
             return Check::Ask {
                 suggestion: self.protected_suggestion(tool.name(), target, &protected),
@@ -260,38 +262,31 @@ impl Permissions {
         let ask = || Check::Ask {
             suggestion: self.suggestion(call),
         };
-        match (tool.kind(), self.mode) {
-            (ToolKind::Read, _) => Check::Allow,
-            (_, PermissionMode::Bypass) => Check::Allow,
-            (ToolKind::Edit, PermissionMode::AcceptEdits) => Check::Allow,
-            (ToolKind::Edit, PermissionMode::Default | PermissionMode::DontAsk) => ask(),
-            (
-                ToolKind::Execute,
-                PermissionMode::Default | PermissionMode::AcceptEdits | PermissionMode::DontAsk,
-            ) => ask(),
-            (ToolKind::Edit, PermissionMode::Plan) => Check::Deny {
-                reason: format!(
-                    "plan mode: {} changes files, which is not allowed while planning; describe the \
-                     change instead (the user can switch with --permission-mode accept-edits)",
-                    tool.name()
-                ),
+        match self.access(tool, tool.read_only_hint()) {
+            Access::Allow => Check::Allow,
+            Access::Ask => ask(),
+            Access::Deny(why) => Check::Deny {
+                reason: format!("{} mode: {} {why}", self.mode.as_str(), tool.name()),
             },
-            (ToolKind::Execute, PermissionMode::Plan) if tool.read_only_hint() => Check::Allow,
-            (ToolKind::Execute, PermissionMode::Plan) => Check::Deny {
-                reason: format!(
-                    "plan mode: {} may change things and is not allowed while planning; use the \
-                     read-only tools (read_file, grep, glob) instead (the user can switch with \
-                     --permission-mode default)",
-                    tool.name()
-                ),
-            },
+        }
+    }
+
+    /// What the mode does with a call of `tool` ([`crate::config::MODES`]); `read_only`: an
+    /// MCP tool its server marks read-only.
+    fn access(&self, tool: &dyn Tool, read_only: bool) -> Access {
+        let meaning = self.mode.meaning();
+        match tool.kind() {
+            ToolKind::Read => meaning.reads,
+            ToolKind::Edit => meaning.edits,
+            ToolKind::Execute if read_only => meaning.read_only_runs,
+            ToolKind::Execute => meaning.runs,
         }
     }
 
     /// Whether an edit (or a read of a hidden path) must be asked for whatever the mode and
     /// bare rules say.
     fn protected(&self, call: &Call) -> Option<Protected> {
-        if self.mode == PermissionMode::Bypass {
+        if !self.mode.meaning().guards_paths {
             return None;
         }
         let target = call.target.as_ref()?;

@@ -23,7 +23,7 @@ use super::permission::{ClientApprover, SessionAsker, ask_trust};
 use super::terminal::ClientTerminals;
 use super::updates::{UpdateSink, chunk};
 use super::{Shared, check_recorded, encode, locate, mcp_servers, prompt};
-use crate::config::PermissionMode;
+use crate::config::{MODES, PermissionMode};
 use crate::rpc::RpcError;
 use crate::session::{Command, EndReason, Host, Io, Live, Plugs, Reply, Resume, RunEnd, Start};
 use crate::trust::{ProjectConfig, TrustStatus};
@@ -93,39 +93,11 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 
 /// Ling's permission modes as ACP session modes.
 fn modes(current: PermissionMode) -> SessionModeState {
-    let mode = |mode: PermissionMode, name: &str, description: &str| {
-        SessionMode::new(mode.as_str(), name).description(description.to_string())
-    };
-    SessionModeState::new(
-        current.as_str(),
-        vec![
-            mode(
-                PermissionMode::Default,
-                "Default",
-                "Reads run; edits and commands outside the sandbox ask first",
-            ),
-            mode(
-                PermissionMode::AcceptEdits,
-                "Accept edits",
-                "Edits run without asking; commands outside the sandbox ask first",
-            ),
-            mode(
-                PermissionMode::Plan,
-                "Plan",
-                "Read-only: look around and plan, change nothing",
-            ),
-            mode(
-                PermissionMode::Bypass,
-                "Bypass permissions",
-                "Everything runs without asking (deny rules and the sandbox still apply)",
-            ),
-            mode(
-                PermissionMode::DontAsk,
-                "Don't ask",
-                "As Default, but nothing is asked: what would ask is denied",
-            ),
-        ],
-    )
+    let modes = MODES
+        .iter()
+        .map(|m| SessionMode::new(m.mode.as_str(), m.title).description(m.description.to_string()))
+        .collect();
+    SessionModeState::new(current.as_str(), modes)
 }
 
 impl AcpSession {
@@ -267,16 +239,10 @@ impl AcpSession {
         if !models.contains(&model) {
             models.insert(0, model.clone());
         }
-        let mode_options = [
-            PermissionMode::Default,
-            PermissionMode::AcceptEdits,
-            PermissionMode::Plan,
-            PermissionMode::Bypass,
-            PermissionMode::DontAsk,
-        ]
-        .into_iter()
-        .map(|m| SessionConfigSelectOption::new(m.as_str(), m.as_str()))
-        .collect::<Vec<_>>();
+        let mode_options = PermissionMode::ALL
+            .iter()
+            .map(|m| SessionConfigSelectOption::new(m.as_str(), m.as_str()))
+            .collect::<Vec<_>>();
         let model_options = models
             .iter()
             .map(|m| SessionConfigSelectOption::new(m.clone(), m.clone()))

@@ -217,13 +217,7 @@ fn in_order(text: &str, wanted: &str) -> bool {
 
 /// What a permission mode means, for the row Shift-Tab shows.
 pub fn mode_meaning(mode: PermissionMode) -> &'static str {
-    match mode {
-        PermissionMode::Default => "Ling asks before edits and commands",
-        PermissionMode::AcceptEdits => "file edits run without asking; commands still ask",
-        PermissionMode::Plan => "Ling reads and plans, and changes nothing",
-        PermissionMode::Bypass => "everything runs without asking: careful",
-        PermissionMode::DontAsk => "nothing asks: what would ask is refused",
-    }
+    mode.meaning().short
 }
 
 /// After Shift-Tab: the prompt row it left (and the mode row of an earlier press, when

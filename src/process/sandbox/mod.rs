@@ -250,7 +250,7 @@ impl Decision {
             };
         }
         Effective {
-            mode: if permission == PermissionMode::Plan {
+            mode: if permission.meaning().sandbox_read_only {
                 SandboxMode::ReadOnly
             } else {
                 self.mode
