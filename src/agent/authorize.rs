@@ -89,14 +89,10 @@ impl Agent {
             (Check::Allow, _) => None,
         };
         // A call bound to fail is refused before anybody is asked about it.
-        tool.precheck(
-            input,
-            &self
-                .host
-                .tool_context(&self.options, &CancellationToken::new()),
-        )
-        .await
-        .map_err(CallError::Tool)?;
+        let ctx = self
+            .host
+            .tool_context(&self.options, &CancellationToken::new());
+        tool.precheck(input, &ctx).await.map_err(CallError::Tool)?;
         let reason = match &suggestion {
             Some(s) if changed => s.why.clone(),
             _ => pre.reason.clone(),
@@ -109,32 +105,13 @@ impl Agent {
             reason,
             // Only worth a file read when somebody will see it.
             preview: if self.asks() && turn.approver.can_ask() {
-                tool.preview(
-                    input,
-                    &self
-                        .host
-                        .tool_context(&self.options, &CancellationToken::new()),
-                )
-                .await
+                tool.preview(input, &ctx).await
             } else {
                 None
             },
             agent: None,
         };
-        let answer = if self.asks() {
-            // One question at a time, even when read-only calls run concurrently.
-            let _asking = self.host.approval_turn.lock().await;
-            if turn.approver.can_ask() {
-                self.notify(
-                    "permission_prompt",
-                    format!("Ling needs your permission to use {}", tool.name()),
-                );
-            }
-            turn.approver.approve(&request).await
-        } else {
-            None
-        };
-        match answer {
+        match self.ask(&request, turn).await {
             Some(Approval::Once) => Ok(Verdict::Run),
             Some(Approval::Edited(input)) => Ok(Verdict::Changed(input)),
             Some(Approval::Always) => {
@@ -163,6 +140,22 @@ impl Agent {
                 Err(CallError::NobodyToAsk(denied(tool, why, turn)))
             }
         }
+    }
+
+    /// The approver's answer to `request`; `None` when nobody may be asked.
+    async fn ask(&self, request: &ApprovalRequest, turn: &Turn<'_>) -> Option<Approval> {
+        if !self.asks() {
+            return None;
+        }
+        // One question at a time, even when read-only calls run concurrently.
+        let _asking = self.host.approval_turn.lock().await;
+        if turn.approver.can_ask() {
+            self.notify(
+                "permission_prompt",
+                format!("Ling needs your permission to use {}", request.tool),
+            );
+        }
+        turn.approver.approve(request).await
     }
 
     /// Whether a call that needs approval may be asked about at all.
