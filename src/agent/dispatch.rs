@@ -1,6 +1,8 @@
-//! The one dispatch point every tool call goes through, builtin or MCP: parse the arguments,
-//! PreToolUse hooks, the permission check, the tool, PostToolUse hooks, the output cap. Each step
-//! is a named helper; a failure at any step becomes the tool result the model reads.
+//! The one dispatch point every tool call goes through, builtin, the agent's own (`task`,
+//! `skill`) or MCP: parse the arguments, PreToolUse hooks, the permission check, the tool,
+//! PostToolUse hooks, the output cap. Each step is a named helper; a failure at any step becomes
+//! the tool result the model reads. No tool is special here: while one runs, what it asks of its
+//! agent and turn over the call's line (`call_line.rs`) is served.
 
 use std::sync::Arc;
 
@@ -331,7 +333,8 @@ impl Agent {
         }
     }
 
-    /// The tool itself, with its progress reports shown while it runs.
+    /// The tool itself, with its progress reports shown and its line to the agent and the turn
+    /// served while it runs.
     pub(super) async fn call_tool(
         &self,
         tool: &dyn Tool,
