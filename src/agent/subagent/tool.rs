@@ -161,7 +161,7 @@ impl Tool for TaskTool {
     async fn call(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let Some(line) = CallLine::of(ctx) else {
             return Err(ToolError::failed(
-                "task runs only inside an agent, which lends it the agent to delegate from",
+                "task runs only inside an agent, which dispatches it itself",
             ));
         };
         let args: TaskArgs = parse_args(TASK, input)?;
