@@ -14,8 +14,8 @@ setup
 agent trust
 permissions rpc
 tools hooks mcp llm
-process
-log http_client error_chain
+process web
+log http_client error_chain media
 config redact test_support'
 
 layer_of() {

@@ -56,6 +56,9 @@ pub enum SettingsError {
     /// `toolSearch` (its message names the key).
     #[error("{0}")]
     ToolSearch(String),
+    /// `webSearch` (its message names the key).
+    #[error("{0}")]
+    WebSearch(String),
 }
 
 /// The layers, strongest first: `--settings`, the project's file, the user's.
