@@ -121,6 +121,8 @@ impl Agent {
     /// UserPromptSubmit hooks, then the prompt (with the hooks' context and the text of its
     /// `@server:uri` mentions) goes into the history. `Some` when the run ends before any request.
     async fn submit(&mut self, prompt: &str, turn: &Turn<'_>) -> Option<RunEnd> {
+        // Taken now: a prompt that does not go through drops them with it.
+        let images = std::mem::take(&mut self.pending_images);
         let submitted = self.prompt_hooks(prompt, turn).await;
         if turn.is_cancelled() {
             return Some(RunEnd::Interrupted);
@@ -151,7 +153,7 @@ impl Agent {
                 content.push_str(&block);
             }
         }
-        self.push(Message::user(content));
+        self.push(Message::user_with_images(content, images));
         None
     }
 

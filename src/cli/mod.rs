@@ -193,6 +193,13 @@ async fn run_agent(args: RunArgs) -> Result<Exit, CliError> {
         OutputFormat::StreamJson => crate::ui::print::Format::StreamJson,
         OutputFormat::LingStreamJson => crate::ui::print::Format::LingStreamJson,
     };
+    if !args.image.is_empty() && (interactive || resolved.input_format == compat_args::InputFormat::StreamJson) {
+        return Err(CliError::Usage(
+            "--image attaches images to the prompt of a -p run (with a prompt argument or one on \
+             stdin); in the REPL, ask the model to read the image file instead"
+                .into(),
+        ));
+    }
     if resolved.input_format == compat_args::InputFormat::StreamJson {
         if args.prompt.is_some() {
             return Err(CliError::Usage(
@@ -216,7 +223,14 @@ async fn run_agent(args: RunArgs) -> Result<Exit, CliError> {
         let prompt = prompt::read_prompt(args.prompt.as_deref())?;
         // Nobody to ask: an untrusted project runs without its config (and is told so).
         let (paths, project) = read_project(located.clone())?;
-        let setup = Setup::prepare(&options, paths, project, false, &warn).await?;
+        let mut setup = Setup::prepare(&options, paths, project, false, &warn).await?;
+        for image in &args.image {
+            let path = located.working_dir.join(image);
+            setup
+                .agent
+                .attach_image(&path)
+                .map_err(|e| CliError::Usage(format!("--image {}: {e}", image.display())))?;
+        }
         let print = crate::ui::print::PrintOptions {
             format,
             verbose: args.verbose,

@@ -279,4 +279,6 @@ pub struct Completion {
     pub usage: Option<Usage>,
     /// Reasoning to send back with this answer (empty for chat completions).
     pub reasoning_items: Vec<ReasoningItem>,
+    /// The pages the API's own web search found, those the answer cites first: (title, URL).
+    pub citations: Vec<(String, String)>,
 }

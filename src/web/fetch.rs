@@ -69,6 +69,13 @@ pub async fn fetch(
     }
 }
 
+/// The checks of the first hop, without fetching: a URL web_fetch can fetch, whose host is on
+/// the public internet or named by a rule. The permission check runs them before asking, so
+/// nobody approves a fetch bound to be refused.
+pub async fn check_url(url: &str, rules: &HostRules) -> Result<(), WebError> {
+    check_host(&parse(url)?, rules).await
+}
+
 /// An http(s) URL with a host.
 fn parse(url: &str) -> Result<Url, WebError> {
     let bad = |reason: &str| WebError::BadUrl {

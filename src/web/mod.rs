@@ -14,7 +14,7 @@ pub mod search;
 
 pub use address::{HostRules, host_matches, non_public};
 pub use convert::{Converted, to_text};
-pub use fetch::{FetchOptions, Fetched, fetch};
+pub use fetch::{FetchOptions, Fetched, check_url, fetch};
 pub use search::{SearchHit, search};
 
 use std::time::Duration;

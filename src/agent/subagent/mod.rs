@@ -391,6 +391,7 @@ impl Agent {
                     display: None,
                     total_lines: None,
                     told: None,
+                    images: Vec::new(),
                 },
                 RunEnd::Interrupted => CallError::Tool(ToolError::Interrupted).into(),
                 RunEnd::Declined => {

@@ -33,7 +33,7 @@ struct MessagesRequest<'a> {
     system: Vec<Block<'a>>,
     messages: Vec<Turn<'a>>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    tools: Vec<Tool<'a>>,
+    tools: Vec<ToolDef<'a>>,
     stream: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     thinking: Option<Thinking>,
@@ -134,6 +134,22 @@ struct Tool<'a> {
     cache_control: Option<CacheControl>,
 }
 
+/// A tool offered: one of Ling's, or the API's own web search (run by the server).
+#[derive(Serialize)]
+#[serde(untagged)]
+enum ToolDef<'a> {
+    Function(Tool<'a>),
+    Server {
+        #[serde(rename = "type")]
+        kind: &'static str,
+        name: &'static str,
+        max_uses: u32,
+    },
+}
+
+/// Searches one web search request may make.
+const WEB_SEARCH_MAX_USES: u32 = 5;
+
 #[derive(Serialize)]
 struct Thinking {
     #[serde(rename = "type")]
@@ -182,6 +198,14 @@ impl Wire for Messages {
             .collect();
         if let Some(last) = tools.last_mut() {
             last.cache_control = Some(CacheControl::EPHEMERAL);
+        }
+        let mut tools: Vec<ToolDef<'_>> = tools.into_iter().map(ToolDef::Function).collect();
+        if request.web_search {
+            tools.push(ToolDef::Server {
+                kind: "web_search_20250305",
+                name: "web_search",
+                max_uses: WEB_SEARCH_MAX_USES,
+            });
         }
         let body = MessagesRequest {
             model: &config.model,

@@ -273,6 +273,7 @@ impl StreamParser for ChunkAssembler {
             finish_reason,
             usage: this.usage,
             reasoning_items: Vec::new(),
+            citations: Vec::new(),
         })
     }
 }

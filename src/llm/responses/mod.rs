@@ -25,7 +25,7 @@ struct ResponsesRequest<'a> {
     instructions: Option<&'a str>,
     input: Vec<Item<'a>>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    tools: Vec<Tool<'a>>,
+    tools: Vec<ToolDef<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     tool_choice: Option<&'static str>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -102,6 +102,17 @@ struct Tool<'a> {
     strict: bool,
 }
 
+/// A tool offered: one of Ling's, or the API's own (`web_search`, run by the server).
+#[derive(Serialize)]
+#[serde(untagged)]
+enum ToolDef<'a> {
+    Function(Tool<'a>),
+    Hosted {
+        #[serde(rename = "type")]
+        kind: &'static str,
+    },
+}
+
 #[derive(Serialize)]
 struct Reasoning {
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -122,7 +133,8 @@ impl Wire for Responses {
         let config = request.config;
         let (instructions, input) = items(request.messages);
         let reasons = config.reasoning_effort.is_some() || is_reasoning_model(&config.model);
-        let has_tools = !request.tools.is_empty();
+        let has_tools = !request.tools.is_empty() || request.web_search;
+        let hosted = request.web_search.then_some(ToolDef::Hosted { kind: "web_search" });
         let body = ResponsesRequest {
             model: &config.model,
             instructions,
@@ -130,13 +142,16 @@ impl Wire for Responses {
             tools: request
                 .tools
                 .iter()
-                .map(|tool| Tool {
-                    kind: "function",
-                    name: &tool.name,
-                    description: &tool.description,
-                    parameters: &tool.parameters,
-                    strict: false,
+                .map(|tool| {
+                    ToolDef::Function(Tool {
+                        kind: "function",
+                        name: &tool.name,
+                        description: &tool.description,
+                        parameters: &tool.parameters,
+                        strict: false,
+                    })
                 })
+                .chain(hosted)
                 .collect(),
             tool_choice: has_tools.then_some("auto"),
             parallel_tool_calls: has_tools.then_some(true),
