@@ -169,7 +169,7 @@ mod tests {
         assert!(text.contains("*   one\n*   two"), "{text}");
         assert!(text.contains("```rust\nfn main() {}\n```"), "{text}");
         assert!(
-            text.contains("| key | value |") && text.contains("| a | 1 |"),
+            text.contains("| key | value |") && text.contains("| a   | 1     |"),
             "{text}"
         );
         for gone in ["alert", "color: red", "enable JS", "The  Guide"] {

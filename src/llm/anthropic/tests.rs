@@ -91,6 +91,7 @@ fn a_text_answer_with_its_cache_usage() {
                 reasoning_tokens: 0,
             }),
             reasoning_items: Vec::new(),
+            citations: Vec::new(),
         })
     );
 }
@@ -255,6 +256,7 @@ fn body(config: &LlmConfig, messages: &[Message], tools: &[ToolSpec]) -> Value {
             messages,
             tools,
             max_tokens: None,
+            web_search: false,
         })
         .unwrap_or_default();
     serde_json::from_slice(&bytes).unwrap_or(Value::Null)

@@ -244,6 +244,7 @@ mod tests {
                 messages: &messages,
                 tools: &[],
                 max_tokens: None,
+                web_search: false,
             })
             .unwrap_or_default();
         let body = String::from_utf8_lossy(&body);

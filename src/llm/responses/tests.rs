@@ -86,6 +86,7 @@ fn a_text_answer_with_cached_and_reasoning_tokens() {
                 ..Usage::new(900, 50)
             }),
             reasoning_items: Vec::new(),
+            citations: Vec::new(),
         })
     );
 }
@@ -217,6 +218,7 @@ fn body(config: &LlmConfig, messages: &[Message], tools: &[ToolSpec]) -> Value {
             messages,
             tools,
             max_tokens: None,
+            web_search: false,
         })
         .unwrap_or_default();
     serde_json::from_slice(&bytes).unwrap_or(Value::Null)
