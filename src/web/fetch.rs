@@ -69,11 +69,18 @@ pub async fn fetch(
     }
 }
 
-/// The checks of the first hop, without fetching: a URL web_fetch can fetch, whose host is on
-/// the public internet or named by a rule. The permission check runs them before asking, so
-/// nobody approves a fetch bound to be refused.
-pub async fn check_url(url: &str, rules: &HostRules) -> Result<(), WebError> {
-    check_host(&parse(url)?, rules).await
+/// The checks of the first hop that need nothing sent: a URL web_fetch can fetch, and, when
+/// its host is an IP address, one on the public internet or named by a rule. The permission
+/// check runs them before asking, so nobody approves a fetch bound to be refused. A name is
+/// looked up only when the fetch runs: not even a DNS query goes out before the user said yes.
+pub fn check_url(url: &str, rules: &HostRules) -> Result<(), WebError> {
+    let url = parse(url)?;
+    let host = url.host_str().unwrap_or_default();
+    let bare = host.trim_start_matches('[').trim_end_matches(']');
+    match bare.parse::<IpAddr>() {
+        Ok(ip) if !rules.names(bare) => public(bare, ip),
+        _ => Ok(()),
+    }
 }
 
 /// An http(s) URL with a host.
