@@ -94,7 +94,12 @@ pub struct RunArgs {
 
     /// Attach an image (PNG, JPEG, GIF, WebP) to the prompt of a -p run (repeatable, or
     /// comma-separated) (-i: Codex)
-    #[arg(short = 'i', long = "image", value_name = "FILE", value_delimiter = ',')]
+    #[arg(
+        short = 'i',
+        long = "image",
+        value_name = "FILE",
+        value_delimiter = ','
+    )]
     pub image: Vec<PathBuf>,
 
     /// Extra MCP config: a file, or the JSON itself (repeatable)

@@ -193,7 +193,9 @@ async fn run_agent(args: RunArgs) -> Result<Exit, CliError> {
         OutputFormat::StreamJson => crate::ui::print::Format::StreamJson,
         OutputFormat::LingStreamJson => crate::ui::print::Format::LingStreamJson,
     };
-    if !args.image.is_empty() && (interactive || resolved.input_format == compat_args::InputFormat::StreamJson) {
+    if !args.image.is_empty()
+        && (interactive || resolved.input_format == compat_args::InputFormat::StreamJson)
+    {
         return Err(CliError::Usage(
             "--image attaches images to the prompt of a -p run (with a prompt argument or one on \
              stdin); in the REPL, ask the model to read the image file instead"

@@ -218,15 +218,14 @@ impl WebSearchSettings {
                 format!("web search: SearXNG at {shown}")
             }
             Some(SearchProvider::Keyed {
-                kind,
-                key: Some(_),
-                ..
+                kind, key: Some(_), ..
             }) => format!("web search: {}", kind.name()),
             Some(SearchProvider::Keyed {
                 kind,
                 key: None,
                 key_env,
-            .. }) => format!(
+                ..
+            }) => format!(
                 "web search: not offered: webSearch.provider is {} but ${key_env} is not set \
                  (set it, or name another variable in webSearch.apiKeyEnv)",
                 kind.name()
@@ -266,7 +265,10 @@ mod tests {
         let chat = resolve(None, WireApi::Chat).unwrap();
         assert_eq!(chat.provider, None);
         assert!(!chat.offered());
-        assert!(chat.describe().contains("add a provider in settings webSearch"));
+        assert!(
+            chat.describe()
+                .contains("add a provider in settings webSearch")
+        );
         assert!(resolve(Some(r#"{"provider":"native"}"#), WireApi::Chat).is_err());
         let off = resolve(Some(r#"{"provider":"off"}"#), WireApi::Responses).unwrap();
         assert!(!off.offered());

@@ -208,9 +208,10 @@ impl ImageStore {
             source,
         };
         let size = std::fs::metadata(path).map_err(read)?.len();
-        let name = path
-            .file_name()
-            .map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into());
+        let name = path.file_name().map_or_else(
+            || path.display().to_string(),
+            |n| n.to_string_lossy().into(),
+        );
         if size > MAX_INPUT_BYTES {
             return Err(MediaError::TooLarge { name, size });
         }
@@ -235,12 +236,10 @@ impl ImageStore {
             format: format.name(),
             detail,
         };
-        let (width, height) = image::ImageReader::with_format(
-            std::io::Cursor::new(bytes),
-            format.image_format(),
-        )
-        .into_dimensions()
-        .map_err(|e| decode_error(e.to_string()))?;
+        let (width, height) =
+            image::ImageReader::with_format(std::io::Cursor::new(bytes), format.image_format())
+                .into_dimensions()
+                .map_err(|e| decode_error(e.to_string()))?;
         let keep = Limits::stored();
         let (kept, format, width, height) =
             if fit(width, height, &keep) == (width, height) && bytes.len() <= keep.max_bytes {

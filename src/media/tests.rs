@@ -80,7 +80,10 @@ fn a_small_image_goes_as_it_is() {
 fn what_is_not_an_image_is_refused_with_what_to_do() {
     let dir = tempfile::tempdir().unwrap();
     let store = ImageStore::new(dir.path().to_path_buf());
-    let error = store.add(b"%PDF-1.7 ...", "doc.pdf").unwrap_err().to_string();
+    let error = store
+        .add(b"%PDF-1.7 ...", "doc.pdf")
+        .unwrap_err()
+        .to_string();
     assert_eq!(
         error,
         "doc.pdf is not an image the model APIs take (PNG, JPEG, GIF or WebP); convert it \

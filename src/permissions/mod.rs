@@ -355,9 +355,7 @@ impl Permissions {
         let mut forms = None;
         self.ask
             .iter()
-            .find(|(_, rule)| {
-                condition::matches_call(rule, &call.facts(), &mut forms)
-            })
+            .find(|(_, rule)| condition::matches_call(rule, &call.facts(), &mut forms))
             .map(|(text, _)| text.as_str())
     }
 

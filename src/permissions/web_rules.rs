@@ -6,7 +6,7 @@
 use serde_json::Value;
 
 use super::rules::Rule;
-use super::{Permissions, PermissionMode};
+use super::{PermissionMode, Permissions};
 use crate::web::HostRules;
 
 /// The host of a `web_fetch` call's `url`, lower case; `None` for another tool or a URL without
@@ -16,7 +16,10 @@ pub(super) fn fetch_host(tool: &str, input: &Value) -> Option<String> {
         return None;
     }
     let url = reqwest::Url::parse(input.get("url")?.as_str()?.trim()).ok()?;
-    let host = url.host_str()?.trim_start_matches('[').trim_end_matches(']');
+    let host = url
+        .host_str()?
+        .trim_start_matches('[')
+        .trim_end_matches(']');
     Some(host.to_ascii_lowercase())
 }
 
@@ -148,10 +151,16 @@ mod tests {
     #[test]
     fn a_web_fetch_rule_names_a_host() {
         let paths = Paths::with_home("/nonexistent/root".into(), "/nonexistent/home".into());
-        for bad in ["web_fetch(https://x.test)", "WebFetch(domain:)", "web_fetch(a/b)"] {
+        for bad in [
+            "web_fetch(https://x.test)",
+            "WebFetch(domain:)",
+            "web_fetch(a/b)",
+        ] {
             let error = Permissions::new(PermissionMode::Default, &[bad.into()], &[], &paths);
             assert!(
-                error.as_ref().is_err_and(|e| e.to_string().contains("names a host")),
+                error
+                    .as_ref()
+                    .is_err_and(|e| e.to_string().contains("names a host")),
                 "{bad}: {:?}",
                 error.err()
             );

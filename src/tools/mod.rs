@@ -288,20 +288,20 @@ mod file_access;
 mod files;
 pub mod glob;
 pub mod grep;
+mod model_access;
 mod output;
 pub mod paths;
 pub mod read_file;
 mod shell_host;
-mod model_access;
 pub mod web_fetch;
 pub mod web_search;
 pub mod write_file;
 
 pub use file_access::{FileAccess, LocalFiles};
 pub use model_access::{Cited, ModelAccess};
+pub use shell_host::{HostedCommand, HostedRun, ShellHost};
 pub use web_fetch::WebFetch;
 pub use web_search::WebSearch;
-pub use shell_host::{HostedCommand, HostedRun, ShellHost};
 
 #[cfg(test)]
 mod schema_tests;

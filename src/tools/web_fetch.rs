@@ -153,7 +153,8 @@ impl Tool for WebFetch {
 
     async fn precheck(&self, input: &Value, ctx: &ToolContext) -> Result<(), ToolError> {
         let args: Args = parse_args(self.name(), input.clone())?;
-        web::check_url(args.url.trim(), &ctx.web_rules).map_err(|e| ToolError::failed(e.to_string()))
+        web::check_url(args.url.trim(), &ctx.web_rules)
+            .map_err(|e| ToolError::failed(e.to_string()))
     }
 
     async fn call(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {

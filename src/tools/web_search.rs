@@ -70,7 +70,9 @@ impl Tool for WebSearch {
         let args: Args = parse_args(self.name(), input)?;
         let query = args.query.trim();
         if query.is_empty() {
-            return Err(ToolError::failed("the query is empty; say what to search for"));
+            return Err(ToolError::failed(
+                "the query is empty; say what to search for",
+            ));
         }
         let keep = |url: &str| {
             let host = reqwest::Url::parse(url)

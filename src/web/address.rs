@@ -70,22 +70,27 @@ fn non_public_v4(ip: Ipv4Addr) -> Option<&'static str> {
         (100, 64..=127, _) => "a carrier-grade NAT address (where some metadata services answer)",
         (192, 0, 0) | (192, 0, 2) | (198, 51, 100) | (203, 0, 113) => "a reserved address",
         (198, 18..=19, _) => "a benchmarking address",
-        _ if ip.is_broadcast() || ip.is_multicast() || a >= 240 => "a multicast or reserved address",
+        _ if ip.is_broadcast() || ip.is_multicast() || a >= 240 => {
+            "a multicast or reserved address"
+        }
         _ => return None,
     })
 }
 
 fn non_public_v6(ip: Ipv6Addr) -> Option<&'static str> {
     let segments = ip.segments();
+    let last_four = || Ipv4Addr::from(ip.octets()[12..16].try_into().unwrap_or([0; 4]));
     // An IPv4 address inside an IPv6 one: mapped, compatible, NAT64 (64:ff9b::/96) or 6to4.
+    let compatible =
+        segments[..6] == [0, 0, 0, 0, 0, 0] && !ip.is_loopback() && !ip.is_unspecified();
     let embedded = if let Some(v4) = ip.to_ipv4_mapped() {
         Some(v4)
-    } else if segments[..6] == [0, 0, 0, 0, 0, 0] && !ip.is_loopback() && !ip.is_unspecified() {
-        Some(Ipv4Addr::from(ip.octets()[12..16].try_into().unwrap_or([0; 4])))
-    } else if segments[..6] == [0x64, 0xff9b, 0, 0, 0, 0] {
-        Some(Ipv4Addr::from(ip.octets()[12..16].try_into().unwrap_or([0; 4])))
+    } else if compatible || segments[..6] == [0x64, 0xff9b, 0, 0, 0, 0] {
+        Some(last_four())
     } else if segments[0] == 0x2002 {
-        Some(Ipv4Addr::from(ip.octets()[2..6].try_into().unwrap_or([0; 4])))
+        Some(Ipv4Addr::from(
+            ip.octets()[2..6].try_into().unwrap_or([0; 4]),
+        ))
     } else {
         None
     };

@@ -183,9 +183,13 @@ mod tests {
         assert_eq!((json.text.as_str(), json.how), (r#"{"a":1}"#, "text"));
         let sniffed = to_text(b"<!DOCTYPE html><p>hi</p>", "", "https://x.test").unwrap();
         assert_eq!(sniffed.text, "hi");
-        let error = to_text(b"\0\x01\x02", "application/octet-stream", "https://x.test/f")
-            .unwrap_err()
-            .to_string();
+        let error = to_text(
+            b"\0\x01\x02",
+            "application/octet-stream",
+            "https://x.test/f",
+        )
+        .unwrap_err()
+        .to_string();
         assert_eq!(
             error,
             "https://x.test/f is application/octet-stream (3 bytes), which web_fetch cannot \

@@ -307,7 +307,7 @@ struct CheckedResolver {
 impl Resolve for CheckedResolver {
     fn resolve(&self, name: Name) -> Resolving {
         let host = name.as_str().to_string();
-        let free = self.rules.names(&host) || self.proxies.iter().any(|p| *p == host);
+        let free = self.rules.names(&host) || self.proxies.contains(&host);
         Box::pin(async move {
             let addrs = lookup(&host, 0).await?;
             if !free {

@@ -43,7 +43,9 @@ pub async fn search(
             &format!("{}/search", url.trim_end_matches('/')),
             &[("q", query), ("format", "json")],
         )?),
-        SearchProvider::Keyed { key: None, key_env, .. } => {
+        SearchProvider::Keyed {
+            key: None, key_env, ..
+        } => {
             return Err(WebError::Search(format!(
                 "the search provider's key is not set: set ${key_env}"
             )));
@@ -54,7 +56,10 @@ pub async fn search(
             key: Some(key),
             ..
         } => client
-            .get(with_query(url, &[("q", query), ("count", &max.to_string())])?)
+            .get(with_query(
+                url,
+                &[("q", query), ("count", &max.to_string())],
+            )?)
             .header("X-Subscription-Token", key),
         SearchProvider::Keyed {
             kind: KeyedProvider::Tavily,
@@ -85,7 +90,9 @@ pub async fn search(
         )));
     }
     let body: Value = serde_json::from_str(&text).map_err(|e| {
-        WebError::Search(format!("the provider's answer is not the JSON expected ({e})"))
+        WebError::Search(format!(
+            "the provider's answer is not the JSON expected ({e})"
+        ))
     })?;
     Ok(hits(provider, &body, max))
 }
@@ -197,6 +204,9 @@ mod tests {
         ]}});
         assert_eq!(hits(&brave, &answer, 8)[0].snippet, "c");
         let text = format_hits("q", &hits(&brave, &answer, 8));
-        assert_eq!(text, "Results for \"q\":\n\n1. C\n   https://c.test/\n   c\n");
+        assert_eq!(
+            text,
+            "Results for \"q\":\n\n1. C\n   https://c.test/\n   c\n"
+        );
     }
 }

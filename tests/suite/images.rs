@@ -7,8 +7,8 @@
 
 use std::os::unix::fs::PermissionsExt;
 
-use base64::Engine;
 use crate::support::{mock_images, mock_openai, project};
+use base64::Engine;
 
 use mock_openai::{Api, MockServer, Recorded, Reply};
 use pretty_assertions::assert_eq;
@@ -50,7 +50,9 @@ fn sizes(api: Api, request: &Recorded) -> Vec<(u32, u32)> {
     mock_images::images(api, &request.body)
         .into_iter()
         .map(|(_, data)| {
-            let bytes = base64::engine::general_purpose::STANDARD.decode(data).unwrap();
+            let bytes = base64::engine::general_purpose::STANDARD
+                .decode(data)
+                .unwrap();
             let image = image::load_from_memory(&bytes).unwrap();
             (image.width(), image.height())
         })
@@ -69,14 +71,23 @@ fn read_file_of_a_picture_sends_it_in_each_api_s_shape_and_size() {
         let out = ling(&project, &server, name, &["-p", "what is in shot.png?"]);
         assert_eq!(out.code, Some(0), "{name}: {}", out.stderr);
         let requests = server.requests();
-        let expected = if api == Api::Anthropic { (1238, 928) } else { (1024, 768) };
+        let expected = if api == Api::Anthropic {
+            (1238, 928)
+        } else {
+            (1024, 768)
+        };
         assert_eq!(sizes(api, &requests[1]), [expected], "{name}");
         let body = &requests[1].body;
         match api {
             Api::Chat => {
                 let messages = body["messages"].as_array().unwrap();
                 let tool = messages.iter().position(|m| m["role"] == "tool").unwrap();
-                assert!(messages[tool]["content"].as_str().unwrap().contains("shot.png is an image"));
+                assert!(
+                    messages[tool]["content"]
+                        .as_str()
+                        .unwrap()
+                        .contains("shot.png is an image")
+                );
                 let next = &messages[tool + 1];
                 assert_eq!(next["role"], "user", "{name}");
                 assert_eq!(next["content"][1]["type"], "image_url", "{name}");
@@ -90,7 +101,10 @@ fn read_file_of_a_picture_sends_it_in_each_api_s_shape_and_size() {
             }
             Api::Responses => {
                 let input = body["input"].as_array().unwrap();
-                let output = input.iter().position(|i| i["type"] == "function_call_output").unwrap();
+                let output = input
+                    .iter()
+                    .position(|i| i["type"] == "function_call_output")
+                    .unwrap();
                 assert_eq!(input[output + 1]["role"], "user", "{name}");
                 assert_eq!(input[output + 1]["content"][1]["type"], "input_image");
             }
@@ -106,9 +120,18 @@ fn read_file_of_a_picture_sends_it_in_each_api_s_shape_and_size() {
             assert_eq!(mode & 0o777, 0o600, "{}", file.display());
         }
         let sessions = project.home.path().join("sessions");
-        let transcript = std::fs::read_dir(&sessions).unwrap().next().unwrap().unwrap().path();
+        let transcript = std::fs::read_dir(&sessions)
+            .unwrap()
+            .next()
+            .unwrap()
+            .unwrap()
+            .path();
         let text = std::fs::read_to_string(transcript).unwrap();
-        assert!(text.len() < 8000, "{name}: the transcript is {} bytes", text.len());
+        assert!(
+            text.len() < 8000,
+            "{name}: the transcript is {} bytes",
+            text.len()
+        );
         assert!(text.contains("\"images\":[{\"path\":"), "{text}");
     }
 }
@@ -123,7 +146,14 @@ fn an_image_attached_with_dash_i_goes_with_the_prompt_and_again_on_resume() {
             &project,
             &server,
             name,
-            &["-i", "ui.png", "--output-format", "json", "-p", "what is this?"],
+            &[
+                "-i",
+                "ui.png",
+                "--output-format",
+                "json",
+                "-p",
+                "what is this?",
+            ],
         );
         assert_eq!(out.code, Some(0), "{name}: {}", out.stderr);
         assert_eq!(sizes(api, &server.requests()[0]), [(300, 200)], "{name}");
@@ -131,7 +161,12 @@ fn an_image_attached_with_dash_i_goes_with_the_prompt_and_again_on_resume() {
         // The picture is gone from the project: the kept copy is what is sent.
         std::fs::remove_file(project.file("ui.png")).unwrap();
         let server = MockServer::start_blocking(vec![Reply::text("Still a button.")]);
-        let out = ling(&project, &server, name, &["--resume", &session, "-p", "and now?"]);
+        let out = ling(
+            &project,
+            &server,
+            name,
+            &["--resume", &session, "-p", "and now?"],
+        );
         assert_eq!(out.code, Some(0), "{name}: {}", out.stderr);
         assert_eq!(sizes(api, &server.requests()[0]), [(300, 200)], "{name}");
     }
@@ -142,10 +177,16 @@ fn dash_i_refuses_what_is_not_an_image() {
     let project = Project::new();
     project.write("notes.txt", "text");
     let server = MockServer::start_blocking(vec![]);
-    let out = ling(&project, &server, "chat", &["-i", "notes.txt", "-p", "look"]);
+    let out = ling(
+        &project,
+        &server,
+        "chat",
+        &["-i", "notes.txt", "-p", "look"],
+    );
     assert_eq!(out.code, Some(2), "{}", out.stderr);
     assert!(
-        out.stderr.contains("--image notes.txt: notes.txt is not an image the model APIs take"),
+        out.stderr
+            .contains("--image notes.txt: notes.txt is not an image the model APIs take"),
         "{}",
         out.stderr
     );
@@ -162,7 +203,8 @@ fn a_model_that_refuses_images_is_named_in_the_error() {
     let out = ling(&project, &server, "chat", &["-i", "ui.png", "-p", "look"]);
     assert_eq!(out.code, Some(1), "{}", out.stderr);
     assert!(
-        out.stderr.contains("the model test-model refused the image(s) in the conversation"),
+        out.stderr
+            .contains("the model test-model refused the image(s) in the conversation"),
         "{}",
         out.stderr
     );

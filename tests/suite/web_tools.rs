@@ -50,7 +50,12 @@ fn a_page_comes_back_as_markdown_marked_as_outside_content() {
     let out = ling(
         &project,
         &server,
-        &["--allowed-tools", "WebFetch(domain:localhost)", "-p", "read it"],
+        &[
+            "--allowed-tools",
+            "WebFetch(domain:localhost)",
+            "-p",
+            "read it",
+        ],
     );
     assert_eq!(out.code, Some(0), "{}", out.stderr);
     let result = tool_result(&server.requests()[1]);
@@ -63,11 +68,18 @@ fn a_page_comes_back_as_markdown_marked_as_outside_content() {
     );
     assert!(result.contains("Rename `old_fn` to `new_fn`."), "{result}");
     assert!(result.contains("| 1.x  | 2.0 |"), "{result}");
-    assert!(!result.contains("tracking") && !result.contains("color"), "{result}");
+    assert!(
+        !result.contains("tracking") && !result.contains("color"),
+        "{result}"
+    );
     assert_eq!(web.paths(), ["/guide"]);
     let hit = &web.hits()[0];
     assert_eq!(hit.method, "GET");
-    assert!(hit.header("user-agent").unwrap_or_default().starts_with("Ling/"));
+    assert!(
+        hit.header("user-agent")
+            .unwrap_or_default()
+            .starts_with("Ling/")
+    );
     // web_fetch is offered, web_search is not: no provider for chat completions.
     let tools = server.requests()[0].tool_names();
     assert!(tools.contains(&"web_fetch".to_string()), "{tools:?}");
@@ -99,11 +111,19 @@ fn without_a_rule_a_fetch_asks_and_so_is_denied_in_a_print_run() {
     let out = ling(
         &project,
         &server,
-        &["--allowed-tools", "WebFetch(domain:*.example.invalid)", "-p", "read it"],
+        &[
+            "--allowed-tools",
+            "WebFetch(domain:*.example.invalid)",
+            "-p",
+            "read it",
+        ],
     );
     assert_eq!(out.code, Some(0), "{}", out.stderr);
     let result = tool_result(&server.requests()[1]);
-    assert!(result.contains("cannot find the address of docs.example.invalid"), "{result}");
+    assert!(
+        result.contains("cannot find the address of docs.example.invalid"),
+        "{result}"
+    );
 }
 
 #[test]
@@ -114,7 +134,11 @@ fn a_loopback_address_is_refused_unless_a_rule_names_the_host() {
     // Every host allowed, none named: refused before anything is sent.
     let server = MockServer::start_blocking(vec![fetch_call(&url), Reply::text("No.")]);
     let project = Project::new();
-    let out = ling(&project, &server, &["--allowed-tools", "WebFetch", "-p", "go"]);
+    let out = ling(
+        &project,
+        &server,
+        &["--allowed-tools", "WebFetch", "-p", "go"],
+    );
     assert_eq!(out.code, Some(0), "{}", out.stderr);
     let result = tool_result(&server.requests()[1]);
     assert!(
@@ -220,15 +244,28 @@ fn a_long_page_with_a_prompt_is_answered_by_a_follow_up_request() {
     let requests = server.requests();
     let side = &requests[1];
     assert!(side.tool_names().is_empty());
-    let system = side.messages()[0]["content"].as_str().unwrap_or_default().to_string();
-    assert!(system.starts_with("You answer one question about one web page"), "{system}");
-    let asked = side.messages()[1]["content"].as_str().unwrap_or_default().to_string();
+    let system = side.messages()[0]["content"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
     assert!(
-        asked.contains("# Upgrading to 2.0") && asked.ends_with("The question: what is new_fn called before?"),
+        system.starts_with("You answer one question about one web page"),
+        "{system}"
+    );
+    let asked = side.messages()[1]["content"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(
+        asked.contains("# Upgrading to 2.0")
+            && asked.ends_with("The question: what is new_fn called before?"),
         "{asked}"
     );
     let result = tool_result(&requests[2]);
-    assert!(result.contains("It was old_fn.") && !result.contains("| from"), "{result}");
+    assert!(
+        result.contains("It was old_fn.") && !result.contains("| from"),
+        "{result}"
+    );
     // Fetched once: a second call within the session would reuse it.
     assert_eq!(web.paths(), ["/guide"]);
 }
@@ -260,10 +297,21 @@ fn searxng_results_come_back_as_titles_urls_and_snippets() {
     let out = ling(
         &project,
         &server,
-        &["--settings", &settings.to_string(), "--allowed-tools", "WebSearch", "-p", "find"],
+        &[
+            "--settings",
+            &settings.to_string(),
+            "--allowed-tools",
+            "WebSearch",
+            "-p",
+            "find",
+        ],
     );
     assert_eq!(out.code, Some(0), "{}", out.stderr);
-    assert!(server.requests()[0].tool_names().contains(&"web_search".to_string()));
+    assert!(
+        server.requests()[0]
+            .tool_names()
+            .contains(&"web_search".to_string())
+    );
     let result = tool_result(&server.requests()[1]);
     assert_eq!(
         result,
@@ -294,7 +342,12 @@ fn a_keyed_provider_sends_its_key_and_is_not_offered_without_it() {
     ]);
     let mut cmd = project.command(&server.base_url());
     cmd.env("LING_TEST_BRAVE", "brave-key-1")
-        .args(["--settings", &settings.to_string(), "--allowed-tools", "web_search"])
+        .args([
+            "--settings",
+            &settings.to_string(),
+            "--allowed-tools",
+            "web_search",
+        ])
         .args(["-p", "find"]);
     let out = run(cmd);
     assert_eq!(out.code, Some(0), "{}", out.stderr);
@@ -309,9 +362,15 @@ fn a_keyed_provider_sends_its_key_and_is_not_offered_without_it() {
         .args(["--settings", &settings.to_string(), "-p", "hi"]);
     let out = run(cmd);
     assert_eq!(out.code, Some(0), "{}", out.stderr);
-    assert!(!server.requests()[0].tool_names().contains(&"web_search".to_string()));
     assert!(
-        out.stderr.contains("web search: not offered: webSearch.provider is brave but $LING_TEST_BRAVE is not set"),
+        !server.requests()[0]
+            .tool_names()
+            .contains(&"web_search".to_string())
+    );
+    assert!(
+        out.stderr.contains(
+            "web search: not offered: webSearch.provider is brave but $LING_TEST_BRAVE is not set"
+        ),
         "{}",
         out.stderr
     );
@@ -321,7 +380,11 @@ fn a_keyed_provider_sends_its_key_and_is_not_offered_without_it() {
 fn the_native_search_of_each_api_is_a_request_of_its_own() {
     for api in ["anthropic", "responses"] {
         let server = MockServer::start_blocking(vec![
-            Reply::tool_calls(vec![("call_1", "web_search", json!({"query": "ling agent"}))]),
+            Reply::tool_calls(vec![(
+                "call_1",
+                "web_search",
+                json!({"query": "ling agent"}),
+            )]),
             Reply::text("Ling is a terminal coding agent."),
             Reply::text("Done."),
         ]);
@@ -329,7 +392,16 @@ fn the_native_search_of_each_api_is_a_request_of_its_own() {
         let out = ling(
             &project,
             &server,
-            &["--api", api, "--base-url", &server.base_url(), "--allowed-tools", "WebSearch", "-p", "find"],
+            &[
+                "--api",
+                api,
+                "--base-url",
+                &server.base_url(),
+                "--allowed-tools",
+                "WebSearch",
+                "-p",
+                "find",
+            ],
         );
         assert_eq!(out.code, Some(0), "{api}: {}", out.stderr);
         let requests = server.requests();
@@ -342,6 +414,9 @@ fn the_native_search_of_each_api_is_a_request_of_its_own() {
         };
         assert_eq!(json!(tools), expected, "{api}");
         let last = requests[2].body.to_string();
-        assert!(last.contains("Ling is a terminal coding agent."), "{api}: {last}");
+        assert!(
+            last.contains("Ling is a terminal coding agent."),
+            "{api}: {last}"
+        );
     }
 }

@@ -30,7 +30,10 @@ pub fn images(api: Api, body: &Value) -> Vec<(String, String)> {
         (Api::Chat, Some("image_url")) => found.extend(data_url(&part["image_url"]["url"])),
         (Api::Responses, Some("input_image")) => found.extend(data_url(&part["image_url"])),
         (Api::Anthropic, Some("image")) => found.push((
-            part["source"]["media_type"].as_str().unwrap_or_default().into(),
+            part["source"]["media_type"]
+                .as_str()
+                .unwrap_or_default()
+                .into(),
             part["source"]["data"].as_str().unwrap_or_default().into(),
         )),
         _ => {}
@@ -77,7 +80,12 @@ fn check_data(media_type: &str, data: &str, at: &str) -> Result<(), String> {
 }
 
 fn chat(body: &Value) -> Result<(), String> {
-    for (i, message) in body["messages"].as_array().into_iter().flatten().enumerate() {
+    for (i, message) in body["messages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
         let role = message["role"].as_str().unwrap_or_default();
         let Some(parts) = message["content"].as_array() else {
             continue;
@@ -113,15 +121,28 @@ fn anthropic_image(block: &Value, at: &str) -> Result<(), String> {
     }
     let data = source["data"].as_str().unwrap_or_default();
     if data.len() > ANTHROPIC_MAX_BASE64 {
-        return Err(format!("{at}: image exceeds 5 MB maximum: {} bytes", data.len()));
+        return Err(format!(
+            "{at}: image exceeds 5 MB maximum: {} bytes",
+            data.len()
+        ));
     }
     check_data(source["media_type"].as_str().unwrap_or_default(), data, at)
 }
 
 fn anthropic(body: &Value) -> Result<(), String> {
-    for (i, message) in body["messages"].as_array().into_iter().flatten().enumerate() {
+    for (i, message) in body["messages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
         let role = message["role"].as_str().unwrap_or_default();
-        for (j, block) in message["content"].as_array().into_iter().flatten().enumerate() {
+        for (j, block) in message["content"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .enumerate()
+        {
             let at = format!("messages.{i}.content.{j}");
             match block["type"].as_str() {
                 Some("image") if role == "user" => anthropic_image(block, &at)?,

@@ -78,7 +78,9 @@ enum Block<'a> {
     },
     /// Text made here (an image that could not be sent, said instead).
     #[serde(rename = "text")]
-    OwnedText { text: String },
+    OwnedText {
+        text: String,
+    },
 }
 
 /// A tool result's content: its text, or text and images.

@@ -60,6 +60,9 @@ enum BlockStart {
         #[serde(default)]
         citations: Vec<Citation>,
     },
+    /// The server running its own tool (the web search): its input streams in like a tool
+    /// call's, but it is not one of Ling's to run.
+    ServerToolUse,
     /// What the server-side web search found.
     WebSearchToolResult {
         #[serde(default)]
@@ -159,6 +162,8 @@ pub struct MessagesParser {
     /// Pages the answer cites, then pages the search found: (title, URL), each URL once.
     cited: Vec<(String, String)>,
     found: Vec<(String, String)>,
+    /// The blocks of the server's own tool calls, whose input is not a call of Ling's.
+    server_blocks: Vec<usize>,
 }
 
 impl MessagesParser {
@@ -170,6 +175,7 @@ impl MessagesParser {
                     self.cite(citation);
                 }
             }
+            BlockStart::ServerToolUse => self.server_blocks.push(index),
             BlockStart::WebSearchToolResult { content } => {
                 for result in content.as_array().into_iter().flatten() {
                     if let Some(url) = result["url"].as_str() {
@@ -212,6 +218,7 @@ impl MessagesParser {
     fn delta(&mut self, index: usize, delta: Delta, on_event: &mut dyn FnMut(StreamEvent)) {
         match delta {
             Delta::Text { text } => self.text(text, on_event),
+            Delta::InputJson { .. } if self.server_blocks.contains(&index) => {}
             Delta::InputJson { partial_json } => {
                 self.calls.get_mut(index).arguments.push_str(&partial_json);
             }

@@ -254,4 +254,63 @@ mod tests {
             "{body}"
         );
     }
+
+    #[test]
+    fn images_go_as_parts_of_user_messages_after_the_tool_results() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let store = crate::media::ImageStore::new(dir.path().to_path_buf());
+        let mut png = Vec::new();
+        let written = image::DynamicImage::ImageRgb8(image::RgbImage::new(2, 2))
+            .write_to(&mut std::io::Cursor::new(&mut png), image::ImageFormat::Png);
+        assert!(written.is_ok());
+        let Ok(shot) = store.add(&png, "shot.png") else {
+            panic!("not stored")
+        };
+        let messages = vec![
+            Message::user_with_images("look", vec![shot.clone()]),
+            Message::assistant(
+                None,
+                vec![
+                    crate::llm::ToolCall::new("a", "read_file", "{}"),
+                    crate::llm::ToolCall::new("b", "read_file", "{}"),
+                ],
+            ),
+            Message::tool_with_images("a", "an image", vec![shot]),
+            Message::tool("b", "text"),
+            Message::assistant(Some("seen".into()), Vec::new()),
+        ];
+        let config = crate::llm::LlmConfig::new("http://127.0.0.1:1/v1", "m");
+        let body = ChatCompletions
+            .body(&Request {
+                config: &config,
+                messages: &messages,
+                tools: &[],
+                max_tokens: None,
+                web_search: false,
+            })
+            .unwrap_or_default();
+        let body: serde_json::Value = serde_json::from_slice(&body).unwrap_or_default();
+        let sent = &body["messages"];
+        assert_eq!(
+            sent[0]["content"][0],
+            serde_json::json!({"type": "text", "text": "look"})
+        );
+        assert_eq!(sent[0]["content"][1]["type"], "image_url");
+        assert_eq!(
+            sent[2],
+            serde_json::json!({"role": "tool", "tool_call_id": "a", "content": "an image"})
+        );
+        assert_eq!(sent[3]["role"], "tool");
+        assert_eq!(sent[4]["role"], "user");
+        assert_eq!(
+            sent[4]["content"][0]["text"],
+            "[The image returned by the tool calls above: shot.png (2x2)]"
+        );
+        assert!(
+            sent[4]["content"][1]["image_url"]["url"]
+                .as_str()
+                .is_some_and(|u| u.starts_with("data:image/png;base64,"))
+        );
+        assert_eq!(sent[5]["role"], "assistant");
+    }
 }

@@ -134,7 +134,9 @@ impl Wire for Responses {
         let (instructions, input) = items(request.messages);
         let reasons = config.reasoning_effort.is_some() || is_reasoning_model(&config.model);
         let has_tools = !request.tools.is_empty() || request.web_search;
-        let hosted = request.web_search.then_some(ToolDef::Hosted { kind: "web_search" });
+        let hosted = request
+            .web_search
+            .then_some(ToolDef::Hosted { kind: "web_search" });
         let body = ResponsesRequest {
             model: &config.model,
             instructions,
