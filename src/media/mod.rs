@@ -247,7 +247,7 @@ impl ImageStore {
             } else {
                 let decoded = image::load_from_memory_with_format(bytes, format.image_format())
                     .map_err(|e| decode_error(e.to_string()))?;
-                let made = resize::shrink(&decoded, format, &keep)
+                let made = resize::shrink(&decoded, format, &keep, keep.max_bytes)
                     .map_err(|detail| decode_error(detail.to_string()))?;
                 (made.bytes, made.format, made.width, made.height)
             };
@@ -327,7 +327,8 @@ pub fn encoded(image: &ImageRef, limits: &Limits) -> Result<Encoded, MediaError>
     };
     let decoded = image::load_from_memory_with_format(&bytes, stored_format.image_format())
         .map_err(|e| encode_error(e.to_string()))?;
-    let made = resize::shrink(&decoded, stored_format, limits).map_err(encode_error)?;
+    let made = resize::shrink(&decoded, stored_format, limits, resize::PNG_PREFERRED_BYTES)
+        .map_err(encode_error)?;
     // Best effort: without the copy the next request makes it again.
     let _ = crate::config::private_fs::write_atomic(&variant_of(made.format), &made.bytes);
     Ok(Encoded {

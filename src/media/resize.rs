@@ -1,6 +1,6 @@
 //! Fitting an image within an API's bounds ([`Limits`], [`fit`]) and re-encoding it: PNG while
-//! that stays small (screenshots keep their sharp text), else JPEG, smaller again until the
-//! bytes fit.
+//! that stays small enough (screenshots keep their sharp text), else JPEG, smaller again until
+//! the bytes fit.
 
 use image::codecs::jpeg::JpegEncoder;
 use image::codecs::png::PngEncoder;
@@ -10,8 +10,9 @@ use image::{DynamicImage, ImageEncoder};
 use super::Format;
 
 /// A PNG larger than this is sent as JPEG instead (a photograph, where PNG is several times
-/// larger for no visible gain).
-const PNG_PREFERRED_BYTES: usize = 1 << 20;
+/// larger for no visible gain). The copy kept in the store stays PNG up to the byte limit, so
+/// each API's copy is made from a lossless one.
+pub const PNG_PREFERRED_BYTES: usize = 1 << 20;
 /// The JPEG quality of a re-encoded image.
 const JPEG_QUALITY: u8 = 85;
 /// The most raw bytes of one image: Anthropic refuses an image over 5 MB of base64, which is
@@ -92,19 +93,26 @@ pub struct Made {
 }
 
 /// `image` downscaled to fit `limits` and encoded: PNG when the source was a lossless format
-/// and the PNG stays small, else JPEG; smaller again while the bytes are over the limit.
-pub fn shrink(image: &DynamicImage, source: Format, limits: &Limits) -> Result<Made, String> {
+/// and the PNG stays within `png_up_to` bytes, else JPEG; smaller again while the bytes are
+/// over the limit. Downscaling is by area (a triangle filter whose support grows with the
+/// ratio), which keeps thin lines and text legible without the ringing of sharper filters.
+pub fn shrink(
+    image: &DynamicImage,
+    source: Format,
+    limits: &Limits,
+    png_up_to: usize,
+) -> Result<Made, String> {
     let (mut width, mut height) = fit(image.width(), image.height(), limits);
     let lossless = matches!(source, Format::Png | Format::Gif | Format::Webp);
     for _ in 0..8 {
         let resized = if (width, height) == (image.width(), image.height()) {
             image.clone()
         } else {
-            image.resize_exact(width, height, FilterType::CatmullRom)
+            image.resize_exact(width, height, FilterType::Triangle)
         };
         if lossless {
             let png = encode_png(&resized)?;
-            if png.len() <= PNG_PREFERRED_BYTES.min(limits.max_bytes) {
+            if png.len() <= png_up_to.min(limits.max_bytes) {
                 return Ok(Made {
                     bytes: png,
                     format: Format::Png,
