@@ -49,7 +49,8 @@ pub enum WebError {
     Http { url: String, detail: String },
     #[error(
         "{url} is {kind} ({size} bytes), which web_fetch cannot turn into text; download it with \
-         bash (`curl -o FILE URL`) and use a tool that reads it"
+         bash (`curl -o FILE URL`) and use a tool that reads it{}",
+        if kind == "application/pdf" { " (`pdftotext FILE -` for a PDF)" } else { "" }
     )]
     Binary {
         url: String,

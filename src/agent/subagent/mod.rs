@@ -489,6 +489,7 @@ impl Agent {
         // The front end's files and terminals (an ACP editor's buffers), as the parent's.
         child.files = self.files.clone();
         child.shell_host = self.shell_host.clone();
+        child.images = self.images.clone();
         let mut filters = vec![ToolFilter::names(allowed, origin)];
         filters.extend(wanted);
         child.tool_filters = filters;
