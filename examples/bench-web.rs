@@ -146,8 +146,14 @@ fn fetch(runs: usize) -> Result<()> {
         converted.text.len() as f64 * 100.0 / bytes as f64
     );
     println!("| fetch | {:.1} ms |", fetch.as_secs_f64() * 1000.0);
-    println!("| HTML → Markdown | {:.1} ms |", convert.as_secs_f64() * 1000.0);
-    println!("| total | {:.1} ms |\n", (fetch + convert).as_secs_f64() * 1000.0);
+    println!(
+        "| HTML → Markdown | {:.1} ms |",
+        convert.as_secs_f64() * 1000.0
+    );
+    println!(
+        "| total | {:.1} ms |\n",
+        (fetch + convert).as_secs_f64() * 1000.0
+    );
     Ok(())
 }
 
