@@ -2,7 +2,7 @@
 //! private ranges, link-local and the cloud metadata address in it, carrier-grade NAT, unique
 //! local IPv6, an IPv4 address hidden in an IPv6 one...) is refused unless a rule names the
 //! host: a page must not be able to point Ling at a service only this machine can see. The
-//! address is checked after DNS, for every hop of a redirect ([`super::fetch`]).
+//! address is checked after DNS, for every hop of a redirect ([`super::fetch()`]).
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
