@@ -11,6 +11,9 @@
 //! bench-web [all|fetch|image] [LING_BINARY] [RUNS]
 //! ```
 
+// The tests' mock model may `expect`, as test code does.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 #[path = "../tests/support/chat_history.rs"]
 mod chat_history;
 #[path = "../tests/support/mock_http.rs"]
@@ -183,6 +186,9 @@ fn screenshot() -> Result<Vec<u8>> {
     Ok(out)
 }
 
+/// One run's request: its bytes, the run's time, its images (media type, base64).
+type Sent = (usize, Duration, Vec<(String, String)>);
+
 fn image(ling: &Path, runs: usize) -> Result<()> {
     let dir = std::env::temp_dir().join(format!("ling-bench-web-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
@@ -201,7 +207,7 @@ fn image(ling: &Path, runs: usize) -> Result<()> {
         ("anthropic", Api::Anthropic),
         ("responses", Api::Responses),
     ] {
-        let run = |with: bool, home: &Path| -> Result<(usize, Duration, Vec<(String, String)>)> {
+        let run = |with: bool, home: &Path| -> Result<Sent> {
             let server = MockServer::start_blocking(vec![Reply::text("ok")]);
             let mut cmd = Command::new(ling);
             cmd.current_dir(dir.join("project"))

@@ -14,6 +14,7 @@ use base64::Engine;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
+use resize::Effort;
 pub use resize::{Limits, fit};
 
 /// The largest image file taken in (a screenshot is far smaller; a bigger file is most likely
@@ -247,7 +248,7 @@ impl ImageStore {
             } else {
                 let decoded = image::load_from_memory_with_format(bytes, format.image_format())
                     .map_err(|e| decode_error(e.to_string()))?;
-                let made = resize::shrink(&decoded, format, &keep, keep.max_bytes)
+                let made = resize::shrink(&decoded, format, &keep, keep.max_bytes, Effort::Keep)
                     .map_err(|detail| decode_error(detail.to_string()))?;
                 (made.bytes, made.format, made.width, made.height)
             };
@@ -327,8 +328,14 @@ pub fn encoded(image: &ImageRef, limits: &Limits) -> Result<Encoded, MediaError>
     };
     let decoded = image::load_from_memory_with_format(&bytes, stored_format.image_format())
         .map_err(|e| encode_error(e.to_string()))?;
-    let made = resize::shrink(&decoded, stored_format, limits, resize::PNG_PREFERRED_BYTES)
-        .map_err(encode_error)?;
+    let made = resize::shrink(
+        &decoded,
+        stored_format,
+        limits,
+        resize::PNG_PREFERRED_BYTES,
+        Effort::Send,
+    )
+    .map_err(encode_error)?;
     // Best effort: without the copy the next request makes it again.
     let _ = crate::config::private_fs::write_atomic(&variant_of(made.format), &made.bytes);
     Ok(Encoded {

@@ -3,7 +3,7 @@
 //! the bytes fit.
 
 use image::codecs::jpeg::JpegEncoder;
-use image::codecs::png::PngEncoder;
+use image::codecs::png::{CompressionType, FilterType as PngFilter, PngEncoder};
 use image::imageops::FilterType;
 use image::{DynamicImage, ImageEncoder};
 
@@ -92,6 +92,17 @@ pub struct Made {
     pub height: u32,
 }
 
+/// How hard to compress a PNG.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Effort {
+    /// Fast: the copy kept in the store, read only here.
+    Keep,
+    /// zlib's default level with adaptive filters: a copy sent to an API, made once and sent
+    /// with every request after. A 1024 x 768 screenshot comes out a third the size of the fast
+    /// setting's (and within 1% of the best setting's, at a third of its time).
+    Send,
+}
+
 /// `image` downscaled to fit `limits` and encoded: PNG when the source was a lossless format
 /// and the PNG stays within `png_up_to` bytes, else JPEG; smaller again while the bytes are
 /// over the limit. Downscaling is by area (a triangle filter whose support grows with the
@@ -101,6 +112,7 @@ pub fn shrink(
     source: Format,
     limits: &Limits,
     png_up_to: usize,
+    effort: Effort,
 ) -> Result<Made, String> {
     let (mut width, mut height) = fit(image.width(), image.height(), limits);
     let lossless = matches!(source, Format::Png | Format::Gif | Format::Webp);
@@ -111,7 +123,7 @@ pub fn shrink(
             image.resize_exact(width, height, FilterType::Triangle)
         };
         if lossless {
-            let png = encode_png(&resized)?;
+            let png = encode_png(&resized, effort)?;
             if png.len() <= png_up_to.min(limits.max_bytes) {
                 return Ok(Made {
                     bytes: png,
@@ -141,9 +153,14 @@ pub fn shrink(
     ))
 }
 
-fn encode_png(image: &DynamicImage) -> Result<Vec<u8>, String> {
+fn encode_png(image: &DynamicImage, effort: Effort) -> Result<Vec<u8>, String> {
     let mut out = Vec::new();
-    let encoder = PngEncoder::new(&mut out);
+    let encoder = match effort {
+        Effort::Keep => PngEncoder::new(&mut out),
+        Effort::Send => {
+            PngEncoder::new_with_quality(&mut out, CompressionType::Default, PngFilter::Adaptive)
+        }
+    };
     let (width, height) = (image.width(), image.height());
     let result = if image.color().has_alpha() {
         let rgba = image.to_rgba8();
