@@ -15,8 +15,8 @@ setup
 agent trust
 permissions rpc
 tools hooks mcp llm
-process checkpoint
-log http_client error_chain sse pending
+process checkpoint web
+log http_client error_chain sse pending media
 config redact test_support'
 
 layer_of() {
@@ -70,7 +70,7 @@ inner() {
     inner_layer_of() {
         echo "$layers" | awk -v m="$1" '{ for (i = 1; i <= NF; i++) if ($i == m) { print NR; exit } }'
     }
-    for m in $(ls "src/$folder" | sed 's/\.rs$//' | grep -vx mod); do
+    for m in $(ls "src/$folder" | sed 's/\.rs$//' | grep -vx -e mod -e snapshots); do
         from=$(inner_layer_of "$m")
         if [ -z "$from" ]; then
             echo "module $folder::$m is in no layer: add it to the layers of $folder in $0"

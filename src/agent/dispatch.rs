@@ -12,6 +12,7 @@ use super::turn::Turn;
 use super::{Agent, AgentEvent, cap_middle};
 use crate::hooks::{Decision, HookInput};
 use crate::llm::{Message, ToolCall};
+use crate::media::ImageRef;
 use crate::tools::{Tool, ToolContext, ToolError, ToolKind, ToolOutput};
 
 /// Why a call has no result from its tool. The message is what the model reads (after
@@ -67,6 +68,8 @@ pub(super) struct CallResult {
     pub total_lines: Option<usize>,
     /// The outcome in the user's words, when the model's text is not for them.
     pub told: Option<String>,
+    /// Images for the model besides the text.
+    pub images: Vec<ImageRef>,
 }
 
 impl From<CallError> for CallResult {
@@ -83,6 +86,7 @@ impl From<CallError> for CallResult {
             display: None,
             total_lines: None,
             told,
+            images: Vec::new(),
         }
     }
 }
@@ -101,23 +105,29 @@ impl Agent {
                 }
             }
             let batch = &calls[i..end];
-            let results = join_all(batch.iter().map(|call| self.dispatch(call, turn))).await;
-            for (call, content) in batch.iter().zip(results) {
-                messages.push(Message::tool(call.id.clone(), content));
+            let results = join_all(batch.iter().map(|call| self.dispatch_one(call, turn))).await;
+            for (call, (content, images)) in batch.iter().zip(results) {
+                messages.push(Message::tool_with_images(call.id.clone(), content, images));
             }
             i = end;
         }
         messages
     }
 
+    /// Reads, and fetches from the web (which change nothing here either), run side by side.
     fn is_read_call(&self, call: &ToolCall) -> bool {
         self.tools
             .get(call.name())
-            .is_some_and(|tool| tool.kind() == ToolKind::Read)
+            .is_some_and(|tool| matches!(tool.kind(), ToolKind::Read | ToolKind::Web))
     }
 
-    /// One call through every step; returns what the model reads.
+    /// One call through every step; returns what the model reads (its images left out).
     pub(super) async fn dispatch(&self, call: &ToolCall, turn: &Turn<'_>) -> String {
+        self.dispatch_one(call, turn).await.0
+    }
+
+    /// One call through every step; returns what the model reads, and the images it returned.
+    async fn dispatch_one(&self, call: &ToolCall, turn: &Turn<'_>) -> (String, Vec<ImageRef>) {
         let result = match parse_arguments(call.arguments()) {
             Err(error) => {
                 begin(call, &Value::String(call.arguments().to_string()), turn);
@@ -156,9 +166,9 @@ impl Agent {
             told: result.told,
         });
         if result.is_error {
-            format!("Error: {content}")
+            (format!("Error: {content}"), Vec::new())
         } else {
-            content
+            (content, result.images)
         }
     }
 
@@ -249,6 +259,7 @@ impl Agent {
                 content,
                 display,
                 total_lines,
+                images,
                 ..
             }) => CallResult {
                 content,
@@ -256,6 +267,7 @@ impl Agent {
                 display,
                 total_lines,
                 told: None,
+                images,
             },
             Err(e) => CallError::Tool(e).into(),
         };
@@ -408,6 +420,7 @@ impl Agent {
     pub(super) fn tool_context(&self, cancel: &CancellationToken) -> ToolContext {
         // Before the literal: the permissions' lock below lives to its end.
         let sandbox = self.sandbox_policy();
+        let web_rules = self.lock_permissions().web_rules();
         ToolContext {
             root: self.options.root.clone(),
             confine_to_root: self.lock_permissions().confine_to_root(),
@@ -422,6 +435,9 @@ impl Agent {
             files: self.files.clone(),
             shell_host: self.shell_host.clone(),
             call_id: None,
+            images: self.images.clone(),
+            web_rules,
+            model: Some(Arc::new(super::web_model::SideModel::new(self.llm.clone()))),
         }
     }
 }

@@ -30,6 +30,7 @@ mod skill_tool;
 pub mod subagent;
 mod truncate;
 mod turn;
+mod web_model;
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -42,6 +43,7 @@ use crate::config::tool_search::ToolSearchSettings;
 use crate::hooks::HookEngine;
 use crate::llm::{LlmClient, LlmError, Message, ToolSpec, Usage};
 use crate::mcp::McpManager;
+use crate::media::{ImageRef, ImageStore, MediaError};
 use crate::permissions::Permissions;
 use crate::process::ChildEnv;
 use crate::process::sandbox::Decision;
@@ -206,6 +208,10 @@ pub struct Agent {
     /// The transcript offset of this turn's user message while its checkpoint waits for its
     /// first call that writes.
     unrecorded_turn: std::sync::Mutex<Option<u64>>,
+    /// Where images are kept (`LING_HOME/images`); `None`: no images in this run.
+    images: Option<ImageStore>,
+    /// Images attached for the next prompt ([`Agent::attach_image`]).
+    pending_images: Vec<ImageRef>,
 }
 
 impl Agent {
@@ -250,7 +256,40 @@ impl Agent {
             checkpoints: None,
             turn_checkpoint: None,
             unrecorded_turn: std::sync::Mutex::default(),
+            images: None,
+            pending_images: Vec::new(),
         }
+    }
+
+    /// Keeps images in `store`: `read_file` of a picture and [`Agent::attach_image`] then give
+    /// the model the image itself.
+    pub fn with_images(mut self, store: ImageStore) -> Self {
+        self.images = Some(store);
+        self
+    }
+
+    /// Attaches the image file at `path` to the next prompt (`-i FILE`, a pasted path, an
+    /// editor's image): it is kept in `LING_HOME/images` and goes with the prompt [`Agent::run`]
+    /// submits next, as image content on every wire API.
+    pub fn attach_image(&mut self, path: &Path) -> Result<ImageRef, MediaError> {
+        let image = self.image_store().add_file(path)?;
+        self.pending_images.push(image.clone());
+        Ok(image)
+    }
+
+    /// [`Agent::attach_image`] for image bytes a front end received (ACP's and stream-json's
+    /// base64 `image` blocks); `name` is what the image is called (a file name, or `image`).
+    pub fn attach_image_bytes(&mut self, bytes: &[u8], name: &str) -> Result<ImageRef, MediaError> {
+        let image = self.image_store().add(bytes, name)?;
+        self.pending_images.push(image.clone());
+        Ok(image)
+    }
+
+    /// The store images are kept in: the configured one, else `LING_HOME/images`.
+    fn image_store(&mut self) -> ImageStore {
+        self.images
+            .get_or_insert_with(|| ImageStore::in_home(&crate::config::ling_home()))
+            .clone()
     }
 
     /// Reads and writes the file tools' files through `files` (an ACP editor's `fs/*`).

@@ -40,6 +40,7 @@ impl Agent {
             display: output.display,
             total_lines: output.total_lines,
             told: None,
+            images: output.images,
         };
         if self.lock_permissions().mode() == PermissionMode::Plan {
             return kept;
@@ -75,6 +76,7 @@ impl Agent {
                 display: output.display,
                 total_lines: output.total_lines,
                 told: None,
+                images: output.images,
             },
             Err(e @ ToolError::Interrupted) | Err(e @ ToolError::Failed(_)) => CallResult {
                 content: e.to_string(),
@@ -82,6 +84,7 @@ impl Agent {
                 display: None,
                 total_lines: None,
                 told: None,
+                images: Vec::new(),
             },
         }
     }

@@ -20,10 +20,11 @@ use crate::config::{ConfigError, Paths, Settings, SettingsOverrides};
 use crate::hooks::HookEngine;
 use crate::llm::{LlmClient, LlmConfig, LlmError};
 use crate::mcp::{ManagerOptions, McpManager};
+use crate::media::ImageStore;
 use crate::permissions::{PermissionError, Permissions};
 use crate::process::sandbox::{self, Decision, SandboxError};
 use crate::process::{ChildEnv, Trampoline};
-use crate::tools::ToolRegistry;
+use crate::tools::{ToolRegistry, WebFetch, WebSearch};
 use crate::trust::surface::{Part, Surface};
 use crate::trust::{ProjectConfig, TrustStatus};
 
@@ -377,11 +378,26 @@ impl Setup {
         for warning in &extensions.warnings {
             warn(warning);
         }
-        let builtins = match &run_tools {
-            Some(keep) => ToolRegistry::builtins().only(keep),
-            None => ToolRegistry::builtins(),
-        };
+        if let Some(crate::config::web::SearchProvider::Keyed { key: Some(key), .. }) =
+            &settings.web_search.provider
+        {
+            crate::redact::register(key);
+        }
+        let mut builtins = ToolRegistry::builtins();
+        builtins.register(Arc::new(WebFetch::new(settings.web_fetch)));
+        match WebSearch::new(&settings.web_search, settings.web_fetch.timeout) {
+            Some(search) => builtins.register(Arc::new(search)),
+            // A provider named without its key: said once, at start.
+            None if settings.web_search.provider.is_some() => {
+                warn(&settings.web_search.describe());
+            }
+            None => {}
+        }
+        if let Some(keep) = &run_tools {
+            builtins = builtins.only(keep);
+        }
         let mut agent = Agent::new(llm, builtins, permissions, options, session)
+            .with_images(ImageStore::in_home(&paths.home))
             .with_hooks(hooks)
             .with_tool_search(settings.tool_search)
             .with_extensions(Arc::new(extensions))

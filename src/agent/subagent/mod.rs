@@ -381,6 +381,7 @@ impl Agent {
                     display: None,
                     total_lines: None,
                     told: None,
+                    images: Vec::new(),
                 },
                 RunEnd::Interrupted => CallError::Tool(ToolError::Interrupted).into(),
                 RunEnd::Declined => {
@@ -488,6 +489,7 @@ impl Agent {
         child.shell_host = self.shell_host.clone();
         // Its calls are recorded among the parent's (a rewind of the parent's turn undoes them).
         child.checkpoints = self.checkpoints.clone();
+        child.images = self.images.clone();
         // What narrows the parent narrows the child: its own filters and the run's (a
         // command's or a loaded skill's `allowed-tools`, with their argument rules).
         let mut filters = self.tool_filters.clone();
