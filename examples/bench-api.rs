@@ -25,6 +25,9 @@ mod chat_history;
 #[allow(dead_code)]
 #[path = "../tests/support/mock_http.rs"]
 mod mock_http;
+#[path = "../tests/support/mock_images.rs"]
+#[allow(dead_code)]
+mod mock_images;
 #[allow(dead_code, clippy::expect_used)]
 #[path = "../tests/support/mock_openai.rs"]
 mod mock_openai;

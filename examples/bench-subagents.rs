@@ -19,6 +19,9 @@ mod chat_history;
 #[path = "../tests/support/mock_http.rs"]
 #[allow(dead_code)]
 mod mock_http;
+#[path = "../tests/support/mock_images.rs"]
+#[allow(dead_code)]
+mod mock_images;
 #[path = "../tests/support/mock_openai.rs"]
 #[allow(dead_code)]
 mod mock_openai;

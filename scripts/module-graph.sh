@@ -15,8 +15,8 @@ setup
 agent trust
 permissions rpc
 tools hooks mcp llm
-process checkpoint
-log http_client error_chain sse pending
+process checkpoint web
+log http_client error_chain sse pending media
 config redact test_support'
 
 layer_of() {

@@ -27,6 +27,9 @@ pub enum Target {
     Hook,
     /// An MCP server's OAuth authorization server (found by discovery).
     AuthServer,
+    /// A page `web_fetch` reads or a search provider (redirects are followed by the fetch
+    /// itself, each hop checked again).
+    Web,
 }
 
 impl Target {
@@ -45,6 +48,7 @@ impl Target {
                 "fix the authorization server's metadata (Ling does not follow its redirects to \
                  another origin)"
             }
+            Self::Web => "fetch the address it redirects to instead",
         }
     }
 }
@@ -122,6 +126,11 @@ pub enum RedirectError {
 
 /// Builds a client with Ling's redirect policy.
 pub fn build(options: ClientOptions) -> Result<reqwest::Client, reqwest::Error> {
+    builder(options).build()
+}
+
+/// The builder of [`build`], for a caller that adds to it (`web_fetch`'s DNS check).
+pub fn builder(options: ClientOptions) -> reqwest::ClientBuilder {
     // TLS is rustls with ring's cryptography (reqwest's default, aws-lc, would add 2 MB of C to the
     // binary), installed for the process by the first client; later calls find it in place.
     let _ = rustls::crypto::ring::default_provider().install_default();
@@ -146,7 +155,7 @@ pub fn build(options: ClientOptions) -> Result<reqwest::Client, reqwest::Error> 
     if options.plain_http {
         builder = builder.tls_certs_only(std::iter::empty());
     }
-    builder.build()
+    builder
 }
 
 /// Whether a redirect to `next` may be followed, after the request went to `previous` (the first

@@ -2,8 +2,8 @@
 //!
 //! Dependencies point one way, each module using only modules of the layers below it:
 //! `cli` → `acp`, `serve` → `ui` → `setup` → `agent` → `permissions`, `rpc` → `tools`, `hooks`,
-//! `mcp`, `llm` (peers, none using another) → `process`, `checkpoint` → `log`, `http_client`,
-//! `sse`, `pending` → `config`, `redact`.
+//! `mcp`, `llm` (peers, none using another) → `process`, `checkpoint`, `web` → `log`,
+//! `http_client`, `sse`, `pending`, `media` → `config`, `redact`.
 //! `scripts/module-graph.sh` prints the graph and fails on an edge that runs back up. `setup`
 //! assembles the run every frontend drives (the REPL and `ling -p` in `ui`, `ling acp` in `acp`,
 //! `ling mcp serve` in `serve`, the last two over `rpc`'s JSON-RPC on stdio); `cli` maps how they
@@ -23,6 +23,7 @@ pub mod http_client;
 pub mod llm;
 pub mod log;
 pub mod mcp;
+pub mod media;
 pub mod pending;
 pub mod permissions;
 pub mod process;
@@ -34,6 +35,7 @@ pub mod sse;
 pub mod tools;
 pub mod trust;
 pub mod ui;
+pub mod web;
 
 #[cfg(test)]
 mod test_support;

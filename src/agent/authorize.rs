@@ -91,7 +91,7 @@ impl Agent {
         // A call bound to fail is refused before anybody is asked about it.
         let ctx = self
             .host
-            .tool_context(&self.options, &CancellationToken::new());
+            .tool_context(&self.options, &self.llm, &CancellationToken::new());
         tool.precheck(input, &ctx).await.map_err(CallError::Tool)?;
         let reason = match &suggestion {
             Some(s) if changed => s.why.clone(),

@@ -145,6 +145,7 @@ impl Agent {
                 Message::Tool {
                     tool_call_id,
                     content,
+                    ..
                 } if *tool_call_id == id => {
                     let note = Message::tool(id.clone(), rebuild::elision_note(content));
                     Some(estimate::message(m).saturating_sub(estimate::message(&note)))

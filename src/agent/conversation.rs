@@ -9,6 +9,7 @@ use super::options::AgentOptions;
 use super::prompt::build_system_prompt;
 use super::session::Session;
 use crate::llm::{Message, Usage};
+use crate::media::ImageRef;
 
 pub(super) struct Conversation {
     pub system_prompt: String,
@@ -31,6 +32,8 @@ pub(super) struct Conversation {
     /// The transcript offset of this turn's user message while its checkpoint waits for its
     /// first call that writes.
     pub unrecorded_turn: Mutex<Option<u64>>,
+    /// Images attached for the next prompt ([`super::Agent::attach_image`]).
+    pub pending_images: Vec<ImageRef>,
 }
 
 impl Conversation {
@@ -49,6 +52,7 @@ impl Conversation {
             warnings,
             turn_checkpoint: None,
             unrecorded_turn: Mutex::default(),
+            pending_images: Vec::new(),
         }
     }
 

@@ -15,6 +15,7 @@ use super::turn::Turn;
 use super::{Agent, AgentEvent, cap_middle};
 use crate::hooks::{Decision, HookInput};
 use crate::llm::{Message, ToolCall};
+use crate::media::ImageRef;
 use crate::tools::{Tool, ToolContext, ToolError, ToolOutput};
 
 /// Why a call has no result from its tool. The message is what the model reads (after
@@ -70,6 +71,8 @@ pub(super) struct CallResult {
     pub total_lines: Option<usize>,
     /// The outcome in the user's words, when the model's text is not for them.
     pub told: Option<String>,
+    /// Images for the model besides the text.
+    pub images: Vec<ImageRef>,
 }
 
 impl From<CallError> for CallResult {
@@ -86,6 +89,7 @@ impl From<CallError> for CallResult {
             display: None,
             total_lines: None,
             told,
+            images: Vec::new(),
         }
     }
 }
@@ -104,17 +108,22 @@ impl Agent {
                 }
             }
             let batch = &calls[i..end];
-            let results = join_all(batch.iter().map(|call| self.dispatch(call, turn))).await;
-            for (call, content) in batch.iter().zip(results) {
-                messages.push(Message::tool(call.id.clone(), content));
+            let results = join_all(batch.iter().map(|call| self.dispatch_one(call, turn))).await;
+            for (call, (content, images)) in batch.iter().zip(results) {
+                messages.push(Message::tool_with_images(call.id.clone(), content, images));
             }
             i = end;
         }
         messages
     }
 
-    /// One call through every step; returns what the model reads.
+    /// One call through every step; returns what the model reads (its images left out).
     pub(super) async fn dispatch(&self, call: &ToolCall, turn: &Turn<'_>) -> String {
+        self.dispatch_one(call, turn).await.0
+    }
+
+    /// One call through every step; returns what the model reads, and the images it returned.
+    async fn dispatch_one(&self, call: &ToolCall, turn: &Turn<'_>) -> (String, Vec<ImageRef>) {
         let result = match parse_arguments(call.arguments()) {
             Err(error) => {
                 begin(call, &Value::String(call.arguments().to_string()), turn);
@@ -154,9 +163,9 @@ impl Agent {
             told: result.told,
         });
         if result.is_error {
-            format!("Error: {content}")
+            (format!("Error: {content}"), Vec::new())
         } else {
-            content
+            (content, result.images)
         }
     }
 
@@ -236,6 +245,7 @@ impl Agent {
                 content,
                 display,
                 total_lines,
+                images,
                 ..
             }) => CallResult {
                 content,
@@ -243,6 +253,7 @@ impl Agent {
                 display,
                 total_lines,
                 told: None,
+                images,
             },
             Err(e) => CallError::Tool(e).into(),
         }
@@ -347,7 +358,8 @@ impl Agent {
             call,
             input,
             turn,
-            self.host.tool_context(&self.options, turn.cancel),
+            self.host
+                .tool_context(&self.options, &self.llm, turn.cancel),
         )
         .await
     }

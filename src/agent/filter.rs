@@ -64,9 +64,11 @@ fn ling_name(name: &str) -> Option<String> {
         "Glob" | "LS" => "glob",
         "Task" | "Agent" => "task",
         "Skill" => "skill",
+        "WebFetch" => "web_fetch",
+        "WebSearch" => "web_search",
         // Claude Code tools Ling does not have admit nothing.
-        "WebFetch" | "WebSearch" | "TodoWrite" | "NotebookEdit" | "NotebookRead" | "BashOutput"
-        | "KillShell" | "ExitPlanMode" => return None,
+        "TodoWrite" | "NotebookEdit" | "NotebookRead" | "BashOutput" | "KillShell"
+        | "ExitPlanMode" => return None,
         other => other,
     };
     Some(match mapped.strip_prefix("mcp__") {

@@ -37,6 +37,7 @@ pub mod subagent;
 mod tool_host;
 mod truncate;
 mod turn;
+mod web_model;
 
 use std::path::Path;
 use std::sync::Arc;
@@ -47,6 +48,7 @@ use crate::config::tool_search::ToolSearchSettings;
 use crate::hooks::HookEngine;
 use crate::llm::{LlmClient, LlmError, Message, Usage};
 use crate::mcp::McpManager;
+use crate::media::{ImageRef, ImageStore, MediaError};
 use crate::permissions::Permissions;
 use crate::process::sandbox::Decision;
 use crate::tools::{FileAccess, ShellHost, ToolRegistry};
@@ -158,6 +160,38 @@ impl Agent {
             conversation,
             host: tool_host::ToolHost::new(tools, permissions),
         }
+    }
+
+    /// Keeps images in `store`: `read_file` of a picture and [`Agent::attach_image`] then give
+    /// the model the image itself.
+    pub fn with_images(mut self, store: ImageStore) -> Self {
+        self.host.images = Some(store);
+        self
+    }
+
+    /// Attaches the image file at `path` to the next prompt (`-i FILE`, a pasted path, an
+    /// editor's image): it is kept in `LING_HOME/images` and goes with the prompt [`Agent::run`]
+    /// submits next, as image content on every wire API.
+    pub fn attach_image(&mut self, path: &Path) -> Result<ImageRef, MediaError> {
+        let image = self.image_store().add_file(path)?;
+        self.conversation.pending_images.push(image.clone());
+        Ok(image)
+    }
+
+    /// [`Agent::attach_image`] for image bytes a front end received (ACP's and stream-json's
+    /// base64 `image` blocks); `name` is what the image is called (a file name, or `image`).
+    pub fn attach_image_bytes(&mut self, bytes: &[u8], name: &str) -> Result<ImageRef, MediaError> {
+        let image = self.image_store().add(bytes, name)?;
+        self.conversation.pending_images.push(image.clone());
+        Ok(image)
+    }
+
+    /// The store images are kept in: the configured one, else `LING_HOME/images`.
+    fn image_store(&mut self) -> ImageStore {
+        self.host
+            .images
+            .get_or_insert_with(|| ImageStore::in_home(&crate::config::ling_home()))
+            .clone()
     }
 
     /// Reads and writes the file tools' files through `files` (an ACP editor's `fs/*`).

@@ -29,6 +29,7 @@ impl Agent {
             display: output.display,
             total_lines: output.total_lines,
             told: None,
+            images: output.images,
         };
         // A mode that refuses what runs outside the sandbox never offers it (plan).
         let mode = self.host.lock_permissions().mode();
@@ -54,7 +55,9 @@ impl Agent {
         if !matches!(answer, Some(Approval::Once | Approval::Always)) {
             return kept;
         }
-        let mut ctx = self.host.tool_context(&self.options, turn.cancel);
+        let mut ctx = self
+            .host
+            .tool_context(&self.options, &self.llm, turn.cancel);
         ctx.sandbox = None;
         match self
             .call_tool_in(tool, call, input.clone(), turn, ctx)
@@ -66,6 +69,7 @@ impl Agent {
                 display: output.display,
                 total_lines: output.total_lines,
                 told: None,
+                images: output.images,
             },
             Err(e @ ToolError::Interrupted) | Err(e @ ToolError::Failed(_)) => CallResult {
                 content: e.to_string(),
@@ -73,6 +77,7 @@ impl Agent {
                 display: None,
                 total_lines: None,
                 told: None,
+                images: Vec::new(),
             },
         }
     }

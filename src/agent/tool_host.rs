@@ -17,11 +17,13 @@ use super::mcp::{ListMcpResources, McpTool, ReadMcpResource, ToolSearch};
 use super::mode::ModeHandle;
 use super::options::AgentOptions;
 use super::subagent::Delegation;
+use super::web_model::SideModel;
 use crate::checkpoint::Checkpoints;
 use crate::config::extensions::Extensions;
 use crate::hooks::HookEngine;
-use crate::llm::{Message, ToolCall, ToolSpec};
+use crate::llm::{LlmClient, Message, ToolCall, ToolSpec};
 use crate::mcp::McpManager;
+use crate::media::ImageStore;
 use crate::permissions::Permissions;
 use crate::process::sandbox::Policy;
 use crate::tools::{FileAccess, LocalFiles, ShellHost, Tool, ToolContext, ToolKind, ToolRegistry};
@@ -57,6 +59,8 @@ pub(super) struct ToolHost {
     pub shell_host: Option<Arc<dyn ShellHost>>,
     /// The writable folders' states before each turn and call (`None`: checkpoints off).
     pub checkpoints: Option<Checkpoints>,
+    /// Where images are kept (`LING_HOME/images`); `None`: no images in this run.
+    pub images: Option<ImageStore>,
 }
 
 impl ToolHost {
@@ -78,6 +82,7 @@ impl ToolHost {
             files: Arc::new(LocalFiles),
             shell_host: None,
             checkpoints: None,
+            images: None,
         }
     }
 
@@ -157,11 +162,12 @@ impl ToolHost {
         Ok(())
     }
 
-    /// Whether the call only reads (and may run beside the other reads of its response).
+    /// Whether the call only reads, or fetches from the web (which changes nothing here
+    /// either): it may run beside the other such calls of its response.
     pub fn is_read_call(&self, call: &ToolCall) -> bool {
         self.tools
             .get(call.name())
-            .is_some_and(|tool| tool.kind() == ToolKind::Read)
+            .is_some_and(|tool| matches!(tool.kind(), ToolKind::Read | ToolKind::Web))
     }
 
     /// The sandbox of a `bash` command now: what [`Decision::effective`] says for the current
@@ -174,10 +180,17 @@ impl ToolHost {
         options.child_env.policy(effective.mode)
     }
 
-    /// What a tool gets to run with, `cancel` ending it.
-    pub fn tool_context(&self, options: &AgentOptions, cancel: &CancellationToken) -> ToolContext {
+    /// What a tool gets to run with, `cancel` ending it; `llm` answers a tool's own small
+    /// request (`web_fetch`'s `prompt`, a native search).
+    pub fn tool_context(
+        &self,
+        options: &AgentOptions,
+        llm: &LlmClient,
+        cancel: &CancellationToken,
+    ) -> ToolContext {
         // Before the literal: the permissions' lock below lives to its end.
         let sandbox = self.sandbox_policy(options);
+        let web_rules = self.lock_permissions().web_rules();
         ToolContext {
             root: options.root.clone(),
             confine_to_root: self.lock_permissions().confine_to_root(),
@@ -192,6 +205,9 @@ impl ToolHost {
             files: self.files.clone(),
             shell_host: self.shell_host.clone(),
             call_id: None,
+            images: self.images.clone(),
+            web_rules,
+            model: Some(Arc::new(SideModel::new(llm.clone()))),
             caller: None,
         }
     }

@@ -130,6 +130,8 @@ impl Agent {
         turn: &Turn<'_>,
         before: Option<u32>,
     ) -> Option<RunEnd> {
+        // Taken now: a prompt that does not go through drops them with it.
+        let images = std::mem::take(&mut self.conversation.pending_images);
         let submitted = self.prompt_hooks(prompt, turn).await;
         if turn.is_cancelled() {
             return Some(RunEnd::Interrupted);
@@ -160,7 +162,8 @@ impl Agent {
                 content.push_str(&block);
             }
         }
-        self.push_prompt(Message::user(content), before).await;
+        self.push_prompt(Message::user_with_images(content, images), before)
+            .await;
         None
     }
 

@@ -92,6 +92,16 @@ pub struct RunArgs {
     #[arg(long = "add-dir", value_name = "DIR")]
     pub add_dir: Vec<PathBuf>,
 
+    /// Attach an image (PNG, JPEG, GIF, WebP) to the prompt of a -p run (repeatable, or
+    /// comma-separated) (-i: Codex)
+    #[arg(
+        short = 'i',
+        long = "image",
+        value_name = "FILE",
+        value_delimiter = ','
+    )]
+    pub image: Vec<PathBuf>,
+
     /// Extra MCP config: a file, or the JSON itself (repeatable)
     #[arg(long, value_name = "FILE|JSON")]
     pub mcp_config: Vec<PathBuf>,

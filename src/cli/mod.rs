@@ -199,6 +199,15 @@ async fn run_agent(args: RunArgs) -> Result<Exit, CliError> {
         OutputFormat::StreamJson => crate::front::print::Format::StreamJson,
         OutputFormat::LingStreamJson => crate::front::print::Format::LingStreamJson,
     };
+    if !args.image.is_empty()
+        && (interactive || resolved.input_format == compat_args::InputFormat::StreamJson)
+    {
+        return Err(CliError::Usage(
+            "--image attaches images to the prompt of a -p run (with a prompt argument or one on \
+             stdin); in the REPL, ask the model to read the image file instead"
+                .into(),
+        ));
+    }
     if resolved.input_format == compat_args::InputFormat::StreamJson {
         if args.prompt.is_some() {
             return Err(CliError::Usage(
@@ -227,7 +236,12 @@ async fn run_agent(args: RunArgs) -> Result<Exit, CliError> {
             project,
             interactive: false,
         };
-        let host = Host::start(start, &warn).await?;
+        let mut host = Host::start(start, &warn).await?;
+        for image in &args.image {
+            let path = located.working_dir.join(image);
+            host.attach_image(&path)
+                .map_err(|e| CliError::Usage(format!("--image {}: {e}", image.display())))?;
+        }
         let print = crate::front::print::PrintOptions {
             format,
             verbose: args.verbose,

@@ -32,6 +32,7 @@ mod settings_resolve;
 pub mod shared_file;
 pub(crate) mod spelled;
 pub mod tool_search;
+pub mod web;
 
 pub use error::ConfigError;
 pub use json::{CONFIG_FILE_LIMIT, read_config_text, read_json_file, read_json_value};

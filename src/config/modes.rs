@@ -78,6 +78,9 @@ pub struct ModeMeaning {
     pub runs: Access,
     /// An MCP tool its server annotates `readOnlyHint`.
     pub read_only_runs: Access,
+    /// What reaches the web (`web_fetch`, `web_search`): no change here, but the URL or the
+    /// query goes out.
+    pub web: Access,
     /// Whether what needs approval is asked about; otherwise it is denied.
     pub asks: bool,
     /// Whether edits of protected paths (`.git`, `.ling`, `.claude`, `LING_HOME`, what runs
@@ -105,6 +108,7 @@ pub const MODES: [ModeMeaning; 5] = [
         edits: Access::Ask,
         runs: Access::Ask,
         read_only_runs: Access::Ask,
+        web: Access::Ask,
         asks: true,
         guards_paths: true,
         sandbox_read_only: false,
@@ -119,6 +123,7 @@ pub const MODES: [ModeMeaning; 5] = [
         edits: Access::Allow,
         runs: Access::Ask,
         read_only_runs: Access::Ask,
+        web: Access::Ask,
         asks: true,
         guards_paths: true,
         sandbox_read_only: false,
@@ -140,6 +145,7 @@ pub const MODES: [ModeMeaning; 5] = [
              default)",
         ),
         read_only_runs: Access::Allow,
+        web: Access::Ask,
         asks: true,
         guards_paths: true,
         sandbox_read_only: true,
@@ -154,6 +160,7 @@ pub const MODES: [ModeMeaning; 5] = [
         edits: Access::Allow,
         runs: Access::Allow,
         read_only_runs: Access::Allow,
+        web: Access::Allow,
         asks: true,
         guards_paths: false,
         sandbox_read_only: false,
@@ -168,6 +175,7 @@ pub const MODES: [ModeMeaning; 5] = [
         edits: Access::Ask,
         runs: Access::Ask,
         read_only_runs: Access::Ask,
+        web: Access::Ask,
         asks: false,
         guards_paths: true,
         sandbox_read_only: false,

@@ -14,6 +14,7 @@ use super::sandbox::{RawSandbox, SandboxMode, SandboxSettings};
 pub use super::settings_resolve::SettingsError;
 use super::settings_resolve::{Layers, Limits, Rules};
 use super::tool_search::{RawToolSearch, ToolSearchSettings};
+use super::web::{RawWebFetch, RawWebSearch, WebFetchSettings, WebSearchSettings};
 use super::{ConfigError, Paths, ProjectFiles, read_json_file};
 
 pub const SETTINGS_FILE: &str = "settings.json";
@@ -204,6 +205,10 @@ pub struct RawSettings {
     /// The shell sandbox of the `bash` tool (Linux: Landlock and seccomp).
     #[serde(default)]
     pub sandbox: RawSandbox,
+    /// The bounds of the `web_fetch` tool.
+    pub web_fetch: Option<RawWebFetch>,
+    /// Where the `web_search` tool searches.
+    pub web_search: Option<RawWebSearch>,
     /// Environment variables for the programs Ling starts (the `bash` tool, command hooks,
     /// stdio MCP servers), as Claude Code's `env`, e.g. `{"CARGO_TERM_COLOR": "never"}`. The API
     /// key variable is never set this way. A project's value for a name wins over the user's.
@@ -431,6 +436,10 @@ pub struct Settings {
     pub tool_search: ToolSearchSettings,
     /// `checkpoints`.
     pub checkpoints: CheckpointSettings,
+    /// `webFetch`.
+    pub web_fetch: WebFetchSettings,
+    /// `webSearch`: where `web_search` searches, if anywhere.
+    pub web_search: WebSearchSettings,
     /// The shell sandbox asked for (whether the kernel can enforce it is decided at setup).
     pub sandbox: SandboxSettings,
     /// `prices` of both files, the project's winning per model.
@@ -638,6 +647,13 @@ impl Settings {
             user.checkpoints.as_ref(),
         ])
         .map_err(SettingsError::Checkpoints)?;
+        let web_fetch = WebFetchSettings::resolve(layers.pick(|s| s.web_fetch.clone()).as_ref());
+        let web_search = WebSearchSettings::resolve(
+            layers.pick(|s| s.web_search.clone()).as_ref(),
+            endpoint.api,
+            env,
+        )
+        .map_err(SettingsError::WebSearch)?;
         let mut prices = user.prices.clone().unwrap_or_default();
         prices.extend(project.prices.clone().unwrap_or_default());
         let theme = match layers.pick(|s| s.theme.clone()) {
@@ -709,6 +725,8 @@ impl Settings {
             theme,
             tool_search,
             checkpoints,
+            web_fetch,
+            web_search,
             sandbox,
             warnings,
             flag_settings: overrides.settings.clone(),

@@ -59,6 +59,9 @@ pub enum SettingsError {
     /// `checkpoints` (its message names the key).
     #[error("{0}")]
     Checkpoints(String),
+    /// `webSearch` (its message names the key).
+    #[error("{0}")]
+    WebSearch(String),
 }
 
 /// The layers, strongest first: `--settings`, the project's file, the user's.

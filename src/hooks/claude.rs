@@ -9,10 +9,10 @@ use std::path::Path;
 
 use serde_json::{Map, Value, json};
 
-/// Ling's builtin tools and Claude Code's names for them. `MultiEdit`, `LS`, `NotebookEdit`,
-/// `WebFetch` and the other Claude tools have no Ling counterpart: a matcher naming them is
-/// accepted and matches nothing.
-pub const TOOL_NAMES: [(&str, &str); 8] = [
+/// Ling's builtin tools and Claude Code's names for them. `MultiEdit`, `LS`, `NotebookEdit`
+/// and the other Claude tools have no Ling counterpart: a matcher naming them is accepted and
+/// matches nothing.
+pub const TOOL_NAMES: [(&str, &str); 10] = [
     ("bash", "Bash"),
     ("read_file", "Read"),
     ("write_file", "Write"),
@@ -21,6 +21,8 @@ pub const TOOL_NAMES: [(&str, &str); 8] = [
     ("glob", "Glob"),
     ("task", "Task"),
     ("skill", "Skill"),
+    ("web_fetch", "WebFetch"),
+    ("web_search", "WebSearch"),
 ];
 
 /// Claude Code's name for a Ling builtin tool (`bash` → `Bash`); `None` for every other name.
@@ -254,6 +256,8 @@ pub fn tool_response(tool: &str, input: &Value, text: &str, cwd: &Path) -> Value
             let names = lines();
             json!({ "numFiles": names.len(), "filenames": names, "truncated": false })
         }
+        "web_fetch" => json!({ "url": arg("url"), "result": text }),
+        "web_search" => json!({ "query": arg("query"), "results": text }),
         _ => return Value::String(text.to_string()),
     };
     response["text"] = json!(text);

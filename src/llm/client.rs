@@ -131,8 +131,31 @@ impl LlmClient {
         max_tokens: Option<u32>,
         on_event: &mut (dyn FnMut(StreamEvent) + Send),
     ) -> Result<Completion, LlmError> {
+        let body = self.request_body(messages, tools, max_tokens, false)?;
+        self.send(body, messages, tools, on_event).await
+    }
+
+    /// One request with the API's own web search tool and nothing else: the model searches for
+    /// `query` and answers; the pages found are in [`Completion::citations`]. Chat completions
+    /// has no such tool (the request then goes without it).
+    pub async fn search_web(&self, query: &str, max_tokens: u32) -> Result<Completion, LlmError> {
+        let messages = [Message::user(format!(
+            "Search the web for: {query}\n\nAnswer with what the results say, briefly, citing \
+             the pages."
+        ))];
+        let body = self.request_body(&messages, &[], Some(max_tokens), true)?;
+        self.send(body, &messages, &[], &mut |_| {}).await
+    }
+
+    /// Sends one request body, with the retries.
+    async fn send(
+        &self,
+        body: Bytes,
+        messages: &[Message],
+        tools: &[ToolSpec],
+        on_event: &mut (dyn FnMut(StreamEvent) + Send),
+    ) -> Result<Completion, LlmError> {
         self.preflight()?;
-        let body = self.request_body(messages, tools, max_tokens)?;
         let url = self.endpoint();
         tracing::debug!(
             "llm: POST {} model={} messages={} tools={} bytes={} api={}",
@@ -174,7 +197,8 @@ impl LlmClient {
                 Err(failure) => failure,
             };
             if number > policy.max_retries || !failure.is_retryable() {
-                let error = self.error_for(failure, number);
+                let has_images = messages.iter().any(|m| !m.images().is_empty());
+                let error = self.error_for(failure, number, has_images);
                 tracing::error!("llm: request failed: {error}");
                 return Err(error);
             }
@@ -199,12 +223,14 @@ impl LlmClient {
         messages: &[Message],
         tools: &[ToolSpec],
         max_tokens: Option<u32>,
+        web_search: bool,
     ) -> Result<Bytes, LlmError> {
         let request = Request {
             config: &self.config,
             messages,
             tools,
             max_tokens,
+            web_search,
         };
         self.wire
             .body(&request)
@@ -212,7 +238,7 @@ impl LlmClient {
             .map_err(|e| LlmError::Setup(format!("could not encode the request: {e}")))
     }
 
-    fn error_for(&self, failure: Failure, attempts: u32) -> LlmError {
+    fn error_for(&self, failure: Failure, attempts: u32, has_images: bool) -> LlmError {
         let url = self.shown_endpoint();
         match failure {
             Failure::Connect(detail) => LlmError::Connect {
@@ -244,6 +270,13 @@ impl LlmClient {
                 status,
                 message,
                 window,
+            },
+            Failure::Status {
+                status, message, ..
+            } if has_images && refuses_images(status, &message) => LlmError::ImagesRejected {
+                model: self.config.model.clone(),
+                status,
+                message,
             },
             Failure::Status {
                 status, message, ..
@@ -288,6 +321,17 @@ pub(super) fn for_api(api: WireApi) -> Arc<dyn Wire> {
         WireApi::Responses => Arc::new(Responses),
         WireApi::Anthropic => Arc::new(Messages),
     }
+}
+
+/// Whether an error answer to a request with images says the images are the problem (OpenAI:
+/// "image_url is only supported by certain models", llama.cpp: "image input is not supported",
+/// vLLM and others: "... does not support multimodal ...").
+fn refuses_images(status: u16, message: &str) -> bool {
+    let message = message.to_ascii_lowercase();
+    matches!(status, 400 | 404 | 415 | 422 | 500 | 501)
+        && ["image", "vision", "multimodal", "mmproj", "multi-modal"]
+            .iter()
+            .any(|word| message.contains(word))
 }
 
 #[cfg(test)]

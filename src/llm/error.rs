@@ -86,6 +86,18 @@ pub enum LlmError {
     #[error("the server rejected the request (HTTP {status}): {message}")]
     BadRequest { status: u16, message: String },
 
+    /// A request with images was refused for them: the model (or server) takes no images.
+    #[error(
+        "the model {model} refused the image(s) in the conversation (HTTP {status}: {message}); \
+         it may not take images at all. Use a model that does (a vision model; with llama.cpp, \
+         start the server with the model's --mmproj), or go on without images"
+    )]
+    ImagesRejected {
+        model: String,
+        status: u16,
+        message: String,
+    },
+
     /// The request did not fit the model's context window (`context_length_exceeded`,
     /// `exceed_context_size_error`, "prompt is too long", a 413, ...); `window` when the server
     /// said how large it is. `status` is 200 when the server said it inside the stream.

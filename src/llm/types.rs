@@ -1,6 +1,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::media::ImageRef;
+
 /// One chat message, serialized exactly as the chat-completions API takes it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "role", rename_all = "lowercase")]
@@ -10,6 +12,10 @@ pub enum Message {
     },
     User {
         content: String,
+        /// Images the user attached, kept by reference (`LING_HOME/images`): each wire API
+        /// sends them as its image parts.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        images: Vec<ImageRef>,
     },
     Assistant {
         /// `null` when the message only calls tools.
@@ -25,6 +31,11 @@ pub enum Message {
     Tool {
         tool_call_id: String,
         content: String,
+        /// Images the tool returned (`read_file` of a picture). Anthropic takes them in the tool
+        /// result; chat completions and Responses in a user message after the results, since
+        /// their tool messages hold text only.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        images: Vec<ImageRef>,
     },
 }
 
@@ -38,6 +49,15 @@ impl Message {
     pub fn user(content: impl Into<String>) -> Self {
         Self::User {
             content: content.into(),
+            images: Vec::new(),
+        }
+    }
+
+    /// A user's message with images attached.
+    pub fn user_with_images(content: impl Into<String>, images: Vec<ImageRef>) -> Self {
+        Self::User {
+            content: content.into(),
+            images,
         }
     }
 
@@ -51,9 +71,27 @@ impl Message {
     }
 
     pub fn tool(tool_call_id: impl Into<String>, content: impl Into<String>) -> Self {
+        Self::tool_with_images(tool_call_id, content, Vec::new())
+    }
+
+    /// A tool's result with the images it returned.
+    pub fn tool_with_images(
+        tool_call_id: impl Into<String>,
+        content: impl Into<String>,
+        images: Vec<ImageRef>,
+    ) -> Self {
         Self::Tool {
             tool_call_id: tool_call_id.into(),
             content: content.into(),
+            images,
+        }
+    }
+
+    /// The images this message carries.
+    pub fn images(&self) -> &[ImageRef] {
+        match self {
+            Self::User { images, .. } | Self::Tool { images, .. } => images,
+            Self::System { .. } | Self::Assistant { .. } => &[],
         }
     }
 }
@@ -241,4 +279,6 @@ pub struct Completion {
     pub usage: Option<Usage>,
     /// Reasoning to send back with this answer (empty for chat completions).
     pub reasoning_items: Vec<ReasoningItem>,
+    /// The pages the API's own web search found, those the answer cites first: (title, URL).
+    pub citations: Vec<(String, String)>,
 }

@@ -16,6 +16,9 @@ pub struct Request<'a> {
     pub tools: &'a [ToolSpec],
     /// A cap on the answer's tokens asked for by the caller (MCP sampling), over the settings'.
     pub max_tokens: Option<u32>,
+    /// Offer the API's own web search tool (Anthropic's and the Responses API's; chat
+    /// completions has none).
+    pub web_search: bool,
 }
 
 /// A wire API.

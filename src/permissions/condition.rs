@@ -34,20 +34,44 @@ impl Condition {
     pub fn matches(&self, tool: &str, input: &Value) -> bool {
         let target = self.scope.target(tool, input);
         let bash = bash_command(tool, input).map(shell::analyze);
-        matches_call(&self.rule, tool, target.as_ref(), bash.as_ref(), &mut None)
+        let host = super::web_rules::fetch_host(tool, input);
+        let call = CallFacts {
+            tool,
+            target: target.as_ref(),
+            bash: bash.as_ref(),
+            host: host.as_deref(),
+        };
+        matches_call(&self.rule, &call, &mut None)
     }
+}
+
+/// What a rule is matched against: the tool, the path it acts on, the command it runs, the
+/// host it fetches.
+#[derive(Clone, Copy)]
+pub(super) struct CallFacts<'a> {
+    pub tool: &'a str,
+    pub target: Option<&'a Target>,
+    pub bash: Option<&'a Analysis>,
+    pub host: Option<&'a str>,
 }
 
 /// Whether `rule` matches a call as an ask rule does. `forms` caches the bash analysis's deny
 /// forms across rules.
 pub(super) fn matches_call(
     rule: &Rule,
-    tool: &str,
-    target: Option<&Target>,
-    bash: Option<&Analysis>,
+    call: &CallFacts<'_>,
     forms: &mut Option<Vec<Vec<shell::Word>>>,
 ) -> bool {
+    let CallFacts {
+        tool,
+        target,
+        bash,
+        host,
+    } = *call;
     match rule {
+        Rule::Domain(pattern) => {
+            tool == "web_fetch" && host.is_some_and(|h| crate::web::host_matches(pattern, h))
+        }
         Rule::Bash(pattern) => bash.is_some_and(|analysis| {
             let forms = forms.get_or_insert_with(|| bash_rules::deny_forms_of(analysis));
             analysis.error.is_some()

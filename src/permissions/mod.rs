@@ -3,7 +3,9 @@
 //! `--disallowed-tools`, settings `permissions.allow` / `permissions.deny`) are checked first,
 //! deny before allow; edits of protected paths (`.git`, `.ling`, `.claude`, `LING_HOME`, and what
 //! the run reads or runs outside the sandbox) and reads of hidden ones (`sandbox.denyRead`) ask
-//! unless a rule names the path; the mode's column for the tool's kind decides the rest.
+//! unless a rule names the path; the mode's column for the tool's kind decides the rest. Rules
+//! on web hosts (`web_fetch(domain:...)`) are matched against the URL's host, and handed to the
+//! fetch as [`crate::web::HostRules`] (`web_rules.rs`).
 
 use serde_json::Value;
 
@@ -15,6 +17,7 @@ mod condition;
 mod path_rules;
 mod rules;
 pub mod shell;
+mod web_rules;
 
 pub use condition::Condition;
 
@@ -76,11 +79,22 @@ struct Call<'a> {
     target: Option<Target>,
     command: Option<&'a str>,
     bash: Option<Analysis>,
+    /// The host a `web_fetch` call fetches.
+    host: Option<String>,
 }
 
 impl Call<'_> {
     fn name(&self) -> &str {
         self.tool.name()
+    }
+
+    fn facts(&self) -> condition::CallFacts<'_> {
+        condition::CallFacts {
+            tool: self.name(),
+            target: self.target.as_ref(),
+            bash: self.bash.as_ref(),
+            host: self.host.as_deref(),
+        }
     }
 }
 
@@ -197,6 +211,7 @@ impl Permissions {
             target,
             command,
             bash: command.map(shell::analyze),
+            host: web_rules::fetch_host(tool.name(), input),
         }
     }
 
@@ -280,6 +295,7 @@ impl Permissions {
             ToolKind::Edit => meaning.edits,
             ToolKind::Execute if read_only => meaning.read_only_runs,
             ToolKind::Execute => meaning.runs,
+            ToolKind::Web => meaning.web,
         }
     }
 
@@ -304,6 +320,9 @@ impl Permissions {
         for (_, rule) in &self.allow {
             match rule {
                 Rule::Bash(pattern) => bash_patterns.push(pattern),
+                Rule::Domain(_) if condition::matches_call(rule, &call.facts(), &mut None) => {
+                    return true;
+                }
                 Rule::Path { tools, pattern } => {
                     let Some(target) = &call.target else { continue };
                     if tools.contains(&call.name())
@@ -329,15 +348,7 @@ impl Permissions {
         let mut forms = None;
         self.ask
             .iter()
-            .find(|(_, rule)| {
-                condition::matches_call(
-                    rule,
-                    call.name(),
-                    call.target.as_ref(),
-                    call.bash.as_ref(),
-                    &mut forms,
-                )
-            })
+            .find(|(_, rule)| condition::matches_call(rule, &call.facts(), &mut forms))
             .map(|(text, _)| text.as_str())
     }
 
@@ -419,6 +430,9 @@ impl Permissions {
                     return Some(denied(text, None));
                 }
                 Rule::Path { .. } => {}
+                Rule::Domain(_) if condition::matches_call(rule, &call.facts(), &mut None) => {
+                    return Some(denied(text, None));
+                }
                 _ if rule.names_tool(call.name()) => return Some(denied(text, None)),
                 _ => {}
             }
@@ -467,6 +481,9 @@ impl Permissions {
         if call.name() == "bash" {
             // No command to name: a rule that parses to nothing, never the bare `bash`.
             return "bash()".to_string();
+        }
+        if let Some(host) = &call.host {
+            return format!("web_fetch(domain:{host})");
         }
         if self.protected(call).is_some()
             && let Some(target) = &call.target

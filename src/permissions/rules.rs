@@ -1,9 +1,10 @@
 //! One permission rule as written in `--allowed-tools`, `--disallowed-tools` or settings
 //! `permissions.allow` / `permissions.deny`: a tool name, a name prefix, a bash command
 //! pattern or a file tool with a path glob. Claude Code's spellings mean the same: `Bash(npm run
-//! test:*)`, `Read`, `Edit(src/**)`, `mcp__server` (every tool of the server); rules for Claude
-//! tools Ling does not have (`WebFetch`, `WebSearch`, `NotebookEdit`, `TodoWrite`...) are accepted
-//! and match nothing, with a warning.
+//! test:*)`, `Read`, `Edit(src/**)`, `mcp__server` (every tool of the server), `WebFetch` and
+//! `WebFetch(domain:example.com)` (a host, or `*.example.com` for a domain); rules for Claude
+//! tools Ling does not have (`NotebookEdit`, `TodoWrite`...) are accepted and match nothing,
+//! with a warning.
 
 use super::PermissionError;
 use super::bash_rules::BashPattern;
@@ -25,14 +26,14 @@ pub enum Rule {
     /// A Claude Code tool name that stands for several of Ling's (`Read`: `read_file`, `grep`,
     /// `glob`; `Edit`: `edit_file`, `write_file`).
     Tools(&'static [&'static str]),
+    /// `web_fetch(domain:example.com)`: fetches of that host (`*.example.com`: of that domain).
+    Domain(String),
     /// A rule for a Claude Code tool Ling does not have: it matches nothing.
     Ignored,
 }
 
 /// Claude Code tools Ling has no counterpart for: their rules are accepted and ignored.
-const CLAUDE_ONLY_TOOLS: [&str; 8] = [
-    "WebFetch",
-    "WebSearch",
+const CLAUDE_ONLY_TOOLS: [&str; 6] = [
     "NotebookEdit",
     "NotebookRead",
     "TodoWrite",
@@ -60,13 +61,16 @@ impl Rule {
             if name == "bash" || name == "Bash" {
                 return bash_rule(inner).map_err(invalid);
             }
+            if name == "web_fetch" || name == "WebFetch" {
+                return domain_rule(inner).map_err(invalid);
+            }
             if CLAUDE_ONLY_TOOLS.contains(&name) {
                 return Ok(Rule::Ignored);
             }
             let Some(tools) = path_rule_tools(name) else {
                 return Err(invalid(
-                    "only bash and the file tools take an argument, as in `bash(git status*)` or \
-                     `edit_file(src/**)`",
+                    "only bash, web_fetch and the file tools take an argument, as in `bash(git \
+                     status*)`, `web_fetch(domain:docs.rs)` or `edit_file(src/**)`",
                 ));
             };
             let pattern = PathPattern::compile(inner, scope).map_err(|reason| invalid(&reason))?;
@@ -115,18 +119,39 @@ impl Rule {
             Rule::Name(name) => tool == name,
             Rule::NamePrefix(prefix) => tool.starts_with(prefix.as_str()),
             Rule::Tools(tools) => tools.contains(&tool),
-            Rule::Bash(_) | Rule::Path { .. } | Rule::Ignored => false,
+            Rule::Bash(_) | Rule::Path { .. } | Rule::Domain(_) | Rule::Ignored => false,
         }
     }
 }
 
-/// Ling's name for Claude Code's `Task` (sub-agents) and `Skill` tools.
+/// Ling's name for Claude Code's `Task` (sub-agents), `Skill`, `WebFetch` and `WebSearch`.
 fn claude_agent_tool(name: &str) -> Option<&'static str> {
     match name {
         "Task" => Some("task"),
         "Skill" => Some("skill"),
+        "WebFetch" => Some("web_fetch"),
+        "WebSearch" => Some("web_search"),
         _ => None,
     }
+}
+
+/// `domain:HOST` (Claude Code's form), `HOST` or `*.DOMAIN`, without scheme, port or path.
+fn domain_rule(inner: &str) -> Result<Rule, &'static str> {
+    let host = inner.trim();
+    let host = host.strip_prefix("domain:").unwrap_or(host).trim();
+    let valid = !host.is_empty()
+        && host
+            .trim_start_matches("*.")
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_' | ':' | '[' | ']'))
+        && !host.contains("://");
+    if !valid {
+        return Err(
+            "a web_fetch rule names a host, as in `web_fetch(domain:docs.rs)` or \
+             `web_fetch(domain:*.python.org)`, without scheme, port or path",
+        );
+    }
+    Ok(Rule::Domain(host.to_ascii_lowercase()))
 }
 
 fn bash_rule(inner: &str) -> Result<Rule, &'static str> {

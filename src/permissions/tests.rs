@@ -541,7 +541,7 @@ fn claude_code_rules_mean_the_same_as_lings() {
             "mcp__sqlite",
             "Grep",
         ],
-        &["Read(./.env)", "WebFetch(domain:example.com)"],
+        &["Read(./.env)", "NotebookEdit"],
     );
     assert_eq!(outcome(p.check(&BASH, &cmd("npm run test -- -w"))), "allow");
     assert_eq!(outcome(p.check(&BASH, &cmd("npm run build"))), "ask");
@@ -551,7 +551,7 @@ fn claude_code_rules_mean_the_same_as_lings() {
     assert_eq!(outcome(p.check(&MCP, &json!({}))), "allow");
     assert_eq!(p.ignored_rules().len(), 1);
     assert!(
-        p.ignored_rules()[0].contains("WebFetch"),
+        p.ignored_rules()[0].contains("NotebookEdit"),
         "{:?}",
         p.ignored_rules()
     );

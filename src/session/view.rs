@@ -154,4 +154,22 @@ impl Host {
     pub fn prompt_count(&self) -> usize {
         self.setup.agent.session().prompts().len()
     }
+
+    /// An image for the next prompt (`-i FILE`, an image the user pasted or an editor sent):
+    /// kept in `LING_HOME/images` and sent in each API's shape and size.
+    pub fn attach_image(
+        &mut self,
+        path: &std::path::Path,
+    ) -> Result<crate::media::ImageRef, crate::media::MediaError> {
+        self.setup.agent.attach_image(path)
+    }
+
+    /// An image given as bytes (a stream-json or ACP `image` block); `name` for messages.
+    pub fn attach_image_bytes(
+        &mut self,
+        bytes: &[u8],
+        name: &str,
+    ) -> Result<crate::media::ImageRef, crate::media::MediaError> {
+        self.setup.agent.attach_image_bytes(bytes, name)
+    }
 }

@@ -23,10 +23,11 @@ use crate::config::{ConfigError, Paths, Settings, SettingsOverrides};
 use crate::hooks::HookEngine;
 use crate::llm::{LlmClient, LlmConfig, LlmError};
 use crate::mcp::{ManagerOptions, McpManager};
+use crate::media::ImageStore;
 use crate::permissions::{PermissionError, Permissions};
 use crate::process::sandbox::SandboxError;
 use crate::process::{ChildEnv, Trampoline};
-use crate::tools::ToolRegistry;
+use crate::tools::{ToolRegistry, WebFetch, WebSearch};
 use crate::trust::{ProjectConfig, TrustStatus};
 
 use self::files::ConfigFiles;
@@ -244,12 +245,10 @@ impl Setup {
             interactive,
             confined.child_env.clone(),
         );
-        let builtins = match &options.tools {
-            Some(keep) => ToolRegistry::builtins().only(keep),
-            None => ToolRegistry::builtins(),
-        };
+        let builtins = builtins(options, &files.settings, warn);
         let settings = &files.settings;
         let mut agent = Agent::new(llm, builtins, permissions, agent_options, session.session)
+            .with_images(ImageStore::in_home(&paths.home))
             .with_hooks(hooks)
             .with_tool_search(settings.tool_search)
             .with_extensions(Arc::new(std::mem::take(&mut files.extensions)))
@@ -348,6 +347,31 @@ fn model_client(settings: &Settings) -> Result<LlmClient, LlmError> {
     let llm = LlmClient::new(LlmConfig::from_settings(settings))?;
     llm.preflight()?;
     Ok(llm)
+}
+
+/// The builtin tools of the run: the six of `docs/tools.md`, `web_fetch`, and `web_search` when
+/// its provider can be reached (a provider named without its key is said once); only those
+/// `--tools` names, when it does. A search provider's key is masked in what Ling prints.
+fn builtins(options: &RunOptions, settings: &Settings, warn: &dyn Fn(&str)) -> ToolRegistry {
+    if let Some(crate::config::web::SearchProvider::Keyed { key: Some(key), .. }) =
+        &settings.web_search.provider
+    {
+        crate::redact::register(key);
+    }
+    let mut builtins = ToolRegistry::builtins();
+    builtins.register(Arc::new(WebFetch::new(settings.web_fetch)));
+    match WebSearch::new(&settings.web_search, settings.web_fetch.timeout) {
+        Some(search) => builtins.register(Arc::new(search)),
+        // A provider named without its key: said once, at start.
+        None if settings.web_search.provider.is_some() => {
+            warn(&settings.web_search.describe());
+        }
+        None => {}
+    }
+    match &options.tools {
+        Some(keep) => builtins.only(keep),
+        None => builtins,
+    }
 }
 
 /// The agent's limits and choices for this run.

@@ -1,5 +1,6 @@
 //! The `Tool` trait every tool implements (builtin and MCP alike), the registry the agent
-//! dispatches through, and the six builtin tools of `docs/tools.md`.
+//! dispatches through, the six builtin tools of `docs/tools.md`, and the two that reach the
+//! web (`web_fetch`, `web_search`), offered as the settings say.
 //!
 //! Tools know nothing of the agent: they get typed arguments and a [`ToolContext`], and return a
 //! [`ToolOutput`] or a [`ToolError`] the model reads.
@@ -16,8 +17,10 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::config::schema::{for_each_subschema, simplify_types};
+use crate::media::{ImageRef, ImageStore};
 use crate::process::ChildEnv;
 use crate::process::sandbox::Policy;
+use crate::web::HostRules;
 
 /// What a tool does, which decides the permission column of `docs/tools.md` it falls in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -28,6 +31,9 @@ pub enum ToolKind {
     Edit,
     /// Runs something (bash, MCP tools): asks in `default` and `accept-edits`.
     Execute,
+    /// Reaches outside the machine (`web_fetch`, `web_search`): asks in every mode but
+    /// `bypass` unless a rule allows it; may run concurrently like a read.
+    Web,
 }
 
 /// Everything a tool may use while it runs.
@@ -62,6 +68,14 @@ pub struct ToolContext {
     pub shell_host: Option<Arc<dyn ShellHost>>,
     /// The id of the tool call being run, when it has one.
     pub call_id: Option<String>,
+    /// Where images a tool returns are kept (`LING_HOME/images`); `None`: images are refused
+    /// like other binary files.
+    pub images: Option<ImageStore>,
+    /// What the permission rules say about web hosts (`web_fetch(domain:...)`), for the
+    /// redirects and addresses `web_fetch` meets.
+    pub web_rules: HostRules,
+    /// The model, for a tool's own small request (`web_fetch`'s `prompt`, a native search).
+    pub model: Option<Arc<dyn ModelAccess>>,
     /// What the caller lends the tools it made itself: the agent's own tools (`task`, `skill`)
     /// find their line back to the agent and its turn here. Tools know nothing of the agent,
     /// so it has no type here; a tool of its own never looks.
@@ -84,6 +98,9 @@ impl ToolContext {
             files: Arc::new(LocalFiles),
             shell_host: None,
             call_id: None,
+            images: None,
+            web_rules: HostRules::default(),
+            model: None,
             caller: None,
         }
     }
@@ -107,15 +124,15 @@ pub struct ToolOutput {
     /// How many lines the output really had, when `content` holds only part of them (a
     /// command's output cut to its head and tail).
     pub total_lines: Option<usize>,
+    /// Images for the model besides the text (`read_file` of a picture).
+    pub images: Vec<ImageRef>,
 }
 
 impl ToolOutput {
     pub fn text(content: impl Into<String>) -> Self {
         Self {
             content: content.into(),
-            display: None,
-            sandbox_blocked: None,
-            total_lines: None,
+            ..Self::default()
         }
     }
 }
@@ -277,15 +294,21 @@ mod file_access;
 mod files;
 pub mod glob;
 pub mod grep;
+mod model_access;
 mod output;
 pub mod paths;
 pub mod read_file;
 mod shell_host;
+pub mod web_fetch;
+pub mod web_search;
 pub mod write_file;
 
 pub use file_access::{FileAccess, LocalFiles};
 pub use files::check_write_path;
+pub use model_access::{Cited, ModelAccess};
 pub use shell_host::{HostedCommand, HostedRun, ShellHost};
+pub use web_fetch::WebFetch;
+pub use web_search::WebSearch;
 
 #[cfg(test)]
 mod schema_tests;

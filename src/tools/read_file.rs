@@ -1,11 +1,12 @@
-//! `read_file`: a text file as numbered lines (`cat -n` style), or a directory's entries.
+//! `read_file`: a text file as numbered lines (`cat -n` style), a directory's entries, or a
+//! picture (PNG, JPEG, GIF, WebP) as an image the model looks at.
 
 use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::files::{check_readable, io_error, mark_read};
+use super::files::{check_readable, io_error, mark_read, read_bytes};
 use super::{Tool, ToolContext, ToolError, ToolKind, ToolOutput, args_schema, parse_args, paths};
 
 pub const DEFAULT_LIMIT: usize = 2000;
@@ -17,9 +18,9 @@ const DESCRIPTION: &str = "Reads a file from the local filesystem. `path` is rel
 project root (or absolute inside it). Returns up to `limit` lines (default 2000) starting at line \
 `offset` (1-based), numbered like `cat -n`: the line number, a tab, then the line. The number and tab \
 are not part of the file: leave them out of edit_file's old_string. Lines over 2000 characters are \
-cut. For a large file, read it in parts with offset and limit. Binary files are refused. A \
-directory path lists its entries (folders end with `/`). Read a file before editing or \
-overwriting it.";
+cut. For a large file, read it in parts with offset and limit. An image file (PNG, JPEG, GIF, \
+WebP) is shown to you as the image. Other binary files are refused. A directory path lists its \
+entries (folders end with `/`). Read a file before editing or overwriting it.";
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -69,12 +70,51 @@ impl Tool for ReadFile {
         check_readable(&meta, &shown)?;
         // Reached beneath the root without following a link that appeared since the check.
         let root = paths::canonical_root(ctx)?;
+        if let Some(store) = &ctx.images
+            && crate::media::has_image_extension(&path)
+        {
+            return read_image(store, &root, &path, &shown, ctx).await;
+        }
         let text = ctx.files.read_text(&root, &path, &shown).await?;
         mark_read(ctx, &path);
         let offset = args.offset.unwrap_or(1).max(1);
         let limit = args.limit.unwrap_or(DEFAULT_LIMIT).max(1);
         numbered(&text, &shown, offset, limit).map(ToolOutput::text)
     }
+}
+
+/// A picture, kept in the image store and returned as an image; a file named like one that is
+/// not one is read as any other file would be (and refused if binary).
+async fn read_image(
+    store: &crate::media::ImageStore,
+    root: &std::path::Path,
+    path: &std::path::Path,
+    shown: &str,
+    ctx: &ToolContext,
+) -> Result<ToolOutput, ToolError> {
+    let Some(bytes) = read_bytes(root, path, shown).await? else {
+        return Err(io_error(
+            "read",
+            shown,
+            &std::io::Error::from(std::io::ErrorKind::NotFound),
+        ));
+    };
+    let (store, name, size) = (store.clone(), shown.to_string(), bytes.len());
+    let image = tokio::task::spawn_blocking(move || store.add(&bytes, &name))
+        .await
+        .map_err(|e| ToolError::failed(format!("reading the image was aborted: {e}")))?
+        .map_err(|e| ToolError::failed(e.to_string()))?;
+    mark_read(ctx, path);
+    Ok(ToolOutput {
+        content: format!(
+            "{shown} is an image ({} bytes; {}x{} pixels as kept, smaller if the model's API \
+             reads less); it is attached for you to look at.",
+            size, image.width, image.height
+        ),
+        display: Some(format!("image, {}x{}", image.width, image.height)),
+        images: vec![image],
+        ..ToolOutput::default()
+    })
 }
 
 /// Formats lines `offset..offset+limit` of `text` like `cat -n`, with a note when more remain.

@@ -85,6 +85,7 @@ async fn streamed_text_is_reported_and_assembled() {
             finish_reason: FinishReason::Stop,
             usage: Some(Usage::new(7, 3)),
             reasoning_items: Vec::new(),
+            citations: Vec::new(),
         }
     );
 }

@@ -10,13 +10,14 @@ use pretty_assertions::assert_eq;
 use project::{Project, run, run_with};
 use serde_json::json;
 
-const BUILTINS: [&str; 7] = [
+const BUILTINS: [&str; 8] = [
     "read_file",
     "write_file",
     "edit_file",
     "bash",
     "grep",
     "glob",
+    "web_fetch",
     "task",
 ];
 
@@ -442,7 +443,7 @@ fn ling_stream_json_output_is_one_event_per_line_in_order() {
     );
     assert_eq!(events[0]["subtype"], "init");
     assert_eq!(events[0]["model"], "m2");
-    assert_eq!(events[0]["tools"].as_array().map(Vec::len), Some(7));
+    assert_eq!(events[0]["tools"].as_array().map(Vec::len), Some(8));
     assert_eq!(events[1]["text"], "Looking.");
     assert_eq!(
         events[2],

@@ -84,6 +84,7 @@ fn inspector_lists_the_tools_with_their_annotations() {
         ("bash", false, true),
         ("grep", true, false),
         ("glob", true, false),
+        ("web_fetch", true, false),
     ]
     .into_iter()
     .map(|(n, r, d)| (n.to_string(), r, d))

@@ -675,7 +675,8 @@ async fn handle_connection(mut socket: TcpStream, state: Arc<Mutex<State>>) {
             Some(Api::Anthropic) => super::mock_rules::check_anthropic(&request.body).err(),
             Some(Api::Responses) => super::mock_rules::check_responses(&request.body).err(),
             None => None,
-        };
+        }
+        .or_else(|| api.and_then(|api| super::mock_images::check_images(api, &request.body).err()));
         let size = request.conversation_size();
         let summary_request = request.body.get("tools").is_none();
         let first_user = first_user_text(&request);

@@ -72,7 +72,8 @@ pub fn text(text: &str) -> u64 {
 pub fn message(message: &Message) -> u64 {
     MESSAGE_OVERHEAD
         + match message {
-            Message::System { content } | Message::User { content } => text(content),
+            Message::System { content } => text(content),
+            Message::User { content, images } => text(content) + self::images(images),
             Message::Assistant {
                 content,
                 tool_calls,
@@ -84,8 +85,19 @@ pub fn message(message: &Message) -> u64 {
                         .map(|call| 8 + text(call.name()) + text(call.arguments()))
                         .sum::<u64>()
             }
-            Message::Tool { content, .. } => 6 + text(content),
+            Message::Tool {
+                content, images, ..
+            } => 6 + text(content) + self::images(images),
         }
+}
+
+/// The estimated tokens of images: about one per 750 pixels (Anthropic's measure; OpenAI's
+/// tiles come near it), at most what the larger of the APIs reads of one.
+fn images(images: &[crate::media::ImageRef]) -> u64 {
+    images
+        .iter()
+        .map(|image| (u64::from(image.width) * u64::from(image.height) / 750).clamp(85, 1600))
+        .sum()
 }
 
 /// The estimated tokens of messages.

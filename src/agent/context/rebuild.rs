@@ -42,7 +42,7 @@ pub fn cut_point(history: &[Message], budget: u64) -> Option<usize> {
 /// The index of the last message the user wrote (not a summary).
 fn last_user(history: &[Message]) -> Option<usize> {
     history.iter().rposition(|m| match m {
-        Message::User { content } => !content.starts_with(SUMMARY_HEADER),
+        Message::User { content, .. } => !content.starts_with(SUMMARY_HEADER),
         _ => false,
     })
 }
@@ -56,11 +56,12 @@ pub fn rebuild(history: &[Message], cut: usize, summary: &str) -> Vec<Message> {
         summary.trim()
     ))];
     if let Some(index) = last_user(history).filter(|&i| i < cut)
-        && let Message::User { content } = &history[index]
+        && let Message::User { content, images } = &history[index]
     {
-        rebuilt.push(Message::user(format!(
-            "[My latest request, from before the summary:]\n\n{content}"
-        )));
+        rebuilt.push(Message::user_with_images(
+            format!("[My latest request, from before the summary:]\n\n{content}"),
+            images.clone(),
+        ));
     }
     rebuilt.extend(history[cut..].iter().cloned());
     rebuilt
@@ -70,7 +71,7 @@ pub fn rebuild(history: &[Message], cut: usize, summary: &str) -> Vec<Message> {
 fn render(message: &Message) -> String {
     match message {
         Message::System { content } => format!("SYSTEM:\n{content}\n"),
-        Message::User { content } => format!("USER:\n{content}\n"),
+        Message::User { content, images } => format!("USER:\n{content}\n{}", image_notes(images)),
         Message::Assistant {
             content,
             tool_calls,
@@ -90,11 +91,22 @@ fn render(message: &Message) -> String {
             }
             text
         }
-        Message::Tool { content, .. } => format!(
-            "TOOL RESULT:\n{}\n",
-            crate::agent::cap_middle(content, RENDERED_TOOL_OUTPUT)
+        Message::Tool {
+            content, images, ..
+        } => format!(
+            "TOOL RESULT:\n{}\n{}",
+            crate::agent::cap_middle(content, RENDERED_TOOL_OUTPUT),
+            image_notes(images)
         ),
     }
+}
+
+/// What the summary request reads for images: their names and sizes (it gets no pictures).
+fn image_notes(images: &[crate::media::ImageRef]) -> String {
+    images
+        .iter()
+        .map(|image| format!("(image: {})\n", image.label()))
+        .collect()
 }
 
 /// `history` as text for the summary request, in parts of at most about `part_tokens` tokens
@@ -135,6 +147,7 @@ pub fn elidable(history: &[Message], protect_from: usize, elided: &HashSet<Strin
             Message::Tool {
                 tool_call_id,
                 content,
+                ..
             } if content.len() >= ELIDE_MIN_CHARS && !elided.contains(tool_call_id) => {
                 Some(tool_call_id.clone())
             }
@@ -159,6 +172,7 @@ pub fn with_elisions(history: &[Message], elided: &HashSet<String>) -> Vec<Messa
             Message::Tool {
                 tool_call_id,
                 content,
+                ..
             } if elided.contains(tool_call_id) => {
                 Message::tool(tool_call_id.clone(), elision_note(content))
             }
@@ -218,7 +232,7 @@ mod tests {
         let history = conversation();
         let rebuilt = rebuild(&history, 7, "we listed files");
         assert_eq!(rebuilt.len(), 4);
-        let Message::User { content } = &rebuilt[0] else {
+        let Message::User { content, .. } = &rebuilt[0] else {
             panic!("{rebuilt:?}")
         };
         assert!(content.starts_with(SUMMARY_HEADER) && content.contains("we listed files"));

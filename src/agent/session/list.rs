@@ -60,7 +60,7 @@ fn summarise(path: &Path, id: String, started: String) -> SessionSummary {
             Ok(Line::Message { message, .. }) => {
                 messages += 1;
                 if first_prompt.is_none()
-                    && let Message::User { content } = message
+                    && let Message::User { content, .. } = message
                 {
                     first_prompt = Some(first_line(&content));
                 }

@@ -299,7 +299,7 @@ pub(super) fn replay(bytes: &[u8], path: &Path) -> Replayed {
                 continue;
             }
             Ok(Line::Message { message }) => {
-                if let (Some(offset), Message::User { content }) = (turn, &message) {
+                if let (Some(offset), Message::User { content, .. }) = (turn, &message) {
                     replayed.prompts.push(PromptMark {
                         offset,
                         text: content.clone(),

@@ -41,7 +41,7 @@ impl Session {
             },
         ])?;
         let text = match message {
-            Message::User { content } => content.clone(),
+            Message::User { content, .. } => content.clone(),
             _ => String::new(),
         };
         self.prompts.push(PromptMark { offset, text });

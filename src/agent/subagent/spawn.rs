@@ -119,6 +119,7 @@ impl Agent {
         child.host.shell_host = self.host.shell_host.clone();
         // Its calls are recorded among the parent's (a rewind of the parent's turn undoes them).
         child.host.checkpoints = self.host.checkpoints.clone();
+        child.host.images = self.host.images.clone();
         // What narrows the parent narrows the child: its own filters and the run's (a
         // command's or a loaded skill's `allowed-tools`, with their argument rules).
         let mut filters = self.host.tool_filters.clone();

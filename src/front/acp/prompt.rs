@@ -64,7 +64,7 @@ fn mention(uri: &str, name: &str, root: &Path) -> String {
 pub(super) fn replay(history: &[Message], sink: &UpdateSink, root: &Path) {
     for message in history {
         match message {
-            Message::User { content } => {
+            Message::User { content, .. } => {
                 sink.send(SessionUpdate::UserMessageChunk(chunk(content)));
             }
             Message::Assistant {
@@ -91,6 +91,7 @@ pub(super) fn replay(history: &[Message], sink: &UpdateSink, root: &Path) {
             Message::Tool {
                 tool_call_id,
                 content,
+                ..
             } => {
                 let status = if content.starts_with("Error: ") {
                     ToolCallStatus::Failed

@@ -218,7 +218,7 @@ pub fn recent(history: &[Message], style: Style) {
     let mut shown = Vec::new();
     for message in history {
         match message {
-            Message::User { content } if !content.starts_with('[') => {
+            Message::User { content, .. } if !content.starts_with('[') => {
                 shown.push(Shown::User(content.as_str()))
             }
             Message::Assistant {

@@ -28,9 +28,12 @@ pub fn builtin(tool: &dyn Tool) -> ToolDef {
         "write_file" => ("Write a file", true, true, false),
         "edit_file" => ("Edit a file", true, false, false),
         "bash" => ("Run a shell command", true, false, true),
+        "web_fetch" => ("Fetch a web page", false, true, true),
+        "web_search" => ("Search the web", false, true, true),
         _ => ("", tool.kind() != ToolKind::Read, false, true),
     };
-    let read_only = tool.kind() == ToolKind::Read;
+    // Reading the web changes nothing either (though its world is open).
+    let read_only = matches!(tool.kind(), ToolKind::Read | ToolKind::Web);
     let title = if title.is_empty() { tool.name() } else { title };
     ToolDef {
         name: tool.name().to_string(),

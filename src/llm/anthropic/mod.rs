@@ -17,6 +17,7 @@ use super::stream::StreamParser;
 use super::types::{Message, ReasoningItem};
 use super::wire::{Request, Wire, join};
 use crate::config::ReasoningEffort;
+use crate::media::{ImageRef, Limits};
 
 /// The API version every request names (`anthropic-version`).
 pub const VERSION: &str = "2023-06-01";
@@ -32,7 +33,7 @@ struct MessagesRequest<'a> {
     system: Vec<Block<'a>>,
     messages: Vec<Turn<'a>>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    tools: Vec<Tool<'a>>,
+    tools: Vec<ToolDef<'a>>,
     stream: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     thinking: Option<Thinking>,
@@ -68,10 +69,34 @@ enum Block<'a> {
     },
     ToolResult {
         tool_use_id: &'a str,
-        content: &'a str,
+        content: ToolContent<'a>,
         #[serde(skip_serializing_if = "Option::is_none")]
         cache_control: Option<CacheControl>,
     },
+    Image {
+        source: ImageSource,
+    },
+    /// Text made here (an image that could not be sent, said instead).
+    #[serde(rename = "text")]
+    OwnedText {
+        text: String,
+    },
+}
+
+/// A tool result's content: its text, or text and images.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum ToolContent<'a> {
+    Text(&'a str),
+    Blocks(Vec<Block<'a>>),
+}
+
+#[derive(Serialize)]
+struct ImageSource {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    media_type: String,
+    data: String,
 }
 
 impl Block<'_> {
@@ -84,7 +109,10 @@ impl Block<'_> {
                 *cache_control = Some(CacheControl::EPHEMERAL);
                 true
             }
-            Self::Thinking { .. } | Self::RedactedThinking { .. } => false,
+            Self::Thinking { .. }
+            | Self::RedactedThinking { .. }
+            | Self::Image { .. }
+            | Self::OwnedText { .. } => false,
         }
     }
 }
@@ -107,6 +135,22 @@ struct Tool<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     cache_control: Option<CacheControl>,
 }
+
+/// A tool offered: one of Ling's, or the API's own web search (run by the server).
+#[derive(Serialize)]
+#[serde(untagged)]
+enum ToolDef<'a> {
+    Function(Tool<'a>),
+    Server {
+        #[serde(rename = "type")]
+        kind: &'static str,
+        name: &'static str,
+        max_uses: u32,
+    },
+}
+
+/// Searches one web search request may make.
+const WEB_SEARCH_MAX_USES: u32 = 5;
 
 #[derive(Serialize)]
 struct Thinking {
@@ -156,6 +200,14 @@ impl Wire for Messages {
             .collect();
         if let Some(last) = tools.last_mut() {
             last.cache_control = Some(CacheControl::EPHEMERAL);
+        }
+        let mut tools: Vec<ToolDef<'_>> = tools.into_iter().map(ToolDef::Function).collect();
+        if request.web_search {
+            tools.push(ToolDef::Server {
+                kind: "web_search_20250305",
+                name: "web_search",
+                max_uses: WEB_SEARCH_MAX_USES,
+            });
         }
         let body = MessagesRequest {
             model: &config.model,
@@ -250,19 +302,34 @@ fn conversation(history: &[Message]) -> (Vec<Block<'_>>, Vec<Turn<'_>>) {
                 cache_control: None,
             }),
             Message::System { .. } => {}
-            Message::User { content } => push(&mut turns, "user", text(content)),
+            Message::User { content, images } => {
+                // Images first: the API's advice for a question about them.
+                let mut blocks: Vec<Block<'_>> = images.iter().map(image).collect();
+                blocks.extend(text(content));
+                push(&mut turns, "user", blocks);
+            }
             Message::Tool {
                 tool_call_id,
                 content,
-            } => push(
-                &mut turns,
-                "user",
-                vec![Block::ToolResult {
-                    tool_use_id: tool_call_id,
-                    content,
-                    cache_control: None,
-                }],
-            ),
+                images,
+            } => {
+                let content = if images.is_empty() {
+                    ToolContent::Text(content)
+                } else {
+                    let mut blocks = text(content);
+                    blocks.extend(images.iter().map(image));
+                    ToolContent::Blocks(blocks)
+                };
+                push(
+                    &mut turns,
+                    "user",
+                    vec![Block::ToolResult {
+                        tool_use_id: tool_call_id,
+                        content,
+                        cache_control: None,
+                    }],
+                );
+            }
             Message::Assistant {
                 content,
                 tool_calls,
@@ -326,7 +393,29 @@ fn mark_cache_points(turns: &mut [Turn<'_>]) {
 
 impl Block<'_> {
     fn can_mark(&self) -> bool {
-        !matches!(self, Self::Thinking { .. } | Self::RedactedThinking { .. })
+        !matches!(
+            self,
+            Self::Thinking { .. }
+                | Self::RedactedThinking { .. }
+                | Self::Image { .. }
+                | Self::OwnedText { .. }
+        )
+    }
+}
+
+/// An image block, at the size the API reads; one whose file is gone is said in text.
+fn image<'a>(image: &ImageRef) -> Block<'a> {
+    match crate::media::encoded(image, &Limits::anthropic()) {
+        Ok(encoded) => Block::Image {
+            source: ImageSource {
+                kind: "base64",
+                media_type: encoded.media_type,
+                data: encoded.base64,
+            },
+        },
+        Err(e) => Block::OwnedText {
+            text: format!("[image {} could not be sent: {e}]", image.label()),
+        },
     }
 }
 

@@ -3,7 +3,9 @@
 //! `input_json_delta` fragments), `thinking` (`thinking_delta`, `signature_delta`) and
 //! `redacted_thinking` blocks, `message_delta` (the stop reason, the output usage so far),
 //! `message_stop`, `ping`, and `error` (`overloaded_error` retried like a 529, "prompt is too
-//! long" taken for a context overflow). Event types it does not know are skipped, as the API asks.
+//! long" taken for a context overflow). The web search tool's results (`web_search_tool_result`
+//! blocks) and the answer's citations (`citations_delta`) become the completion's citations.
+//! Event types it does not know are skipped, as the API asks.
 
 use std::collections::BTreeMap;
 
@@ -54,6 +56,17 @@ enum BlockStart {
     Text {
         #[serde(default)]
         text: String,
+        /// The sources of a non-streamed answer's text.
+        #[serde(default)]
+        citations: Vec<Citation>,
+    },
+    /// The server running its own tool (the web search): its input streams in like a tool
+    /// call's, but it is not one of Ling's to run.
+    ServerToolUse,
+    /// What the server-side web search found.
+    WebSearchToolResult {
+        #[serde(default)]
+        content: Value,
     },
     ToolUse {
         id: String,
@@ -86,8 +99,19 @@ enum Delta {
     Thinking { thinking: String },
     #[serde(rename = "signature_delta")]
     Signature { signature: String },
+    #[serde(rename = "citations_delta")]
+    Citations { citation: Citation },
     #[serde(other)]
     Unknown,
+}
+
+/// A page an answer cites (a `web_search_result_location`), or a search result.
+#[derive(Debug, Default, Deserialize)]
+struct Citation {
+    #[serde(default)]
+    url: Option<String>,
+    #[serde(default)]
+    title: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -135,12 +159,31 @@ pub struct MessagesParser {
     stop_reason: Option<String>,
     done: bool,
     shown: bool,
+    /// Pages the answer cites, then pages the search found: (title, URL), each URL once.
+    cited: Vec<(String, String)>,
+    found: Vec<(String, String)>,
+    /// The blocks of the server's own tool calls, whose input is not a call of Ling's.
+    server_blocks: Vec<usize>,
 }
 
 impl MessagesParser {
     fn start(&mut self, index: usize, block: BlockStart, on_event: &mut dyn FnMut(StreamEvent)) {
         match block {
-            BlockStart::Text { text } => self.text(text, on_event),
+            BlockStart::Text { text, citations } => {
+                self.text(text, on_event);
+                for citation in citations {
+                    self.cite(citation);
+                }
+            }
+            BlockStart::ServerToolUse => self.server_blocks.push(index),
+            BlockStart::WebSearchToolResult { content } => {
+                for result in content.as_array().into_iter().flatten() {
+                    if let Some(url) = result["url"].as_str() {
+                        let title = result["title"].as_str().unwrap_or(url);
+                        self.found.push((title.to_string(), url.to_string()));
+                    }
+                }
+            }
             BlockStart::ToolUse { id, name, input } => {
                 let call = self.calls.get_mut(index);
                 call.id = id;
@@ -175,6 +218,7 @@ impl MessagesParser {
     fn delta(&mut self, index: usize, delta: Delta, on_event: &mut dyn FnMut(StreamEvent)) {
         match delta {
             Delta::Text { text } => self.text(text, on_event),
+            Delta::InputJson { .. } if self.server_blocks.contains(&index) => {}
             Delta::InputJson { partial_json } => {
                 self.calls.get_mut(index).arguments.push_str(&partial_json);
             }
@@ -192,7 +236,17 @@ impl MessagesParser {
                     all.push_str(&signature);
                 }
             }
+            Delta::Citations { citation } => self.cite(citation),
             Delta::Unknown => {}
+        }
+    }
+
+    fn cite(&mut self, citation: Citation) {
+        if let Some(url) = citation.url
+            && !self.cited.iter().any(|(_, u)| *u == url)
+        {
+            self.cited
+                .push((citation.title.unwrap_or_else(|| url.clone()), url));
         }
     }
 
@@ -359,6 +413,12 @@ impl StreamParser for MessagesParser {
                 Reasoning::Redacted(data) => ReasoningItem::RedactedThinking { data },
             })
             .collect();
+        let mut citations = this.cited;
+        for (title, url) in this.found {
+            if !citations.iter().any(|(_, u)| *u == url) {
+                citations.push((title, url));
+            }
+        }
         Ok(Completion {
             content: this.content,
             reasoning: this.reasoning,
@@ -366,6 +426,7 @@ impl StreamParser for MessagesParser {
             finish_reason,
             usage,
             reasoning_items,
+            citations,
         })
     }
 }

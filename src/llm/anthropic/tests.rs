@@ -91,6 +91,7 @@ fn a_text_answer_with_its_cache_usage() {
                 reasoning_tokens: 0,
             }),
             reasoning_items: Vec::new(),
+            citations: Vec::new(),
         })
     );
 }
@@ -255,6 +256,7 @@ fn body(config: &LlmConfig, messages: &[Message], tools: &[ToolSpec]) -> Value {
             messages,
             tools,
             max_tokens: None,
+            web_search: false,
         })
         .unwrap_or_default();
     serde_json::from_slice(&bytes).unwrap_or(Value::Null)
@@ -397,4 +399,78 @@ fn the_key_and_version_go_in_anthropic_s_headers() {
     assert_eq!(header("x-api-key").as_deref(), Some("sk-ant"));
     assert_eq!(header("anthropic-version").as_deref(), Some(VERSION));
     assert_eq!(header("authorization"), None);
+}
+
+#[test]
+fn the_web_search_s_results_and_citations_become_the_completion_s() {
+    let mut list = vec![
+        start(10, 0, 0),
+        json!({"type": "content_block_start", "index": 0, "content_block":
+            {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {}}}),
+        json!({"type": "content_block_delta", "index": 0, "delta":
+            {"type": "input_json_delta", "partial_json": "{\"query\":\"ling\"}"}}),
+        json!({"type": "content_block_stop", "index": 0}),
+        json!({"type": "content_block_start", "index": 1, "content_block":
+            {"type": "web_search_tool_result", "tool_use_id": "srvtoolu_1", "content": [
+                {"type": "web_search_result", "url": "https://a.test/", "title": "A", "encrypted_content": "x"},
+                {"type": "web_search_result", "url": "https://b.test/", "title": "B", "encrypted_content": "y"}]}}),
+        json!({"type": "content_block_stop", "index": 1}),
+        json!({"type": "content_block_start", "index": 2, "content_block": {"type": "text", "text": ""}}),
+        json!({"type": "content_block_delta", "index": 2, "delta": {"type": "citations_delta",
+            "citation": {"type": "web_search_result_location", "url": "https://b.test/",
+                         "title": "B", "cited_text": "b", "encrypted_index": "z"}}}),
+        json!({"type": "content_block_delta", "index": 2, "delta": {"type": "text_delta", "text": "B says so."}}),
+        json!({"type": "content_block_stop", "index": 2}),
+    ];
+    list.extend(stop("end_turn", 5));
+    let stream = events(&list);
+    let (_, result) = run(&[stream.as_bytes()]);
+    let completion = result.unwrap();
+    assert_eq!(completion.content, "B says so.");
+    assert_eq!(completion.tool_calls, Vec::new());
+    assert_eq!(completion.finish_reason, FinishReason::Stop);
+    assert_eq!(
+        completion.citations,
+        vec![
+            ("B".to_string(), "https://b.test/".to_string()),
+            ("A".to_string(), "https://a.test/".to_string()),
+        ]
+    );
+}
+
+#[test]
+fn images_go_as_image_blocks_in_user_turns_and_tool_results() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = crate::media::ImageStore::new(dir.path().to_path_buf());
+    let shot = store.add(&tiny_png(), "shot.png").unwrap();
+    let messages = vec![
+        Message::user_with_images("look", vec![shot.clone()]),
+        Message::assistant(None, vec![ToolCall::new("t1", "read_file", "{}")]),
+        Message::tool_with_images("t1", "an image", vec![shot]),
+    ];
+    let config = LlmConfig::new("http://127.0.0.1:1", "claude-sonnet-4-6");
+    let body = body(&config, &messages, &[]);
+    let user = &body["messages"][0]["content"];
+    assert_eq!(user[0]["type"], "image");
+    assert_eq!(user[0]["source"]["type"], "base64");
+    assert_eq!(user[0]["source"]["media_type"], "image/png");
+    assert_eq!(user[1]["text"], "look");
+    let result = &body["messages"][2]["content"][0];
+    assert_eq!(result["type"], "tool_result");
+    assert_eq!(
+        result["content"][0],
+        json!({"type": "text", "text": "an image"})
+    );
+    assert_eq!(result["content"][1]["type"], "image");
+    // The cache mark goes on the result, never on an image.
+    assert_eq!(result["cache_control"]["type"], "ephemeral");
+}
+
+/// A 2 x 2 PNG.
+fn tiny_png() -> Vec<u8> {
+    let mut out = Vec::new();
+    image::DynamicImage::ImageRgb8(image::RgbImage::new(2, 2))
+        .write_to(&mut std::io::Cursor::new(&mut out), image::ImageFormat::Png)
+        .unwrap();
+    out
 }

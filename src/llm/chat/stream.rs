@@ -273,6 +273,7 @@ impl StreamParser for ChunkAssembler {
             finish_reason,
             usage: this.usage,
             reasoning_items: Vec::new(),
+            citations: Vec::new(),
         })
     }
 }
@@ -345,6 +346,7 @@ mod tests {
                 finish_reason: FinishReason::ToolCalls,
                 usage: Some(Usage::new(12, 34)),
                 reasoning_items: Vec::new(),
+                citations: Vec::new(),
             }
         );
         assert_eq!(

@@ -25,7 +25,7 @@ struct ResponsesRequest<'a> {
     instructions: Option<&'a str>,
     input: Vec<Item<'a>>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    tools: Vec<Tool<'a>>,
+    tools: Vec<ToolDef<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     tool_choice: Option<&'static str>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -67,8 +67,22 @@ enum Item<'a> {
 #[derive(Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 enum Content<'a> {
-    InputText { text: &'a str },
-    OutputText { text: &'a str },
+    InputText {
+        text: &'a str,
+    },
+    OutputText {
+        text: &'a str,
+    },
+    /// An image as a data URL.
+    InputImage {
+        image_url: String,
+        detail: &'static str,
+    },
+    /// Text made here (about images).
+    #[serde(rename = "input_text")]
+    OwnedText {
+        text: String,
+    },
 }
 
 #[derive(Serialize)]
@@ -86,6 +100,17 @@ struct Tool<'a> {
     description: &'a str,
     parameters: &'a Value,
     strict: bool,
+}
+
+/// A tool offered: one of Ling's, or the API's own (`web_search`, run by the server).
+#[derive(Serialize)]
+#[serde(untagged)]
+enum ToolDef<'a> {
+    Function(Tool<'a>),
+    Hosted {
+        #[serde(rename = "type")]
+        kind: &'static str,
+    },
 }
 
 #[derive(Serialize)]
@@ -108,7 +133,10 @@ impl Wire for Responses {
         let config = request.config;
         let (instructions, input) = items(request.messages);
         let reasons = config.reasoning_effort.is_some() || is_reasoning_model(&config.model);
-        let has_tools = !request.tools.is_empty();
+        let has_tools = !request.tools.is_empty() || request.web_search;
+        let hosted = request
+            .web_search
+            .then_some(ToolDef::Hosted { kind: "web_search" });
         let body = ResponsesRequest {
             model: &config.model,
             instructions,
@@ -116,13 +144,16 @@ impl Wire for Responses {
             tools: request
                 .tools
                 .iter()
-                .map(|tool| Tool {
-                    kind: "function",
-                    name: &tool.name,
-                    description: &tool.description,
-                    parameters: &tool.parameters,
-                    strict: false,
+                .map(|tool| {
+                    ToolDef::Function(Tool {
+                        kind: "function",
+                        name: &tool.name,
+                        description: &tool.description,
+                        parameters: &tool.parameters,
+                        strict: false,
+                    })
                 })
+                .chain(hosted)
                 .collect(),
             tool_choice: has_tools.then_some("auto"),
             parallel_tool_calls: has_tools.then_some(true),
@@ -161,11 +192,17 @@ pub fn is_reasoning_model(model: &str) -> bool {
         || name.starts_with("gpt-oss")
 }
 
-/// The first system message as `instructions`, the rest of the history as input items.
+/// The first system message as `instructions`, the rest of the history as input items. The
+/// images of tool results go in a user message after the results (a function call's output
+/// holds text).
 fn items(history: &[Message]) -> (Option<&str>, Vec<Item<'_>>) {
     let mut instructions = None;
     let mut input = Vec::new();
+    let mut returned: Vec<&crate::media::ImageRef> = Vec::new();
     for message in history {
+        if !matches!(message, Message::Tool { .. }) && !returned.is_empty() {
+            input.push(returned_images(&std::mem::take(&mut returned)));
+        }
         match message {
             Message::System { content } if instructions.is_none() => {
                 instructions = Some(content.as_str());
@@ -174,17 +211,25 @@ fn items(history: &[Message]) -> (Option<&str>, Vec<Item<'_>>) {
                 role: "developer",
                 content: vec![Content::InputText { text: content }],
             }),
-            Message::User { content } => input.push(Item::Message {
-                role: "user",
-                content: vec![Content::InputText { text: content }],
-            }),
+            Message::User { content, images } => {
+                let mut parts = vec![Content::InputText { text: content }];
+                parts.extend(images.iter().map(image));
+                input.push(Item::Message {
+                    role: "user",
+                    content: parts,
+                });
+            }
             Message::Tool {
                 tool_call_id,
                 content,
-            } => input.push(Item::FunctionCallOutput {
-                call_id: tool_call_id,
-                output: content,
-            }),
+                images,
+            } => {
+                input.push(Item::FunctionCallOutput {
+                    call_id: tool_call_id,
+                    output: content,
+                });
+                returned.extend(images);
+            }
             Message::Assistant {
                 content,
                 tool_calls,
@@ -222,7 +267,40 @@ fn items(history: &[Message]) -> (Option<&str>, Vec<Item<'_>>) {
             }
         }
     }
+    if !returned.is_empty() {
+        input.push(returned_images(&returned));
+    }
     (instructions, input)
+}
+
+/// The user message carrying the images tool results returned.
+fn returned_images<'a>(images: &[&crate::media::ImageRef]) -> Item<'a> {
+    let names: Vec<String> = images.iter().map(|i| i.label()).collect();
+    let mut content = vec![Content::OwnedText {
+        text: format!(
+            "[The image{} returned by the tool calls above: {}]",
+            if images.len() == 1 { "" } else { "s" },
+            names.join(", ")
+        ),
+    }];
+    content.extend(images.iter().map(|i| image(i)));
+    Item::Message {
+        role: "user",
+        content,
+    }
+}
+
+/// An image part, at the size the API reads; one whose file is gone is said in text.
+fn image<'a>(image: &crate::media::ImageRef) -> Content<'a> {
+    match crate::media::encoded(image, &crate::media::Limits::openai()) {
+        Ok(encoded) => Content::InputImage {
+            image_url: encoded.data_url(),
+            detail: "auto",
+        },
+        Err(e) => Content::OwnedText {
+            text: format!("[image {} could not be sent: {e}]", image.label()),
+        },
+    }
 }
 
 #[cfg(test)]

@@ -4,8 +4,9 @@
 //! `reasoning_summary_text.delta` and `reasoning_text.delta` (shown dimmed), and the end:
 //! `response.completed` (with the usage, cached and reasoning tokens included),
 //! `response.incomplete` (the output limit or the content filter), `response.failed` and
-//! `error` (a context overflow, an overload to retry, or an error). The stream has no `[DONE]`;
-//! one from a proxy is taken as the end too.
+//! `error` (a context overflow, an overload to retry, or an error). The `url_citation`
+//! annotations of a message (the `web_search` tool's sources) become the completion's
+//! citations. The stream has no `[DONE]`; one from a proxy is taken as the end too.
 
 use std::collections::{BTreeMap, HashSet};
 
@@ -116,6 +117,19 @@ struct Part {
     text: Option<String>,
     #[serde(default)]
     refusal: Option<String>,
+    /// A message's `url_citation`s (and other annotations, skipped).
+    #[serde(default)]
+    annotations: Vec<Annotation>,
+}
+
+#[derive(Debug, Deserialize)]
+struct Annotation {
+    #[serde(rename = "type", default)]
+    kind: String,
+    #[serde(default)]
+    url: Option<String>,
+    #[serde(default)]
+    title: Option<String>,
 }
 
 impl Part {
@@ -183,6 +197,8 @@ pub struct ResponsesParser {
     usage: Option<Usage>,
     done: bool,
     shown: bool,
+    /// The pages the answer cites: (title, URL), each URL once.
+    citations: Vec<(String, String)>,
 }
 
 impl ResponsesParser {
@@ -222,6 +238,14 @@ impl ResponsesParser {
     fn done_item(&mut self, index: usize, item: Item, on_event: &mut dyn FnMut(StreamEvent)) {
         match item {
             Item::Message { content } => {
+                for annotation in content.iter().flat_map(|p| &p.annotations) {
+                    if let (true, Some(url)) = (annotation.kind == "url_citation", &annotation.url)
+                        && !self.citations.iter().any(|(_, u)| u == url)
+                    {
+                        let title = annotation.title.clone().unwrap_or_else(|| url.clone());
+                        self.citations.push((title, url.clone()));
+                    }
+                }
                 // A server that sends the message whole, without deltas.
                 if !self.streamed.contains(&index) {
                     let text: String = content.iter().map(Part::text).collect();
@@ -397,6 +421,7 @@ impl StreamParser for ResponsesParser {
             finish_reason,
             usage: this.usage,
             reasoning_items: this.items.into_values().collect(),
+            citations: this.citations,
         })
     }
 }

@@ -86,6 +86,7 @@ fn a_text_answer_with_cached_and_reasoning_tokens() {
                 ..Usage::new(900, 50)
             }),
             reasoning_items: Vec::new(),
+            citations: Vec::new(),
         })
     );
 }
@@ -217,6 +218,7 @@ fn body(config: &LlmConfig, messages: &[Message], tools: &[ToolSpec]) -> Value {
             messages,
             tools,
             max_tokens: None,
+            web_search: false,
         })
         .unwrap_or_default();
     serde_json::from_slice(&bytes).unwrap_or(Value::Null)
@@ -296,4 +298,56 @@ fn reasoning_is_asked_only_of_reasoning_models_or_when_set() {
     ] {
         assert!(!is_reasoning_model(model), "{model}");
     }
+}
+
+#[test]
+fn url_citations_become_the_completion_s_and_images_go_as_input_image() {
+    let stream = events(&[
+        created(),
+        json!({"type": "response.output_item.done", "output_index": 0, "item":
+            {"type": "web_search_call", "id": "ws_1", "status": "completed"}}),
+        json!({"type": "response.output_text.delta", "output_index": 1, "delta": "See A."}),
+        json!({"type": "response.output_item.done", "output_index": 1, "item": {"type": "message",
+            "role": "assistant", "content": [{"type": "output_text", "text": "See A.", "annotations": [
+                {"type": "url_citation", "url": "https://a.test/", "title": "A", "start_index": 4, "end_index": 5},
+                {"type": "url_citation", "url": "https://a.test/", "title": "A", "start_index": 0, "end_index": 1}]}]}}),
+        completed(10, 0, 3, 0),
+    ]);
+    let (_, result) = run(&[stream.as_bytes()]);
+    let completion = result.unwrap();
+    assert_eq!(completion.content, "See A.");
+    assert_eq!(
+        completion.citations,
+        vec![("A".to_string(), "https://a.test/".to_string())]
+    );
+
+    let dir = tempfile::tempdir().unwrap();
+    let store = crate::media::ImageStore::new(dir.path().to_path_buf());
+    let mut png = Vec::new();
+    image::DynamicImage::ImageRgb8(image::RgbImage::new(2, 2))
+        .write_to(&mut std::io::Cursor::new(&mut png), image::ImageFormat::Png)
+        .unwrap();
+    let shot = store.add(&png, "shot.png").unwrap();
+    let messages = vec![
+        Message::user("read it"),
+        Message::assistant(None, vec![ToolCall::new("c1", "read_file", "{}")]),
+        Message::tool_with_images("c1", "an image", vec![shot]),
+    ];
+    let config = LlmConfig::new("http://127.0.0.1:1/v1", "gpt-4.1");
+    let body = body(&config, &messages, &[]);
+    let input = body["input"].as_array().unwrap();
+    assert_eq!(input[2]["type"], "function_call_output");
+    assert_eq!(input[2]["output"], "an image");
+    assert_eq!(input[3]["role"], "user");
+    assert_eq!(
+        input[3]["content"][0]["text"],
+        "[The image returned by the tool calls above: shot.png (2x2)]"
+    );
+    assert_eq!(input[3]["content"][1]["type"], "input_image");
+    assert!(
+        input[3]["content"][1]["image_url"]
+            .as_str()
+            .unwrap()
+            .starts_with("data:image/png;base64,")
+    );
 }

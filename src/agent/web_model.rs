@@ -1,0 +1,47 @@
+//! The model as the tools may ask it ([`crate::tools::ModelAccess`]): a small request of its own
+//! for `web_fetch`'s question over a long page, and the API's own web search for `web_search`
+//! (Anthropic's server-side tool, the Responses API's `web_search`), whose answer and cited
+//! sources become the tool's result. Neither goes into the conversation's history.
+
+use async_trait::async_trait;
+
+use crate::config::WireApi;
+use crate::llm::{LlmClient, Message};
+use crate::tools::{Cited, ModelAccess};
+
+/// The most tokens a side answer may take.
+const SIDE_ANSWER_TOKENS: u32 = 4096;
+
+pub(super) struct SideModel {
+    llm: LlmClient,
+}
+
+impl SideModel {
+    pub(super) fn new(llm: LlmClient) -> Self {
+        Self { llm }
+    }
+}
+
+#[async_trait]
+impl ModelAccess for SideModel {
+    async fn ask(&self, system: &str, prompt: &str) -> Result<String, String> {
+        let messages = [Message::system(system), Message::user(prompt)];
+        let completion = self
+            .llm
+            .stream_chat_with(&messages, &[], Some(SIDE_ANSWER_TOKENS), &mut |_| {})
+            .await
+            .map_err(|e| e.to_string())?;
+        Ok(completion.content)
+    }
+
+    async fn search(&self, query: &str) -> Option<Result<Cited, String>> {
+        if self.llm.config().api == WireApi::Chat {
+            return None;
+        }
+        let found = self.llm.search_web(query, SIDE_ANSWER_TOKENS).await;
+        Some(found.map_err(|e| e.to_string()).map(|completion| Cited {
+            text: completion.content,
+            sources: completion.citations,
+        }))
+    }
+}
