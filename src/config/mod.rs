@@ -17,7 +17,6 @@ pub mod hooks;
 mod json;
 pub mod mcp;
 pub mod mcp_import;
-mod mcp_oauth;
 pub mod model_api;
 mod modes;
 mod paths;
@@ -37,8 +36,8 @@ pub use error::ConfigError;
 pub use json::{CONFIG_FILE_LIMIT, read_config_text, read_json_file, read_json_value};
 pub use model_api::{ReasoningEffort, ServerKind, WireApi};
 pub use paths::{
-    PassedOver, Paths, RootFound, expand_vars, expand_vars_with, find_project_root, find_root,
-    ling_home, var_names,
+    ExpandError, PassedOver, Paths, RootFound, expand_vars, expand_vars_with, find_project_root,
+    find_root, ling_home, var_names,
 };
 pub use project::ProjectFiles;
 pub use sandbox::{SandboxMode, SandboxSettings};
