@@ -27,7 +27,7 @@ pub enum ExecError {
     #[error("{0}")]
     Setup(String),
     #[error("cannot set up the shell sandbox ({0}); run with --sandbox off to go without it")]
-    Sandbox(String),
+    Sandbox(#[from] crate::process::sandbox::EnforceError),
     #[error("Ling (pid {parent}) exited before `{program}` could start; not starting it")]
     ParentGone { parent: u32, program: String },
     #[error("cannot run `{program}`: {source}")]
