@@ -1,4 +1,4 @@
-//! `ling-exec`: the trampoline of `src/process/exec.rs` on its own, installed beside `ling`.
+//! `ling-exec`: the trampoline of `src/process/exec/` on its own, installed beside `ling`.
 //! It does what `ling __ling-exec` does (the same arguments, after the same marker), but it is
 //! a small binary that starts in a fraction of the time the whole `ling` takes, which every
 //! `bash` tool command pays.

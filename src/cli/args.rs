@@ -1,10 +1,12 @@
-//! The command line of `docs/cli.md`, parsed by clap.
+//! The command line of `docs/cli.md`, parsed by clap: `ling`'s own flags, its subcommands, and
+//! the run's spellings of the flags it shares with `ling acp` and `ling mcp serve`.
 
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Arg, Args, Parser, Subcommand, ValueEnum};
 
-use crate::config::{PermissionMode, SandboxMode};
+use super::agent_flags::AgentFlags;
+use crate::config::SandboxMode;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -35,7 +37,25 @@ pub struct Cli {
     pub run: RunArgs,
 }
 
+/// The flags of `ling` and `ling exec`: an agent run's ([`AgentFlags`], with Codex's `-m` and
+/// `-s` and Claude Code's `--allowedTools` spellings), and what only a run from the command
+/// line has: -p and its prompt, its output, the project's folder, MCP files, the session to
+/// continue, and Claude Code's and Codex's own flags.
 #[derive(Debug, Args, Default)]
+#[command(
+    mut_arg("model", |arg| noted(arg.short('m'), "(-m: Codex)")),
+    mut_arg("max_turns", |arg| noted(arg, "(exceeding it is an error)")),
+    mut_arg("sandbox", |arg| noted(arg.short('s'), "(-s: Codex)")),
+    mut_arg("allowed_tools", |arg| {
+        noted(arg.visible_alias("allowedTools"), "(--allowedTools: Claude Code)")
+    }),
+    mut_arg("disallowed_tools", |arg| {
+        noted(arg.visible_alias("disallowedTools"), "(--disallowedTools: Claude Code)")
+    }),
+    mut_arg("allow_sampling", |arg| {
+        arg.help("Allow MCP servers' sampling requests in non-interactive runs")
+    }),
+)]
 pub struct RunArgs {
     /// Run one task non-interactively, print the answer and exit
     #[arg(short = 'p', long = "print")]
@@ -44,45 +64,12 @@ pub struct RunArgs {
     /// The prompt (with -p; without it, the REPL starts with this prompt)
     pub prompt: Option<String>,
 
-    /// Model id sent to the API [env: LING_MODEL] (-m: Codex)
-    #[arg(short = 'm', long, value_name = "NAME")]
-    pub model: Option<String>,
-
-    /// OpenAI-compatible base URL, ending before /chat/completions [env: OPENAI_BASE_URL, LING_BASE_URL]
-    #[arg(long, value_name = "URL")]
-    pub base_url: Option<String>,
-
-    /// The model server's wire API (default: anthropic for api.anthropic.com, else chat) [settings: api]
-    #[arg(long, value_enum, value_name = "API")]
-    pub api: Option<ApiArg>,
+    #[command(flatten)]
+    pub agent: AgentFlags,
 
     /// Output of -p runs (default: text)
     #[arg(long, value_enum, value_name = "FORMAT")]
     pub output_format: Option<OutputFormat>,
-
-    /// Stop after N model requests in one run (exceeding it is an error)
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
-    pub max_turns: Option<u32>,
-
-    /// Permission mode
-    #[arg(long, value_enum, value_name = "MODE")]
-    pub permission_mode: Option<PermissionMode>,
-
-    /// The shell sandbox of the bash tool (default: workspace-write where the kernel has
-    /// Landlock) (-s: Codex)
-    #[arg(short = 's', long, value_enum, value_name = "MODE")]
-    pub sandbox: Option<SandboxMode>,
-
-    /// Allow rules, comma-separated: a tool name, `mcp__server__*`, or `bash(PREFIX*)`
-    /// (--allowedTools: Claude Code)
-    // Raw flag values; `split_rules` splits them (a `//` comment: doc comments become the help).
-    #[arg(long, value_name = "RULE,...", visible_alias = "allowedTools")]
-    pub allowed_tools: Vec<String>,
-
-    /// Deny rules, comma-separated (deny wins over allow) (--disallowedTools: Claude Code)
-    // Raw flag values, like `allowed_tools`.
-    #[arg(long, value_name = "RULE,...", visible_alias = "disallowedTools")]
-    pub disallowed_tools: Vec<String>,
 
     /// Start in DIR instead of the current directory (the project root is found from it)
     #[arg(short = 'C', long = "cwd", value_name = "DIR")]
@@ -110,18 +97,6 @@ pub struct RunArgs {
     #[arg(long)]
     pub strict_mcp_config: bool,
 
-    /// Load no hooks at all
-    #[arg(long)]
-    pub no_hooks: bool,
-
-    /// Replace the built-in system prompt
-    #[arg(long, value_name = "TEXT")]
-    pub system_prompt: Option<String>,
-
-    /// Add to the built-in system prompt
-    #[arg(long, value_name = "TEXT")]
-    pub append_system_prompt: Option<String>,
-
     /// Continue the latest session in this project (-c: Claude Code)
     #[arg(short = 'c', long = "continue", conflicts_with = "resume")]
     pub continue_session: bool,
@@ -129,10 +104,6 @@ pub struct RunArgs {
     /// Resume the session with this id; without one, the REPL offers a picker (-r: Claude Code)
     #[arg(short = 'r', long, value_name = "ID", num_args = 0..=1, default_missing_value = "")]
     pub resume: Option<String>,
-
-    /// Allow MCP servers' sampling requests in non-interactive runs
-    #[arg(long)]
-    pub allow_sampling: bool,
 
     /// More detail on stderr
     #[arg(long)]
@@ -142,28 +113,10 @@ pub struct RunArgs {
     pub compat: super::compat_args::CompatArgs,
 }
 
-/// The rules of repeated `--allowed-tools` / `--disallowed-tools` values, split on commas and
-/// (as Claude Code's `--allowedTools "Bash(git:*) Edit"`) spaces outside parentheses:
-/// `bash(echo a,b)` is one rule, as Ling's own suggestions write it.
-pub fn split_rules(values: &[String]) -> Vec<String> {
-    let mut rules = Vec::new();
-    for value in values {
-        let (mut depth, mut start) = (0usize, 0);
-        for (i, c) in value.char_indices() {
-            match c {
-                '(' => depth += 1,
-                ')' => depth = depth.saturating_sub(1),
-                ',' | ' ' if depth == 0 => {
-                    rules.push(value[start..i].to_string());
-                    start = i + 1;
-                }
-                _ => {}
-            }
-        }
-        rules.push(value[start..].to_string());
-    }
-    rules.retain(|rule| !rule.trim().is_empty());
-    rules
+/// `arg` with `note` after its help: the run's spelling of a shared flag, and whose it is.
+fn noted(arg: Arg, note: &str) -> Arg {
+    let help = arg.get_help().map(ToString::to_string).unwrap_or_default();
+    arg.help(format!("{help} {note}"))
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
@@ -178,6 +131,13 @@ pub enum OutputFormat {
     StreamJson,
     /// Ling's own lines, one per event
     LingStreamJson,
+}
+
+impl std::fmt::Display for OutputFormat {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let name = self.to_possible_value();
+        f.write_str(name.as_ref().map_or("", |v| v.get_name()))
+    }
 }
 
 #[derive(Debug, Subcommand)]
@@ -337,45 +297,4 @@ pub enum HooksCommand {
         #[arg(long)]
         json: bool,
     },
-}
-
-/// `--api`: the wire API of the model server.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ApiArg {
-    /// OpenAI chat completions (most providers, every local server)
-    Chat,
-    /// OpenAI Responses (reasoning carried between turns)
-    Responses,
-    /// Anthropic Messages (with prompt caching)
-    Anthropic,
-}
-
-impl From<ApiArg> for crate::config::WireApi {
-    fn from(api: ApiArg) -> Self {
-        match api {
-            ApiArg::Chat => Self::Chat,
-            ApiArg::Responses => Self::Responses,
-            ApiArg::Anthropic => Self::Anthropic,
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use pretty_assertions::assert_eq;
-
-    #[test]
-    fn rules_split_on_commas_outside_parentheses_only() {
-        let values = [
-            "read_file,bash(echo a,b && ls),glob".to_string(),
-            "grep".to_string(),
-        ];
-        assert_eq!(
-            split_rules(&values),
-            ["read_file", "bash(echo a,b && ls)", "glob", "grep"]
-        );
-        let claude = ["Bash(git commit:*) Edit, Read".to_string()];
-        assert_eq!(split_rules(&claude), ["Bash(git commit:*)", "Edit", "Read"]);
-    }
 }

@@ -4,8 +4,10 @@
 //! [`RunOutcome`] in [`Exit::from`], every failure a [`CliError`] in [`CliError::exit`].
 
 mod acp_cmd;
+mod agent_flags;
 mod args;
 mod compat_args;
+mod compat_resolve;
 mod completion_cmd;
 mod hooks_cmd;
 pub mod mcp_cmd;
@@ -25,8 +27,8 @@ use clap::Parser;
 pub use args::{Cli, Command, HooksCommand, OutputFormat, RunArgs};
 pub use mcp_cmd::McpCommand;
 
-use crate::config::{ConfigError, Paths, SettingsOverrides};
-use crate::session::{Host, PromptOptions, Resume, RunOptions, SetupError, Start};
+use crate::config::{ConfigError, Paths};
+use crate::session::{Host, Resume, RunOptions, SetupError, Start};
 use crate::trust::{ProjectConfig, TrustError, TrustStatus};
 use crate::ui::{RunOutcome, Signal, TerminalError};
 
@@ -142,7 +144,7 @@ async fn dispatch(cli: Cli) -> Result<Exit, CliError> {
             mcp_config,
             strict_mcp_config,
         }) => {
-            let sources = mcp_cmd::McpSources {
+            let sources = agent_flags::McpSources {
                 cwd,
                 extra: mcp_config,
                 strict: strict_mcp_config,
@@ -167,7 +169,7 @@ async fn dispatch(cli: Cli) -> Result<Exit, CliError> {
 }
 
 async fn run_agent(args: RunArgs) -> Result<Exit, CliError> {
-    let resolved = compat_args::resolve(&args)?;
+    let resolved = compat_resolve::resolve(&args)?;
     let interactive = !args.print && std::io::stdin().is_terminal();
     let pick = args.resume.as_deref() == Some("");
     if !interactive && pick {
@@ -184,7 +186,7 @@ async fn run_agent(args: RunArgs) -> Result<Exit, CliError> {
                 .into(),
         ));
     }
-    let located = crate::setup::locate(args.cwd.as_ref(), &args.add_dir)?;
+    let located = crate::session::locate(args.cwd.as_ref(), &args.add_dir)?;
     let options = run_options(&args, &resolved, &located.project_root)?;
     let sources = resolved.setting_sources;
     let read_project = |mut paths: Paths| -> Result<(Paths, ProjectConfig), CliError> {
@@ -281,49 +283,36 @@ fn warn(warning: &str) {
     crate::ui::output::stderr_line(format!("warning: {warning}"));
 }
 
-/// What the flags ask of an agent run.
+/// What the flags ask of an agent run: the shared flags' options, with what the run's other
+/// spellings resolved to.
 fn run_options(
     args: &RunArgs,
-    resolved: &compat_args::Resolved,
+    resolved: &compat_resolve::Resolved,
     root: &std::path::Path,
 ) -> Result<RunOptions, CliError> {
-    let settings = match &args.compat.settings {
+    let mut options = args
+        .agent
+        .run_options(&args.mcp_config, args.strict_mcp_config);
+    options.overrides.settings = match &args.compat.settings {
         Some(value) => Some(crate::config::FlagSettings::read(value, root)?),
         None => None,
     };
-    Ok(RunOptions {
-        overrides: SettingsOverrides {
-            settings,
-            model: args.model.clone(),
-            base_url: args.base_url.clone(),
-            permission_mode: resolved.permission_mode,
-            allowed_tools: args::split_rules(&args.allowed_tools),
-            disallowed_tools: args::split_rules(&args.disallowed_tools),
-            max_turns: args.max_turns,
-            no_hooks: args.no_hooks,
-            allow_sampling: args.allow_sampling,
-            sandbox: resolved.sandbox,
-            never_ask: resolved.never_ask,
-            api: args.api.map(Into::into),
-        },
-        mcp_config: args.mcp_config.clone(),
-        strict_mcp_config: args.strict_mcp_config,
-        prompt: PromptOptions {
-            replace: resolved.system_prompt.clone(),
-            append: resolved.append_system_prompt.clone(),
-            ..PromptOptions::default()
-        },
-        tools: resolved.tools.clone(),
-        session_id: resolved.session_id.clone(),
-        fork_session: args.compat.fork_session,
-        resume: match (&args.resume, args.continue_session) {
-            // `--resume` alone: the REPL's picker chooses, after setup.
-            (Some(id), _) if id.is_empty() => Resume::New,
-            (Some(id), _) => Resume::Id(id.clone()),
-            (None, true) => Resume::Latest,
-            (None, false) => Resume::New,
-        },
-    })
+    options.overrides.permission_mode = resolved.permission_mode;
+    options.overrides.sandbox = resolved.sandbox;
+    options.overrides.never_ask = resolved.never_ask;
+    options.prompt.replace = resolved.system_prompt.clone();
+    options.prompt.append = resolved.append_system_prompt.clone();
+    options.tools = resolved.tools.clone();
+    options.session_id = resolved.session_id.clone();
+    options.fork_session = args.compat.fork_session;
+    options.resume = match (&args.resume, args.continue_session) {
+        // `--resume` alone: the REPL's picker chooses, after setup.
+        (Some(id), _) if id.is_empty() => Resume::New,
+        (Some(id), _) => Resume::Id(id.clone()),
+        (None, true) => Resume::Latest,
+        (None, false) => Resume::New,
+    };
+    Ok(options)
 }
 
 #[cfg(test)]

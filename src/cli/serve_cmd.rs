@@ -5,8 +5,7 @@
 use clap::Args;
 use tokio_util::sync::CancellationToken;
 
-use super::acp_cmd::AgentFlags;
-use super::mcp_cmd::McpSources;
+use super::agent_flags::{AgentFlags, McpSources};
 use super::{CliError, Exit};
 use crate::front::serve::{ServeError, ServeOptions};
 use crate::setup::project_root;

@@ -18,7 +18,6 @@ pub mod hooks;
 mod json;
 pub mod mcp;
 pub mod mcp_import;
-mod mcp_oauth;
 pub mod model_api;
 mod modes;
 mod paths;
@@ -28,6 +27,7 @@ pub mod sandbox;
 pub mod schema;
 mod settings;
 pub mod settings_edit;
+mod settings_raw;
 mod settings_resolve;
 pub mod shared_file;
 pub(crate) mod spelled;
@@ -39,18 +39,18 @@ pub use json::{CONFIG_FILE_LIMIT, read_config_text, read_json_file, read_json_va
 pub use model_api::{ReasoningEffort, ServerKind, WireApi};
 pub use modes::{Access, MODES, ModeMeaning};
 pub use paths::{
-    PassedOver, Paths, RootFound, expand_vars, expand_vars_with, find_project_root, find_root,
-    ling_home, var_names,
+    ExpandError, PassedOver, Paths, RootFound, expand_vars, expand_vars_with, find_project_root,
+    find_root, ling_home, var_names,
 };
 pub use project::ProjectFiles;
 pub use sandbox::{SandboxMode, SandboxSettings};
-pub use settings::{
+pub use settings::{ElicitationPolicy, PermissionMode, Settings, SettingsError, ThemeSetting};
+pub use settings_raw::{
     DEFAULT_API_KEY_ENV, DEFAULT_AUTO_COMPACT_PERCENT, DEFAULT_CONNECT_TIMEOUT_MS,
     DEFAULT_CONTEXT_WINDOW, DEFAULT_FIRST_BYTE_TIMEOUT_MS, DEFAULT_IDLE_TIMEOUT_MS,
     DEFAULT_MAX_PARALLEL_AGENTS, DEFAULT_MAX_RETRIES, DEFAULT_MAX_RETRY_DELAY_MS,
-    DEFAULT_MAX_STREAM_LINE_BYTES, DEFAULT_TOOL_OUTPUT_LIMIT, ElicitationPolicy, FlagSettings,
-    PermissionMode, Price, RawPermissions, RawProjectState, RawSettings, SETTINGS_FILE, Settings,
-    SettingsError, SettingsOverrides, ThemeSetting,
+    DEFAULT_MAX_STREAM_LINE_BYTES, DEFAULT_TOOL_OUTPUT_LIMIT, FlagSettings, Price, RawPermissions,
+    RawProjectState, RawSettings, SETTINGS_FILE, SettingsOverrides,
 };
 
 #[cfg(test)]

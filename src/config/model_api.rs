@@ -1,15 +1,11 @@
-//! Which wire API the model speaks and where it is: the `api`, `serverKind`,
-//! `maxOutputTokens` and `reasoningEffort` settings, `--api`, and the guess from the base URL.
-//! Resolves the base URL, the key's variable and the default model together, since each depends
-//! on the API: Anthropic's are read as the Anthropic SDKs read them (`ANTHROPIC_BASE_URL`,
-//! `ANTHROPIC_API_KEY`), OpenAI's (`OPENAI_BASE_URL`, `OPENAI_API_KEY`) for the other two.
+//! Which wire API the model speaks and what is sent to it: the `api`, `serverKind`,
+//! `maxOutputTokens` and `reasoningEffort` settings, the guess of the API from the base URL, and
+//! the Anthropic SDKs' defaults (`ANTHROPIC_BASE_URL`, `ANTHROPIC_API_KEY`). Where the model is
+//! (base URL, key variable and model together, each depending on the API) is resolved with the
+//! other settings, in `settings_resolve.rs`.
 
 use schemars::JsonSchema;
 use serde::Deserialize;
-
-use super::settings::{
-    DEFAULT_API_KEY_ENV, DEFAULT_BASE_URL, DEFAULT_MODEL, RawSettings, SettingsOverrides,
-};
 
 /// Where `api: "anthropic"` goes when nothing says: the Anthropic SDKs' default.
 pub const ANTHROPIC_BASE_URL: &str = "https://api.anthropic.com";
@@ -120,81 +116,14 @@ pub struct RawModelApi {
     pub reasoning_effort: Option<ReasoningEffort>,
 }
 
-/// The model's server, resolved.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ModelEndpoint {
-    pub api: WireApi,
-    pub base_url: String,
-    pub model: String,
-    pub api_key_env: String,
-}
-
-/// Flags over environment over the project's settings over the user's over the API's default.
-pub fn resolve_endpoint(
-    user: &RawSettings,
-    project: &RawSettings,
-    flag: Option<&RawSettings>,
-    overrides: &SettingsOverrides,
-    env: &dyn Fn(&str) -> Option<String>,
-) -> ModelEndpoint {
-    let non_empty = |name: &str| env(name).filter(|v| !v.is_empty());
-    // `--settings` over the project's over the user's.
-    let pick = |f: &dyn Fn(&RawSettings) -> Option<String>| {
-        flag.and_then(f).or_else(|| f(project)).or_else(|| f(user))
-    };
-    let chosen = overrides
-        .api
-        .or(flag.and_then(|f| f.model_api.api))
-        .or(project.model_api.api)
-        .or(user.model_api.api);
-    let settings_base = pick(&|s| s.base_url.clone());
-    let base_url = if chosen == Some(WireApi::Anthropic) {
-        overrides
-            .base_url
-            .clone()
-            .or_else(|| non_empty("ANTHROPIC_BASE_URL"))
-            .or_else(|| non_empty("LING_BASE_URL"))
-            .or(settings_base)
-            .unwrap_or_else(|| ANTHROPIC_BASE_URL.to_string())
-    } else {
-        overrides
-            .base_url
-            .clone()
-            .or_else(|| non_empty("OPENAI_BASE_URL"))
-            .or_else(|| non_empty("LING_BASE_URL"))
-            .or(settings_base)
-            .unwrap_or_else(|| DEFAULT_BASE_URL.to_string())
-    };
-    let base_url = base_url.trim_end_matches('/').to_string();
-    let api = chosen.unwrap_or_else(|| WireApi::guess(&base_url));
-    let anthropic = api == WireApi::Anthropic;
-    let model = overrides
-        .model
-        .clone()
-        .or_else(|| non_empty("LING_MODEL"))
-        .or_else(|| pick(&|s| s.model.clone()))
-        .unwrap_or_else(|| {
-            if anthropic {
-                ANTHROPIC_MODEL
-            } else {
-                DEFAULT_MODEL
-            }
-            .to_string()
-        });
-    let api_key_env = pick(&|s| s.api_key_env.clone()).unwrap_or_else(|| {
-        if anthropic {
-            ANTHROPIC_API_KEY_ENV
-        } else {
-            DEFAULT_API_KEY_ENV
-        }
-        .to_string()
-    });
-    ModelEndpoint {
-        api,
-        base_url,
-        model,
-        api_key_env,
-    }
+/// Why this file's settings cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ModelApiError {
+    #[error(
+        "maxOutputTokens is 0, which would refuse every answer; set the most tokens one answer \
+         may have, or remove it for the default"
+    )]
+    MaxOutputTokensZero,
 }
 
 /// The rest of this file's settings, resolved.
@@ -206,14 +135,10 @@ pub struct ModelApiSettings {
 }
 
 impl ModelApiSettings {
-    pub fn resolve(user: &RawModelApi, project: &RawModelApi) -> Result<Self, String> {
+    pub fn resolve(user: &RawModelApi, project: &RawModelApi) -> Result<Self, ModelApiError> {
         let max_output_tokens = project.max_output_tokens.or(user.max_output_tokens);
         if max_output_tokens == Some(0) {
-            return Err(
-                "maxOutputTokens is 0, which would refuse every answer; set the most tokens one \
-                 answer may have, or remove it for the default"
-                    .to_string(),
-            );
+            return Err(ModelApiError::MaxOutputTokensZero);
         }
         Ok(Self {
             server_kind: project.server_kind.or(user.server_kind),
@@ -227,29 +152,6 @@ impl ModelApiSettings {
 mod tests {
     use super::*;
     use pretty_assertions::assert_eq;
-
-    fn raw(json: &str) -> RawSettings {
-        serde_json::from_str(json).unwrap_or_else(|e| panic!("{json}: {e}"))
-    }
-
-    fn endpoint(
-        settings: &str,
-        overrides: &SettingsOverrides,
-        vars: &[(&str, &str)],
-    ) -> ModelEndpoint {
-        let env = |name: &str| {
-            vars.iter()
-                .find(|(n, _)| *n == name)
-                .map(|(_, v)| v.to_string())
-        };
-        resolve_endpoint(
-            &RawSettings::default(),
-            &raw(settings),
-            None,
-            overrides,
-            &env,
-        )
-    }
 
     #[test]
     fn the_api_is_guessed_only_from_anthropic_s_own_host() {
@@ -272,106 +174,17 @@ mod tests {
     }
 
     #[test]
-    fn anthropic_reads_the_anthropic_sdk_variables() {
-        let flags = SettingsOverrides {
-            api: Some(WireApi::Anthropic),
-            ..SettingsOverrides::default()
-        };
-        let vars = [
-            ("ANTHROPIC_BASE_URL", "https://gateway.example/"),
-            ("OPENAI_BASE_URL", "http://127.0.0.1:1/v1"),
-        ];
-        assert_eq!(
-            endpoint("{}", &flags, &vars),
-            ModelEndpoint {
-                api: WireApi::Anthropic,
-                base_url: "https://gateway.example".into(),
-                model: ANTHROPIC_MODEL.into(),
-                api_key_env: "ANTHROPIC_API_KEY".into(),
-            }
-        );
-        // Nothing set: Anthropic's own server.
-        assert_eq!(
-            endpoint(
-                r#"{"api": "anthropic"}"#,
-                &SettingsOverrides::default(),
-                &[]
-            )
-            .base_url,
-            ANTHROPIC_BASE_URL
-        );
-        // The base URL alone decides, when it is Anthropic's host; settings can name the key.
-        let guessed = endpoint(
-            r#"{"baseUrl": "https://api.anthropic.com", "apiKeyEnv": "MY_KEY"}"#,
-            &SettingsOverrides::default(),
-            &[],
-        );
-        assert_eq!(
-            (guessed.api, guessed.api_key_env.as_str()),
-            (WireApi::Anthropic, "MY_KEY")
-        );
-    }
-
-    #[test]
-    fn chat_and_responses_read_the_openai_variables() {
-        let vars = [
-            ("OPENAI_BASE_URL", "http://127.0.0.1:8080/v1"),
-            ("ANTHROPIC_BASE_URL", "https://api.anthropic.com"),
-        ];
-        let chat = endpoint("{}", &SettingsOverrides::default(), &vars);
-        assert_eq!(
-            chat,
-            ModelEndpoint {
-                api: WireApi::Chat,
-                base_url: "http://127.0.0.1:8080/v1".into(),
-                model: DEFAULT_MODEL.into(),
-                api_key_env: DEFAULT_API_KEY_ENV.into(),
-            }
-        );
-        let responses = endpoint(
-            r#"{"api": "responses"}"#,
-            &SettingsOverrides::default(),
-            &vars,
-        );
-        assert_eq!(responses.api, WireApi::Responses);
-        assert_eq!(responses.base_url, "http://127.0.0.1:8080/v1");
-    }
-
-    #[test]
-    fn names_and_their_aliases_parse_and_others_say_what_works() {
-        assert_eq!(
-            raw(r#"{"api": "chat-completions"}"#).model_api.api,
-            Some(WireApi::Chat)
-        );
-        assert_eq!(
-            raw(r#"{"serverKind": "llama-server"}"#)
-                .model_api
-                .server_kind,
-            Some(ServerKind::LlamaCpp)
-        );
-        assert_eq!(
-            raw(r#"{"reasoningEffort": "off"}"#)
-                .model_api
-                .reasoning_effort,
-            Some(ReasoningEffort::Minimal)
-        );
-        let error = serde_json::from_str::<RawSettings>(r#"{"api": "gemini"}"#)
-            .err()
-            .map(|e| e.to_string())
-            .unwrap_or_default();
-        assert!(
-            error.contains("chat") && error.contains("anthropic"),
-            "{error}"
-        );
-    }
-
-    #[test]
     fn max_output_tokens_0_is_refused() {
         let zero = RawModelApi {
             max_output_tokens: Some(0),
             ..RawModelApi::default()
         };
         let error = ModelApiSettings::resolve(&RawModelApi::default(), &zero).err();
-        assert!(error.is_some_and(|e| e.contains("maxOutputTokens")));
+        assert_eq!(error, Some(ModelApiError::MaxOutputTokensZero));
+        assert!(
+            error
+                .map(|e| e.to_string())
+                .is_some_and(|e| e.contains("maxOutputTokens"))
+        );
     }
 }

@@ -210,9 +210,20 @@ pub fn ling_home() -> PathBuf {
     }
 }
 
+/// Why a `${VAR}` in a config value cannot be expanded.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ExpandError {
+    #[error("unclosed `${{` in {0:?}")]
+    Unclosed(String),
+    #[error("empty variable name in {0:?}")]
+    EmptyName(String),
+    #[error("environment variable {0} is not set")]
+    Unset(String),
+}
+
 /// Expands `${VAR}` and `${VAR:-default}` from the process environment. An unset variable without
 /// a default is an error naming it. `$` not followed by `{` is kept as it is.
-pub fn expand_vars(input: &str) -> Result<String, String> {
+pub fn expand_vars(input: &str) -> Result<String, ExpandError> {
     expand_vars_with(input, |name| std::env::var(name).ok())
 }
 
@@ -220,14 +231,14 @@ pub fn expand_vars(input: &str) -> Result<String, String> {
 pub fn expand_vars_with(
     input: &str,
     lookup: impl Fn(&str) -> Option<String>,
-) -> Result<String, String> {
+) -> Result<String, ExpandError> {
     let mut out = String::with_capacity(input.len());
     let mut rest = input;
     while let Some(start) = rest.find("${") {
         out.push_str(&rest[..start]);
         let after = &rest[start + 2..];
         let Some(end) = after.find('}') else {
-            return Err(format!("unclosed `${{` in {input:?}"));
+            return Err(ExpandError::Unclosed(input.to_string()));
         };
         let body = &after[..end];
         let (name, default) = match body.split_once(":-") {
@@ -235,7 +246,7 @@ pub fn expand_vars_with(
             None => (body, None),
         };
         if name.is_empty() {
-            return Err(format!("empty variable name in {input:?}"));
+            return Err(ExpandError::EmptyName(input.to_string()));
         }
         match (
             lookup(name).filter(|v| !v.is_empty() || default.is_none()),
@@ -243,7 +254,7 @@ pub fn expand_vars_with(
         ) {
             (Some(value), _) => out.push_str(&value),
             (None, Some(default)) => out.push_str(default),
-            (None, None) => return Err(format!("environment variable {name} is not set")),
+            (None, None) => return Err(ExpandError::Unset(name.to_string())),
         }
         rest = &after[end + 1..];
     }
@@ -360,11 +371,16 @@ mod tests {
             expand_vars_with("$HOME and $", env),
             Ok("$HOME and $".into())
         );
+        let unset = expand_vars_with("Bearer ${NOPE}", env);
+        assert_eq!(unset, Err(ExpandError::Unset("NOPE".into())));
         assert_eq!(
-            expand_vars_with("Bearer ${NOPE}", env),
-            Err("environment variable NOPE is not set".into())
+            unset.unwrap_err().to_string(),
+            "environment variable NOPE is not set"
         );
-        assert!(expand_vars_with("${SET", env).is_err());
+        assert_eq!(
+            expand_vars_with("${SET", env),
+            Err(ExpandError::Unclosed("${SET".into()))
+        );
     }
 
     #[test]

@@ -226,6 +226,15 @@ impl Default for SandboxSettings {
     }
 }
 
+/// Why the `sandbox` settings cannot be used; each message names the key.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SandboxSettingsError {
+    #[error("sandbox.{0} has an empty entry; remove it")]
+    EmptyEntry(&'static str),
+    #[error("sandbox.{key} {raw:?} starts with ~ but HOME is not set")]
+    NoHome { key: &'static str, raw: String },
+}
+
 impl SandboxSettings {
     /// `flag` is `--sandbox`; `project` wins over `user` key by key. The user's
     /// `writableRoots` apply (relative ones against `root`, `~/` against `home`); the project's
@@ -236,9 +245,9 @@ impl SandboxSettings {
         project: &RawSandbox,
         root: &Path,
         home: Option<&Path>,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, SandboxSettingsError> {
         let mode = flag.or(project.mode).or(user.mode);
-        let paths = |key: &str, raws: &mut dyn Iterator<Item = &String>| {
+        let paths = |key: &'static str, raws: &mut dyn Iterator<Item = &String>| {
             resolve_paths(key, raws, root, home)
         };
         let both = |list: fn(&RawSandbox) -> &Option<Vec<String>>| {
@@ -251,7 +260,7 @@ impl SandboxSettings {
         let writable_roots = paths("writableRoots", &mut user.writable_roots.iter().flatten())?;
         let project_roots = project.writable_roots.clone().unwrap_or_default();
         if project_roots.iter().any(|r| r.trim().is_empty()) {
-            return Err("sandbox.writableRoots has an empty entry; remove it".into());
+            return Err(SandboxSettingsError::EmptyEntry("writableRoots"));
         }
         let deny_read = paths("denyRead", &mut both(|s| &s.deny_read))?;
         let allow_read = paths("allowRead", &mut both(|s| &s.allow_read))?;
@@ -284,15 +293,15 @@ impl SandboxSettings {
 /// The entries of the list `key` as paths: `~` and `~/...` against `home`, others against
 /// `root`; without duplicates.
 fn resolve_paths(
-    key: &str,
+    key: &'static str,
     raws: &mut dyn Iterator<Item = &String>,
     root: &Path,
     home: Option<&Path>,
-) -> Result<Vec<PathBuf>, String> {
+) -> Result<Vec<PathBuf>, SandboxSettingsError> {
     let mut out = Vec::new();
     for raw in raws {
         if raw.trim().is_empty() {
-            return Err(format!("sandbox.{key} has an empty entry; remove it"));
+            return Err(SandboxSettingsError::EmptyEntry(key));
         }
         let path = if raw == "~" {
             home.map(Path::to_path_buf)
@@ -301,8 +310,10 @@ fn resolve_paths(
         } else {
             Some(root.join(raw))
         };
-        let path =
-            path.ok_or_else(|| format!("sandbox.{key} {raw:?} starts with ~ but HOME is not set"))?;
+        let path = path.ok_or_else(|| SandboxSettingsError::NoHome {
+            key,
+            raw: raw.clone(),
+        })?;
         if !out.contains(&path) {
             out.push(path);
         }
@@ -369,7 +380,14 @@ mod tests {
             None,
         )
         .unwrap_err();
-        assert!(s.contains("HOME"), "{s}");
+        assert_eq!(
+            s,
+            SandboxSettingsError::NoHome {
+                key: "writableRoots",
+                raw: "~/c".into()
+            }
+        );
+        assert!(s.to_string().contains("HOME"), "{s}");
         let s = SandboxSettings::resolve(None, &raw("{}"), &raw("{}"), root, None).unwrap();
         assert_eq!(s, SandboxSettings::default());
         let err = serde_json::from_str::<RawSandbox>(r#"{"mode":"on"}"#).unwrap_err();

@@ -14,7 +14,7 @@ use serde_json::{Map, Value};
 use super::hooks::HOOKS_FILE;
 use super::hooks::schema::HooksFile;
 use super::mcp::{MCP_FILE, RawMcpFile};
-use super::settings::{RawSettings, SETTINGS_FILE};
+use super::settings_raw::{RawSettings, SETTINGS_FILE};
 
 /// One configuration file's schema and the name it is published under in `docs/schemas/`.
 #[derive(Debug, Clone, PartialEq)]

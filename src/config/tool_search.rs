@@ -48,12 +48,24 @@ impl Default for ToolSearchSettings {
     }
 }
 
+/// Why `toolSearch` cannot be used; each message names the key.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ToolSearchError {
+    #[error("toolSearch.mode {0:?} is not one of auto, on, off")]
+    Mode(String),
+    #[error(
+        "toolSearch.threshold {0} is not a share between 0 and 1 (0.1 is 10% of the context \
+         window)"
+    )]
+    Threshold(f64),
+}
+
 impl ToolSearchSettings {
     /// Each key from the project's settings, else the user's, else the default.
     pub fn resolve(
         project: Option<&RawToolSearch>,
         user: Option<&RawToolSearch>,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, ToolSearchError> {
         fn pick<T>(
             project: Option<&RawToolSearch>,
             user: Option<&RawToolSearch>,
@@ -65,19 +77,12 @@ impl ToolSearchSettings {
             None | Some("auto") => ToolSearchMode::Auto,
             Some("on") => ToolSearchMode::On,
             Some("off") => ToolSearchMode::Off,
-            Some(other) => {
-                return Err(format!(
-                    "toolSearch.mode {other:?} is not one of auto, on, off"
-                ));
-            }
+            Some(other) => return Err(ToolSearchError::Mode(other.to_string())),
         };
         let threshold =
             pick(project, user, |s| s.threshold).unwrap_or(DEFAULT_TOOL_SEARCH_THRESHOLD);
         if !(0.0..=1.0).contains(&threshold) {
-            return Err(format!(
-                "toolSearch.threshold {threshold} is not a share between 0 and 1 (0.1 is 10% of \
-                 the context window)"
-            ));
+            return Err(ToolSearchError::Threshold(threshold));
         }
         Ok(Self { mode, threshold })
     }
@@ -118,7 +123,11 @@ mod tests {
             ..RawToolSearch::default()
         };
         let error = ToolSearchSettings::resolve(Some(&bad), None).unwrap_err();
-        assert!(error.contains("not one of auto, on, off"), "{error}");
+        assert_eq!(error, ToolSearchError::Mode("sometimes".into()));
+        assert!(
+            error.to_string().contains("not one of auto, on, off"),
+            "{error}"
+        );
         let bad = RawToolSearch {
             threshold: Some(10.0),
             ..RawToolSearch::default()
@@ -126,6 +135,7 @@ mod tests {
         assert!(
             ToolSearchSettings::resolve(None, Some(&bad))
                 .unwrap_err()
+                .to_string()
                 .contains("between 0 and 1")
         );
     }

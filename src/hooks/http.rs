@@ -69,7 +69,10 @@ pub(crate) async fn run_http(
 enum HeaderError {
     /// A `${VAR}` in its value could not be expanded.
     #[error("header {name}: {reason}")]
-    Unexpanded { name: String, reason: String },
+    Unexpanded {
+        name: String,
+        reason: crate::config::ExpandError,
+    },
     #[error("{0:?} is not a valid header name")]
     BadName(String),
     #[error("the value of header {0} is not a valid header value")]

@@ -209,11 +209,23 @@ pub struct PathPattern {
     literal: Vec<String>,
 }
 
+/// Why a rule's path pattern cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum PatternError {
+    #[error("the path pattern is empty; write e.g. `edit_file(src/**)`")]
+    Empty,
+    #[error("`{text}` is not a valid path glob: {source}")]
+    Glob {
+        text: String,
+        source: globset::Error,
+    },
+}
+
 impl PathPattern {
-    pub fn compile(text: &str, scope: &Scope) -> Result<Self, String> {
+    pub fn compile(text: &str, scope: &Scope) -> Result<Self, PatternError> {
         let mut pattern = text.trim().to_string();
         if pattern.is_empty() {
-            return Err("the path pattern is empty; write e.g. `edit_file(src/**)`".into());
+            return Err(PatternError::Empty);
         }
         if let Some(rest) = pattern.strip_prefix("//") {
             // Claude Code's spelling of an absolute path.
@@ -253,7 +265,10 @@ impl PathPattern {
                 .backslash_escape(true)
                 .build()
                 .map(|g| g.compile_matcher())
-                .map_err(|e| format!("`{text}` is not a valid path glob: {e}"))
+                .map_err(|source| PatternError::Glob {
+                    text: text.to_string(),
+                    source,
+                })
         };
         let under = if pattern.is_empty() || pattern == "/" {
             "**".to_string()
@@ -346,8 +361,14 @@ mod tests {
         assert!(!pattern("src/**").matches(&target("other/a.rs")));
         let absolute = format!("{}/src/*.rs", scope.root.display());
         assert!(pattern(&absolute).matches(&target("src/a.rs")));
-        assert!(PathPattern::compile("src/[", &scope).is_err());
-        assert!(PathPattern::compile(" ", &scope).is_err());
+        assert!(matches!(
+            PathPattern::compile("src/[", &scope),
+            Err(PatternError::Glob { .. })
+        ));
+        assert!(matches!(
+            PathPattern::compile(" ", &scope),
+            Err(PatternError::Empty)
+        ));
     }
 
     #[test]

@@ -73,7 +73,8 @@ impl Rule {
                      status*)`, `web_fetch(domain:docs.rs)` or `edit_file(src/**)`",
                 ));
             };
-            let pattern = PathPattern::compile(inner, scope).map_err(|reason| invalid(&reason))?;
+            let pattern = PathPattern::compile(inner, scope)
+                .map_err(|reason| invalid(&reason.to_string()))?;
             return Ok(Rule::Path { tools, pattern });
         }
         let (name, wildcard) = match rule.strip_suffix('*') {

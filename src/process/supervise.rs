@@ -28,7 +28,7 @@ use nix::sys::signalfd::{SfdFlags, SignalFd};
 use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
 use nix::unistd::Pid;
 
-use super::exec::ExecError;
+use super::exec::protocol::{ExecError, set_passed};
 use super::sandbox::Policy;
 
 /// How long what is left gets between SIGTERM and SIGKILL (less than the half second Ling
@@ -102,7 +102,7 @@ pub(crate) fn run(
                     Stdio::inherit()
                 };
                 let mut command = std::process::Command::new(program);
-                super::exec::set_passed(&mut command, env);
+                set_passed(&mut command, env);
                 command
                     .args(args)
                     .stdin(stdin)

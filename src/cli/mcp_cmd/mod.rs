@@ -12,6 +12,7 @@ use std::path::PathBuf;
 use clap::{Args, Subcommand, ValueEnum};
 use tokio_util::sync::CancellationToken;
 
+use super::agent_flags::McpSources;
 use super::{CliError, Exit};
 use crate::config::mcp::{ServerConfig, load_servers};
 use crate::config::{ConfigError, Paths, Settings, SettingsOverrides};
@@ -61,13 +62,6 @@ pub enum TransportArg {
 pub enum ScopeArg {
     Project,
     User,
-}
-
-/// Where `ling mcp` reads its servers from.
-pub struct McpSources {
-    pub cwd: Option<PathBuf>,
-    pub extra: Vec<PathBuf>,
-    pub strict: bool,
 }
 
 pub async fn run(command: McpCommand, sources: McpSources) -> Result<Exit, CliError> {

@@ -1,7 +1,7 @@
 //! Finds where a value or key sits in a JSON text, given its path, so that `hooks.json`
 //! and `mcp.json` mistakes found after parsing still point at a line and column.
 
-use super::Position;
+use super::resolved::Position;
 
 /// One step of a path into a JSON document.
 #[derive(Clone)]

@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde_json::{Map, Value};
 
-use super::HookEventName;
+use super::resolved::HookEventName;
 
 /// `hooks.json`: `{"hooks": {"EVENT": [{"matcher": ..., "hooks": [handler, ...]}]}}`.
 #[derive(JsonSchema)]

@@ -42,25 +42,7 @@ pub fn effect(words: &[Word]) -> Option<(usize, &'static str)> {
         "sed" => sed(words),
         "git" => git(words),
         "curl" => found(
-            &|t| {
-                long(&[
-                    "--output",
-                    "--remote-name",
-                    "--remote-name-all",
-                    "--dump-header",
-                    "--cookie-jar",
-                    "--trace",
-                    "--trace-ascii",
-                    "--stderr",
-                    "--config",
-                    "--libcurl",
-                    "--etag-save",
-                    "--hsts",
-                    "--alt-svc",
-                    "--output-dir",
-                ])(t)
-                    || short_cluster(t, "oODcK")
-            },
+            &|t| long(CURL_FILE_OPTIONS)(t) || short_cluster(t, "oODcK"),
             "it writes a file (`-o`, `-O`, `-D`, `-c`) or reads its options from one (`-K`)",
         ),
         "rg" => found(
@@ -85,35 +67,53 @@ pub fn effect(words: &[Word]) -> Option<(usize, &'static str)> {
             "it rewrites the file in place (`-i`)",
         ),
         "tar" => found(
-            &|t| {
-                long(&[
-                    "--to-command",
-                    "--use-compress-program",
-                    "--checkpoint-action",
-                    "--info-script",
-                    "--new-volume-script",
-                    "--rsh-command",
-                ])(t)
-                    || t.starts_with("-I")
-                    || t.starts_with("-F")
-            },
+            &|t| long(TAR_PROGRAM_OPTIONS)(t) || t.starts_with("-I") || t.starts_with("-F"),
             "it runs a program (`--to-command`, `-I`)",
         ),
         "sqlite3" => found(
             &|t| {
                 let t = t.to_ascii_lowercase();
-                [
-                    ".shell", ".system", ".output", ".once", ".save", ".backup", ".import",
-                    ".excel", ".log", ".load",
-                ]
-                .iter()
-                .any(|c| t.contains(c))
+                SQLITE_ACTING_COMMANDS.iter().any(|c| t.contains(c))
             },
             "its dot-commands run programs or write files (`.shell`, `.output`)",
         ),
         _ => None,
     }
 }
+
+/// curl's long options that write a file, or read its options from one (`--config`).
+const CURL_FILE_OPTIONS: &[&str] = &[
+    "--output",
+    "--remote-name",
+    "--remote-name-all",
+    "--dump-header",
+    "--cookie-jar",
+    "--trace",
+    "--trace-ascii",
+    "--stderr",
+    "--config",
+    "--libcurl",
+    "--etag-save",
+    "--hsts",
+    "--alt-svc",
+    "--output-dir",
+];
+
+/// tar's long options that run a program.
+const TAR_PROGRAM_OPTIONS: &[&str] = &[
+    "--to-command",
+    "--use-compress-program",
+    "--checkpoint-action",
+    "--info-script",
+    "--new-volume-script",
+    "--rsh-command",
+];
+
+/// sqlite3's dot-commands that run a program, write a file or load code.
+const SQLITE_ACTING_COMMANDS: &[&str] = &[
+    ".shell", ".system", ".output", ".once", ".save", ".backup", ".import", ".excel", ".log",
+    ".load",
+];
 
 /// A short option cluster (`-sSo`) holding one of `letters`.
 pub(super) fn short_cluster(text: &str, letters: &str) -> bool {
@@ -190,105 +190,122 @@ fn sed(words: &[Word]) -> Option<(usize, &'static str)> {
 fn sed_script_acts(script: &str) -> bool {
     let chars: Vec<char> = script.chars().collect();
     let mut i = 0;
-    let skip_blanks = |i: &mut usize| {
-        while *i < chars.len() && (chars[*i].is_whitespace() || chars[*i] == ';') {
-            *i += 1;
-        }
-    };
-    // Reads a delimited part (after its opening delimiter), escapes kept.
-    let delimited = |i: &mut usize, delim: char| -> bool {
-        while *i < chars.len() {
-            match chars[*i] {
-                '\\' => *i += 2,
-                c if c == delim => {
-                    *i += 1;
-                    return true;
-                }
-                '\n' => return false,
-                _ => *i += 1,
-            }
-        }
-        false
-    };
     loop {
-        skip_blanks(&mut i);
+        while i < chars.len() && (chars[i].is_whitespace() || chars[i] == ';') {
+            i += 1;
+        }
         if i >= chars.len() {
             return false;
         }
-        // An address: numbers, `$`, `/re/`, `\cREc`, ranges, steps, `!`.
-        loop {
-            match chars.get(i) {
-                Some(c) if c.is_ascii_digit() || matches!(c, '$' | ',' | '~' | '+' | '!' | ' ') => {
-                    i += 1
-                }
-                Some('/') => {
-                    i += 1;
-                    if !delimited(&mut i, '/') {
-                        return true;
-                    }
-                    while matches!(chars.get(i), Some('I' | 'M')) {
-                        i += 1;
-                    }
-                }
-                Some('\\') => {
-                    let Some(&delim) = chars.get(i + 1) else {
-                        return true;
-                    };
-                    i += 2;
-                    if !delimited(&mut i, delim) {
-                        return true;
-                    }
-                }
-                _ => break,
-            }
+        if !skip_sed_address(&chars, &mut i) {
+            return true;
         }
         let Some(&command) = chars.get(i) else {
             return false;
         };
         i += 1;
-        match command {
-            'w' | 'W' | 'e' => return true,
-            's' | 'y' => {
-                let Some(&delim) = chars.get(i) else {
-                    return true;
+        if sed_command_acts(command, &chars, &mut i) {
+            return true;
+        }
+    }
+}
+
+/// Reads a delimited part of a sed script (after its opening delimiter), escapes kept; false
+/// when it does not end on the line.
+fn sed_delimited(chars: &[char], i: &mut usize, delim: char) -> bool {
+    while *i < chars.len() {
+        match chars[*i] {
+            '\\' => *i += 2,
+            c if c == delim => {
+                *i += 1;
+                return true;
+            }
+            '\n' => return false,
+            _ => *i += 1,
+        }
+    }
+    false
+}
+
+/// Skips a command's address: numbers, `$`, `/re/`, `\cREc`, ranges, steps, `!`. False when it
+/// does not parse.
+fn skip_sed_address(chars: &[char], i: &mut usize) -> bool {
+    loop {
+        match chars.get(*i) {
+            Some(c) if c.is_ascii_digit() || matches!(c, '$' | ',' | '~' | '+' | '!' | ' ') => {
+                *i += 1
+            }
+            Some('/') => {
+                *i += 1;
+                if !sed_delimited(chars, i, '/') {
+                    return false;
+                }
+                while matches!(chars.get(*i), Some('I' | 'M')) {
+                    *i += 1;
+                }
+            }
+            Some('\\') => {
+                let Some(&delim) = chars.get(*i + 1) else {
+                    return false;
                 };
-                i += 1;
-                if !delimited(&mut i, delim) || !delimited(&mut i, delim) {
-                    return true;
-                }
-                if command == 's' {
-                    while let Some(&flag) = chars.get(i) {
-                        match flag {
-                            'w' | 'e' | 'W' => return true,
-                            'g' | 'p' | 'i' | 'I' | 'm' | 'M' => i += 1,
-                            c if c.is_ascii_digit() => i += 1,
-                            _ => break,
-                        }
-                    }
-                }
-            }
-            // Text to the end of the line; a file read; a label.
-            // Text to the end of the line (`a`, `i`, `c`, a file to read, a label), or a
-            // branch's label to the end of the command.
-            'a' | 'i' | 'c' | 'r' | 'R' | ':' | 'b' | 't' | 'T' => {
-                let branch = matches!(command, 'b' | 't' | 'T');
-                while i < chars.len() && chars[i] != '\n' && !(branch && chars[i] == ';') {
-                    i += 1;
-                }
-            }
-            'p' | 'P' | 'd' | 'D' | 'n' | 'N' | 'g' | 'G' | 'h' | 'H' | 'x' | 'l' | '=' | 'q'
-            | 'Q' | 'z' | 'F' | '{' | '}' => {
-                while matches!(chars.get(i), Some(c) if c.is_ascii_digit()) {
-                    i += 1;
-                }
-            }
-            '#' => {
-                while i < chars.len() && chars[i] != '\n' {
-                    i += 1;
+                *i += 2;
+                if !sed_delimited(chars, i, delim) {
+                    return false;
                 }
             }
             _ => return true,
         }
+    }
+}
+
+/// Whether the sed command `command` (its arguments from `i` on, which this skips) may write a
+/// file or run a command; what does not parse counts as acting.
+fn sed_command_acts(command: char, chars: &[char], i: &mut usize) -> bool {
+    match command {
+        'w' | 'W' | 'e' => true,
+        's' | 'y' => {
+            let Some(&delim) = chars.get(*i) else {
+                return true;
+            };
+            *i += 1;
+            if !sed_delimited(chars, i, delim) || !sed_delimited(chars, i, delim) {
+                return true;
+            }
+            if command == 's' {
+                while let Some(&flag) = chars.get(*i) {
+                    match flag {
+                        'w' | 'e' | 'W' => return true,
+                        'g' | 'p' | 'i' | 'I' | 'm' | 'M' => *i += 1,
+                        c if c.is_ascii_digit() => *i += 1,
+                        _ => break,
+                    }
+                }
+            }
+            false
+        }
+        // Text to the end of the line (`a`, `i`, `c`, a file to read, a label), or a
+        // branch's label to the end of the command.
+        'a' | 'i' | 'c' | 'r' | 'R' | ':' | 'b' | 't' | 'T' => {
+            let branch = matches!(command, 'b' | 't' | 'T');
+            while *i < chars.len() && chars[*i] != '\n' && !(branch && chars[*i] == ';') {
+                *i += 1;
+            }
+            false
+        }
+        'p' | 'P' | 'd' | 'D' | 'n' | 'N' | 'g' | 'G' | 'h' | 'H' | 'x' | 'l' | '=' | 'q' | 'Q'
+        | 'z' | 'F' | '{' | '}' => {
+            while matches!(chars.get(*i), Some(c) if c.is_ascii_digit()) {
+                *i += 1;
+            }
+            false
+        }
+        '#' => {
+            while *i < chars.len() && chars[*i] != '\n' {
+                *i += 1;
+            }
+            false
+        }
+        _ => true,
     }
 }
 

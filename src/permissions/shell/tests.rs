@@ -1,5 +1,6 @@
 //! The parser and normaliser on raw command strings.
 
+use super::parse::shielded;
 use super::*;
 use pretty_assertions::assert_eq;
 

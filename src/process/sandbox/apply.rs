@@ -12,6 +12,7 @@ use landlock::{
 };
 use nix::sched::CloneFlags;
 
+use super::error::EnforceError;
 use super::scope::{DEVICES, grants_around};
 use super::{MIN_LANDLOCK_ABI, Policy};
 
@@ -20,7 +21,7 @@ const ABI_USED: ABI = ABI::V6;
 
 /// Whether this kernel enforces the rights the sandbox needs: creates a ruleset that handles
 /// them, as a hard requirement, and drops it.
-pub(super) fn probe() -> Result<(), String> {
+pub(super) fn probe() -> Result<(), landlock::RulesetError> {
     let required = ABI::from(MIN_LANDLOCK_ABI);
     Ruleset::default()
         .set_compatibility(CompatLevel::HardRequirement)
@@ -28,7 +29,6 @@ pub(super) fn probe() -> Result<(), String> {
         .and_then(|r| r.handle_access(AccessNet::from_all(required)))
         .and_then(|r| r.create())
         .map(drop)
-        .map_err(|e| format!("Landlock says: {e}"))
 }
 
 /// Whether this kernel has Landlock's scopes (ABI 6): signals and abstract Unix sockets.
@@ -43,20 +43,21 @@ pub(super) fn has_scopes() -> bool {
 /// Joins the user and mount namespaces of the holder `policy.join` (made by `mounts::hold`),
 /// keeping the working directory (joining a mount namespace resets it to its root). Without a
 /// holder, nothing: the holes are cut into the grants instead.
-pub(super) fn enter(policy: &Policy) -> Result<(), String> {
+pub(super) fn enter(policy: &Policy) -> Result<(), EnforceError> {
     let Some(pid) = policy.join else {
         return Ok(());
     };
-    let cwd = std::env::current_dir().map_err(|e| format!("cwd: {e}"))?;
+    let cwd = std::env::current_dir().map_err(EnforceError::file("cwd"))?;
     for (ns, flag) in [
         ("user", CloneFlags::CLONE_NEWUSER),
         ("mnt", CloneFlags::CLONE_NEWNS),
     ] {
         let path = format!("/proc/{pid}/ns/{ns}");
-        let file = std::fs::File::open(&path).map_err(|e| format!("{path}: {e}"))?;
-        nix::sched::setns(file, flag).map_err(|e| format!("setns {path}: {e}"))?;
+        let file = std::fs::File::open(&path).map_err(EnforceError::file(&path))?;
+        nix::sched::setns(file, flag).map_err(EnforceError::call(format!("setns {path}")))?;
     }
-    std::env::set_current_dir(&cwd).map_err(|e| format!("cwd {}: {e}", cwd.display()))?;
+    std::env::set_current_dir(&cwd)
+        .map_err(EnforceError::file(format!("cwd {}", cwd.display())))?;
     if !policy.unix_sockets.is_empty() {
         super::mounts::cover_sockets(&policy.unix_sockets)?;
     }
@@ -65,7 +66,7 @@ pub(super) fn enter(policy: &Policy) -> Result<(), String> {
 
 /// No capabilities, `no_new_privs`, the Landlock ruleset and the seccomp filter, on the calling
 /// thread.
-pub(super) fn restrict(policy: &Policy) -> Result<(), String> {
+pub(super) fn restrict(policy: &Policy) -> Result<(), EnforceError> {
     drop_capabilities()?;
     restrict_files_and_network(policy)?;
     // Named sockets can only be let through where the others are covered (`mounts.rs`).
@@ -77,9 +78,8 @@ pub(super) fn restrict(policy: &Policy) -> Result<(), String> {
 /// `CAP_SETPCAP` (root, or anyone inside the holder's user namespace); without it there is
 /// nothing to gain from it anyway, as `no_new_privs` (set with the ruleset) keeps an exec from
 /// adding capabilities.
-fn drop_capabilities() -> Result<(), String> {
-    let err =
-        |set: &str, e: caps::errors::CapsError| format!("cannot clear the {set} capabilities: {e}");
+fn drop_capabilities() -> Result<(), EnforceError> {
+    let err = |set, source| EnforceError::Capabilities { set, source };
     caps::clear(None, CapSet::Ambient).map_err(|e| err("ambient", e))?;
     if caps::has_cap(None, CapSet::Effective, caps::Capability::CAP_SETPCAP).unwrap_or(false) {
         caps::clear(None, CapSet::Bounding).map_err(|e| err("bounding", e))?;
@@ -94,23 +94,18 @@ fn drop_capabilities() -> Result<(), String> {
     Ok(())
 }
 
-fn restrict_files_and_network(policy: &Policy) -> Result<(), String> {
-    let err = |e: landlock::RulesetError| format!("Landlock: {e}");
+fn restrict_files_and_network(policy: &Policy) -> Result<(), EnforceError> {
     let all = AccessFs::from_all(ABI_USED);
     let read = AccessFs::from_read(ABI_USED);
     // Devices are made by nobody inside, whatever the directory.
     let write = all & !(AccessFs::MakeChar | AccessFs::MakeBlock);
     let mut ruleset = Ruleset::default()
-        .handle_access(all)
-        .map_err(err)?
-        .scope(Scope::from_all(ABI_USED))
-        .map_err(err)?;
+        .handle_access(all)?
+        .scope(Scope::from_all(ABI_USED))?;
     if !policy.network {
-        ruleset = ruleset
-            .handle_access(AccessNet::from_all(ABI_USED))
-            .map_err(err)?;
+        ruleset = ruleset.handle_access(AccessNet::from_all(ABI_USED))?;
     }
-    let mut created = ruleset.create().map_err(err)?;
+    let mut created = ruleset.create()?;
     let namespaced = policy.join.is_some();
     // Read everywhere but /dev (and, without the holder's covers, around what is hidden).
     let mut read_holes = vec![PathBuf::from("/dev")];
@@ -147,13 +142,11 @@ fn restrict_files_and_network(policy: &Policy) -> Result<(), String> {
         } else {
             access & AccessFs::from_file(ABI_USED)
         };
-        created = created
-            .add_rule(PathBeneath::new(fd, access))
-            .map_err(err)?;
+        created = created.add_rule(PathBeneath::new(fd, access))?;
     }
-    let status = created.restrict_self().map_err(err)?;
+    let status = created.restrict_self()?;
     if status.ruleset == RulesetStatus::NotEnforced {
-        return Err("Landlock is not enforced by this kernel".into());
+        return Err(EnforceError::NotEnforced);
     }
     Ok(())
 }

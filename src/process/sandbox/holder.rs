@@ -13,6 +13,8 @@ use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::{Child, Stdio};
 
+use super::error::EnforceError;
+
 /// A running holder; killed when dropped.
 #[derive(Debug)]
 pub struct Holder {
@@ -28,7 +30,7 @@ impl Holder {
         exe: &std::path::Path,
         protect: &[PathBuf],
         hide: &[PathBuf],
-    ) -> Result<Self, String> {
+    ) -> Result<Self, EnforceError> {
         let mut cmd = std::process::Command::new(exe);
         cmd.arg(super::super::exec::MARKER)
             .arg("--parent")
@@ -51,9 +53,10 @@ impl Holder {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .process_group(0);
-        let mut child = cmd
-            .spawn()
-            .map_err(|e| format!("cannot start {}: {e}", exe.display()))?;
+        let mut child = cmd.spawn().map_err(|source| EnforceError::HolderSpawn {
+            exe: exe.to_path_buf(),
+            source,
+        })?;
         let mut line = String::new();
         let read = child
             .stdout
@@ -66,10 +69,7 @@ impl Holder {
                 let _ = err.read_to_string(&mut why);
             }
             let _ = child.wait();
-            return Err(format!(
-                "the namespace holder did not start: {}",
-                why.trim()
-            ));
+            return Err(EnforceError::HolderFailed(why.trim().to_string()));
         }
         // Nothing more comes on stderr once it is ready.
         drop(child.stderr.take());

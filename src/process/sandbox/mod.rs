@@ -19,6 +19,7 @@
 #[cfg(target_os = "linux")]
 mod apply;
 mod blocked;
+mod error;
 mod holder;
 #[cfg(target_os = "linux")]
 mod mounts;
@@ -32,6 +33,7 @@ use std::path::{Path, PathBuf};
 pub use crate::config::SandboxMode;
 use crate::config::{PermissionMode, SandboxSettings};
 pub use blocked::{Blocked, find_blocked};
+pub use error::EnforceError;
 pub use holder::Holder;
 pub use scope::{DEFAULT_DENY_READ, Scope, created_git_note};
 
@@ -118,7 +120,7 @@ impl Policy {
 
     /// Becomes the [`Holder`] of namespaces in which `protect` is read-only and `hide` covered:
     /// says `ready` on stdout, then waits for stdin to close and exits. Linux only.
-    pub fn hold(protect: &[PathBuf], hide: &[PathBuf]) -> Result<(), String> {
+    pub fn hold(protect: &[PathBuf], hide: &[PathBuf]) -> Result<(), EnforceError> {
         #[cfg(target_os = "linux")]
         {
             mounts::hold(protect, hide)
@@ -126,33 +128,33 @@ impl Policy {
         #[cfg(not(target_os = "linux"))]
         {
             let _ = (protect, hide);
-            Err("the shell sandbox needs Linux (Landlock)".into())
+            Err(EnforceError::NotLinux)
         }
     }
 
     /// Joins the holder's namespaces (or, without one, nothing): the part of the sandbox that
     /// needs a single-threaded process. Linux only.
-    pub fn enter(&self) -> Result<(), String> {
+    pub fn enter(&self) -> Result<(), EnforceError> {
         #[cfg(target_os = "linux")]
         {
             apply::enter(self)
         }
         #[cfg(not(target_os = "linux"))]
         {
-            Err("the shell sandbox needs Linux (Landlock)".into())
+            Err(EnforceError::NotLinux)
         }
     }
 
     /// Restricts the calling thread (and what it starts) as the policy says: no capabilities,
     /// `no_new_privs`, Landlock, seccomp. The caller starts the program right after. Linux only.
-    pub fn restrict(&self) -> Result<(), String> {
+    pub fn restrict(&self) -> Result<(), EnforceError> {
         #[cfg(target_os = "linux")]
         {
             apply::restrict(self)
         }
         #[cfg(not(target_os = "linux"))]
         {
-            Err("the shell sandbox needs Linux (Landlock)".into())
+            Err(EnforceError::NotLinux)
         }
     }
 }
@@ -174,7 +176,7 @@ pub fn availability() -> Result<(), Unavailable> {
     }
     #[cfg(target_os = "linux")]
     {
-        apply::probe().map_err(Unavailable)
+        apply::probe().map_err(|e| Unavailable(format!("Landlock says: {e}")))
     }
     #[cfg(not(target_os = "linux"))]
     {

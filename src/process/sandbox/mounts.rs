@@ -12,12 +12,14 @@ use std::path::{Path, PathBuf};
 use nix::mount::{MntFlags, MsFlags, mount, umount2};
 use nix::sched::{CloneFlags, unshare};
 
+use super::error::EnforceError;
+
 const NONE: Option<&str> = None;
 
 /// The holder's side: the namespaces with the binds, kept alive until stdin closes.
 // Its stdout is a pipe to Ling, never the terminal.
 #[allow(clippy::disallowed_methods)]
-pub(super) fn hold(protect: &[PathBuf], hide: &[PathBuf]) -> Result<(), String> {
+pub(super) fn hold(protect: &[PathBuf], hide: &[PathBuf]) -> Result<(), EnforceError> {
     use std::io::{Read, Write};
     enter_namespaces()?;
     bind_read_only(protect)?;
@@ -25,7 +27,7 @@ pub(super) fn hold(protect: &[PathBuf], hide: &[PathBuf]) -> Result<(), String> 
     let mut out = std::io::stdout().lock();
     writeln!(out, "ready")
         .and_then(|()| out.flush())
-        .map_err(|e| format!("stdout: {e}"))?;
+        .map_err(EnforceError::file("stdout"))?;
     let mut sink = Vec::new();
     let _ = std::io::stdin().lock().read_to_end(&mut sink);
     Ok(())
@@ -33,18 +35,18 @@ pub(super) fn hold(protect: &[PathBuf], hide: &[PathBuf]) -> Result<(), String> 
 
 /// A user namespace mapping this user to itself, and a mount namespace whose mounts no longer
 /// propagate either way.
-fn enter_namespaces() -> Result<(), String> {
+fn enter_namespaces() -> Result<(), EnforceError> {
     let uid = nix::unistd::getuid();
     let gid = nix::unistd::getgid();
     unshare(CloneFlags::CLONE_NEWUSER | CloneFlags::CLONE_NEWNS)
-        .map_err(|e| format!("unshare: {e}"))?;
+        .map_err(EnforceError::call("unshare"))?;
     let write =
-        |file: &str, text: String| std::fs::write(file, text).map_err(|e| format!("{file}: {e}"));
+        |file: &str, text: String| std::fs::write(file, text).map_err(EnforceError::file(file));
     write("/proc/self/setgroups", "deny".into())?;
     write("/proc/self/uid_map", format!("{uid} {uid} 1"))?;
     write("/proc/self/gid_map", format!("{gid} {gid} 1"))?;
     mount(NONE, "/", NONE, MsFlags::MS_REC | MsFlags::MS_PRIVATE, NONE)
-        .map_err(|e| format!("mount --make-rprivate /: {e}"))
+        .map_err(EnforceError::call("mount --make-rprivate /"))
 }
 
 /// Each path a read-only bind of itself (symlinks are the grants' to keep). Each folder on the
@@ -52,7 +54,7 @@ fn enter_namespaces() -> Result<(), String> {
 /// cannot be renamed away to put another file at the protected path (a mount point cannot be
 /// renamed or removed): `mv hooks x && mkdir hooks` would otherwise replace a protected
 /// `hooks/guard.sh`.
-fn bind_read_only(protect: &[PathBuf]) -> Result<(), String> {
+fn bind_read_only(protect: &[PathBuf]) -> Result<(), EnforceError> {
     for dir in ancestors(protect) {
         bind(&dir, &dir, false)?;
     }
@@ -87,7 +89,7 @@ fn ancestors(protect: &[PathBuf]) -> Vec<PathBuf> {
 
 /// Binds `source` onto `target`, read-only when asked, keeping the flags the kernel locked on
 /// the mount beneath (the remount fails without them).
-fn bind(source: &Path, target: &Path, read_only: bool) -> Result<(), String> {
+fn bind(source: &Path, target: &Path, read_only: bool) -> Result<(), EnforceError> {
     mount(
         Some(source),
         target,
@@ -95,7 +97,7 @@ fn bind(source: &Path, target: &Path, read_only: bool) -> Result<(), String> {
         MsFlags::MS_BIND | MsFlags::MS_REC,
         NONE,
     )
-    .map_err(|e| format!("bind {}: {e}", target.display()))?;
+    .map_err(EnforceError::call(format!("bind {}", target.display())))?;
     if !read_only {
         return Ok(());
     }
@@ -125,13 +127,16 @@ fn bind(source: &Path, target: &Path, read_only: bool) -> Result<(), String> {
         MsFlags::MS_BIND | MsFlags::MS_REMOUNT | MsFlags::MS_RDONLY | locked,
         NONE,
     )
-    .map_err(|e| format!("remount {} read-only: {e}", target.display()))
+    .map_err(EnforceError::call(format!(
+        "remount {} read-only",
+        target.display()
+    )))
 }
 
 /// Covers each hidden path with an unreadable placeholder (a directory or an empty file, mode
 /// 000, read-only), gives `/dev/pts` and `/dev/shm` instances of their own, and, where devpts
 /// cannot be had, covers the user's terminals instead.
-fn private_devices(hide: &[PathBuf]) -> Result<(), String> {
+fn private_devices(hide: &[PathBuf]) -> Result<(), EnforceError> {
     let (dir, file, scratch) = placeholders(hide)?;
     let flags = MsFlags::MS_NOSUID | MsFlags::MS_NOEXEC;
     let devpts = mount(
@@ -141,7 +146,7 @@ fn private_devices(hide: &[PathBuf]) -> Result<(), String> {
         flags,
         Some("newinstance,ptmxmode=0666,mode=0620"),
     )
-    .map_err(|e| format!("devpts: {e}"))
+    .map_err(EnforceError::call("devpts"))
     .and_then(|()| bind(Path::new("/dev/pts/ptmx"), Path::new("/dev/ptmx"), false));
     if devpts.is_err() {
         bind(&dir, Path::new("/dev/pts"), true)?;
@@ -154,7 +159,7 @@ fn private_devices(hide: &[PathBuf]) -> Result<(), String> {
         MsFlags::MS_NOSUID | MsFlags::MS_NODEV,
         Some("mode=1777"),
     )
-    .map_err(|e| format!("/dev/shm: {e}"))?;
+    .map_err(EnforceError::call("/dev/shm"))?;
     for path in hide {
         let Ok(meta) = std::fs::symlink_metadata(path) else {
             continue;
@@ -163,11 +168,11 @@ fn private_devices(hide: &[PathBuf]) -> Result<(), String> {
         bind(source, path, true)?;
     }
     // The placeholders live on in their binds.
-    umount2(&scratch, MntFlags::MNT_DETACH).map_err(|e| format!("umount scratch: {e}"))
+    umount2(&scratch, MntFlags::MNT_DETACH).map_err(EnforceError::call("umount scratch"))
 }
 
 /// A scratch tmpfs with the two placeholders, on a directory no hidden path is beneath.
-fn placeholders(hide: &[PathBuf]) -> Result<(PathBuf, PathBuf, PathBuf), String> {
+fn placeholders(hide: &[PathBuf]) -> Result<(PathBuf, PathBuf, PathBuf), EnforceError> {
     let candidates = [
         "/mnt",
         "/media",
@@ -182,7 +187,7 @@ fn placeholders(hide: &[PathBuf]) -> Result<(PathBuf, PathBuf, PathBuf), String>
         .map(PathBuf::from)
         .chain([std::env::temp_dir()])
         .find(|c| c.is_dir() && !hide.iter().any(|h| h.starts_with(c)))
-        .ok_or("no directory for the placeholders")?;
+        .ok_or(EnforceError::NoScratch)?;
     mount(
         Some("tmpfs"),
         &scratch,
@@ -190,7 +195,10 @@ fn placeholders(hide: &[PathBuf]) -> Result<(PathBuf, PathBuf, PathBuf), String>
         MsFlags::MS_NOSUID | MsFlags::MS_NODEV | MsFlags::MS_NOEXEC,
         Some("size=16k,mode=0700"),
     )
-    .map_err(|e| format!("scratch tmpfs on {}: {e}", scratch.display()))?;
+    .map_err(EnforceError::call(format!(
+        "scratch tmpfs on {}",
+        scratch.display()
+    )))?;
     let dir = scratch.join("dir");
     let file = scratch.join("file");
     let none = std::fs::Permissions::from_mode(0o000);
@@ -198,7 +206,7 @@ fn placeholders(hide: &[PathBuf]) -> Result<(PathBuf, PathBuf, PathBuf), String>
         .and_then(|()| std::fs::write(&file, ""))
         .and_then(|()| std::fs::set_permissions(&dir, none.clone()))
         .and_then(|()| std::fs::set_permissions(&file, none))
-        .map_err(|e| format!("placeholders: {e}"))?;
+        .map_err(EnforceError::file("placeholders"))?;
     Ok((dir, file, scratch))
 }
 
@@ -206,9 +214,9 @@ fn placeholders(hide: &[PathBuf]) -> Result<(PathBuf, PathBuf, PathBuf), String>
 /// one of `allowed` with `/dev/null`, where a connection is refused. Run by each command before
 /// it is restricted, in the holder's mount namespace, so a socket bound since the last command
 /// is covered too; one already covered is no socket any more and is left alone.
-pub(super) fn cover_sockets(allowed: &[PathBuf]) -> Result<(), String> {
+pub(super) fn cover_sockets(allowed: &[PathBuf]) -> Result<(), EnforceError> {
     let table =
-        std::fs::read_to_string("/proc/net/unix").map_err(|e| format!("/proc/net/unix: {e}"))?;
+        std::fs::read_to_string("/proc/net/unix").map_err(EnforceError::file("/proc/net/unix"))?;
     for path in socket_paths(&table) {
         if allowed.iter().any(|a| path.starts_with(a)) {
             continue;

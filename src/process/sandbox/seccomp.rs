@@ -16,9 +16,11 @@
 use std::collections::BTreeMap;
 
 use seccompiler::{
-    BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
-    SeccompRule, TargetArch,
+    BackendError, BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition,
+    SeccompFilter, SeccompRule, TargetArch,
 };
+
+use super::error::EnforceError;
 
 /// `TIOCLINUX` (not in every libc).
 const TIOCLINUX: u64 = 0x541C;
@@ -29,21 +31,14 @@ const NETLINK_ROUTE: u64 = 0;
 /// The bit x32 system call numbers carry on x86_64.
 const X32_SYSCALL_BIT: u32 = 0x4000_0000;
 
-fn err(e: impl std::fmt::Display) -> String {
-    format!("seccomp: {e}")
-}
-
-fn cond(arg: u8, op: SeccompCmpOp, value: u64) -> Result<SeccompCondition, String> {
-    SeccompCondition::new(arg, SeccompCmpArgLen::Dword, op, value).map_err(err)
-}
-
-fn rule(conditions: Vec<SeccompCondition>) -> Result<SeccompRule, String> {
-    SeccompRule::new(conditions).map_err(err)
+fn cond(arg: u8, op: SeccompCmpOp, value: u64) -> Result<SeccompCondition, BackendError> {
+    SeccompCondition::new(arg, SeccompCmpArgLen::Dword, op, value)
 }
 
 /// The filter for a command with the network `network` and Unix sockets allowed or not.
-pub(super) fn program(network: bool, unix_sockets: bool) -> Result<BpfProgram, String> {
-    let arch = TargetArch::try_from(std::env::consts::ARCH).map_err(err)?;
+pub(super) fn program(network: bool, unix_sockets: bool) -> Result<BpfProgram, BackendError> {
+    let rule = SeccompRule::new;
+    let arch = TargetArch::try_from(std::env::consts::ARCH)?;
     let mut map: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
     for nr in [
         libc::SYS_io_uring_setup,
@@ -99,9 +94,8 @@ pub(super) fn program(network: bool, unix_sockets: bool) -> Result<BpfProgram, S
         SeccompAction::Allow,
         SeccompAction::Errno(libc::EACCES as u32),
         arch,
-    )
-    .map_err(err)?;
-    let mut program: BpfProgram = filter.try_into().map_err(err)?;
+    )?;
+    let mut program: BpfProgram = filter.try_into()?;
     if arch == TargetArch::x86_64 {
         refuse_x32(&mut program);
     }
@@ -144,9 +138,9 @@ fn refuse_x32(program: &mut BpfProgram) {
 }
 
 /// Installs the filter on the calling thread (what it starts inherits it).
-pub(super) fn apply(network: bool, unix_sockets: bool) -> Result<(), String> {
+pub(super) fn apply(network: bool, unix_sockets: bool) -> Result<(), EnforceError> {
     let program = program(network, unix_sockets)?;
-    seccompiler::apply_filter(&program).map_err(err)
+    Ok(seccompiler::apply_filter(&program)?)
 }
 
 #[cfg(test)]

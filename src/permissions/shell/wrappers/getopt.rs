@@ -1,6 +1,7 @@
 //! The option syntax of wrappers, parsed the way their getopt parses it.
 
 use super::super::words::Word;
+use super::unknown::Unknown;
 
 /// The option syntax of one wrapper, as its getopt sees it.
 #[derive(Default)]
@@ -39,20 +40,19 @@ impl Parsed {
     }
 }
 
-pub fn getopt(program: &str, words: &[Word], from: usize, spec: &Spec) -> Result<Parsed, String> {
+pub fn getopt(program: &str, words: &[Word], from: usize, spec: &Spec) -> Result<Parsed, Unknown> {
     let mut options = Vec::new();
     let mut i = from;
-    let unknown = |word: &str| {
-        format!(
-            "`{program}` is given `{word}`, an option Ling does not know, so what it runs is unknown"
-        )
+    let unknown = |word: &str| Unknown::Option {
+        program: program.to_string(),
+        word: word.to_string(),
     };
     while let Some(word) = words.get(i) {
         let Some(text) = word.lit() else {
-            return Err(format!(
-                "`{program}` is given `{}`, only known when the command runs, where its options or the command it runs are",
-                word.text
-            ));
+            return Err(Unknown::DynamicOption {
+                program: program.to_string(),
+                word: word.text.clone(),
+            });
         };
         if text == "--" {
             i += 1;
@@ -126,15 +126,20 @@ pub const EMPTY: Spec = Spec {
 };
 
 /// The operands before the command must each be one word, or the command's position moves.
-pub fn operands_known(program: &str, words: &[Word], from: usize, to: usize) -> Result<(), String> {
+pub fn operands_known(
+    program: &str,
+    words: &[Word],
+    from: usize,
+    to: usize,
+) -> Result<(), Unknown> {
     match words
         .get(from..to.min(words.len()))
         .and_then(|w| w.iter().find(|w| w.splits))
     {
-        Some(word) => Err(format!(
-            "`{program}` is given `{}`, which may expand to several words, so where the command it runs starts is unknown",
-            word.text
-        )),
+        Some(word) => Err(Unknown::SplitOperand {
+            program: program.to_string(),
+            word: word.text.clone(),
+        }),
         None => Ok(()),
     }
 }

@@ -6,8 +6,10 @@
 mod getopt;
 mod privileged;
 mod runners;
+mod unknown;
 
 use getopt::{EMPTY, Spec, getopt, operands_known};
+use unknown::Unknown;
 
 use super::programs::{is_harmless_env, is_shell};
 use super::words::Word;
@@ -112,7 +114,7 @@ pub fn unwrap(words: &[Word]) -> Option<Wrapped> {
         _ if is_shell(program) => Ok(runners::shell(program, words)),
         _ => return None,
     };
-    Some(result.unwrap_or_else(Wrapped::opaque))
+    Some(result.unwrap_or_else(|unknown| Wrapped::opaque(unknown.to_string())))
 }
 
 const NICE: Spec = Spec {
@@ -150,14 +152,14 @@ const FAKEROOT: Spec = Spec {
     ..EMPTY
 };
 /// Options, then `operands` words of its own (`timeout DURATION`), then the command.
-fn simple(program: &str, words: &[Word], spec: &Spec, operands: usize) -> Result<Wrapped, String> {
+fn simple(program: &str, words: &[Word], spec: &Spec, operands: usize) -> Result<Wrapped, Unknown> {
     let parsed = getopt(program, words, 1, spec)?;
     let start = parsed.next + operands;
     operands_known(program, words, parsed.next, start)?;
     Ok(Wrapped::runs(start, words, true))
 }
 
-fn ionice(words: &[Word]) -> Result<Wrapped, String> {
+fn ionice(words: &[Word]) -> Result<Wrapped, Unknown> {
     const SPEC: Spec = Spec {
         value: "cnpPu",
         flag: "t",
@@ -175,7 +177,7 @@ fn ionice(words: &[Word]) -> Result<Wrapped, String> {
     Ok(Wrapped::runs(parsed.next, words, true))
 }
 
-fn time(words: &[Word]) -> Result<Wrapped, String> {
+fn time(words: &[Word]) -> Result<Wrapped, Unknown> {
     const SPEC: Spec = Spec {
         value: "fo",
         flag: "apqv",
@@ -189,7 +191,7 @@ fn time(words: &[Word]) -> Result<Wrapped, String> {
     Ok(Wrapped::runs(parsed.next, words, !writes))
 }
 
-fn command(words: &[Word]) -> Result<Wrapped, String> {
+fn command(words: &[Word]) -> Result<Wrapped, Unknown> {
     const SPEC: Spec = Spec {
         flag: "pvV",
         ..EMPTY
@@ -202,7 +204,7 @@ fn command(words: &[Word]) -> Result<Wrapped, String> {
     Ok(Wrapped::runs(parsed.next, words, true))
 }
 
-fn xargs(words: &[Word]) -> Result<Wrapped, String> {
+fn xargs(words: &[Word]) -> Result<Wrapped, Unknown> {
     const SPEC: Spec = Spec {
         value: "aEdILnPs",
         flag: "0oprtx",
@@ -237,7 +239,7 @@ fn xargs(words: &[Word]) -> Result<Wrapped, String> {
     Ok(wrapped)
 }
 
-fn watch(words: &[Word]) -> Result<Wrapped, String> {
+fn watch(words: &[Word]) -> Result<Wrapped, Unknown> {
     const SPEC: Spec = Spec {
         value: "nq",
         flag: "bcCeghptwrx",
@@ -282,7 +284,7 @@ pub(super) fn script_of(program: &str, words: &[Word], transparent: bool) -> Wra
     }
 }
 
-fn flock(words: &[Word]) -> Result<Wrapped, String> {
+fn flock(words: &[Word]) -> Result<Wrapped, Unknown> {
     const SPEC: Spec = Spec {
         value: "wEc",
         flag: "sxenuoFv",
@@ -309,7 +311,7 @@ fn sched(
     words: &[Word],
     spec: &Spec,
     no_command: &[&str],
-) -> Result<Wrapped, String> {
+) -> Result<Wrapped, Unknown> {
     let parsed = getopt(program, words, 1, spec)?;
     if no_command.iter().any(|o| parsed.has(o)) {
         return Ok(Wrapped::nothing(true));
@@ -331,7 +333,7 @@ const CHRT: Spec = Spec {
     ..EMPTY
 };
 
-fn env(words: &[Word]) -> Result<Wrapped, String> {
+fn env(words: &[Word]) -> Result<Wrapped, Unknown> {
     const SPEC: Spec = Spec {
         value: "uCSPa",
         flag: "i0v",
@@ -359,10 +361,7 @@ fn env(words: &[Word]) -> Result<Wrapped, String> {
         match split {
             Some(text) if splits < 8 => {
                 let Some(text) = text.lit() else {
-                    return Err(format!(
-                        "`env -S` splits `{}`, only known when the command runs",
-                        text.text
-                    ));
+                    return Err(Unknown::EnvSplitDynamic(text.text.clone()));
                 };
                 let mut expanded = words[..from].to_vec();
                 expanded.extend(env_split(text)?);
@@ -370,7 +369,7 @@ fn env(words: &[Word]) -> Result<Wrapped, String> {
                 words = expanded;
                 splits += 1;
             }
-            Some(_) => return Err("`env -S` is nested too deeply to follow".into()),
+            Some(_) => return Err(Unknown::EnvSplitNested),
             None => {
                 let assignments = words[parsed.next..i].to_vec();
                 let transparent = !path_changed
@@ -393,7 +392,7 @@ fn env(words: &[Word]) -> Result<Wrapped, String> {
 
 /// `script [options] [FILE]`: with `-c TEXT` it runs TEXT with the shell (and writes the
 /// typescript file); without, an interactive shell whose commands come from the terminal.
-fn script(words: &[Word]) -> Result<Wrapped, String> {
+fn script(words: &[Word]) -> Result<Wrapped, Unknown> {
     const SPEC: Spec = Spec {
         value: "cEIOBmTo",
         flag: "aefqhV",
@@ -406,17 +405,13 @@ fn script(words: &[Word]) -> Result<Wrapped, String> {
     // Written to the typescript file: not what an allow rule for the command covers.
     match parsed.value("c").or_else(|| parsed.value("command")) {
         Some(text) => Ok(script_of("script", std::slice::from_ref(text), false)),
-        None => Err(
-            "`script` without -c runs an interactive shell whose commands are only known when \
-             it runs"
-                .into(),
-        ),
+        None => Err(Unknown::InteractiveScript),
     }
 }
 
 /// How `env -S` splits its text: blanks separate words; single quotes, double quotes and
 /// backslashes quote; `${NAME}` is only known when it runs.
-fn env_split(text: &str) -> Result<Vec<Word>, String> {
+fn env_split(text: &str) -> Result<Vec<Word>, Unknown> {
     let mut words = Vec::new();
     let mut current: Option<String> = None;
     let mut dynamic = false;
@@ -459,7 +454,7 @@ fn env_split(text: &str) -> Result<Vec<Word>, String> {
         current.get_or_insert_default();
     }
     if quote.is_some() {
-        return Err("`env -S` is given text with an unterminated quote".into());
+        return Err(Unknown::EnvSplitQuote);
     }
     if let Some(word) = current.take() {
         words.push(if dynamic {
@@ -480,7 +475,7 @@ mod tests {
         let split = env_split(r#"rm -rf 'a b' "c d" e\_f # comment"#).unwrap();
         let texts: Vec<&str> = split.iter().map(|w| w.text.as_str()).collect();
         assert_eq!(texts, ["rm", "-rf", "a b", "c d", "e f"]);
-        assert!(env_split("'open").is_err());
+        assert_eq!(env_split("'open").err(), Some(Unknown::EnvSplitQuote));
         assert!(env_split("${HOME}/x").unwrap().iter().all(|w| w.dynamic));
     }
 }

@@ -3,10 +3,11 @@
 //! they start a shell reading standard input, which cannot be known.
 
 use super::getopt::{EMPTY, Spec, getopt, operands_known};
+use super::unknown::Unknown;
 use super::{Inner, Wrapped, assignment_name, script_of};
 use crate::permissions::shell::words::Word;
 
-pub(super) fn sudo(words: &[Word]) -> Result<Wrapped, String> {
+pub(super) fn sudo(words: &[Word]) -> Result<Wrapped, Unknown> {
     const SPEC: Spec = Spec {
         value: "CDghpRrtTUu",
         flag: "AbBEeHiKklNnPSsVv",
@@ -27,7 +28,7 @@ pub(super) fn sudo(words: &[Word]) -> Result<Wrapped, String> {
     }
     let shell = ["s", "i", "shell", "login"].iter().any(|o| parsed.has(o));
     if start >= words.len() && shell {
-        return Err("`sudo` starts a shell that reads its commands from standard input".into());
+        return Err(Unknown::Shell { shell: "sudo" });
     }
     Ok(Wrapped {
         inner: (start < words.len())
@@ -42,7 +43,7 @@ pub(super) fn sudo(words: &[Word]) -> Result<Wrapped, String> {
     })
 }
 
-pub(super) fn doas(words: &[Word]) -> Result<Wrapped, String> {
+pub(super) fn doas(words: &[Word]) -> Result<Wrapped, Unknown> {
     const SPEC: Spec = Spec {
         value: "uC",
         flag: "nsL",
@@ -53,14 +54,14 @@ pub(super) fn doas(words: &[Word]) -> Result<Wrapped, String> {
         return Ok(Wrapped::nothing(false));
     }
     if parsed.has("s") || parsed.next >= words.len() {
-        return Err("`doas -s` starts a shell that reads its commands from standard input".into());
+        return Err(Unknown::Shell { shell: "doas -s" });
     }
     Ok(Wrapped::runs(parsed.next, words, false))
 }
 
 /// `su [options] [USER [ARGS]]` runs `-c TEXT` with the user's shell; without `-c` a shell
 /// reading standard input. `runuser -u USER CMD...` runs the command directly.
-pub(super) fn su(program: &str, words: &[Word]) -> Result<Wrapped, String> {
+pub(super) fn su(program: &str, words: &[Word]) -> Result<Wrapped, Unknown> {
     const SPEC: Spec = Spec {
         value: "cgGswu",
         flag: "lmpPf",
@@ -87,20 +88,18 @@ pub(super) fn su(program: &str, words: &[Word]) -> Result<Wrapped, String> {
         .find_map(|o| parsed.value(o).cloned());
     match text {
         Some(text) => Ok(script_of(program, std::slice::from_ref(&text), false)),
-        None => Err(format!(
-            "`{program}` without `-c` starts a shell that reads its commands from standard input"
-        )),
+        None => Err(Unknown::NoText(program.to_string())),
     }
 }
 
-pub(super) fn sg(words: &[Word]) -> Result<Wrapped, String> {
+pub(super) fn sg(words: &[Word]) -> Result<Wrapped, Unknown> {
     // `sg GROUP [-c] TEXT`
     let mut i = 2;
     if words.get(i).and_then(Word::lit) == Some("-c") {
         i += 1;
     }
     if words.len() <= i {
-        return Err("`sg` without a command starts a shell that reads standard input".into());
+        return Err(Unknown::SgShell);
     }
     Ok(script_of("sg", &words[i..], false))
 }
@@ -112,14 +111,12 @@ pub(super) fn privileged(
     words: &[Word],
     spec: &Spec,
     operands: usize,
-) -> Result<Wrapped, String> {
+) -> Result<Wrapped, Unknown> {
     let parsed = getopt(program, words, 1, spec)?;
     let start = parsed.next + operands;
     operands_known(program, words, parsed.next, start)?;
     if start >= words.len() {
-        return Err(format!(
-            "`{program}` without a command starts a shell that reads its commands from standard input"
-        ));
+        return Err(Unknown::NoCommand(program.to_string()));
     }
     Ok(Wrapped::runs(start, words, false))
 }
