@@ -37,7 +37,7 @@ pub struct Cli {
     pub run: RunArgs,
 }
 
-/// The flags of `ling` and `ling exec`: an agent run's ([`AgentFlags`], with Codex's `-m` and
+/// The flags of `ling` and `ling exec`: an agent run's (`agent_flags::AgentFlags`, with Codex's `-m` and
 /// `-s` and Claude Code's `--allowedTools` spellings), and what only a run from the command
 /// line has: -p and its prompt, its output, the project's folder, MCP files, the session to
 /// continue, and Claude Code's and Codex's own flags.

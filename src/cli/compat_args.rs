@@ -43,7 +43,7 @@ impl ApprovalPolicy {
     }
 }
 
-/// Claude Code's and Codex's flags, flattened into [`RunArgs`].
+/// Claude Code's and Codex's flags, flattened into [`RunArgs`](crate::cli::RunArgs).
 #[derive(Debug, Args, Default)]
 pub struct CompatArgs {
     /// Where -p prompts come from: text, or stream-json (JSON lines on stdin) (Claude Code)

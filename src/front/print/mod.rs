@@ -4,7 +4,7 @@
 //! [`EventSink`] over the agent's one event stream. The answer on stdout is written exactly to a
 //! pipe or file and neutralised to a terminal ([`stdout_data`]); stderr is always neutralised;
 //! JSON is escaped by serde_json (and C1/bidi characters too, to a terminal). [`run()`] is the
-//! `-p` frontend that drives the agent into one of them; [`claude::session::run`] the one of
+//! `-p` frontend that drives the agent into one of them; [`crate::front::claude::run`] the one of
 //! `--input-format stream-json`, where a program sends the prompts and answers the questions.
 
 pub mod claude;

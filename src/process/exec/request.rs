@@ -28,7 +28,7 @@ pub struct Request {
     pub sandbox: Option<Policy>,
     pub program: OsString,
     pub args: Vec<OsString>,
-    /// Variables for the program only, set just before it starts ([`PASS_PREFIX`]).
+    /// Variables for the program only, set just before it starts ([`PASS_PREFIX`](super::protocol::PASS_PREFIX)).
     pub env: Vec<(OsString, OsString)>,
 }
 
@@ -78,7 +78,7 @@ impl Request {
         })
     }
 
-    /// With `env` for the program (see [`PASS_PREFIX`]).
+    /// With `env` for the program (see [`PASS_PREFIX`](super::protocol::PASS_PREFIX)).
     pub fn with_env(mut self, env: Vec<(OsString, OsString)>) -> Self {
         self.env = env;
         self
