@@ -40,6 +40,12 @@ pub trait Approver: Send + Sync {
     fn can_ask(&self) -> bool {
         true
     }
+    /// Whether the approver itself asks one question at a time, in the order they come (the
+    /// REPL, which says how many wait): the agents then send every question at once instead of
+    /// holding all but one back, so that the approver sees the ones waiting.
+    fn orders_questions(&self) -> bool {
+        false
+    }
 }
 
 /// The approver of `-p` runs: nobody to ask.

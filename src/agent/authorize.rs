@@ -147,8 +147,7 @@ impl Agent {
         if !self.asks() {
             return None;
         }
-        // One question at a time, even when read-only calls run concurrently.
-        let _asking = self.host.approval_turn.lock().await;
+        let _asking = self.question_turn(turn).await;
         if turn.approver.can_ask() {
             self.notify(
                 "permission_prompt",
@@ -156,6 +155,18 @@ impl Agent {
             );
         }
         turn.approver.approve(request).await
+    }
+
+    /// One question at a time in the agent and its sub-agents, even when calls run
+    /// concurrently: held until the guard goes, unless the approver orders them itself.
+    pub(super) async fn question_turn(
+        &self,
+        turn: &Turn<'_>,
+    ) -> Option<tokio::sync::MutexGuard<'_, ()>> {
+        if turn.approver.orders_questions() {
+            return None;
+        }
+        Some(self.host.approval_turn.lock().await)
     }
 
     /// Whether a call that needs approval may be asked about at all.

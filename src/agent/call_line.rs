@@ -42,6 +42,8 @@ pub(super) struct CallLine {
     tx: mpsc::UnboundedSender<Request>,
     /// Whether the turn's approver can ask anybody.
     can_ask: bool,
+    /// Whether it orders its questions itself ([`Approver::orders_questions`]).
+    orders_questions: bool,
     /// Set while an agent of the tool's own runs (a sub-agent): at a cancel the call is then
     /// waited for, since that agent stops its own calls within their grace.
     runs_agent: Arc<AtomicBool>,
@@ -57,13 +59,14 @@ impl Drop for RunningAgent {
 }
 
 impl CallLine {
-    /// A line for a call of a turn whose approver `can_ask`, and the end the dispatch point
-    /// serves.
-    pub fn open(can_ask: bool) -> (Self, mpsc::UnboundedReceiver<Request>) {
+    /// A line for a call of a turn whose approver `can_ask` (and `orders_questions`), and the
+    /// end the dispatch point serves.
+    pub fn open(can_ask: bool, orders_questions: bool) -> (Self, mpsc::UnboundedReceiver<Request>) {
         let (tx, rx) = mpsc::unbounded_channel();
         let line = Self {
             tx,
             can_ask,
+            orders_questions,
             runs_agent: Arc::default(),
         };
         (line, rx)
@@ -88,6 +91,10 @@ impl CallLine {
 
     pub fn can_ask(&self) -> bool {
         self.can_ask
+    }
+
+    pub fn orders_questions(&self) -> bool {
+        self.orders_questions
     }
 
     pub fn decline(&self) {

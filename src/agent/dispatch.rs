@@ -382,7 +382,8 @@ impl Agent {
         ctx.output_line = Some(Arc::new(move |line| {
             let _ = output_tx.send(line);
         }));
-        let (line, mut requests) = CallLine::open(turn.approver.can_ask());
+        let (line, mut requests) =
+            CallLine::open(turn.approver.can_ask(), turn.approver.orders_questions());
         ctx.caller = Some(Arc::new(line.clone()));
         let running = tool.call(input, &ctx);
         tokio::pin!(running);

@@ -49,7 +49,7 @@ impl Agent {
             agent: None,
         };
         let answer = {
-            let _asking = self.host.approval_turn.lock().await;
+            let _asking = self.question_turn(turn).await;
             turn.approver.approve(&request).await
         };
         if !matches!(answer, Some(Approval::Once | Approval::Always)) {

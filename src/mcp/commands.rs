@@ -1,5 +1,5 @@
 //! What the `ling mcp` subcommands do, without their text: each returns data (or an error
-//! saying what to change), and the CLI (`cli::mcp_cmd`) says it. `probe` starts servers for
+//! saying what to change), and the command line's `ling mcp` says it. `probe` starts servers for
 //! `list`/`get`, `add_*`/`remove` edit `.ling/mcp.json` (or `~/.ling/mcp.json` with `--scope
 //! user`), `call` connects, calls one tool and returns its rendered result.
 

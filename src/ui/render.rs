@@ -14,7 +14,20 @@ const SUMMARY_CHARS: usize = 80;
 
 /// The keys whose value tells most about a call, in order of preference (a search shows what
 /// it looks for before where).
-const TELLING_KEYS: [&str; 7] = ["command", "pattern", "path", "sql", "uri", "url", "query"];
+/// The first of these an input has is its call's argument as the user reads it: `task`'s
+/// description, `skill`'s name (never the input's raw JSON when one is there).
+const TELLING_KEYS: [&str; 10] = [
+    "command",
+    "pattern",
+    "path",
+    "sql",
+    "uri",
+    "url",
+    "query",
+    "description",
+    "name",
+    "file_path",
+];
 
 /// `bash(cargo test)`, `read_file(src/main.rs)`: the tool and its most telling argument, with
 /// control characters made visible.

@@ -152,20 +152,38 @@ impl Door {
 }
 
 /// `ling` and `ling-exec` copied where uid 1000 can run them (the build's own directory may be
-/// beneath one it cannot enter).
+/// beneath one it cannot enter). One folder per build of the two binaries (named after their
+/// sizes and times), reused by every test binary and run of that build instead of a copy each.
 pub(crate) fn ling_for_uid_1000() -> &'static Path {
     static COPY: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
     COPY.get_or_init(|| {
+        use std::hash::{Hash, Hasher};
         use std::os::unix::fs::PermissionsExt;
-        let dir = tempfile::Builder::new()
-            .prefix("ling-uid1000-")
+        let bins = [project::ling_bin(), env!("CARGO_BIN_EXE_ling-exec")];
+        let mut build = std::collections::hash_map::DefaultHasher::new();
+        for bin in bins {
+            let meta = std::fs::metadata(bin).unwrap();
+            (bin, meta.len(), meta.modified().unwrap()).hash(&mut build);
+        }
+        let dir = std::env::temp_dir().join(format!("ling-uid1000-{:016x}", build.finish()));
+        if dir.join("ling").exists() {
+            return dir.join("ling");
+        }
+        // Built beside it and renamed into place: a test binary running at the same time sees
+        // the whole folder or none.
+        let staging = tempfile::Builder::new()
+            .prefix("ling-uid1000-staging-")
             .tempdir()
-            .unwrap()
-            .keep();
-        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
-        for bin in [project::ling_bin(), env!("CARGO_BIN_EXE_ling-exec")] {
-            let to = dir.join(Path::new(bin).file_name().unwrap());
+            .unwrap();
+        std::fs::set_permissions(staging.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+        for bin in bins {
+            let to = staging.path().join(Path::new(bin).file_name().unwrap());
             std::fs::copy(bin, &to).unwrap();
+        }
+        let staged = staging.keep();
+        if std::fs::rename(&staged, &dir).is_err() {
+            // Another test binary put the same build there first.
+            std::fs::remove_dir_all(&staged).ok();
         }
         dir.join("ling")
     })

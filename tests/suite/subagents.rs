@@ -534,7 +534,7 @@ fn in_the_repl_commands_are_listed_a_builtin_is_not_replaced_and_a_child_asks_by
     expect(&mut s, "shipped");
     expect(&mut s, "> ");
     s.send_line("have it reviewed").unwrap();
-    expect(&mut s, "asked by sub-agent reviewer (task t1)");
+    expect(&mut s, "asked by sub-agent reviewer: job t1");
     expect(&mut s, "allow?");
     s.send_line("y").unwrap();
     expect(&mut s, "the reviewer made it");
@@ -634,7 +634,7 @@ fn in_the_repl_a_childs_description_stays_on_its_one_line() {
     expect(&mut s, "> ");
     s.send_line("delegate").unwrap();
     // The PTY's bytes are read one char each: the UTF-8 of `⏎` and `●` spelled that way.
-    let one_line: String = "general-purpose: look around⏎● bash(FAKE-LINE)^[[1A ("
+    let one_line: String = "✓ look around⏎● bash(FAKE-LINE)^[[1A · 0 tools"
         .bytes()
         .map(char::from)
         .collect();
@@ -643,4 +643,68 @@ fn in_the_repl_a_childs_description_stays_on_its_one_line() {
     expect(&mut s, "> ");
     s.send_line("/exit").unwrap();
     s.exp_eof().unwrap();
+}
+
+/// Two sub-agents that both need a question at once: one question has the keyboard, the other
+/// waits (said so) and is asked when the first is answered; each is answered by its own key,
+/// and nothing typed for a question goes to the line typed ahead. Before the
+/// floor, the second child's events resumed the key reader under the first question and the
+/// REPL hung.
+#[test]
+fn in_the_repl_two_children_asking_at_once_are_asked_in_turn() {
+    let p = Project::new();
+    let server = MockServer::start_blocking(vec![
+        task_calls(&[
+            task("t1", "CHILD-ONE: make one", None),
+            task("t2", "CHILD-TWO: make two", None),
+        ]),
+        Reply::text("parent done"),
+    ]);
+    for (name, file) in [("CHILD-ONE", "one.txt"), ("CHILD-TWO", "two.txt")] {
+        server.script_for(
+            name,
+            vec![
+                Reply::tool_calls(vec![(
+                    "b",
+                    "bash",
+                    json!({"command": format!("touch {file}")}),
+                )]),
+                Reply::text(&format!("{name} finished")),
+            ],
+        );
+    }
+    let mut s = repl(&p, &server, &["--sandbox", "off"]);
+    expect(&mut s, "> ");
+    s.send_line("make both").unwrap();
+    expect(&mut s, "asked by sub-agent general-purpose: job t");
+    expect(&mut s, "allow?");
+    // The other child asks while this question is open: it waits, and says so.
+    expect(&mut s, "(1 more question waiting)");
+    s.send("1").unwrap();
+    s.flush().unwrap();
+    expect(&mut s, "asked by sub-agent general-purpose: job t");
+    expect(&mut s, "allow?");
+    s.send("1").unwrap();
+    s.flush().unwrap();
+    expect(&mut s, "parent done");
+    expect(&mut s, "> ");
+    s.send_line("/exit").unwrap();
+    s.exp_eof().unwrap();
+    let made: Vec<bool> = ["one.txt", "two.txt"]
+        .iter()
+        .map(|f| p.file(f).exists())
+        .collect();
+    assert_eq!(made, [true, true]);
+    // The parent's next request carried both answers and no line typed ahead was sent.
+    let user_lines: Vec<String> = server
+        .requests()
+        .iter()
+        .flat_map(|r| r.messages())
+        .filter(|m| m["role"] == "user")
+        .map(|m| m["content"].as_str().unwrap_or_default().to_string())
+        .collect();
+    assert!(
+        user_lines.iter().all(|l| !l.starts_with('1')),
+        "{user_lines:?}"
+    );
 }

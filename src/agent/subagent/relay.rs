@@ -56,7 +56,7 @@ impl EventSink for ChildSink<'_> {
 /// Asks the parent's approver, naming the sub-agent that asks.
 pub(super) struct ChildApprover<'a> {
     pub line: &'a CallLine,
-    /// `reviewer (task call_1)`.
+    /// `reviewer: find the bug`.
     pub label: String,
 }
 
@@ -70,5 +70,9 @@ impl Approver for ChildApprover<'_> {
 
     fn can_ask(&self) -> bool {
         self.line.can_ask()
+    }
+
+    fn orders_questions(&self) -> bool {
+        self.line.orders_questions()
     }
 }

@@ -186,7 +186,8 @@ impl Tool for TaskTool {
         });
         let approver = ChildApprover {
             line,
-            label: format!("{} (task {})", link.agent, link.parent_tool_use_id),
+            // Named as the user reads it: the agent and its description, not the call's id.
+            label: format!("{}: {}", link.agent, args.description),
         };
         let result = {
             let _running = line.running_agent();

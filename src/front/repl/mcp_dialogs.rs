@@ -85,7 +85,7 @@ impl McpAsker for ReplUi {
             return false;
         };
         let style = self.style;
-        self.settle_now();
+        let _floor = self.question().await;
         let limit = request
             .max_tokens
             .map(|n| format!(" (at most {n} tokens)"))
@@ -122,7 +122,7 @@ impl McpAsker for ReplUi {
             return ElicitAnswer::Decline;
         };
         let style = self.style;
-        self.settle_now();
+        let _floor = self.question().await;
         stdout_line(term![
             style.yellow("?"),
             " MCP server ",
@@ -158,7 +158,7 @@ impl McpAsker for ReplUi {
             return ElicitAnswer::Decline;
         };
         let style = self.style;
-        self.settle_now();
+        let _floor = self.question().await;
         stdout_line(term![
             style.yellow("?"),
             " MCP server ",

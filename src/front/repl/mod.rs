@@ -2,6 +2,7 @@
 //! `\`), slash commands, streamed answers, one line per tool call, permission questions, and
 //! Ctrl-C that interrupts the running turn (a second Ctrl-C at an empty prompt, or Ctrl-D, exits).
 
+mod agent_rows;
 mod approval;
 mod commands;
 mod context;

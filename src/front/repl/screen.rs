@@ -12,6 +12,7 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use super::agent_rows::AgentRow;
 use crate::ui::output::{stderr, stderr_is_terminal, stdout, terminal_width};
 use crate::ui::style::Style;
 use crate::ui::term::Term;
@@ -23,6 +24,8 @@ const FRAMES: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "�
 const REDRAW: Duration = Duration::from_millis(30);
 /// Lines typed ahead shown under the spinner at most (the rest are counted).
 const QUEUED_SHOWN: usize = 3;
+/// Sub-agents' rows shown under the spinner at most (the rest are counted).
+const AGENTS_SHOWN: usize = 8;
 
 #[derive(Default)]
 struct State {
@@ -44,6 +47,8 @@ struct State {
     stop: bool,
     /// stdout's last line is not ended yet (reasoning text): nothing is drawn below it.
     open_line: bool,
+    /// The sub-agents at work, a row each under the spinner.
+    agents: Vec<AgentRow>,
 }
 
 /// The terminal of the REPL's turns; see the module's doc.
@@ -117,6 +122,7 @@ impl Screen {
             self.wipe(&mut state);
             state.queued.clear();
             state.typing.clear();
+            state.agents.clear();
         }
         self.wake.notify_all();
         if let Some(ticker) = self.ticker.lock().unwrap_or_else(|e| e.into_inner()).take() {
@@ -163,6 +169,17 @@ impl Screen {
             state.queued = queued.to_vec();
             state.typing = typing.to_string();
             self.draw(&mut state);
+        }
+    }
+
+    /// The sub-agents' rows (drawn at once: a row appears or goes).
+    pub fn agents(&self, rows: Vec<AgentRow>) {
+        let mut state = self.lock();
+        if state.agents.len() != rows.len() {
+            state.agents = rows;
+            self.draw(&mut state);
+        } else {
+            state.agents = rows;
         }
     }
 
@@ -235,6 +252,17 @@ fn status_rows(state: &State, width: usize) -> Vec<String> {
         &state.detail,
         width,
     )];
+    let now = Instant::now();
+    let shown_agents = state.agents.len().min(AGENTS_SHOWN);
+    for agent in &state.agents[..shown_agents] {
+        rows.push(agent.text(now, width));
+    }
+    if state.agents.len() > shown_agents {
+        rows.push(format!(
+            "  ⎿ and {} more agents",
+            state.agents.len() - shown_agents
+        ));
+    }
     let shown = state.queued.len().min(QUEUED_SHOWN);
     for line in &state.queued[..shown] {
         rows.push(cut(&format!("  ⏎ queued: {line}"), width));
@@ -249,9 +277,14 @@ fn status_rows(state: &State, width: usize) -> Vec<String> {
 }
 
 /// `⠋ bash(cargo test) 3s · esc to interrupt · Compiling ling`, cut to one line of `width`
-/// columns (a wrapped line could not be redrawn in place).
+/// columns (a wrapped line could not be redrawn in place): a long label loses its middle, so
+/// the seconds and the way out always show; the detail gets what is left.
 fn frame_text(frame: &str, label: &str, elapsed: Duration, detail: &str, width: usize) -> String {
-    let mut text = format!("{frame} {label} {}s · esc to interrupt", elapsed.as_secs());
+    let tail = format!(" {}s · esc to interrupt", elapsed.as_secs());
+    let max = width.saturating_sub(1).max(10);
+    let room = max.saturating_sub(frame.chars().count() + 1 + tail.chars().count());
+    let label = cut_middle(&label.replace(['\n', '\r'], " "), room.max(8));
+    let mut text = format!("{frame} {label}{tail}");
     if !detail.is_empty() {
         text.push_str(" · ");
         text.push_str(detail);
@@ -259,7 +292,22 @@ fn frame_text(frame: &str, label: &str, elapsed: Duration, detail: &str, width: 
     cut(&text, width)
 }
 
-fn cut(text: &str, width: usize) -> String {
+/// `text` in `max` characters at most, its middle replaced by `…` when it is longer.
+fn cut_middle(text: &str, max: usize) -> String {
+    let count = text.chars().count();
+    if count <= max {
+        return text.to_string();
+    }
+    let head = (max - 1).div_ceil(2);
+    let tail = max - 1 - head;
+    let mut out: String = text.chars().take(head).collect();
+    out.push('…');
+    out.extend(text.chars().skip(count - tail));
+    out
+}
+
+/// `text` on one row of `width` columns, cut at its end with `…`.
+pub(super) fn cut(text: &str, width: usize) -> String {
     let max = width.saturating_sub(1).max(10);
     let one_line: String = text.replace(['\n', '\r'], " ");
     if one_line.chars().count() <= max {
@@ -288,6 +336,12 @@ mod tests {
         let long = frame_text("⠋", "bash(make)", Duration::ZERO, &"x".repeat(200), 40);
         assert_eq!(long.chars().count(), 39);
         assert!(long.ends_with('…'));
+        // A long call loses its middle, never the seconds or the way out.
+        let call = format!("bash(cargo test {} --release)", "-p x ".repeat(30));
+        let cut = frame_text("⠋", &call, Duration::from_secs(7), "", 60);
+        assert_eq!(cut.chars().count(), 59, "{cut}");
+        assert!(cut.starts_with("⠋ bash(cargo test"), "{cut}");
+        assert!(cut.ends_with("--release) 7s · esc to interrupt"), "{cut}");
     }
 
     #[test]

@@ -24,6 +24,8 @@ pub enum Paint {
     Activity(String),
     /// The spinner's detail (a command's last output line).
     Detail(String),
+    /// The running sub-agents' rows under the spinner.
+    Agents(Vec<super::agent_rows::AgentRow>),
 }
 
 /// A call that runs.
@@ -52,6 +54,8 @@ pub struct TurnView {
     pub changes: SessionDiff,
     /// The turn's Ctrl-C.
     cancel: Option<tokio_util::sync::CancellationToken>,
+    /// The sub-agents at work, one row each.
+    agents: super::agent_rows::AgentRows,
 }
 
 impl TurnView {
@@ -67,6 +71,7 @@ impl TurnView {
             last_input: None,
             changes: SessionDiff::default(),
             cancel: None,
+            agents: super::agent_rows::AgentRows::default(),
         }
     }
 
@@ -121,59 +126,27 @@ impl TurnView {
     /// The paints for one event; `width` is the terminal's now.
     pub fn apply(&mut self, event: AgentEvent, width: usize) -> Vec<Paint> {
         let style = self.style;
-        let mut paints = Vec::new();
-        let text = |paints: &mut Vec<Paint>, t: Term| {
-            if !t.is_empty() {
-                paints.push(Paint::Text(t));
-            }
-        };
         match event {
             AgentEvent::RequestStarted { .. } => {
-                let done = self.settle(width);
-                text(&mut paints, done);
-                paints.push(Paint::Activity("thinking".into()));
+                self.above(width, Term::new(), Some("thinking".into()))
             }
-            AgentEvent::TextDelta(delta) => {
-                if self.open_line {
-                    text(&mut paints, Term::plain("\n"));
-                    self.open_line = false;
-                }
-                let cancel = self.cancel.clone();
-                let markdown = self.markdown.get_or_insert_with(|| {
-                    let stream = MarkdownStream::new(style, width);
-                    match cancel {
-                        Some(cancel) => stream.stop_on(cancel),
-                        None => stream,
-                    }
-                });
-                markdown.set_width(width);
-                let painted = markdown.push(&delta);
-                let label = match markdown.table_rows() {
-                    Some(0) => "writing a table".to_string(),
-                    Some(1) => "writing a table (1 row)".to_string(),
-                    Some(rows) => format!("writing a table ({rows} rows)"),
-                    None => "writing".to_string(),
-                };
-                // The label first: the spinner drawn under the text already says it.
-                paints.push(Paint::Activity(label));
-                text(&mut paints, painted);
-            }
+            AgentEvent::TextDelta(delta) => self.answer_delta(&delta, width),
             AgentEvent::ReasoningDelta(delta) => {
-                let done = self.finish_answer(width);
-                text(&mut paints, done);
-                text(&mut paints, style.dim(&delta));
+                let mut paints = Vec::new();
+                push_text(&mut paints, self.finish_answer(width));
+                push_text(&mut paints, style.dim(&delta));
                 self.open_line = !delta.ends_with('\n');
+                paints
             }
             AgentEvent::ToolCallBegin { id, name, input } => {
-                let done = self.settle(width);
-                text(&mut paints, done);
+                let mut paints = self.above(width, Term::new(), None);
                 self.changes.before_call(&self.root, &name, &input);
                 self.running.push((id, Running { name, input }));
                 paints.push(Paint::Activity(self.activity()));
+                paints
             }
-            AgentEvent::ToolOutputLine { line, .. } => {
-                paints.push(Paint::Detail(line));
-            }
+            AgentEvent::ToolOutputLine { line, .. } => vec![Paint::Detail(line)],
+            AgentEvent::ToolProgress { message, .. } => vec![Paint::Detail(message)],
             AgentEvent::ToolCallEnd {
                 id,
                 name,
@@ -183,8 +156,7 @@ impl TurnView {
                 total_lines,
                 told,
             } => {
-                let done = self.settle(width);
-                text(&mut paints, done);
+                let mut paints = self.above(width, Term::new(), None);
                 let told = told.or_else(|| refusal_words(&content, &name));
                 paints.extend(self.finished(
                     &id,
@@ -204,94 +176,112 @@ impl TurnView {
                 }
                 self.last_output = Some(content);
                 paints.push(Paint::Activity(self.activity()));
+                paints
             }
-            AgentEvent::PermissionDenied { .. } => {
-                // The call's own line says it was refused (`ToolCallEnd` follows).
-            }
+            // The call's own line says it was refused (`ToolCallEnd` follows).
+            AgentEvent::PermissionDenied { .. } => Vec::new(),
             AgentEvent::Hook(notice) => {
-                let done = self.settle(width);
-                text(&mut paints, done);
-                text(
-                    &mut paints,
-                    crate::term!["  ", crate::ui::render::hook_line(style, &notice), "\n"],
-                );
+                let line = crate::term!["  ", crate::ui::render::hook_line(style, &notice), "\n"];
+                self.above(width, line, None)
             }
             AgentEvent::Retrying {
                 attempt, reason, ..
             } => {
-                let done = self.settle(width);
-                text(&mut paints, done);
-                text(
-                    &mut paints,
-                    style.dim(&format!("retrying (attempt {attempt}): {reason}")) + "\n",
-                );
-                paints.push(Paint::Activity("thinking".into()));
+                let line = style.dim(&format!("retrying (attempt {attempt}): {reason}")) + "\n";
+                self.above(width, line, Some("thinking".into()))
             }
             AgentEvent::Warning(warning) => {
-                let done = self.settle(width);
-                text(&mut paints, done);
-                text(
-                    &mut paints,
-                    crate::term![style.yellow("warning:"), " ", warning, "\n"],
-                );
+                let line = crate::term![style.yellow("warning:"), " ", warning, "\n"];
+                self.above(width, line, None)
             }
             AgentEvent::McpReloaded {
                 added,
                 removed,
                 restarted,
             } => {
-                let done = self.settle(width);
-                text(&mut paints, done);
-                let line = mcp_reloaded(&added, &removed, &restarted);
-                text(&mut paints, style.dim(&line) + "\n");
+                let line = style.dim(&mcp_reloaded(&added, &removed, &restarted)) + "\n";
+                self.above(width, line, None)
             }
             AgentEvent::McpStatus {
                 server,
                 state: server_state,
             } => {
-                let done = self.settle(width);
-                text(&mut paints, done);
                 let (status, detail) = server_state.report();
                 let detail = detail.map(|d| format!(": {d}")).unwrap_or_default();
-                text(
-                    &mut paints,
-                    style.dim(&format!("mcp {server}: {status}{detail}")) + "\n",
-                );
+                let line = style.dim(&format!("mcp {server}: {status}{detail}")) + "\n";
+                self.above(width, line, None)
             }
-            AgentEvent::ToolProgress { message, .. } => {
-                paints.push(Paint::Detail(message));
-            }
-            AgentEvent::CompactStarted { .. } => {
-                let done = self.settle(width);
-                text(&mut paints, done);
-                paints.push(Paint::Activity("compacting the conversation".into()));
-            }
+            AgentEvent::CompactStarted { .. } => self.above(
+                width,
+                Term::new(),
+                Some("compacting the conversation".into()),
+            ),
             AgentEvent::Compacted {
                 trigger,
                 pre_tokens,
                 post_tokens,
             } => {
-                let done = self.settle(width);
-                text(&mut paints, done);
-                text(
-                    &mut paints,
-                    style.dim(&format!(
-                        "conversation compacted ({trigger}): {pre_tokens} → {post_tokens} tokens"
-                    )) + "\n",
-                );
+                let line = style.dim(&format!(
+                    "conversation compacted ({trigger}): {pre_tokens} → {post_tokens} tokens"
+                )) + "\n";
+                self.above(width, line, None)
             }
             AgentEvent::Subagent(event) => {
-                if let Some(line) = crate::ui::subagent_view::line(style, &event) {
-                    let done = self.settle(width);
-                    text(&mut paints, done);
-                    text(&mut paints, line + "\n");
+                let paint = self.agents.apply(style, &event, std::time::Instant::now());
+                let mut paints = match paint.line {
+                    Some(line) => self.above(width, line, None),
+                    None => Vec::new(),
+                };
+                if paint.changed {
+                    paints.push(Paint::Agents(self.agents.rows()));
                 }
+                paints
             }
             AgentEvent::AssistantMessage { .. } | AgentEvent::TurnFinished { .. } => {
-                let done = self.settle(width);
-                text(&mut paints, done);
+                self.above(width, Term::new(), None)
             }
         }
+    }
+
+    /// What is left of the answer settled, then `line` (if any) and the spinner's new label (if
+    /// any): the shape of every event that prints a line of its own.
+    fn above(&mut self, width: usize, line: Term, activity: Option<String>) -> Vec<Paint> {
+        let mut paints = Vec::new();
+        push_text(&mut paints, self.settle(width));
+        push_text(&mut paints, line);
+        if let Some(label) = activity {
+            paints.push(Paint::Activity(label));
+        }
+        paints
+    }
+
+    /// A piece of the answer: painted as markdown as it streams, the spinner saying what is
+    /// being written.
+    fn answer_delta(&mut self, delta: &str, width: usize) -> Vec<Paint> {
+        let mut paints = Vec::new();
+        if self.open_line {
+            push_text(&mut paints, Term::plain("\n"));
+            self.open_line = false;
+        }
+        let (style, cancel) = (self.style, self.cancel.clone());
+        let markdown = self.markdown.get_or_insert_with(|| {
+            let stream = MarkdownStream::new(style, width);
+            match cancel {
+                Some(cancel) => stream.stop_on(cancel),
+                None => stream,
+            }
+        });
+        markdown.set_width(width);
+        let painted = markdown.push(delta);
+        let label = match markdown.table_rows() {
+            Some(0) => "writing a table".to_string(),
+            Some(1) => "writing a table (1 row)".to_string(),
+            Some(rows) => format!("writing a table ({rows} rows)"),
+            None => "writing".to_string(),
+        };
+        // The label first: the spinner drawn under the text already says it.
+        paints.push(Paint::Activity(label));
+        push_text(&mut paints, painted);
         paints
     }
 
@@ -371,6 +361,13 @@ pub fn refusal_words(content: &str, name: &str) -> Option<String> {
     None
 }
 
+/// `t` painted, when it holds anything.
+fn push_text(paints: &mut Vec<Paint>, t: Term) {
+    if !t.is_empty() {
+        paints.push(Paint::Text(t));
+    }
+}
+
 /// `mcp config changed: added db; removed web; restarted files`.
 pub fn mcp_reloaded(added: &[String], removed: &[String], restarted: &[String]) -> String {
     let mut parts = Vec::new();
@@ -407,6 +404,7 @@ mod tests {
                     }
                     Paint::Activity(_) => {}
                     Paint::Detail(detail) => out.push_str(&format!("[detail: {detail}]\n")),
+                    Paint::Agents(rows) => out.push_str(&format!("[agents: {}]\n", rows.len())),
                 }
             }
         }

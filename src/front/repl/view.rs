@@ -2,7 +2,14 @@
 //! (the state) say what to paint, and paints it on the [`Screen`] (the terminal); it asks the
 //! permission questions (and, in `mcp_dialogs`, the MCP servers' questions) with the state they
 //! share between events.
+//!
+//! One question has the terminal at a time, whoever asks (the agent, a sub-agent, an MCP
+//! server): [`ReplUi::question`] hands out the floor in the order the questions came, the next
+//! one saying how many still wait. While a question is open the key reader stays paused and the
+//! events of agents still at work are held, then painted when it is answered: nothing writes
+//! into an open question and no key meant for it goes to the line typed ahead.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
@@ -32,6 +39,23 @@ pub(super) struct ReplUi {
     state: Mutex<UiState>,
     /// MCP servers' questions, one at a time (`mcp_dialogs`).
     pub(super) dialogs: super::dialog_queue::DialogQueue,
+    /// Who has the terminal for a question (fair: in the order they came).
+    floor: tokio::sync::Mutex<()>,
+    /// Questions waiting for the floor.
+    waiting: AtomicUsize,
+}
+
+/// The floor for one question: the terminal is the question's until this is dropped, when the
+/// held events are painted and the spinner and the key reader come back.
+pub(super) struct Question<'a> {
+    ui: &'a ReplUi,
+    _floor: tokio::sync::MutexGuard<'a, ()>,
+}
+
+impl Drop for Question<'_> {
+    fn drop(&mut self) {
+        self.ui.question_done();
+    }
 }
 
 struct UiState {
@@ -39,6 +63,9 @@ struct UiState {
     cancel: Option<CancellationToken>,
     /// Keys typed during the turn (Esc interrupts, the rest is queued for after it).
     keys: Option<TurnKeys>,
+    /// A question has the terminal: what events paint waits in `held`.
+    asking: bool,
+    held: Vec<Term>,
 }
 
 fn width() -> usize {
@@ -56,8 +83,12 @@ impl ReplUi {
                 view,
                 cancel: None,
                 keys: None,
+                asking: false,
+                held: Vec::new(),
             }),
             dialogs: super::dialog_queue::DialogQueue::default(),
+            floor: tokio::sync::Mutex::new(()),
+            waiting: AtomicUsize::new(0),
         }
     }
 
@@ -125,24 +156,57 @@ impl ReplUi {
         self.lock().view.changes.take_written()
     }
 
-    /// Paints what is held and hands the terminal over for a question.
-    pub(super) fn settle_now(&self) {
+    /// Waits for the floor (the questions before this one answered), then paints what is held
+    /// and hands the terminal over; the returned guard gives it back.
+    pub(super) async fn question(&self) -> Question<'_> {
+        let waiting = self.waiting.fetch_add(1, Ordering::SeqCst) + 1;
+        let floor = match self.floor.try_lock() {
+            Ok(floor) => floor,
+            Err(_) => {
+                // Said under the open question, whose keys still answer it.
+                stdout_line(self.style.dim(&format!("  ({})", waiting_words(waiting))));
+                self.floor.lock().await
+            }
+        };
+        let others = self.waiting.fetch_sub(1, Ordering::SeqCst) - 1;
         let mut state = self.lock();
         let rest = state.view.settle(width());
-        self.screen.print(rest);
-        self.screen.hide();
-        // The question needs the terminal; the next event takes it back.
+        let held = std::mem::take(&mut state.held);
+        state.asking = true;
+        // The question needs the keys: the reader is paused until the guard goes.
         if let Some(keys) = &state.keys {
             keys.pause();
         }
+        drop(state);
+        for text in held {
+            self.screen.print(text);
+        }
+        self.screen.print(rest);
+        self.screen.hide();
+        if others > 0 {
+            stdout_line(self.style.dim(&format!("  ({})", waiting_words(others))));
+        }
+        Question {
+            ui: self,
+            _floor: floor,
+        }
     }
 
-    /// The question is answered: the spinner and the key reader come back.
-    pub(super) fn question_done(&self) {
-        if let Some(keys) = &self.lock().keys {
+    /// The question is answered: what was held is painted, the spinner and the key reader
+    /// come back.
+    fn question_done(&self) {
+        let mut state = self.lock();
+        state.asking = false;
+        let held = std::mem::take(&mut state.held);
+        if let Some(keys) = &state.keys {
             keys.resume();
         }
+        let cancel = state.cancel.clone();
+        drop(state);
         self.screen.show();
+        for text in held {
+            self.paint(text, cancel.as_ref());
+        }
     }
 
     /// Prints `text`; a huge paint goes out in pieces, so that Ctrl-C stops it.
@@ -159,11 +223,6 @@ impl ReplUi {
 impl EventSink for ReplUi {
     fn emit(&self, event: AgentEvent) {
         let mut state = self.lock();
-        // A question (an MCP server's) may have had the terminal: it comes back.
-        if let Some(keys) = &state.keys {
-            keys.resume();
-        }
-        self.screen.show();
         let cancel = state.cancel.clone();
         if cancel.as_ref().is_some_and(CancellationToken::is_cancelled) {
             state.view.stop();
@@ -176,8 +235,15 @@ impl EventSink for ReplUi {
                 Paint::Text(text) => texts.push(text),
                 Paint::Activity(label) => self.screen.activity(&label),
                 Paint::Detail(detail) => self.screen.detail(&detail),
+                Paint::Agents(rows) => self.screen.agents(rows),
             }
         }
+        if state.asking {
+            // Another agent's work goes on while a question is open: painted after it.
+            state.held.extend(texts);
+            return;
+        }
+        drop(state);
         for text in texts {
             self.paint(text, cancel.as_ref());
         }
@@ -186,9 +252,13 @@ impl EventSink for ReplUi {
 
 #[async_trait]
 impl Approver for ReplUi {
+    fn orders_questions(&self) -> bool {
+        true
+    }
+
     async fn approve(&self, request: &ApprovalRequest) -> Option<Approval> {
         let style = self.style;
-        self.settle_now();
+        let floor = self.question().await;
         let cancel = self.lock().cancel.clone();
         self.lock().view.previewed = request.preview.is_some();
         approval::forget_typed_ahead();
@@ -201,7 +271,7 @@ impl Approver for ReplUi {
             .await
             .ok()
             .flatten();
-        self.question_done();
+        drop(floor);
         match answer {
             Some((answer, keep)) => {
                 if keep != Keep::Session && !request.session_rule.is_empty() {
@@ -226,6 +296,14 @@ impl Approver for ReplUi {
                 Some(Approval::Deny)
             }
         }
+    }
+}
+
+/// `1 more question waiting`, `2 more questions waiting`.
+fn waiting_words(n: usize) -> String {
+    match n {
+        1 => "1 more question waiting".to_string(),
+        n => format!("{n} more questions waiting"),
     }
 }
 
