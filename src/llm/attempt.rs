@@ -10,7 +10,7 @@ use bytes::Bytes;
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap};
 use tokio::time::{Instant, timeout, timeout_at};
 
-use super::error::{LlmError, TimeoutKind, server_message};
+use super::error::{FinalRefusal, LlmError, TimeoutKind, server_message};
 use super::retry::{is_retryable_status, server_delay};
 use super::stream::{StreamError, StreamParser};
 use super::types::{Completion, StreamEvent};
@@ -49,6 +49,8 @@ pub enum Failure {
         retry_after: Option<Duration>,
         /// The body says the request did not fit the context (with the window, if it says).
         overflow: Option<Option<u64>>,
+        /// The body says no retry can help (quota, key, model).
+        refusal: Option<FinalRefusal>,
     },
     Cut {
         shown: bool,
@@ -72,8 +74,11 @@ impl Failure {
             | Self::Cut { shown, .. }
             | Self::Overloaded { shown, .. } => !shown,
             Self::Status {
-                status, overflow, ..
-            } => overflow.is_none() && is_retryable_status(*status),
+                status,
+                overflow,
+                refusal,
+                ..
+            } => overflow.is_none() && refusal.is_none() && is_retryable_status(*status),
             Self::TooLong(_) | Self::Fatal(_) => false,
         }
     }
@@ -171,6 +176,7 @@ impl Attempt<'_> {
                 message: redact::scrub(&server_message(&text)),
                 retry_after,
                 overflow,
+                refusal: FinalRefusal::of(&text),
             });
         }
         Ok(response)

@@ -11,7 +11,7 @@ use super::anthropic::Messages;
 use super::attempt::{Attempt, Failure, is_loopback};
 use super::chat::ChatCompletions;
 use super::config::LlmConfig;
-use super::error::{LlmError, TimeoutKind};
+use super::error::{FinalRefusal, LlmError, TimeoutKind};
 use super::http::LazyHttp;
 use super::responses::Responses;
 use super::retry::RetryPolicy;
@@ -277,6 +277,30 @@ impl LlmClient {
                 model: self.config.model.clone(),
                 status,
                 message,
+            },
+            Failure::Status {
+                status,
+                message,
+                refusal: Some(refusal),
+                ..
+            } => match refusal {
+                FinalRefusal::Quota => LlmError::Quota {
+                    status,
+                    url,
+                    message,
+                },
+                FinalRefusal::Key => LlmError::Auth {
+                    status,
+                    env: self.config.api_key_env.clone(),
+                    key_sent: self.config.api_key.is_some(),
+                    message,
+                },
+                FinalRefusal::Model => LlmError::NotFound {
+                    url,
+                    base_url: redact::url(&self.config.base_url),
+                    model: self.config.model.clone(),
+                    message,
+                },
             },
             Failure::Status {
                 status, message, ..

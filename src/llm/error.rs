@@ -82,6 +82,18 @@ pub enum LlmError {
         message: String,
     },
 
+    /// The account's quota or credit is spent: final, never retried.
+    #[error(
+        "HTTP {status} from {url}: {message}. The account behind this key has no quota or credit \
+         left: add credit with the provider, or switch to another model or server (/model in \
+         the REPL; --model, --base-url)"
+    )]
+    Quota {
+        status: u16,
+        url: String,
+        message: String,
+    },
+
     /// HTTP 400 or 422: the request itself was refused, so retrying cannot help.
     #[error("the server rejected the request (HTTP {status}): {message}")]
     BadRequest { status: u16, message: String },
@@ -210,6 +222,44 @@ pub(crate) fn server_message(body: &str) -> String {
     match message.char_indices().nth(LIMIT) {
         Some((end, _)) => format!("{}...", &message[..end]),
         None => message,
+    }
+}
+
+/// An HTTP error whose body says no retry can help: the account's quota is spent, the key is
+/// wrong, or the model does not exist. Servers send these with statuses that otherwise mean
+/// "try again" (OpenAI's spent quota is a 429), so the body's code decides.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FinalRefusal {
+    Quota,
+    Key,
+    Model,
+}
+
+impl FinalRefusal {
+    /// The refusal an error body names by its code or type (OpenAI's `insufficient_quota`,
+    /// `invalid_api_key`, `model_not_found`; Anthropic's `not_found_error`, a credit balance
+    /// too low; OpenRouter's and others' words for the same).
+    pub fn of(body: &str) -> Option<Self> {
+        let lower = body.to_ascii_lowercase();
+        let has = |words: &[&str]| words.iter().any(|w| lower.contains(w));
+        if has(&[
+            "insufficient_quota",
+            "exceeded your current quota",
+            "credit balance is too low",
+            "insufficient credits",
+            "billing_hard_limit",
+        ]) {
+            Some(Self::Quota)
+        } else if has(&["invalid_api_key", "incorrect api key", "invalid x-api-key"]) {
+            Some(Self::Key)
+        } else if has(&[
+            "model_not_found",
+            "does not exist or you do not have access",
+        ]) {
+            Some(Self::Model)
+        } else {
+            None
+        }
     }
 }
 

@@ -151,15 +151,20 @@ impl Finished<'_> {
     }
 }
 
-/// The outcome on the call's line: `✗ exit 1`, `✗ blocked by the sandbox: ...`, `✗ ERROR`,
+/// The outcome on the call's line: `✗ exit 1`, `✗ sandbox: writing /etc/x — /permissions or
+/// --sandbox off`, `✗ interrupted by you`, `✗ ERROR`,
 /// `✓ +2 −1` for a change, `✓ 12 lines`, `✓ the one line`. The REPL and `-p` say the same.
 pub fn outcome(style: Style, call: &Finished<'_>) -> Term {
     let failure = match call.ending() {
         Ending::Done => None,
+        // The tool's words for the model; the user reads who did it.
+        Ending::Error(first) if first == "interrupted by the user" => {
+            Some("interrupted by you".to_string())
+        }
         Ending::Error(first) => Some(first),
         Ending::Exit(code) => Some(format!("exit {code}")),
         Ending::Killed(signal) => Some(format!("killed by {signal}")),
-        Ending::Blocked(what) => Some(format!("blocked by the sandbox: {what}")),
+        Ending::Blocked(what) => Some(format!("sandbox: {what} — /permissions or --sandbox off")),
     };
     if let Some(text) = failure {
         let mut text = one_line(&text, 90);
@@ -450,7 +455,7 @@ mod tests {
                        the sandbox: writing /etc/x. The workspace-write sandbox allows ...";
         assert_eq!(
             said(blocked, false, Some(1)),
-            "✗ blocked by the sandbox: writing /etc/x · 1 line"
+            "✗ sandbox: writing /etc/x — /permissions or --sandbox off · 1 line"
         );
         let coloured = outcome(
             Style { color: true },

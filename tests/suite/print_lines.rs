@@ -297,3 +297,38 @@ fn the_result_line_says_how_a_run_ended() {
         )
     );
 }
+
+/// A command that exits non-zero is an error result in Claude Code's stream-json (programs such
+/// as claude-code-action count failures by `is_error`); one that exits 0 is not; its structured
+/// `tool_use_result` keeps the exit code either way.
+#[test]
+fn a_failed_command_is_an_error_result_in_stream_json() {
+    let server = MockServer::start_blocking(vec![
+        Reply::tool_calls(vec![
+            ("ok", "bash", json!({"command": "true"})),
+            ("bad", "bash", json!({"command": "echo oops; exit 3"})),
+        ]),
+        Reply::text("Done."),
+    ]);
+    let project = Project::new();
+    let mut cmd = project.command(&server.base_url());
+    cmd.args(["-p", "go", "--output-format", "stream-json", "--verbose"]);
+    cmd.args(["--permission-mode", "bypassPermissions"]);
+    let out = run(cmd);
+    assert_eq!(out.code, Some(0), "stderr: {}", out.stderr);
+    let results: Vec<serde_json::Value> = out
+        .json_lines()
+        .into_iter()
+        .filter(|l| l["type"] == "user")
+        .collect();
+    let of = |id: &str| {
+        results
+            .iter()
+            .find(|l| l["message"]["content"][0]["tool_use_id"] == id)
+            .unwrap_or_else(|| panic!("no result for {id}: {results:?}"))
+            .clone()
+    };
+    assert_eq!(of("ok")["message"]["content"][0]["is_error"], false);
+    assert_eq!(of("bad")["message"]["content"][0]["is_error"], true);
+    assert_eq!(of("bad")["tool_use_result"]["exitCode"], 3);
+}

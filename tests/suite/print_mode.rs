@@ -335,6 +335,45 @@ fn a_429_is_retried_then_the_answer_arrives() {
     assert!(out.stderr.contains("retrying"), "{}", out.stderr);
 }
 
+/// A spent quota (OpenAI's 429 `insufficient_quota`), a wrong key and a model that does not
+/// exist are final: one request, no retries, and the error says what to do. The negative: a 429
+/// without such a code is retried (above).
+#[test]
+fn a_spent_quota_a_wrong_key_and_a_missing_model_are_final() {
+    let cases = [
+        (
+            429,
+            r#"{"error":{"message":"You exceeded your current quota, please check your plan and billing details.","type":"insufficient_quota","code":"insufficient_quota"}}"#,
+            "no quota or credit left",
+        ),
+        (
+            400,
+            r#"{"error":{"message":"Incorrect API key provided: sk-abc.","type":"invalid_request_error","code":"invalid_api_key"}}"#,
+            "key",
+        ),
+        (
+            503,
+            r#"{"error":{"message":"The model `gpt-9` does not exist or you do not have access to it.","type":"invalid_request_error","code":"model_not_found"}}"#,
+            "--model",
+        ),
+    ];
+    for (status, body, advice) in cases {
+        let server = MockServer::start_blocking(vec![
+            Reply::status(status).raw_error_body(body),
+            Reply::text("never asked"),
+        ]);
+        server.expect_unasked(1);
+        let project = Project::new();
+        let mut cmd = project.command(&server.base_url());
+        cmd.args(["-p", "hi"]);
+        let out = run(cmd);
+        assert_eq!(out.code, Some(1), "stderr: {}", out.stderr);
+        assert_eq!(server.requests().len(), 1, "{body}: retried");
+        assert!(!out.stderr.contains("retrying"), "{}", out.stderr);
+        assert!(out.stderr.contains(advice), "{advice}: {}", out.stderr);
+    }
+}
+
 #[test]
 fn persistent_500s_fail_with_exit_1_and_a_clear_message() {
     // Five attempts (the first and four retries, the default maxRetries), each answered 500.

@@ -306,6 +306,13 @@ impl Reply {
         self
     }
 
+    /// Replaces the whole body of a [`Reply::status`] (a server's own error shape).
+    pub fn raw_error_body(mut self, body: &str) -> Self {
+        self.body = Body::Raw(vec![body.as_bytes().to_vec()]);
+        self.error = Some(body.to_string());
+        self
+    }
+
     pub fn retry_after(self, seconds: u64) -> Self {
         self.header("Retry-After", &seconds.to_string())
     }

@@ -286,7 +286,7 @@ impl EventSink for ClaudeStream {
                     &self.session_id,
                     id,
                     content,
-                    *is_error,
+                    *is_error || command_failed(name, content),
                     structured,
                 ));
             }
@@ -402,6 +402,7 @@ impl ClaudeStream {
             ),
             AgentEvent::ToolCallEnd {
                 id,
+                name,
                 content,
                 is_error,
                 ..
@@ -409,7 +410,7 @@ impl ClaudeStream {
                 &self.session_id,
                 id,
                 content,
-                *is_error,
+                *is_error || command_failed(name, content),
                 Value::String(content.clone()),
             ),
             AgentEvent::AssistantMessage { text } if !text.is_empty() => messages::assistant(
@@ -437,4 +438,18 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// A command that ran and failed (a non-zero exit, a signal, the sandbox) is an error result
+/// in Claude Code's stream-json, as Claude Code marks its own: programs count failures by it.
+fn command_failed(name: &str, content: &str) -> bool {
+    name == "bash"
+        && crate::ui::render::Finished {
+            name,
+            content,
+            is_error: false,
+            display: None,
+            total_lines: None,
+        }
+        .failed()
 }
