@@ -29,7 +29,9 @@ pub use self::status::Status;
 pub use crate::agent::PromptOptions;
 pub use crate::agent::context::percent_of;
 pub use crate::agent::{
-    AgentError, AgentEvent, Approval, ApprovalRequest, Approver, Attached, Compaction,
+    ASK_USER, AgentError, AgentEvent, Approval, ApprovalRequest, Approver, Attached, Compaction,
+    EXIT_PLAN_MODE, PlanAnswer, PlanRequest, Question, QuestionAnswer, QuestionOption,
+    QuestionRequest, TODO_WRITE, Todo, TodoStatus, render_todos, todo_summary,
     ContextUsage, DirectResult, EventSink, HookNotice, IdleNotice, McpAsker, NonInteractive,
     NoticeDecision, RewindError, RewindPoint, RewindReport, RewindRequest, RewindScope, RunEnd,
     RunResult, SKILL, SessionSummary, SubagentEvent, SubagentKind, TASK, attach_files, cap_middle,
@@ -147,6 +149,11 @@ impl Host {
 
     pub fn status(&self) -> Status {
         self.live.status()
+    }
+
+    /// The session's to-do list as the model last wrote it (`todo_write`).
+    pub fn todos(&self) -> Vec<Todo> {
+        self.setup.agent.session().todos()
     }
 
     /// Carries out one command.

@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use super::session_diff::SessionDiff;
 use super::tool_view;
-use crate::session::AgentEvent;
+use crate::session::{AgentEvent, todo_summary};
 use crate::ui::markdown::MarkdownStream;
 use crate::ui::render::{Finished, call_summary, call_summary_within, outcome, styled_display};
 use crate::ui::style::Style;
@@ -24,6 +24,8 @@ pub enum Paint {
     Activity(String),
     /// The spinner's detail (a command's last output line).
     Detail(String),
+    /// The to-do list's row under the spinner (`None`: the list is empty).
+    Todos(Option<String>),
 }
 
 /// A call that runs.
@@ -286,6 +288,20 @@ impl TurnView {
                     text(&mut paints, done);
                     text(&mut paints, line + "\n");
                 }
+            }
+            AgentEvent::Todos(todos) => paints.push(Paint::Todos(todo_summary(&todos))),
+            AgentEvent::ModeChanged(mode) => {
+                let done = self.settle(width);
+                text(&mut paints, done);
+                text(
+                    &mut paints,
+                    crate::term![
+                        "  ",
+                        style.bold(mode.as_str()),
+                        style.dim(&format!(" mode: {}", mode.meaning().short)),
+                        "\n"
+                    ],
+                );
             }
             AgentEvent::AssistantMessage { .. } | AgentEvent::TurnFinished { .. } => {
                 let done = self.settle(width);

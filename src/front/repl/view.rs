@@ -13,7 +13,10 @@ use super::approval::{self, Choice};
 use super::screen::Screen;
 use super::turn::{Paint, TurnView};
 use super::turn_keys::{TurnKeys, Typed};
-use crate::session::{AgentEvent, Approval, ApprovalRequest, Approver, EventSink, Live};
+use crate::session::{
+    AgentEvent, Approval, ApprovalRequest, Approver, EventSink, Live, PlanAnswer, PlanRequest,
+    QuestionAnswer, QuestionRequest,
+};
 use crate::term;
 use crate::ui::output::{stdout_line, terminal_width};
 use crate::ui::style::Style;
@@ -75,6 +78,11 @@ impl ReplUi {
         drop(state);
         self.screen.begin("thinking");
         self.dialogs.open();
+    }
+
+    /// The running turn's cancel, if a turn runs.
+    pub(super) fn turn_cancel(&self) -> Option<CancellationToken> {
+        self.lock().cancel.clone()
     }
 
     /// Interrupts the turn running now, if any (Ctrl-C in an MCP server's question).
@@ -176,6 +184,7 @@ impl EventSink for ReplUi {
                 Paint::Text(text) => texts.push(text),
                 Paint::Activity(label) => self.screen.activity(&label),
                 Paint::Detail(detail) => self.screen.detail(&detail),
+                Paint::Todos(row) => self.screen.todos(row),
             }
         }
         for text in texts {
@@ -226,6 +235,14 @@ impl Approver for ReplUi {
                 Some(Approval::Deny)
             }
         }
+    }
+
+    async fn approve_plan(&self, request: &PlanRequest) -> Option<PlanAnswer> {
+        self.ask_plan(request).await
+    }
+
+    async fn ask_questions(&self, request: &QuestionRequest) -> Option<QuestionAnswer> {
+        self.ask_user(request).await
     }
 }
 
