@@ -71,6 +71,7 @@ mod settings_files;
 mod shared_files;
 mod subagent_bounds;
 mod subagents;
+mod todos;
 mod tools_builtin;
 mod trust_code;
 mod trust_env;
