@@ -445,7 +445,8 @@ mod tests {
             ]
         );
         let plan = shown(plan_rows(Style::plain(), "# Steps\n\n1. edit `a.rs`", 60));
-        assert_eq!(plan[0], "  ╭─ Plan ──────────────────────────────────────────");
+        assert_eq!(plan[0], format!("  ╭─ Plan {}", "─".repeat(40)));
+        assert!(plan.contains(&"  │ 1. edit `a.rs`".to_string()), "{plan:?}");
         assert!(plan.contains(&"  ├ 2. Yes, and accept edits (a)".to_string()), "{plan:?}");
         assert_eq!(
             plan.last().map(String::as_str),

@@ -423,6 +423,7 @@ mod tests {
                     }
                     Paint::Activity(_) => {}
                     Paint::Detail(detail) => out.push_str(&format!("[detail: {detail}]\n")),
+                    Paint::Todos(row) => out.push_str(&format!("[todos: {row:?}]\n")),
                 }
             }
         }
