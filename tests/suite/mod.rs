@@ -9,6 +9,7 @@ mod claude_hooks;
 mod claude_mcp_import;
 mod claude_project;
 mod claude_sdk;
+mod claude_sdk_session_tools;
 mod cli_spellings;
 mod context_compaction;
 mod context_overflow;
