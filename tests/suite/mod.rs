@@ -2,6 +2,7 @@
 //! library, with the helpers of `crate::support`.
 
 mod acp;
+mod acp_session_tools;
 mod agent_inprocess;
 mod ask_user;
 mod checkpoints;
