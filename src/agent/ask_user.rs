@@ -90,7 +90,9 @@ fn invalid(questions: &[Question]) -> Option<String> {
             return Some(format!("an option of question {n} has no label"));
         }
         if questions[..i].iter().any(|p| p.question == q.question) {
-            return Some(format!("question {n} is asked twice; each must be distinct"));
+            return Some(format!(
+                "question {n} is asked twice; each must be distinct"
+            ));
         }
     }
     None
@@ -189,7 +191,10 @@ mod tests {
     #[test]
     fn answers_read_as_claude_s() {
         assert_eq!(
-            answers_text(&[("Which?".into(), "a".into()), ("More?".into(), "b, c".into())]),
+            answers_text(&[
+                ("Which?".into(), "a".into()),
+                ("More?".into(), "b, c".into())
+            ]),
             "User has answered your questions: \"Which?\"=\"a\", \"More?\"=\"b, c\". You can now \
              continue with the user's answers in mind."
         );

@@ -82,7 +82,9 @@ impl Tool for ExitPlanMode {
             ));
         }
         let Some(line) = CallLine::of(ctx) else {
-            return Err(ToolError::failed("exit_plan_mode runs only inside an agent"));
+            return Err(ToolError::failed(
+                "exit_plan_mode runs only inside an agent",
+            ));
         };
         let request = PlanRequest {
             plan: args.plan,

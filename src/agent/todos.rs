@@ -101,7 +101,11 @@ pub fn todo_summary(todos: &[Todo]) -> Option<String> {
     let count = format!("{done}/{} done", todos.len());
     Some(
         match todos.iter().find(|t| t.status == TodoStatus::InProgress) {
-            Some(now) => format!("{} {} ({count})", TodoStatus::InProgress.mark(), now.doing()),
+            Some(now) => format!(
+                "{} {} ({count})",
+                TodoStatus::InProgress.mark(),
+                now.doing()
+            ),
             None => format!("to-do list: {count}"),
         },
     )

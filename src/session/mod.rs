@@ -30,12 +30,12 @@ pub use crate::agent::PromptOptions;
 pub use crate::agent::context::percent_of;
 pub use crate::agent::{
     ASK_USER, AgentError, AgentEvent, Approval, ApprovalRequest, Approver, Attached, Compaction,
-    EXIT_PLAN_MODE, PlanAnswer, PlanRequest, Question, QuestionAnswer, QuestionOption,
-    QuestionRequest, TODO_WRITE, Todo, TodoStatus, render_todos, todo_summary,
-    ContextUsage, DirectResult, EventSink, HookNotice, IdleNotice, McpAsker, NonInteractive,
-    NoticeDecision, RewindError, RewindPoint, RewindReport, RewindRequest, RewindScope, RunEnd,
-    RunResult, SKILL, SessionSummary, SubagentEvent, SubagentKind, TASK, attach_files, cap_middle,
-    parse_rewind, session_list,
+    ContextUsage, DirectResult, EXIT_PLAN_MODE, EventSink, HookNotice, IdleNotice, McpAsker,
+    NonInteractive, NoticeDecision, PlanAnswer, PlanRequest, Question, QuestionAnswer,
+    QuestionOption, QuestionRequest, RewindError, RewindPoint, RewindReport, RewindRequest,
+    RewindScope, RunEnd, RunResult, SKILL, SessionSummary, SubagentEvent, SubagentKind, TASK,
+    TODO_WRITE, Todo, TodoStatus, attach_files, cap_middle, parse_rewind, render_todos,
+    session_list, todo_summary,
 };
 pub use crate::setup::{
     DEFAULT_PRINT_MAX_TURNS, Resume, RunOptions, SetupError, locate, project_root,

@@ -52,7 +52,11 @@ fn the_to_do_list_is_the_editors_plan_and_comes_back_on_load() {
             {"content": "Ship it", "priority": "medium", "status": "pending"}
         ])
     );
-    assert!(t.entries("permission").is_empty(), "a list asked: {:#?}", t.log);
+    assert!(
+        t.entries("permission").is_empty(),
+        "a list asked: {:#?}",
+        t.log
+    );
     let id = t.sessions[0].clone();
     let loaded = run(
         &project,
@@ -109,7 +113,11 @@ fn an_approved_plan_switches_the_editors_mode() {
         &["--permission-mode", "plan"],
         json!(["keep_planning"]),
     );
-    assert!(t.updates_of("current_mode_update").is_empty(), "{:#?}", t.log);
+    assert!(
+        t.updates_of("current_mode_update").is_empty(),
+        "{:#?}",
+        t.log
+    );
     assert_eq!(server.requests().len(), 1);
     assert!(!project.file("a.txt").exists());
 }
@@ -138,8 +146,10 @@ fn each_question_is_a_permission_request_with_an_option_per_choice() {
     );
     assert_eq!(
         tool_results(&server.requests()[1]),
-        ["User has answered your questions: \"Which library?\"=\"time\", \
-          \"Which features?\"=\"std\". You can now continue with the user's answers in mind."]
+        [
+            "User has answered your questions: \"Which library?\"=\"time\", \
+          \"Which features?\"=\"std\". You can now continue with the user's answers in mind."
+        ]
     );
 
     // Declined at the first: the second is not asked, and nothing is chosen for the user.

@@ -62,9 +62,11 @@ fn a_digit_picks_a_multi_select_toggles_until_enter() {
     p.exit();
     assert_eq!(
         tool_results(&server.requests()[1]),
-        ["User has answered your questions: \"Which library?\"=\"time\", \
+        [
+            "User has answered your questions: \"Which library?\"=\"time\", \
           \"Which features?\"=\"serde, std\". You can now continue with the user's answers in \
-          mind."]
+          mind."
+        ]
     );
 }
 
@@ -87,8 +89,10 @@ fn other_takes_the_users_words_and_esc_declines_without_a_default() {
     // One question answered, then Esc: nothing is chosen for the user.
     assert_eq!(
         tool_results(&server.requests()[1]),
-        ["The user declined to answer these questions. Do not assume an answer: go on with what \
-          does not depend on it, or say in your reply what you need to know."]
+        [
+            "The user declined to answer these questions. Do not assume an answer: go on with what \
+          does not depend on it, or say in your reply what you need to know."
+        ]
     );
 
     let server = MockServer::start_blocking(vec![
@@ -110,7 +114,10 @@ fn other_takes_the_users_words_and_esc_declines_without_a_default() {
     p.expect("> ");
     p.exit();
     let results = tool_results(&server.requests()[1]);
-    assert!(results[0].contains("\"Which library?\"=\"jiff\""), "{results:?}");
+    assert!(
+        results[0].contains("\"Which library?\"=\"jiff\""),
+        "{results:?}"
+    );
 }
 
 #[test]
@@ -165,7 +172,12 @@ fn sub_agents_get_the_list_but_ask_only_where_their_definition_says() {
         task("a", "CHILD-A: go", Some("asker")),
     ];
     let server = MockServer::start_blocking(vec![
-        Reply::tool_calls(calls.iter().map(|(id, v)| (id.as_str(), "task", v.clone())).collect()),
+        Reply::tool_calls(
+            calls
+                .iter()
+                .map(|(id, v)| (id.as_str(), "task", v.clone()))
+                .collect(),
+        ),
         Reply::text("done"),
     ]);
     server.script_for("CHILD-G", vec![Reply::text("general done")]);
@@ -179,7 +191,10 @@ fn sub_agents_get_the_list_but_ask_only_where_their_definition_says() {
     let general = server.requests_for("CHILD-G")[0].tool_names();
     assert!(general.contains(&"todo_write".to_string()), "{general:?}");
     assert!(!general.contains(&"ask_user".to_string()), "{general:?}");
-    assert!(!general.contains(&"exit_plan_mode".to_string()), "{general:?}");
+    assert!(
+        !general.contains(&"exit_plan_mode".to_string()),
+        "{general:?}"
+    );
     let asker = server.requests_for("CHILD-A")[0].tool_names();
     assert_eq!(asker, ["read_file", "todo_write", "ask_user"]);
 }

@@ -42,11 +42,20 @@ fn todo_write_is_a_tool_use_the_sdk_sees() {
         Reply::tool_calls(vec![("t1", "todo_write", list())]),
         Reply::text("listed"),
     ]);
-    let lines = sdk(&project, &server, json!({"prompts": ["plan"], "options": {}}));
+    let lines = sdk(
+        &project,
+        &server,
+        json!({"prompts": ["plan"], "options": {}}),
+    );
     let uses: Vec<Value> = messages(&lines)
         .iter()
         .filter(|m| m["type"] == "assistant")
-        .flat_map(|m| m["message"]["content"].as_array().cloned().unwrap_or_default())
+        .flat_map(|m| {
+            m["message"]["content"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default()
+        })
         .filter(|b| b["type"] == "tool_use")
         .collect();
     assert_eq!(uses.len(), 1, "{lines:#?}");
@@ -117,9 +126,11 @@ fn ask_user_question_is_answered_in_updated_input_answers() {
     assert_eq!(asks[0]["input"], questions());
     assert_eq!(
         tool_results(&server.requests()[1]),
-        ["User has answered your questions: \"Which library?\"=\"time\", \
+        [
+            "User has answered your questions: \"Which library?\"=\"time\", \
           \"Which features?\"=\"serde, std\". You can now continue with the user's answers in \
-          mind."]
+          mind."
+        ]
     );
 
     // A deny is no answer: the model is told the user declined.

@@ -40,7 +40,10 @@ fn approving_the_plan_in_accept_edits_switches_the_mode_for_the_rest_of_the_sess
     p.send_line("plan it");
     let shown = p.expect("approve?");
     assert!(shown.contains("The plan"), "{shown}");
-    assert!(shown.contains("Write a.txt") || shown.contains("Write `a.txt`"), "{shown}");
+    assert!(
+        shown.contains("Write a.txt") || shown.contains("Write `a.txt`"),
+        "{shown}"
+    );
     assert!(shown.contains("2. Yes, and accept edits (a)"), "{shown}");
     p.key("2");
     // The write then runs without a question: accept-edits.
@@ -55,7 +58,8 @@ fn approving_the_plan_in_accept_edits_switches_the_mode_for_the_rest_of_the_sess
     assert!(!offered(&server, 1).contains(&"exit_plan_mode".to_string()));
     let results = tool_results(&server.requests()[1]);
     assert!(
-        results[0].starts_with("The user approved your plan. The permission mode is now accept-edits"),
+        results[0]
+            .starts_with("The user approved your plan. The permission mode is now accept-edits"),
         "{results:?}"
     );
 }
@@ -116,7 +120,10 @@ fn keeping_on_planning_gives_the_model_the_feedback_or_ends_the_turn() {
     p.expect("plan > ");
     p.exit();
     let results = tool_results(&server.requests()[1]);
-    assert!(results[0].contains("Wait for the user's next message"), "{results:?}");
+    assert!(
+        results[0].contains("Wait for the user's next message"),
+        "{results:?}"
+    );
     assert!(!project.file("a.txt").exists());
 }
 

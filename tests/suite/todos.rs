@@ -63,8 +63,10 @@ fn the_list_is_shown_listed_by_slash_todos_and_kept_for_continue() {
     // The model read that the list was written.
     assert_eq!(
         tool_results(&server.requests()[1]),
-        ["The to-do list is updated (3 items, 2 not done). Keep it current: mark each item \
-          in_progress when you start it and completed as soon as it is done."]
+        [
+            "The to-do list is updated (3 items, 2 not done). Keep it current: mark each item \
+          in_progress when you start it and completed as soon as it is done."
+        ]
     );
     assert_eq!(transcript_lists(&project), [list()["todos"].clone()]);
 
@@ -173,7 +175,12 @@ fn stream_json_carries_the_list_as_a_todo_write_tool_use() {
         .json_lines()
         .into_iter()
         .filter(|l| l["type"] == "assistant")
-        .flat_map(|l| l["message"]["content"].as_array().cloned().unwrap_or_default())
+        .flat_map(|l| {
+            l["message"]["content"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default()
+        })
         .filter(|b| b["type"] == "tool_use")
         .collect();
     assert_eq!(uses.len(), 1, "{}", out.stdout);
@@ -200,5 +207,8 @@ fn hooks_see_todo_write_by_claude_s_name() {
     assert_eq!(out.code, Some(0), "{out:?}");
     let results = tool_results(&server.requests()[1]);
     assert!(results[0].contains("no lists"), "{results:?}");
-    assert!(transcript_lists(&project).is_empty(), "a denied list was kept");
+    assert!(
+        transcript_lists(&project).is_empty(),
+        "a denied list was kept"
+    );
 }

@@ -6,9 +6,9 @@
 //! runs, its context going into the child's system prompt.
 
 use super::{GENERAL_PROMPT, Link, TASK, resolve_model};
-use crate::agent::{ASK_USER, EXIT_PLAN_MODE};
 use crate::agent::filter::ToolFilter;
 use crate::agent::turn::Turn;
+use crate::agent::{ASK_USER, EXIT_PLAN_MODE};
 use crate::agent::{Agent, AgentEvent};
 use crate::config::PermissionMode;
 use crate::config::extensions::AgentDef;

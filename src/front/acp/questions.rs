@@ -74,7 +74,11 @@ pub(super) async fn ask_questions(
     let mut answers = Vec::new();
     for q in &request.questions {
         let mut content = vec![text(q.question.clone())];
-        for option in q.options.iter().filter(|o| !o.description.trim().is_empty()) {
+        for option in q
+            .options
+            .iter()
+            .filter(|o| !o.description.trim().is_empty())
+        {
             content.push(text(format!("{}: {}", option.label, option.description)));
         }
         let title = if q.header.trim().is_empty() {

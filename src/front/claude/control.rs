@@ -11,11 +11,11 @@ use async_trait::async_trait;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
+use crate::config::PermissionMode;
 use crate::front::print::claude::claude_name;
 use crate::front::print::json_line;
 use crate::hooks::claude::{to_ling_update, with_claude_fields};
 use crate::pending::{Pending, Waited};
-use crate::config::PermissionMode;
 use crate::session::{
     ASK_USER, Approval, ApprovalRequest, Approver, EXIT_PLAN_MODE, PlanAnswer, PlanRequest,
     QuestionAnswer, QuestionRequest,
@@ -187,7 +187,11 @@ fn plan_answer(answer: &Value) -> PlanAnswer {
             .into_iter()
             .flatten()
             .filter(|u| u.get("type").and_then(Value::as_str) == Some("setMode"))
-            .find_map(|u| u.get("mode").and_then(Value::as_str).and_then(PermissionMode::parse))
+            .find_map(|u| {
+                u.get("mode")
+                    .and_then(Value::as_str)
+                    .and_then(PermissionMode::parse)
+            })
             .filter(|mode| *mode != PermissionMode::Plan)
             .unwrap_or(PermissionMode::Default);
         return PlanAnswer::Approve(mode);

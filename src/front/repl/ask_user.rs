@@ -124,7 +124,12 @@ fn question_rows(style: Style, q: &Question, index: usize, count: usize) -> Vec<
     } else {
         "a digit picks, Esc: no answer"
     };
-    rows.push(term![bar("  ╰─ "), style.yellow("answer?"), " ", style.dim(hint)]);
+    rows.push(term![
+        bar("  ╰─ "),
+        style.yellow("answer?"),
+        " ",
+        style.dim(hint)
+    ]);
     rows
 }
 
@@ -176,11 +181,12 @@ impl ReplUi {
             }
             let asked = q.clone();
             let ask_cancel = cancel.clone();
-            let answer =
-                tokio::task::spawn_blocking(move || read_question_answer(style, &asked, ask_cancel))
-                    .await
-                    .ok()
-                    .flatten();
+            let answer = tokio::task::spawn_blocking(move || {
+                read_question_answer(style, &asked, ask_cancel)
+            })
+            .await
+            .ok()
+            .flatten();
             match answer {
                 Some(Some(answer)) => {
                     stdout_line(term!["  ", style.dim("→ "), one_row(&answer)]);
@@ -223,8 +229,10 @@ fn read_plan_answer(style: Style, cancel: Option<CancellationToken>) -> Option<P
             Choice::Interrupted => return None,
             Choice::Tell => {
                 let typed = next.map(String::from).unwrap_or_default();
-                match read_line("  what should change in the plan? (Enter alone: back) › ", &typed)
-                {
+                match read_line(
+                    "  what should change in the plan? (Enter alone: back) › ",
+                    &typed,
+                ) {
                     Line::Text(words) => return Some(PlanAnswer::KeepPlanning(Some(words))),
                     Line::Empty => stdout_line(style.dim("  choose 1-4 (Esc: keep planning)")),
                     Line::Interrupted => return None,
@@ -374,9 +382,9 @@ fn read_question_answer(
                 labels.extend(own);
                 return Some(Some(labels.join(", ")));
             }
-            Key::Enter if q.multi_select => stdout_line(style.dim(
-                "  choose at least one (a digit), then Enter; Esc: no answer",
-            )),
+            Key::Enter if q.multi_select => stdout_line(
+                style.dim("  choose at least one (a digit), then Enter; Esc: no answer"),
+            ),
             _ => {
                 let last = other;
                 let keys = if q.multi_select {
@@ -384,7 +392,11 @@ fn read_question_answer(
                 } else {
                     format!("1-{last} pick, Esc: no answer")
                 };
-                stdout_line(term!["  ", style.yellow("not a choice"), style.dim(&format!(": {keys}"))]);
+                stdout_line(term![
+                    "  ",
+                    style.yellow("not a choice"),
+                    style.dim(&format!(": {keys}"))
+                ]);
             }
         }
     }
@@ -447,7 +459,10 @@ mod tests {
         let plan = shown(plan_rows(Style::plain(), "# Steps\n\n1. edit `a.rs`", 60));
         assert_eq!(plan[0], format!("  ╭─ Plan {}", "─".repeat(40)));
         assert!(plan.contains(&"  │ 1. edit `a.rs`".to_string()), "{plan:?}");
-        assert!(plan.contains(&"  ├ 2. Yes, and accept edits (a)".to_string()), "{plan:?}");
+        assert!(
+            plan.contains(&"  ├ 2. Yes, and accept edits (a)".to_string()),
+            "{plan:?}"
+        );
         assert_eq!(
             plan.last().map(String::as_str),
             Some("  ╰─ Plan: approve? 1-4, Esc: keep planning")
