@@ -39,21 +39,24 @@ fn transcript_lists(project: &Project) -> Vec<Value> {
 
 #[test]
 fn the_list_is_shown_listed_by_slash_todos_and_kept_for_continue() {
+    // The answer after the list comes late, so the row under the spinner is drawn meanwhile.
     let server = MockServer::start_blocking(vec![
         Reply::tool_calls(vec![("t1", "todo_write", list())]),
-        Reply::text("listed"),
+        Reply::text("listed").delay(std::time::Duration::from_millis(1500)),
     ]);
     let project = Project::new();
     let mut p = repl::start(&project, &server, &[], &[]);
     p.expect("> ");
     p.send_line("plan the work");
-    let shown = p.expect("listed");
     // Under its call, each item by status (the one under way in its active form).
+    let shown = p.expect("☐ Ship it");
     assert!(
         shown.contains("☑ Read the code") && shown.contains("▸ Running the tests"),
         "{shown}"
     );
-    assert!(shown.contains("☐ Ship it"), "{shown}");
+    // Under the spinner while the turn goes on: the item under way and the count.
+    p.expect("▸ Running the tests (1/3 done)");
+    p.expect("listed");
     p.expect("> ");
     p.send_line("/todos");
     let listed = p.expect("☐ Ship it");

@@ -304,10 +304,9 @@ impl Drop for Raw {
     }
 }
 
-/// The next key (raw mode on while it waits); `CtrlC` when `cancel` fired.
+/// The next key (the terminal in raw mode: see [`Raw`]); `CtrlC` when `cancel` fired.
 fn read_key(cancel: Option<&CancellationToken>) -> Key {
     let stdin = std::io::stdin();
-    let _raw = Raw::new();
     loop {
         if cancel.is_some_and(CancellationToken::is_cancelled) {
             return Key::CtrlC;
@@ -345,12 +344,17 @@ fn read_question_answer(
     let other = q.options.len() + 1;
     let mut chosen: Vec<usize> = Vec::new();
     let mut own: Option<String> = None;
+    // Raw for the whole question (no key echoed between two reads), but for the typed answer.
+    let mut raw = Some(Raw::new());
     loop {
         match read_key(cancel.as_ref()) {
             Key::CtrlC => return None,
             Key::Esc | Key::Closed => return Some(None),
             Key::Digit(n) if n == other => {
-                match read_line("  your answer (Enter alone: back) › ", "") {
+                drop(raw.take());
+                let line = read_line("  your answer (Enter alone: back) › ", "");
+                raw = Some(Raw::new());
+                match line {
                     Line::Text(text) if !q.multi_select => return Some(Some(text)),
                     Line::Text(text) => {
                         own = Some(text);
