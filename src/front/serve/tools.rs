@@ -22,7 +22,6 @@ pub fn served(name: &str) -> bool {
 }
 
 /// The MCP definition of a builtin tool.
-
 pub fn builtin(tool: &dyn Tool) -> ToolDef {
     let (title, destructive, idempotent, open_world) = match tool.name() {
         "read_file" => ("Read a file", false, true, false),
