@@ -2,7 +2,8 @@
 //! multi-select toggles digits until Enter, "other" takes typed words, Esc (and nothing else)
 //! declines, and Enter alone never picks anything; the answers come back in Claude Code's
 //! words. `-p` without a driver refuses it with a clear result. Sub-agents get `todo_write` but
-//! not `ask_user` unless their definition names it, nor `exit_plan_mode`. The Agent SDK and ACP
+//! not `ask_user` unless their definition names it (then their questions reach the REPL), nor
+//! `exit_plan_mode`; a rule in Claude's name applies. The Agent SDK and ACP
 //! sides are in `claude_sdk_session_tools.rs` and `acp_session_tools.rs`.
 
 use crate::support::hooks_e2e::tool_results;
@@ -121,7 +122,7 @@ fn other_takes_the_users_words_and_esc_declines_without_a_default() {
 }
 
 #[test]
-fn print_mode_without_a_driver_refuses_and_bad_questions_are_refused() {
+fn print_mode_without_a_driver_refuses_and_rules_and_bad_questions_are_refused() {
     let server = asking();
     let project = Project::new();
     let mut cmd = project.command(&server.base_url());
@@ -131,6 +132,17 @@ fn print_mode_without_a_driver_refuses_and_bad_questions_are_refused() {
     let results = tool_results(&server.requests()[1]);
     assert!(
         results[0].starts_with("Error: nobody can answer questions in this run"),
+        "{results:?}"
+    );
+
+    // A rule in Claude's name applies to it.
+    let server = asking();
+    let mut cmd = project.command(&server.base_url());
+    cmd.args(["-p", "choose", "--disallowed-tools", "AskUserQuestion"]);
+    assert_eq!(run(cmd).code, Some(0));
+    let results = tool_results(&server.requests()[1]);
+    assert!(
+        results[0].starts_with("Error: permission denied"),
         "{results:?}"
     );
 
@@ -197,4 +209,44 @@ fn sub_agents_get_the_list_but_ask_only_where_their_definition_says() {
     );
     let asker = server.requests_for("CHILD-A")[0].tool_names();
     assert_eq!(asker, ["read_file", "todo_write", "ask_user"]);
+}
+
+#[test]
+fn a_sub_agent_allowed_to_ask_reaches_the_user_in_the_repl() {
+    let project = Project::new();
+    project.write(
+        ".ling/agents/asker.md",
+        "---\nname: asker\ndescription: Asks\ntools: Read, AskUserQuestion\n---\nASKER\n",
+    );
+    project.trust();
+    let one = json!({"questions": [questions()["questions"][0].clone()]});
+    let server = MockServer::start_blocking(vec![
+        Reply::tool_calls(vec![(
+            "t1",
+            "task",
+            json!({"description": "ask", "prompt": "CHILD-A: ask", "subagent_type": "asker"}),
+        )]),
+        Reply::text("parent done"),
+    ]);
+    server.script_for(
+        "CHILD-A",
+        vec![
+            Reply::tool_calls(vec![("q1", "ask_user", one)]),
+            Reply::text("asker done"),
+        ],
+    );
+    let mut p = repl::start(&project, &server, &[], &[]);
+    p.expect("> ");
+    p.send_line("delegate");
+    p.expect("a digit picks");
+    p.key("1");
+    p.expect("parent done");
+    p.expect("> ");
+    p.exit();
+    let child = server.requests_for("CHILD-A");
+    let results = tool_results(&child[1]);
+    assert!(
+        results[0].contains("\"Which library?\"=\"chrono\""),
+        "{results:?}"
+    );
 }
