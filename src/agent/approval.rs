@@ -1,8 +1,12 @@
-//! Asking the user before a risky tool call. The REPL asks on the terminal; a non-interactive
-//! run has nobody to ask, so every question is a denial that says which flag would allow it.
+//! Asking the user before a risky tool call, and the model's own questions to the user (a plan
+//! to approve, multiple-choice questions). The REPL asks on the terminal; a non-interactive run
+//! has nobody to ask, so every question is a denial that says which flag would allow it.
 
 use async_trait::async_trait;
 use serde_json::Value;
+
+use super::ask_user::{QuestionAnswer, QuestionRequest};
+use super::plan_tool::{PlanAnswer, PlanRequest};
 
 #[derive(Debug, Clone)]
 pub struct ApprovalRequest {
@@ -45,6 +49,15 @@ pub trait Approver: Send + Sync {
     /// holding all but one back, so that the approver sees the ones waiting.
     fn orders_questions(&self) -> bool {
         false
+    }
+    /// The user's decision on the plan `exit_plan_mode` hands over; `None`: nobody can be
+    /// asked (the call is refused and the run stays in plan mode).
+    async fn approve_plan(&self, _request: &PlanRequest) -> Option<PlanAnswer> {
+        None
+    }
+    /// The user's answers to the model's questions (`ask_user`); `None`: nobody can be asked.
+    async fn ask_questions(&self, _request: &QuestionRequest) -> Option<QuestionAnswer> {
+        None
     }
 }
 

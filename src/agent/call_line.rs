@@ -2,8 +2,9 @@
 //! (`task`, `skill`). Tools know nothing of the agent, so the line reaches them in
 //! [`ToolContext::caller`], which only the agent's own tools look at; the dispatch point opens
 //! one for every call and serves it while the call runs ([`Agent::serve_line`]): events for the
-//! turn's sink, questions for its approver, the turn declined or stopped, a narrowing of the
-//! run, and a sub-agent made from the agent. Requests still queued when the call ends are served
+//! turn's sink, questions for its approver (a call's approval, a plan, the model's own
+//! questions), the turn declined or stopped, a narrowing of the run, a sub-agent made from the
+//! agent, and the session's to-do list. Requests still queued when the call ends are served
 //! before its result is reported, so nothing a tool sent is lost or shown after its end.
 //!
 //! [`ToolContext::caller`]: crate::tools::ToolContext
@@ -13,8 +14,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use tokio::sync::{mpsc, oneshot};
 
+use super::ask_user::{QuestionAnswer, QuestionRequest};
 use super::filter::ToolFilter;
+use super::plan_tool::{PlanAnswer, PlanRequest};
 use super::subagent::ChildOrder;
+use super::todos::Todo;
 use super::turn::Turn;
 use super::{Agent, AgentEvent, Approval, ApprovalRequest};
 use crate::llm::LlmError;
@@ -34,6 +38,17 @@ pub(super) enum Request {
     Narrow(ToolFilter),
     /// A sub-agent of the calling agent, ready to run (SubagentStart fired).
     Child(ChildOrder, oneshot::Sender<Result<Agent, LlmError>>),
+    /// The session's to-do list is now this (`todo_write`).
+    Todos(Vec<Todo>),
+    /// A plan for the turn's approver (`exit_plan_mode`); the answer goes back.
+    Plan(PlanRequest, oneshot::Sender<Option<PlanAnswer>>),
+    /// Questions for the turn's approver (`ask_user`); `forwarded`: a sub-agent's, already
+    /// holding the question turn. The answer goes back.
+    Questions {
+        request: QuestionRequest,
+        forwarded: bool,
+        answer: oneshot::Sender<Option<QuestionAnswer>>,
+    },
 }
 
 /// The tool's end of the line.
@@ -117,6 +132,35 @@ impl CallLine {
         ready.await.ok()
     }
 
+    pub fn todos(&self, todos: Vec<Todo>) {
+        let _ = self.tx.send(Request::Todos(todos));
+    }
+
+    /// The user's answer to a plan; `None` when nobody answers (or the call has ended).
+    pub async fn plan(&self, request: PlanRequest) -> Option<PlanAnswer> {
+        let (answer, answered) = oneshot::channel();
+        self.tx.send(Request::Plan(request, answer)).ok()?;
+        answered.await.ok().flatten()
+    }
+
+    /// The user's answers; `None` when nobody answers (or the call has ended). `forwarded`:
+    /// a sub-agent's questions passed up, already holding the question turn.
+    pub async fn questions(
+        &self,
+        request: QuestionRequest,
+        forwarded: bool,
+    ) -> Option<QuestionAnswer> {
+        let (answer, answered) = oneshot::channel();
+        self.tx
+            .send(Request::Questions {
+                request,
+                forwarded,
+                answer,
+            })
+            .ok()?;
+        answered.await.ok().flatten()
+    }
+
     /// Marks the call as running an agent of its own until the guard is dropped.
     pub fn running_agent(&self) -> RunningAgent {
         self.runs_agent.store(true, Ordering::Relaxed);
@@ -145,6 +189,43 @@ impl Agent {
             Request::Child(order, made) => {
                 let _ = made.send(self.child_for(order, turn).await);
             }
+            Request::Todos(todos) => {
+                self.conversation.session.set_todos(&todos);
+                turn.emit(AgentEvent::Todos(todos));
+            }
+            Request::Plan(_, answer) if answer.is_closed() => {}
+            Request::Plan(request, answer) => {
+                let _ = answer.send(self.plan_answer(&request, turn).await);
+            }
+            Request::Questions { answer, .. } if answer.is_closed() => {}
+            Request::Questions {
+                request,
+                forwarded,
+                answer,
+            } => {
+                // A sub-agent's questions come up holding the question turn already.
+                let _asking = match forwarded {
+                    false => Some(self.host.approval_turn.lock().await),
+                    true => None,
+                };
+                let _ = answer.send(turn.approver.ask_questions(&request).await);
+            }
         }
+    }
+}
+
+impl Agent {
+    /// The approver's answer to a plan; an approval sets the mode (the session's handle, which
+    /// every front end and the status read) and says so.
+    async fn plan_answer(&self, request: &PlanRequest, turn: &Turn<'_>) -> Option<PlanAnswer> {
+        let answer = {
+            let _asking = self.host.approval_turn.lock().await;
+            turn.approver.approve_plan(request).await
+        };
+        if let Some(PlanAnswer::Approve(mode)) = &answer {
+            self.host.mode.set(*mode);
+            turn.emit(AgentEvent::ModeChanged(*mode));
+        }
+        answer
     }
 }

@@ -3,14 +3,15 @@
 //! transcript); when that is not enough, PreCompact fires (it may block), the model is asked for
 //! a summary in a request that offers no tools (`src/prompts/compact.md`; in parts when the
 //! conversation does not fit one request), the history becomes the summary and the recent
-//! messages verbatim, the transcript records it as its own line, SessionStart fires with
+//! messages verbatim (the session's to-do list, which both the summary request and the summary
+//! carry, stays as it was), the transcript records it as its own line, SessionStart fires with
 //! `source: "compact"`, and the run goes on. A "context too long" answer compacts and retries
 //! once, then elides, then fails with an error naming `/compact` and `/clear`.
 
 use tokio_util::sync::CancellationToken;
 
 use super::context::{ContextUsage, estimate, rebuild};
-use super::{Agent, AgentError, AgentEvent, EventSink, StartSource};
+use super::{Agent, AgentError, AgentEvent, EventSink, StartSource, render_todos};
 use crate::hooks::HookInput;
 use crate::llm::{LlmError, Message, StreamEvent};
 
@@ -71,6 +72,18 @@ fn oversized(summary: &str, replaced: &[Message], window: u64) -> Option<String>
         ));
     }
     None
+}
+
+/// The summary with the session's to-do list after it, so the model still sees the list it
+/// keeps once the calls that wrote it are summarised away.
+fn with_todos(summary: String, todos: &[super::Todo]) -> String {
+    if todos.is_empty() {
+        return summary;
+    }
+    format!(
+        "{summary}\n\nThe current to-do list (todo_write keeps it):\n{}",
+        render_todos(todos)
+    )
 }
 
 impl Agent {
@@ -248,6 +261,7 @@ impl Agent {
         if let Some(refusal) = oversized(&summary, &prefix, window) {
             return Compaction::Failed(refusal);
         }
+        let summary = with_todos(summary, &self.conversation.session.todos());
         let rebuilt = rebuild::rebuild(&self.conversation.history, cut, &summary);
         let (old, new) = (
             estimate::messages(&self.conversation.history),
@@ -353,6 +367,13 @@ impl Agent {
             request.push_str(&format!(
                 "\n\nThe user's instructions for the summary: {}",
                 instructions.trim()
+            ));
+        }
+        let todos = self.conversation.session.todos();
+        if !todos.is_empty() {
+            request.push_str(&format!(
+                "\n\nThe current to-do list (it is kept as it is after the summary):\n{}",
+                render_todos(&todos)
             ));
         }
         let messages = [Message::system(COMPACT_PROMPT), Message::user(request)];

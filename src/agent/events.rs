@@ -93,6 +93,10 @@ pub enum AgentEvent {
     },
     /// Something a sub-agent did, tagged with the parent's `task` call that runs it.
     Subagent(SubagentEvent),
+    /// The session's to-do list is now this (`todo_write`); each replaces the last.
+    Todos(Vec<super::Todo>),
+    /// The permission mode changed during the run (a plan approved with `exit_plan_mode`).
+    ModeChanged(crate::config::PermissionMode),
 }
 
 /// One event of a sub-agent, and which one.

@@ -66,9 +66,11 @@ fn ling_name(name: &str) -> Option<String> {
         "Skill" => "skill",
         "WebFetch" => "web_fetch",
         "WebSearch" => "web_search",
+        "TodoWrite" => "todo_write",
+        "ExitPlanMode" => "exit_plan_mode",
+        "AskUserQuestion" => "ask_user",
         // Claude Code tools Ling does not have admit nothing.
-        "TodoWrite" | "NotebookEdit" | "NotebookRead" | "BashOutput" | "KillShell"
-        | "ExitPlanMode" => return None,
+        "NotebookEdit" | "NotebookRead" | "BashOutput" | "KillShell" => return None,
         other => other,
     };
     Some(match mapped.strip_prefix("mcp__") {

@@ -8,6 +8,7 @@
 //! `dispatch.rs`.
 
 mod approval;
+mod ask_user;
 mod authorize;
 mod call_line;
 mod checkpoint_glue;
@@ -27,6 +28,7 @@ mod listing;
 pub mod mcp;
 mod mode;
 mod options;
+mod plan_tool;
 mod prompt;
 mod request_cap;
 mod rewind;
@@ -34,6 +36,7 @@ mod sandbox_glue;
 mod session;
 mod skill_tool;
 pub mod subagent;
+mod todos;
 mod tool_host;
 mod truncate;
 mod turn;
@@ -54,6 +57,7 @@ use crate::process::sandbox::Decision;
 use crate::tools::{FileAccess, ShellHost, ToolRegistry};
 
 pub use approval::{Approval, ApprovalRequest, Approver, NonInteractive};
+pub use ask_user::{ASK_USER, Question, QuestionAnswer, QuestionOption, QuestionRequest};
 pub use compact::{Compaction, Trigger};
 pub use context::{ContextOptions, ContextUsage, WindowSource};
 pub use direct::DirectResult;
@@ -68,6 +72,7 @@ pub use mcp::{
 };
 pub use mode::ModeHandle;
 pub use options::AgentOptions;
+pub use plan_tool::{EXIT_PLAN_MODE, PlanAnswer, PlanRequest};
 pub use prompt::{PromptOptions, build_system_prompt};
 pub use rewind::{
     RewindError, RewindPoint, RewindReport, RewindRequest, RewindScope, parse_rewind,
@@ -79,7 +84,19 @@ pub use session::{
 };
 pub use skill_tool::SKILL;
 pub use subagent::TASK;
+pub use todos::{TODO_WRITE, Todo, TodoStatus, render_todos, todo_summary};
 pub use truncate::cap_middle;
+
+/// The tools that work on the session itself rather than the project: `todo_write`,
+/// `exit_plan_mode` (offered in plan mode only) and `ask_user`. Builtins like the six of
+/// `docs/tools.md`, so `--tools` may leave them out.
+pub fn session_tools() -> [Arc<dyn crate::tools::Tool>; 3] {
+    [
+        Arc::new(todos::TodoWrite),
+        Arc::new(plan_tool::ExitPlanMode),
+        Arc::new(ask_user::AskUser),
+    ]
+}
 
 /// How a run ended.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -151,7 +151,7 @@ pub const MODES: [ModeMeaning; 5] = [
         sandbox_read_only: true,
         latitude: 0,
         title: "Plan",
-        short: "Ling reads and plans, and changes nothing",
+        short: "Ling reads and plans, changes nothing, and asks you to approve its plan",
         description: "Read-only: look around and plan, change nothing",
     },
     ModeMeaning {

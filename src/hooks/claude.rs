@@ -12,7 +12,7 @@ use serde_json::{Map, Value, json};
 /// Ling's builtin tools and Claude Code's names for them. `MultiEdit`, `LS`, `NotebookEdit`
 /// and the other Claude tools have no Ling counterpart: a matcher naming them is accepted and
 /// matches nothing.
-pub const TOOL_NAMES: [(&str, &str); 10] = [
+pub const TOOL_NAMES: [(&str, &str); 13] = [
     ("bash", "Bash"),
     ("read_file", "Read"),
     ("write_file", "Write"),
@@ -23,6 +23,9 @@ pub const TOOL_NAMES: [(&str, &str); 10] = [
     ("skill", "Skill"),
     ("web_fetch", "WebFetch"),
     ("web_search", "WebSearch"),
+    ("todo_write", "TodoWrite"),
+    ("exit_plan_mode", "ExitPlanMode"),
+    ("ask_user", "AskUserQuestion"),
 ];
 
 /// Claude Code's name for a Ling builtin tool (`bash` → `Bash`); `None` for every other name.

@@ -3,7 +3,7 @@
 //! pattern or a file tool with a path glob. Claude Code's spellings mean the same: `Bash(npm run
 //! test:*)`, `Read`, `Edit(src/**)`, `mcp__server` (every tool of the server), `WebFetch` and
 //! `WebFetch(domain:example.com)` (a host, or `*.example.com` for a domain); rules for Claude
-//! tools Ling does not have (`NotebookEdit`, `TodoWrite`...) are accepted and match nothing,
+//! tools Ling does not have (`NotebookEdit`, `KillShell`...) are accepted and match nothing,
 //! with a warning.
 
 use super::PermissionError;
@@ -33,14 +33,7 @@ pub enum Rule {
 }
 
 /// Claude Code tools Ling has no counterpart for: their rules are accepted and ignored.
-const CLAUDE_ONLY_TOOLS: [&str; 6] = [
-    "NotebookEdit",
-    "NotebookRead",
-    "TodoWrite",
-    "ExitPlanMode",
-    "BashOutput",
-    "KillShell",
-];
+const CLAUDE_ONLY_TOOLS: [&str; 4] = ["NotebookEdit", "NotebookRead", "BashOutput", "KillShell"];
 
 impl Rule {
     pub fn parse(text: &str, scope: &Scope) -> Result<Self, PermissionError> {
@@ -125,10 +118,14 @@ impl Rule {
     }
 }
 
-/// Ling's name for Claude Code's `Task` (sub-agents), `Skill`, `WebFetch` and `WebSearch`.
+/// Ling's name for Claude Code's `Task` (sub-agents), `Skill`, `WebFetch`, `WebSearch` and the
+/// session's own tools (`TodoWrite`, `ExitPlanMode`, `AskUserQuestion`).
 fn claude_agent_tool(name: &str) -> Option<&'static str> {
     match name {
         "Task" => Some("task"),
+        "TodoWrite" => Some("todo_write"),
+        "ExitPlanMode" => Some("exit_plan_mode"),
+        "AskUserQuestion" => Some("ask_user"),
         "Skill" => Some("skill"),
         "WebFetch" => Some("web_fetch"),
         "WebSearch" => Some("web_search"),

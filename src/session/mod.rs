@@ -29,11 +29,13 @@ pub use self::status::Status;
 pub use crate::agent::PromptOptions;
 pub use crate::agent::context::percent_of;
 pub use crate::agent::{
-    AgentError, AgentEvent, Approval, ApprovalRequest, Approver, Attached, Compaction,
-    ContextUsage, DirectResult, EventSink, HookNotice, IdleNotice, McpAsker, NonInteractive,
-    NoticeDecision, RewindError, RewindPoint, RewindReport, RewindRequest, RewindScope, RunEnd,
-    RunResult, SKILL, SessionSummary, SubagentEvent, SubagentKind, TASK, attach_files, cap_middle,
-    parse_rewind, session_list,
+    ASK_USER, AgentError, AgentEvent, Approval, ApprovalRequest, Approver, Attached, Compaction,
+    ContextUsage, DirectResult, EXIT_PLAN_MODE, EventSink, HookNotice, IdleNotice, McpAsker,
+    NonInteractive, NoticeDecision, PlanAnswer, PlanRequest, Question, QuestionAnswer,
+    QuestionOption, QuestionRequest, RewindError, RewindPoint, RewindReport, RewindRequest,
+    RewindScope, RunEnd, RunResult, SKILL, SessionSummary, SubagentEvent, SubagentKind, TASK,
+    TODO_WRITE, Todo, TodoStatus, attach_files, cap_middle, parse_rewind, render_todos,
+    session_list, todo_summary,
 };
 pub use crate::setup::{
     DEFAULT_PRINT_MAX_TURNS, Resume, RunOptions, SetupError, locate, project_root,
@@ -147,6 +149,11 @@ impl Host {
 
     pub fn status(&self) -> Status {
         self.live.status()
+    }
+
+    /// The session's to-do list as the model last wrote it (`todo_write`).
+    pub fn todos(&self) -> Vec<Todo> {
+        self.setup.agent.session().todos()
     }
 
     /// Carries out one command.

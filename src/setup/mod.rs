@@ -359,6 +359,9 @@ fn builtins(options: &RunOptions, settings: &Settings, warn: &dyn Fn(&str)) -> T
         crate::redact::register(key);
     }
     let mut builtins = ToolRegistry::builtins();
+    for tool in crate::agent::session_tools() {
+        builtins.register(tool);
+    }
     builtins.register(Arc::new(WebFetch::new(settings.web_fetch)));
     match WebSearch::new(&settings.web_search, settings.web_fetch.timeout) {
         Some(search) => builtins.register(Arc::new(search)),

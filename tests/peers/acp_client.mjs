@@ -14,6 +14,7 @@
 //                              // puts a symlink to target in its place (a command racing the agent)
 //     "steps": [ { "op": "new", "mcpServers": [] },
 //                { "op": "prompt", "text": "...", "answers": ["allow_once", "reject_once"],
+//                  (each an option's kind, or an option's id: "choice_2")
 //                  "cancelAfterChunks": 2 },
 //                { "op": "set_mode", "mode": "plan" }, { "op": "set_model", "model": "m" },
 //                { "op": "load", "session": "previous" }, { "op": "resume", "sessionId": "..." },
@@ -61,7 +62,9 @@ const app = acp
   })
   .onRequest(acp.methods.client.session.requestPermission, async ({ params }) => {
     const want = answers.shift() ?? "cancelled";
-    const option = params.options.find((o) => o.kind === want);
+    // An answer names an option's kind, or one option by its id.
+    const option = params.options.find((o) => o.optionId === want) ??
+      params.options.find((o) => o.kind === want);
     const outcome = option
       ? { outcome: "selected", optionId: option.optionId }
       : { outcome: "cancelled" };

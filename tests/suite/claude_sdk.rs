@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 
 /// Runs one scenario of the driver; returns its lines (`{"message"}`, `{"canUseTool"}`,
 /// `{"control"}`, and the last: `{"end"}` or `{"error"}`).
-fn sdk(project: &Project, server: &MockServer, scenario: Value) -> Vec<Value> {
+pub fn sdk(project: &Project, server: &MockServer, scenario: Value) -> Vec<Value> {
     let (node, entry) = peers::claude_agent_sdk();
     let script =
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/peers/claude_sdk.mjs");
@@ -53,7 +53,7 @@ fn sdk(project: &Project, server: &MockServer, scenario: Value) -> Vec<Value> {
     lines
 }
 
-fn messages(lines: &[Value]) -> Vec<Value> {
+pub fn messages(lines: &[Value]) -> Vec<Value> {
     lines
         .iter()
         .filter_map(|l| l.get("message").cloned())

@@ -2,12 +2,15 @@
 //! library, with the helpers of `crate::support`.
 
 mod acp;
+mod acp_session_tools;
 mod agent_inprocess;
+mod ask_user;
 mod checkpoints;
 mod claude_hooks;
 mod claude_mcp_import;
 mod claude_project;
 mod claude_sdk;
+mod claude_sdk_session_tools;
 mod cli_spellings;
 mod context_compaction;
 mod context_overflow;
@@ -46,6 +49,7 @@ mod mcp_reference_cli;
 mod mcp_shutdown;
 mod mcp_tool_search;
 mod mock_model;
+mod plan_mode;
 mod print_apis;
 mod print_lines;
 mod print_mode;
@@ -71,6 +75,7 @@ mod settings_files;
 mod shared_files;
 mod subagent_bounds;
 mod subagents;
+mod todos;
 mod tools_builtin;
 mod trust_code;
 mod trust_env;

@@ -10,7 +10,7 @@ use pretty_assertions::assert_eq;
 use project::{Project, run, run_with};
 use serde_json::json;
 
-const BUILTINS: [&str; 8] = [
+const BUILTINS: [&str; 10] = [
     "read_file",
     "write_file",
     "edit_file",
@@ -19,6 +19,8 @@ const BUILTINS: [&str; 8] = [
     "glob",
     "web_fetch",
     "task",
+    "todo_write",
+    "ask_user",
 ];
 
 /// The tool messages of a recorded request, as (tool_call_id, content).
@@ -482,7 +484,7 @@ fn ling_stream_json_output_is_one_event_per_line_in_order() {
     );
     assert_eq!(events[0]["subtype"], "init");
     assert_eq!(events[0]["model"], "m2");
-    assert_eq!(events[0]["tools"].as_array().map(Vec::len), Some(8));
+    assert_eq!(events[0]["tools"].as_array().map(Vec::len), Some(11));
     assert_eq!(events[1]["text"], "Looking.");
     assert_eq!(
         events[2],

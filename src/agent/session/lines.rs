@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::Link;
+use crate::agent::todos::Todo;
 use crate::llm::Message;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -43,6 +44,10 @@ pub(in crate::agent) enum Line {
     Rewind {
         keep: usize,
         messages: Vec<Message>,
+    },
+    /// The main conversation's to-do list is now this (`todo_write`).
+    Todos {
+        todos: Vec<Todo>,
     },
     /// A line of a sub-agent's conversation: `line` is a `message` or `compaction` line.
     Subagent {

@@ -14,6 +14,7 @@ use super::write::Writer;
 use super::{
     ChildTranscript, INTERRUPTED_RESULT, Link, PromptMark, Resumed, Session, SessionError,
 };
+use crate::agent::todos::Todo;
 use crate::llm::Message;
 
 impl Session {
@@ -93,6 +94,7 @@ pub(super) fn load(path: &Path) -> Result<Resumed, SessionError> {
         mut children,
         prompts,
         mut warnings,
+        todos,
     } = replay(&bytes, path);
     let id = header
         .map(|h| h.id)
@@ -118,6 +120,7 @@ pub(super) fn load(path: &Path) -> Result<Resumed, SessionError> {
             })),
             link: None,
             prompts,
+            todos: Mutex::new(todos),
         },
         messages,
         warnings,
@@ -152,7 +155,11 @@ pub(super) fn child_line(children: &mut Vec<(String, ChildTranscript)>, link: Li
         } => {}
         Line::Message { message, .. } => child.messages.push(message),
         Line::Compaction { messages, .. } => child.messages = messages,
-        Line::Session(_) | Line::Subagent { .. } | Line::Rewind { .. } | Line::Turn => {}
+        Line::Session(_)
+        | Line::Subagent { .. }
+        | Line::Rewind { .. }
+        | Line::Turn
+        | Line::Todos { .. } => {}
     }
 }
 
@@ -268,6 +275,8 @@ pub(super) struct Replayed {
     pub children: Vec<(String, ChildTranscript)>,
     pub prompts: Vec<PromptMark>,
     pub warnings: Vec<String>,
+    /// The last to-do list written.
+    pub todos: Vec<Todo>,
 }
 
 /// The conversation `bytes` (a transcript, or the part of one before an offset) holds.
@@ -278,6 +287,7 @@ pub(super) fn replay(bytes: &[u8], path: &Path) -> Replayed {
         children: Vec::new(),
         prompts: Vec::new(),
         warnings: Vec::new(),
+        todos: Vec::new(),
     };
     let mut offset = 0u64;
     // Where the `turn` line before the next message starts.
@@ -316,6 +326,7 @@ pub(super) fn replay(bytes: &[u8], path: &Path) -> Replayed {
                 replayed.prompts.truncate(keep);
             }
             Ok(Line::Session(h)) => replayed.header = replayed.header.take().or(Some(h)),
+            Ok(Line::Todos { todos }) => replayed.todos = todos,
             Ok(Line::Subagent { link, line }) => child_line(&mut replayed.children, link, *line),
             Err(e) => replayed.warnings.push(format!(
                 "skipped line {} of {}: it is not a transcript record ({e})",

@@ -8,7 +8,10 @@
 //! recorded: a resumed session gets a fresh one. A compaction is a line of its own,
 //! `{"type":"compaction","trigger":"auto","pre_tokens":N,"post_tokens":N,"messages":[...]}`,
 //! holding the whole history after it (the summary and the recent messages): loading replaces
-//! what came before with it, and the full earlier conversation stays in the file above it. Lines
+//! what came before with it, and the full earlier conversation stays in the file above it. The
+//! to-do list is a line of its own each time the model writes it,
+//! `{"type":"todos","todos":[{"content":..,"status":..,"activeForm":..}]}`: the last one is
+//! the session's list (a compaction keeps it). Lines
 //! are only ever appended, so a resumed
 //! session keeps its id and its file; the file's modification time says which session of a
 //! project was used last. A line that cannot be read is skipped with a warning, and a tool call
@@ -33,6 +36,7 @@ use std::sync::{Arc, Mutex};
 
 use serde::{Deserialize, Serialize};
 
+use crate::agent::todos::Todo;
 use crate::llm::Message;
 
 use self::lines::{Header, transcript_path};
@@ -52,6 +56,8 @@ pub struct Session {
     link: Option<Link>,
     /// The user messages of the conversation as it stands (after rewinds), in order.
     prompts: Vec<PromptMark>,
+    /// The to-do list as the model last wrote it (`todo_write`).
+    todos: Mutex<Vec<Todo>>,
 }
 
 /// Where a user message's line starts in the transcript, and its text: what `/rewind N` goes
@@ -157,6 +163,7 @@ impl Session {
             })),
             link: None,
             prompts: Vec::new(),
+            todos: Mutex::default(),
             id,
         }
     }
@@ -169,6 +176,7 @@ impl Session {
             writer: self.writer.clone(),
             link: Some(link),
             prompts: Vec::new(),
+            todos: Mutex::default(),
         }
     }
 

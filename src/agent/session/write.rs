@@ -1,5 +1,5 @@
 //! The transcript's writing: each message, the user's turns (where `/rewind` can go back to),
-//! compactions and a sub-agent's lines (inside `subagent` lines linked to its call), appended in
+//! compactions, the to-do list and a sub-agent's lines (inside `subagent` lines linked to its call), appended in
 //! one write per record so that a crash leaves whole lines. The header goes with the first
 //! record of a new session; a write that fails stops the recording, reported once.
 
@@ -7,6 +7,7 @@ use std::io::Write;
 
 use super::lines::{Header, Line, to_line};
 use super::{PromptMark, Session};
+use crate::agent::todos::Todo;
 use crate::llm::Message;
 
 /// The appending side of a transcript.
@@ -76,8 +77,30 @@ impl Session {
         self.append(&[line]);
     }
 
+    /// The to-do list as the model last wrote it.
+    pub fn todos(&self) -> Vec<Todo> {
+        self.lock_todos().clone()
+    }
+
+    /// The list is now `todos`: kept, and recorded for `--resume` (a sub-agent's list is its
+    /// own and only kept while it lives).
+    pub fn set_todos(&self, todos: &[Todo]) {
+        *self.lock_todos() = todos.to_vec();
+        if self.link.is_none() {
+            self.append(&[Line::Todos {
+                todos: todos.to_vec(),
+            }]);
+        }
+    }
+
+    fn lock_todos(&self) -> std::sync::MutexGuard<'_, Vec<Todo>> {
+        self.todos
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
     /// Appends `lines` in one write; returns the offset where the first starts in the file.
-    pub(super) fn append(&mut self, lines: &[Line]) -> Option<u64> {
+    pub(super) fn append(&self, lines: &[Line]) -> Option<u64> {
         let mut writer = self
             .writer
             .lock()

@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use async_trait::async_trait;
 
 use super::Link;
+use crate::agent::ask_user::{QuestionAnswer, QuestionRequest};
 use crate::agent::call_line::CallLine;
 use crate::agent::{
     AgentEvent, Approval, ApprovalRequest, Approver, EventSink, SubagentEvent, SubagentKind,
@@ -74,5 +75,10 @@ impl Approver for ChildApprover<'_> {
 
     fn orders_questions(&self) -> bool {
         self.line.orders_questions()
+    }
+
+    /// A sub-agent whose definition names `ask_user`: its questions go up to the user.
+    async fn ask_questions(&self, request: &QuestionRequest) -> Option<QuestionAnswer> {
+        self.line.questions(request.clone(), true).await
     }
 }

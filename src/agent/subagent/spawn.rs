@@ -8,6 +8,7 @@
 use super::{GENERAL_PROMPT, Link, TASK, resolve_model};
 use crate::agent::filter::ToolFilter;
 use crate::agent::turn::Turn;
+use crate::agent::{ASK_USER, EXIT_PLAN_MODE};
 use crate::agent::{Agent, AgentEvent};
 use crate::config::PermissionMode;
 use crate::config::extensions::AgentDef;
@@ -86,9 +87,17 @@ impl Agent {
         let wanted = def
             .and_then(|d| d.tools.as_ref())
             .map(|tools| ToolFilter::new(tools, format!("the {agent} agent's tools")));
+        // The user's own questions only where the definition names them; a plan to approve
+        // never (its mode follows the parent's, so it cannot leave plan mode).
+        let named = |tool: &str| {
+            def.and_then(|d| d.tools.as_ref())
+                .is_some_and(|tools| tools.iter().any(|t| t == tool))
+        };
         let allowed: Vec<String> = parent_tools
             .into_iter()
             .filter(|name| wanted.as_ref().is_none_or(|w| w.admits(name)))
+            .filter(|name| name != EXIT_PLAN_MODE)
+            .filter(|name| name != ASK_USER || named(ASK_USER) || named("AskUserQuestion"))
             .collect();
         let mut builtins = self.host.builtins.clone();
         builtins.retain(|tool| tool.name() != TASK);

@@ -13,6 +13,7 @@ mod client_fs;
 mod mcp_servers;
 mod permission;
 mod prompt;
+mod questions;
 mod session;
 mod terminal;
 mod tool_view;

@@ -1,7 +1,7 @@
 //! Questions for the person at the editor, through `session/request_permission`: Ling's approval
 //! of a tool call (once, always for the session with the rule it names, or no, which ends the
 //! turn), the workspace-trust question of an untrusted project, and an MCP server's sampling
-//! request. Each names a tool call the editor was shown first; a question still open when the
+//! request (the model's own plan and questions: `questions.rs`). Each names a tool call the editor was shown first; a question still open when the
 //! turn is cancelled is withdrawn (`$/cancel_request`) and counts as no.
 
 use agent_client_protocol_schema::v1::{
@@ -16,7 +16,10 @@ use super::tool_view::diff_content;
 use super::updates::UpdateSink;
 use crate::mcp::{ElicitAnswer, Form, SamplingRequest};
 use crate::rpc::{Peer, RequestError};
-use crate::session::{Approval, ApprovalRequest, Approver, McpAsker};
+use crate::session::{
+    Approval, ApprovalRequest, Approver, McpAsker, PlanAnswer, PlanRequest, QuestionAnswer,
+    QuestionRequest,
+};
 
 const ALLOW_ONCE: &str = "allow_once";
 const ALLOW_ALWAYS: &str = "allow_always";
@@ -24,7 +27,7 @@ const REJECT: &str = "reject_once";
 
 /// The editor's answer to one question, by the option's id; `None`: no answer (cancelled,
 /// withdrawn, or the client failed the request).
-async fn ask(
+pub(super) async fn ask(
     peer: &Peer,
     session_id: &str,
     tool_call: ToolCallUpdate,
@@ -62,7 +65,7 @@ async fn ask(
     }
 }
 
-fn text(text: impl Into<String>) -> ToolCallContent {
+pub(super) fn text(text: impl Into<String>) -> ToolCallContent {
     ToolCallContent::Content(Content::new(ContentBlock::from(text.into())))
 }
 
@@ -126,6 +129,14 @@ impl Approver for ClientApprover<'_> {
             self.sink.running(&call_id);
         }
         Some(approval)
+    }
+
+    async fn approve_plan(&self, request: &PlanRequest) -> Option<PlanAnswer> {
+        Some(super::questions::ask_plan(self, request).await)
+    }
+
+    async fn ask_questions(&self, request: &QuestionRequest) -> Option<QuestionAnswer> {
+        Some(super::questions::ask_questions(self, request).await)
     }
 }
 

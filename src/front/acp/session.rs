@@ -175,6 +175,11 @@ impl AcpSession {
         if replay {
             prompt::replay(host.history(), &sink, &root);
         }
+        // A resumed session's to-do list is the editor's plan again.
+        let todos = host.todos();
+        if load.is_some() && !todos.is_empty() {
+            sink.send(SessionUpdate::Plan(super::updates::plan(&todos)));
+        }
         let mode = host.status().mode;
         let session = Rc::new(Self {
             id: id.clone(),

@@ -1,7 +1,8 @@
 //! The agent's events as ACP `session/update` notifications: the answer and the model's
 //! reasoning as message and thought chunks, each tool call as a `tool_call` (title, kind,
 //! locations, the diff of an edit) followed by `tool_call_update`s (running, its output, how it
-//! ended), warnings and hook notices as `notice`s when the client shows those, compaction, and
+//! ended), warnings and hook notices as `notice`s when the client shows those, compaction, the
+//! to-do list as a `plan`, a mode changed by an approved plan as `current_mode_update`, and
 //! the context's fill after each turn. It also keeps the calls still open, so a permission
 //! question can name the call it is about and an editor terminal can stay with its call.
 
@@ -10,16 +11,17 @@ use std::path::PathBuf;
 use std::sync::Mutex;
 
 use agent_client_protocol_schema::v1::{
-    Content, ContentBlock, ContentChunk, Notice, NoticeSeverity, SessionId, SessionNotification,
-    SessionUpdate, Terminal, ToolCall, ToolCallContent, ToolCallStatus, ToolCallUpdate,
-    ToolCallUpdateFields, UsageUpdate,
+    Content, ContentBlock, ContentChunk, CurrentModeUpdate, Notice, NoticeSeverity, Plan,
+    PlanEntry, PlanEntryPriority, PlanEntryStatus, SessionId, SessionNotification, SessionUpdate,
+    Terminal, ToolCall, ToolCallContent, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields,
+    UsageUpdate,
 };
 use serde_json::{Value, json};
 
 use super::tool_view::{CallView, diff_content, view};
 use crate::mcp::ServerState;
 use crate::rpc::Peer;
-use crate::session::{AgentEvent, EventSink, SubagentKind};
+use crate::session::{AgentEvent, EventSink, SubagentKind, Todo, TodoStatus};
 
 /// A call that has begun and not yet ended.
 struct OpenCall {
@@ -207,6 +209,23 @@ pub(super) fn chunk(text: &str) -> ContentChunk {
     ContentChunk::new(ContentBlock::from(text.to_string()))
 }
 
+/// The to-do list as an ACP plan: every entry with its status (priority is not Ling's: all
+/// `medium`); each update replaces the editor's whole plan.
+pub(super) fn plan(todos: &[Todo]) -> Plan {
+    let entries = todos
+        .iter()
+        .map(|todo| {
+            let status = match todo.status {
+                TodoStatus::Pending => PlanEntryStatus::Pending,
+                TodoStatus::InProgress => PlanEntryStatus::InProgress,
+                TodoStatus::Completed => PlanEntryStatus::Completed,
+            };
+            PlanEntry::new(todo.content.clone(), PlanEntryPriority::Medium, status)
+        })
+        .collect();
+    Plan::new(entries)
+}
+
 impl EventSink for UpdateSink {
     fn emit(&self, event: AgentEvent) {
         match event {
@@ -284,6 +303,10 @@ impl EventSink for UpdateSink {
                 }
                 SubagentKind::Finished { .. } => {}
             },
+            AgentEvent::Todos(todos) => self.send(SessionUpdate::Plan(plan(&todos))),
+            AgentEvent::ModeChanged(mode) => self.send(SessionUpdate::CurrentModeUpdate(
+                CurrentModeUpdate::new(mode.as_str()),
+            )),
             AgentEvent::RequestStarted { .. }
             | AgentEvent::TextDelta(_)
             | AgentEvent::ReasoningDelta(_)

@@ -1,7 +1,9 @@
 //! The control channel of `--input-format stream-json`: requests Ling sends to its driver (the
 //! Claude Agent SDK) on stdout and the answers it reads back on stdin, matched by `request_id`,
 //! and the permission prompt built on it (`--permission-prompt-tool stdio`): a call that needs
-//! approval is a `can_use_tool` request, answered by the SDK's `canUseTool` callback.
+//! approval is a `can_use_tool` request, answered by the SDK's `canUseTool` callback; so are
+//! a plan to approve (`ExitPlanMode`) and the model's questions (`AskUserQuestion`, answered in
+//! `updatedInput.answers`), as Claude Code asks them.
 
 use std::sync::Arc;
 
@@ -9,11 +11,15 @@ use async_trait::async_trait;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
+use crate::config::PermissionMode;
 use crate::front::print::claude::claude_name;
 use crate::front::print::json_line;
 use crate::hooks::claude::{to_ling_update, with_claude_fields};
 use crate::pending::{Pending, Waited};
-use crate::session::{Approval, ApprovalRequest, Approver};
+use crate::session::{
+    ASK_USER, Approval, ApprovalRequest, Approver, EXIT_PLAN_MODE, PlanAnswer, PlanRequest,
+    QuestionAnswer, QuestionRequest,
+};
 
 /// What came back for a request: the `response` of a success, or the `error`.
 type Answer = Result<Value, String>;
@@ -131,6 +137,107 @@ impl Approver for StdioApprover {
             Some(Ok(answer)) => Some(read_answer(&request.tool, &sent, &answer)),
         }
     }
+
+    async fn approve_plan(&self, request: &PlanRequest) -> Option<PlanAnswer> {
+        let input = json!({"plan": request.plan});
+        let answer = self
+            .ask_driver(EXIT_PLAN_MODE, input, &request.tool_use_id)
+            .await?;
+        Some(plan_answer(&answer))
+    }
+
+    async fn ask_questions(&self, request: &QuestionRequest) -> Option<QuestionAnswer> {
+        let input = json!({"questions": request.questions});
+        let answer = self
+            .ask_driver(ASK_USER, input, &request.tool_use_id)
+            .await?;
+        Some(question_answer(request, &answer))
+    }
+}
+
+impl StdioApprover {
+    /// A `can_use_tool` request for one of the model's own questions to the user (Claude
+    /// Code's `ExitPlanMode`, `AskUserQuestion`); `None` when it was cancelled or failed.
+    async fn ask_driver(&self, tool: &str, input: Value, tool_use_id: &str) -> Option<Value> {
+        let question = json!({
+            "subtype": "can_use_tool",
+            "tool_name": claude_name(tool),
+            "input": input,
+            "tool_use_id": tool_use_id,
+            "permission_suggestions": [],
+        });
+        match self.control.request(question, &self.cancel).await? {
+            Ok(answer) => Some(answer),
+            Err(error) => {
+                tracing::warn!("the driver's answer to {tool} failed: {error}");
+                None
+            }
+        }
+    }
+}
+
+/// The driver's answer to a plan: allow approves it (in the mode an `updatedPermissions`
+/// `setMode` names, else `default`); deny keeps planning with its message as the feedback
+/// (`interrupt: true`, or no message: the turn ends).
+fn plan_answer(answer: &Value) -> PlanAnswer {
+    if answer.get("behavior").and_then(Value::as_str) == Some("allow") {
+        let mode = answer
+            .get("updatedPermissions")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter(|u| u.get("type").and_then(Value::as_str) == Some("setMode"))
+            .find_map(|u| {
+                u.get("mode")
+                    .and_then(Value::as_str)
+                    .and_then(PermissionMode::parse)
+            })
+            .filter(|mode| *mode != PermissionMode::Plan)
+            .unwrap_or(PermissionMode::Default);
+        return PlanAnswer::Approve(mode);
+    }
+    let message = answer
+        .get("message")
+        .and_then(Value::as_str)
+        .map(str::trim)
+        .filter(|m| !m.is_empty());
+    match message {
+        Some(m) if answer.get("interrupt").and_then(Value::as_bool) != Some(true) => {
+            PlanAnswer::KeepPlanning(Some(m.to_string()))
+        }
+        _ => PlanAnswer::KeepPlanning(None),
+    }
+}
+
+/// The driver's answers, as Claude Code reads them: allowed with `updatedInput.answers` (the
+/// question's text → the chosen label(s) or the user's words); a deny, or no answers, is a
+/// decline. A question left out of `answers` is answered `[No preference]`, as Claude's.
+fn question_answer(request: &QuestionRequest, answer: &Value) -> QuestionAnswer {
+    let answers = answer
+        .get("updatedInput")
+        .and_then(|u| u.get("answers"))
+        .and_then(Value::as_object);
+    match (answer.get("behavior").and_then(Value::as_str), answers) {
+        (Some("allow"), Some(answers)) if !answers.is_empty() => QuestionAnswer::Answered(
+            request
+                .questions
+                .iter()
+                .map(|q| {
+                    let text = match answers.get(&q.question) {
+                        Some(Value::String(text)) => text.clone(),
+                        Some(Value::Array(labels)) => labels
+                            .iter()
+                            .filter_map(Value::as_str)
+                            .collect::<Vec<_>>()
+                            .join(", "),
+                        _ => "[No preference]".to_string(),
+                    };
+                    (q.question.clone(), text)
+                })
+                .collect(),
+        ),
+        _ => QuestionAnswer::Declined,
+    }
 }
 
 /// A `PermissionResult`: `{"behavior": "allow", "updatedInput", "updatedPermissions"}` or
@@ -221,6 +328,53 @@ mod tests {
                 &json!({"behavior": "deny", "message": "no", "interrupt": true})
             ),
             Approval::Deny
+        );
+    }
+
+    #[test]
+    fn plan_and_question_answers_read_as_claude_code_s() {
+        assert_eq!(
+            plan_answer(&json!({"behavior": "allow"})),
+            PlanAnswer::Approve(PermissionMode::Default)
+        );
+        assert_eq!(
+            plan_answer(&json!({"behavior": "allow", "updatedPermissions": [
+                {"type": "setMode", "mode": "acceptEdits", "destination": "session"}]})),
+            PlanAnswer::Approve(PermissionMode::AcceptEdits)
+        );
+        assert_eq!(
+            plan_answer(&json!({"behavior": "deny", "message": "add tests"})),
+            PlanAnswer::KeepPlanning(Some("add tests".into()))
+        );
+        assert_eq!(
+            plan_answer(&json!({"behavior": "deny", "message": "x", "interrupt": true})),
+            PlanAnswer::KeepPlanning(None)
+        );
+        let request = QuestionRequest {
+            questions: serde_json::from_value(json!([
+                {"question": "A?", "options": [{"label": "x"}, {"label": "y"}]},
+                {"question": "B?", "options": [{"label": "x"}, {"label": "y"}]}
+            ]))
+            .unwrap_or_default(),
+            tool_use_id: "c".into(),
+        };
+        assert_eq!(
+            question_answer(
+                &request,
+                &json!({"behavior": "allow", "updatedInput": {"answers": {"A?": "x"}}})
+            ),
+            QuestionAnswer::Answered(vec![
+                ("A?".into(), "x".into()),
+                ("B?".into(), "[No preference]".into())
+            ])
+        );
+        assert_eq!(
+            question_answer(&request, &json!({"behavior": "allow", "updatedInput": {}})),
+            QuestionAnswer::Declined
+        );
+        assert_eq!(
+            question_answer(&request, &json!({"behavior": "deny", "message": "no"})),
+            QuestionAnswer::Declined
         );
     }
 

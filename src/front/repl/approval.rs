@@ -43,7 +43,7 @@ const CHOICE: &str = "  ├ ";
 const RULE_CHARS: usize = 60;
 /// How long an Esc waits for the rest of an escape sequence (an arrow key) before it is a
 /// lone Esc.
-const ESC_WAIT: Duration = Duration::from_millis(30);
+pub(super) const ESC_WAIT: Duration = Duration::from_millis(30);
 
 /// What the user chose.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -302,7 +302,7 @@ pub fn read_choice(
 }
 
 /// Bytes ready on stdin within `timeout`: `None` when none came, empty at end of input.
-fn read_some(stdin: &std::io::Stdin, timeout: PollTimeout) -> Option<Vec<u8>> {
+pub(super) fn read_some(stdin: &std::io::Stdin, timeout: PollTimeout) -> Option<Vec<u8>> {
     let mut fds = [PollFd::new(stdin.as_fd(), PollFlags::POLLIN)];
     if !matches!(poll(&mut fds, timeout), Ok(n) if n > 0) {
         return None;

@@ -50,6 +50,7 @@ pub(super) async fn slash_command(
             super::context::compact(host, &instructions, style, ui).await
         }
         Slash::Context => super::context::context(host, style).await,
+        Slash::Todos => super::ask_user::print_todos(&host.todos(), style),
         Slash::Resume(id) => super::context::resume(host, &id, style, ui).await,
         Slash::Rewind(args) => {
             if let Some(prompt) = super::rewind::rewind(host, &args, style, ui).await {

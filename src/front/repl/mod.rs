@@ -4,6 +4,7 @@
 
 mod agent_rows;
 mod approval;
+mod ask_user;
 mod commands;
 mod context;
 mod dialog_queue;

@@ -49,6 +49,8 @@ pub(super) async fn run_turn(host: &mut Host, ui: &Arc<ReplUi>, prompt: &str) ->
     }
     let started = std::time::Instant::now();
     let cancel = CancellationToken::new();
+    // The session's list of the moment (a resumed one's, none after /clear) under the spinner.
+    ui.screen.todos(crate::session::todo_summary(&host.todos()));
     ui.begin_turn(cancel.clone());
     let interrupt = cancel.clone();
     let watcher = tokio::spawn(async move {

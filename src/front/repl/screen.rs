@@ -1,7 +1,8 @@
 //! The REPL's terminal during a turn: what is printed (on stdout) and, below it, one status area
 //! (on stderr, when it is a terminal): the turn's one spinner, whose label says what Ling waits
 //! for (`thinking`, the running call, `writing a table (12 rows)`) with its seconds and
-//! `esc to interrupt`, and under it the lines typed ahead, queued to be sent.
+//! `esc to interrupt`, under it the to-do list's row (the item under way, how many are done),
+//! and the lines typed ahead, queued to be sent.
 //!
 //! Printing never waits on a timer: [`Screen::print`] takes the terminal, wipes the status area,
 //! writes, and draws the area again at once; a ticker thread redraws it every [`FRAME`] to move
@@ -35,6 +36,8 @@ struct State {
     hidden: bool,
     label: String,
     detail: String,
+    /// The to-do list's row under the spinner (kept from turn to turn).
+    todos: Option<String>,
     since: Option<Instant>,
     frame: usize,
     /// Rows of the status area on the terminal now (0: none drawn).
@@ -162,6 +165,15 @@ impl Screen {
         self.lock().detail = detail.to_string();
     }
 
+    /// The to-do list's row under the spinner, from now on (`None`: no row).
+    pub fn todos(&self, row: Option<String>) {
+        let mut state = self.lock();
+        if state.todos != row {
+            state.todos = row;
+            self.draw(&mut state);
+        }
+    }
+
     /// What was typed ahead: the lines queued and the one being typed (shown from the next frame).
     pub fn typed(&self, queued: &[String], typing: &str) {
         let mut state = self.lock();
@@ -242,7 +254,8 @@ impl Screen {
     }
 }
 
-/// The rows of the status area: the spinner, then what is typed ahead; each cut to one row.
+/// The rows of the status area: the spinner, the to-do list's row, then what is typed ahead;
+/// each cut to one row.
 fn status_rows(state: &State, width: usize) -> Vec<String> {
     let elapsed = state.since.map(|s| s.elapsed()).unwrap_or_default();
     let mut rows = vec![frame_text(
@@ -252,6 +265,9 @@ fn status_rows(state: &State, width: usize) -> Vec<String> {
         &state.detail,
         width,
     )];
+    if let Some(todos) = &state.todos {
+        rows.push(cut(&format!("  {todos}"), width));
+    }
     let now = Instant::now();
     let shown_agents = state.agents.len().min(AGENTS_SHOWN);
     for agent in &state.agents[..shown_agents] {

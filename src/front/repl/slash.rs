@@ -44,6 +44,7 @@ pub const COMMANDS: &[(&str, &str)] = &[
         "summarise the conversation to free context; /compact INSTRUCTIONS says what to keep",
     ),
     ("/context", "how full the model's context is, by part"),
+    ("/todos", "the model's to-do list for this session"),
     (
         "/resume",
         "continue another session of this project (a picker), or /resume ID",
@@ -76,6 +77,7 @@ pub enum Slash {
     Mcp(McpSlash),
     Expand,
     Status,
+    Todos,
     Diff,
     Init,
     Cost,
@@ -145,6 +147,7 @@ pub fn parse(line: &str, custom: impl Fn(&str) -> bool) -> Slash {
         "/model" => Slash::Model(word(rest)),
         "/compact" => Slash::Compact(rest.to_string()),
         "/context" => Slash::Context,
+        "/todos" => Slash::Todos,
         "/resume" => Slash::Resume(rest.to_string()),
         "/rewind" => Slash::Rewind(rest.to_string()),
         "/fork" => Slash::Fork,

@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use super::session_diff::SessionDiff;
 use super::tool_view;
-use crate::session::AgentEvent;
+use crate::session::{AgentEvent, todo_summary};
 use crate::ui::markdown::MarkdownStream;
 use crate::ui::render::{Finished, call_summary, call_summary_within, outcome, styled_display};
 use crate::ui::style::Style;
@@ -26,6 +26,8 @@ pub enum Paint {
     Detail(String),
     /// The running sub-agents' rows under the spinner.
     Agents(Vec<super::agent_rows::AgentRow>),
+    /// The to-do list's row under the spinner (`None`: the list is empty).
+    Todos(Option<String>),
 }
 
 /// A call that runs.
@@ -237,6 +239,16 @@ impl TurnView {
                 }
                 paints
             }
+            AgentEvent::Todos(todos) => vec![Paint::Todos(todo_summary(&todos))],
+            AgentEvent::ModeChanged(mode) => {
+                let line = crate::term![
+                    "  ",
+                    style.bold(mode.as_str()),
+                    style.dim(&format!(" mode: {}", mode.meaning().short)),
+                    "\n"
+                ];
+                self.above(width, line, None)
+            }
             AgentEvent::AssistantMessage { .. } | AgentEvent::TurnFinished { .. } => {
                 self.above(width, Term::new(), None)
             }
@@ -405,6 +417,7 @@ mod tests {
                     Paint::Activity(_) => {}
                     Paint::Detail(detail) => out.push_str(&format!("[detail: {detail}]\n")),
                     Paint::Agents(rows) => out.push_str(&format!("[agents: {}]\n", rows.len())),
+                    Paint::Todos(row) => out.push_str(&format!("[todos: {row:?}]\n")),
                 }
             }
         }

@@ -20,7 +20,10 @@ use super::approval::{self, Choice};
 use super::screen::Screen;
 use super::turn::{Paint, TurnView};
 use super::turn_keys::{TurnKeys, Typed};
-use crate::session::{AgentEvent, Approval, ApprovalRequest, Approver, EventSink, Live};
+use crate::session::{
+    AgentEvent, Approval, ApprovalRequest, Approver, EventSink, Live, PlanAnswer, PlanRequest,
+    QuestionAnswer, QuestionRequest,
+};
 use crate::term;
 use crate::ui::output::{stdout_line, terminal_width};
 use crate::ui::style::Style;
@@ -106,6 +109,11 @@ impl ReplUi {
         drop(state);
         self.screen.begin("thinking");
         self.dialogs.open();
+    }
+
+    /// The running turn's cancel, if a turn runs.
+    pub(super) fn turn_cancel(&self) -> Option<CancellationToken> {
+        self.lock().cancel.clone()
     }
 
     /// Interrupts the turn running now, if any (Ctrl-C in an MCP server's question).
@@ -236,6 +244,7 @@ impl EventSink for ReplUi {
                 Paint::Activity(label) => self.screen.activity(&label),
                 Paint::Detail(detail) => self.screen.detail(&detail),
                 Paint::Agents(rows) => self.screen.agents(rows),
+                Paint::Todos(row) => self.screen.todos(row),
             }
         }
         if state.asking {
@@ -296,6 +305,14 @@ impl Approver for ReplUi {
                 Some(Approval::Deny)
             }
         }
+    }
+
+    async fn approve_plan(&self, request: &PlanRequest) -> Option<PlanAnswer> {
+        self.ask_plan(request).await
+    }
+
+    async fn ask_questions(&self, request: &QuestionRequest) -> Option<QuestionAnswer> {
+        self.ask_user(request).await
     }
 }
 

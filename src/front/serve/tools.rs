@@ -12,14 +12,16 @@ use crate::tools::{Tool, ToolKind};
 /// The name of the agent tool.
 pub const AGENT_TOOL: &str = "ling";
 
-/// The MCP definition of a builtin tool.
 /// Whether a builtin tool is served: the file and shell tools are; `task` and `skill` belong to
-/// an agent's own turn (a sub-agent, a skill's instructions for the model), which `--agent`
-/// offers whole.
+/// an agent's own turn (a sub-agent, a skill's instructions for the model), as do the session's
+/// own tools (its to-do list, a plan to approve, the model's questions), which `--agent` offers
+/// whole.
 pub fn served(name: &str) -> bool {
-    name != crate::session::TASK && name != crate::session::SKILL
+    use crate::session::{ASK_USER, EXIT_PLAN_MODE, SKILL, TASK, TODO_WRITE};
+    ![TASK, SKILL, TODO_WRITE, EXIT_PLAN_MODE, ASK_USER].contains(&name)
 }
 
+/// The MCP definition of a builtin tool.
 pub fn builtin(tool: &dyn Tool) -> ToolDef {
     let (title, destructive, idempotent, open_world) = match tool.name() {
         "read_file" => ("Read a file", false, true, false),
