@@ -93,6 +93,14 @@ pub enum AgentEvent {
     },
     /// Something a sub-agent did, tagged with the parent's `task` call that runs it.
     Subagent(SubagentEvent),
+    /// The goal's check ran after an answer (`--until`, `/goal`): round `round`, passed or not,
+    /// with its output (sent back to the model when it failed).
+    GoalCheck {
+        command: String,
+        round: u32,
+        passed: bool,
+        output: String,
+    },
 }
 
 /// One event of a sub-agent, and which one.

@@ -66,9 +66,10 @@ fn ling_name(name: &str) -> Option<String> {
         "Skill" => "skill",
         "WebFetch" => "web_fetch",
         "WebSearch" => "web_search",
+        "BashOutput" => "bash_output",
+        "KillShell" => "kill_shell",
         // Claude Code tools Ling does not have admit nothing.
-        "TodoWrite" | "NotebookEdit" | "NotebookRead" | "BashOutput" | "KillShell"
-        | "ExitPlanMode" => return None,
+        "TodoWrite" | "NotebookEdit" | "NotebookRead" | "ExitPlanMode" => return None,
         other => other,
     };
     Some(match mapped.strip_prefix("mcp__") {

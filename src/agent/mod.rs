@@ -20,6 +20,7 @@ mod dispatch;
 mod events;
 mod file_mentions;
 mod filter;
+mod goal;
 mod hook_glue;
 pub mod instructions;
 mod lifecycle;
@@ -79,6 +80,7 @@ pub use session::{
 };
 pub use skill_tool::SKILL;
 pub use subagent::TASK;
+pub use goal::CheckRun;
 pub use truncate::cap_middle;
 
 /// How a run ended.

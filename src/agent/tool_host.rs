@@ -26,7 +26,9 @@ use crate::mcp::McpManager;
 use crate::media::ImageStore;
 use crate::permissions::Permissions;
 use crate::process::sandbox::Policy;
-use crate::tools::{FileAccess, LocalFiles, ShellHost, Tool, ToolContext, ToolKind, ToolRegistry};
+use crate::tools::{
+    FileAccess, LocalFiles, ShellHost, Shells, Tool, ToolContext, ToolKind, ToolRegistry,
+};
 
 pub(super) struct ToolHost {
     /// The builtin tools; `tools` is these plus the MCP servers' tools of the moment.
@@ -61,6 +63,8 @@ pub(super) struct ToolHost {
     pub checkpoints: Option<Checkpoints>,
     /// Where images are kept (`LING_HOME/images`); `None`: no images in this run.
     pub images: Option<ImageStore>,
+    /// The session's background commands (shared with the sub-agents).
+    pub shells: Shells,
 }
 
 impl ToolHost {
@@ -83,6 +87,7 @@ impl ToolHost {
             shell_host: None,
             checkpoints: None,
             images: None,
+            shells: Shells::default(),
         }
     }
 
@@ -204,6 +209,7 @@ impl ToolHost {
             hidden: options.child_env.decision().hidden.as_slice().into(),
             files: self.files.clone(),
             shell_host: self.shell_host.clone(),
+            shells: Some(self.shells.clone()),
             call_id: None,
             images: self.images.clone(),
             web_rules,

@@ -33,14 +33,7 @@ pub enum Rule {
 }
 
 /// Claude Code tools Ling has no counterpart for: their rules are accepted and ignored.
-const CLAUDE_ONLY_TOOLS: [&str; 6] = [
-    "NotebookEdit",
-    "NotebookRead",
-    "TodoWrite",
-    "ExitPlanMode",
-    "BashOutput",
-    "KillShell",
-];
+const CLAUDE_ONLY_TOOLS: [&str; 4] = ["NotebookEdit", "NotebookRead", "TodoWrite", "ExitPlanMode"];
 
 impl Rule {
     pub fn parse(text: &str, scope: &Scope) -> Result<Self, PermissionError> {
@@ -125,13 +118,16 @@ impl Rule {
     }
 }
 
-/// Ling's name for Claude Code's `Task` (sub-agents), `Skill`, `WebFetch` and `WebSearch`.
+/// Ling's name for Claude Code's `Task` (sub-agents), `Skill`, `WebFetch`, `WebSearch`,
+/// `BashOutput` and `KillShell`.
 fn claude_agent_tool(name: &str) -> Option<&'static str> {
     match name {
         "Task" => Some("task"),
         "Skill" => Some("skill"),
         "WebFetch" => Some("web_fetch"),
         "WebSearch" => Some("web_search"),
+        "BashOutput" => Some("bash_output"),
+        "KillShell" => Some("kill_shell"),
         _ => None,
     }
 }

@@ -43,9 +43,12 @@ combined stdout and stderr (in order) followed by `Exit code: N`. Each call star
 `cd` and variables do not carry over, so chain dependent steps with `&&`. stdin is closed, so \
 interactive commands fail: pass flags like `-y`. Output over 30000 characters is cut in the middle. \
 The default timeout is 120000 ms; set `timeout_ms` (up to 600000) for slow builds or tests. On \
-timeout the command and all its children are killed. A background process (`cmd &`) must redirect \
-its output (`cmd > log.txt 2>&1 &`), otherwise it is stopped when the command ends. Prefer \
-read_file, grep and glob over cat, grep and find.";
+timeout the command and all its children are killed. For a server, a watcher or anything that \
+does not end, set `run_in_background: true`: the call returns at once with the command's id; \
+read what it printed with bash_output and end it with kill_shell (it also ends with the \
+session). A process put in the background with `cmd &` must redirect its output (`cmd > log.txt \
+2>&1 &`), otherwise it is stopped when the command ends. Prefer read_file, grep and glob over \
+cat, grep and find.";
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -60,6 +63,10 @@ struct Args {
     #[serde(default)]
     #[allow(dead_code)]
     description: Option<String>,
+    /// Run it in the background and return at once with its id (bash_output reads its output,
+    /// kill_shell ends it); the timeout does not apply
+    #[serde(default)]
+    run_in_background: Option<bool>,
 }
 
 pub struct Bash;
@@ -88,6 +95,9 @@ impl Tool for Bash {
             return Err(ToolError::failed(
                 "command is empty; give a bash command to run",
             ));
+        }
+        if args.run_in_background == Some(true) {
+            return background(&args.command, ctx);
         }
         let mut notes = Vec::new();
         let timeout_ms = match args.timeout_ms.unwrap_or(DEFAULT_TIMEOUT_MS) {
@@ -181,11 +191,52 @@ async fn run(command: &str, ctx: &ToolContext, timeout_ms: u64) -> Result<Run, T
 }
 
 /// The shell started, with the read end of its output and its supervisor's report pipe.
-struct Started {
-    child: Child,
-    output: tokio::net::unix::pipe::Receiver,
-    report: Option<tokio::net::unix::pipe::Receiver>,
-    group: Group,
+pub(super) struct Started {
+    pub child: Child,
+    pub output: tokio::net::unix::pipe::Receiver,
+    pub report: Option<tokio::net::unix::pipe::Receiver>,
+    pub group: Group,
+}
+
+/// `command` started as any `bash` command (same sandbox, environment and supervisor) and
+/// handed to the session's background commands; the result says its id and output file.
+fn background(command: &str, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+    let shells = ctx
+        .shells
+        .as_ref()
+        .ok_or_else(|| ToolError::failed("background commands are not available here; run it \
+            without run_in_background"))?;
+    // Started first: if the entry cannot be made, the dropped group ends it.
+    let started = start(command, ctx)?;
+    let (shell, file) = shells.add(command).map_err(|e| {
+        ToolError::failed(format!(
+            "cannot make the output file of a background command in the temp dir: {e}"
+        ))
+    })?;
+    let (id, path) = (shell.id.clone(), shell.output_file.clone());
+    super::background::watch(started, shell, file);
+    Ok(ToolOutput::text(format!(
+        "Started in the background.\nid: {id}\noutput file: {} (its whole output; read_file \
+         reads it)\nRead what it prints with bash_output (id {id}); end it with kill_shell. It \
+         ends with the session.",
+        path.display()
+    )))
+}
+
+/// Runs `command` as a `bash` call does, to its end or `timeout_ms` (the `--until` check):
+/// its output capped as a call's, and whether it exited 0.
+pub async fn run_check(
+    command: &str,
+    ctx: &ToolContext,
+    timeout_ms: u64,
+) -> Result<(String, bool), ToolError> {
+    let run = run(command, ctx, timeout_ms).await?;
+    let mut text = run.output.finish();
+    if !text.is_empty() && !text.ends_with('\n') {
+        text.push('\n');
+    }
+    text.push_str(&status_line(run.status));
+    Ok((text, run.status.success()))
 }
 
 /// Starts `bash -c command` in the project root, its stdout and stderr on one pipe.

@@ -66,6 +66,9 @@ pub struct ToolContext {
     pub files: Arc<dyn FileAccess>,
     /// Where `bash` runs its commands instead of a child of Ling (an ACP editor's terminals).
     pub shell_host: Option<Arc<dyn ShellHost>>,
+    /// The session's background commands (`run_in_background`, `bash_output`, `kill_shell`);
+    /// `None`: there are none here (a tool run outside a session).
+    pub shells: Option<Shells>,
     /// The id of the tool call being run, when it has one.
     pub call_id: Option<String>,
     /// Where images a tool returns are kept (`LING_HOME/images`); `None`: images are refused
@@ -97,6 +100,7 @@ impl ToolContext {
             hidden: Arc::new([]),
             files: Arc::new(LocalFiles),
             shell_host: None,
+            shells: None,
             call_id: None,
             images: None,
             web_rules: HostRules::default(),
@@ -284,6 +288,7 @@ impl ToolRegistry {
     }
 }
 
+pub mod background;
 pub mod bash;
 mod bash_group;
 mod beneath;
@@ -303,6 +308,7 @@ pub mod web_fetch;
 pub mod web_search;
 pub mod write_file;
 
+pub use background::{Shells, TaskInfo, TaskState};
 pub use file_access::{FileAccess, LocalFiles};
 pub use files::check_write_path;
 pub use model_access::{Cited, ModelAccess};

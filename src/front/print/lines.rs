@@ -99,6 +99,9 @@ pub struct RunResult<'a> {
     pub cost_usd: Option<f64>,
     pub mcp_servers: &'a [McpServer<'a>],
     pub project_trust: &'static str,
+    /// How `--until`'s check went: `{"command", "rounds", "passed"}`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub until: Option<serde_json::Value>,
 }
 
 /// One entry of `mcp_servers`: each enabled server, its status and its error.

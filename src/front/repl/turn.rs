@@ -235,6 +235,22 @@ impl TurnView {
                     crate::term![style.yellow("warning:"), " ", warning, "\n"],
                 );
             }
+            AgentEvent::GoalCheck {
+                command,
+                round,
+                passed,
+                output,
+            } => {
+                let done = self.settle(width);
+                text(&mut paints, done);
+                let line = crate::session::check_line(&command, round, passed, &output);
+                let line = if passed {
+                    style.green(&line)
+                } else {
+                    style.yellow(&line)
+                };
+                text(&mut paints, line + "\n");
+            }
             AgentEvent::McpReloaded {
                 added,
                 removed,
