@@ -52,7 +52,7 @@ use crate::mcp::McpManager;
 use crate::media::{ImageRef, ImageStore, MediaError};
 use crate::permissions::Permissions;
 use crate::process::sandbox::Decision;
-use crate::tools::{FileAccess, ShellHost, ToolRegistry};
+use crate::tools::{FileAccess, ShellHost, Shells, ToolRegistry};
 
 pub use approval::{Approval, ApprovalRequest, Approver, NonInteractive};
 pub use compact::{Compaction, Trigger};
@@ -155,12 +155,14 @@ impl Agent {
         session: Session,
     ) -> Self {
         let conversation = conversation::Conversation::new(session, &options, &llm.config().model);
+        // Named after the session it starts in, so a spill file's path can be told in advance.
+        let shells = Shells::new(options.background_buffer, &conversation.session.id);
         Self {
             llm,
             options,
             requests: request_cap::RequestCap::new(),
             conversation,
-            host: tool_host::ToolHost::new(tools, permissions),
+            host: tool_host::ToolHost::new(tools, permissions, shells),
         }
     }
 

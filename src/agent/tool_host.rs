@@ -68,7 +68,7 @@ pub(super) struct ToolHost {
 }
 
 impl ToolHost {
-    pub fn new(tools: ToolRegistry, permissions: Permissions) -> Self {
+    pub fn new(tools: ToolRegistry, permissions: Permissions, shells: Shells) -> Self {
         Self {
             builtins: tools.clone(),
             tools,
@@ -87,7 +87,7 @@ impl ToolHost {
             shell_host: None,
             checkpoints: None,
             images: None,
-            shells: Shells::default(),
+            shells,
         }
     }
 

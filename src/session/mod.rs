@@ -358,11 +358,10 @@ impl Host {
         Ok(Reply::Kept(shown))
     }
 
-    /// SessionEnd (when the session started), the background commands ended, then the MCP
+    /// SessionEnd (when the session started) and the background commands ended, then the MCP
     /// servers stop.
     async fn end(&mut self, reason: EndReason, sink: &dyn EventSink) {
         self.end_session(reason, sink).await;
-        self.setup.agent.shells().end_all().await;
         self.setup.shutdown().await;
     }
 
@@ -372,12 +371,13 @@ impl Host {
         self.setup.shutdown().await;
     }
 
-    /// SessionEnd (when the session started), the servers left running: `-p` writes its result
-    /// line first and then stops them without waiting.
+    /// SessionEnd (when the session started) and the background commands ended, the servers
+    /// left running: `-p` writes its result line first and then stops them without waiting.
     pub async fn end_session(&mut self, reason: EndReason, sink: &dyn EventSink) {
         if std::mem::replace(&mut self.started, false) {
             self.setup.agent.end_session(reason, sink).await;
         }
+        self.setup.agent.shells().end_all().await;
     }
 
     /// The user trusted the project during the session (an editor's first prompt): recorded,

@@ -3,6 +3,7 @@
 
 mod acp;
 mod agent_inprocess;
+mod background_bash;
 mod checkpoints;
 mod claude_hooks;
 mod claude_mcp_import;
@@ -82,4 +83,5 @@ mod trust_secrets;
 mod trust_terminal;
 mod trust_workspace;
 mod trust_workspace_repl;
+mod until_goal;
 mod web_tools;

@@ -197,6 +197,7 @@ mod tests {
                 cost_usd: None,
                 mcp_servers: &[],
                 project_trust: "trusted",
+                until: None,
             })),
             r#"{"type":"result","subtype":"error_max_turns","is_error":true,"result":"r","session_id":"id","num_turns":3,"duration_ms":7,"usage":{"prompt_tokens":1,"completion_tokens":2},"mcp_servers":[],"project_trust":"trusted"}"#
         );

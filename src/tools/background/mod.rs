@@ -66,6 +66,7 @@ pub struct Shells {
 
 struct Inner {
     buffer: usize,
+    name: String,
     next: AtomicU32,
     /// The spill files' folder, made at the first command.
     dir: Mutex<Option<PathBuf>>,
@@ -112,16 +113,18 @@ impl Shell {
 
 impl Default for Shells {
     fn default() -> Self {
-        Self::new(DEFAULT_BUFFER_BYTES)
+        Self::new(DEFAULT_BUFFER_BYTES, "")
     }
 }
 
 impl Shells {
-    /// A registry whose commands keep `buffer` bytes of output in memory each.
-    pub fn new(buffer: usize) -> Self {
+    /// A registry whose commands keep `buffer` bytes of output in memory each; its spill files
+    /// go in `$TMPDIR/ling-bg-NAME/` (with a random suffix when that is taken).
+    pub fn new(buffer: usize, name: &str) -> Self {
         Self {
             inner: Arc::new(Inner {
                 buffer,
+                name: name.to_string(),
                 next: AtomicU32::new(1),
                 dir: Mutex::default(),
                 shells: Mutex::default(),
@@ -193,15 +196,17 @@ impl Shells {
         if let Some(dir) = dir.as_ref() {
             return Ok(dir.clone());
         }
-        let made = std::env::temp_dir().join(format!(
-            "ling-{}-bg-{:08x}",
-            std::process::id(),
-            fastrand::u32(..)
-        ));
-        std::fs::DirBuilder::new()
-            .mode(0o700)
-            .recursive(false)
-            .create(&made)?;
+        let temp = std::env::temp_dir();
+        let mut made = temp.join(format!("ling-bg-{}", self.inner.name));
+        let mut builder = std::fs::DirBuilder::new();
+        builder.mode(0o700).recursive(false);
+        // Taken (the same session resumed twice at once): a name of its own.
+        while let Err(e) = builder.create(&made) {
+            if e.kind() != std::io::ErrorKind::AlreadyExists {
+                return Err(e);
+            }
+            made = temp.join(format!("ling-bg-{}-{:08x}", self.inner.name, fastrand::u32(..)));
+        }
         // The temp dir may be reached through a link (`/tmp` on some systems): the canonical
         // path is what `read_file` resolves the model's path to.
         let made = std::fs::canonicalize(&made)?;

@@ -26,7 +26,8 @@ async fn follow(started: Started, shell: Arc<Shell>, file: std::fs::File) {
         report: mut report_pipe,
         mut group,
     } = started;
-    let mut file = tokio::io::BufWriter::new(tokio::fs::File::from_std(file));
+    // Unbuffered: what the ring holds is in the file too, for a reader of either.
+    let mut file = tokio::fs::File::from_std(file);
     let mut spill_ok = true;
     let mut buf = vec![0u8; 64 * 1024];
     let mut report_text = Vec::new();
