@@ -63,8 +63,7 @@ struct Args {
     #[serde(default)]
     #[allow(dead_code)]
     description: Option<String>,
-    /// Run it in the background and return at once with its id (bash_output reads its output,
-    /// kill_shell ends it); the timeout does not apply
+    /// Run it in the background and return at once with its id (see bash_output, kill_shell)
     #[serde(default)]
     run_in_background: Option<bool>,
 }

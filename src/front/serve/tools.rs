@@ -108,13 +108,14 @@ mod tests {
             let a = builtin(tool.as_ref()).annotations;
             (a.read_only_hint, a.destructive_hint, a.open_world_hint)
         };
-        for read in ["read_file", "grep", "glob"] {
+        // The background commands' handles touch only what the session's own bash started.
+        for read in ["read_file", "grep", "glob", "bash_output", "kill_shell"] {
             assert_eq!(hints(read), (true, false, false), "{read}");
         }
         assert_eq!(hints("write_file"), (false, true, false));
         assert_eq!(hints("edit_file"), (false, true, false));
         assert_eq!(hints("bash"), (false, true, true));
         let names: Vec<String> = registry.names();
-        assert_eq!(names.len(), 6, "{names:?}");
+        assert_eq!(names.len(), 8, "{names:?}");
     }
 }
