@@ -19,7 +19,7 @@ fn tasks_lists_a_background_command_with_its_state_and_last_line_and_status_coun
         Reply::tool_calls(vec![(
             "b1",
             "bash",
-            json!({"command": "echo $$ > server.pid; echo booting; echo serving-on-8080; exec sleep 1000", "run_in_background": true}),
+            json!({"command": "echo $$ >server.pid; echo booting; echo serving-on-8080; exec sleep 1000", "run_in_background": true}),
         )]),
         Reply::tool_calls(vec![(
             "w",
@@ -44,9 +44,9 @@ fn tasks_lists_a_background_command_with_its_state_and_last_line_and_status_coun
     p.prompt();
     p.send_line("/tasks");
     let listed = p.expect("> ");
-    assert!(listed.contains("bash_1  running  echo $$ > server.pid"), "{listed}");
-    assert!(listed.contains("serving-on-8080"), "{listed}");
-    assert!(!listed.contains("booting"), "only the last line: {listed}");
+    assert!(listed.contains("bash_1  running  echo $$ >server.pid"), "{listed}");
+    assert!(listed.contains("\n      serving-on-8080\n"), "{listed}");
+    assert!(!listed.contains("\n      booting"), "only the last line: {listed}");
     p.send_line("/status");
     let status = p.expect("> ");
     assert!(

@@ -30,6 +30,8 @@ pub fn builtin(tool: &dyn Tool) -> ToolDef {
         "bash" => ("Run a shell command", true, false, true),
         "web_fetch" => ("Fetch a web page", false, true, true),
         "web_search" => ("Search the web", false, true, true),
+        "bash_output" => ("Read a background command's output", false, false, false),
+        "kill_shell" => ("End a background command", false, true, false),
         _ => ("", tool.kind() != ToolKind::Read, false, true),
     };
     // Reading the web changes nothing either (though its world is open).
