@@ -60,6 +60,7 @@ pub use context::{ContextOptions, ContextUsage, WindowSource};
 pub use direct::DirectResult;
 pub use events::{AgentEvent, EventSink, HookNotice, NoticeDecision, SubagentEvent, SubagentKind};
 pub use file_mentions::{ATTACH_LIMIT, Attached, attach_files};
+pub use goal::CheckRun;
 pub use hook_glue::{IdleNotice, Notifier, RuleConditions, check_hook_conditions};
 pub use instructions::CLAUDE_MEMORY;
 pub use lifecycle::{EndReason, StartSource};
@@ -80,7 +81,6 @@ pub use session::{
 };
 pub use skill_tool::SKILL;
 pub use subagent::TASK;
-pub use goal::CheckRun;
 pub use truncate::cap_middle;
 
 /// How a run ended.

@@ -31,7 +31,7 @@ pub use self::status::Status;
 pub use crate::agent::PromptOptions;
 pub use crate::agent::context::percent_of;
 pub use crate::agent::{
-    AgentError, AgentEvent, CheckRun, Approval, ApprovalRequest, Approver, Attached, Compaction,
+    AgentError, AgentEvent, Approval, ApprovalRequest, Approver, Attached, CheckRun, Compaction,
     ContextUsage, DirectResult, EventSink, HookNotice, IdleNotice, McpAsker, NonInteractive,
     NoticeDecision, RewindError, RewindPoint, RewindReport, RewindRequest, RewindScope, RunEnd,
     RunResult, SKILL, SessionSummary, SubagentEvent, SubagentKind, TASK, attach_files, cap_middle,

@@ -200,11 +200,12 @@ pub(super) struct Started {
 /// `command` started as any `bash` command (same sandbox, environment and supervisor) and
 /// handed to the session's background commands; the result says its id and output file.
 fn background(command: &str, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
-    let shells = ctx
-        .shells
-        .as_ref()
-        .ok_or_else(|| ToolError::failed("background commands are not available here; run it \
-            without run_in_background"))?;
+    let shells = ctx.shells.as_ref().ok_or_else(|| {
+        ToolError::failed(
+            "background commands are not available here; run it \
+            without run_in_background",
+        )
+    })?;
     // Started first: if the entry cannot be made, the dropped group ends it.
     let started = start(command, ctx)?;
     let (shell, file) = shells.add(command).map_err(|e| {

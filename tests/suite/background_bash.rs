@@ -146,7 +146,10 @@ fn a_filter_returns_only_the_matching_lines_and_consumes_the_rest() {
         .find_map(|l| l.strip_prefix("output file: "))
         .and_then(|l| l.split(" (").next())
         .expect("no output file named");
-    assert!(file.starts_with(&tmp.path().to_string_lossy().to_string()), "{file}");
+    assert!(
+        file.starts_with(&tmp.path().to_string_lossy().to_string()),
+        "{file}"
+    );
 }
 
 #[test]
@@ -176,16 +179,34 @@ fn read_file_reads_a_background_commands_output_file_and_nothing_else_outside_th
         Reply::text("done"),
     ]);
     let mut cmd = project.command(&server.base_url());
-    cmd.env("TMPDIR", tmp.path())
-        .args(["-p", "go", "--allowed-tools", "bash", "--session-id", session]);
+    cmd.env("TMPDIR", tmp.path()).args([
+        "-p",
+        "go",
+        "--allowed-tools",
+        "bash",
+        "--session-id",
+        session,
+    ]);
     let out = run(cmd);
     assert_eq!(out.code, Some(0), "stderr: {}", out.stderr);
     let results = tool_results(&server);
-    assert!(results[0].contains(&spill.to_string_lossy().to_string()), "{}", results[0]);
+    assert!(
+        results[0].contains(&spill.to_string_lossy().to_string()),
+        "{}",
+        results[0]
+    );
     assert!(results[2].contains("read-me-back"), "{}", results[2]);
-    assert!(results[3].contains("outside the project root"), "{}", results[3]);
+    assert!(
+        results[3].contains("outside the project root"),
+        "{}",
+        results[3]
+    );
     // The spill files go with the session.
-    assert!(!spill.exists(), "{} is left after the session", spill.display());
+    assert!(
+        !spill.exists(),
+        "{} is left after the session",
+        spill.display()
+    );
 }
 
 /// A background command in the default sandbox as `user`: its write outside the root is
@@ -219,7 +240,10 @@ fn sandbox_case(user: User, off: bool) {
     if off {
         assert!(escaped.exists(), "{user:?}: with the sandbox off: {read}");
     } else {
-        assert!(!escaped.exists(), "{user:?}: the background write got out: {read}");
+        assert!(
+            !escaped.exists(),
+            "{user:?}: the background write got out: {read}"
+        );
         assert!(
             read.contains("Permission denied") || read.contains("Read-only file system"),
             "{user:?}: {read}"
@@ -269,7 +293,12 @@ fn hooks_of_a_claude_code_file_see_bash_output_and_kill_shell_by_claudes_names_a
         .collect();
     let names: Vec<(&str, &Value)> = seen
         .iter()
-        .map(|v| (v["tool_name"].as_str().unwrap_or_default(), &v["tool_input"]))
+        .map(|v| {
+            (
+                v["tool_name"].as_str().unwrap_or_default(),
+                &v["tool_input"],
+            )
+        })
         .collect();
     // Bash itself is not matched: the matcher names only the two.
     assert_eq!(names.len(), 2, "{seen:#?}");

@@ -44,9 +44,15 @@ fn tasks_lists_a_background_command_with_its_state_and_last_line_and_status_coun
     p.prompt();
     p.send_line("/tasks");
     let listed = p.expect("> ");
-    assert!(listed.contains("bash_1  running  echo $$ >server.pid"), "{listed}");
+    assert!(
+        listed.contains("bash_1  running  echo $$ >server.pid"),
+        "{listed}"
+    );
     assert!(listed.contains("\n      serving-on-8080\n"), "{listed}");
-    assert!(!listed.contains("\n      booting"), "only the last line: {listed}");
+    assert!(
+        !listed.contains("\n      booting"),
+        "only the last line: {listed}"
+    );
     p.send_line("/status");
     let status = p.expect("> ");
     assert!(
@@ -75,18 +81,27 @@ fn goal_runs_its_check_after_each_answer_until_it_passes_and_off_drops_it() {
     p.prompt();
     p.send_line("/goal test -f ok");
     let set = p.expect("> ");
-    assert!(set.contains("goal set: after each answer `test -f ok` runs"), "{set}");
+    assert!(
+        set.contains("goal set: after each answer `test -f ok` runs"),
+        "{set}"
+    );
     p.send_line("make it pass");
     let turn = p.expect("passed after 2 rounds");
     assert!(
         turn.contains("check `test -f ok` failed (round 1: Exit code: 1)"),
         "{turn}"
     );
-    assert!(turn.contains("check `test -f ok` passed (round 2)"), "{turn}");
+    assert!(
+        turn.contains("check `test -f ok` passed (round 2)"),
+        "{turn}"
+    );
     p.prompt();
     p.send_line("/goal");
     let shown = p.expect("> ");
-    assert!(shown.contains("`test -f ok` runs until it passes"), "{shown}");
+    assert!(
+        shown.contains("`test -f ok` runs until it passes"),
+        "{shown}"
+    );
     p.send_line("/goal off");
     p.expect("goal dropped");
     p.prompt();

@@ -99,7 +99,14 @@ fn a_passing_check_in_text_mode_says_its_rounds_and_a_run_without_until_has_no_l
     let project = Project::new();
     let server = passes_on_round_three();
     let mut cmd = project.command(&server.base_url());
-    cmd.args(["-p", "go", "--allowed-tools", "bash", "--until", "test -f ok"]);
+    cmd.args([
+        "-p",
+        "go",
+        "--allowed-tools",
+        "bash",
+        "--until",
+        "test -f ok",
+    ]);
     let out = run(cmd);
     assert_eq!(out.code, Some(0), "stderr: {}", out.stderr);
     assert!(

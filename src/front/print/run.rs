@@ -66,7 +66,14 @@ pub async fn run(mut host: Host, options: PrintOptions, prompt: String) -> RunOu
     let watcher = tokio::spawn(signals::watch(cancel.clone()));
     crate::ui::output::cancel_on_closed_stdout(cancel.clone());
 
-    let ending = drive(&mut host, &output, &prompt, options.until.as_deref(), &cancel).await;
+    let ending = drive(
+        &mut host,
+        &output,
+        &prompt,
+        options.until.as_deref(),
+        &cancel,
+    )
+    .await;
     watcher.abort();
     if let Output::Text(text) = &output {
         text.finish();

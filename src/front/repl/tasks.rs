@@ -70,9 +70,6 @@ pub(super) fn goal_line(goal: &GoalOutcome, style: Style) -> crate::ui::term::Te
     if goal.passed {
         style.green(&format!("goal: `{}` passed after {rounds}", goal.command))
     } else {
-        style.yellow(&format!(
-            "goal: `{}` did not pass ({rounds})",
-            goal.command
-        ))
+        style.yellow(&format!("goal: `{}` did not pass ({rounds})", goal.command))
     }
 }

@@ -192,7 +192,11 @@ impl Shells {
 
     /// The spill folder, made (private to the user) at the first call.
     fn dir(&self) -> std::io::Result<PathBuf> {
-        let mut dir = self.inner.dir.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut dir = self
+            .inner
+            .dir
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
         if let Some(dir) = dir.as_ref() {
             return Ok(dir.clone());
         }
@@ -205,7 +209,11 @@ impl Shells {
             if e.kind() != std::io::ErrorKind::AlreadyExists {
                 return Err(e);
             }
-            made = temp.join(format!("ling-bg-{}-{:08x}", self.inner.name, fastrand::u32(..)));
+            made = temp.join(format!(
+                "ling-bg-{}-{:08x}",
+                self.inner.name,
+                fastrand::u32(..)
+            ));
         }
         // The temp dir may be reached through a link (`/tmp` on some systems): the canonical
         // path is what `read_file` resolves the model's path to.

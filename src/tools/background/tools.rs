@@ -66,9 +66,7 @@ fn unknown(shells: &Shells, id: &str) -> ToolError {
     } else {
         format!("there are {}", ids.join(", "))
     };
-    ToolError::failed(format!(
-        "no background command has the id {id:?}; {listed}"
-    ))
+    ToolError::failed(format!("no background command has the id {id:?}; {listed}"))
 }
 
 #[async_trait]
