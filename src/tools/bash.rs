@@ -96,7 +96,7 @@ impl Tool for Bash {
             ));
         }
         if args.run_in_background == Some(true) {
-            return background(&args.command, ctx);
+            return super::background::start(&args.command, ctx);
         }
         let mut notes = Vec::new();
         let timeout_ms = match args.timeout_ms.unwrap_or(DEFAULT_TIMEOUT_MS) {
@@ -197,32 +197,6 @@ pub(super) struct Started {
     pub group: Group,
 }
 
-/// `command` started as any `bash` command (same sandbox, environment and supervisor) and
-/// handed to the session's background commands; the result says its id and output file.
-fn background(command: &str, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
-    let shells = ctx.shells.as_ref().ok_or_else(|| {
-        ToolError::failed(
-            "background commands are not available here; run it \
-            without run_in_background",
-        )
-    })?;
-    // Started first: if the entry cannot be made, the dropped group ends it.
-    let started = start(command, ctx)?;
-    let (shell, file) = shells.add(command).map_err(|e| {
-        ToolError::failed(format!(
-            "cannot make the output file of a background command in the temp dir: {e}"
-        ))
-    })?;
-    let (id, path) = (shell.id.clone(), shell.output_file.clone());
-    super::background::watch(started, shell, file);
-    Ok(ToolOutput::text(format!(
-        "Started in the background.\nid: {id}\noutput file: {} (its whole output; read_file \
-         reads it)\nRead what it prints with bash_output (id {id}); end it with kill_shell. It \
-         ends with the session.",
-        path.display()
-    )))
-}
-
 /// Runs `command` as a `bash` call does, to its end or `timeout_ms` (the `--until` check):
 /// its output capped as a call's, and whether it exited 0.
 pub async fn run_check(
@@ -240,7 +214,7 @@ pub async fn run_check(
 }
 
 /// Starts `bash -c command` in the project root, its stdout and stderr on one pipe.
-fn start(command: &str, ctx: &ToolContext) -> Result<Started, ToolError> {
+pub(super) fn start(command: &str, ctx: &ToolContext) -> Result<Started, ToolError> {
     let spawn_error = |e: std::io::Error| ToolError::failed(format!("cannot run bash: {e}"));
     // One pipe for both streams keeps stdout and stderr in the order they were written.
     let (writer, reader) = tokio::net::unix::pipe::pipe().map_err(spawn_error)?;

@@ -11,6 +11,7 @@ mod tools;
 mod watch;
 
 use std::collections::BTreeMap;
+use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -19,7 +20,7 @@ use tokio_util::sync::CancellationToken;
 
 use self::ring::Ring;
 pub use self::tools::{BashOutput, KillShell};
-pub(super) use self::watch::watch;
+use super::{ToolContext, ToolError, ToolOutput};
 
 /// The default `backgroundOutputBytes`: what one background command's output may take in memory.
 pub const DEFAULT_BUFFER_BYTES: usize = 1 << 20;
@@ -56,6 +57,31 @@ pub struct TaskInfo {
     pub bytes: u64,
     /// Where its whole output is.
     pub output_file: PathBuf,
+}
+
+/// `command` started as any `bash` command (same sandbox, environment and supervisor) and
+/// handed to the session's background commands; the result says its id and output file.
+pub(super) fn start(command: &str, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+    let shells = ctx.shells.as_ref().ok_or_else(|| {
+        ToolError::failed(
+            "background commands are not available here; run it without run_in_background",
+        )
+    })?;
+    // Started first: if the entry cannot be made, the dropped group ends it.
+    let started = super::bash::start(command, ctx)?;
+    let (shell, file) = shells.add(command).map_err(|e| {
+        ToolError::failed(format!(
+            "cannot make the output file of a background command in the temp dir: {e}"
+        ))
+    })?;
+    let (id, path) = (shell.id.clone(), shell.output_file.clone());
+    watch::watch(started, shell, file);
+    Ok(ToolOutput::text(format!(
+        "Started in the background.\nid: {id}\noutput file: {} (its whole output; read_file \
+         reads it)\nRead what it prints with bash_output (id {id}); end it with kill_shell. It \
+         ends with the session.",
+        path.display()
+    )))
 }
 
 /// The registry of one session's background commands. Cheap to clone; clones share it.
@@ -233,8 +259,6 @@ impl Shells {
         }
     }
 }
-
-use std::os::unix::fs::DirBuilderExt;
 
 impl Drop for Inner {
     fn drop(&mut self) {

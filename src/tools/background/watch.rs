@@ -15,7 +15,7 @@ use crate::tools::bash::Started;
 
 /// Follows `started` until it ended and its output ran out, or it is killed. Spawned: it must
 /// not hold the tool call.
-pub(in crate::tools) fn watch(started: Started, shell: Arc<Shell>, file: std::fs::File) {
+pub(super) fn watch(started: Started, shell: Arc<Shell>, file: std::fs::File) {
     tokio::spawn(follow(started, shell, file));
 }
 
