@@ -210,6 +210,7 @@ impl ToolHost {
             files: self.files.clone(),
             shell_host: self.shell_host.clone(),
             shells: Some(self.shells.clone()),
+            on_timeout: None,
             call_id: None,
             images: self.images.clone(),
             web_rules,

@@ -186,7 +186,7 @@ struct Run {
 async fn run(command: &str, ctx: &ToolContext, timeout_ms: u64) -> Result<Run, ToolError> {
     let git_existed = std::fs::symlink_metadata(ctx.root.join(".git")).is_ok();
     let started = start(command, ctx)?;
-    watch(started, ctx, timeout_ms, git_existed).await
+    watch(started, ctx, command, timeout_ms, git_existed).await
 }
 
 /// The shell started, with the read end of its output and its supervisor's report pipe.
@@ -255,6 +255,7 @@ pub(super) fn start(command: &str, ctx: &ToolContext) -> Result<Started, ToolErr
 async fn watch(
     started: Started,
     ctx: &ToolContext,
+    command: &str,
     timeout_ms: u64,
     git_existed: bool,
 ) -> Result<Run, ToolError> {
@@ -284,6 +285,12 @@ async fn watch(
                 return Err(ToolError::Interrupted);
             }
             () = tokio::time::sleep_until(deadline), if status.is_none() => {
+                // The REPL may keep it running in the background instead.
+                if super::background::keep_on_timeout(ctx, command).await {
+                    let started = Started { child, output: reader, report: report_pipe, group };
+                    let moved = super::background::adopt(ctx, command, started, output.finish())?;
+                    return Err(ToolError::Failed(moved));
+                }
                 group.terminate(Some(&mut child)).await;
                 return Err(timed_out(timeout_ms, output));
             }

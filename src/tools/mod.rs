@@ -69,6 +69,10 @@ pub struct ToolContext {
     /// The session's background commands (`run_in_background`, `bash_output`, `kill_shell`);
     /// `None`: there are none here (a tool run outside a session).
     pub shells: Option<Shells>,
+    /// Asks the user whether a `bash` command that reached its timeout goes on in the
+    /// background instead of being killed (the answer comes on the receiver); `None`: nobody
+    /// can be asked, and it is killed.
+    pub on_timeout: Option<TimeoutAsk>,
     /// The id of the tool call being run, when it has one.
     pub call_id: Option<String>,
     /// Where images a tool returns are kept (`LING_HOME/images`); `None`: images are refused
@@ -101,6 +105,7 @@ impl ToolContext {
             files: Arc::new(LocalFiles),
             shell_host: None,
             shells: None,
+            on_timeout: None,
             call_id: None,
             images: None,
             web_rules: HostRules::default(),
@@ -109,6 +114,10 @@ impl ToolContext {
         }
     }
 }
+
+/// How a tool asks whether a command past its timeout may go on in the background: given the
+/// command, the answer comes on the receiver (dropped: no).
+pub type TimeoutAsk = Arc<dyn Fn(String) -> tokio::sync::oneshot::Receiver<bool> + Send + Sync>;
 
 /// Whether `path` is `hidden` or beneath one of them.
 pub fn is_hidden(hidden: &[PathBuf], path: &std::path::Path) -> bool {

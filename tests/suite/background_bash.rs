@@ -360,3 +360,29 @@ impl Drop for KillOnDrop {
         }
     }
 }
+
+#[test]
+fn in_print_mode_a_command_past_its_timeout_is_killed_as_before() {
+    let (project, tmp) = project_with_tmp();
+    let pid_file = project.path().join("slow.pid");
+    let server = MockServer::start_blocking(vec![
+        Reply::tool_calls(vec![(
+            "s",
+            "bash",
+            json!({"command": "echo $$ >slow.pid; exec sleep 1000", "timeout_ms": 300}),
+        )]),
+        Reply::text("done"),
+    ]);
+    let mut cmd = project.command(&server.base_url());
+    cmd.env("TMPDIR", tmp.path())
+        .args(["-p", "go", "--allowed-tools", "bash"]);
+    let out = run(cmd);
+    assert_eq!(out.code, Some(0), "stderr: {}", out.stderr);
+    let result = &tool_results(&server)[0];
+    assert!(
+        result.contains("command timed out after 300 ms"),
+        "{result}"
+    );
+    let pid = process::read_pid(&pid_file, "the slow command wrote no pid");
+    assert!(process::gone_within(pid, Duration::from_secs(5)));
+}

@@ -123,3 +123,56 @@ fn goal_runs_its_check_after_each_answer_until_it_passes_and_off_drops_it() {
         .to_string();
     assert!(back.contains("does not pass yet (round 1)"), "{back}");
 }
+
+#[test]
+fn a_command_past_its_timeout_is_kept_running_in_the_background_when_the_user_says_so() {
+    let project = Project::new();
+    let tmp = tempfile::tempdir().unwrap();
+    let pid_file = project.path().join("slow.pid");
+    let server = MockServer::start_blocking(vec![
+        Reply::tool_calls(vec![(
+            "s",
+            "bash",
+            json!({"command": "echo $$ >slow.pid; echo started-slow; exec sleep 1000", "timeout_ms": 300}),
+        )]),
+        Reply::text("kept it"),
+    ]);
+    let tmp_dir = tmp.path().to_string_lossy().to_string();
+    let mut p = repl::start(
+        &project,
+        &server,
+        &["--allowed-tools", "bash"],
+        &[("TMPDIR", &tmp_dir)],
+    );
+    p.prompt();
+    p.send_line("run the slow one");
+    let question = p.expect("allow?");
+    assert!(
+        question.contains("it reached its timeout; keep it running in the background"),
+        "{question}"
+    );
+    p.send_line("y");
+    p.expect("kept it");
+    p.prompt();
+    p.send_line("/tasks");
+    let listed = p.expect("> ");
+    assert!(listed.contains("bash_1  running"), "{listed}");
+    let pid = process::read_pid(&pid_file, "the slow command wrote no pid");
+    assert!(process::alive(pid), "the command was killed at its timeout");
+    let result = server.requests()[1]
+        .messages()
+        .iter()
+        .find(|m| m["role"] == "tool")
+        .and_then(|m| m["content"].as_str().map(str::to_string))
+        .unwrap_or_default();
+    assert!(
+        result.contains("the user moved it to the background") && result.contains("id: bash_1"),
+        "{result}"
+    );
+    assert!(result.contains("started-slow"), "{result}");
+    p.exit();
+    assert!(
+        process::gone_within(pid, Duration::from_secs(5)),
+        "the kept command (pid {pid}) outlived the REPL"
+    );
+}

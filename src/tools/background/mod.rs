@@ -84,6 +84,51 @@ pub(super) fn start(command: &str, ctx: &ToolContext) -> Result<ToolOutput, Tool
     )))
 }
 
+/// Whether a command that reached its timeout goes on in the background: asked of the user
+/// when somebody can be (the REPL), else no.
+pub(super) async fn keep_on_timeout(ctx: &ToolContext, command: &str) -> bool {
+    match (&ctx.on_timeout, &ctx.shells) {
+        (Some(ask), Some(_)) => ask(command.to_string()).await.unwrap_or(false),
+        _ => false,
+    }
+}
+
+/// A foreground command past its timeout, handed to the background commands with what it
+/// printed so far: the call's result (an error, since the call did not finish) says its id.
+pub(super) fn adopt(
+    ctx: &ToolContext,
+    command: &str,
+    started: crate::tools::bash::Started,
+    earlier: String,
+) -> Result<String, ToolError> {
+    let shells = ctx
+        .shells
+        .as_ref()
+        .ok_or_else(|| ToolError::failed("background commands are not available here"))?;
+    let (shell, mut file) = shells.add(command).map_err(|e| {
+        ToolError::failed(format!(
+            "cannot make the output file of a background command in the temp dir: {e}"
+        ))
+    })?;
+    {
+        // Already in the call's result: the first read starts after it.
+        let mut output = shell.lock();
+        output.ring.push(earlier.as_bytes());
+        output.read_to = output.ring.total();
+    }
+    // Best effort: the spill file starts with what the call had kept of the output.
+    let _ = std::io::Write::write_all(&mut file, earlier.as_bytes());
+    let (id, path) = (shell.id.clone(), shell.output_file.clone());
+    watch::watch(started, shell, file);
+    Ok(format!(
+        "The command reached its timeout and the user moved it to the background instead of \
+         killing it.\nid: {id}\noutput file: {} (its whole output; read_file reads it)\n\
+         Read what it prints with bash_output (id {id}); end it with kill_shell.\nOutput before \
+         the timeout:\n{earlier}",
+        path.display()
+    ))
+}
+
 /// The registry of one session's background commands. Cheap to clone; clones share it.
 #[derive(Clone)]
 pub struct Shells {
