@@ -25,6 +25,9 @@ use super::{ToolContext, ToolError, ToolOutput};
 /// The default `backgroundOutputBytes`: what one background command's output may take in memory.
 pub const DEFAULT_BUFFER_BYTES: usize = 1 << 20;
 
+/// How long the session's end waits for one background command to be gone.
+const END_WAIT: std::time::Duration = std::time::Duration::from_secs(3);
+
 /// How a background command stands.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TaskState {
@@ -300,7 +303,8 @@ impl Shells {
             shell.kill.cancel();
         }
         for shell in shells {
-            shell.done.cancelled().await;
+            // Each ends within its group's grace; never hang the session's end on one.
+            let _ = tokio::time::timeout(END_WAIT, shell.done.cancelled()).await;
         }
     }
 }
