@@ -385,6 +385,15 @@ impl Agent {
         let (line, mut requests) =
             CallLine::open(turn.approver.can_ask(), turn.approver.orders_questions());
         ctx.caller = Some(Arc::new(line.clone()));
+        // A command past its timeout: the user may keep it running in the background.
+        let (timeout_tx, mut timeouts) = tokio::sync::mpsc::unbounded_channel();
+        if turn.approver.can_ask() {
+            ctx.on_timeout = Some(Arc::new(move |command: String| {
+                let (reply, answer) = tokio::sync::oneshot::channel::<bool>();
+                let _ = timeout_tx.send((command, reply));
+                answer
+            }));
+        }
         let running = tool.call(input, &ctx);
         tokio::pin!(running);
         // Tools stop themselves on cancel (bash kills its group, MCP tells the server); one that
@@ -409,6 +418,10 @@ impl Agent {
                     });
                 }
                 Some(request) = requests.recv() => self.serve_line(request, turn).await,
+                Some((command, reply)) = timeouts.recv() => {
+                    let keep = self.keep_in_background(&command, call, turn).await;
+                    let _ = reply.send(keep);
+                }
                 () = turn.cancel.cancelled(), if !cancelled => {
                     cancelled = true;
                     grace.as_mut().reset(tokio::time::Instant::now() + CANCEL_GRACE);

@@ -97,6 +97,14 @@ pub enum AgentEvent {
     Todos(Vec<super::Todo>),
     /// The permission mode changed during the run (a plan approved with `exit_plan_mode`).
     ModeChanged(crate::config::PermissionMode),
+    /// The goal's check ran after an answer (`--until`, `/goal`): round `round`, passed or not,
+    /// with its output (sent back to the model when it failed).
+    GoalCheck {
+        command: String,
+        round: u32,
+        passed: bool,
+        output: String,
+    },
 }
 
 /// One event of a sub-agent, and which one.

@@ -69,8 +69,10 @@ fn ling_name(name: &str) -> Option<String> {
         "TodoWrite" => "todo_write",
         "ExitPlanMode" => "exit_plan_mode",
         "AskUserQuestion" => "ask_user",
+        "BashOutput" => "bash_output",
+        "KillShell" => "kill_shell",
         // Claude Code tools Ling does not have admit nothing.
-        "NotebookEdit" | "NotebookRead" | "BashOutput" | "KillShell" => return None,
+        "NotebookEdit" | "NotebookRead" => return None,
         other => other,
     };
     Some(match mapped.strip_prefix("mcp__") {

@@ -21,6 +21,7 @@ mod dispatch;
 mod events;
 mod file_mentions;
 mod filter;
+mod goal;
 mod hook_glue;
 pub mod instructions;
 mod lifecycle;
@@ -54,7 +55,7 @@ use crate::mcp::McpManager;
 use crate::media::{ImageRef, ImageStore, MediaError};
 use crate::permissions::Permissions;
 use crate::process::sandbox::Decision;
-use crate::tools::{FileAccess, ShellHost, ToolRegistry};
+use crate::tools::{FileAccess, ShellHost, Shells, ToolRegistry};
 
 pub use approval::{Approval, ApprovalRequest, Approver, NonInteractive};
 pub use ask_user::{ASK_USER, Question, QuestionAnswer, QuestionOption, QuestionRequest};
@@ -63,6 +64,7 @@ pub use context::{ContextOptions, ContextUsage, WindowSource};
 pub use direct::DirectResult;
 pub use events::{AgentEvent, EventSink, HookNotice, NoticeDecision, SubagentEvent, SubagentKind};
 pub use file_mentions::{ATTACH_LIMIT, Attached, attach_files};
+pub use goal::CheckRun;
 pub use hook_glue::{IdleNotice, Notifier, RuleConditions, check_hook_conditions};
 pub use instructions::CLAUDE_MEMORY;
 pub use lifecycle::{EndReason, StartSource};
@@ -170,12 +172,14 @@ impl Agent {
         session: Session,
     ) -> Self {
         let conversation = conversation::Conversation::new(session, &options, &llm.config().model);
+        // Named after the session it starts in, so a spill file's path can be told in advance.
+        let shells = Shells::new(options.background_buffer, &conversation.session.id);
         Self {
             llm,
             options,
             requests: request_cap::RequestCap::new(),
             conversation,
-            host: tool_host::ToolHost::new(tools, permissions),
+            host: tool_host::ToolHost::new(tools, permissions, shells),
         }
     }
 

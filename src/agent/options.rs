@@ -29,6 +29,8 @@ pub struct AgentOptions {
     /// How many times in a row Stop hooks may send the model back to work before the run ends
     /// (settings `maxStopHookBlocks`).
     pub stop_hook_limit: u32,
+    /// Bytes of each background command's output kept in memory (`backgroundOutputBytes`).
+    pub background_buffer: usize,
     /// This agent is a subagent (a `task` of another): its hooks are told so, and its end of
     /// turn fires SubagentStop instead of Stop.
     pub subagent: Option<crate::hooks::SubagentInfo>,

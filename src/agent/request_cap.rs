@@ -19,6 +19,8 @@ struct Counter {
     used: AtomicU32,
     /// 0: no limit (a limit of 0 is refused by the settings).
     limit: AtomicU32,
+    /// The next run goes on counting instead of restarting (an `--until` round).
+    carry: std::sync::atomic::AtomicBool,
 }
 
 impl RequestCap {
@@ -40,12 +42,17 @@ impl RequestCap {
 
     /// A run begins: at the top of the tree nothing is counted yet, and `limit` bounds it.
     pub(super) fn begin(&self, limit: Option<u32>) {
-        if self.root {
+        if self.root && !self.shared.carry.swap(false, Ordering::SeqCst) {
             self.shared.used.store(0, Ordering::SeqCst);
             self.shared
                 .limit
                 .store(limit.unwrap_or(0), Ordering::SeqCst);
         }
+    }
+
+    /// The next run counts on from here: it is one more round of the same run (`--until`).
+    pub(super) fn carry_once(&self) {
+        self.shared.carry.store(true, Ordering::SeqCst);
     }
 
     /// Counts one request; `false`, counting nothing, when the run has made all it may.

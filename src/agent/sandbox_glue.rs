@@ -1,6 +1,7 @@
 //! The agent's side of the shell sandbox: which policy a `bash` call runs in (the run's mode,
-//! `read-only` in plan mode), and, when the sandbox stopped a command and somebody can be
-//! asked, the question to run it once outside.
+//! `read-only` in plan mode), and, when somebody can be asked, the questions about one
+//! command: to run it once outside when the sandbox stopped it, and to keep it running in the
+//! background when it reached its timeout.
 
 use serde_json::Value;
 
@@ -12,6 +13,34 @@ use crate::llm::ToolCall;
 use crate::tools::{Tool, ToolError, ToolOutput};
 
 impl Agent {
+    /// A `bash` command reached its timeout: asks whether it goes on in the background
+    /// (yes) or is killed as usual (no, or nobody answers).
+    pub(super) async fn keep_in_background(
+        &self,
+        command: &str,
+        call: &ToolCall,
+        turn: &Turn<'_>,
+    ) -> bool {
+        let request = ApprovalRequest {
+            tool: "bash".to_string(),
+            tool_use_id: call.id.clone(),
+            input: serde_json::json!({ "command": command }),
+            // Never remembered: "always" counts as once.
+            session_rule: String::new(),
+            reason: Some(
+                "it reached its timeout; keep it running in the background (yes) or kill it (no)?"
+                    .to_string(),
+            ),
+            preview: None,
+            agent: None,
+        };
+        let answer = {
+            let _asking = self.host.approval_turn.lock().await;
+            turn.approver.approve(&request).await
+        };
+        matches!(answer, Some(Approval::Once | Approval::Always))
+    }
+
     /// A command the sandbox stopped: asks whether to run it once outside (never in plan
     /// mode); yes runs it again without the sandbox, no keeps the blocked result.
     pub(super) async fn outside_sandbox(

@@ -26,7 +26,9 @@ use crate::mcp::McpManager;
 use crate::media::ImageStore;
 use crate::permissions::Permissions;
 use crate::process::sandbox::Policy;
-use crate::tools::{FileAccess, LocalFiles, ShellHost, Tool, ToolContext, ToolKind, ToolRegistry};
+use crate::tools::{
+    FileAccess, LocalFiles, ShellHost, Shells, Tool, ToolContext, ToolKind, ToolRegistry,
+};
 
 pub(super) struct ToolHost {
     /// The builtin tools; `tools` is these plus the MCP servers' tools of the moment.
@@ -61,10 +63,12 @@ pub(super) struct ToolHost {
     pub checkpoints: Option<Checkpoints>,
     /// Where images are kept (`LING_HOME/images`); `None`: no images in this run.
     pub images: Option<ImageStore>,
+    /// The session's background commands (shared with the sub-agents).
+    pub shells: Shells,
 }
 
 impl ToolHost {
-    pub fn new(tools: ToolRegistry, permissions: Permissions) -> Self {
+    pub fn new(tools: ToolRegistry, permissions: Permissions, shells: Shells) -> Self {
         Self {
             builtins: tools.clone(),
             tools,
@@ -83,6 +87,7 @@ impl ToolHost {
             shell_host: None,
             checkpoints: None,
             images: None,
+            shells,
         }
     }
 
@@ -206,6 +211,8 @@ impl ToolHost {
             hidden: options.child_env.decision().hidden.as_slice().into(),
             files: self.files.clone(),
             shell_host: self.shell_host.clone(),
+            shells: Some(self.shells.clone()),
+            on_timeout: None,
             call_id: None,
             images: self.images.clone(),
             web_rules,

@@ -89,6 +89,11 @@ pub struct RunArgs {
     )]
     pub image: Vec<PathBuf>,
 
+    /// With -p: after each answer run CMD (sandboxed, as a bash command); while it fails its
+    /// output goes back to the model, which goes on. Exit 3 when it never passed
+    #[arg(long, value_name = "CMD")]
+    pub until: Option<String>,
+
     /// Extra MCP config: a file, or the JSON itself (repeatable)
     #[arg(long, value_name = "FILE|JSON")]
     pub mcp_config: Vec<PathBuf>,

@@ -45,6 +45,8 @@ pub enum Exit {
     Terminated,
     /// The exit code of the command `ling sandbox run` ran.
     Command(u8),
+    /// `--until`'s check never passed.
+    CheckFailed,
 }
 
 impl Exit {
@@ -57,6 +59,7 @@ impl Exit {
             Self::HungUp => 129,
             Self::Terminated => 143,
             Self::Command(code) => code,
+            Self::CheckFailed => 3,
         }
     }
 }
@@ -72,6 +75,7 @@ impl From<RunOutcome> for Exit {
         match outcome {
             RunOutcome::Success => Self::Success,
             RunOutcome::Failed => Self::Failure,
+            RunOutcome::CheckFailed => Self::CheckFailed,
             RunOutcome::Interrupted(Signal::Interrupt) => Self::Interrupted,
             RunOutcome::Interrupted(Signal::Terminate) => Self::Terminated,
             RunOutcome::Interrupted(Signal::HangUp) => Self::HungUp,
@@ -210,6 +214,15 @@ async fn run_agent(args: RunArgs) -> Result<Exit, CliError> {
                 .into(),
         ));
     }
+    if args.until.is_some()
+        && (interactive || resolved.input_format == compat_args::InputFormat::StreamJson)
+    {
+        return Err(CliError::Usage(
+            "--until works until a check passes in a -p run with a prompt argument or one on \
+             stdin; in the REPL, type /goal CMD instead"
+                .into(),
+        ));
+    }
     if resolved.input_format == compat_args::InputFormat::StreamJson {
         if args.prompt.is_some() {
             return Err(CliError::Usage(
@@ -249,6 +262,7 @@ async fn run_agent(args: RunArgs) -> Result<Exit, CliError> {
             verbose: args.verbose,
             partial: args.compat.include_partial_messages,
             last_message: args.compat.output_last_message.clone(),
+            until: args.until.clone(),
         };
         let outcome = crate::front::print::run(host, print, prompt).await;
         return Ok(outcome.into());

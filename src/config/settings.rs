@@ -69,6 +69,8 @@ pub struct Settings {
     pub max_turns: Option<u32>,
     /// `maxStopHookBlocks`.
     pub max_stop_hook_blocks: u32,
+    /// `backgroundOutputBytes`.
+    pub background_output_bytes: usize,
     /// `idleNotifyMs`.
     pub idle_notify_after: Duration,
     /// Nothing is asked: a call that needs approval is denied.
@@ -319,6 +321,10 @@ impl Settings {
             project_hooks_disabled: project.disable_all_hooks.unwrap_or(false),
             max_turns: overrides.max_turns.or(limits.max_turns),
             max_stop_hook_blocks: limits.max_stop_hook_blocks,
+            background_output_bytes: layers
+                .pick(|s| s.background_output_bytes)
+                .filter(|&b| b > 0)
+                .unwrap_or(super::settings_raw::DEFAULT_BACKGROUND_OUTPUT_BYTES),
             idle_notify_after: Duration::from_millis(
                 layers
                     .pick(|s| s.idle_notify_ms)

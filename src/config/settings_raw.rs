@@ -41,6 +41,8 @@ pub const DEFAULT_AUTO_COMPACT_PERCENT: u8 = 85;
 /// The context window assumed when neither settings, the server nor the table of well-known
 /// models says (tokens).
 pub const DEFAULT_CONTEXT_WINDOW: u64 = 32_768;
+/// The default `backgroundOutputBytes` (1 MiB).
+pub const DEFAULT_BACKGROUND_OUTPUT_BYTES: usize = 1 << 20;
 /// The default `maxStopHookBlocks`.
 pub const DEFAULT_MAX_STOP_HOOK_BLOCKS: u32 = 20;
 /// The default `idleNotifyMs`: a minute at the prompt, as Claude Code waits.
@@ -118,8 +120,13 @@ pub struct RawSettings {
     /// milliseconds. Default 60000.
     #[schemars(range(min = 1), extend("default" = DEFAULT_IDLE_NOTIFY_MS))]
     pub idle_notify_ms: Option<u64>,
+    /// Bytes of a background command's output kept in memory (its whole output is in a file
+    /// too). Default 1048576 (1 MiB).
+    #[schemars(range(min = 1), extend("default" = DEFAULT_BACKGROUND_OUTPUT_BYTES))]
+    pub background_output_bytes: Option<usize>,
     /// How many times in a row Stop hooks may block the end of a turn (sending the model back
-    /// to work) before the run ends with an error. Default 20.
+    /// to work) before the run ends with an error, and how many times in a row a goal's check
+    /// (`--until`, `/goal`) may fail. Default 20.
     #[schemars(range(min = 1), extend("default" = DEFAULT_MAX_STOP_HOOK_BLOCKS))]
     pub max_stop_hook_blocks: Option<u32>,
     /// Characters of one tool result sent to the model before it is cut (head and tail kept).

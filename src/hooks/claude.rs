@@ -12,7 +12,7 @@ use serde_json::{Map, Value, json};
 /// Ling's builtin tools and Claude Code's names for them. `MultiEdit`, `LS`, `NotebookEdit`
 /// and the other Claude tools have no Ling counterpart: a matcher naming them is accepted and
 /// matches nothing.
-pub const TOOL_NAMES: [(&str, &str); 13] = [
+pub const TOOL_NAMES: [(&str, &str); 15] = [
     ("bash", "Bash"),
     ("read_file", "Read"),
     ("write_file", "Write"),
@@ -26,6 +26,8 @@ pub const TOOL_NAMES: [(&str, &str); 13] = [
     ("todo_write", "TodoWrite"),
     ("exit_plan_mode", "ExitPlanMode"),
     ("ask_user", "AskUserQuestion"),
+    ("bash_output", "BashOutput"),
+    ("kill_shell", "KillShell"),
 ];
 
 /// Claude Code's name for a Ling builtin tool (`bash` → `Bash`); `None` for every other name.
@@ -120,9 +122,24 @@ fn aliases(tool: &str) -> &'static [Alias] {
             to_ling: same,
         },
     ];
+    // Claude Code names the background command's id by tool.
+    const BASH_OUTPUT: &[Alias] = &[Alias {
+        claude: "bash_id",
+        ling: "id",
+        to_claude: same,
+        to_ling: same,
+    }];
+    const KILL_SHELL: &[Alias] = &[Alias {
+        claude: "shell_id",
+        ling: "id",
+        to_claude: same,
+        to_ling: same,
+    }];
     match tool {
         "read_file" | "write_file" | "edit_file" => FILE,
         "bash" => BASH,
+        "bash_output" => BASH_OUTPUT,
+        "kill_shell" => KILL_SHELL,
         "grep" => GREP,
         _ => &[],
     }
@@ -139,7 +156,8 @@ fn sent_only(tool: &str) -> &'static [&'static str] {
 /// `input` (Ling's, as the tool will get it) with Claude Code's field names added beside
 /// Ling's: `file_path` beside `path`; Grep's `output_mode`, `-i`, `-n`, `-A`, `-B`, `-C` beside
 /// `output`, `case_insensitive` and `context` (their effective values, defaults included);
-/// Bash's `timeout` beside `timeout_ms`. Other tools' input is returned as it is.
+/// Bash's `timeout` beside `timeout_ms`; BashOutput's `bash_id` and KillShell's `shell_id`
+/// beside `id`. Other tools' input is returned as it is.
 pub fn with_claude_fields(tool: &str, input: &Value) -> Value {
     let Value::Object(fields) = input else {
         return input.clone();

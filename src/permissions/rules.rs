@@ -33,7 +33,7 @@ pub enum Rule {
 }
 
 /// Claude Code tools Ling has no counterpart for: their rules are accepted and ignored.
-const CLAUDE_ONLY_TOOLS: [&str; 4] = ["NotebookEdit", "NotebookRead", "BashOutput", "KillShell"];
+const CLAUDE_ONLY_TOOLS: [&str; 2] = ["NotebookEdit", "NotebookRead"];
 
 impl Rule {
     pub fn parse(text: &str, scope: &Scope) -> Result<Self, PermissionError> {
@@ -118,8 +118,9 @@ impl Rule {
     }
 }
 
-/// Ling's name for Claude Code's `Task` (sub-agents), `Skill`, `WebFetch`, `WebSearch` and the
-/// session's own tools (`TodoWrite`, `ExitPlanMode`, `AskUserQuestion`).
+/// Ling's name for Claude Code's `Task` (sub-agents), `Skill`, `WebFetch`, `WebSearch`,
+/// `BashOutput`, `KillShell` and the session's own tools (`TodoWrite`, `ExitPlanMode`,
+/// `AskUserQuestion`).
 fn claude_agent_tool(name: &str) -> Option<&'static str> {
     match name {
         "Task" => Some("task"),
@@ -129,6 +130,8 @@ fn claude_agent_tool(name: &str) -> Option<&'static str> {
         "Skill" => Some("skill"),
         "WebFetch" => Some("web_fetch"),
         "WebSearch" => Some("web_search"),
+        "BashOutput" => Some("bash_output"),
+        "KillShell" => Some("kill_shell"),
         _ => None,
     }
 }

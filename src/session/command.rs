@@ -18,6 +18,9 @@ pub enum Command {
     Start,
     /// One user message: a turn of the agent loop (a custom command's `/name args` expanded).
     Prompt(String),
+    /// The check each prompt's answer is followed by until it passes (`--until`, `/goal`);
+    /// `None` (or empty): none.
+    SetGoal(Option<String>),
     /// The permission mode from the next tool call on, in this agent and its sub-agents.
     SetMode(PermissionMode),
     /// The model of the next request: the agent's, MCP sampling's and the context window's.
@@ -81,10 +84,12 @@ pub enum Reply {
     Done,
     /// A hook stopped the session (SessionStart with `continue: false`): the reason.
     Stopped(String),
-    /// How a prompt's turn went, and the tokens it used.
+    /// How a prompt's turn went (its last round's, with a goal), the tokens it used, and how
+    /// the goal went when one was set.
     Turn {
         result: Result<RunResult, AgentError>,
         usage: Usage,
+        goal: Option<super::GoalOutcome>,
     },
     Compacted(Compaction),
     /// The session switched to a recorded one: its warnings (skipped transcript lines).

@@ -11,6 +11,7 @@
 //! vocabulary they need (events, approvals, how a run ended) is re-exported here.
 
 mod command;
+mod goal;
 mod live;
 mod model;
 mod reload;
@@ -24,14 +25,15 @@ use async_trait::async_trait;
 use tokio_util::sync::CancellationToken;
 
 pub use self::command::{Command, EndReason, HostError, Keep, McpCommand, Reply};
+pub use self::goal::{GoalOutcome, check_line};
 pub use self::live::Live;
 pub use self::status::Status;
 pub use crate::agent::PromptOptions;
 pub use crate::agent::context::percent_of;
 pub use crate::agent::{
-    ASK_USER, AgentError, AgentEvent, Approval, ApprovalRequest, Approver, Attached, Compaction,
-    ContextUsage, DirectResult, EXIT_PLAN_MODE, EventSink, HookNotice, IdleNotice, McpAsker,
-    NonInteractive, NoticeDecision, PlanAnswer, PlanRequest, Question, QuestionAnswer,
+    ASK_USER, AgentError, AgentEvent, Approval, ApprovalRequest, Approver, Attached, CheckRun,
+    Compaction, ContextUsage, DirectResult, EXIT_PLAN_MODE, EventSink, HookNotice, IdleNotice,
+    McpAsker, NonInteractive, NoticeDecision, PlanAnswer, PlanRequest, Question, QuestionAnswer,
     QuestionOption, QuestionRequest, RewindError, RewindPoint, RewindReport, RewindRequest,
     RewindScope, RunEnd, RunResult, SKILL, SessionSummary, SubagentEvent, SubagentKind, TASK,
     TODO_WRITE, Todo, TodoStatus, attach_files, cap_middle, parse_rewind, render_todos,
@@ -111,6 +113,8 @@ pub struct Host {
     /// How it was started, to set it up again once the project is trusted.
     options: RunOptions,
     interactive: bool,
+    /// The check run after each answer until it passes (`--until`, `/goal`).
+    goal: Option<String>,
 }
 
 impl Host {
@@ -133,6 +137,7 @@ impl Host {
             plugs: Plugs::default(),
             options,
             interactive,
+            goal: None,
         })
     }
 
@@ -164,6 +169,10 @@ impl Host {
                 .await
                 .map_or(Reply::Done, Reply::Stopped)),
             Command::Prompt(text) => self.prompt(&text, io).await,
+            Command::SetGoal(goal) => {
+                self.goal = goal.filter(|g| !g.trim().is_empty());
+                Ok(Reply::Done)
+            }
             Command::SetMode(mode) => {
                 self.live.set_mode(mode);
                 Ok(Reply::Done)
@@ -273,16 +282,24 @@ impl Host {
         self.prepared = false;
         let before = self.setup.agent.usage();
         self.live.begin_turn(io.cancel.clone());
-        let result = self
+        let mut result = self
             .setup
             .agent
             .run_input(text, io.sink, io.approver, io.cancel)
             .await;
+        let goal = match self.goal.clone() {
+            Some(command) => Some(self.pursue(&command, &mut result, io).await),
+            None => None,
+        };
         self.live.end_turn();
         let usage = self.setup.agent.usage().since(before);
         // `/clear` or a resume inside a command's run would have moved it.
         self.live.session_is(&self.setup.agent.session().id);
-        Ok(Reply::Turn { result, usage })
+        Ok(Reply::Turn {
+            result,
+            usage,
+            goal,
+        })
     }
 
     /// The model of the agent (its window with it), of MCP sampling, and of the status.
@@ -348,7 +365,8 @@ impl Host {
         Ok(Reply::Kept(shown))
     }
 
-    /// SessionEnd (when the session started), then the MCP servers stop.
+    /// SessionEnd (when the session started) and the background commands ended, then the MCP
+    /// servers stop.
     async fn end(&mut self, reason: EndReason, sink: &dyn EventSink) {
         self.end_session(reason, sink).await;
         self.setup.shutdown().await;
@@ -360,12 +378,13 @@ impl Host {
         self.setup.shutdown().await;
     }
 
-    /// SessionEnd (when the session started), the servers left running: `-p` writes its result
-    /// line first and then stops them without waiting.
+    /// SessionEnd (when the session started) and the background commands ended, the servers
+    /// left running: `-p` writes its result line first and then stops them without waiting.
     pub async fn end_session(&mut self, reason: EndReason, sink: &dyn EventSink) {
         if std::mem::replace(&mut self.started, false) {
             self.setup.agent.end_session(reason, sink).await;
         }
+        self.setup.agent.shells().end_all().await;
     }
 
     /// The user trusted the project during the session (an editor's first prompt): recorded,

@@ -55,6 +55,16 @@ impl Host {
         self.setup.agent.tools()
     }
 
+    /// The background commands of the session, oldest first (`/tasks`).
+    pub fn background_tasks(&self) -> Vec<crate::tools::TaskInfo> {
+        self.setup.agent.shells().list()
+    }
+
+    /// The check each answer is followed by (`/goal`), if any.
+    pub fn goal(&self) -> Option<&str> {
+        self.goal.as_deref()
+    }
+
     pub fn usage(&self) -> Usage {
         self.setup.agent.usage()
     }

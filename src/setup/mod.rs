@@ -405,6 +405,7 @@ fn agent_options(
         },
         never_ask: settings.never_ask,
         stop_hook_limit: settings.max_stop_hook_blocks,
+        background_buffer: settings.background_output_bytes,
         subagent: None,
         idle_notify_after: settings.idle_notify_after,
     }

@@ -43,9 +43,12 @@ combined stdout and stderr (in order) followed by `Exit code: N`. Each call star
 `cd` and variables do not carry over, so chain dependent steps with `&&`. stdin is closed, so \
 interactive commands fail: pass flags like `-y`. Output over 30000 characters is cut in the middle. \
 The default timeout is 120000 ms; set `timeout_ms` (up to 600000) for slow builds or tests. On \
-timeout the command and all its children are killed. A background process (`cmd &`) must redirect \
-its output (`cmd > log.txt 2>&1 &`), otherwise it is stopped when the command ends. Prefer \
-read_file, grep and glob over cat, grep and find.";
+timeout the command and all its children are killed. For a server, a watcher or anything that \
+does not end, set `run_in_background: true`: the call returns at once with the command's id; \
+read what it printed with bash_output and end it with kill_shell (it also ends with the \
+session). A process put in the background with `cmd &` must redirect its output (`cmd > log.txt \
+2>&1 &`), otherwise it is stopped when the command ends. Prefer read_file, grep and glob over \
+cat, grep and find.";
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -60,6 +63,9 @@ struct Args {
     #[serde(default)]
     #[allow(dead_code)]
     description: Option<String>,
+    /// Run it in the background and return at once with its id (see bash_output, kill_shell)
+    #[serde(default)]
+    run_in_background: Option<bool>,
 }
 
 pub struct Bash;
@@ -88,6 +94,9 @@ impl Tool for Bash {
             return Err(ToolError::failed(
                 "command is empty; give a bash command to run",
             ));
+        }
+        if args.run_in_background == Some(true) {
+            return super::background::start(&args.command, ctx);
         }
         let mut notes = Vec::new();
         let timeout_ms = match args.timeout_ms.unwrap_or(DEFAULT_TIMEOUT_MS) {
@@ -177,19 +186,35 @@ struct Run {
 async fn run(command: &str, ctx: &ToolContext, timeout_ms: u64) -> Result<Run, ToolError> {
     let git_existed = std::fs::symlink_metadata(ctx.root.join(".git")).is_ok();
     let started = start(command, ctx)?;
-    watch(started, ctx, timeout_ms, git_existed).await
+    watch(started, ctx, command, timeout_ms, git_existed).await
 }
 
 /// The shell started, with the read end of its output and its supervisor's report pipe.
-struct Started {
-    child: Child,
-    output: tokio::net::unix::pipe::Receiver,
-    report: Option<tokio::net::unix::pipe::Receiver>,
-    group: Group,
+pub(super) struct Started {
+    pub child: Child,
+    pub output: tokio::net::unix::pipe::Receiver,
+    pub report: Option<tokio::net::unix::pipe::Receiver>,
+    pub group: Group,
+}
+
+/// Runs `command` as a `bash` call does, to its end or `timeout_ms` (the `--until` check):
+/// its output capped as a call's, and whether it exited 0.
+pub async fn run_check(
+    command: &str,
+    ctx: &ToolContext,
+    timeout_ms: u64,
+) -> Result<(String, bool), ToolError> {
+    let run = run(command, ctx, timeout_ms).await?;
+    let mut text = run.output.finish();
+    if !text.is_empty() && !text.ends_with('\n') {
+        text.push('\n');
+    }
+    text.push_str(&status_line(run.status));
+    Ok((text, run.status.success()))
 }
 
 /// Starts `bash -c command` in the project root, its stdout and stderr on one pipe.
-fn start(command: &str, ctx: &ToolContext) -> Result<Started, ToolError> {
+pub(super) fn start(command: &str, ctx: &ToolContext) -> Result<Started, ToolError> {
     let spawn_error = |e: std::io::Error| ToolError::failed(format!("cannot run bash: {e}"));
     // One pipe for both streams keeps stdout and stderr in the order they were written.
     let (writer, reader) = tokio::net::unix::pipe::pipe().map_err(spawn_error)?;
@@ -230,6 +255,7 @@ fn start(command: &str, ctx: &ToolContext) -> Result<Started, ToolError> {
 async fn watch(
     started: Started,
     ctx: &ToolContext,
+    command: &str,
     timeout_ms: u64,
     git_existed: bool,
 ) -> Result<Run, ToolError> {
@@ -259,6 +285,12 @@ async fn watch(
                 return Err(ToolError::Interrupted);
             }
             () = tokio::time::sleep_until(deadline), if status.is_none() => {
+                // The REPL may keep it running in the background instead.
+                if super::background::keep_on_timeout(ctx, command).await {
+                    let started = Started { child, output: reader, report: report_pipe, group };
+                    let moved = super::background::adopt(ctx, command, started, output.finish())?;
+                    return Err(ToolError::Failed(moved));
+                }
                 group.terminate(Some(&mut child)).await;
                 return Err(timed_out(timeout_ms, output));
             }

@@ -18,7 +18,7 @@ const KILL_GRACE: Duration = Duration::from_millis(500);
 /// ends the group, so even an abandoned call leaves no processes behind: a supervising
 /// trampoline gets SIGTERM and ends everything below it (SIGKILL would end only the group and
 /// leave what left it), anything else SIGKILL.
-pub(super) struct Group {
+pub(crate) struct Group {
     pgid: Pid,
     armed: bool,
     supervised: bool,
@@ -41,7 +41,7 @@ impl Group {
     /// SIGTERM to the whole group, a short grace, then SIGKILL to whatever is left. `child` is
     /// the trampoline when it has not been reaped yet; reaping it here lets the group disappear.
     /// A supervisor ends everything below it within its own grace, shorter than this one.
-    pub(super) async fn terminate(&mut self, mut child: Option<&mut Child>) {
+    pub(crate) async fn terminate(&mut self, mut child: Option<&mut Child>) {
         // ESRCH (already gone) is the outcome we want anyway.
         let _ = killpg(self.pgid, Signal::SIGTERM);
         let grace = if self.supervised {

@@ -66,6 +66,13 @@ pub struct ToolContext {
     pub files: Arc<dyn FileAccess>,
     /// Where `bash` runs its commands instead of a child of Ling (an ACP editor's terminals).
     pub shell_host: Option<Arc<dyn ShellHost>>,
+    /// The session's background commands (`run_in_background`, `bash_output`, `kill_shell`);
+    /// `None`: there are none here (a tool run outside a session).
+    pub shells: Option<Shells>,
+    /// Asks the user whether a `bash` command that reached its timeout goes on in the
+    /// background instead of being killed (the answer comes on the receiver); `None`: nobody
+    /// can be asked, and it is killed.
+    pub on_timeout: Option<TimeoutAsk>,
     /// The id of the tool call being run, when it has one.
     pub call_id: Option<String>,
     /// Where images a tool returns are kept (`LING_HOME/images`); `None`: images are refused
@@ -97,6 +104,8 @@ impl ToolContext {
             hidden: Arc::new([]),
             files: Arc::new(LocalFiles),
             shell_host: None,
+            shells: None,
+            on_timeout: None,
             call_id: None,
             images: None,
             web_rules: HostRules::default(),
@@ -105,6 +114,10 @@ impl ToolContext {
         }
     }
 }
+
+/// How a tool asks whether a command past its timeout may go on in the background: given the
+/// command, the answer comes on the receiver (dropped: no).
+pub type TimeoutAsk = Arc<dyn Fn(String) -> tokio::sync::oneshot::Receiver<bool> + Send + Sync>;
 
 /// Whether `path` is `hidden` or beneath one of them.
 pub fn is_hidden(hidden: &[PathBuf], path: &std::path::Path) -> bool {
@@ -284,6 +297,7 @@ impl ToolRegistry {
     }
 }
 
+pub mod background;
 pub mod bash;
 mod bash_group;
 mod beneath;
@@ -303,6 +317,7 @@ pub mod web_fetch;
 pub mod web_search;
 pub mod write_file;
 
+pub use background::{Shells, TaskInfo, TaskState};
 pub use file_access::{FileAccess, LocalFiles};
 pub use files::check_write_path;
 pub use model_access::{Cited, ModelAccess};

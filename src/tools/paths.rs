@@ -30,6 +30,19 @@ pub fn resolve(ctx: &ToolContext, raw: &str) -> Result<PathBuf, ToolError> {
     Ok(resolved)
 }
 
+/// [`resolve`] for a read: a background command's output file (in the session's temp dir) may
+/// be read too, wherever it is.
+pub fn resolve_readable(ctx: &ToolContext, raw: &str) -> Result<PathBuf, ToolError> {
+    if let Some(shells) = &ctx.shells
+        && let Ok(root) = canonical_root(ctx)
+        && let Ok(resolved) = resolve_under(&root, raw)
+        && shells.holds_file(&resolved)
+    {
+        return Ok(resolved);
+    }
+    resolve(ctx, raw)
+}
+
 /// `raw` resolved against `root` (already canonical) exactly as the file tools resolve it, but
 /// without the confinement check: permission rules match on this path, so a symlink or `..`
 /// cannot dodge them.

@@ -59,7 +59,7 @@ impl Tool for ReadFile {
 
     async fn call(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let args: Args = parse_args(self.name(), input)?;
-        let path = paths::resolve(ctx, &args.path)?;
+        let path = paths::resolve_readable(ctx, &args.path)?;
         let shown = paths::display(ctx, &path);
         let meta = tokio::fs::metadata(&path)
             .await

@@ -74,7 +74,8 @@ fn bash_schema() {
             "properties": {
                 "command": {"type": "string", "description": "The bash command to run"},
                 "timeout_ms": {"type": "integer", "minimum": 1, "maximum": 600000, "description": "Timeout in milliseconds (default 120000, max 600000)"},
-                "description": {"type": "string", "description": "A few words on what the command does (shown to hooks; optional)"}
+                "description": {"type": "string", "description": "A few words on what the command does (shown to hooks; optional)"},
+                "run_in_background": {"type": "boolean", "description": "Run it in the background and return at once with its id (see bash_output, kill_shell)"}
             },
             "required": ["command"],
             "additionalProperties": false

@@ -23,6 +23,8 @@ pub enum RunOutcome {
     Success,
     /// The run failed: a model error after retries, the turn limit, a hook that stopped it.
     Failed,
+    /// The run went on while `--until`'s check failed, and it never passed.
+    CheckFailed,
     /// A signal ended the run (it wound down through hooks, transcript and MCP shutdown).
     Interrupted(Signal),
 }

@@ -50,6 +50,7 @@ fn agent(server: &MockServer, mode: PermissionMode) -> Setup {
         add_dirs: Vec::new(),
         never_ask: false,
         stop_hook_limit: 20,
+        background_buffer: 1 << 20,
         subagent: None,
         idle_notify_after: std::time::Duration::from_secs(60),
     };

@@ -456,6 +456,7 @@ fn a_subagent_s_end_of_turn_fires_subagent_stop_which_loops_like_stop() {
         add_dirs: Vec::new(),
         never_ask: false,
         stop_hook_limit: 20,
+        background_buffer: 1 << 20,
         subagent: Some(SubagentInfo {
             agent_id: "agent-1".into(),
             agent_type: "reviewer".into(),

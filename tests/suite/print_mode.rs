@@ -17,6 +17,8 @@ const BUILTINS: [&str; 10] = [
     "bash",
     "grep",
     "glob",
+    "bash_output",
+    "kill_shell",
     "web_fetch",
     "task",
     "todo_write",
@@ -484,7 +486,7 @@ fn ling_stream_json_output_is_one_event_per_line_in_order() {
     );
     assert_eq!(events[0]["subtype"], "init");
     assert_eq!(events[0]["model"], "m2");
-    assert_eq!(events[0]["tools"].as_array().map(Vec::len), Some(11));
+    assert_eq!(events[0]["tools"].as_array().map(Vec::len), Some(13));
     assert_eq!(events[1]["text"], "Looking.");
     assert_eq!(
         events[2],

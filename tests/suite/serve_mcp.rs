@@ -84,6 +84,8 @@ fn inspector_lists_the_tools_with_their_annotations() {
         ("bash", false, true),
         ("grep", true, false),
         ("glob", true, false),
+        ("bash_output", true, false),
+        ("kill_shell", true, false),
         ("web_fetch", true, false),
     ]
     .into_iter()

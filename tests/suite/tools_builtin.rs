@@ -78,12 +78,15 @@ fn the_six_builtins_are_registered_with_kinds_and_schemas() {
             "edit_file",
             "bash",
             "grep",
-            "glob"
+            "glob",
+            "bash_output",
+            "kill_shell"
         ]
     );
     let kinds: Vec<ToolKind> = tools.iter().map(|t| t.kind()).collect();
     use ToolKind::*;
-    assert_eq!(kinds, [Read, Edit, Edit, Execute, Read, Read]);
+    // The background commands' handles only touch what the session's bash started.
+    assert_eq!(kinds, [Read, Edit, Edit, Execute, Read, Read, Read, Read]);
     for tool in tools.iter() {
         let schema = tool.input_schema();
         assert_eq!(schema["type"], "object", "{}", tool.name());

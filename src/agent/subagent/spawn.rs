@@ -129,6 +129,9 @@ impl Agent {
         // Its calls are recorded among the parent's (a rewind of the parent's turn undoes them).
         child.host.checkpoints = self.host.checkpoints.clone();
         child.host.images = self.host.images.clone();
+        // The session's background commands: what a sub-agent starts outlives it, for the
+        // parent to read or end (docs/tools.md).
+        child.host.shells = self.host.shells.clone();
         // What narrows the parent narrows the child: its own filters and the run's (a
         // command's or a loaded skill's `allowed-tools`, with their argument rules).
         let mut filters = self.host.tool_filters.clone();

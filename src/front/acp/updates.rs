@@ -246,6 +246,16 @@ impl EventSink for UpdateSink {
             AgentEvent::ToolOutputLine { id, line } => self.progress(&id, &line),
             AgentEvent::Warning(text) => self.notice(NoticeSeverity::Warning, &text, None),
             AgentEvent::McpReloaded { .. } => {}
+            AgentEvent::GoalCheck {
+                command,
+                round,
+                passed,
+                output,
+            } => self.notice(
+                NoticeSeverity::Info,
+                &crate::session::check_line(&command, round, passed, &output),
+                None,
+            ),
             AgentEvent::Retrying {
                 attempt, reason, ..
             } => self.notice(

@@ -306,7 +306,7 @@ impl Session {
         let by_signal = cancel.is_cancelled();
         let total = self.host.total_turns();
         let (mut ending, usage) = match reply {
-            Ok(Reply::Turn { result, usage }) => (
+            Ok(Reply::Turn { result, usage, .. }) => (
                 Ending::of(result, default_limit, total, |turns| {
                     if by_signal {
                         Ending::interrupted(turns)

@@ -8,7 +8,7 @@ use super::lines::Subtype;
 use crate::config::Price;
 use crate::front::print::claude::messages::{self, ResultMessage, ResultSubtype};
 use crate::llm::Usage;
-use crate::session::{AgentError, RunEnd, RunResult};
+use crate::session::{AgentError, GoalOutcome, RunEnd, RunResult};
 use crate::ui::RunOutcome;
 use crate::ui::signals;
 
@@ -18,6 +18,8 @@ pub struct Ending {
     pub text: String,
     pub outcome: RunOutcome,
     pub num_turns: u32,
+    /// How `--until`'s check went, when there was one.
+    pub goal: Option<GoalOutcome>,
 }
 
 impl Ending {
@@ -27,7 +29,22 @@ impl Ending {
             text: text.into(),
             outcome,
             num_turns,
+            goal: None,
         }
+    }
+
+    /// With `--until`: a check that never passed makes a run that otherwise ended well (or at
+    /// its turn limit) exit 3, the code CI can tell from a failure of the run itself.
+    pub fn with_goal(mut self, goal: Option<GoalOutcome>) -> Self {
+        if let Some(goal) = &goal
+            && !goal.passed
+            && matches!(self.outcome, RunOutcome::Success | RunOutcome::Failed)
+            && matches!(self.subtype, Subtype::Success | Subtype::ErrorMaxTurns)
+        {
+            self.outcome = RunOutcome::CheckFailed;
+        }
+        self.goal = goal;
+        self
     }
 
     /// Ended by a signal (Ctrl-C, SIGTERM, SIGHUP).
@@ -61,12 +78,14 @@ impl Ending {
                 text: run.text,
                 outcome: RunOutcome::Success,
                 num_turns: run.num_turns,
+                goal: None,
             },
             RunEnd::MaxTurns => Self {
                 subtype: Subtype::ErrorMaxTurns,
                 text: max_turns_message(run.num_turns, run.requests, default_turn_limit),
                 outcome: RunOutcome::Failed,
                 num_turns: run.num_turns,
+                goal: None,
             },
             RunEnd::Interrupted => interrupted(run.num_turns),
             RunEnd::Stopped(reason) | RunEnd::PromptBlocked(reason) => {
@@ -80,6 +99,31 @@ impl Ending {
             ),
         }
     }
+}
+
+/// The stderr line of a text run with `--until`.
+pub fn goal_summary(goal: &GoalOutcome) -> String {
+    let rounds = match goal.rounds {
+        1 => "1 round".to_string(),
+        n => format!("{n} rounds"),
+    };
+    if goal.passed {
+        format!("--until: the check passed after {rounds}")
+    } else {
+        format!(
+            "--until: the check `{}` never passed ({rounds}); exit 3",
+            goal.command
+        )
+    }
+}
+
+/// The `until` object of the result line: `{"command", "rounds", "passed"}`.
+pub fn goal_json(goal: &GoalOutcome) -> Value {
+    serde_json::json!({
+        "command": goal.command,
+        "rounds": goal.rounds,
+        "passed": goal.passed,
+    })
 }
 
 /// Why a run stopped at its turn limit, and how to raise it. `requests`: the run's requests
@@ -154,5 +198,9 @@ pub fn claude_result(ending: &Ending, facts: &ResultFacts<'_>) -> Value {
         mcp_servers: facts.mcp_servers,
         project_trust: facts.project_trust,
     };
-    serde_json::to_value(message).unwrap_or_default()
+    let mut value = serde_json::to_value(message).unwrap_or_default();
+    if let (Some(goal), Some(object)) = (&ending.goal, value.as_object_mut()) {
+        object.insert("until".into(), goal_json(goal));
+    }
+    value
 }

@@ -99,6 +99,9 @@ pub struct RunResult<'a> {
     pub cost_usd: Option<f64>,
     pub mcp_servers: &'a [McpServer<'a>],
     pub project_trust: &'static str,
+    /// How `--until`'s check went: `{"command", "rounds", "passed"}`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub until: Option<serde_json::Value>,
 }
 
 /// One entry of `mcp_servers`: each enabled server, its status and its error.
@@ -194,6 +197,7 @@ mod tests {
                 cost_usd: None,
                 mcp_servers: &[],
                 project_trust: "trusted",
+                until: None,
             })),
             r#"{"type":"result","subtype":"error_max_turns","is_error":true,"result":"r","session_id":"id","num_turns":3,"duration_ms":7,"usage":{"prompt_tokens":1,"completion_tokens":2},"mcp_servers":[],"project_trust":"trusted"}"#
         );

@@ -48,6 +48,8 @@ pub struct PrintOptions {
     pub partial: bool,
     /// `--output-last-message FILE`: the final answer is also written there.
     pub last_message: Option<std::path::PathBuf>,
+    /// `--until CMD`: the check each answer is followed by until it passes.
+    pub until: Option<String>,
 }
 
 /// Lines for stderr shared by the outputs: what the user should know about but that must never
@@ -70,6 +72,16 @@ pub(crate) fn side_channel(event: &AgentEvent, style: Style, verbose: bool) -> O
             "retrying model request (attempt {attempt}) in {delay_ms} ms: {reason}"
         ))),
         AgentEvent::Warning(text) => Some(term![style.yellow("warning:"), " ", text]),
+        AgentEvent::GoalCheck {
+            command,
+            round,
+            passed,
+            output,
+        } => Some(term![
+            style.dim("ling:"),
+            " ",
+            crate::session::check_line(command, *round, *passed, output)
+        ]),
         AgentEvent::Compacted {
             trigger,
             pre_tokens,

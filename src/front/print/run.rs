@@ -66,7 +66,14 @@ pub async fn run(mut host: Host, options: PrintOptions, prompt: String) -> RunOu
     let watcher = tokio::spawn(signals::watch(cancel.clone()));
     crate::ui::output::cancel_on_closed_stdout(cancel.clone());
 
-    let ending = drive(&mut host, &output, &prompt, &cancel).await;
+    let ending = drive(
+        &mut host,
+        &output,
+        &prompt,
+        options.until.as_deref(),
+        &cancel,
+    )
+    .await;
     watcher.abort();
     if let Output::Text(text) = &output {
         text.finish();
@@ -80,7 +87,7 @@ pub async fn run(mut host: Host, options: PrintOptions, prompt: String) -> RunOu
     // usual grace to read it.
     let how = match outcome {
         RunOutcome::Interrupted(_) => Shutdown::Graceful,
-        RunOutcome::Success | RunOutcome::Failed => Shutdown::Prompt,
+        RunOutcome::Success | RunOutcome::Failed | RunOutcome::CheckFailed => Shutdown::Prompt,
     };
     host.mcp().shutdown_as(how).await;
     outcome
@@ -112,6 +119,9 @@ async fn write_result(
         ));
         ending.outcome = RunOutcome::Failed;
     }
+    if let (Output::Text(_), Some(goal)) = (output, &ending.goal) {
+        stderr_line(format!("ling: {}", super::ending::goal_summary(goal)));
+    }
     let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
     let status = host.status();
     let session_id = status.session_id.as_str();
@@ -137,6 +147,7 @@ async fn write_result(
                 .map(|price| crate::ui::render::cost(host.usage(), *price)),
             mcp_servers: &McpServer::list(statuses),
             project_trust: status.trust.as_str(),
+            until: ending.goal.as_ref().map(super::ending::goal_json),
         })),
         Output::Json(_) | Output::Claude(_) => {
             let model = status.model.clone();
@@ -167,6 +178,7 @@ async fn drive(
     host: &mut Host,
     output: &Output,
     prompt: &str,
+    until: Option<&str>,
     cancel: &CancellationToken,
 ) -> Ending {
     // A one-shot run waits for its servers (each up to its own startup timeout), so the model
@@ -194,16 +206,22 @@ async fn drive(
         Output::Text(_) | Output::Json(_) => {}
     }
     let io = Io::unattended(output.sink(), cancel);
+    if let Some(check) = until {
+        let _ = host
+            .submit(Command::SetGoal(Some(check.to_string())), &io)
+            .await;
+    }
     match host.submit(Command::Prompt(prompt.to_string()), &io).await {
         Ok(Reply::Stopped(reason)) => {
             Ending::error(format!("stopped by hook: {reason}"), RunOutcome::Failed, 0)
         }
-        Ok(Reply::Turn { result, .. }) => Ending::of(
+        Ok(Reply::Turn { result, goal, .. }) => Ending::of(
             result,
             default_turn_limit,
             host.total_turns(),
             Ending::interrupted,
-        ),
+        )
+        .with_goal(goal),
         Ok(_) => Ending::error("the prompt did not run", RunOutcome::Failed, 0),
         Err(e) => Ending::error(e.to_string(), RunOutcome::Failed, host.total_turns()),
     }

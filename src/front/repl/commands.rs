@@ -63,6 +63,8 @@ pub(super) async fn slash_command(
         Slash::Cost => super::session_commands::cost_report(host, style),
         Slash::Permissions(command) => permissions(host, command, style, ui).await,
         Slash::Diff => print_diff(ui, style),
+        Slash::Tasks => super::tasks::print_tasks(host, style),
+        Slash::Goal(goal) => super::tasks::goal(host, goal, style, ui).await,
         Slash::Init => return Flow::Send(INIT_PROMPT.to_string()),
         Slash::Theme(setting) => theme(setting, style),
         Slash::ThemeUsage => stdout_line("usage: /theme, or /theme dark|light|auto"),

@@ -19,6 +19,7 @@ mod session_commands;
 mod session_diff;
 mod slash;
 mod status;
+mod tasks;
 mod theme;
 mod tool_view;
 mod turn;

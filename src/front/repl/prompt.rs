@@ -67,8 +67,16 @@ pub(super) async fn run_turn(host: &mut Host, ui: &Arc<ReplUi>, prompt: &str) ->
     let reply = host.submit(Command::Prompt(attached.prompt), &io).await;
     watcher.abort();
     let typed = ui.end_turn();
+    let mut goal = None;
     let (result, turn) = match reply {
-        Ok(Reply::Turn { result, usage }) => (Ok(result), usage),
+        Ok(Reply::Turn {
+            result,
+            usage,
+            goal: outcome,
+        }) => {
+            goal = outcome;
+            (Ok(result), usage)
+        }
         Ok(Reply::Stopped(reason)) => (
             Err(format!("stopped by hook: {reason}")),
             Default::default(),
@@ -117,6 +125,9 @@ pub(super) async fn run_turn(host: &mut Host, ui: &Arc<ReplUi>, prompt: &str) ->
         RunEnd::PromptBlocked(reason) => {
             stdout_line(term![style.yellow("prompt blocked by hook:"), " ", reason])
         }
+    }
+    if let Some(goal) = goal {
+        stdout_line(super::tasks::goal_line(&goal, style));
     }
     typed
 }

@@ -139,6 +139,14 @@ pub async fn status(host: &mut Host, style: Style) {
         sandbox: host.sandbox().clone(),
         context: (usage.used, usage.window, usage.percent()),
         log: host.paths().display(&host.paths().logs_dir()).into_owned(),
+        background: {
+            let tasks = host.background_tasks();
+            let running = tasks
+                .iter()
+                .filter(|t| t.state == crate::tools::TaskState::Running)
+                .count();
+            (running, tasks.len())
+        },
     };
     for (name, value) in status_rows(&host.status(), &facts) {
         stdout_line(term!["  ", style.bold(&format!("{name:<12}")), " ", value]);
@@ -153,6 +161,8 @@ pub struct StatusFacts {
     /// Tokens used, the window, the percentage.
     pub context: (u64, u64, u64),
     pub log: String,
+    /// Background commands running, and started in all.
+    pub background: (usize, usize),
 }
 
 /// `/status`'s rows: a name and its value.
@@ -188,6 +198,10 @@ pub fn status_rows(now: &Status, facts: &StatusFacts) -> Vec<(&'static str, Stri
                 servers.join(", ")
             },
         ),
+        ("background", {
+            let (running, all) = facts.background;
+            format!("{running} running of {all} started (/tasks)")
+        }),
         ("session", now.session_id.clone()),
         ("trust", now.trust.as_str().to_string()),
         ("log", facts.log.clone()),
@@ -232,6 +246,7 @@ mod tests {
             sandbox,
             context: (12_345, 128_000, 9),
             log: "~/.ling/logs".into(),
+            background: (1, 2),
         };
         let rows: Vec<String> = status_rows(&now, &facts)
             .into_iter()

@@ -22,6 +22,14 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ),
     ("/diff", "what this session changed in files, as a diff"),
     (
+        "/tasks",
+        "the background commands: their state and last line",
+    ),
+    (
+        "/goal",
+        "after each answer run CMD until it passes (/goal CMD), show it (/goal), or stop (/goal off)",
+    ),
+    (
         "/init",
         "have the model write or improve AGENTS.md (you approve the write)",
     ),
@@ -79,6 +87,9 @@ pub enum Slash {
     Status,
     Todos,
     Diff,
+    Tasks,
+    /// `/goal` (`None`: show it), `/goal off` (`Some("")`), or `/goal CMD`.
+    Goal(Option<String>),
     Init,
     Cost,
     /// `/mode` (`None`: show it) or `/mode NAME`.
@@ -139,6 +150,12 @@ pub fn parse(line: &str, custom: impl Fn(&str) -> bool) -> Slash {
         "/expand" => Slash::Expand,
         "/status" => Slash::Status,
         "/diff" => Slash::Diff,
+        "/tasks" => Slash::Tasks,
+        "/goal" => Slash::Goal(match rest {
+            "" => None,
+            "off" | "clear" => Some(String::new()),
+            command => Some(command.to_string()),
+        }),
         "/init" => Slash::Init,
         "/cost" => Slash::Cost,
         "/mode" => Slash::Mode(word(rest)),
@@ -231,5 +248,11 @@ mod tests {
             Slash::Custom("/review a.rs".into())
         );
         assert_eq!(parse("/nope", none), Slash::Unknown("/nope".into()));
+        assert_eq!(
+            parse("/goal cargo test -q", none),
+            Slash::Goal(Some("cargo test -q".into()))
+        );
+        assert_eq!(parse("/goal off", none), Slash::Goal(Some(String::new())));
+        assert_eq!(parse("/goal", none), Slash::Goal(None));
     }
 }

@@ -196,6 +196,20 @@ impl TurnView {
                 let line = crate::term![style.yellow("warning:"), " ", warning, "\n"];
                 self.above(width, line, None)
             }
+            AgentEvent::GoalCheck {
+                command,
+                round,
+                passed,
+                output,
+            } => {
+                let line = crate::session::check_line(&command, round, passed, &output);
+                let line = if passed {
+                    style.green(&line)
+                } else {
+                    style.yellow(&line)
+                };
+                self.above(width, line + "\n", None)
+            }
             AgentEvent::McpReloaded {
                 added,
                 removed,

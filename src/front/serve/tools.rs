@@ -32,6 +32,8 @@ pub fn builtin(tool: &dyn Tool) -> ToolDef {
         "bash" => ("Run a shell command", true, false, true),
         "web_fetch" => ("Fetch a web page", false, true, true),
         "web_search" => ("Search the web", false, true, true),
+        "bash_output" => ("Read a background command's output", false, false, false),
+        "kill_shell" => ("End a background command", false, true, false),
         _ => ("", tool.kind() != ToolKind::Read, false, true),
     };
     // Reading the web changes nothing either (though its world is open).
@@ -110,13 +112,14 @@ mod tests {
             let a = builtin(tool.as_ref()).annotations;
             (a.read_only_hint, a.destructive_hint, a.open_world_hint)
         };
-        for read in ["read_file", "grep", "glob"] {
+        // The background commands' handles touch only what the session's own bash started.
+        for read in ["read_file", "grep", "glob", "bash_output", "kill_shell"] {
             assert_eq!(hints(read), (true, false, false), "{read}");
         }
         assert_eq!(hints("write_file"), (false, true, false));
         assert_eq!(hints("edit_file"), (false, true, false));
         assert_eq!(hints("bash"), (false, true, true));
         let names: Vec<String> = registry.names();
-        assert_eq!(names.len(), 6, "{names:?}");
+        assert_eq!(names.len(), 8, "{names:?}");
     }
 }
