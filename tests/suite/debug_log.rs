@@ -22,7 +22,7 @@ fn ling_log_debug_records_the_model_request() {
     let log =
         std::fs::read_to_string(project.home.path().join("logs/ling.log")).expect("no log file");
     let request = format!(
-        "DEBUG llm: POST {}/chat/completions model=log-model messages=2 tools=10",
+        "DEBUG llm: POST {}/chat/completions model=log-model messages=2 tools=12",
         server.base_url()
     );
     assert!(log.contains(&request), "{request:?} not in:\n{log}");

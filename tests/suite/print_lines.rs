@@ -132,7 +132,7 @@ fn a_ling_stream_json_run_writes_these_lines() {
         format!(
             concat!(
                 r#"{{"type":"system","subtype":"init","session_id":"SESSION","model":"m1","cwd":"ROOT","#,
-                r#""tools":["read_file","write_file","edit_file","bash","grep","glob","todo_write","exit_plan_mode","ask_user","bash_output","kill_shell","web_fetch","task","list_mcp_resources","read_mcp_resource"],"#,
+                r#""tools":["read_file","write_file","edit_file","bash","grep","glob","bash_output","kill_shell","todo_write","exit_plan_mode","ask_user","web_fetch","task","list_mcp_resources","read_mcp_resource"],"#,
                 r#""mcp_servers":[{{"name":"broken","status":"failed","error":"{failed}"}}],"project_trust":"trusted","#,
                 r#""sandbox":{{"mode":"workspace-write","network":false}}}}"#
             ),
@@ -193,7 +193,7 @@ fn a_stream_json_run_writes_claude_codes_messages() {
         format!(
             concat!(
                 r#"{{"type":"system","subtype":"init","cwd":"ROOT","session_id":"SESSION","#,
-                r#""tools":["Read","Write","Edit","Bash","Grep","Glob","TodoWrite","ExitPlanMode","AskUserQuestion","BashOutput","KillShell","WebFetch","Task","list_mcp_resources","read_mcp_resource"],"#,
+                r#""tools":["Read","Write","Edit","Bash","Grep","Glob","BashOutput","KillShell","TodoWrite","ExitPlanMode","AskUserQuestion","WebFetch","Task","list_mcp_resources","read_mcp_resource"],"#,
                 r#""mcp_servers":[{{"name":"broken","status":"failed","error":"{failed}"}}],"model":"m1","permissionMode":"bypassPermissions","#,
                 r#""slash_commands":[],"apiKeySource":"none","claude_code_version":"{version}","output_style":"default","agents":[],"skills":[],"plugins":[],"#,
                 r#""uuid":"ID","project_trust":"trusted","sandbox":{{"mode":"workspace-write","network":false}}}}"#

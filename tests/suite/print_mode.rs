@@ -10,7 +10,7 @@ use pretty_assertions::assert_eq;
 use project::{Project, run, run_with};
 use serde_json::json;
 
-const BUILTINS: [&str; 10] = [
+const BUILTINS: [&str; 12] = [
     "read_file",
     "write_file",
     "edit_file",

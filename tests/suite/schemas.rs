@@ -458,7 +458,7 @@ fn the_schemas_sent_to_the_model_forbid_extra_arguments() {
     assert_eq!(out.code, Some(0), "{out:?}");
     let body = &server.requests()[0].body;
     let tools = body["tools"].as_array().cloned().unwrap_or_default();
-    assert_eq!(tools.len(), 10, "{body}");
+    assert_eq!(tools.len(), 12, "{body}");
     for tool in tools {
         let parameters = &tool["function"]["parameters"];
         assert_eq!(parameters["type"], "object", "{tool}");
