@@ -7,6 +7,7 @@ mod approval;
 mod commands;
 mod context;
 mod dialog_queue;
+mod image_input;
 mod extension_commands;
 mod line_editor;
 mod mcp_dialogs;
@@ -92,7 +93,8 @@ pub async fn run(
     };
     let notices = ServerNotices::default();
     while let Some(line) = input.next(&mut host, &ui, &notices, style).await? {
-        let prompt = if line.starts_with('/') {
+        // A pasted absolute path (`/Users/me/shot.png`) is a prompt, not a command.
+        let prompt = if line.starts_with('/') && !image_input::starts_with_path(&line) {
             let slash = slash::parse(&line, |line| host.is_custom_command(line));
             match slash_command(&mut host, slash, style, &ui).await {
                 Flow::Continue => continue,

@@ -139,6 +139,7 @@ pub async fn status(host: &mut Host, style: Style) {
         sandbox: host.sandbox().clone(),
         context: (usage.used, usage.window, usage.percent()),
         log: host.paths().display(&host.paths().logs_dir()).into_owned(),
+        web_search: host.settings().web_search.describe(),
     };
     for (name, value) in status_rows(&host.status(), &facts) {
         stdout_line(term!["  ", style.bold(&format!("{name:<12}")), " ", value]);
@@ -153,6 +154,8 @@ pub struct StatusFacts {
     /// Tokens used, the window, the percentage.
     pub context: (u64, u64, u64),
     pub log: String,
+    /// Where `web_search` searches, or how to add a provider (`web search: ...`).
+    pub web_search: String,
 }
 
 /// `/status`'s rows: a name and its value.
@@ -190,6 +193,14 @@ pub fn status_rows(now: &Status, facts: &StatusFacts) -> Vec<(&'static str, Stri
         ),
         ("session", now.session_id.clone()),
         ("trust", now.trust.as_str().to_string()),
+        (
+            "web search",
+            facts
+                .web_search
+                .strip_prefix("web search: ")
+                .unwrap_or(&facts.web_search)
+                .to_string(),
+        ),
         ("log", facts.log.clone()),
     ]
 }
@@ -232,6 +243,7 @@ mod tests {
             sandbox,
             context: (12_345, 128_000, 9),
             log: "~/.ling/logs".into(),
+            web_search: "web search: SearXNG at http://localhost:8888".into(),
         };
         let rows: Vec<String> = status_rows(&now, &facts)
             .into_iter()
