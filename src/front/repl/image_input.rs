@@ -88,7 +88,10 @@ pub(super) fn find_images(prompt: &str, root: &Path, cwd: &Path, home: Option<&P
 pub(super) fn attach(host: &mut Host, found: &Found, style: Style) -> bool {
     for path in &found.files {
         match host.attach_image(path) {
-            Ok(image) => stdout_line(style.dim(&format!("[image: {}]", image.label()))),
+            Ok(image) => {
+                let name = image.name.unwrap_or_else(|| path.display().to_string());
+                stdout_line(style.dim(&format!("[image: {name}]")));
+            }
             Err(e) => {
                 host.drop_attached_images();
                 stdout_line(term![
