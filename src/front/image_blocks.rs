@@ -40,8 +40,16 @@ mod tests {
         let (bytes, name) = decoded("iVBO\nRw0K", "image/png", 2).unwrap();
         assert_eq!(bytes, b"\x89PNG\r\n");
         assert_eq!(name, "image 2.png");
-        assert!(decoded("%%", "image/png", 1).unwrap_err().contains("not valid base64"));
+        assert!(
+            decoded("%%", "image/png", 1)
+                .unwrap_err()
+                .contains("not valid base64")
+        );
         assert!(decoded("", "image/png", 1).unwrap_err().contains("no data"));
-        assert!(decoded("AAAA", "image/tiff", 1).unwrap_err().contains("image/tiff"));
+        assert!(
+            decoded("AAAA", "image/tiff", 1)
+                .unwrap_err()
+                .contains("image/tiff")
+        );
     }
 }

@@ -96,7 +96,10 @@ fn the_repl_attaches_mentioned_and_pasted_images_and_refuses_missing_ones() {
     // Refused, with nothing sent: a missing image, a file that is no picture.
     p.send_line("see @missing.png");
     let said = p.expect("> ");
-    assert!(said.contains("error: @missing.png: there is no such image"), "{said}");
+    assert!(
+        said.contains("error: @missing.png: there is no such image"),
+        "{said}"
+    );
     p.send_line("see @fake.png");
     let said = p.expect("> ");
     assert!(

@@ -11,8 +11,8 @@ use tokio::sync::mpsc;
 
 use super::control::{Control, answer, respond};
 use super::wire::{
-    Empty, Initialize, McpServerStatus, McpStatusAnswer, ModeAnswer, Request, ServerInfo, UserInput,
-    prompt_of,
+    Empty, Initialize, McpServerStatus, McpStatusAnswer, ModeAnswer, Request, ServerInfo,
+    UserInput, prompt_of,
 };
 use crate::config::PermissionMode;
 use crate::front::print::claude::ClaudeStream;

@@ -357,14 +357,20 @@ impl Session {
     }
 
     /// Attaches a message's images to its prompt; none when one cannot go.
-    fn attach_images(&mut self, images: &[Result<(Vec<u8>, String), String>]) -> Result<(), String> {
+    fn attach_images(
+        &mut self,
+        images: &[Result<(Vec<u8>, String), String>],
+    ) -> Result<(), String> {
         for image in images {
-            let attached = image.as_ref().map_err(String::clone).and_then(|(bytes, name)| {
-                self.host
-                    .attach_image_bytes(bytes, name)
-                    .map(drop)
-                    .map_err(|e| e.to_string())
-            });
+            let attached = image
+                .as_ref()
+                .map_err(String::clone)
+                .and_then(|(bytes, name)| {
+                    self.host
+                        .attach_image_bytes(bytes, name)
+                        .map(drop)
+                        .map_err(|e| e.to_string())
+                });
             if let Err(why) = attached {
                 self.host.drop_attached_images();
                 return Err(why);

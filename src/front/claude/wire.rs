@@ -324,7 +324,10 @@ mod tests {
             Ok((b"\x89PNG\r\n".to_vec(), "image 1.png".to_string()))
         );
         let refused = input.images[1].as_ref().unwrap_err();
-        assert!(refused.contains("`url` source: Ling does not fetch images"), "{refused}");
+        assert!(
+            refused.contains("`url` source: Ling does not fetch images"),
+            "{refused}"
+        );
     }
 
     #[test]

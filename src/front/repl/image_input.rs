@@ -54,7 +54,9 @@ pub(super) fn find_images(prompt: &str, root: &Path, cwd: &Path, home: Option<&P
             continue;
         }
         // `see /tmp/a.png.`: punctuation after a path is the sentence's.
-        let text = word.text.trim_end_matches([',', '.', ';', ':', ')', '!', '?']);
+        let text = word
+            .text
+            .trim_end_matches([',', '.', ';', ':', ')', '!', '?']);
         let end = word.end - (word.text.len() - text.len());
         let Some((path, url)) = pasted_path(text, cwd, home) else {
             continue;
