@@ -15,6 +15,9 @@ use crate::term;
 use crate::ui::output::stdout_line;
 use crate::ui::style::Style;
 
+/// What may follow a path in a sentence without being part of it.
+const SENTENCE_END: [char; 7] = [',', '.', ';', ':', ')', '!', '?'];
+
 /// What the image words of a prompt name.
 #[derive(Debug, Default, PartialEq)]
 pub(super) struct Found {
@@ -44,7 +47,7 @@ pub(super) fn find_images(prompt: &str, root: &Path, cwd: &Path, home: Option<&P
     let mut out = String::new();
     for word in &words {
         if let Some(mention) = word.text.strip_prefix('@').filter(|_| !word.quoted_start) {
-            let mention = mention.trim_end_matches([',', '.', ';', ':', ')', '!', '?']);
+            let mention = mention.trim_end_matches(SENTENCE_END);
             if has_image_extension(Path::new(mention)) {
                 match mentioned(root, mention) {
                     Ok(path) => push_once(&mut found.files, path),
@@ -53,11 +56,11 @@ pub(super) fn find_images(prompt: &str, root: &Path, cwd: &Path, home: Option<&P
             }
             continue;
         }
-        // `see /tmp/a.png.`: punctuation after a path is the sentence's.
-        let text = word
-            .text
-            .trim_end_matches([',', '.', ';', ':', ')', '!', '?']);
-        let end = word.end - (word.text.len() - text.len());
+        // `see /tmp/a.png.`: punctuation after a path is the sentence's (not inside quotes).
+        let raw = &prompt[word.start..word.end];
+        let cut = raw.len() - raw.trim_end_matches(SENTENCE_END).len();
+        let text = &word.text[..word.text.len().saturating_sub(cut)];
+        let end = word.end - cut;
         let Some((path, url)) = pasted_path(text, cwd, home) else {
             continue;
         };
@@ -265,7 +268,7 @@ mod tests {
         let escaped = shot.display().to_string().replace(' ', "\\ ");
         let url = format!("file://{}", shot.display().to_string().replace(' ', "%20"));
         let prompt = format!(
-            "why is {escaped} odd, see '{}' and {url}; notes.txt ./notes.txt ui.jpg",
+            "why is {escaped} odd, see '{}' and {url}; notes.txt ./notes.txt ui.jpg.",
             shot.display()
         );
         let found = find_images(&prompt, root, root, None);
@@ -273,7 +276,7 @@ mod tests {
         assert_eq!(
             found.prompt,
             "why is [image: Screen Shot.png] odd, see [image: Screen Shot.png] and \
-             [image: Screen Shot.png]; notes.txt ./notes.txt ui.jpg"
+             [image: Screen Shot.png]; notes.txt ./notes.txt ui.jpg."
         );
         assert!(found.errors.is_empty(), "{:?}", found.errors);
         // A bare name alone on the line is a paste; `~/` is the home's.
