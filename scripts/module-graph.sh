@@ -103,9 +103,11 @@ inner() {
     done
 }
 
-# The front ends: the stream-json session writes through -p's outputs.
+# The front ends: the stream-json session writes through -p's outputs; stream-json's and ACP's
+# image blocks decode alike.
 inner front 'repl acp serve claude
-print'
+print
+image_blocks'
 # The terminal plumbing the front ends share.
 inner ui 'trust login
 subagent_view

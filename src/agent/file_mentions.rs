@@ -2,7 +2,8 @@
 //! prompt, so the model reads it without a tool call. The same protections as the project
 //! instructions: only a regular file, only inside the project root (symlinks resolved first),
 //! and only its first [`ATTACH_LIMIT`] bytes. A word that names no such file is left as typed
-//! (it may be an `@server:uri` MCP mention, or an address).
+//! (it may be an `@server:uri` MCP mention, or an address). An image file (`@shot.png`) is
+//! not text: it is left to the front end, which attaches it as an image.
 
 use std::path::Path;
 
@@ -38,6 +39,10 @@ pub fn attach_files(root: &Path, prompt: &str) -> Attached {
         // `@src/main.rs,` or `(@a.txt)`: punctuation after the path is the sentence's.
         let raw = raw.trim_end_matches([',', '.', ';', ':', ')', '!', '?', '"', '\'']);
         if raw.is_empty() || attached.files.iter().any(|(f, _)| f == raw) {
+            continue;
+        }
+        // A picture goes to the model as an image (the REPL attaches it), never as its bytes.
+        if crate::media::has_image_extension(Path::new(raw)) {
             continue;
         }
         let Ok(resolved) = std::fs::canonicalize(root.join(raw)) else {
@@ -88,13 +93,14 @@ mod tests {
     fn a_mentioned_file_is_attached_once_and_other_words_are_left() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("a.txt"), "one\ntwo\n").unwrap();
+        std::fs::write(dir.path().join("shot.png"), b"\x89PNG\r\n\x1a\n").unwrap();
         let out = attach_files(
             dir.path(),
-            "read @a.txt, then @a.txt and @srv:res://x @missing",
+            "read @a.txt, then @a.txt and @srv:res://x @missing @shot.png",
         );
         assert_eq!(
             out.prompt,
-            "read @a.txt, then @a.txt and @srv:res://x @missing\n\n<file path=\"a.txt\">\none\ntwo\n</file>"
+            "read @a.txt, then @a.txt and @srv:res://x @missing @shot.png\n\n<file path=\"a.txt\">\none\ntwo\n</file>"
         );
         assert_eq!(out.files, vec![("a.txt".to_string(), 2)]);
         assert!(out.warnings.is_empty());

@@ -207,6 +207,12 @@ impl Agent {
         Ok(image)
     }
 
+    /// Forgets the images attached for the next prompt (a front end refusing the prompt after
+    /// attaching some of its images).
+    pub fn drop_attached_images(&mut self) {
+        self.conversation.pending_images.clear();
+    }
+
     /// The store images are kept in: the configured one, else `LING_HOME/images`.
     fn image_store(&mut self) -> ImageStore {
         self.host

@@ -6,6 +6,7 @@
 
 pub mod acp;
 pub mod claude;
+mod image_blocks;
 pub mod print;
 pub mod repl;
 pub mod serve;

@@ -182,4 +182,10 @@ impl Host {
     ) -> Result<crate::media::ImageRef, crate::media::MediaError> {
         self.setup.agent.attach_image_bytes(bytes, name)
     }
+
+    /// Forgets the images attached so far for the next prompt: a prompt refused for one of its
+    /// images sends none of them.
+    pub fn drop_attached_images(&mut self) {
+        self.setup.agent.drop_attached_images();
+    }
 }

@@ -3,8 +3,9 @@
 //
 //   node claude_sdk.mjs SDK_ENTRY SCENARIO_JSON
 //
-// SCENARIO_JSON: {"prompts": ["..."], "options": {...query options...}, "canUseTool": null |
-// {"behavior": "allow" | "deny", ...the answer}, "interruptOnFirstToolUse": bool,
+// SCENARIO_JSON: {"prompts": ["..." | {"content": [...content blocks]}], "options": {...query
+// options...}, "canUseTool": null | {"behavior": "allow" | "deny", ...the answer},
+// "interruptOnFirstToolUse": bool,
 // "afterFirstTurn": ["mcpServerStatus" | a permission mode to set, ...], "afterLastTurn":
 // [{"rewindFiles": N, "dryRun": bool}, ...] (N: the prompt, 0 the first, by the uuid its replayed
 // user message came back with; the input stays open until they are done)}. The options
@@ -37,10 +38,12 @@ let q = null;
 const promptUuids = [];
 async function* prompts() {
   for (const text of scenario.prompts) {
+    // A prompt is a text, or {"content": [...content blocks]} (an image block, say).
+    const content = typeof text === "string" ? [{ type: "text", text }] : text.content;
     yield {
       type: "user",
       session_id: "",
-      message: { role: "user", content: [{ type: "text", text }] },
+      message: { role: "user", content },
       parent_tool_use_id: null,
     };
     await new Promise((resolve) => (resultSeen = resolve));
@@ -53,7 +56,11 @@ async function* prompts() {
   }
 }
 const prompt =
-  scenario.prompts.length === 1 && !scenario.afterLastTurn ? scenario.prompts[0] : prompts();
+  scenario.prompts.length === 1 &&
+  typeof scenario.prompts[0] === "string" &&
+  !scenario.afterLastTurn
+    ? scenario.prompts[0]
+    : prompts();
 
 try {
   q = query({ prompt, options });

@@ -56,7 +56,7 @@ fn initialize_declares_what_ling_does() {
     let caps = &t.initialize["agentCapabilities"];
     assert_eq!(caps["loadSession"], true);
     assert_eq!(caps["promptCapabilities"]["embeddedContext"], true);
-    assert_eq!(caps["promptCapabilities"]["image"], false);
+    assert_eq!(caps["promptCapabilities"]["image"], true);
     assert_eq!(caps["mcpCapabilities"], json!({"http": true, "sse": true}));
     assert_eq!(
         t.agent_exit, 0,

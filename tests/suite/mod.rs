@@ -28,6 +28,7 @@ mod hooks_examples;
 mod hooks_http;
 mod http_tls;
 mod images;
+mod images_front;
 mod llm_apis;
 mod llm_client;
 mod log_files;

@@ -271,7 +271,7 @@ fn initialize(shared: &Shared, request: InitializeRequest) -> Result<Value, RpcE
     let _ = shared.client.set(request.client_capabilities);
     let capabilities = AgentCapabilities::new()
         .load_session(true)
-        .prompt_capabilities(PromptCapabilities::new().embedded_context(true))
+        .prompt_capabilities(PromptCapabilities::new().embedded_context(true).image(true))
         .mcp_capabilities(McpCapabilities::new().http(true).sse(true))
         .session_capabilities(
             SessionCapabilities::new()

@@ -1,6 +1,7 @@
 //! Between ACP content and Ling's conversation: a `session/prompt`'s content blocks as the
 //! prompt text the agent runs (text as it is, a linked file as an `@path` mention the model can
-//! read, an embedded file or selection as a tagged block), and a loaded session's history
+//! read, an embedded file or selection as a tagged block; an image goes as itself,
+//! [`prompt_images`]), and a loaded session's history
 //! replayed to the editor as the updates it would have seen (`session/load`).
 
 use std::path::Path;
@@ -35,7 +36,8 @@ pub(super) fn prompt_text(blocks: &[ContentBlock], root: &Path) -> String {
                 }
                 _ => String::new(),
             },
-            ContentBlock::Image(_) => "[an image was attached; Ling sends text only]".into(),
+            // Sent as the image itself ([`prompt_images`]).
+            ContentBlock::Image(_) => continue,
             ContentBlock::Audio(_) => "[audio was attached; Ling sends text only]".into(),
             _ => String::new(),
         };
@@ -45,6 +47,34 @@ pub(super) fn prompt_text(blocks: &[ContentBlock], root: &Path) -> String {
         text.push_str(&piece);
     }
     text
+}
+
+/// The `image` blocks of a prompt, decoded (bytes and a name), for the host to attach; an error
+/// (the prompt refused) for one without data or of a type the model APIs do not take.
+pub(super) fn prompt_images(blocks: &[ContentBlock]) -> Result<Vec<(Vec<u8>, String)>, String> {
+    let mut images = Vec::new();
+    for block in blocks {
+        let ContentBlock::Image(image) = block else {
+            continue;
+        };
+        let n = images.len() + 1;
+        if image.data.is_empty() {
+            return Err(format!(
+                "image {n} has no data{}: Ling does not fetch images; send the picture in `data`",
+                image
+                    .uri
+                    .as_deref()
+                    .map(|uri| format!(" (only the uri {uri})"))
+                    .unwrap_or_default()
+            ));
+        }
+        images.push(crate::front::image_blocks::decoded(
+            &image.data,
+            &image.mime_type,
+            n,
+        )?);
+    }
+    Ok(images)
 }
 
 /// A linked resource as the model reads it: `@path` (relative to the project when inside it)
@@ -118,9 +148,28 @@ pub(super) fn replay(history: &[Message], sink: &UpdateSink, root: &Path) {
 mod tests {
     use super::*;
     use agent_client_protocol_schema::v1::{
-        EmbeddedResource, ResourceLink, TextContent, TextResourceContents,
+        EmbeddedResource, ImageContent, ResourceLink, TextContent, TextResourceContents,
     };
     use pretty_assertions::assert_eq;
+
+    #[test]
+    fn image_blocks_are_images_and_one_without_data_is_refused() {
+        let blocks = vec![
+            ContentBlock::Text(TextContent::new("what is")),
+            ContentBlock::Image(ImageContent::new("iVBORw0K", "image/png")),
+            ContentBlock::Text(TextContent::new("this?")),
+        ];
+        assert_eq!(prompt_text(&blocks, Path::new("/p")), "what is this?");
+        assert_eq!(
+            prompt_images(&blocks),
+            Ok(vec![(b"\x89PNG\r\n".to_vec(), "image 1.png".to_string())])
+        );
+        let linked = [ContentBlock::Image(
+            ImageContent::new("", "image/png").uri("https://example.com/a.png".to_string()),
+        )];
+        let refused = prompt_images(&linked).unwrap_err();
+        assert!(refused.contains("Ling does not fetch images"), "{refused}");
+    }
 
     #[test]
     fn blocks_become_one_prompt() {

@@ -347,6 +347,7 @@ impl AcpSession {
         blocks: &[ContentBlock],
         cancel: &CancellationToken,
     ) -> Result<StopReason, RpcError> {
+        let images = prompt::prompt_images(blocks).map_err(RpcError::invalid_params)?;
         let mut host = self.host.lock().await;
         let untrusted = lock(&self.untrusted).take();
         if let Some(project) = untrusted {
@@ -382,6 +383,13 @@ impl AcpSession {
             && !host.wait_for_servers(cancel).await
         {
             return Ok(StopReason::Cancelled);
+        }
+        for (bytes, name) in &images {
+            if let Err(e) = host.attach_image_bytes(bytes, name) {
+                // The prompt goes with all its pictures or not at all.
+                host.drop_attached_images();
+                return Err(RpcError::invalid_params(e.to_string()));
+            }
         }
         let text = prompt::prompt_text(blocks, &self.root);
         let approver = ClientApprover {

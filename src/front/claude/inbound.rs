@@ -11,7 +11,8 @@ use tokio::sync::mpsc;
 
 use super::control::{Control, answer, respond};
 use super::wire::{
-    Empty, Initialize, McpServerStatus, McpStatusAnswer, ModeAnswer, Request, ServerInfo, prompt_of,
+    Empty, Initialize, McpServerStatus, McpStatusAnswer, ModeAnswer, Request, ServerInfo,
+    UserInput, prompt_of,
 };
 use crate::config::PermissionMode;
 use crate::front::print::claude::ClaudeStream;
@@ -30,8 +31,8 @@ pub(super) enum Inbound {
         user_message_id: String,
         dry_run: bool,
     },
-    /// The prompt, and the message it came in.
-    Prompt(String, Value),
+    /// The prompt (its text and images), and the message it came in.
+    Prompt(UserInput, Value),
     End,
 }
 

@@ -1,7 +1,8 @@
 //! `--input-format stream-json`: a program (the Claude Agent SDK, or anything written against
 //! `claude -p`) sends JSON lines on stdin and reads Claude Code's messages on stdout. A `user`
-//! message is one turn; each turn ends with its `result`, and the next waits on stdin. Control
-//! requests are answered at once, also while a turn runs: `initialize` (its `systemPrompt`,
+//! message is one turn; each turn ends with its `result`, and the next waits on stdin. A
+//! message's `image` blocks (base64) go with its prompt as images. Control requests are
+//! answered at once, also while a turn runs: `initialize` (its `systemPrompt`,
 //! `appendSystemPrompt` and `mcpServers` apply to the run), `interrupt`, `set_permission_mode`,
 //! `set_model`, `mcp_status`, `mcp_reconnect` and `mcp_toggle`; any other is an error naming
 //! it. MCP config files edited during the session are picked up before the next turn. The end
@@ -20,7 +21,7 @@ mod wire;
 
 use self::control::{Control, StdioApprover, answer, respond};
 use self::inbound::{Inbound, Shared, read_stdin};
-use self::wire::{Initialize, InitializeAnswer, ModelInfo, RewindFilesAnswer};
+use self::wire::{Initialize, InitializeAnswer, ModelInfo, RewindFilesAnswer, UserInput};
 use crate::config::Paths;
 use crate::front::print::claude::{ClaudeStream, init_message, mcp_servers};
 use crate::front::print::ending::{Ending, ResultFacts, claude_result};
@@ -284,8 +285,22 @@ impl Session {
     /// One turn: the prompt through the session, then its `result`. MCP config files edited
     /// since the last turn are reloaded first; nobody can be asked, so a changed project file
     /// whose trust lapsed is left out (its servers stop) until `ling trust`.
-    async fn turn(&mut self, prompt: &str, stream: &Arc<ClaudeStream>, cancel: &CancellationToken) {
+    async fn turn(
+        &mut self,
+        input: &UserInput,
+        stream: &Arc<ClaudeStream>,
+        cancel: &CancellationToken,
+    ) {
         let started = Instant::now();
+        if let Err(why) = self.attach_images(&input.images) {
+            // Refused whole: the prompt does not go without a picture it was sent with.
+            let ending = Ending::error(why, RunOutcome::Failed, self.host.total_turns());
+            self.write_result(stream, &ending, started, Default::default())
+                .await;
+            self.outcome = ending.outcome;
+            return;
+        }
+        let prompt = input.text.as_str();
         let token = cancel.child_token();
         let approver: Box<dyn Approver> = if self.options.stdio_prompt {
             Box::new(StdioApprover::new(self.control.clone(), token.clone()))
@@ -339,6 +354,29 @@ impl Session {
         }
         self.write_result(stream, &ending, started, usage).await;
         self.outcome = ending.outcome;
+    }
+
+    /// Attaches a message's images to its prompt; none when one cannot go.
+    fn attach_images(
+        &mut self,
+        images: &[Result<(Vec<u8>, String), String>],
+    ) -> Result<(), String> {
+        for image in images {
+            let attached = image
+                .as_ref()
+                .map_err(String::clone)
+                .and_then(|(bytes, name)| {
+                    self.host
+                        .attach_image_bytes(bytes, name)
+                        .map(drop)
+                        .map_err(|e| e.to_string())
+                });
+            if let Err(why) = attached {
+                self.host.drop_attached_images();
+                return Err(why);
+            }
+        }
+        Ok(())
     }
 
     async fn write_result(

@@ -1,7 +1,8 @@
 //! The messages of `--input-format stream-json` as types: the control requests a driver (the
 //! Claude Agent SDK) sends Ling ([`Request`], by their `subtype`), `initialize`'s options
 //! ([`Initialize`]) and the answers Ling writes back ([`InitializeAnswer`], [`ModeAnswer`],
-//! [`McpStatusAnswer`]); and the prompt of a `user` message ([`prompt_of`]).
+//! [`McpStatusAnswer`]); and the prompt of a `user` message, its text and images
+//! ([`prompt_of`]).
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -220,16 +221,30 @@ impl RewindFilesAnswer {
 #[derive(Debug, Serialize)]
 pub struct Empty {}
 
-/// The prompt of a `user` message: its content as text (a string, or its `text` blocks).
-pub fn prompt_of(message: &Value) -> Result<String, String> {
+/// A `user` message as the turn takes it: its text, and its images decoded (or why one
+/// cannot go, which refuses the message).
+#[derive(Debug, PartialEq)]
+pub struct UserInput {
+    pub text: String,
+    /// Each `image` block: its bytes and a name, or why it cannot be sent.
+    pub images: Vec<Result<(Vec<u8>, String), String>>,
+}
+
+/// The prompt of a `user` message: its content as text (a string, or its `text` blocks) and
+/// its `image` blocks (base64 sources; Ling fetches no image from a URL).
+pub fn prompt_of(message: &Value) -> Result<UserInput, String> {
     let content = message
         .get("message")
         .and_then(|m| m.get("content"))
         .ok_or("a user message needs `message.content`")?;
     match content {
-        Value::String(text) => Ok(text.clone()),
+        Value::String(text) => Ok(UserInput {
+            text: text.clone(),
+            images: Vec::new(),
+        }),
         Value::Array(blocks) => {
             let mut texts = Vec::new();
+            let mut images = Vec::new();
             for block in blocks {
                 match block.get("type").and_then(Value::as_str) {
                     Some("text") => texts.push(
@@ -238,19 +253,45 @@ pub fn prompt_of(message: &Value) -> Result<String, String> {
                             .and_then(Value::as_str)
                             .unwrap_or_default(),
                     ),
+                    Some("image") => images.push(image_of(block, images.len() + 1)),
                     other => stderr_line(format!(
                         "warning: a `{}` content block is not one Ling sends to the model (only \
-                         text); it was left out",
+                         text and image); it was left out",
                         other.unwrap_or("(untyped)")
                     )),
                 }
             }
-            if texts.is_empty() {
+            if texts.is_empty() && images.is_empty() {
                 return Err("the user message has no text".into());
             }
-            Ok(texts.join("\n\n"))
+            Ok(UserInput {
+                text: texts.join("\n\n"),
+                images,
+            })
         }
         _ => Err("`message.content` must be a string or a list of content blocks".into()),
+    }
+}
+
+/// The `n`th image block of a message, decoded: only a `base64` source is taken.
+fn image_of(block: &Value, n: usize) -> Result<(Vec<u8>, String), String> {
+    let source = block.get("source").unwrap_or(&Value::Null);
+    let field = |name: &str| source.get(name).and_then(Value::as_str);
+    match field("type") {
+        Some("base64") => super::super::image_blocks::decoded(
+            field("data").unwrap_or_default(),
+            field("media_type").unwrap_or_default(),
+            n,
+        ),
+        Some(kind @ ("url" | "file")) => Err(format!(
+            "image {n} has a `{kind}` source: Ling does not fetch images; send the picture \
+             itself, {{\"type\": \"base64\", \"media_type\": \"image/png\", \"data\": \"...\"}}"
+        )),
+        other => Err(format!(
+            "image {n} has a source of type {}; Ling takes {{\"type\": \"base64\", \
+             \"media_type\": ..., \"data\": ...}}",
+            other.map_or_else(|| "(none)".to_string(), |t| format!("`{t}`"))
+        )),
     }
 }
 
@@ -263,11 +304,30 @@ mod tests {
     #[test]
     fn prompts_are_the_text_of_user_messages() {
         let text = json!({"type": "user", "message": {"role": "user", "content": "hi"}});
-        assert_eq!(prompt_of(&text), Ok("hi".into()));
+        assert_eq!(prompt_of(&text).unwrap().text, "hi");
         let blocks = json!({"type": "user", "message": {"role": "user", "content": [
             {"type": "text", "text": "a"}, {"type": "text", "text": "b"}]}});
-        assert_eq!(prompt_of(&blocks), Ok("a\n\nb".into()));
+        assert_eq!(prompt_of(&blocks).unwrap().text, "a\n\nb");
         assert!(prompt_of(&json!({"type": "user"})).is_err());
+    }
+
+    #[test]
+    fn image_blocks_are_decoded_and_a_url_source_refused() {
+        let message = json!({"type": "user", "message": {"role": "user", "content": [
+            {"type": "image", "source": {"type": "base64", "media_type": "image/png",
+                "data": "iVBORw0K"}},
+            {"type": "image", "source": {"type": "url", "url": "https://example.com/a.png"}}]}});
+        let input = prompt_of(&message).unwrap();
+        assert_eq!(input.text, "");
+        assert_eq!(
+            input.images[0],
+            Ok((b"\x89PNG\r\n".to_vec(), "image 1.png".to_string()))
+        );
+        let refused = input.images[1].as_ref().unwrap_err();
+        assert!(
+            refused.contains("`url` source: Ling does not fetch images"),
+            "{refused}"
+        );
     }
 
     #[test]

@@ -9,6 +9,7 @@ mod commands;
 mod context;
 mod dialog_queue;
 mod extension_commands;
+mod image_input;
 mod line_editor;
 mod mcp_dialogs;
 mod mcp_status;
@@ -94,7 +95,8 @@ pub async fn run(
     };
     let notices = ServerNotices::default();
     while let Some(line) = input.next(&mut host, &ui, &notices, style).await? {
-        let prompt = if line.starts_with('/') {
+        // A pasted absolute path (`/Users/me/shot.png`) is a prompt, not a command.
+        let prompt = if line.starts_with('/') && !image_input::starts_with_path(&line) {
             let slash = slash::parse(&line, |line| host.is_custom_command(line));
             match slash_command(&mut host, slash, style, &ui).await {
                 Flow::Continue => continue,

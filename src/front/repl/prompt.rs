@@ -1,6 +1,6 @@
 //! One prompt of the REPL: what runs before the turn takes the terminal (the MCP config
 //! reloaded, asking the trust question again when a project file changed), the files `@path`
-//! attaches, the turn itself under the live view, and the footer and ending after it.
+//! attaches and the images a prompt names, the turn itself under the live view, and the footer and ending after it.
 
 use std::sync::Arc;
 
@@ -17,6 +17,30 @@ use crate::ui::style::Style;
 /// the one to pre-fill the prompt with).
 pub(super) async fn run_turn(host: &mut Host, ui: &Arc<ReplUi>, prompt: &str) -> Typed {
     let style = ui.style;
+    // Pictures the prompt names: one that is not there stops it before anything runs.
+    let custom = host.is_custom_command(prompt);
+    let images = if custom {
+        super::image_input::Found {
+            prompt: prompt.to_string(),
+            ..Default::default()
+        }
+    } else {
+        let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+        let paths = host.paths();
+        super::image_input::find_images(
+            prompt,
+            &paths.project_root,
+            &paths.working_dir,
+            home.as_deref(),
+        )
+    };
+    if !images.errors.is_empty() {
+        for error in &images.errors {
+            stdout_line(term![style.red("error:"), " ", error]);
+        }
+        return Typed::default();
+    }
+    let prompt = images.prompt.as_str();
     // Before the turn's view takes the terminal: MCP config edited since the last turn (the
     // trust question asked again for a changed project file), a model chosen meanwhile.
     let quiet = CancellationToken::new();
@@ -32,8 +56,11 @@ pub(super) async fn run_turn(host: &mut Host, ui: &Arc<ReplUi>, prompt: &str) ->
         stdout_line(term![style.yellow("stopped by hook:"), " ", reason]);
         return Typed::default();
     }
+    if !super::image_input::attach(host, &images, style) {
+        return Typed::default();
+    }
     // A custom command attaches its own `@file` mentions, once expanded.
-    let attached = if host.is_custom_command(prompt) {
+    let attached = if custom {
         crate::session::Attached {
             prompt: prompt.to_string(),
             ..Default::default()

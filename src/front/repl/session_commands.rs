@@ -147,6 +147,7 @@ pub async fn status(host: &mut Host, style: Style) {
                 .count();
             (running, tasks.len())
         },
+        web_search: host.settings().web_search.describe(),
     };
     for (name, value) in status_rows(&host.status(), &facts) {
         stdout_line(term!["  ", style.bold(&format!("{name:<12}")), " ", value]);
@@ -163,6 +164,8 @@ pub struct StatusFacts {
     pub log: String,
     /// Background commands running, and started in all.
     pub background: (usize, usize),
+    /// Where `web_search` searches, or how to add a provider (`web search: ...`).
+    pub web_search: String,
 }
 
 /// `/status`'s rows: a name and its value.
@@ -204,6 +207,14 @@ pub fn status_rows(now: &Status, facts: &StatusFacts) -> Vec<(&'static str, Stri
         }),
         ("session", now.session_id.clone()),
         ("trust", now.trust.as_str().to_string()),
+        (
+            "web search",
+            facts
+                .web_search
+                .strip_prefix("web search: ")
+                .unwrap_or(&facts.web_search)
+                .to_string(),
+        ),
         ("log", facts.log.clone()),
     ]
 }
@@ -247,6 +258,7 @@ mod tests {
             context: (12_345, 128_000, 9),
             log: "~/.ling/logs".into(),
             background: (1, 2),
+            web_search: "web search: SearXNG at http://localhost:8888".into(),
         };
         let rows: Vec<String> = status_rows(&now, &facts)
             .into_iter()
