@@ -72,7 +72,7 @@ pub struct RunArgs {
     pub output_format: Option<OutputFormat>,
 
     /// Start in DIR instead of the current directory (the project root is found from it)
-    #[arg(short = 'C', long = "cwd", value_name = "DIR")]
+    #[arg(short = 'C', long = "cwd", visible_alias = "cd", value_name = "DIR")]
     pub cwd: Option<PathBuf>,
 
     /// Another directory the file tools and the sandbox may write (repeatable)
@@ -131,6 +131,9 @@ pub enum OutputFormat {
     StreamJson,
     /// Ling's own lines, one per event
     LingStreamJson,
+    /// Codex's JSONL events (`codex exec --json`: thread.started, item.completed, ...), what
+    /// the Codex SDK reads
+    CodexJson,
 }
 
 impl std::fmt::Display for OutputFormat {
@@ -147,6 +150,9 @@ pub enum Command {
     Exec {
         #[command(flatten)]
         run: Box<RunArgs>,
+        /// Codex's `exec resume`
+        #[command(subcommand)]
+        action: Option<super::codex_args::ExecAction>,
     },
     /// Manage and test MCP servers (.ling/mcp.json)
     Mcp {

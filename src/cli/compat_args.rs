@@ -114,8 +114,9 @@ pub struct CompatArgs {
     #[arg(long)]
     pub await_initialize: bool,
 
-    /// Codex's exec --json: --output-format stream-json (Codex)
-    #[arg(long)]
+    /// Codex's JSONL events on stdout, as `codex exec --json` writes them (--output-format
+    /// codex-json) (Codex)
+    #[arg(long, visible_alias = "experimental-json")]
     pub json: bool,
 
     /// The permission mode as Codex names its approval policies (Codex)
@@ -137,6 +138,9 @@ pub struct CompatArgs {
     /// Also write the model's last message to FILE (Codex)
     #[arg(short = 'o', long, value_name = "FILE")]
     pub output_last_message: Option<PathBuf>,
+
+    #[command(flatten)]
+    pub codex: super::codex_args::CodexArgs,
 
     #[command(flatten)]
     pub unsupported: Unsupported,

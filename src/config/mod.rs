@@ -12,6 +12,7 @@ pub mod bounded_read;
 pub mod checkpoints;
 pub mod claude;
 pub mod code_check;
+pub mod codex;
 mod error;
 pub mod extensions;
 pub mod hooks;

@@ -252,15 +252,18 @@ impl Settings {
         };
         let non_empty = |name: &str| env(name).filter(|v| !v.is_empty());
         let endpoint = resolve_endpoint(user, project, flag, overrides, env);
-        let model_api = ModelApiSettings::resolve(&user.model_api, &project.model_api)
+        let mut model_api = ModelApiSettings::resolve(&user.model_api, &project.model_api)
             .map_err(SettingsError::ModelApi)?;
+        if let Some(effort) = overrides.reasoning_effort {
+            model_api.reasoning_effort = Some(effort);
+        }
         let (model, warnings) = model_id(&layers, &endpoint);
         let rules = Rules::of(&layers, overrides);
         let limits = Limits::of(&layers)?;
         let home = env("HOME")
             .filter(|h| !h.is_empty())
             .map(std::path::PathBuf::from);
-        let sandbox = SandboxSettings::resolve(
+        let mut sandbox = SandboxSettings::resolve(
             overrides.sandbox,
             &user.sandbox,
             &project.sandbox,
@@ -268,6 +271,9 @@ impl Settings {
             home.as_deref(),
         )
         .map_err(SettingsError::Sandbox)?;
+        if let Some(network) = overrides.sandbox_network {
+            sandbox.network = network;
+        }
         let tool_search =
             ToolSearchSettings::resolve(project.tool_search.as_ref(), user.tool_search.as_ref())
                 .map_err(SettingsError::ToolSearch)?;

@@ -362,4 +362,8 @@ pub struct SettingsOverrides {
     pub never_ask: bool,
     /// `--api`.
     pub api: Option<WireApi>,
+    /// The sandbox's network (Codex's `sandbox_workspace_write.network_access`).
+    pub sandbox_network: Option<bool>,
+    /// Codex's `model_reasoning_effort`.
+    pub reasoning_effort: Option<super::ReasoningEffort>,
 }

@@ -55,6 +55,9 @@ pub struct RunOptions {
     /// `--fork-session`: the resumed session's conversation goes on under a new id, the
     /// original left as it is.
     pub fork_session: bool,
+    /// `--ephemeral` (Codex): the session is recorded in a temporary folder removed when the
+    /// run ends, and has no checkpoints.
+    pub ephemeral: bool,
 }
 
 /// Which recorded session the run continues.
@@ -116,6 +119,8 @@ pub struct Setup {
     pub warnings: Vec<String>,
     /// The MCP config files, to see them change during the session.
     pub mcp_sources: McpSources,
+    /// `--ephemeral`: the session's temporary folder, removed with the setup.
+    pub ephemeral: Option<session::EphemeralDir>,
 }
 
 impl Setup {
@@ -225,7 +230,14 @@ impl Setup {
         confined.warn(&paths, warn);
         let permissions = permissions(&files.settings, &paths, &confined, warn)?;
         let llm = model_client(&files.settings)?;
-        let session = session::open(options, &paths, &llm.config().model, &mut warnings)?;
+        let ephemeral = options.ephemeral.then(session::EphemeralDir::new);
+        let session = session::open(
+            options,
+            &paths,
+            &llm.config().model,
+            ephemeral.as_ref(),
+            &mut warnings,
+        )?;
         let mcp_host = McpHost::new(
             llm.clone(),
             HostPolicy {
@@ -255,8 +267,8 @@ impl Setup {
             .with_delegation(settings.max_parallel_agents, settings.model_aliases.clone());
         agent.probe_context_window();
         warnings.extend(agent.take_warnings());
-        let checkpoints =
-            session::checkpoints_of(settings, &paths, &agent.session().id, interactive);
+        let checkpoints = session::checkpoints_of(settings, &paths, &agent.session().id, interactive)
+            .filter(|_| ephemeral.is_none());
         agent.set_checkpoints(checkpoints);
         // Started last, once nothing else can fail, so no server is left running on an error.
         let servers = std::mem::take(&mut files.servers);
@@ -285,6 +297,7 @@ impl Setup {
             resumed,
             warnings,
             mcp_sources: files.mcp_sources,
+            ephemeral,
         })
     }
 }
