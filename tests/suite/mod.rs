@@ -8,6 +8,7 @@ mod claude_hooks;
 mod claude_mcp_import;
 mod claude_project;
 mod claude_sdk;
+mod codex_exec;
 mod codex_sdk;
 mod cli_spellings;
 mod context_compaction;
