@@ -11,6 +11,7 @@ mod approval;
 mod authorize;
 mod call_line;
 mod checkpoint_glue;
+mod claude_rules;
 mod commands;
 mod compact;
 pub mod context;

@@ -126,7 +126,12 @@ pub struct ResumeArgs {
     /// Accepted: Ling's sessions are listed per project
     #[arg(long)]
     pub all: bool,
-    #[arg(short = 'i', long = "image", value_name = "FILE", value_delimiter = ',')]
+    #[arg(
+        short = 'i',
+        long = "image",
+        value_name = "FILE",
+        value_delimiter = ','
+    )]
     pub image: Vec<PathBuf>,
     #[arg(long, visible_alias = "experimental-json")]
     pub json: bool,
@@ -190,10 +195,7 @@ pub const CODEX_REFUSED: [(&str, &str); 6] = [
         "--enable/--disable",
         "Codex's feature flags do not apply to Ling",
     ),
-    (
-        "--thread-source",
-        "Ling records no thread source",
-    ),
+    ("--thread-source", "Ling records no thread source"),
     (
         "--cyber-access-program",
         "it selects an OpenAI program Ling does not know",
@@ -244,7 +246,17 @@ mod tests {
     #[test]
     fn dash_c_and_dash_p_are_codex_s_only_under_exec() {
         assert_eq!(
-            spelled(&["ling", "exec", "-c", "model=\"m\"", "-p", "ci", "-cx=1", "--", "-c"]),
+            spelled(&[
+                "ling",
+                "exec",
+                "-c",
+                "model=\"m\"",
+                "-p",
+                "ci",
+                "-cx=1",
+                "--",
+                "-c"
+            ]),
             [
                 "ling",
                 "exec",
@@ -257,7 +269,10 @@ mod tests {
                 "-c"
             ]
         );
-        assert_eq!(spelled(&["ling", "-p", "-c", "x"]), ["ling", "-p", "-c", "x"]);
+        assert_eq!(
+            spelled(&["ling", "-p", "-c", "x"]),
+            ["ling", "-p", "-c", "x"]
+        );
     }
 
     #[test]
@@ -273,7 +288,10 @@ mod tests {
             };
             let cli = Cli::try_parse_from(&args).unwrap();
             let said = cli.run.compat.codex.unsupported.refusal().unwrap();
-            assert!(said.starts_with(&format!("{flag} is a Codex flag")), "{said}");
+            assert!(
+                said.starts_with(&format!("{flag} is a Codex flag")),
+                "{said}"
+            );
         }
         assert_eq!(CodexUnsupported::default().refusal(), None);
     }

@@ -361,7 +361,7 @@ mod tests {
         let r = resolved(&["-s", "danger-full-access"]).unwrap();
         assert_eq!(r.sandbox, Some(SandboxMode::Off));
         let r = resolved(&["--json"]).unwrap();
-        assert_eq!(r.output_format, OutputFormat::StreamJson);
+        assert_eq!(r.output_format, OutputFormat::CodexJson);
         // The same thing twice is no conflict.
         let r = resolved(&[
             "--permission-mode",

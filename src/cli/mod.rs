@@ -224,9 +224,10 @@ async fn run_agent(args: RunArgs) -> Result<Exit, CliError> {
         ));
     }
     let output_schema = match &args.compat.codex.output_schema {
-        Some(file) => Some(crate::front::print::schema::OutputSchema::read(file).map_err(
-            |e| CliError::Usage(format!("--output-schema {}: {e}", file.display())),
-        )?),
+        Some(file) => Some(
+            crate::front::print::schema::OutputSchema::read(file)
+                .map_err(|e| CliError::Usage(format!("--output-schema {}: {e}", file.display())))?,
+        ),
         None => None,
     };
     let interactive = !args.print && std::io::stdin().is_terminal();

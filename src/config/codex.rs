@@ -39,9 +39,7 @@ pub enum CodexConfigError {
         value: String,
         allowed: &'static str,
     },
-    #[error(
-        "--profile {0}: no [profiles.{0}] in Codex's config.toml ({1}); name a profile it has"
-    )]
+    #[error("--profile {0}: no [profiles.{0}] in Codex's config.toml ({1}); name a profile it has")]
     NoProfile(String, String),
 }
 
@@ -87,7 +85,9 @@ impl CodexSettings {
         profile: Option<&str>,
         overrides: &[String],
     ) -> Result<Self, CodexConfigError> {
-        let file = home.map(|h| h.join("config.toml")).filter(|f| read_file && f.is_file());
+        let file = home
+            .map(|h| h.join("config.toml"))
+            .filter(|f| read_file && f.is_file());
         let mut root = match &file {
             Some(path) => read_table(path)?,
             None => Table::new(),
@@ -111,10 +111,9 @@ impl CodexSettings {
                 .and_then(Value::as_table)
                 .cloned()
                 .ok_or_else(|| {
-                    let shown = file.as_ref().map_or_else(
-                        || "none read".to_string(),
-                        |f| f.display().to_string(),
-                    );
+                    let shown = file
+                        .as_ref()
+                        .map_or_else(|| "none read".to_string(), |f| f.display().to_string());
                     CodexConfigError::NoProfile(name.clone(), shown)
                 })?;
             merge(&mut root, table);

@@ -13,6 +13,8 @@ pub mod checkpoints;
 pub mod claude;
 pub mod code_check;
 pub mod codex;
+pub mod codex_rules;
+pub mod codex_user;
 mod error;
 pub mod extensions;
 pub mod hooks;
@@ -33,6 +35,7 @@ mod settings_resolve;
 pub mod shared_file;
 pub(crate) mod spelled;
 pub mod tool_search;
+pub mod user_compat;
 pub mod web;
 
 pub use error::ConfigError;

@@ -116,6 +116,9 @@ pub struct Settings {
     pub env: BTreeMap<String, String>,
     /// This project's entry of the user's `projects`: MCP servers switched off or on here.
     pub project_state: RawProjectState,
+    /// The user-level Claude Code and Codex files whose rules and env were taken
+    /// (`user_compat.rs`), for `/status`.
+    pub user_compat_files: Vec<std::path::PathBuf>,
 }
 
 impl Settings {
@@ -198,6 +201,7 @@ impl Settings {
         })
         .and_then(|mut settings| {
             settings.add_claude_rules(project)?;
+            settings.add_user_compat(paths, project, overrides)?;
             let root = paths.project_root.to_string_lossy();
             settings.project_state = user
                 .projects
@@ -357,6 +361,7 @@ impl Settings {
             flag_settings: overrides.settings.clone(),
             env: merged([Some(user), Some(project), flag], |s| s.env.clone()),
             project_state: RawProjectState::default(),
+            user_compat_files: Vec::new(),
         })
     }
 }

@@ -174,6 +174,10 @@ pub struct RawSettings {
     /// `.claude/settings.local.json` and `.mcp.json`, and `CLAUDE.md`; `false` none of them;
     /// `{"userHooks": true}` also runs the hooks of `~/.claude/settings.json`.
     pub claude_compat: Option<RawClaudeCompat>,
+    /// Your own Codex files: `true` (default) reads Codex's `AGENTS.md`, `prompts/` (as
+    /// `/prompts:NAME` commands) and execpolicy `rules/`; `false` none;
+    /// `{"userHooks": true}` also runs the hooks of Codex's `hooks.json`.
+    pub codex_compat: Option<super::codex_user::RawCodexCompat>,
     /// When MCP tools are offered by name behind `search_tools` rather than in full.
     pub tool_search: Option<RawToolSearch>,
     /// Checkpoints of the writable folders before each turn and each tool call that can
@@ -366,4 +370,6 @@ pub struct SettingsOverrides {
     pub sandbox_network: Option<bool>,
     /// Codex's `model_reasoning_effort`.
     pub reasoning_effort: Option<super::ReasoningEffort>,
+    /// `--ignore-rules` (Codex): no execpolicy `.rules` file is read.
+    pub ignore_codex_rules: bool,
 }

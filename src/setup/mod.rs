@@ -257,6 +257,11 @@ impl Setup {
             interactive,
             confined.child_env.clone(),
         );
+        let extras = crate::config::user_compat::user_compat_extras(
+            project.layer(),
+            files.extensions.files(),
+        );
+        files.settings.user_compat_files.extend(extras);
         let builtins = builtins(options, &files.settings, warn);
         let settings = &files.settings;
         let mut agent = Agent::new(llm, builtins, permissions, agent_options, session.session)
@@ -267,8 +272,9 @@ impl Setup {
             .with_delegation(settings.max_parallel_agents, settings.model_aliases.clone());
         agent.probe_context_window();
         warnings.extend(agent.take_warnings());
-        let checkpoints = session::checkpoints_of(settings, &paths, &agent.session().id, interactive)
-            .filter(|_| ephemeral.is_none());
+        let checkpoints =
+            session::checkpoints_of(settings, &paths, &agent.session().id, interactive)
+                .filter(|_| ephemeral.is_none());
         agent.set_checkpoints(checkpoints);
         // Started last, once nothing else can fail, so no server is left running on an error.
         let servers = std::mem::take(&mut files.servers);
@@ -403,7 +409,7 @@ fn agent_options(
         prompt: PromptOptions {
             no_claude_memory: !project.claude().project,
             working_dir: Some(paths.working_dir.clone()),
-            user_files: user_instruction_files(paths, project.claude().project),
+            user_files: user_instruction_files(paths, project.layer()),
             ..options.prompt.clone()
         },
         add_dirs: paths.add_dirs.clone(),
@@ -444,11 +450,18 @@ pub fn children(settings: &Settings) -> ChildEnv {
 
 /// The user's own instruction files: `LING_HOME/AGENTS.md`, and Claude Code's
 /// `~/.claude/CLAUDE.md` unless `claudeCompat` is off.
-pub(super) fn user_instruction_files(paths: &Paths, claude: bool) -> Vec<PathBuf> {
+pub(super) fn user_instruction_files(
+    paths: &Paths,
+    project: &crate::config::ProjectFiles,
+) -> Vec<PathBuf> {
     let mut files = vec![paths.home.join("AGENTS.md")];
-    if claude && let Some(dir) = crate::config::claude::user_dir() {
+    if project.claude().project
+        && let Some(dir) = crate::config::claude::user_dir()
+    {
         files.push(dir.join(crate::agent::CLAUDE_MEMORY));
     }
+    // Codex's own `AGENTS.md` (settings `codexCompat`).
+    files.extend(project.codex().agents_md());
     files
 }
 

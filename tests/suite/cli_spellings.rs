@@ -85,7 +85,10 @@ fn codex_exec_json_and_model_are_codex_s_events_and_ling_s_model() {
     assert_eq!(lines[0]["type"], json!("thread.started"));
     assert_eq!(lines[2]["item"]["type"], json!("agent_message"));
     assert_eq!(lines[2]["item"]["text"], json!("hi"));
-    assert_eq!(lines.last().map(|l| l["type"].clone()), Some(json!("turn.completed")));
+    assert_eq!(
+        lines.last().map(|l| l["type"].clone()),
+        Some(json!("turn.completed"))
+    );
     assert_eq!(server.requests()[0].body["model"], json!("m2"));
     // `-` reads the prompt from stdin, and -o writes the last message.
     let server = MockServer::start_blocking(vec![Reply::text("from stdin")]);

@@ -39,9 +39,15 @@ fn codex_config_profile_and_overrides_choose_the_model() {
     for (args, model) in [
         (&["exec", "x"][..], "from-file"),
         (&["exec", "-p", "ci", "x"], "from-profile"),
-        (&["exec", "--profile", "ci", "-c", "model=\"from-c\"", "x"], "from-c"),
+        (
+            &["exec", "--profile", "ci", "-c", "model=\"from-c\"", "x"],
+            "from-c",
+        ),
         (&["-p", "x", "--config", "model=from-config"], "from-config"),
-        (&["exec", "-c", "model=\"from-c\"", "-m", "from-flag", "x"], "from-flag"),
+        (
+            &["exec", "-c", "model=\"from-c\"", "-m", "from-flag", "x"],
+            "from-flag",
+        ),
         // Not read without Codex's spelling, nor with --ignore-user-config.
         (&["-p", "x"], "gpt-4o-mini"),
         (&["exec", "--ignore-user-config", "x"], "gpt-4o-mini"),
@@ -59,21 +65,46 @@ fn codex_settings_ling_cannot_honour_are_refused_by_name() {
     let project = Project::new();
     let server = MockServer::start_blocking(vec![]);
     for (args, says) in [
-        (&["exec", "-c", "features.web=true", "x"][..], "Ling does not read Codex's `features.web`"),
+        (
+            &["exec", "-c", "features.web=true", "x"][..],
+            "Ling does not read Codex's `features.web`",
+        ),
         (&["exec", "-c", "model", "x"], "give key=value"),
-        (&["exec", "-c", "approval_policy=\"sometimes\"", "x"], "`sometimes` is not one of"),
+        (
+            &["exec", "-c", "approval_policy=\"sometimes\"", "x"],
+            "`sometimes` is not one of",
+        ),
         (&["exec", "-p", "nope", "x"], "no [profiles.nope]"),
-        (&["exec", "--oss", "x"], "--oss/--local-provider is a Codex flag Ling does not support"),
-        (&["exec", "--enable", "foo", "x"], "--enable/--disable is a Codex flag"),
-        (&["exec", "--not-so-yolo", "x"], "--not-so-yolo is a Codex flag"),
-        (&["exec", "review", "--uncommitted"], "exec review is a Codex flag"),
+        (
+            &["exec", "--oss", "x"],
+            "--oss/--local-provider is a Codex flag Ling does not support",
+        ),
+        (
+            &["exec", "--enable", "foo", "x"],
+            "--enable/--disable is a Codex flag",
+        ),
+        (
+            &["exec", "--not-so-yolo", "x"],
+            "--not-so-yolo is a Codex flag",
+        ),
+        (
+            &["exec", "review", "--uncommitted"],
+            "exec review is a Codex flag",
+        ),
         (&["exec", "resume"], "exec resume needs the session's id"),
-        (&["exec", "--output-schema", "missing.json", "x"], "--output-schema missing.json"),
+        (
+            &["exec", "--output-schema", "missing.json", "x"],
+            "--output-schema missing.json",
+        ),
     ] {
         let out = ling(&project, &server, home.path(), args);
         assert_eq!(out.code, Some(2), "{args:?}: {}", out.stderr);
         assert!(out.stderr.contains(says), "{args:?}: {}", out.stderr);
-        assert!(!out.stderr.contains("error: unexpected argument"), "{}", out.stderr);
+        assert!(
+            !out.stderr.contains("error: unexpected argument"),
+            "{}",
+            out.stderr
+        );
     }
     assert!(server.requests().is_empty());
 }
@@ -137,12 +168,22 @@ fn ephemeral_records_nothing_and_resume_last_continues_what_was_recorded() {
     let home = tempfile::tempdir().unwrap();
     let project = Project::new();
     let server = MockServer::start_blocking(vec![Reply::text("one")]);
-    let out = ling(&project, &server, home.path(), &["exec", "--ephemeral", "first"]);
+    let out = ling(
+        &project,
+        &server,
+        home.path(),
+        &["exec", "--ephemeral", "first"],
+    );
     assert_eq!(out.code, Some(0), "{}", out.stderr);
     assert_eq!(sessions(&project), 0);
     // Nothing to resume.
     let server = MockServer::start_blocking(vec![]);
-    let out = ling(&project, &server, home.path(), &["exec", "resume", "--last", "again"]);
+    let out = ling(
+        &project,
+        &server,
+        home.path(),
+        &["exec", "resume", "--last", "again"],
+    );
     assert_ne!(out.code, Some(0), "{}", out.stdout);
     // Without --ephemeral the session is recorded, and `exec resume --last` continues it.
     let server = MockServer::start_blocking(vec![Reply::text("one"), Reply::text("two")]);
@@ -156,7 +197,10 @@ fn ephemeral_records_nothing_and_resume_last_continues_what_was_recorded() {
     assert_eq!(out.code, Some(0), "{}", out.stderr);
     let sent = server.requests()[1].messages().to_vec();
     let all = serde_json::Value::from(sent).to_string();
-    assert!(all.contains("remember plum") && all.contains("and now?"), "{all}");
+    assert!(
+        all.contains("remember plum") && all.contains("and now?"),
+        "{all}"
+    );
     assert_eq!(out.json_lines()[0]["type"], json!("thread.started"));
 }
 

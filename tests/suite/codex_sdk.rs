@@ -55,7 +55,10 @@ fn ended_ok(lines: &[Value]) {
 }
 
 fn turns(lines: &[Value]) -> Vec<Value> {
-    lines.iter().filter_map(|l| l.get("turn").cloned()).collect()
+    lines
+        .iter()
+        .filter_map(|l| l.get("turn").cloned())
+        .collect()
 }
 
 /// A command, a new file, then reasoning and the answer.
@@ -89,11 +92,20 @@ fn run_returns_the_items_the_final_response_and_the_usage() {
     let kinds: Vec<&str> = items.iter().filter_map(|i| i["type"].as_str()).collect();
     assert_eq!(
         kinds,
-        ["command_execution", "file_change", "reasoning", "agent_message"]
+        [
+            "command_execution",
+            "file_change",
+            "reasoning",
+            "agent_message"
+        ]
     );
     let command = &items[0];
     assert_eq!(
-        (&command["command"], &command["exit_code"], &command["status"]),
+        (
+            &command["command"],
+            &command["exit_code"],
+            &command["status"]
+        ),
         (&json!("echo hi"), &json!(0), &json!("completed"))
     );
     assert_eq!(command["aggregated_output"], json!("hi"));
@@ -130,9 +142,10 @@ fn a_read_only_thread_cannot_write_and_says_so_in_an_error_item() {
     let items = turn["items"].as_array().unwrap();
     let errors: Vec<&Value> = items.iter().filter(|i| i["type"] == "error").collect();
     assert!(
-        errors
-            .iter()
-            .any(|e| e["message"].as_str().unwrap_or_default().contains("write_file")),
+        errors.iter().any(|e| e["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("write_file")),
         "{items:#?}"
     );
     assert!(!project.file("note.txt").exists());
@@ -157,7 +170,11 @@ fn run_streamed_yields_codex_events_in_order() {
         .iter()
         .map(|e| {
             let item = e["item"]["type"].as_str().map(|t| format!(" {t}"));
-            format!("{}{}", e["type"].as_str().unwrap_or("?"), item.unwrap_or_default())
+            format!(
+                "{}{}",
+                e["type"].as_str().unwrap_or("?"),
+                item.unwrap_or_default()
+            )
         })
         .collect();
     assert_eq!(
@@ -176,8 +193,15 @@ fn run_streamed_yields_codex_events_in_order() {
     assert_eq!(events[3]["item"]["status"], json!("failed"));
     assert_eq!(events[2]["item"]["id"], events[3]["item"]["id"]);
     let thread_id = events[0]["thread_id"].as_str().unwrap_or_default();
-    assert_eq!(lines.iter().find_map(|l| l.get("thread_id")), Some(&json!(thread_id)));
-    assert!(events[5]["usage"]["cached_input_tokens"].is_number(), "{:?}", events[5]);
+    assert_eq!(
+        lines.iter().find_map(|l| l.get("thread_id")),
+        Some(&json!(thread_id))
+    );
+    assert!(
+        events[5]["usage"]["cached_input_tokens"].is_number(),
+        "{:?}",
+        events[5]
+    );
 }
 
 #[test]
@@ -207,12 +231,21 @@ fn resume_thread_continues_the_session() {
     );
     ended_ok(&second);
     assert_eq!(turns(&second)[0]["finalResponse"], json!("You said lilac."));
-    assert_eq!(second.iter().find_map(|l| l.get("thread_id")), Some(&json!(id)));
+    assert_eq!(
+        second.iter().find_map(|l| l.get("thread_id")),
+        Some(&json!(id))
+    );
     // The second request carries the first turn.
     let sent = server.requests()[1].messages();
     let texts: Vec<String> = sent.iter().map(|m| m["content"].to_string()).collect();
-    assert!(texts.iter().any(|t| t.contains("remember lilac")), "{texts:#?}");
-    assert!(texts.iter().any(|t| t.contains("The word is lilac.")), "{texts:#?}");
+    assert!(
+        texts.iter().any(|t| t.contains("remember lilac")),
+        "{texts:#?}"
+    );
+    assert!(
+        texts.iter().any(|t| t.contains("The word is lilac.")),
+        "{texts:#?}"
+    );
     // An unknown thread is an error the SDK reports.
     let third = sdk(
         &project,
@@ -220,8 +253,14 @@ fn resume_thread_continues_the_session() {
         json!({"resume": "00000000-0000-4000-8000-000000000000",
                "turns": [{"input": "again"}]}),
     );
-    let error = third.last().and_then(|l| l.get("error")).and_then(Value::as_str);
-    assert!(error.is_some_and(|e| e.contains("exited with code 2")), "{third:#?}");
+    let error = third
+        .last()
+        .and_then(|l| l.get("error"))
+        .and_then(Value::as_str);
+    assert!(
+        error.is_some_and(|e| e.contains("exited with code 2")),
+        "{third:#?}"
+    );
 }
 
 fn schema() -> Value {
@@ -250,8 +289,14 @@ fn an_output_schema_is_told_checked_and_asked_again_once() {
     assert_eq!(turn["finalResponse"], json!("{\"answer\":42}"));
     let requests = server.requests();
     let system = requests[0].messages()[0]["content"].to_string();
-    assert!(system.contains("\\\"additionalProperties\\\":false"), "{system}");
-    let retry = requests[1].messages().last().map(|m| m["content"].to_string());
+    assert!(
+        system.contains("\\\"additionalProperties\\\":false"),
+        "{system}"
+    );
+    let retry = requests[1]
+        .messages()
+        .last()
+        .map(|m| m["content"].to_string());
     assert!(
         retry.is_some_and(|r| r.contains("does not match the required JSON Schema")),
         "{:?}",
@@ -264,7 +309,10 @@ fn an_output_schema_is_told_checked_and_asked_again_once() {
         &server,
         json!({"turns": [{"input": "the answer?", "outputSchema": schema()}]}),
     );
-    let error = lines.last().and_then(|l| l.get("error")).and_then(Value::as_str);
+    let error = lines
+        .last()
+        .and_then(|l| l.get("error"))
+        .and_then(Value::as_str);
     assert!(
         error.is_some_and(|e| e.contains("does not match --output-schema")),
         "{lines:#?}"

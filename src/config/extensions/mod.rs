@@ -145,12 +145,14 @@ impl Extensions {
 /// The three kinds, as the folders are named.
 const KINDS: [&str; 3] = ["commands", "skills", "agents"];
 
-/// The project folders of extensions, most important first: `.ling/`, then `.claude/`.
+/// The project folders of extensions, most important first: `.ling/`, then `.claude/`, then
+/// `.agents/` (the skills Codex and opencode read).
 fn project_dirs(root: &Path, claude: bool) -> Vec<PathBuf> {
     let mut dirs = vec![root.join(".ling")];
     if claude {
         dirs.push(root.join(".claude"));
     }
+    dirs.push(root.join(".agents"));
     dirs
 }
 
@@ -167,8 +169,20 @@ impl Extensions {
             }
         }
         layers.push((paths.home.clone(), paths.home.clone(), Scope::User));
+        // Your own Claude Code folder (settings `claudeCompat.userFiles`).
+        let claude_user =
+            super::claude::user_dir().filter(|_| paths.user_config && project.claude().user_files);
+        layers.extend(claude_user.map(|dir| (dir.clone(), dir, Scope::User)));
         for (dir, confine, scope) in &layers {
             out.load_dir(dir, confine, *scope);
+        }
+        // Codex's prompts are its commands, named `prompts:NAME` as Codex names them
+        // (settings `codexCompat`).
+        if let Some(dir) = project.codex().prompts_dir().filter(|_| paths.user_config) {
+            for (rel, path, text) in files(&dir, &dir, Kind::Command, &mut out) {
+                let name = format!("prompts:{}", rel.trim_end_matches(".md").replace('/', ":"));
+                out.add_command(name, &path, &text, Scope::User);
+            }
         }
         out
     }

@@ -134,7 +134,8 @@ impl CodexJsonl {
                 let exists = !path.is_empty() && self.root.join(path).exists();
                 let kind = if exists { "update" } else { "add" };
                 // Emitted once the edit is done, as Codex emits a patch.
-                let item = json!({"type": "file_change", "changes": [{"path": path, "kind": kind}]});
+                let item =
+                    json!({"type": "file_change", "changes": [{"path": path, "kind": kind}]});
                 state.open.insert(call.to_string(), item);
                 return;
             }
@@ -220,7 +221,10 @@ impl CodexJsonl {
 /// A `bash` result's output and the exit code of its last line (`Exit code: N`).
 fn split_exit_code(content: &str) -> (&str, Option<i64>) {
     let (head, last) = content.rsplit_once('\n').unwrap_or(("", content));
-    match last.strip_prefix("Exit code: ").and_then(|c| c.trim().parse().ok()) {
+    match last
+        .strip_prefix("Exit code: ")
+        .and_then(|c| c.trim().parse().ok())
+    {
         Some(code) => (head, Some(code)),
         None => (content, None),
     }

@@ -5,9 +5,9 @@ use std::time::Instant;
 
 use tokio_util::sync::CancellationToken;
 
+use super::codex::CodexJsonl;
 use super::ending::{Ending, ResultFacts, claude_result};
 use super::lines::{Line, McpServer, RunResult, SandboxLine, System};
-use super::codex::CodexJsonl;
 use super::{Format, JsonOutput, PrintOptions, StreamJsonOutput, TextOutput, json_line};
 use crate::front::print::claude::{ClaudeStream, init_message, mcp_servers};
 use crate::mcp::client::Shutdown;
@@ -222,15 +222,29 @@ async fn drive(
     }
     // A mismatch goes back to the model once; a second one fails the run.
     let problem = match schema.check(&ending.text) {
-        Ok(json) => return Ending { text: json, ..ending },
+        Ok(json) => {
+            return Ending {
+                text: json,
+                ..ending
+            };
+        }
         Err(problem) => problem,
     };
-    let again = submit(host, &io, &schema.retry_prompt(&problem), default_turn_limit).await;
+    let again = submit(
+        host,
+        &io,
+        &schema.retry_prompt(&problem),
+        default_turn_limit,
+    )
+    .await;
     if again.is_error() {
         return again;
     }
     match schema.check(&again.text) {
-        Ok(json) => Ending { text: json, ..again },
+        Ok(json) => Ending {
+            text: json,
+            ..again
+        },
         Err(problem) => Ending::error(
             format!("the final answer does not match --output-schema: {problem}"),
             RunOutcome::Failed,

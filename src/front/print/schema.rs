@@ -106,7 +106,10 @@ fn check_value(schema: &Value, value: &Value, at: &str, problems: &mut Vec<Strin
     if let Some(options) = schema.get("enum").and_then(Value::as_array)
         && !options.contains(value)
     {
-        problems.push(format!("{at} is not one of {}", Value::from(options.clone())));
+        problems.push(format!(
+            "{at} is not one of {}",
+            Value::from(options.clone())
+        ));
     }
     if let Some(expected) = schema.get("const")
         && expected != value
@@ -121,11 +124,27 @@ fn check_value(schema: &Value, value: &Value, at: &str, problems: &mut Vec<Strin
                     check_value(item_schema, item, &format!("{at}[{i}]"), problems);
                 }
             }
-            bound(schema, "minItems", "maxItems", items.len(), at, "items", problems);
+            bound(
+                schema,
+                "minItems",
+                "maxItems",
+                items.len(),
+                at,
+                "items",
+                problems,
+            );
         }
         Value::String(text) => {
             let chars = text.chars().count();
-            bound(schema, "minLength", "maxLength", chars, at, "characters", problems);
+            bound(
+                schema,
+                "minLength",
+                "maxLength",
+                chars,
+                at,
+                "characters",
+                problems,
+            );
         }
         Value::Number(n) => {
             let n = n.as_f64().unwrap_or_default();
@@ -165,10 +184,15 @@ fn check_object(
     }
     for (name, item) in map {
         let path = format!("{at}.{name}");
-        match (properties.and_then(|p| p.get(name)), schema.get("additionalProperties")) {
+        match (
+            properties.and_then(|p| p.get(name)),
+            schema.get("additionalProperties"),
+        ) {
             (Some(property), _) => check_value(property, item, &path, problems),
             (None, Some(Value::Bool(false))) => {
-                problems.push(format!("{at} has a property `{name}` the schema does not allow"));
+                problems.push(format!(
+                    "{at} has a property `{name}` the schema does not allow"
+                ));
             }
             (None, Some(extra @ Value::Object(_))) => check_value(extra, item, &path, problems),
             (None, _) => {}
@@ -219,7 +243,9 @@ mod tests {
             s.check("```json\n{\"status\": \"ok\", \"count\": 2}\n```"),
             Ok(r#"{"status":"ok","count":2}"#.to_string())
         );
-        let err = s.check(r#"{"status": "maybe", "tags": [1], "x": 1}"#).unwrap_err();
+        let err = s
+            .check(r#"{"status": "maybe", "tags": [1], "x": 1}"#)
+            .unwrap_err();
         for part in [
             "lacks the required property `count`",
             "$.status is not one of",

@@ -139,6 +139,7 @@ pub async fn status(host: &mut Host, style: Style) {
         sandbox: host.sandbox().clone(),
         context: (usage.used, usage.window, usage.percent()),
         log: host.paths().display(&host.paths().logs_dir()).into_owned(),
+        imported: imported(&host.settings().user_compat_files),
     };
     for (name, value) in status_rows(&host.status(), &facts) {
         stdout_line(term!["  ", style.bold(&format!("{name:<12}")), " ", value]);
@@ -153,6 +154,23 @@ pub struct StatusFacts {
     /// Tokens used, the window, the percentage.
     pub context: (u64, u64, u64),
     pub log: String,
+    /// Your own Claude Code and Codex files the session took in (`claudeCompat`,
+    /// `codexCompat`), `~`-relative.
+    pub imported: Vec<String>,
+}
+
+/// `files` as `/status` names them: under the home directory as `~/...`.
+fn imported(files: &[std::path::PathBuf]) -> Vec<String> {
+    let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+    files
+        .iter()
+        .map(
+            |f| match home.as_deref().and_then(|h| f.strip_prefix(h).ok()) {
+                Some(rel) => format!("~/{}", rel.display()),
+                None => f.display().to_string(),
+            },
+        )
+        .collect()
 }
 
 /// `/status`'s rows: a name and its value.
@@ -190,6 +208,14 @@ pub fn status_rows(now: &Status, facts: &StatusFacts) -> Vec<(&'static str, Stri
         ),
         ("session", now.session_id.clone()),
         ("trust", now.trust.as_str().to_string()),
+        (
+            "imported",
+            if facts.imported.is_empty() {
+                "none".to_string()
+            } else {
+                facts.imported.join(", ")
+            },
+        ),
         ("log", facts.log.clone()),
     ]
 }
@@ -232,6 +258,10 @@ mod tests {
             sandbox,
             context: (12_345, 128_000, 9),
             log: "~/.ling/logs".into(),
+            imported: vec![
+                "~/.claude/settings.json".into(),
+                "~/.codex/rules/default.rules".into(),
+            ],
         };
         let rows: Vec<String> = status_rows(&now, &facts)
             .into_iter()
