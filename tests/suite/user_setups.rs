@@ -258,3 +258,26 @@ fn claude_local_memory_path_scoped_rules_and_agents_skills_reach_the_model() {
         "{system}"
     );
 }
+
+#[test]
+fn codex_hooks_json_runs_with_codex_compat_user_hooks() {
+    let home = home_with(&[(
+        ".codex/hooks.json",
+        r#"{"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
+            {"type": "command", "command": "echo 'no deleting here' >&2; exit 2"}]}]}}"#,
+    )]);
+    let project = Project::new();
+    project.write("notes.txt", "keep\n");
+    // Off by default: hooks are code, run only when asked for.
+    let server = runs("rm notes.txt");
+    let out = ling(&project, &server, home.path(), &["-p", "tidy"]);
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert!(!project.file("notes.txt").exists());
+    project.write("notes.txt", "keep\n");
+    turn_off(&project, json!({"codexCompat": {"userHooks": true}}));
+    let server = runs("rm notes.txt");
+    let out = ling(&project, &server, home.path(), &["-p", "tidy"]);
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert!(project.file("notes.txt").exists(), "{}", out.stderr);
+    assert!(tool_result(&server).contains("no deleting here"), "{}", tool_result(&server));
+}
