@@ -90,6 +90,9 @@ pub struct Settings {
     pub auto_compact_percent: u8,
     /// `theme`.
     pub theme: ThemeSetting,
+    /// `statusLine`'s command: Ling's settings, else a trusted project's Claude Code settings,
+    /// else `~/.claude/settings.json` (`user_compat.rs`).
+    pub status_line: Option<String>,
     pub tool_search: ToolSearchSettings,
     /// `checkpoints`.
     pub checkpoints: CheckpointSettings,
@@ -352,6 +355,7 @@ impl Settings {
             auto_compact: layers.pick(|s| s.auto_compact).unwrap_or(true),
             auto_compact_percent: limits.auto_compact_percent,
             theme,
+            status_line: layers.pick(|s| s.status_line.clone()).map(|l| l.command),
             tool_search,
             checkpoints,
             web_fetch,

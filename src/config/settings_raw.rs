@@ -206,6 +206,10 @@ pub struct RawSettings {
     /// terminal or read from `COLORFGBG`), `dark` or `light`.
     #[schemars(extend("enum" = ["auto", "dark", "light"], "default" = "auto"))]
     pub theme: Option<String>,
+    /// The REPL's status line, as Claude Code's: `{"type": "command", "command": "..."}`; the
+    /// command gets the session as JSON on stdin and the first line it prints shows after
+    /// each turn.
+    pub status_line: Option<RawStatusLine>,
     /// How many sub-agents (`task` calls of one response) run at once; the others wait.
     /// Default 4.
     #[schemars(range(min = 1, max = 64), extend("default" = DEFAULT_MAX_PARALLEL_AGENTS))]
@@ -316,6 +320,26 @@ pub struct RawPermissions {
     #[serde(flatten)]
     #[schemars(skip)]
     pub other: BTreeMap<String, serde_json::Value>,
+}
+
+/// Settings `statusLine` (Claude Code's).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RawStatusLine {
+    /// `command`, the only kind.
+    #[serde(rename = "type")]
+    pub kind: StatusLineKind,
+    /// Run with `sh -c`, outside the sandbox, as a hook's command.
+    pub command: String,
+    /// Claude Code's left padding: accepted, not used.
+    pub padding: Option<u32>,
+}
+
+/// The kinds of status line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum StatusLineKind {
+    Command,
 }
 
 /// `--settings FILE|JSON` (Claude Code's flag): one more settings file, over the project's and

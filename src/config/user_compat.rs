@@ -24,6 +24,14 @@ impl Settings {
         project: &ProjectFiles,
         overrides: &SettingsOverrides,
     ) -> Result<(), ConfigError> {
+        // A trusted project's Claude Code settings give the status line before the user's.
+        if self.status_line.is_none() {
+            self.status_line = super::claude::CLAUDE_SETTINGS_FILES
+                .iter()
+                .rev()
+                .filter_map(|name| project.trusted_text(name))
+                .find_map(|(_, text)| status_line_of(text));
+        }
         let claude_file = user_settings_file()
             .filter(|_| project.claude().user_files && paths.user_config)
             .filter(|f| f.is_file());
@@ -34,6 +42,9 @@ impl Settings {
             })?;
             let rules = ClaudeRules::parse(&path, &text)?;
             self.add_rules(&rules.allow, &rules.ask, &rules.deny, CLAUDE_USER_ORIGIN);
+            if self.status_line.is_none() {
+                self.status_line = status_line_of(&text);
+            }
             for (name, value) in rules.env {
                 self.env.entry(name).or_insert(value);
             }
@@ -68,6 +79,15 @@ impl Settings {
         let origins = allow.iter().chain(deny).map(|r| (r.clone(), origin));
         self.rule_origins.extend(origins);
     }
+}
+
+/// `statusLine.command` of a Claude Code settings file's text.
+fn status_line_of(text: &str) -> Option<String> {
+    let value: serde_json::Value = serde_json::from_str(text).ok()?;
+    let line = value.get("statusLine")?;
+    (line.get("type")?.as_str()? == "command")
+        .then(|| line.get("command")?.as_str().map(str::to_string))
+        .flatten()
 }
 
 /// The user-level Claude Code and Codex files a run reads besides the settings' (whose files

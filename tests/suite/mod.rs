@@ -60,6 +60,7 @@ mod repl_mcp_flood;
 mod repl_render;
 mod repl_rewind;
 mod repl_status;
+mod repl_status_line;
 mod repl_work;
 pub mod sandbox_bash;
 mod sandbox_cli;

@@ -279,5 +279,9 @@ fn codex_hooks_json_runs_with_codex_compat_user_hooks() {
     let out = ling(&project, &server, home.path(), &["-p", "tidy"]);
     assert_eq!(out.code, Some(0), "{}", out.stderr);
     assert!(project.file("notes.txt").exists(), "{}", out.stderr);
-    assert!(tool_result(&server).contains("no deleting here"), "{}", tool_result(&server));
+    assert!(
+        tool_result(&server).contains("no deleting here"),
+        "{}",
+        tool_result(&server)
+    );
 }
