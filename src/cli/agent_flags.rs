@@ -94,6 +94,7 @@ impl AgentFlags {
             session_id: None,
             fork_session: false,
             ephemeral: false,
+            plugin_dirs: Vec::new(),
         }
     }
 }

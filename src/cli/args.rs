@@ -202,6 +202,17 @@ pub enum Command {
         #[arg(short = 'C', long = "cwd", value_name = "DIR", global = true)]
         cwd: Option<PathBuf>,
     },
+    /// The Claude Code plugins a run here loads (--plugin-dir, enabledPlugins on disk)
+    Plugin {
+        #[command(subcommand)]
+        command: PluginCommand,
+        /// Project root (default: the current directory)
+        #[arg(short = 'C', long = "cwd", value_name = "DIR", global = true)]
+        cwd: Option<PathBuf>,
+        /// A plugin folder to list too (repeatable)
+        #[arg(long, value_name = "DIR", global = true)]
+        plugin_dir: Vec<PathBuf>,
+    },
     /// Run a command in the shell sandbox, to try a policy (exits with the command's code)
     Sandbox {
         #[command(subcommand)]
@@ -261,6 +272,16 @@ pub struct ExactPolicy {
     pub closed: Vec<PathBuf>,
     #[arg(long = "allow-socket", hide = true, value_name = "PATH")]
     pub allow_socket: Vec<PathBuf>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum PluginCommand {
+    /// Each plugin: its name, where it comes from, its folder and what it brings; then the
+    /// enabled plugins that are not loaded, and why
+    List {
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Debug, Subcommand)]

@@ -135,6 +135,11 @@ pub struct CompatArgs {
     #[arg(long)]
     pub skip_git_repo_check: bool,
 
+    /// Load the Claude Code plugin in DIR (its commands, agents, skills, hooks and MCP
+    /// servers); repeatable (Claude Code)
+    #[arg(long, value_name = "DIR")]
+    pub plugin_dir: Vec<PathBuf>,
+
     /// Also write the model's last message to FILE (Codex)
     #[arg(short = 'o', long, value_name = "FILE")]
     pub output_last_message: Option<PathBuf>,
@@ -165,8 +170,6 @@ pub struct Unsupported {
     effort: Option<String>,
     #[arg(long, hide = true, value_name = "X")]
     betas: Option<String>,
-    #[arg(long, hide = true, value_name = "X")]
-    plugin_dir: Option<String>,
     #[arg(long, hide = true, value_name = "X")]
     permission_prompts: Option<String>,
     #[arg(long, hide = true, value_name = "X")]
@@ -203,7 +206,7 @@ pub struct Unsupported {
 
 impl Unsupported {
     /// Whether each flag of [`REFUSED`] was given, in its order.
-    fn given(&self) -> [bool; 22] {
+    fn given(&self) -> [bool; 21] {
         [
             self.fallback_model.is_some(),
             self.max_budget_usd.is_some(),
@@ -213,7 +216,6 @@ impl Unsupported {
                 || self.thinking_display.is_some(),
             self.effort.is_some(),
             self.betas.is_some(),
-            self.plugin_dir.is_some(),
             self.permission_prompts.is_some(),
             self.task_budget.is_some(),
             self.channels.is_some(),
@@ -247,7 +249,7 @@ impl Unsupported {
 
 /// Why each Claude Code flag of [`Unsupported`] is refused, in the order of
 /// [`Unsupported::given`]: (the flag as named in the refusal, the reason).
-const REFUSED: [(&str, &str); 22] = [
+const REFUSED: [(&str, &str); 21] = [
     (
         "--fallback-model",
         "Ling talks to one model; choose it with --model",
@@ -266,7 +268,6 @@ const REFUSED: [(&str, &str); 22] = [
         "--betas",
         "Anthropic API betas do not apply to an OpenAI-compatible server",
     ),
-    ("--plugin-dir", "Ling does not load Claude Code plugins"),
     ("--permission-prompts", "use --permission-prompt-tool stdio"),
     ("--task-budget", "task budgets are not supported"),
     ("--channels", "channels are not supported"),
@@ -302,7 +303,7 @@ const REFUSED: [(&str, &str); 22] = [
     ),
     (
         "--plugin-dir-no-mcp",
-        "Ling does not load Claude Code plugins",
+        "load the plugin with --plugin-dir (its MCP servers come with it)",
     ),
     ("--workload", "workloads are not supported"),
     ("--sdk-url", "Ling is driven over stdin and stdout only"),

@@ -13,6 +13,7 @@ mod compat_resolve;
 mod completion_cmd;
 mod hooks_cmd;
 pub mod mcp_cmd;
+mod plugin_cmd;
 mod prompt;
 mod sandbox_cmd;
 mod serve_cmd;
@@ -158,6 +159,11 @@ async fn dispatch(cli: Cli) -> Result<Exit, CliError> {
         Some(Command::Sessions { command, cwd }) => sessions_cmd::run(command, cwd),
         Some(Command::Trust { dir, list, revoke }) => trust_cmd::run(dir, list, revoke),
         Some(Command::Completion { shell }) => Ok(completion_cmd::run(shell)),
+        Some(Command::Plugin {
+            command: args::PluginCommand::List { json },
+            cwd,
+            plugin_dir,
+        }) => plugin_cmd::list(cwd, &plugin_dir, json),
         Some(Command::Sandbox { command }) => sandbox_cmd::run(command).await,
         Some(Command::Exec { mut run, action }) => {
             run.print = true;
@@ -250,6 +256,7 @@ async fn run_agent(args: RunArgs) -> Result<Exit, CliError> {
     let mut options = run_options(&args, &resolved, &located.project_root)?;
     codex_resolve::apply(&args, &codex, &mut options);
     options.ephemeral = args.compat.codex.ephemeral;
+    options.plugin_dirs = args.compat.plugin_dir.clone();
     if let Some(schema) = &output_schema {
         let append = options.prompt.append.take().unwrap_or_default();
         options.prompt.append = Some(format!("{append}\n\n{}", schema.instruction()));

@@ -24,6 +24,7 @@ pub mod mcp_import;
 pub mod model_api;
 mod modes;
 mod paths;
+pub mod plugins;
 pub mod private_fs;
 pub mod project;
 pub mod sandbox;

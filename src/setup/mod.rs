@@ -58,6 +58,8 @@ pub struct RunOptions {
     /// `--ephemeral` (Codex): the session is recorded in a temporary folder removed when the
     /// run ends, and has no checkpoints.
     pub ephemeral: bool,
+    /// `--plugin-dir` (Claude Code): plugin folders to load.
+    pub plugin_dirs: Vec<PathBuf>,
 }
 
 /// Which recorded session the run continues.
@@ -262,6 +264,8 @@ impl Setup {
             files.extensions.files(),
         );
         files.settings.user_compat_files.extend(extras);
+        let plugin_roots = files.plugins.plugins.iter().map(|p| p.root.clone());
+        files.settings.user_compat_files.extend(plugin_roots);
         let builtins = builtins(options, &files.settings, warn);
         let settings = &files.settings;
         let mut agent = Agent::new(llm, builtins, permissions, agent_options, session.session)

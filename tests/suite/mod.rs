@@ -48,6 +48,7 @@ mod mcp_reference_cli;
 mod mcp_shutdown;
 mod mcp_tool_search;
 mod mock_model;
+mod plugins;
 mod print_apis;
 mod print_lines;
 mod print_mode;

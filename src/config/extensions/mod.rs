@@ -187,6 +187,32 @@ impl Extensions {
         out
     }
 
+    /// A Claude Code plugin's commands, skills and agents, each named `PLUGIN:name`.
+    pub fn add_plugin(&mut self, plugin: &str, root: &Path) {
+        let mut own = Self::default();
+        own.load_dir(root, root, Scope::User);
+        let named = |name: &str| format!("{plugin}:{name}");
+        for mut command in own.commands {
+            command.name = named(&command.name);
+            if !self.commands.iter().any(|c| c.name == command.name) {
+                self.commands.push(command);
+            }
+        }
+        for mut skill in own.skills {
+            skill.name = named(&skill.name);
+            if !self.skills.iter().any(|s| s.name == skill.name) {
+                self.skills.push(skill);
+            }
+        }
+        for mut agent in own.agents {
+            agent.name = named(&agent.name);
+            if !self.agents.iter().any(|a| a.name == agent.name) {
+                self.agents.push(agent);
+            }
+        }
+        self.warnings.extend(own.warnings);
+    }
+
     fn load_dir(&mut self, dir: &Path, confine: &Path, scope: Scope) {
         for (rel, path, text) in files(&dir.join("commands"), confine, Kind::Command, self) {
             let name = rel.trim_end_matches(".md").replace('/', ":");
