@@ -79,6 +79,8 @@ enum Val {
 }
 
 type Problem = (usize, String);
+/// A call as written: its function's name, its line, its `key = value` arguments.
+type Call = (String, usize, Vec<(String, Val)>);
 
 fn tokens(text: &str) -> Result<Vec<(usize, Token)>, Problem> {
     let mut out = Vec::new();
@@ -180,7 +182,7 @@ impl Parser {
     }
 
     /// `name(key = value, ...)`.
-    fn call(&mut self) -> Result<(String, usize, Vec<(String, Val)>), Problem> {
+    fn call(&mut self) -> Result<Call, Problem> {
         let line = self.line();
         let Some(Token::Ident(name)) = self.next() else {
             return Err((line, "expected a call such as prefix_rule(...)".into()));

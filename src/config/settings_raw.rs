@@ -210,6 +210,13 @@ pub struct RawSettings {
     /// command gets the session as JSON on stdin and the first line it prints shows after
     /// each turn.
     pub status_line: Option<RawStatusLine>,
+    /// Claude Code plugins to load, `{"NAME@MARKETPLACE": true}`, when they are on disk
+    /// (`config/plugins.rs`).
+    pub enabled_plugins: Option<std::collections::BTreeMap<String, bool>>,
+    /// Claude Code's marketplaces, `{"NAME": {"source": {"source": "directory", "path":
+    /// "..."}}}`: a local folder is read, any other source only named.
+    #[schemars(with = "Option<serde_json::Map<String, serde_json::Value>>")]
+    pub extra_known_marketplaces: Option<serde_json::Value>,
     /// How many sub-agents (`task` calls of one response) run at once; the others wait.
     /// Default 4.
     #[schemars(range(min = 1, max = 64), extend("default" = DEFAULT_MAX_PARALLEL_AGENTS))]

@@ -94,7 +94,6 @@ async fn run(host: &Host, command: &str) -> Option<String> {
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::null());
-    let mut cmd = tokio::process::Command::from(cmd);
     cmd.kill_on_drop(true);
     let mut child = cmd.spawn().ok()?;
     let text = input(host).to_string();
