@@ -220,3 +220,42 @@ fn cd_is_the_directory_the_run_works_in() {
     assert_eq!(project.read("sub/out.txt"), "x\n");
     assert!(!project.file("out.txt").exists());
 }
+
+#[test]
+fn a_failed_turn_is_error_then_turn_failed() {
+    let home = tempfile::tempdir().unwrap();
+    let project = Project::new();
+    let schema = r#"{"type": "object", "required": ["n"]}"#;
+    project.write("schema.json", schema);
+    let server = MockServer::start_blocking(vec![Reply::text("no"), Reply::text("still no")]);
+    let out = ling(
+        &project,
+        &server,
+        home.path(),
+        &["exec", "--json", "--output-schema", "schema.json", "x"],
+    );
+    assert_eq!(out.code, Some(1), "{}", out.stderr);
+    let lines = out.json_lines();
+    let kinds: Vec<&str> = lines.iter().filter_map(|l| l["type"].as_str()).collect();
+    assert_eq!(kinds[kinds.len() - 2..], ["error", "turn.failed"]);
+    assert!(!kinds.contains(&"turn.completed"));
+    // A matching answer completes the turn, its text the checked JSON.
+    let server = MockServer::start_blocking(vec![Reply::text("{ \"n\": 1 }")]);
+    let out = ling(
+        &project,
+        &server,
+        home.path(),
+        &["exec", "--json", "--output-schema", "schema.json", "x"],
+    );
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let lines = out.json_lines();
+    let answer = lines.iter().find(|l| l["item"]["type"] == "agent_message");
+    assert_eq!(
+        answer.map(|l| l["item"]["text"].clone()),
+        Some(json!("{\"n\":1}"))
+    );
+    assert_eq!(
+        lines.last().map(|l| l["type"].clone()),
+        Some(json!("turn.completed"))
+    );
+}

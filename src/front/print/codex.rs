@@ -113,7 +113,9 @@ impl CodexJsonl {
                     "reasoning_output_tokens": usage.reasoning_tokens,
                 }
             })),
+            // As Codex's exec: the fatal error, then the turn that failed of it.
             Err(message) => {
+                json_line(&json!({"type": "error", "message": message}));
                 json_line(&json!({"type": "turn.failed", "error": {"message": message}}));
             }
         }
