@@ -15,6 +15,9 @@
 #                                       Claude Code): in its own directory, agent-sdk/, without
 #                                       its optional dependencies (the 190 MB native Claude Code
 #                                       binaries it would spawn when not pointed at another one)
+#   @openai/codex-sdk                   tests/suite/codex_sdk.rs (the SDK drives `ling exec` as its
+#                                       Codex): in its own directory, codex-sdk/, without optional
+#                                       dependencies (the native Codex binaries of @openai/codex)
 # scripts/test.sh (the test command) runs this first; tests/support/peers.rs finds what it installed.
 # Versions are pinned exactly and saved in the directory's package.json (--save), so a later
 # install there keeps the earlier ones. Running it again when everything is in place does nothing.
@@ -49,6 +52,12 @@ SDK_PACKAGES=(
   "zod@4.6.7"
 )
 
+# Installed apart too, in $NPM_DIR/codex-sdk, with --omit=optional.
+CODEX_SDK_DIR="$NPM_DIR/codex-sdk"
+CODEX_SDK_PACKAGES=(
+  "@openai/codex-sdk@0.163.0"
+)
+
 missing=()
 for spec in "${PACKAGES[@]}"; do
   name="${spec%@*}"
@@ -72,6 +81,20 @@ if [ ${#sdk_missing[@]} -gt 0 ]; then
   echo "install-peers: installing ${sdk_missing[*]} into $SDK_DIR"
   npm install --prefix "$SDK_DIR" --save --save-exact --omit=optional --no-audit --no-fund \
     "${SDK_PACKAGES[@]}"
+fi
+
+codex_missing=()
+for spec in "${CODEX_SDK_PACKAGES[@]}"; do
+  if [ "$(installed_version "${spec%@*}" "$CODEX_SDK_DIR")" != "${spec##*@}" ]; then
+    codex_missing+=("$spec")
+  fi
+done
+if [ ${#codex_missing[@]} -gt 0 ]; then
+  command -v npm >/dev/null || { echo "install-peers: npm is needed (apt-get install npm)" >&2; exit 1; }
+  mkdir -p "$CODEX_SDK_DIR"
+  echo "install-peers: installing ${codex_missing[*]} into $CODEX_SDK_DIR"
+  npm install --prefix "$CODEX_SDK_DIR" --save --save-exact --omit=optional --no-audit --no-fund \
+    "${CODEX_SDK_PACKAGES[@]}"
 fi
 
 if [ ${#missing[@]} -eq 0 ] && [ -x "$NODE" ]; then

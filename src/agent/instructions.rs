@@ -18,6 +18,8 @@ use crate::config::bounded_read::{BoundedReadError, lossy_text, read_regular};
 const INSTRUCTION_FILES: [&str; 2] = ["AGENTS.md", "LING.md"];
 /// Claude Code's memory, read after them unless settings `claudeCompat` is false.
 pub const CLAUDE_MEMORY: &str = "CLAUDE.md";
+/// Claude Code's personal project memory (not committed), read after `CLAUDE.md`.
+pub const CLAUDE_LOCAL: &str = "CLAUDE.local.md";
 /// The most of one instruction file that goes into the prompt (64 KiB).
 pub const INSTRUCTIONS_LIMIT: usize = 64 * 1024;
 /// How many `@path` hops a `CLAUDE.md` import may chain (Claude Code's limit).
@@ -65,18 +67,35 @@ pub fn collect(sources: &Sources<'_>) -> (Vec<Instructions>, Vec<String>) {
         }
     }
     let root = std::fs::canonicalize(sources.root).unwrap_or_else(|_| sources.root.into());
-    let claude = sources.claude_memory.then_some(CLAUDE_MEMORY);
+    let claude: &[&str] = match sources.claude_memory {
+        true => &[CLAUDE_MEMORY, CLAUDE_LOCAL],
+        false => &[],
+    };
     for level in levels(&root, sources.working_dir) {
-        for name in INSTRUCTION_FILES.into_iter().chain(claude) {
+        for name in INSTRUCTION_FILES.into_iter().chain(claude.iter().copied()) {
             let path = level.join(name);
             let label = shown_project(&root, &path);
             let Some(text) = read_file(&path, Some(&root), &label, &mut warnings) else {
                 continue;
             };
             push(&mut out, label.clone(), text.clone(), &path);
-            if name == CLAUDE_MEMORY {
+            if name != INSTRUCTION_FILES[0] && name != INSTRUCTION_FILES[1] {
                 imports(&path, &text, &root, &label, &mut out, &mut warnings);
             }
+        }
+    }
+    for path in super::claude_rules::files(&root)
+        .into_iter()
+        .filter(|_| sources.claude_memory)
+    {
+        let label = shown_project(&root, &path);
+        if let Some(text) = read_file(&path, Some(&root), &label, &mut warnings) {
+            push(
+                &mut out,
+                label,
+                super::claude_rules::prompt_text(&text),
+                &path,
+            );
         }
     }
     (out, warnings)
@@ -119,7 +138,7 @@ pub fn files(sources: &Sources<'_>) -> Vec<PathBuf> {
         out.extend(
             INSTRUCTION_FILES
                 .into_iter()
-                .chain([CLAUDE_MEMORY])
+                .chain([CLAUDE_MEMORY, CLAUDE_LOCAL])
                 .map(|name| level.join(name)),
         );
     }

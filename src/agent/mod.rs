@@ -12,6 +12,7 @@ mod ask_user;
 mod authorize;
 mod call_line;
 mod checkpoint_glue;
+mod claude_rules;
 mod commands;
 mod compact;
 pub mod context;

@@ -93,6 +93,8 @@ impl AgentFlags {
             tools: None,
             session_id: None,
             fork_session: false,
+            ephemeral: false,
+            plugin_dirs: Vec::new(),
         }
     }
 }

@@ -72,7 +72,7 @@ pub struct RunArgs {
     pub output_format: Option<OutputFormat>,
 
     /// Start in DIR instead of the current directory (the project root is found from it)
-    #[arg(short = 'C', long = "cwd", value_name = "DIR")]
+    #[arg(short = 'C', long = "cwd", visible_alias = "cd", value_name = "DIR")]
     pub cwd: Option<PathBuf>,
 
     /// Another directory the file tools and the sandbox may write (repeatable)
@@ -136,6 +136,9 @@ pub enum OutputFormat {
     StreamJson,
     /// Ling's own lines, one per event
     LingStreamJson,
+    /// Codex's JSONL events (`codex exec --json`: thread.started, item.completed, ...), what
+    /// the Codex SDK reads
+    CodexJson,
 }
 
 impl std::fmt::Display for OutputFormat {
@@ -152,6 +155,9 @@ pub enum Command {
     Exec {
         #[command(flatten)]
         run: Box<RunArgs>,
+        /// Codex's `exec resume`
+        #[command(subcommand)]
+        action: Option<super::codex_args::ExecAction>,
     },
     /// Manage and test MCP servers (.ling/mcp.json)
     Mcp {
@@ -200,6 +206,17 @@ pub enum Command {
         /// Project root (default: the current directory)
         #[arg(short = 'C', long = "cwd", value_name = "DIR", global = true)]
         cwd: Option<PathBuf>,
+    },
+    /// The Claude Code plugins a run here loads (--plugin-dir, enabledPlugins on disk)
+    Plugin {
+        #[command(subcommand)]
+        command: PluginCommand,
+        /// Project root (default: the current directory)
+        #[arg(short = 'C', long = "cwd", value_name = "DIR", global = true)]
+        cwd: Option<PathBuf>,
+        /// A plugin folder to list too (repeatable)
+        #[arg(long, value_name = "DIR", global = true)]
+        plugin_dir: Vec<PathBuf>,
     },
     /// Run a command in the shell sandbox, to try a policy (exits with the command's code)
     Sandbox {
@@ -260,6 +277,16 @@ pub struct ExactPolicy {
     pub closed: Vec<PathBuf>,
     #[arg(long = "allow-socket", hide = true, value_name = "PATH")]
     pub allow_socket: Vec<PathBuf>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum PluginCommand {
+    /// Each plugin: its name, where it comes from, its folder and what it brings; then the
+    /// enabled plugins that are not loaded, and why
+    List {
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Debug, Subcommand)]

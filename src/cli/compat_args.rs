@@ -114,8 +114,9 @@ pub struct CompatArgs {
     #[arg(long)]
     pub await_initialize: bool,
 
-    /// Codex's exec --json: --output-format stream-json (Codex)
-    #[arg(long)]
+    /// Codex's JSONL events on stdout, as `codex exec --json` writes them (--output-format
+    /// codex-json) (Codex)
+    #[arg(long, visible_alias = "experimental-json")]
     pub json: bool,
 
     /// The permission mode as Codex names its approval policies (Codex)
@@ -134,9 +135,17 @@ pub struct CompatArgs {
     #[arg(long)]
     pub skip_git_repo_check: bool,
 
+    /// Load the Claude Code plugin in DIR (its commands, agents, skills, hooks and MCP
+    /// servers); repeatable (Claude Code)
+    #[arg(long, value_name = "DIR")]
+    pub plugin_dir: Vec<PathBuf>,
+
     /// Also write the model's last message to FILE (Codex)
     #[arg(short = 'o', long, value_name = "FILE")]
     pub output_last_message: Option<PathBuf>,
+
+    #[command(flatten)]
+    pub codex: super::codex_args::CodexArgs,
 
     #[command(flatten)]
     pub unsupported: Unsupported,
@@ -161,8 +170,6 @@ pub struct Unsupported {
     effort: Option<String>,
     #[arg(long, hide = true, value_name = "X")]
     betas: Option<String>,
-    #[arg(long, hide = true, value_name = "X")]
-    plugin_dir: Option<String>,
     #[arg(long, hide = true, value_name = "X")]
     permission_prompts: Option<String>,
     #[arg(long, hide = true, value_name = "X")]
@@ -199,7 +206,7 @@ pub struct Unsupported {
 
 impl Unsupported {
     /// Whether each flag of [`REFUSED`] was given, in its order.
-    fn given(&self) -> [bool; 22] {
+    fn given(&self) -> [bool; 21] {
         [
             self.fallback_model.is_some(),
             self.max_budget_usd.is_some(),
@@ -209,7 +216,6 @@ impl Unsupported {
                 || self.thinking_display.is_some(),
             self.effort.is_some(),
             self.betas.is_some(),
-            self.plugin_dir.is_some(),
             self.permission_prompts.is_some(),
             self.task_budget.is_some(),
             self.channels.is_some(),
@@ -243,7 +249,7 @@ impl Unsupported {
 
 /// Why each Claude Code flag of [`Unsupported`] is refused, in the order of
 /// [`Unsupported::given`]: (the flag as named in the refusal, the reason).
-const REFUSED: [(&str, &str); 22] = [
+const REFUSED: [(&str, &str); 21] = [
     (
         "--fallback-model",
         "Ling talks to one model; choose it with --model",
@@ -262,7 +268,6 @@ const REFUSED: [(&str, &str); 22] = [
         "--betas",
         "Anthropic API betas do not apply to an OpenAI-compatible server",
     ),
-    ("--plugin-dir", "Ling does not load Claude Code plugins"),
     ("--permission-prompts", "use --permission-prompt-tool stdio"),
     ("--task-budget", "task budgets are not supported"),
     ("--channels", "channels are not supported"),
@@ -298,7 +303,7 @@ const REFUSED: [(&str, &str); 22] = [
     ),
     (
         "--plugin-dir-no-mcp",
-        "Ling does not load Claude Code plugins",
+        "load the plugin with --plugin-dir (its MCP servers come with it)",
     ),
     ("--workload", "workloads are not supported"),
     ("--sdk-url", "Ling is driven over stdin and stdout only"),

@@ -110,7 +110,11 @@ fn one<T: PartialEq + Copy + std::fmt::Display>(
 /// Resolves every spelling of `args`; conflicting ones are a usage error naming both.
 pub fn resolve(args: &RunArgs) -> Result<Resolved, CliError> {
     let compat = &args.compat;
-    if let Some(refusal) = compat.unsupported.refusal() {
+    if let Some(refusal) = compat
+        .unsupported
+        .refusal()
+        .or_else(|| compat.codex.unsupported.refusal())
+    {
         return Err(CliError::Usage(refusal));
     }
     if compat.fork_session && args.resume.is_none() && !args.continue_session {
@@ -225,7 +229,8 @@ fn sandbox(args: &RunArgs) -> Result<Option<SandboxMode>, CliError> {
     )
 }
 
-/// The output format of `--output-format` and of Codex's `--json` (text by default).
+/// The output format of `--output-format` and of Codex's `--json` (its events; text by
+/// default).
 fn output_format(args: &RunArgs) -> Result<OutputFormat, CliError> {
     let compat = &args.compat;
     Ok(one(
@@ -236,8 +241,8 @@ fn output_format(args: &RunArgs) -> Result<OutputFormat, CliError> {
                 format!("--output-format {}", flag_value(args.output_format)),
             ),
             (
-                compat.json.then_some(OutputFormat::StreamJson),
-                "--json (Codex: stream-json)".into(),
+                compat.json.then_some(OutputFormat::CodexJson),
+                "--json (Codex: codex-json)".into(),
             ),
         ],
     )?
@@ -356,7 +361,7 @@ mod tests {
         let r = resolved(&["-s", "danger-full-access"]).unwrap();
         assert_eq!(r.sandbox, Some(SandboxMode::Off));
         let r = resolved(&["--json"]).unwrap();
-        assert_eq!(r.output_format, OutputFormat::StreamJson);
+        assert_eq!(r.output_format, OutputFormat::CodexJson);
         // The same thing twice is no conflict.
         let r = resolved(&[
             "--permission-mode",
@@ -381,7 +386,7 @@ mod tests {
         );
         let err = resolved(&["--json", "--output-format", "json"]).unwrap_err();
         assert!(
-            err.contains("--output-format json and --json (Codex: stream-json)"),
+            err.contains("--output-format json and --json (Codex: codex-json)"),
             "{err}"
         );
         let err = resolved(&["--sandbox", "read-only", "--yolo"]).unwrap_err();

@@ -6,11 +6,14 @@
 mod acp_cmd;
 mod agent_flags;
 mod args;
+mod codex_args;
+mod codex_resolve;
 mod compat_args;
 mod compat_resolve;
 mod completion_cmd;
 mod hooks_cmd;
 pub mod mcp_cmd;
+mod plugin_cmd;
 mod prompt;
 mod sandbox_cmd;
 mod serve_cmd;
@@ -117,7 +120,8 @@ impl CliError {
 /// Runs Ling with the process arguments. Printing of `--help`, `--version` and argument errors is
 /// clap's; everything else goes through the `ui` module.
 pub fn run() -> Result<Exit, CliError> {
-    let cli = match Cli::try_parse() {
+    let cli = match Cli::try_parse_from(codex_args::codex_spellings(std::env::args_os().collect()))
+    {
         Ok(cli) => cli,
         Err(e) => {
             let code = if e.use_stderr() {
@@ -159,9 +163,18 @@ async fn dispatch(cli: Cli) -> Result<Exit, CliError> {
         Some(Command::Sessions { command, cwd }) => sessions_cmd::run(command, cwd),
         Some(Command::Trust { dir, list, revoke }) => trust_cmd::run(dir, list, revoke),
         Some(Command::Completion { shell }) => Ok(completion_cmd::run(shell)),
+        Some(Command::Plugin {
+            command: args::PluginCommand::List { json },
+            cwd,
+            plugin_dir,
+        }) => plugin_cmd::list(cwd, &plugin_dir, json),
         Some(Command::Sandbox { command }) => sandbox_cmd::run(command).await,
-        Some(Command::Exec { mut run }) => {
+        Some(Command::Exec { mut run, action }) => {
             run.print = true;
+            run.compat.codex.exec = true;
+            if let Some(action) = action {
+                exec_action(&mut run, action)?;
+            }
             if run.prompt.as_deref() == Some("-") {
                 run.prompt = None;
             }
@@ -172,8 +185,61 @@ async fn dispatch(cli: Cli) -> Result<Exit, CliError> {
     }
 }
 
+/// Codex's `exec resume [ID|--last] [PROMPT]` as the run's `--resume ID` or `--continue`, with
+/// the flags given after it; `exec review` is refused.
+fn exec_action(run: &mut RunArgs, action: codex_args::ExecAction) -> Result<(), CliError> {
+    let resume = match action {
+        codex_args::ExecAction::Resume(resume) => resume,
+        codex_args::ExecAction::Review { .. } => {
+            return Err(CliError::Usage(codex_args::refusal(
+                codex_args::CODEX_REFUSED[5],
+            )));
+        }
+    };
+    let (id, prompt) = resume.target();
+    match (id, resume.last) {
+        (_, true) => run.continue_session = true,
+        (Some(id), false) => run.resume = Some(id),
+        (None, false) => {
+            return Err(CliError::Usage(
+                "exec resume needs the session's id (`ling sessions list` shows them) or --last"
+                    .into(),
+            ));
+        }
+    }
+    run.prompt = prompt.or(run.prompt.take());
+    run.image.extend(resume.image);
+    run.compat.json |= resume.json;
+    run.agent.model = resume.model.or(run.agent.model.take());
+    run.compat.codex.config.extend(resume.config);
+    run.compat.output_last_message = resume
+        .output_last_message
+        .or(run.compat.output_last_message.take());
+    run.compat.codex.ephemeral |= resume.ephemeral;
+    Ok(())
+}
+
 async fn run_agent(args: RunArgs) -> Result<Exit, CliError> {
-    let resolved = compat_resolve::resolve(&args)?;
+    let mut resolved = compat_resolve::resolve(&args)?;
+    let codex = codex_resolve::settings(&args)?;
+    codex_resolve::fill(&args, &codex, &mut resolved);
+    if args.compat.codex.ignore_user_config {
+        resolved.setting_sources.user = false;
+    }
+    if args.compat.codex.ephemeral && (args.resume.is_some() || args.continue_session) {
+        return Err(CliError::Usage(
+            "--ephemeral records no session, so it cannot continue one; drop --ephemeral or \
+             the resume"
+                .into(),
+        ));
+    }
+    let output_schema = match &args.compat.codex.output_schema {
+        Some(file) => Some(
+            crate::front::print::schema::OutputSchema::read(file)
+                .map_err(|e| CliError::Usage(format!("--output-schema {}: {e}", file.display())))?,
+        ),
+        None => None,
+    };
     let interactive = !args.print && std::io::stdin().is_terminal();
     let pick = args.resume.as_deref() == Some("");
     if !interactive && pick {
@@ -191,7 +257,14 @@ async fn run_agent(args: RunArgs) -> Result<Exit, CliError> {
         ));
     }
     let located = crate::session::locate(args.cwd.as_ref(), &args.add_dir)?;
-    let options = run_options(&args, &resolved, &located.project_root)?;
+    let mut options = run_options(&args, &resolved, &located.project_root)?;
+    codex_resolve::apply(&args, &codex, &mut options);
+    options.ephemeral = args.compat.codex.ephemeral;
+    options.plugin_dirs = args.compat.plugin_dir.clone();
+    if let Some(schema) = &output_schema {
+        let append = options.prompt.append.take().unwrap_or_default();
+        options.prompt.append = Some(format!("{append}\n\n{}", schema.instruction()));
+    }
     let sources = resolved.setting_sources;
     let read_project = |mut paths: Paths| -> Result<(Paths, ProjectConfig), CliError> {
         paths.user_config = sources.user;
@@ -204,6 +277,7 @@ async fn run_agent(args: RunArgs) -> Result<Exit, CliError> {
         OutputFormat::Json => crate::front::print::Format::Json,
         OutputFormat::StreamJson => crate::front::print::Format::StreamJson,
         OutputFormat::LingStreamJson => crate::front::print::Format::LingStreamJson,
+        OutputFormat::CodexJson => crate::front::print::Format::CodexJson,
     };
     if !args.image.is_empty()
         && (interactive || resolved.input_format == compat_args::InputFormat::StreamJson)
@@ -263,6 +337,7 @@ async fn run_agent(args: RunArgs) -> Result<Exit, CliError> {
             partial: args.compat.include_partial_messages,
             last_message: args.compat.output_last_message.clone(),
             until: args.until.clone(),
+            output_schema,
         };
         let outcome = crate::front::print::run(host, print, prompt).await;
         return Ok(outcome.into());
@@ -270,6 +345,11 @@ async fn run_agent(args: RunArgs) -> Result<Exit, CliError> {
     if resolved.output_format != OutputFormat::Text {
         return Err(CliError::Usage(
             "--output-format applies to -p runs; add -p \"PROMPT\"".into(),
+        ));
+    }
+    if output_schema.is_some() {
+        return Err(CliError::Usage(
+            "--output-schema applies to `ling exec` and -p runs; add -p \"PROMPT\"".into(),
         ));
     }
     let (paths, mut project) = read_project(located)?;

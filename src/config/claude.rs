@@ -48,6 +48,9 @@ pub struct RawClaudeOptions {
     pub enabled: Option<bool>,
     /// Also run the hooks of `~/.claude/settings.json`. Default false.
     pub user_hooks: Option<bool>,
+    /// Read your own Claude Code files: `~/.claude/settings.json`'s `permissions` and `env`,
+    /// and `~/.claude/commands`, `skills` and `agents`. Default true.
+    pub user_files: Option<bool>,
 }
 
 /// What `claudeCompat` resolves to.
@@ -57,6 +60,9 @@ pub struct ClaudeCompat {
     pub project: bool,
     /// The hooks of `~/.claude/settings.json`.
     pub user_hooks: bool,
+    /// `~/.claude/settings.json`'s permissions and env, and `~/.claude/` commands, skills and
+    /// agents.
+    pub user_files: bool,
 }
 
 impl Default for ClaudeCompat {
@@ -64,6 +70,7 @@ impl Default for ClaudeCompat {
         Self {
             project: true,
             user_hooks: false,
+            user_files: true,
         }
     }
 }
@@ -73,12 +80,14 @@ impl ClaudeCompat {
     pub fn resolve(layers: &[Option<RawClaudeCompat>]) -> Self {
         let mut project = None;
         let mut user_hooks = None;
+        let mut user_files = None;
         for layer in layers.iter().flatten() {
             match layer {
                 RawClaudeCompat::Switch(on) => project = project.or(Some(*on)),
                 RawClaudeCompat::Options(options) => {
                     project = project.or(options.enabled);
                     user_hooks = user_hooks.or(options.user_hooks);
+                    user_files = user_files.or(options.user_files);
                 }
             }
         }
@@ -86,6 +95,7 @@ impl ClaudeCompat {
         Self {
             project,
             user_hooks: project && user_hooks.unwrap_or(false),
+            user_files: project && user_files.unwrap_or(true),
         }
     }
 
@@ -176,6 +186,7 @@ mod tests {
         let off = ClaudeCompat {
             project: false,
             user_hooks: false,
+            user_files: false,
         };
         assert_eq!(
             ClaudeCompat::resolve(&[None, Some(RawClaudeCompat::Switch(false))]),
@@ -184,12 +195,14 @@ mod tests {
         let user_hooks = RawClaudeCompat::Options(RawClaudeOptions {
             enabled: None,
             user_hooks: Some(true),
+            user_files: None,
         });
         assert_eq!(
             ClaudeCompat::resolve(&[Some(user_hooks)]),
             ClaudeCompat {
                 project: true,
-                user_hooks: true
+                user_hooks: true,
+                user_files: true,
             }
         );
         // The project's `false` wins over the user's userHooks.

@@ -62,6 +62,8 @@ pub struct ProjectFiles {
     user_compat: Option<super::claude::RawClaudeCompat>,
     /// What `claudeCompat` of the user's settings and (trusted) the project's says.
     claude: ClaudeCompat,
+    /// What `codexCompat` of the user's settings says.
+    codex: super::codex_user::CodexCompat,
 }
 
 impl ProjectFiles {
@@ -77,6 +79,7 @@ impl ProjectFiles {
             .flatten();
         let user_compat = user_settings.as_deref().and_then(ClaudeCompat::raw_of);
         let claude = ClaudeCompat::resolve(&[user_compat]);
+        let codex = super::codex_user::CodexCompat::of_settings(user_settings.as_deref());
         let mut files = Vec::new();
         if !user_config {
             for name in PROJECT_FILES {
@@ -105,6 +108,7 @@ impl ProjectFiles {
             trusted: false,
             user_compat,
             claude,
+            codex,
         })
     }
 
@@ -133,6 +137,11 @@ impl ProjectFiles {
     /// and `CLAUDE.md` are read, and whether `~/.claude/settings.json` hooks run.
     pub fn claude(&self) -> ClaudeCompat {
         self.claude
+    }
+
+    /// What `codexCompat` says for this run.
+    pub fn codex(&self) -> super::codex_user::CodexCompat {
+        self.codex
     }
 
     /// The canonical project root.

@@ -92,6 +92,9 @@ pub struct Settings {
     pub auto_compact_percent: u8,
     /// `theme`.
     pub theme: ThemeSetting,
+    /// `statusLine`'s command: Ling's settings, else a trusted project's Claude Code settings,
+    /// else `~/.claude/settings.json` (`user_compat.rs`).
+    pub status_line: Option<String>,
     pub tool_search: ToolSearchSettings,
     /// `checkpoints`.
     pub checkpoints: CheckpointSettings,
@@ -118,6 +121,9 @@ pub struct Settings {
     pub env: BTreeMap<String, String>,
     /// This project's entry of the user's `projects`: MCP servers switched off or on here.
     pub project_state: RawProjectState,
+    /// The user-level Claude Code and Codex files whose rules and env were taken
+    /// (`user_compat.rs`), for `/status`.
+    pub user_compat_files: Vec<std::path::PathBuf>,
 }
 
 impl Settings {
@@ -200,6 +206,7 @@ impl Settings {
         })
         .and_then(|mut settings| {
             settings.add_claude_rules(project)?;
+            settings.add_user_compat(paths, project, overrides)?;
             let root = paths.project_root.to_string_lossy();
             settings.project_state = user
                 .projects
@@ -254,15 +261,18 @@ impl Settings {
         };
         let non_empty = |name: &str| env(name).filter(|v| !v.is_empty());
         let endpoint = resolve_endpoint(user, project, flag, overrides, env);
-        let model_api = ModelApiSettings::resolve(&user.model_api, &project.model_api)
+        let mut model_api = ModelApiSettings::resolve(&user.model_api, &project.model_api)
             .map_err(SettingsError::ModelApi)?;
+        if let Some(effort) = overrides.reasoning_effort {
+            model_api.reasoning_effort = Some(effort);
+        }
         let (model, warnings) = model_id(&layers, &endpoint);
         let rules = Rules::of(&layers, overrides);
         let limits = Limits::of(&layers)?;
         let home = env("HOME")
             .filter(|h| !h.is_empty())
             .map(std::path::PathBuf::from);
-        let sandbox = SandboxSettings::resolve(
+        let mut sandbox = SandboxSettings::resolve(
             overrides.sandbox,
             &user.sandbox,
             &project.sandbox,
@@ -270,6 +280,9 @@ impl Settings {
             home.as_deref(),
         )
         .map_err(SettingsError::Sandbox)?;
+        if let Some(network) = overrides.sandbox_network {
+            sandbox.network = network;
+        }
         let tool_search =
             ToolSearchSettings::resolve(project.tool_search.as_ref(), user.tool_search.as_ref())
                 .map_err(SettingsError::ToolSearch)?;
@@ -348,6 +361,7 @@ impl Settings {
             auto_compact: layers.pick(|s| s.auto_compact).unwrap_or(true),
             auto_compact_percent: limits.auto_compact_percent,
             theme,
+            status_line: layers.pick(|s| s.status_line.clone()).map(|l| l.command),
             tool_search,
             checkpoints,
             web_fetch,
@@ -357,6 +371,7 @@ impl Settings {
             flag_settings: overrides.settings.clone(),
             env: merged([Some(user), Some(project), flag], |s| s.env.clone()),
             project_state: RawProjectState::default(),
+            user_compat_files: Vec::new(),
         })
     }
 }

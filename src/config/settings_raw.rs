@@ -181,6 +181,10 @@ pub struct RawSettings {
     /// `.claude/settings.local.json` and `.mcp.json`, and `CLAUDE.md`; `false` none of them;
     /// `{"userHooks": true}` also runs the hooks of `~/.claude/settings.json`.
     pub claude_compat: Option<RawClaudeCompat>,
+    /// Your own Codex files: `true` (default) reads Codex's `AGENTS.md`, `prompts/` (as
+    /// `/prompts:NAME` commands) and execpolicy `rules/`; `false` none;
+    /// `{"userHooks": true}` also runs the hooks of Codex's `hooks.json`.
+    pub codex_compat: Option<super::codex_user::RawCodexCompat>,
     /// When MCP tools are offered by name behind `search_tools` rather than in full.
     pub tool_search: Option<RawToolSearch>,
     /// Checkpoints of the writable folders before each turn and each tool call that can
@@ -209,6 +213,17 @@ pub struct RawSettings {
     /// terminal or read from `COLORFGBG`), `dark` or `light`.
     #[schemars(extend("enum" = ["auto", "dark", "light"], "default" = "auto"))]
     pub theme: Option<String>,
+    /// The REPL's status line, as Claude Code's: `{"type": "command", "command": "..."}`; the
+    /// command gets the session as JSON on stdin and the first line it prints shows after
+    /// each turn.
+    pub status_line: Option<RawStatusLine>,
+    /// Claude Code plugins to load, `{"NAME@MARKETPLACE": true}`, when they are on disk
+    /// (`config/plugins.rs`).
+    pub enabled_plugins: Option<std::collections::BTreeMap<String, bool>>,
+    /// Claude Code's marketplaces, `{"NAME": {"source": {"source": "directory", "path":
+    /// "..."}}}`: a local folder is read, any other source only named.
+    #[schemars(with = "Option<serde_json::Map<String, serde_json::Value>>")]
+    pub extra_known_marketplaces: Option<serde_json::Value>,
     /// How many sub-agents (`task` calls of one response) run at once; the others wait.
     /// Default 4.
     #[schemars(range(min = 1, max = 64), extend("default" = DEFAULT_MAX_PARALLEL_AGENTS))]
@@ -321,6 +336,26 @@ pub struct RawPermissions {
     pub other: BTreeMap<String, serde_json::Value>,
 }
 
+/// Settings `statusLine` (Claude Code's).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RawStatusLine {
+    /// `command`, the only kind.
+    #[serde(rename = "type")]
+    pub kind: StatusLineKind,
+    /// Run with `sh -c`, outside the sandbox, as a hook's command.
+    pub command: String,
+    /// Claude Code's left padding: accepted, not used.
+    pub padding: Option<u32>,
+}
+
+/// The kinds of status line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum StatusLineKind {
+    Command,
+}
+
 /// `--settings FILE|JSON` (Claude Code's flag): one more settings file, over the project's and
 /// the user's. It may hold Claude Code's `hooks` too (loaded as a Claude Code file's).
 #[derive(Debug, Clone)]
@@ -369,4 +404,10 @@ pub struct SettingsOverrides {
     pub never_ask: bool,
     /// `--api`.
     pub api: Option<WireApi>,
+    /// The sandbox's network (Codex's `sandbox_workspace_write.network_access`).
+    pub sandbox_network: Option<bool>,
+    /// Codex's `model_reasoning_effort`.
+    pub reasoning_effort: Option<super::ReasoningEffort>,
+    /// `--ignore-rules` (Codex): no execpolicy `.rules` file is read.
+    pub ignore_codex_rules: bool,
 }

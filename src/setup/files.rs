@@ -22,6 +22,8 @@ pub(super) struct ConfigFiles {
     pub mcp_sources: McpSources,
     pub hooks: HooksConfig,
     pub extensions: Extensions,
+    /// The Claude Code plugins loaded (`--plugin-dir`, `enabledPlugins`).
+    pub plugins: crate::config::plugins::Plugins,
 }
 
 impl ConfigFiles {
@@ -37,21 +39,37 @@ impl ConfigFiles {
                 settings.sandbox.writable_roots.push(dir.clone());
             }
         }
+        let sources = crate::config::plugins::PluginSources::of(paths, project.layer());
+        let plugins = crate::config::plugins::Plugins::find(&options.plugin_dirs, &sources)?;
+        // A plugin's MCP servers are one more MCP config each, its servers renamed.
+        let mut mcp_config = options.mcp_config.clone();
+        for plugin in &plugins.plugins {
+            mcp_config.extend(plugin.mcp_config()?.map(std::path::PathBuf::from));
+        }
         let (mut servers, mcp_warnings) = crate::config::mcp::load_servers(
             paths,
             project.layer(),
-            &options.mcp_config,
+            &mcp_config,
             options.strict_mcp_config,
         )?;
         crate::config::mcp::apply_switches(&mut servers, &settings.project_state);
         let mcp_sources = McpSources::new(paths, &options.mcp_config, options.strict_mcp_config);
-        let hooks = HooksConfig::load_with(
+        let mut hooks = HooksConfig::load_with(
             paths,
             project.layer(),
             settings.hook_layers(),
             settings.flag_settings.as_ref(),
         )?;
-        let extensions = Extensions::load(paths, project.layer());
+        let mut extensions = Extensions::load(paths, project.layer());
+        for plugin in &plugins.plugins {
+            if settings.hook_layers().user
+                && let Some((path, text)) = plugin.hooks()
+            {
+                hooks.merge(HooksConfig::parse_claude(&path, &text)?);
+            }
+            extensions.add_plugin(&plugin.name, &plugin.root);
+        }
+        extensions.warnings.extend(plugins.warnings.iter().cloned());
         Ok(Self {
             settings,
             servers,
@@ -59,6 +77,7 @@ impl ConfigFiles {
             mcp_sources,
             hooks,
             extensions,
+            plugins,
         })
     }
 }

@@ -55,6 +55,11 @@ pub struct RunOptions {
     /// `--fork-session`: the resumed session's conversation goes on under a new id, the
     /// original left as it is.
     pub fork_session: bool,
+    /// `--ephemeral` (Codex): the session is recorded in a temporary folder removed when the
+    /// run ends, and has no checkpoints.
+    pub ephemeral: bool,
+    /// `--plugin-dir` (Claude Code): plugin folders to load.
+    pub plugin_dirs: Vec<PathBuf>,
 }
 
 /// Which recorded session the run continues.
@@ -116,6 +121,8 @@ pub struct Setup {
     pub warnings: Vec<String>,
     /// The MCP config files, to see them change during the session.
     pub mcp_sources: McpSources,
+    /// `--ephemeral`: the session's temporary folder, removed with the setup.
+    pub ephemeral: Option<session::EphemeralDir>,
 }
 
 impl Setup {
@@ -225,7 +232,14 @@ impl Setup {
         confined.warn(&paths, warn);
         let permissions = permissions(&files.settings, &paths, &confined, warn)?;
         let llm = model_client(&files.settings)?;
-        let session = session::open(options, &paths, &llm.config().model, &mut warnings)?;
+        let ephemeral = options.ephemeral.then(session::EphemeralDir::new);
+        let session = session::open(
+            options,
+            &paths,
+            &llm.config().model,
+            ephemeral.as_ref(),
+            &mut warnings,
+        )?;
         let mcp_host = McpHost::new(
             llm.clone(),
             HostPolicy {
@@ -245,6 +259,13 @@ impl Setup {
             interactive,
             confined.child_env.clone(),
         );
+        let extras = crate::config::user_compat::user_compat_extras(
+            project.layer(),
+            files.extensions.files(),
+        );
+        files.settings.user_compat_files.extend(extras);
+        let plugin_roots = files.plugins.plugins.iter().map(|p| p.root.clone());
+        files.settings.user_compat_files.extend(plugin_roots);
         let builtins = builtins(options, &files.settings, warn);
         let settings = &files.settings;
         let mut agent = Agent::new(llm, builtins, permissions, agent_options, session.session)
@@ -256,7 +277,8 @@ impl Setup {
         agent.probe_context_window();
         warnings.extend(agent.take_warnings());
         let checkpoints =
-            session::checkpoints_of(settings, &paths, &agent.session().id, interactive);
+            session::checkpoints_of(settings, &paths, &agent.session().id, interactive)
+                .filter(|_| ephemeral.is_none());
         agent.set_checkpoints(checkpoints);
         // Started last, once nothing else can fail, so no server is left running on an error.
         let servers = std::mem::take(&mut files.servers);
@@ -285,6 +307,7 @@ impl Setup {
             resumed,
             warnings,
             mcp_sources: files.mcp_sources,
+            ephemeral,
         })
     }
 }
@@ -393,7 +416,7 @@ fn agent_options(
         prompt: PromptOptions {
             no_claude_memory: !project.claude().project,
             working_dir: Some(paths.working_dir.clone()),
-            user_files: user_instruction_files(paths, project.claude().project),
+            user_files: user_instruction_files(paths, project.layer()),
             ..options.prompt.clone()
         },
         add_dirs: paths.add_dirs.clone(),
@@ -435,11 +458,18 @@ pub fn children(settings: &Settings) -> ChildEnv {
 
 /// The user's own instruction files: `LING_HOME/AGENTS.md`, and Claude Code's
 /// `~/.claude/CLAUDE.md` unless `claudeCompat` is off.
-pub(super) fn user_instruction_files(paths: &Paths, claude: bool) -> Vec<PathBuf> {
+pub(super) fn user_instruction_files(
+    paths: &Paths,
+    project: &crate::config::ProjectFiles,
+) -> Vec<PathBuf> {
     let mut files = vec![paths.home.join("AGENTS.md")];
-    if claude && let Some(dir) = crate::config::claude::user_dir() {
+    if project.claude().project
+        && let Some(dir) = crate::config::claude::user_dir()
+    {
         files.push(dir.join(crate::agent::CLAUDE_MEMORY));
     }
+    // Codex's own `AGENTS.md` (settings `codexCompat`).
+    files.extend(project.codex().agents_md());
     files
 }
 

@@ -110,7 +110,7 @@ fn surface_of(
     for file in extensions.files() {
         surface.add_extension(file);
     }
-    let user_files = user_instruction_files(paths, project.claude().project);
+    let user_files = user_instruction_files(paths, project.layer());
     let instructions = crate::agent::instructions::files(&crate::agent::instructions::Sources {
         root: &paths.project_root,
         working_dir: Some(&paths.working_dir),

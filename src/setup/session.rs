@@ -28,6 +28,7 @@ pub(super) fn open(
     options: &RunOptions,
     paths: &Paths,
     model: &str,
+    ephemeral: Option<&EphemeralDir>,
     warnings: &mut Vec<String>,
 ) -> Result<RunSession, SessionError> {
     let resumed = match resume(&options.resume, paths)? {
@@ -54,7 +55,8 @@ pub(super) fn open(
             }
         }
         None => {
-            let (dir, root) = (paths.sessions_dir(), &paths.project_root);
+            let dir = ephemeral.map_or_else(|| paths.sessions_dir(), |e| e.0.clone());
+            let root = &paths.project_root;
             let session = match options.session_id.clone() {
                 Some(id) => Session::with_id(&dir, root, model, id),
                 None => Session::new(&dir, root, model),
@@ -74,6 +76,24 @@ pub(super) fn open(
         opened.session.transcript_path.display()
     );
     Ok(opened)
+}
+
+/// `--ephemeral`'s folder for the session's transcript (hooks read it while the run lasts),
+/// under the temp dir and removed when dropped.
+#[derive(Debug)]
+pub struct EphemeralDir(std::path::PathBuf);
+
+impl EphemeralDir {
+    pub(super) fn new() -> Self {
+        Self(std::env::temp_dir().join(format!("ling-ephemeral-{}", uuid::Uuid::new_v4())))
+    }
+}
+
+impl Drop for EphemeralDir {
+    fn drop(&mut self) {
+        // Nothing to do when the run never wrote it.
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
 }
 
 /// The session `--continue` or `--resume ID` asks for; `None` for a new one.

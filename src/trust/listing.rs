@@ -235,6 +235,27 @@ fn claude_settings_items(path: &Path, text: &str, areas: &Areas) -> Result<Vec<I
             effect: "would run without asking".into(),
         });
     }
+    // Plugins bring their own hooks and MCP servers, and a status line runs: code.
+    let value: serde_json::Value = serde_json::from_str(text).unwrap_or_default();
+    let plugins = value["enabledPlugins"].as_object().into_iter().flatten();
+    let enabled = plugins.filter(|(_, on)| on.as_bool() == Some(true));
+    let status = value["statusLine"]["command"]
+        .as_str()
+        .map(|c| ("statusLine", c.into()));
+    for (key, value) in enabled
+        .map(|(id, _)| ("enabledPlugins", id.clone()))
+        .chain(status)
+    {
+        let effect = match key {
+            "statusLine" => "would run after every turn",
+            _ => "would load the plugin's commands, hooks and MCP servers",
+        };
+        items.push(Item::Setting {
+            key: key.into(),
+            value,
+            effect: effect.into(),
+        });
+    }
     Ok(items)
 }
 

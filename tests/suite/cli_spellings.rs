@@ -72,7 +72,7 @@ fn claudes_permission_spellings_allow_the_write() {
 }
 
 #[test]
-fn codex_exec_json_and_model_are_ling_s_print_stream_json_and_model() {
+fn codex_exec_json_and_model_are_codex_s_events_and_ling_s_model() {
     let project = Project::new();
     let server = MockServer::start_blocking(vec![Reply::text("hi")]);
     let out = ling(
@@ -82,9 +82,13 @@ fn codex_exec_json_and_model_are_ling_s_print_stream_json_and_model() {
     );
     assert_eq!(out.code, Some(0), "{}", out.stderr);
     let lines = out.json_lines();
-    assert_eq!(lines[0]["subtype"], json!("init"));
-    assert_eq!(lines[0]["sandbox"]["mode"], json!("read-only"));
-    assert_eq!(lines.last().map(|l| l["result"].clone()), Some(json!("hi")));
+    assert_eq!(lines[0]["type"], json!("thread.started"));
+    assert_eq!(lines[2]["item"]["type"], json!("agent_message"));
+    assert_eq!(lines[2]["item"]["text"], json!("hi"));
+    assert_eq!(
+        lines.last().map(|l| l["type"].clone()),
+        Some(json!("turn.completed"))
+    );
     assert_eq!(server.requests()[0].body["model"], json!("m2"));
     // `-` reads the prompt from stdin, and -o writes the last message.
     let server = MockServer::start_blocking(vec![Reply::text("from stdin")]);
@@ -279,7 +283,7 @@ fn disagreeing_spellings_and_unsupported_flags_are_usage_errors() {
         ),
         (
             &["exec", "x", "--json", "--output-format", "text"],
-            "--output-format text and --json (Codex: stream-json)",
+            "--output-format text and --json (Codex: codex-json)",
         ),
         (
             &["-p", "x", "-s", "read-only", "--yolo"],

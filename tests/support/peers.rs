@@ -27,6 +27,10 @@ pub const INSPECTOR: &str = "@modelcontextprotocol/inspector/clients/launcher/bu
 /// binaries it would otherwise spawn).
 pub const CLAUDE_AGENT_SDK: &str = "agent-sdk/node_modules/@anthropic-ai/claude-agent-sdk/sdk.mjs";
 
+/// The Codex SDK's entry, in its own directory (installed without the native Codex binaries
+/// its `@openai/codex` dependency would bring: `ling` is the binary it spawns).
+pub const CODEX_SDK: &str = "codex-sdk/node_modules/@openai/codex-sdk/dist/index.js";
+
 const INSTALL: &str = "install them with scripts/install-peers.sh, or run the whole suite with \
                        scripts/test.sh, which does";
 
@@ -60,6 +64,13 @@ pub fn claude_agent_sdk() -> (PathBuf, PathBuf) {
         npm_dir().join(CLAUDE_AGENT_SDK),
         "@anthropic-ai/claude-agent-sdk",
     );
+    (node, entry)
+}
+
+/// Node and the Codex SDK's entry; fails the test when either is missing.
+pub fn codex_sdk() -> (PathBuf, PathBuf) {
+    let node = node();
+    let entry = require(npm_dir().join(CODEX_SDK), "@openai/codex-sdk");
     (node, entry)
 }
 

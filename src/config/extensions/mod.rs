@@ -145,12 +145,14 @@ impl Extensions {
 /// The three kinds, as the folders are named.
 const KINDS: [&str; 3] = ["commands", "skills", "agents"];
 
-/// The project folders of extensions, most important first: `.ling/`, then `.claude/`.
+/// The project folders of extensions, most important first: `.ling/`, then `.claude/`, then
+/// `.agents/` (the skills Codex and opencode read).
 fn project_dirs(root: &Path, claude: bool) -> Vec<PathBuf> {
     let mut dirs = vec![root.join(".ling")];
     if claude {
         dirs.push(root.join(".claude"));
     }
+    dirs.push(root.join(".agents"));
     dirs
 }
 
@@ -167,10 +169,48 @@ impl Extensions {
             }
         }
         layers.push((paths.home.clone(), paths.home.clone(), Scope::User));
+        // Your own Claude Code folder (settings `claudeCompat.userFiles`).
+        let claude_user =
+            super::claude::user_dir().filter(|_| paths.user_config && project.claude().user_files);
+        layers.extend(claude_user.map(|dir| (dir.clone(), dir, Scope::User)));
         for (dir, confine, scope) in &layers {
             out.load_dir(dir, confine, *scope);
         }
+        // Codex's prompts are its commands, named `prompts:NAME` as Codex names them
+        // (settings `codexCompat`).
+        if let Some(dir) = project.codex().prompts_dir().filter(|_| paths.user_config) {
+            for (rel, path, text) in files(&dir, &dir, Kind::Command, &mut out) {
+                let name = format!("prompts:{}", rel.trim_end_matches(".md").replace('/', ":"));
+                out.add_command(name, &path, &text, Scope::User);
+            }
+        }
         out
+    }
+
+    /// A Claude Code plugin's commands, skills and agents, each named `PLUGIN:name`.
+    pub fn add_plugin(&mut self, plugin: &str, root: &Path) {
+        let mut own = Self::default();
+        own.load_dir(root, root, Scope::User);
+        let named = |name: &str| format!("{plugin}:{name}");
+        for mut command in own.commands {
+            command.name = named(&command.name);
+            if !self.commands.iter().any(|c| c.name == command.name) {
+                self.commands.push(command);
+            }
+        }
+        for mut skill in own.skills {
+            skill.name = named(&skill.name);
+            if !self.skills.iter().any(|s| s.name == skill.name) {
+                self.skills.push(skill);
+            }
+        }
+        for mut agent in own.agents {
+            agent.name = named(&agent.name);
+            if !self.agents.iter().any(|a| a.name == agent.name) {
+                self.agents.push(agent);
+            }
+        }
+        self.warnings.extend(own.warnings);
     }
 
     fn load_dir(&mut self, dir: &Path, confine: &Path, scope: Scope) {

@@ -79,6 +79,14 @@ impl HooksConfig {
         {
             config.merge(Self::parse_claude(&path, &text)?);
         }
+        // Codex's `hooks.json` has Claude Code's shape (settings `codexCompat.userHooks`).
+        if layers.user
+            && paths.user_config
+            && let Some(path) = project.codex().hooks_file()
+            && let Some(text) = crate::config::read_config_text(&path)?
+        {
+            config.merge(Self::parse_claude(&path, &text)?);
+        }
         Ok(config)
     }
 }

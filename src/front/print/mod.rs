@@ -8,9 +8,11 @@
 //! `--input-format stream-json`, where a program sends the prompts and answers the questions.
 
 pub mod claude;
+mod codex;
 pub(crate) mod ending;
 mod lines;
 pub(crate) mod run;
+pub mod schema;
 
 use std::sync::Mutex;
 
@@ -36,10 +38,12 @@ pub enum Format {
     StreamJson,
     /// Ling's own lines.
     LingStreamJson,
+    /// Codex's JSONL events.
+    CodexJson,
 }
 
 /// How a `-p` run reports.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct PrintOptions {
     pub format: Format,
     /// `--verbose`.
@@ -50,6 +54,8 @@ pub struct PrintOptions {
     pub last_message: Option<std::path::PathBuf>,
     /// `--until CMD`: the check each answer is followed by until it passes.
     pub until: Option<String>,
+    /// `--output-schema FILE`: the final answer must match it.
+    pub output_schema: Option<schema::OutputSchema>,
 }
 
 /// Lines for stderr shared by the outputs: what the user should know about but that must never

@@ -5,6 +5,7 @@ use std::time::Instant;
 
 use tokio_util::sync::CancellationToken;
 
+use super::codex::CodexJsonl;
 use super::ending::{Ending, ResultFacts, claude_result};
 use super::lines::{Line, McpServer, RunResult, SandboxLine, System};
 use super::{Format, JsonOutput, PrintOptions, StreamJsonOutput, TextOutput, json_line};
@@ -21,6 +22,7 @@ enum Output {
     Json(JsonOutput),
     Claude(ClaudeStream),
     Ling(StreamJsonOutput),
+    Codex(CodexJsonl),
 }
 
 impl Output {
@@ -30,6 +32,7 @@ impl Output {
             Self::Json(o) => o,
             Self::Claude(o) => o,
             Self::Ling(o) => o,
+            Self::Codex(o) => o,
         }
     }
 }
@@ -50,7 +53,13 @@ pub async fn run(mut host: Host, options: PrintOptions, prompt: String) -> RunOu
             host.settings().max_retries,
         )),
         Format::LingStreamJson => Output::Ling(StreamJsonOutput::new(verbose)),
+        Format::CodexJson => Output::Codex(CodexJsonl::new(
+            host.paths().project_root.clone(),
+            verbose,
+            options.output_schema.is_some(),
+        )),
     };
+    let usage_before = host.usage();
     for warning in host.warnings() {
         stderr_line(format!("warning: {warning}"));
     }
@@ -66,14 +75,7 @@ pub async fn run(mut host: Host, options: PrintOptions, prompt: String) -> RunOu
     let watcher = tokio::spawn(signals::watch(cancel.clone()));
     crate::ui::output::cancel_on_closed_stdout(cancel.clone());
 
-    let ending = drive(
-        &mut host,
-        &output,
-        &prompt,
-        options.until.as_deref(),
-        &cancel,
-    )
-    .await;
+    let ending = drive(&mut host, &output, &options, &prompt, &cancel).await;
     watcher.abort();
     if let Output::Text(text) = &output {
         text.finish();
@@ -82,7 +84,8 @@ pub async fn run(mut host: Host, options: PrintOptions, prompt: String) -> RunOu
     // line, without waiting for a polite exit (docs/mcp.md, "Shutdown").
     host.end_session(EndReason::Other, output.sink()).await;
     let statuses = host.status().servers;
-    let outcome = write_result(&mut host, &output, &options, ending, &statuses, started).await;
+    let facts = (statuses.as_slice(), started, usage_before);
+    let outcome = write_result(&mut host, &output, &options, ending, facts).await;
     // An interrupted run may have just told a server to cancel a call: that server gets the
     // usual grace to read it.
     let how = match outcome {
@@ -99,8 +102,7 @@ async fn write_result(
     output: &Output,
     options: &PrintOptions,
     mut ending: Ending,
-    statuses: &[ServerStatus],
-    started: Instant,
+    (statuses, started, usage_before): (&[ServerStatus], Instant, crate::llm::Usage),
 ) -> RunOutcome {
     if crate::ui::output::stdout_closed() {
         // `ling -p ... | head -1`: the reader has what it wanted; end quietly.
@@ -132,6 +134,14 @@ async fn write_result(
     };
     match &output {
         Output::Text(_) => {}
+        Output::Codex(codex) => {
+            let result = if ending.is_error() {
+                Err(ending.text.as_str())
+            } else {
+                Ok(ending.text.as_str())
+            };
+            codex.finish(result, host.usage().since(usage_before));
+        }
         Output::Ling(_) => json_line(&Line::Result(RunResult {
             subtype: ending.subtype,
             is_error: ending.is_error(),
@@ -177,8 +187,8 @@ async fn write_result(
 async fn drive(
     host: &mut Host,
     output: &Output,
+    options: &PrintOptions,
     prompt: &str,
-    until: Option<&str>,
     cancel: &CancellationToken,
 ) -> Ending {
     // A one-shot run waits for its servers (each up to its own startup timeout), so the model
@@ -203,15 +213,58 @@ async fn drive(
             },
         })),
         Output::Claude(stream) => stream.write(&init_message(host)),
+        Output::Codex(codex) => codex.start(&status.session_id),
         Output::Text(_) | Output::Json(_) => {}
     }
     let io = Io::unattended(output.sink(), cancel);
-    if let Some(check) = until {
+    if let Some(check) = &options.until {
         let _ = host
-            .submit(Command::SetGoal(Some(check.to_string())), &io)
+            .submit(Command::SetGoal(Some(check.clone())), &io)
             .await;
     }
-    match host.submit(Command::Prompt(prompt.to_string()), &io).await {
+    let ending = submit(host, &io, prompt, default_turn_limit).await;
+    let Some(schema) = &options.output_schema else {
+        return ending;
+    };
+    if ending.is_error() {
+        return ending;
+    }
+    // A mismatch goes back to the model once; a second one fails the run.
+    let problem = match schema.check(&ending.text) {
+        Ok(json) => {
+            return Ending {
+                text: json,
+                ..ending
+            };
+        }
+        Err(problem) => problem,
+    };
+    let again = submit(
+        host,
+        &io,
+        &schema.retry_prompt(&problem),
+        default_turn_limit,
+    )
+    .await;
+    if again.is_error() {
+        return again;
+    }
+    match schema.check(&again.text) {
+        Ok(json) => Ending {
+            text: json,
+            ..again
+        },
+        Err(problem) => Ending::error(
+            format!("the final answer does not match --output-schema: {problem}"),
+            RunOutcome::Failed,
+            again.num_turns,
+        ),
+    }
+}
+
+/// One prompt of the run, and how it ended.
+async fn submit(host: &mut Host, io: &Io<'_>, prompt: &str, default_turn_limit: bool) -> Ending {
+    match host.submit(Command::Prompt(prompt.to_string()), io).await {
         Ok(Reply::Stopped(reason)) => {
             Ending::error(format!("stopped by hook: {reason}"), RunOutcome::Failed, 0)
         }

@@ -20,6 +20,7 @@ mod session_commands;
 mod session_diff;
 mod slash;
 mod status;
+mod status_line;
 mod tasks;
 mod theme;
 mod tool_view;
@@ -92,6 +93,7 @@ pub async fn run(
         typed: String::new(),
         interrupted_once: false,
         described: false,
+        status_line: status_line::StatusLine::default(),
     };
     let notices = ServerNotices::default();
     while let Some(line) = input.next(&mut host, &ui, &notices, style).await? {
@@ -135,6 +137,8 @@ struct Input {
     interrupted_once: bool,
     /// The last prompt was left by Shift-Tab, its mode said on the row above it.
     described: bool,
+    /// Settings `statusLine`, shown above the prompt.
+    status_line: status_line::StatusLine,
 }
 
 impl Input {
@@ -179,6 +183,10 @@ impl Input {
         style: Style,
     ) -> Result<Read, TerminalError> {
         notices.report(host, style);
+        // Not while Shift-Tab cycles: its mode is said in place on the row above.
+        if !self.described {
+            self.status_line.show(host, style).await;
+        }
         let prompt = line_editor::prompt(style, host.status().mode);
         let idle = host.idle_notice();
         let Some(editor) = self.editor.take() else {

@@ -148,6 +148,7 @@ pub async fn status(host: &mut Host, style: Style) {
             (running, tasks.len())
         },
         web_search: host.settings().web_search.describe(),
+        imported: imported(&host.settings().user_compat_files),
     };
     for (name, value) in status_rows(&host.status(), &facts) {
         stdout_line(term!["  ", style.bold(&format!("{name:<12}")), " ", value]);
@@ -166,6 +167,23 @@ pub struct StatusFacts {
     pub background: (usize, usize),
     /// Where `web_search` searches, or how to add a provider (`web search: ...`).
     pub web_search: String,
+    /// Your own Claude Code and Codex files the session took in (`claudeCompat`,
+    /// `codexCompat`), `~`-relative.
+    pub imported: Vec<String>,
+}
+
+/// `files` as `/status` names them: under the home directory as `~/...`.
+fn imported(files: &[std::path::PathBuf]) -> Vec<String> {
+    let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+    files
+        .iter()
+        .map(
+            |f| match home.as_deref().and_then(|h| f.strip_prefix(h).ok()) {
+                Some(rel) => format!("~/{}", rel.display()),
+                None => f.display().to_string(),
+            },
+        )
+        .collect()
 }
 
 /// `/status`'s rows: a name and its value.
@@ -215,6 +233,14 @@ pub fn status_rows(now: &Status, facts: &StatusFacts) -> Vec<(&'static str, Stri
                 .unwrap_or(&facts.web_search)
                 .to_string(),
         ),
+        (
+            "imported",
+            if facts.imported.is_empty() {
+                "none".to_string()
+            } else {
+                facts.imported.join(", ")
+            },
+        ),
         ("log", facts.log.clone()),
     ]
 }
@@ -259,6 +285,10 @@ mod tests {
             log: "~/.ling/logs".into(),
             background: (1, 2),
             web_search: "web search: SearXNG at http://localhost:8888".into(),
+            imported: vec![
+                "~/.claude/settings.json".into(),
+                "~/.codex/rules/default.rules".into(),
+            ],
         };
         let rows: Vec<String> = status_rows(&now, &facts)
             .into_iter()
