@@ -12,6 +12,7 @@ use serde_json::Value;
 use crate::config::{Access, Paths, PermissionMode};
 use crate::tools::{Tool, ToolKind};
 
+mod bash_glob;
 mod bash_rules;
 mod condition;
 mod path_rules;
@@ -557,3 +558,7 @@ mod tests;
 #[cfg(test)]
 #[path = "properties.rs"]
 mod properties;
+
+#[cfg(test)]
+#[path = "claude_syntax_tests.rs"]
+mod claude_syntax_tests;

@@ -161,10 +161,17 @@ fn bash_rule(inner: &str) -> Result<Rule, &'static str> {
         return Err("the command pattern is empty; write `bash` to match every command");
     }
     // `:*` is Claude Code's older spelling of a prefix rule.
-    Ok(Rule::Bash(
-        match inner.strip_suffix(":*").or_else(|| inner.strip_suffix('*')) {
-            Some(prefix) => BashPattern::new(prefix, false),
-            None => BashPattern::new(inner, true),
-        },
-    ))
+    let prefix = inner.strip_suffix(":*").or_else(|| inner.strip_suffix('*'));
+    // A `*` anywhere but at the end: Claude Code's wildcard rule, matched on the text.
+    if prefix.unwrap_or(inner).contains('*') {
+        let text = match inner.strip_suffix(":*") {
+            Some(head) => format!("{head} *"),
+            None => inner.to_string(),
+        };
+        return BashPattern::wildcard(&text).map(Rule::Bash);
+    }
+    Ok(Rule::Bash(match prefix {
+        Some(prefix) => BashPattern::new(prefix, false),
+        None => BashPattern::new(inner, true),
+    }))
 }

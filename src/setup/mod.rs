@@ -86,6 +86,13 @@ pub enum SetupError {
     Config(#[from] ConfigError),
     #[error(transparent)]
     Permissions(#[from] PermissionError),
+    #[error("{origin}: {source}")]
+    RuleIn {
+        /// The settings file the rule is in, or the flags that gave it.
+        origin: String,
+        #[source]
+        source: PermissionError,
+    },
     #[error(transparent)]
     Llm(#[from] LlmError),
     #[error(transparent)]
@@ -223,7 +230,8 @@ impl Setup {
             warn(warning);
         }
         confined.warn(&paths, warn);
-        let permissions = permissions(&files.settings, &paths, &confined, warn)?;
+        let permissions = permissions(&files.settings, &paths, &confined, warn)
+            .map_err(|source| rule_origin(source, &paths))?;
         let llm = model_client(&files.settings)?;
         let session = session::open(options, &paths, &llm.config().model, &mut warnings)?;
         let mcp_host = McpHost::new(
@@ -340,6 +348,34 @@ fn permissions(
     permissions.hide(&decision.hidden);
     permissions.set_sandboxed(decision.is_on());
     Ok(permissions)
+}
+
+/// A rule Ling cannot read, placed: the first settings file that holds it (Ling's, the
+/// project's, Claude Code's), else the flags. Rules are merged from all of them before they
+/// are parsed, so the file is found again by its text.
+fn rule_origin(error: PermissionError, paths: &Paths) -> SetupError {
+    let PermissionError::InvalidRule { rule, .. } = &error;
+    let quoted = serde_json::Value::String(rule.clone()).to_string();
+    let mut files = vec![
+        paths.project_file("settings.json"),
+        paths.user_file("settings.json"),
+    ];
+    files.extend(
+        crate::config::claude::CLAUDE_SETTINGS_FILES
+            .iter()
+            .map(|name| paths.project_root.join(name)),
+    );
+    let origin = files
+        .iter()
+        .find(|file| std::fs::read_to_string(file).is_ok_and(|text| text.contains(&quoted)))
+        .map_or_else(
+            || "--allowed-tools, --disallowed-tools or --settings".to_string(),
+            |file| paths.display(file).into_owned(),
+        );
+    SetupError::RuleIn {
+        origin,
+        source: error,
+    }
 }
 
 /// The model client of the settings, checked before anything starts.

@@ -7,6 +7,7 @@ mod checkpoints;
 mod claude_hooks;
 mod claude_mcp_import;
 mod claude_project;
+mod claude_rules;
 mod claude_sdk;
 mod cli_spellings;
 mod context_compaction;
