@@ -93,6 +93,7 @@ impl AgentFlags {
             tools: None,
             session_id: None,
             fork_session: false,
+            program: Default::default(),
         }
     }
 }

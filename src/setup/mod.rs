@@ -8,6 +8,7 @@
 //! [`SetupError`].
 
 mod files;
+mod program;
 mod sandbox;
 mod session;
 
@@ -55,6 +56,9 @@ pub struct RunOptions {
     /// `--fork-session`: the resumed session's conversation goes on under a new id, the
     /// original left as it is.
     pub fork_session: bool,
+    /// What the program driving Ling gave in-process (stream-json's `initialize`): hook
+    /// callbacks, MCP servers, sub-agents.
+    pub program: crate::program::Program,
 }
 
 /// Which recorded session the run continues.
@@ -99,6 +103,9 @@ pub enum SetupError {
     Session(#[from] SessionError),
     #[error(transparent)]
     Sandbox(#[from] SandboxError),
+    /// Something the program driving Ling gave at `initialize` that Ling cannot honour.
+    #[error("{0}")]
+    Program(String),
 }
 
 /// A run ready to be driven: [`Setup::prepare`] builds it, a frontend runs the agent in it, and
@@ -223,7 +230,7 @@ impl Setup {
         let mut warnings = start_log(&paths, warn);
         let mut files = ConfigFiles::load(&paths, &project, options)?;
         let confined = sandbox::confine(&paths, options, &project, &mut files)?;
-        let (hooks, hook_warnings) = hooks(&mut files, &paths, &confined.child_env)?;
+        let (hooks, hook_warnings) = hooks(&mut files, &paths, &confined.child_env, options)?;
         let trust_notice = project.skipped_notice(&paths);
         let file_warnings = files.settings.warnings.iter().chain(&hook_warnings);
         for warning in file_warnings.chain(&files.mcp_warnings) {
@@ -316,12 +323,18 @@ fn hooks(
     files: &mut ConfigFiles,
     paths: &Paths,
     child_env: &ChildEnv,
+    options: &RunOptions,
 ) -> Result<(HookEngine, Vec<String>), SetupError> {
-    let (hooks, warnings) = HookEngine::from_config(std::mem::take(&mut files.hooks))?;
+    let mut config = std::mem::take(&mut files.hooks);
+    program::add_hooks(&options.program, &mut config)?;
+    let (hooks, warnings) = HookEngine::from_config(config)?;
     crate::agent::check_hook_conditions(&hooks, paths)?;
-    let hooks = hooks
+    let mut hooks = hooks
         .with_child_env(child_env.clone())
         .with_conditions(crate::agent::RuleConditions::new(paths));
+    if let Some(channel) = &options.program.channel {
+        hooks = hooks.with_program(channel.clone());
+    }
     Ok((hooks, warnings))
 }
 

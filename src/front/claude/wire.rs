@@ -63,11 +63,14 @@ pub struct Initialize {
     pub system_prompt: Option<SystemPrompt>,
     pub append_system_prompt: Option<String>,
     pub mcp_servers: Option<Map<String, Value>>,
-    /// What Ling cannot honour yet: [`Initialize::refusal`].
+    /// Hook callbacks: by event, matchers with `hookCallbackIds`.
     pub hooks: Option<Value>,
-    pub sdk_mcp_servers: Option<Value>,
-    pub json_schema: Option<Value>,
+    /// The names of the program's in-process MCP servers.
+    pub sdk_mcp_servers: Option<Vec<String>>,
+    /// Sub-agent definitions by name.
     pub agents: Option<Value>,
+    /// What Ling cannot honour yet: [`Initialize::refusal`].
+    pub json_schema: Option<Value>,
 }
 
 /// `systemPrompt`: a text, or the SDK's list of parts.
@@ -104,21 +107,10 @@ impl Initialize {
                 _ => true,
             })
         };
-        let unsupported = [
-            (
-                &self.hooks,
-                "hook callbacks (the `hooks` option); use command or http hooks in .ling/hooks.json or .claude/settings.json",
-            ),
-            (
-                &self.sdk_mcp_servers,
-                "in-process MCP servers (createSdkMcpServer); run the server as a stdio or http MCP server",
-            ),
-            (
-                &self.json_schema,
-                "structured output (outputFormat json_schema)",
-            ),
-            (&self.agents, "custom subagents (the `agents` option)"),
-        ];
+        let unsupported = [(
+            &self.json_schema,
+            "structured output (outputFormat json_schema)",
+        )];
         unsupported
             .iter()
             .find(|(field, _)| present(field))
@@ -300,6 +292,8 @@ mod tests {
         assert_eq!(plain.refusal(), None);
         assert_eq!(plain.system_prompt.unwrap().text(), "");
         let hooks = init(json!({"subtype": "initialize", "hooks": {"Stop": []}}));
-        assert!(hooks.refusal().unwrap().contains("hook callbacks"));
+        assert_eq!(hooks.refusal(), None);
+        let schema = init(json!({"subtype": "initialize", "jsonSchema": {"type": "object"}}));
+        assert!(schema.refusal().unwrap().contains("structured output"));
     }
 }

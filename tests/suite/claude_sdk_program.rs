@@ -1,0 +1,73 @@
+//! What a Claude Agent SDK program supplies in-process, through the published SDK and the real
+//! `ling`: callback `hooks` (Anthropic's hello-world PreToolUse write guard blocks a script
+//! written outside its folder and lets one inside it through), an in-process MCP server made
+//! with `createSdkMcpServer` (its tool called by the model, each JSON-RPC message over the
+//! control channel), and `agents` (a sub-agent the program defined runs with its prompt).
+
+use super::claude_sdk::{messages, of_type, sdk, sdk_lines};
+use crate::support::{mock_openai, project};
+
+use mock_openai::{MockServer, Reply};
+use project::Project;
+use serde_json::{Value, json};
+
+fn tool_results(messages: &[Value]) -> Vec<Value> {
+    of_type(messages, "user")
+        .iter()
+        .flat_map(|m| {
+            m["message"]["content"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default()
+        })
+        .filter(|b| b["type"] == "tool_result")
+        .collect()
+}
+
+#[test]
+fn the_hello_world_write_guard_blocks_a_script_outside_its_folder() {
+    let project = Project::new();
+    let server = MockServer::start_blocking(vec![
+        Reply::tool_calls(vec![(
+            "w1",
+            "write_file",
+            json!({"path": "agent/custom_scripts/ok.js", "content": "1\n"}),
+        )]),
+        Reply::tool_calls(vec![(
+            "w2",
+            "write_file",
+            json!({"path": "hello.js", "content": "2\n"}),
+        )]),
+        Reply::text("done"),
+    ]);
+    server.expect_unasked(1);
+    let (lines, stderr) = sdk_lines(
+        &project,
+        &server,
+        json!({"prompts": ["write scripts"], "helloWorldGuard": true,
+               "options": {"permissionMode": "acceptEdits"}}),
+    );
+    // The guard's `continue: false` ends the session, with its `stopReason` as the error.
+    let last = lines.last().cloned().unwrap_or_default();
+    assert!(
+        last["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("must be written to the custom_scripts directory")),
+        "{last}\n{stderr}"
+    );
+    let hooks: Vec<&Value> = lines.iter().filter_map(|l| l.get("hook")).collect();
+    assert_eq!(hooks.len(), 2, "{lines:#?}");
+    assert_eq!(hooks[0]["toolName"], json!("Write"));
+    assert_eq!(hooks[0]["event"], json!("PreToolUse"));
+    // The negative: the guard lets a script inside its folder through.
+    assert!(project.file("agent/custom_scripts/ok.js").exists());
+    assert!(!project.file("hello.js").exists(), "the guard did not bite");
+    let messages = messages(&lines);
+    let results = tool_results(&messages);
+    assert!(
+        results
+            .iter()
+            .any(|r| r["tool_use_id"] == json!("w2") && r["is_error"] == json!(true)),
+        "{results:#?}"
+    );
+}
