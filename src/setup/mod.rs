@@ -229,6 +229,7 @@ impl Setup {
     ) -> Result<Self, SetupError> {
         let mut warnings = start_log(&paths, warn);
         let mut files = ConfigFiles::load(&paths, &project, options)?;
+        program::add_servers(&options.program, &mut files.servers)?;
         let confined = sandbox::confine(&paths, options, &project, &mut files)?;
         let (hooks, hook_warnings) = hooks(&mut files, &paths, &confined.child_env, options)?;
         let trust_notice = project.skipped_notice(&paths);
@@ -281,6 +282,7 @@ impl Setup {
             &files.settings,
             &mcp_host,
             confined.child_env,
+            &options.program,
         );
         agent = agent.with_mcp(mcp.clone());
         mcp_host.set_notifier(agent.notifier());
@@ -464,8 +466,10 @@ fn start_mcp(
     settings: &Settings,
     mcp_host: &Arc<McpHost>,
     child_env: ChildEnv,
+    program: &crate::program::Program,
 ) -> Arc<McpManager> {
     let mut manager_options = ManagerOptions::new(paths.clone());
+    manager_options.program = program.channel.clone();
     manager_options.handler = Some(mcp_host.clone());
     manager_options.output_cap = settings.tool_output_limit;
     manager_options.child_env = child_env;

@@ -3,6 +3,7 @@
 //! agents as sub-agent definitions. Anything Ling cannot honour fails the setup with why.
 
 use crate::config::hooks::HooksConfig;
+use crate::config::mcp::{ServerConfig, TransportConfig};
 use crate::program::Program;
 
 use super::SetupError;
@@ -19,5 +20,34 @@ pub(super) fn add_hooks(program: &Program, config: &mut HooksConfig) -> Result<(
     }
     let groups = crate::hooks::program_groups(hooks).map_err(SetupError::Program)?;
     config.groups.extend(groups);
+    Ok(())
+}
+
+/// The program's in-process MCP servers, reached through its control channel. A name a file
+/// already gives is an error: which of the two the model would get must not be a guess.
+pub(super) fn add_servers(
+    program: &Program,
+    servers: &mut Vec<ServerConfig>,
+) -> Result<(), SetupError> {
+    if program.mcp_servers.is_empty() {
+        return Ok(());
+    }
+    if program.channel.is_none() {
+        return Err(SetupError::Program(
+            "in-process MCP servers need the program's control channel (stream-json input)".into(),
+        ));
+    }
+    for name in &program.mcp_servers {
+        if let Some(other) = servers.iter().find(|s| &s.name == name) {
+            return Err(SetupError::Program(format!(
+                "the program's in-process MCP server {name:?} has the name of a server of {}; \
+                 rename one of them",
+                other.source.display()
+            )));
+        }
+        let mut config = ServerConfig::new(name.clone(), TransportConfig::Sdk);
+        config.source = "(the program's mcpServers option)".into();
+        servers.push(config);
+    }
     Ok(())
 }

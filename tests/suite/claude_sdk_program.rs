@@ -71,3 +71,35 @@ fn the_hello_world_write_guard_blocks_a_script_outside_its_folder() {
         "{results:#?}"
     );
 }
+
+#[test]
+fn a_tool_of_an_in_process_mcp_server_is_called() {
+    let project = Project::new();
+    let server = MockServer::start_blocking(vec![
+        Reply::tool_calls(vec![("m1", "mcp__calc__add", json!({"a": 2, "b": 40}))]),
+        Reply::text("42"),
+    ]);
+    let lines = sdk(
+        &project,
+        &server,
+        json!({"prompts": ["add"], "sdkMcpServer": true,
+               "options": {"allowedTools": ["mcp__calc__add"]}}),
+    );
+    let calls: Vec<&Value> = lines.iter().filter_map(|l| l.get("sdkTool")).collect();
+    assert_eq!(calls, [&json!({"name": "add", "args": {"a": 2, "b": 40}})]);
+    let requests = server.requests();
+    assert!(
+        requests[0].tool_names().contains(&"mcp__calc__add".to_string()),
+        "{:?}",
+        requests[0].tool_names()
+    );
+    let results = tool_results(&messages(&lines));
+    assert_eq!(results.len(), 1, "{results:#?}");
+    assert_eq!(results[0]["is_error"], json!(false), "{results:#?}");
+    assert!(results[0]["content"].to_string().contains("42"), "{results:#?}");
+    let init = &messages(&lines)[0];
+    assert!(
+        init["mcp_servers"].to_string().contains("calc"),
+        "{init}"
+    );
+}
