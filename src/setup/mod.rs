@@ -231,6 +231,7 @@ impl Setup {
         let mut files = ConfigFiles::load(&paths, &project, options)?;
         program::add_servers(&options.program, &mut files.servers)?;
         let confined = sandbox::confine(&paths, options, &project, &mut files)?;
+        program::add_agents(&options.program, &mut files.extensions)?;
         let (hooks, hook_warnings) = hooks(&mut files, &paths, &confined.child_env, options)?;
         let trust_notice = project.skipped_notice(&paths);
         let file_warnings = files.settings.warnings.iter().chain(&hook_warnings);

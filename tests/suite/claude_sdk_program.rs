@@ -103,3 +103,63 @@ fn a_tool_of_an_in_process_mcp_server_is_called() {
         "{init}"
     );
 }
+
+#[test]
+fn an_agent_the_program_defines_runs_with_its_prompt_and_tools() {
+    let project = Project::new();
+    let server = MockServer::start_blocking(vec![
+        Reply::tool_calls(vec![(
+            "t1",
+            "task",
+            json!({"description": "review", "prompt": "review a.txt", "subagent_type": "reviewer"}),
+        )]),
+        Reply::text("REVIEWED"),
+        Reply::text("the reviewer said REVIEWED"),
+    ]);
+    let lines = sdk(
+        &project,
+        &server,
+        json!({"prompts": ["get a review"],
+               "agents": {"reviewer": {"description": "Reviews code",
+                                        "prompt": "You are the REVIEWER-7 agent.",
+                                        "tools": ["Read", "Grep"]}}}),
+    );
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3, "{lines:#?}");
+    // The parent is told the agent exists; the child runs on its prompt with its tools only.
+    assert!(requests[0].body.to_string().contains("Reviews code"));
+    let child = &requests[1];
+    assert!(
+        child.messages()[0]["content"]
+            .as_str()
+            .is_some_and(|s| s.contains("REVIEWER-7")),
+        "{:?}",
+        child.messages()[0]
+    );
+    let mut names = child.tool_names();
+    names.sort();
+    assert_eq!(names, ["grep", "read_file"]);
+    let results = tool_results(&messages(&lines));
+    assert!(
+        results[0]["content"].to_string().contains("REVIEWED"),
+        "{results:#?}"
+    );
+}
+
+#[test]
+fn an_agent_option_ling_cannot_honour_ends_the_session_with_the_reason() {
+    let project = Project::new();
+    let server = MockServer::start_blocking(vec![]);
+    let (lines, stderr) = sdk_lines(
+        &project,
+        &server,
+        json!({"prompts": ["hi"],
+               "agents": {"x": {"description": "d", "prompt": "p", "skills": ["a"]}}}),
+    );
+    let last = lines.last().cloned().unwrap_or_default();
+    assert!(
+        last["error"].as_str().is_some_and(|e| e.contains("`skills`")),
+        "{last}\n{stderr}"
+    );
+    assert!(server.requests().is_empty(), "the prompt ran anyway");
+}
