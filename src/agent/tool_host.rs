@@ -128,12 +128,15 @@ impl ToolHost {
 
     /// The definitions the next request carries: every tool but the MCP tools deferred by tool
     /// search (still callable; their names are in `search_tools`), and none a narrowing
-    /// leaves out.
+    /// leaves out or a deny rule names whole (`--disallowed-tools Bash` removes the tool, as
+    /// in Claude Code).
     pub fn tool_specs(&self) -> Vec<ToolSpec> {
         let narrowing = self.lock_narrowing().clone();
+        let permissions = self.lock_permissions().clone();
         self.tools
             .iter()
             .filter(|tool| !self.deferred.contains(tool.name()))
+            .filter(|tool| !permissions.removes(tool.name()))
             .filter(|tool| self.tool_filters.iter().all(|f| f.admits(tool.name())))
             .filter(|tool| narrowing.iter().all(|f| f.admits(tool.name())))
             .map(|tool| ToolSpec {

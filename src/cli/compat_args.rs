@@ -138,6 +138,11 @@ pub struct CompatArgs {
     #[arg(short = 'o', long, value_name = "FILE")]
     pub output_last_message: Option<PathBuf>,
 
+    /// The model's reasoning effort: minimal, low, medium or high (xhigh and max are high);
+    /// settings `reasoningEffort` for this run (Claude Code)
+    #[arg(long, value_name = "LEVEL")]
+    pub effort: Option<String>,
+
     #[command(flatten)]
     pub unsupported: Unsupported,
 }
@@ -157,8 +162,6 @@ pub struct Unsupported {
     thinking: Option<Option<String>>,
     #[arg(long, hide = true, value_name = "X")]
     thinking_display: Option<String>,
-    #[arg(long, hide = true, value_name = "X")]
-    effort: Option<String>,
     #[arg(long, hide = true, value_name = "X")]
     betas: Option<String>,
     #[arg(long, hide = true, value_name = "X")]
@@ -199,7 +202,7 @@ pub struct Unsupported {
 
 impl Unsupported {
     /// Whether each flag of [`REFUSED`] was given, in its order.
-    fn given(&self) -> [bool; 22] {
+    fn given(&self) -> [bool; 21] {
         [
             self.fallback_model.is_some(),
             self.max_budget_usd.is_some(),
@@ -207,7 +210,6 @@ impl Unsupported {
             self.max_thinking_tokens.is_some()
                 || self.thinking.is_some()
                 || self.thinking_display.is_some(),
-            self.effort.is_some(),
             self.betas.is_some(),
             self.plugin_dir.is_some(),
             self.permission_prompts.is_some(),
@@ -243,7 +245,7 @@ impl Unsupported {
 
 /// Why each Claude Code flag of [`Unsupported`] is refused, in the order of
 /// [`Unsupported::given`]: (the flag as named in the refusal, the reason).
-const REFUSED: [(&str, &str); 22] = [
+const REFUSED: [(&str, &str); 21] = [
     (
         "--fallback-model",
         "Ling talks to one model; choose it with --model",
@@ -257,7 +259,6 @@ const REFUSED: [(&str, &str); 22] = [
         "--max-thinking-tokens/--thinking",
         "Ling sends no thinking budget to an OpenAI-compatible server",
     ),
-    ("--effort", "Ling sends no effort level to the model"),
     (
         "--betas",
         "Anthropic API betas do not apply to an OpenAI-compatible server",

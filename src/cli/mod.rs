@@ -300,6 +300,7 @@ fn run_options(
     options.overrides.permission_mode = resolved.permission_mode;
     options.overrides.sandbox = resolved.sandbox;
     options.overrides.never_ask = resolved.never_ask;
+    options.overrides.reasoning_effort = resolved.reasoning_effort;
     options.prompt.replace = resolved.system_prompt.clone();
     options.prompt.append = resolved.append_system_prompt.clone();
     options.tools = resolved.tools.clone();

@@ -252,8 +252,11 @@ impl Settings {
         };
         let non_empty = |name: &str| env(name).filter(|v| !v.is_empty());
         let endpoint = resolve_endpoint(user, project, flag, overrides, env);
-        let model_api = ModelApiSettings::resolve(&user.model_api, &project.model_api)
+        let mut model_api = ModelApiSettings::resolve(&user.model_api, &project.model_api)
             .map_err(SettingsError::ModelApi)?;
+        if let Some(effort) = overrides.reasoning_effort {
+            model_api.reasoning_effort = Some(effort);
+        }
         let (model, warnings) = model_id(&layers, &endpoint);
         let rules = Rules::of(&layers, overrides);
         let limits = Limits::of(&layers)?;

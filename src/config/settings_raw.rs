@@ -362,4 +362,6 @@ pub struct SettingsOverrides {
     pub never_ask: bool,
     /// `--api`.
     pub api: Option<WireApi>,
+    /// `--effort`: the model's reasoning effort for this run.
+    pub reasoning_effort: Option<super::ReasoningEffort>,
 }

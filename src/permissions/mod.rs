@@ -139,6 +139,12 @@ impl Permissions {
         })
     }
 
+    /// Whether a deny rule names `tool` whatever its input (`Bash`, `mcp__db`, `Write`): the
+    /// tool is not offered to the model at all.
+    pub fn removes(&self, tool: &str) -> bool {
+        self.deny.iter().any(|(_, rule)| rule.names_tool(tool))
+    }
+
     /// Adds `ask` rules: a call one matches asks in every mode (plan mode still denies what it
     /// denies), even when an allow rule or the mode would allow it; deny rules still win.
     pub fn with_ask_rules(mut self, ask: &[String]) -> Result<Self, PermissionError> {

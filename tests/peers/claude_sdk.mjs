@@ -125,6 +125,8 @@ try {
       controlled = true;
       for (const call of scenario.afterFirstTurn) {
         if (call === "mcpServerStatus") out({ control: await q.mcpServerStatus() });
+        else if (call === "supportedCommands") out({ control: await q.supportedCommands() });
+        else if (call === "supportedAgents") out({ control: await q.supportedAgents() });
         else out({ control: await q.setPermissionMode(call) });
       }
     }

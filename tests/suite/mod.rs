@@ -9,6 +9,7 @@ mod claude_mcp_import;
 mod claude_project;
 mod claude_rules;
 mod claude_sdk;
+mod claude_sdk_options;
 mod claude_sdk_program;
 mod cli_spellings;
 mod context_compaction;

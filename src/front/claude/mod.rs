@@ -186,11 +186,35 @@ impl Session {
             return;
         }
         let model = self.host.model().to_string();
+        let extensions = self.host.extensions();
+        // `supportedCommands()` and `supportedAgents()` read these.
+        let commands = extensions
+            .commands
+            .iter()
+            .map(|c| {
+                json!({
+                    "name": c.name,
+                    "description": c.description,
+                    "argumentHint": c.argument_hint.clone().unwrap_or_default(),
+                })
+            })
+            .collect();
+        let agents = extensions
+            .agents
+            .iter()
+            .map(|a| {
+                let mut info = json!({"name": a.name, "description": a.description});
+                if let Some(model) = &a.model {
+                    info["model"] = json!(model);
+                }
+                info
+            })
+            .collect();
         answer(
             id,
             Ok(InitializeAnswer {
-                commands: Vec::new(),
-                agents: Vec::new(),
+                commands,
+                agents,
                 output_style: "default",
                 available_output_styles: ["default"],
                 models: vec![ModelInfo {
