@@ -212,6 +212,7 @@ impl ToolHost {
             web_rules,
             model: Some(Arc::new(SideModel::new(llm.clone()))),
             caller: None,
+            session_id: String::new(),
         }
     }
 }

@@ -1,7 +1,8 @@
 //! The rest of the Agent SDK's `query()` options as programs use them, through the published
 //! SDK and the real `ling`: `effort` reaches the model as its reasoning effort,
 //! `disallowedTools` takes the tool away, `tools: []` leaves none, each assistant message
-//! carries its response's `usage`, a slash command sent as the prompt runs expanded, and the
+//! carries its response's `usage`, a slash command sent as the prompt runs expanded (with
+//! `${CLAUDE_SESSION_ID}` and `${CLAUDE_PROJECT_DIR}` substituted), and the
 //! `init` message and `supportedCommands()` list the commands, agents and skills.
 
 use super::claude_sdk::{messages, of_type, sdk};
@@ -56,7 +57,7 @@ fn a_slash_command_runs_expanded_and_is_listed() {
     std::fs::create_dir_all(project.home.path().join("commands")).unwrap();
     std::fs::write(
         project.home.path().join("commands/greet.md"),
-        "---\ndescription: Greets someone\nargument-hint: NAME\n---\nSay hello to $ARGUMENTS warmly.\n",
+        "---\ndescription: Greets someone\nargument-hint: NAME\n---\nSay hello to $ARGUMENTS warmly.\nSession ${CLAUDE_SESSION_ID} in ${CLAUDE_PROJECT_DIR}.\n",
     )
     .unwrap();
     let server = MockServer::start_blocking(vec![Reply::text("Hello Bob!"), Reply::text("ok")]);
@@ -76,6 +77,11 @@ fn a_slash_command_runs_expanded_and_is_listed() {
     );
     let init = &messages(&lines)[0];
     assert_eq!(init["slash_commands"], json!(["greet"]), "{init}");
+    // The session's id and the project's folder, substituted.
+    let session = init["session_id"].as_str().unwrap_or_default();
+    let root = std::fs::canonicalize(project.path()).unwrap();
+    let expected = format!("Session {session} in {}.", root.display());
+    assert!(user["content"].to_string().contains(&expected), "{user}\n{expected}");
     let commands: Vec<&Value> = lines.iter().filter_map(|l| l.get("control")).collect();
     assert_eq!(
         commands,
