@@ -113,3 +113,54 @@ fn a_rule_ling_cannot_read_is_an_error_not_a_rule_that_matches_nothing() {
         assert!(err.is_err(), "{bad} was accepted");
     }
 }
+
+struct Named(&'static str);
+
+#[async_trait::async_trait]
+impl Tool for Named {
+    fn name(&self) -> &str {
+        self.0
+    }
+    fn description(&self) -> &str {
+        ""
+    }
+    fn input_schema(&self) -> Value {
+        json!({"type": "object"})
+    }
+    fn kind(&self) -> ToolKind {
+        ToolKind::Read
+    }
+    async fn call(&self, _: Value, _: &ToolContext) -> Result<ToolOutput, ToolError> {
+        Ok(ToolOutput::default())
+    }
+}
+
+#[test]
+fn skill_and_agent_rules_name_the_skill_or_agent_type() {
+    let p = Permissions::new(
+        PermissionMode::Default,
+        &[],
+        &["Skill(deploy)".into(), "Skill(db-*)".into(), "Agent(reviewer)".into()],
+        &paths(),
+    )
+    .unwrap();
+    let outcome = |tool: &'static str, input: Value| match p.check(&Named(tool), &input) {
+        Check::Deny { .. } => "deny",
+        _ => "not denied",
+    };
+    assert_eq!(outcome("skill", json!({"name": "deploy"})), "deny");
+    assert_eq!(outcome("skill", json!({"name": "db-migrate"})), "deny");
+    assert_eq!(outcome("skill", json!({"name": "pdf"})), "not denied");
+    assert_eq!(
+        outcome("task", json!({"prompt": "x", "subagent_type": "reviewer"})),
+        "deny"
+    );
+    assert_eq!(
+        outcome("task", json!({"prompt": "x", "subagent_type": "planner"})),
+        "not denied"
+    );
+    let paths = paths();
+    let condition = Condition::parse("Skill(deploy)", &paths).unwrap();
+    assert!(condition.matches("skill", &json!({"name": "deploy"})));
+    assert!(!condition.matches("skill", &json!({"name": "pdf"})));
+}

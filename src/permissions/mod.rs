@@ -82,6 +82,8 @@ struct Call<'a> {
     bash: Option<Analysis>,
     /// The host a `web_fetch` call fetches.
     host: Option<String>,
+    /// What a `skill` or `task` call names: the skill, the agent type.
+    named: Option<&'a str>,
 }
 
 impl Call<'_> {
@@ -95,6 +97,7 @@ impl Call<'_> {
             target: self.target.as_ref(),
             bash: self.bash.as_ref(),
             host: self.host.as_deref(),
+            named: self.named,
         }
     }
 }
@@ -219,6 +222,7 @@ impl Permissions {
             command,
             bash: command.map(shell::analyze),
             host: web_rules::fetch_host(tool.name(), input),
+            named: rules::named_in(tool.name(), input),
         }
     }
 
@@ -327,7 +331,9 @@ impl Permissions {
         for (_, rule) in &self.allow {
             match rule {
                 Rule::Bash(pattern) => bash_patterns.push(pattern),
-                Rule::Domain(_) if condition::matches_call(rule, &call.facts(), &mut None) => {
+                Rule::Domain(_) | Rule::Named { .. }
+                    if condition::matches_call(rule, &call.facts(), &mut None) =>
+                {
                     return true;
                 }
                 Rule::Path { tools, pattern } => {
@@ -437,7 +443,9 @@ impl Permissions {
                     return Some(denied(text, None));
                 }
                 Rule::Path { .. } => {}
-                Rule::Domain(_) if condition::matches_call(rule, &call.facts(), &mut None) => {
+                Rule::Domain(_) | Rule::Named { .. }
+                    if condition::matches_call(rule, &call.facts(), &mut None) =>
+                {
                     return Some(denied(text, None));
                 }
                 _ if rule.names_tool(call.name()) => return Some(denied(text, None)),
