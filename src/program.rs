@@ -26,8 +26,11 @@ pub struct Program {
     pub hooks: Option<Map<String, Value>>,
     /// `sdkMcpServers`: the names of the program's in-process MCP servers.
     pub mcp_servers: Vec<String>,
-    /// `agents`: sub-agent definitions by name (`description`, `prompt`, `tools`, `model`).
+    /// `agents` (or `--agents JSON`): sub-agent definitions by name (`description`, `prompt`,
+    /// `tools`, `model`).
     pub agents: Option<Map<String, Value>>,
+    /// `agent` (`--agent NAME`): the session runs as this agent.
+    pub agent: Option<String>,
 }
 
 impl std::fmt::Debug for Program {
@@ -37,6 +40,7 @@ impl std::fmt::Debug for Program {
             .field("hooks", &self.hooks)
             .field("mcp_servers", &self.mcp_servers)
             .field("agents", &self.agents)
+            .field("agent", &self.agent)
             .finish()
     }
 }

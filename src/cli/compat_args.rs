@@ -138,6 +138,15 @@ pub struct CompatArgs {
     #[arg(short = 'o', long, value_name = "FILE")]
     pub output_last_message: Option<PathBuf>,
 
+    /// Start the session as this agent: its prompt, tools and model (Claude Code)
+    #[arg(long, value_name = "NAME")]
+    pub agent: Option<String>,
+
+    /// Sub-agent definitions as JSON: {"NAME": {"description", "prompt", "tools", "model"}}
+    /// (Claude Code)
+    #[arg(long, value_name = "JSON")]
+    pub agents: Option<String>,
+
     /// The model's reasoning effort: minimal, low, medium or high (xhigh and max are high);
     /// settings `reasoningEffort` for this run (Claude Code)
     #[arg(long, value_name = "LEVEL")]

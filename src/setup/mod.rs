@@ -232,6 +232,16 @@ impl Setup {
         program::add_servers(&options.program, &mut files.servers)?;
         let confined = sandbox::confine(&paths, options, &project, &mut files)?;
         program::add_agents(&options.program, &mut files.extensions)?;
+        let start_as = program::start_agent(&options.program, &files.extensions)?;
+        if let Some(def) = &start_as {
+            // The agent's model, as a sub-agent of this session would get it.
+            let (model, _) = crate::agent::subagent::resolve_model(
+                def.model.as_deref(),
+                &files.settings.model,
+                &files.settings.model_aliases,
+            );
+            files.settings.model = model;
+        }
         let (hooks, hook_warnings) = hooks(&mut files, &paths, &confined.child_env, options)?;
         let trust_notice = project.skipped_notice(&paths);
         let file_warnings = files.settings.warnings.iter().chain(&hook_warnings);
@@ -254,7 +264,7 @@ impl Setup {
         for warning in &files.extensions.warnings {
             warn(warning);
         }
-        let agent_options = agent_options(
+        let mut agent_options = agent_options(
             options,
             &paths,
             &files.settings,
@@ -262,6 +272,11 @@ impl Setup {
             interactive,
             confined.child_env.clone(),
         );
+        if let Some(def) = &start_as
+            && agent_options.prompt.replace.is_none()
+        {
+            agent_options.prompt.replace = Some(def.prompt.clone());
+        }
         let builtins = builtins(options, &files.settings, warn);
         let settings = &files.settings;
         let mut agent = Agent::new(llm, builtins, permissions, agent_options, session.session)
@@ -270,6 +285,10 @@ impl Setup {
             .with_tool_search(settings.tool_search)
             .with_extensions(Arc::new(std::mem::take(&mut files.extensions)))
             .with_delegation(settings.max_parallel_agents, settings.model_aliases.clone());
+        if let Some(tools) = start_as.as_ref().and_then(|def| def.tools.as_ref()) {
+            let origin = format!("the {} agent's tools", start_as.as_ref().map_or("", |d| &d.name));
+            agent = agent.with_tool_filter(crate::agent::ToolFilter::new(tools, origin));
+        }
         agent.probe_context_window();
         warnings.extend(agent.take_warnings());
         let checkpoints =

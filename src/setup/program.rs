@@ -128,6 +128,32 @@ fn agent_def(name: &str, definition: &Value) -> Result<AgentDef, String> {
     })
 }
 
+/// `--agent NAME`: the definition the session runs as (its prompt, tools and model), or why
+/// there is none.
+pub(super) fn start_agent(
+    program: &Program,
+    extensions: &Extensions,
+) -> Result<Option<AgentDef>, SetupError> {
+    let Some(name) = &program.agent else {
+        return Ok(None);
+    };
+    match extensions.agent(name) {
+        Some(def) => Ok(Some(def.clone())),
+        None => {
+            let known: Vec<&str> = extensions.agents.iter().map(|a| a.name.as_str()).collect();
+            Err(SetupError::Program(format!(
+                "--agent {name}: no agent of that name (defined: {}); define it in \
+                 .claude/agents/{name}.md, .ling/agents/ or with --agents",
+                if known.is_empty() {
+                    "none".to_string()
+                } else {
+                    known.join(", ")
+                }
+            )))
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

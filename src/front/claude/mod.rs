@@ -150,22 +150,22 @@ fn apply_initialize(init: &Initialize, options: &mut RunOptions, control: &Arc<C
         let inline = json!({ "mcpServers": servers }).to_string();
         options.mcp_config.push(inline.into());
     }
-    options.program = crate::program::Program {
-        channel: Some(control.clone()),
-        hooks: init
-            .hooks
-            .as_ref()
-            .and_then(serde_json::Value::as_object)
-            .filter(|h| !h.is_empty())
-            .cloned(),
-        mcp_servers: init.sdk_mcp_servers.clone().unwrap_or_default(),
-        agents: init
-            .agents
-            .as_ref()
-            .and_then(serde_json::Value::as_object)
-            .filter(|a| !a.is_empty())
-            .cloned(),
-    };
+    let program = &mut options.program;
+    program.channel = Some(control.clone());
+    program.hooks = init
+        .hooks
+        .as_ref()
+        .and_then(serde_json::Value::as_object)
+        .filter(|h| !h.is_empty())
+        .cloned();
+    program.mcp_servers = init.sdk_mcp_servers.clone().unwrap_or_default();
+    // Those of `--agents` too; initialize's win a name both give.
+    if let Some(agents) = init.agents.as_ref().and_then(serde_json::Value::as_object) {
+        let all = program.agents.get_or_insert_with(Default::default);
+        for (name, definition) in agents {
+            all.insert(name.clone(), definition.clone());
+        }
+    }
 }
 
 struct Session {
