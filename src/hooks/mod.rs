@@ -16,8 +16,8 @@ mod output;
 mod render;
 pub mod transcript;
 
-pub use callback::program_groups;
 pub use crate::config::hooks::HookEventName;
+pub use callback::program_groups;
 pub use engine::{ConditionMatcher, HookEngine, HookListing};
 pub use input::{HookContext, HookInput, SubagentInfo, made_up_input};
 pub use outcome::{Decision, HookNotice, HookOutcome, NoticeKind};

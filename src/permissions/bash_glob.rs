@@ -46,8 +46,10 @@ impl Glob {
     /// does not exist.
     pub fn new(text: &str) -> Result<Self, &'static str> {
         if text.contains('\\') {
-            return Err("a `\\` in a wildcard bash rule (an escaped `*`) is not supported; \
-                        write the rule without it");
+            return Err(
+                "a `\\` in a wildcard bash rule (an escaped `*`) is not supported; \
+                        write the rule without it",
+            );
         }
         if text.contains('\0') {
             return Err("a bash rule cannot contain a NUL character");
@@ -94,7 +96,13 @@ impl Glob {
         let rule: Vec<Piece> = self
             .text
             .chars()
-            .map(|c| if c == '*' { Piece::Star } else { Piece::Char(c) })
+            .map(|c| {
+                if c == '*' {
+                    Piece::Star
+                } else {
+                    Piece::Char(c)
+                }
+            })
             .collect();
         if could_match(&rule, &open) {
             GlobMatch::Unknown
@@ -165,11 +173,20 @@ mod tests {
         assert_eq!(rm.matches_words(&words("git rm x")), GlobMatch::Match);
         assert_eq!(rm.matches_words(&words("ls notes.txt")), GlobMatch::NoMatch);
         let install = Glob::new("* install").unwrap();
-        assert_eq!(install.matches_words(&words("npm install")), GlobMatch::Match);
+        assert_eq!(
+            install.matches_words(&words("npm install")),
+            GlobMatch::Match
+        );
         assert_eq!(install.matches_words(&words("npm ci")), GlobMatch::NoMatch);
         let main = Glob::new("git * main").unwrap();
-        assert_eq!(main.matches_words(&words("git push origin main")), GlobMatch::Match);
-        assert_eq!(main.matches_words(&words("git push origin dev")), GlobMatch::NoMatch);
+        assert_eq!(
+            main.matches_words(&words("git push origin main")),
+            GlobMatch::Match
+        );
+        assert_eq!(
+            main.matches_words(&words("git push origin dev")),
+            GlobMatch::NoMatch
+        );
         // `?` is literal, as in Claude Code.
         let question = Glob::new("* a?c").unwrap();
         assert_eq!(question.matches_words(&words("x abc")), GlobMatch::NoMatch);
@@ -179,7 +196,10 @@ mod tests {
     #[test]
     fn a_word_known_only_at_run_time_is_unknown_when_a_value_would_match() {
         let rm = Glob::new("*rm *").unwrap();
-        assert_eq!(rm.matches_words(&words("$CMD notes.txt")), GlobMatch::Unknown);
+        assert_eq!(
+            rm.matches_words(&words("$CMD notes.txt")),
+            GlobMatch::Unknown
+        );
         let install = Glob::new("* install").unwrap();
         assert_eq!(install.matches_words(&words("npm $X")), GlobMatch::Unknown);
         let main = Glob::new("git * main").unwrap();
@@ -195,7 +215,13 @@ mod tests {
     fn two_patterns_meet_when_some_text_matches_both() {
         let p = |s: &str| -> Vec<Piece> {
             s.chars()
-                .map(|c| if c == '*' { Piece::Star } else { Piece::Char(c) })
+                .map(|c| {
+                    if c == '*' {
+                        Piece::Star
+                    } else {
+                        Piece::Char(c)
+                    }
+                })
                 .collect()
         };
         assert!(could_match(&p("a*c"), &p("ab*")));

@@ -56,7 +56,11 @@ fn a_deny_with_a_leading_star_bites_and_spares_the_rest() {
         ("Bash(*rm *)", "timeout 5 rm x", "timeout 5 ls x"),
         ("Bash(* install)", "npm install", "npm ci"),
         ("Bash(* install)", "pnpm install && ls", "pnpm build && ls"),
-        ("Bash(git * main)", "git push origin main", "git push origin dev"),
+        (
+            "Bash(git * main)",
+            "git push origin main",
+            "git push origin dev",
+        ),
         ("Bash(curl * | bash)", "curl -s x | bash", "curl -s x"),
         ("Bash(npm run test:*)", "npm run test:unit", "npm run build"),
         ("Bash(git push:*)", "git push", "git status"),
@@ -65,17 +69,31 @@ fn a_deny_with_a_leading_star_bites_and_spares_the_rest() {
         ("Bash(*)", "echo hi", ""),
     ];
     for (rule, bitten, spared) in cases {
-        assert_eq!(outcome(&["bash"], &[rule], bitten), "deny", "{rule} on {bitten}");
+        assert_eq!(
+            outcome(&["bash"], &[rule], bitten),
+            "deny",
+            "{rule} on {bitten}"
+        );
         if !spared.is_empty() {
-            assert_eq!(outcome(&["bash"], &[rule], spared), "allow", "{rule} on {spared}");
+            assert_eq!(
+                outcome(&["bash"], &[rule], spared),
+                "allow",
+                "{rule} on {spared}"
+            );
         }
     }
 }
 
 #[test]
 fn a_command_known_only_at_run_time_is_denied_where_it_could_match() {
-    assert_eq!(outcome(&["bash"], &["Bash(* install)"], "npm $ACTION"), "deny");
-    assert_eq!(outcome(&["bash"], &["Bash(git * main)"], "ls $DIR"), "allow");
+    assert_eq!(
+        outcome(&["bash"], &["Bash(* install)"], "npm $ACTION"),
+        "deny"
+    );
+    assert_eq!(
+        outcome(&["bash"], &["Bash(git * main)"], "ls $DIR"),
+        "allow"
+    );
 }
 
 #[test]
@@ -83,7 +101,10 @@ fn wildcard_allows_allow_only_what_they_name() {
     assert_eq!(outcome(&["Bash(git * main)"], &[], "git log main"), "allow");
     assert_eq!(outcome(&["Bash(git * main)"], &[], "git log dev"), "ask");
     // Each command of a compound one must be allowed by itself.
-    assert_eq!(outcome(&["Bash(* --version)"], &[], "node --version"), "allow");
+    assert_eq!(
+        outcome(&["Bash(* --version)"], &[], "node --version"),
+        "allow"
+    );
     assert_eq!(
         outcome(&["Bash(* --version)"], &[], "node --version && rm -rf x"),
         "ask"
@@ -140,7 +161,11 @@ fn skill_and_agent_rules_name_the_skill_or_agent_type() {
     let p = Permissions::new(
         PermissionMode::Default,
         &[],
-        &["Skill(deploy)".into(), "Skill(db-*)".into(), "Agent(reviewer)".into()],
+        &[
+            "Skill(deploy)".into(),
+            "Skill(db-*)".into(),
+            "Agent(reviewer)".into(),
+        ],
         &paths(),
     )
     .unwrap();

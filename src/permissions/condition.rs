@@ -73,9 +73,10 @@ pub(super) fn matches_call(
         named,
     } = *call;
     match rule {
-        Rule::Named { tool: ling, pattern } => {
-            tool == *ling && named.is_some_and(|name| pattern.matches(name))
-        }
+        Rule::Named {
+            tool: ling,
+            pattern,
+        } => tool == *ling && named.is_some_and(|name| pattern.matches(name)),
         Rule::Domain(pattern) => {
             tool == "web_fetch" && host.is_some_and(|h| crate::web::host_matches(pattern, h))
         }

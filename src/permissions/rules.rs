@@ -105,7 +105,9 @@ impl Rule {
                 if inner.is_empty() || inner.contains(['\\', '\0']) {
                     return Err(invalid("name a skill or agent type, as in `Skill(deploy)`"));
                 }
-                let text = inner.strip_suffix(":*").map_or(inner.to_string(), |p| format!("{p}*"));
+                let text = inner
+                    .strip_suffix(":*")
+                    .map_or(inner.to_string(), |p| format!("{p}*"));
                 return Ok(Rule::Named {
                     tool,
                     pattern: NamePattern(wildmatch::WildMatchPattern::new(&text)),

@@ -286,7 +286,10 @@ impl Setup {
             .with_extensions(Arc::new(std::mem::take(&mut files.extensions)))
             .with_delegation(settings.max_parallel_agents, settings.model_aliases.clone());
         if let Some(tools) = start_as.as_ref().and_then(|def| def.tools.as_ref()) {
-            let origin = format!("the {} agent's tools", start_as.as_ref().map_or("", |d| &d.name));
+            let origin = format!(
+                "the {} agent's tools",
+                start_as.as_ref().map_or("", |d| &d.name)
+            );
             agent = agent.with_tool_filter(crate::agent::ToolFilter::new(tools, origin));
         }
         agent.probe_context_window();

@@ -99,7 +99,8 @@ fn agent_def(name: &str, definition: &Value) -> Result<AgentDef, String> {
         )));
     }
     let text = |key: &str| fields.get(key).and_then(Value::as_str).map(str::to_string);
-    let description = text("description").ok_or_else(|| refuse("it needs a `description`".into()))?;
+    let description =
+        text("description").ok_or_else(|| refuse("it needs a `description`".into()))?;
     let prompt = text("prompt").ok_or_else(|| refuse("it needs a `prompt`".into()))?;
     let tools = match fields.get("tools") {
         None | Some(Value::Null) => None,

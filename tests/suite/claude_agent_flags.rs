@@ -18,7 +18,10 @@ fn the_session_runs_as_the_agent_given() {
     let out = run(cmd);
     assert_eq!(out.code, Some(0), "{}", out.stderr);
     let sent = &server.requests()[0];
-    let system = sent.messages()[0]["content"].as_str().unwrap_or_default().to_string();
+    let system = sent.messages()[0]["content"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
     assert!(system.contains("REVIEWER-9"), "{system}");
     let mut names = sent.tool_names();
     names.sort();
@@ -34,7 +37,10 @@ fn without_agent_the_definitions_are_only_offered() {
     let out = run(cmd);
     assert_eq!(out.code, Some(0), "{}", out.stderr);
     let sent = &server.requests()[0];
-    let system = sent.messages()[0]["content"].as_str().unwrap_or_default().to_string();
+    let system = sent.messages()[0]["content"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
     assert!(!system.contains("REVIEWER-9"), "{system}");
     assert!(sent.tool_names().contains(&"bash".to_string()));
     assert!(sent.body.to_string().contains("Reviews code"));

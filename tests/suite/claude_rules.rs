@@ -66,7 +66,11 @@ fn a_rule_ling_cannot_read_stops_the_run_naming_file_and_rule() {
     let server = MockServer::start_blocking(vec![]);
     let out = ling_p(&project, &server);
     assert_eq!(out.code, Some(2), "{}", out.stderr);
-    assert!(out.stderr.contains(".claude/settings.json"), "{}", out.stderr);
+    assert!(
+        out.stderr.contains(".claude/settings.json"),
+        "{}",
+        out.stderr
+    );
     assert!(out.stderr.contains(r"Bash(echo \\* *)"), "{}", out.stderr);
     assert!(server.requests().is_empty(), "the run went on");
 }

@@ -46,7 +46,14 @@ fn an_empty_tools_list_leaves_the_model_no_builtin_tool() {
         json!({"prompts": ["hello"], "options": {"tools": []}}),
     );
     let names = server.requests()[0].tool_names();
-    for builtin in ["bash", "read_file", "write_file", "edit_file", "grep", "glob"] {
+    for builtin in [
+        "bash",
+        "read_file",
+        "write_file",
+        "edit_file",
+        "grep",
+        "glob",
+    ] {
         assert!(!names.contains(&builtin.to_string()), "{names:?}");
     }
 }
@@ -81,7 +88,10 @@ fn a_slash_command_runs_expanded_and_is_listed() {
     let session = init["session_id"].as_str().unwrap_or_default();
     let root = std::fs::canonicalize(project.path()).unwrap();
     let expected = format!("Session {session} in {}.", root.display());
-    assert!(user["content"].to_string().contains(&expected), "{user}\n{expected}");
+    assert!(
+        user["content"].to_string().contains(&expected),
+        "{user}\n{expected}"
+    );
     let commands: Vec<&Value> = lines.iter().filter_map(|l| l.get("control")).collect();
     assert_eq!(
         commands,

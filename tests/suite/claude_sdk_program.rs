@@ -89,19 +89,21 @@ fn a_tool_of_an_in_process_mcp_server_is_called() {
     assert_eq!(calls, [&json!({"name": "add", "args": {"a": 2, "b": 40}})]);
     let requests = server.requests();
     assert!(
-        requests[0].tool_names().contains(&"mcp__calc__add".to_string()),
+        requests[0]
+            .tool_names()
+            .contains(&"mcp__calc__add".to_string()),
         "{:?}",
         requests[0].tool_names()
     );
     let results = tool_results(&messages(&lines));
     assert_eq!(results.len(), 1, "{results:#?}");
     assert_eq!(results[0]["is_error"], json!(false), "{results:#?}");
-    assert!(results[0]["content"].to_string().contains("42"), "{results:#?}");
-    let init = &messages(&lines)[0];
     assert!(
-        init["mcp_servers"].to_string().contains("calc"),
-        "{init}"
+        results[0]["content"].to_string().contains("42"),
+        "{results:#?}"
     );
+    let init = &messages(&lines)[0];
+    assert!(init["mcp_servers"].to_string().contains("calc"), "{init}");
 }
 
 #[test]
@@ -158,7 +160,9 @@ fn an_agent_option_ling_cannot_honour_ends_the_session_with_the_reason() {
     );
     let last = lines.last().cloned().unwrap_or_default();
     assert!(
-        last["error"].as_str().is_some_and(|e| e.contains("`skills`")),
+        last["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("`skills`")),
         "{last}\n{stderr}"
     );
     assert!(server.requests().is_empty(), "the prompt ran anyway");

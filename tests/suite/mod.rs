@@ -4,8 +4,8 @@
 mod acp;
 mod agent_inprocess;
 mod checkpoints;
-mod claude_hooks;
 mod claude_agent_flags;
+mod claude_hooks;
 mod claude_mcp_import;
 mod claude_project;
 mod claude_rules;

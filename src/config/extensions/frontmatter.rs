@@ -344,7 +344,10 @@ mod tests {
         assert_eq!(parsed.text("version").as_deref(), Some("2"));
         assert_eq!(parsed.body, "body\n");
         let folded = parse("---\ndescription: >-\n  one\n  two\n\n  three\n---\n");
-        assert_eq!(folded.text("description").as_deref(), Some("one two\nthree"));
+        assert_eq!(
+            folded.text("description").as_deref(),
+            Some("one two\nthree")
+        );
         // Not YAML (a second `: `), read leniently as before.
         let loose = parse("---\ndescription: Use when: the user asks\n---\n");
         assert_eq!(

@@ -147,9 +147,9 @@ fn handle_control(shared: &Arc<Shared>, id: &str, request: Request) {
         // (`tools/list_changed`, a log line) is taken and let go, a request of the server's
         // own (sampling, elicitation) refused.
         Request::McpMessage { message, .. } => {
-            let is_request = message
-                .as_ref()
-                .is_some_and(|m| m.get("method").is_some() && m.get("id").is_some_and(|id| !id.is_null()));
+            let is_request = message.as_ref().is_some_and(|m| {
+                m.get("method").is_some() && m.get("id").is_some_and(|id| !id.is_null())
+            });
             if is_request {
                 respond(
                     &id,
@@ -158,7 +158,9 @@ fn handle_control(shared: &Arc<Shared>, id: &str, request: Request) {
             } else {
                 respond(
                     &id,
-                    Ok(serde_json::json!({"mcp_response": {"jsonrpc": "2.0", "result": {}, "id": 0}})),
+                    Ok(
+                        serde_json::json!({"mcp_response": {"jsonrpc": "2.0", "result": {}, "id": 0}}),
+                    ),
                 );
             }
         }

@@ -33,7 +33,9 @@ pub enum Request {
     },
     /// A message from one of the program's in-process MCP servers that is not an answer to
     /// Ling (a notification, or a request of its own).
-    McpMessage { message: Option<Value> },
+    McpMessage {
+        message: Option<Value>,
+    },
     /// The Agent SDK's `rewindFiles(userMessageId, {dryRun})`.
     RewindFiles {
         user_message_id: Option<String>,

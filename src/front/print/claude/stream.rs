@@ -421,13 +421,15 @@ impl ClaudeStream {
                 *is_error,
                 Value::String(content.clone()),
             ),
-            AgentEvent::AssistantMessage { text, usage } if !text.is_empty() => messages::assistant(
-                &self.session_id,
-                &messages::uuid(),
-                &model,
-                json!({"type": "text", "text": text}),
-                usage.unwrap_or_default(),
-            ),
+            AgentEvent::AssistantMessage { text, usage } if !text.is_empty() => {
+                messages::assistant(
+                    &self.session_id,
+                    &messages::uuid(),
+                    &model,
+                    json!({"type": "text", "text": text}),
+                    usage.unwrap_or_default(),
+                )
+            }
             _ => return,
         };
         let mut message = message;
