@@ -150,6 +150,9 @@ fn apply_initialize(init: &Initialize, options: &mut RunOptions, control: &Arc<C
         let inline = json!({ "mcpServers": servers }).to_string();
         options.mcp_config.push(inline.into());
     }
+    if let Some(tools) = &init.disallowed_tools {
+        options.overrides.disallowed_tools.extend(tools.iter().cloned());
+    }
     let program = &mut options.program;
     program.channel = Some(control.clone());
     program.hooks = init

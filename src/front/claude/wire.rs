@@ -74,9 +74,29 @@ pub struct Initialize {
     pub sdk_mcp_servers: Option<Vec<String>>,
     /// Sub-agent definitions by name.
     pub agents: Option<Value>,
+    /// `disallowedTools` (the SDK's `disallowedToolsDelivery: "initialize"`).
+    pub disallowed_tools: Option<Vec<String>>,
     /// What Ling cannot honour yet: [`Initialize::refusal`].
     pub json_schema: Option<Value>,
+    /// The other fields, checked by [`Initialize::refusal`] against [`UNHONOURED`].
+    #[serde(flatten)]
+    pub rest: Map<String, Value>,
 }
+
+/// `initialize` fields that change what the session does and that Ling cannot honour: given
+/// (not null, not empty), the session ends with an error naming them instead of running
+/// without them.
+const UNHONOURED: [(&str, &str); 9] = [
+    ("skills", "a list of the skills to offer (Ling offers every skill it loads)"),
+    ("planModeInstructions", "plan mode instructions"),
+    ("toolAliases", "tool aliases"),
+    ("appendSubagentSystemPrompt", "a text added to sub-agents' system prompts"),
+    ("excludeDynamicSections", "a system prompt without its dynamic sections"),
+    ("systemPromptSnapshot", "system prompt snapshots"),
+    ("plugins", "plugins"),
+    ("managedSettings", "managed settings"),
+    ("settings", "settings sent in initialize (pass them with --settings)"),
+];
 
 /// `systemPrompt`: a text, or the SDK's list of parts.
 #[derive(Debug, Deserialize)]
@@ -112,14 +132,13 @@ impl Initialize {
                 _ => true,
             })
         };
-        let unsupported = [(
-            &self.json_schema,
-            "structured output (outputFormat json_schema)",
-        )];
-        unsupported
+        if present(&self.json_schema) {
+            return Some("Ling does not support structured output (outputFormat json_schema)".into());
+        }
+        UNHONOURED
             .iter()
-            .find(|(field, _)| present(field))
-            .map(|(_, what)| format!("Ling does not support {what}"))
+            .find(|(key, _)| present(&self.rest.get(*key).cloned()))
+            .map(|(key, what)| format!("Ling does not support {what} (initialize's `{key}`)"))
     }
 }
 
@@ -300,5 +319,9 @@ mod tests {
         assert_eq!(hooks.refusal(), None);
         let schema = init(json!({"subtype": "initialize", "jsonSchema": {"type": "object"}}));
         assert!(schema.refusal().unwrap().contains("structured output"));
+        let skills = init(json!({"subtype": "initialize", "skills": ["pdf"]}));
+        assert!(skills.refusal().unwrap().contains("`skills`"));
+        let unknown = init(json!({"subtype": "initialize", "captureSdkMcpManifests": true}));
+        assert_eq!(unknown.refusal(), None);
     }
 }
