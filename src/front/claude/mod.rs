@@ -151,7 +151,10 @@ fn apply_initialize(init: &Initialize, options: &mut RunOptions, control: &Arc<C
         options.mcp_config.push(inline.into());
     }
     if let Some(tools) = &init.disallowed_tools {
-        options.overrides.disallowed_tools.extend(tools.iter().cloned());
+        options
+            .overrides
+            .disallowed_tools
+            .extend(tools.iter().cloned());
     }
     let program = &mut options.program;
     program.channel = Some(control.clone());

@@ -87,15 +87,27 @@ pub struct Initialize {
 /// (not null, not empty), the session ends with an error naming them instead of running
 /// without them.
 const UNHONOURED: [(&str, &str); 9] = [
-    ("skills", "a list of the skills to offer (Ling offers every skill it loads)"),
+    (
+        "skills",
+        "a list of the skills to offer (Ling offers every skill it loads)",
+    ),
     ("planModeInstructions", "plan mode instructions"),
     ("toolAliases", "tool aliases"),
-    ("appendSubagentSystemPrompt", "a text added to sub-agents' system prompts"),
-    ("excludeDynamicSections", "a system prompt without its dynamic sections"),
+    (
+        "appendSubagentSystemPrompt",
+        "a text added to sub-agents' system prompts",
+    ),
+    (
+        "excludeDynamicSections",
+        "a system prompt without its dynamic sections",
+    ),
     ("systemPromptSnapshot", "system prompt snapshots"),
     ("plugins", "plugins"),
     ("managedSettings", "managed settings"),
-    ("settings", "settings sent in initialize (pass them with --settings)"),
+    (
+        "settings",
+        "settings sent in initialize (pass them with --settings)",
+    ),
 ];
 
 /// `systemPrompt`: a text, or the SDK's list of parts.
@@ -133,7 +145,9 @@ impl Initialize {
             })
         };
         if present(&self.json_schema) {
-            return Some("Ling does not support structured output (outputFormat json_schema)".into());
+            return Some(
+                "Ling does not support structured output (outputFormat json_schema)".into(),
+            );
         }
         UNHONOURED
             .iter()
