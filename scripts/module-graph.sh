@@ -16,7 +16,7 @@ agent trust
 permissions rpc
 tools hooks mcp llm
 process checkpoint web
-log http_client error_chain sse pending media
+log http_client error_chain sse pending media program
 config redact test_support'
 
 layer_of() {

@@ -28,6 +28,7 @@ pub mod media;
 pub mod pending;
 pub mod permissions;
 pub mod process;
+pub mod program;
 pub mod redact;
 pub mod rpc;
 pub mod session;

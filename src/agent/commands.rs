@@ -213,7 +213,13 @@ impl Agent {
                 .lock_narrowing()
                 .push(ToolFilter::new(tools, origin));
         }
-        let filled = fill_arguments(&command.body, args);
+        // Before the arguments go in, so that an argument cannot name a variable.
+        let body = crate::config::extensions::substitute_session(
+            &command.body,
+            &self.session().id,
+            &self.options.root,
+        );
+        let filled = fill_arguments(&body, args);
         // The turn begins before its shell lines run: a rewind undoes what they did too.
         self.conversation.turn_checkpoint = self.checkpoint_look().await;
         let expanded = {

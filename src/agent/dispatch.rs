@@ -374,6 +374,7 @@ impl Agent {
         mut ctx: ToolContext,
     ) -> Result<ToolOutput, ToolError> {
         ctx.call_id = Some(call.id.clone());
+        ctx.session_id.clone_from(&self.session().id);
         let (progress_tx, mut progress_rx) = tokio::sync::mpsc::unbounded_channel::<String>();
         ctx.progress = Some(Arc::new(move |message| {
             let _ = progress_tx.send(message);

@@ -22,9 +22,11 @@ pub enum AgentEvent {
         delay_ms: u64,
         reason: String,
     },
-    /// One model response is complete; `text` is its whole visible text (may be empty).
+    /// One model response is complete; `text` is its whole visible text (may be empty), and
+    /// `usage` its tokens when the server said.
     AssistantMessage {
         text: String,
+        usage: Option<Usage>,
     },
     ToolCallBegin {
         id: String,

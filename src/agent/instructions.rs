@@ -176,7 +176,12 @@ fn imports(
                 warnings.push(format!("{shown} was not imported: there is no such file"));
                 continue;
             };
-            if !seen.insert(resolved.clone()) {
+            // A file already in the prompt (the `AGENTS.md` a `CLAUDE.md` of one line `@AGENTS.md`
+            // imports) goes in once.
+            let already = out
+                .iter()
+                .any(|i| std::fs::canonicalize(&i.path).is_ok_and(|p| p == resolved));
+            if !seen.insert(resolved.clone()) || already {
                 continue;
             }
             if depth + 1 > IMPORT_DEPTH {
@@ -446,5 +451,17 @@ mod tests {
             import_words("use @a/b.md and `@c.md`; @README.md. me@x.org @user /@x.md"),
             ["a/b.md", "README.md"]
         );
+    }
+
+    #[test]
+    fn a_claude_md_that_imports_agents_md_does_not_send_it_twice() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        write(&root.join("AGENTS.md"), "Use pnpm.");
+        write(&root.join("CLAUDE.md"), "@AGENTS.md");
+        let (found, warnings) = collect(&at_root(root));
+        let agents: Vec<&Instructions> = found.iter().filter(|i| i.text == "Use pnpm.").collect();
+        assert_eq!(agents.len(), 1, "{found:#?}");
+        assert!(warnings.is_empty(), "{warnings:?}");
     }
 }

@@ -65,6 +65,7 @@ pub use context::{ContextOptions, ContextUsage, WindowSource};
 pub use direct::DirectResult;
 pub use events::{AgentEvent, EventSink, HookNotice, NoticeDecision, SubagentEvent, SubagentKind};
 pub use file_mentions::{ATTACH_LIMIT, Attached, attach_files};
+pub use filter::ToolFilter;
 pub use goal::CheckRun;
 pub use hook_glue::{IdleNotice, Notifier, RuleConditions, check_hook_conditions};
 pub use instructions::CLAUDE_MEMORY;
@@ -287,6 +288,13 @@ impl Agent {
 
     pub fn extensions(&self) -> &Extensions {
         &self.host.extensions
+    }
+
+    /// Offers only the tools `filter` admits, for the whole session (`--agent NAME`: the
+    /// agent's `tools`).
+    pub fn with_tool_filter(mut self, filter: filter::ToolFilter) -> Self {
+        self.host.tool_filters.push(filter);
+        self
     }
 
     /// Runs these hooks around everything the agent does.

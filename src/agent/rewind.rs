@@ -197,7 +197,10 @@ impl Agent {
         let report = self.rewind(request).await?;
         let text = report.describe(&self.options.root);
         sink.emit(AgentEvent::TextDelta(text.clone()));
-        sink.emit(AgentEvent::AssistantMessage { text: text.clone() });
+        sink.emit(AgentEvent::AssistantMessage {
+            text: text.clone(),
+            usage: None,
+        });
         let end = match report.left_behind() {
             None => RunEnd::Completed,
             Some(why) => RunEnd::Stopped(why),

@@ -190,7 +190,11 @@ impl Tool for SkillTool {
             return read_in(skill, file).map(ToolOutput::text);
         }
         let text = read_in(skill, "SKILL.md")?;
-        let body = frontmatter::parse(&text).body;
+        let body = crate::config::extensions::substitute_session(
+            &frontmatter::parse(&text).body,
+            &ctx.session_id,
+            &ctx.root,
+        );
         let mut out = format!(
             "# Skill {} ({})\n\n{}\n",
             skill.name,

@@ -133,14 +133,17 @@ impl ToolHost {
 
     /// The definitions the next request carries: every tool but the MCP tools deferred by tool
     /// search (still callable; their names are in `search_tools`), none a narrowing leaves
-    /// out, and `exit_plan_mode` only in plan mode.
+    /// out or a deny rule names whole (`--disallowed-tools Bash` removes the tool, as in
+    /// Claude Code), and `exit_plan_mode` only in plan mode.
     pub fn tool_specs(&self) -> Vec<ToolSpec> {
         let narrowing = self.lock_narrowing().clone();
-        let planning = super::plan_tool::offered(self.lock_permissions().mode());
+        let permissions = self.lock_permissions().clone();
+        let planning = super::plan_tool::offered(permissions.mode());
         self.tools
             .iter()
             .filter(|tool| planning || tool.name() != super::plan_tool::EXIT_PLAN_MODE)
             .filter(|tool| !self.deferred.contains(tool.name()))
+            .filter(|tool| !permissions.removes(tool.name()))
             .filter(|tool| self.tool_filters.iter().all(|f| f.admits(tool.name())))
             .filter(|tool| narrowing.iter().all(|f| f.admits(tool.name())))
             .map(|tool| ToolSpec {
@@ -218,6 +221,7 @@ impl ToolHost {
             web_rules,
             model: Some(Arc::new(SideModel::new(llm.clone()))),
             caller: None,
+            session_id: String::new(),
         }
     }
 }

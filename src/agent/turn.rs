@@ -253,6 +253,7 @@ impl Agent {
         }
         turn.emit(AgentEvent::AssistantMessage {
             text: completion.content.clone(),
+            usage: completion.usage,
         });
         match completion.finish_reason {
             FinishReason::Length if completion.tool_calls.is_empty() => {

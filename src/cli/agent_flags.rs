@@ -95,6 +95,7 @@ impl AgentFlags {
             fork_session: false,
             ephemeral: false,
             plugin_dirs: Vec::new(),
+            program: Default::default(),
         }
     }
 }

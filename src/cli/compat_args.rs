@@ -144,6 +144,20 @@ pub struct CompatArgs {
     #[arg(short = 'o', long, value_name = "FILE")]
     pub output_last_message: Option<PathBuf>,
 
+    /// Start the session as this agent: its prompt, tools and model (Claude Code)
+    #[arg(long, value_name = "NAME")]
+    pub agent: Option<String>,
+
+    /// Sub-agent definitions as JSON: {"NAME": {"description", "prompt", "tools", "model"}}
+    /// (Claude Code)
+    #[arg(long, value_name = "JSON")]
+    pub agents: Option<String>,
+
+    /// The model's reasoning effort: minimal, low, medium or high (xhigh and max are high);
+    /// settings `reasoningEffort` for this run (Claude Code)
+    #[arg(long, value_name = "LEVEL")]
+    pub effort: Option<String>,
+
     #[command(flatten)]
     pub codex: super::codex_args::CodexArgs,
 
@@ -166,8 +180,6 @@ pub struct Unsupported {
     thinking: Option<Option<String>>,
     #[arg(long, hide = true, value_name = "X")]
     thinking_display: Option<String>,
-    #[arg(long, hide = true, value_name = "X")]
-    effort: Option<String>,
     #[arg(long, hide = true, value_name = "X")]
     betas: Option<String>,
     #[arg(long, hide = true, value_name = "X")]
@@ -206,7 +218,7 @@ pub struct Unsupported {
 
 impl Unsupported {
     /// Whether each flag of [`REFUSED`] was given, in its order.
-    fn given(&self) -> [bool; 21] {
+    fn given(&self) -> [bool; 20] {
         [
             self.fallback_model.is_some(),
             self.max_budget_usd.is_some(),
@@ -214,7 +226,6 @@ impl Unsupported {
             self.max_thinking_tokens.is_some()
                 || self.thinking.is_some()
                 || self.thinking_display.is_some(),
-            self.effort.is_some(),
             self.betas.is_some(),
             self.permission_prompts.is_some(),
             self.task_budget.is_some(),
@@ -249,7 +260,7 @@ impl Unsupported {
 
 /// Why each Claude Code flag of [`Unsupported`] is refused, in the order of
 /// [`Unsupported::given`]: (the flag as named in the refusal, the reason).
-const REFUSED: [(&str, &str); 21] = [
+const REFUSED: [(&str, &str); 20] = [
     (
         "--fallback-model",
         "Ling talks to one model; choose it with --model",
@@ -263,7 +274,6 @@ const REFUSED: [(&str, &str); 21] = [
         "--max-thinking-tokens/--thinking",
         "Ling sends no thinking budget to an OpenAI-compatible server",
     ),
-    ("--effort", "Ling sends no effort level to the model"),
     (
         "--betas",
         "Anthropic API betas do not apply to an OpenAI-compatible server",

@@ -83,6 +83,8 @@ pub struct Resolved {
     pub append_system_prompt: Option<String>,
     /// `--permission-prompt-tool stdio`.
     pub stdio_prompt: bool,
+    /// `--effort`.
+    pub reasoning_effort: Option<crate::config::ReasoningEffort>,
 }
 
 /// One setting several spellings may give: the first, unless another gives something else.
@@ -158,7 +160,22 @@ pub fn resolve(args: &RunArgs) -> Result<Resolved, CliError> {
             &compat.append_system_prompt_file,
         )?,
         stdio_prompt,
+        reasoning_effort: compat.effort.as_deref().map(effort).transpose()?,
     })
+}
+
+/// Claude Code's effort levels as Ling's reasoning effort (`xhigh` and `max`: the highest).
+fn effort(level: &str) -> Result<crate::config::ReasoningEffort, CliError> {
+    use crate::config::ReasoningEffort::{High, Low, Medium, Minimal};
+    match level.trim().to_ascii_lowercase().as_str() {
+        "minimal" | "none" | "off" => Ok(Minimal),
+        "low" => Ok(Low),
+        "medium" => Ok(Medium),
+        "high" | "xhigh" | "max" => Ok(High),
+        other => Err(CliError::Usage(format!(
+            "--effort {other:?}: give minimal, low, medium, high, xhigh or max"
+        ))),
+    }
 }
 
 /// The permission mode of `--permission-mode` and of Claude Code's and Codex's spellings.

@@ -394,6 +394,18 @@ fn run_options(
     options.overrides.permission_mode = resolved.permission_mode;
     options.overrides.sandbox = resolved.sandbox;
     options.overrides.never_ask = resolved.never_ask;
+    options.overrides.reasoning_effort = resolved.reasoning_effort;
+    options.program.agent.clone_from(&args.compat.agent);
+    if let Some(json) = &args.compat.agents {
+        let agents: serde_json::Map<String, serde_json::Value> = serde_json::from_str(json)
+            .map_err(|e| {
+                CliError::Usage(format!(
+                    "--agents: not a JSON object of agent definitions ({e}); write \
+                     {{\"NAME\": {{\"description\": \"...\", \"prompt\": \"...\"}}}}"
+                ))
+            })?;
+        options.program.agents = Some(agents);
+    }
     options.prompt.replace = resolved.system_prompt.clone();
     options.prompt.append = resolved.append_system_prompt.clone();
     options.tools = resolved.tools.clone();

@@ -406,7 +406,8 @@ pub struct SettingsOverrides {
     pub api: Option<WireApi>,
     /// The sandbox's network (Codex's `sandbox_workspace_write.network_access`).
     pub sandbox_network: Option<bool>,
-    /// Codex's `model_reasoning_effort`.
+    /// The model's reasoning effort for this run: `--effort`, or Codex's
+    /// `model_reasoning_effort`.
     pub reasoning_effort: Option<super::ReasoningEffort>,
     /// `--ignore-rules` (Codex): no execpolicy `.rules` file is read.
     pub ignore_codex_rules: bool,

@@ -23,6 +23,7 @@ use crate::config::hooks::{
 use crate::config::{ConfigError, Paths, ProjectFiles};
 use crate::http_client::{self, ClientOptions, Target};
 use crate::process::ChildEnv;
+use crate::program::ProgramChannel;
 
 /// One loaded handler, as `ling hooks list` shows it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -54,6 +55,8 @@ pub struct HookEngine {
     child_env: ChildEnv,
     /// Matches `if` rules; without one, a handler with an `if` runs on every call it matches.
     conditions: Option<Arc<dyn ConditionMatcher>>,
+    /// Where `callback` handlers are sent (the program driving Ling).
+    program: Option<Arc<dyn ProgramChannel>>,
 }
 
 /// The HTTP client of `http` handlers could not be built (once for the run).
@@ -168,7 +171,14 @@ impl HookEngine {
             }),
             child_env: ChildEnv::default(),
             conditions: None,
+            program: None,
         }
+    }
+
+    /// `callback` handlers are asked of `program`.
+    pub fn with_program(mut self, program: Arc<dyn ProgramChannel>) -> Self {
+        self.program = Some(program);
+        self
     }
 
     /// Handlers' `if` rules are matched by `conditions`.
@@ -383,6 +393,9 @@ impl HookEngine {
                 Ok(client) => run_http(client, url, headers, payload.to_vec(), timeout).await,
                 Err(setup) => RunResult::Failed(setup.to_string()),
             },
+            HandlerKind::Callback { id } => {
+                super::callback::run_callback(self.program.as_deref(), id, payload, timeout).await
+            }
         };
         interpret(
             event,
@@ -467,5 +480,6 @@ fn describe(kind: &HandlerKind) -> String {
             }
         }
         HandlerKind::Http { url, .. } => format!("http {}", crate::redact::url(url)),
+        HandlerKind::Callback { id } => format!("the program's callback {id}"),
     }
 }

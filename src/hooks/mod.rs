@@ -4,6 +4,7 @@
 //! commands (`command`) or HTTP POSTs (`http`), their output is read (`output`) and combined
 //! into one [`HookOutcome`] per event (`outcome`) by the [`HookEngine`].
 
+mod callback;
 pub mod claude;
 mod command;
 mod engine;
@@ -16,6 +17,7 @@ mod render;
 pub mod transcript;
 
 pub use crate::config::hooks::HookEventName;
+pub use callback::program_groups;
 pub use engine::{ConditionMatcher, HookEngine, HookListing};
 pub use input::{HookContext, HookInput, SubagentInfo, made_up_input};
 pub use outcome::{Decision, HookNotice, HookOutcome, NoticeKind};

@@ -18,12 +18,16 @@
 //!   what it stands for, and a `git` subcommand that may be an alias from a config file makes
 //!   the match unknown.
 
+use super::bash_glob::{Glob, GlobMatch};
 use super::shell::{self, Analysis, Command, Word};
 
 /// The command part of a bash rule, normalised.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BashPattern {
     exact: bool,
+    /// A rule with a `*` before its end (`bash(*rm *)`, `bash(git * main)`): matched on each
+    /// command's text ([`super::bash_glob`]) instead of word by word.
+    glob: Option<Glob>,
     /// The rule's command as words; `None` when it is not one simple command (`cd a &&
     /// make`), which only an exact rule can match, on [`Analysis::canonical`].
     words: Option<Vec<Word>>,
@@ -56,13 +60,33 @@ impl BashPattern {
         };
         Self {
             exact,
+            glob: None,
             words,
             partial_last: !exact && !text.ends_with(char::is_whitespace),
             canonical: analysis.canonical().to_string(),
         }
     }
 
+    /// A rule with wildcards anywhere (`*rm *`); `Err` says why Ling cannot read it.
+    pub fn wildcard(text: &str) -> Result<Self, &'static str> {
+        let glob = Glob::new(text)?;
+        Ok(Self {
+            exact: false,
+            glob: Some(glob),
+            words: None,
+            partial_last: false,
+            canonical: text.to_string(),
+        })
+    }
+
     fn verdict(&self, form: &[Word]) -> Verdict {
+        if let Some(glob) = &self.glob {
+            return match glob.matches_words(form) {
+                GlobMatch::Match => Verdict::Match,
+                GlobMatch::Unknown => Verdict::Unknown,
+                GlobMatch::NoMatch => Verdict::NoMatch,
+            };
+        }
         let Some(pattern) = &self.words else {
             return Verdict::NoMatch;
         };
@@ -99,14 +123,21 @@ impl BashPattern {
         }
     }
 
-    /// Whether the rule names a wrapped command starting at word `start`.
+    /// Whether the rule names a wrapped command starting at word `start`. A wildcard rule
+    /// never does: the wrapped command must be allowed by itself.
     fn covers(&self, start: usize) -> bool {
+        if self.glob.is_some() {
+            return false;
+        }
         self.exact || self.words.as_ref().is_some_and(|w| w.len() > start)
     }
 
     /// Whether the rule matches the whole text (an exact rule for a compound command, or
     /// one whose words are not a single command).
     fn matches_text(&self, analysis: &Analysis) -> bool {
+        if let Some(glob) = &self.glob {
+            return glob.matches_text(analysis.canonical());
+        }
         if self.exact {
             self.canonical == analysis.canonical()
         } else {

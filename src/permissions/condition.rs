@@ -40,6 +40,7 @@ impl Condition {
             target: target.as_ref(),
             bash: bash.as_ref(),
             host: host.as_deref(),
+            named: super::rules::named_in(tool, input),
         };
         matches_call(&self.rule, &call, &mut None)
     }
@@ -53,6 +54,8 @@ pub(super) struct CallFacts<'a> {
     pub target: Option<&'a Target>,
     pub bash: Option<&'a Analysis>,
     pub host: Option<&'a str>,
+    /// The skill a `skill` call loads, the agent type a `task` call starts.
+    pub named: Option<&'a str>,
 }
 
 /// Whether `rule` matches a call as an ask rule does. `forms` caches the bash analysis's deny
@@ -67,8 +70,13 @@ pub(super) fn matches_call(
         target,
         bash,
         host,
+        named,
     } = *call;
     match rule {
+        Rule::Named {
+            tool: ling,
+            pattern,
+        } => tool == *ling && named.is_some_and(|name| pattern.matches(name)),
         Rule::Domain(pattern) => {
             tool == "web_fetch" && host.is_some_and(|h| crate::web::host_matches(pattern, h))
         }

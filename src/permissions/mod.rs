@@ -12,6 +12,7 @@ use serde_json::Value;
 use crate::config::{Access, Paths, PermissionMode};
 use crate::tools::{Tool, ToolKind};
 
+mod bash_glob;
 mod bash_rules;
 mod condition;
 mod path_rules;
@@ -81,6 +82,8 @@ struct Call<'a> {
     bash: Option<Analysis>,
     /// The host a `web_fetch` call fetches.
     host: Option<String>,
+    /// What a `skill` or `task` call names: the skill, the agent type.
+    named: Option<&'a str>,
 }
 
 impl Call<'_> {
@@ -94,6 +97,7 @@ impl Call<'_> {
             target: self.target.as_ref(),
             bash: self.bash.as_ref(),
             host: self.host.as_deref(),
+            named: self.named,
         }
     }
 }
@@ -136,6 +140,12 @@ impl Permissions {
             ask: Vec::new(),
             scope,
         })
+    }
+
+    /// Whether a deny rule names `tool` whatever its input (`Bash`, `mcp__db`, `Write`): the
+    /// tool is not offered to the model at all.
+    pub fn removes(&self, tool: &str) -> bool {
+        self.deny.iter().any(|(_, rule)| rule.names_tool(tool))
     }
 
     /// Adds `ask` rules: a call one matches asks in every mode (plan mode still denies what it
@@ -212,6 +222,7 @@ impl Permissions {
             command,
             bash: command.map(shell::analyze),
             host: web_rules::fetch_host(tool.name(), input),
+            named: rules::named_in(tool.name(), input),
         }
     }
 
@@ -320,7 +331,9 @@ impl Permissions {
         for (_, rule) in &self.allow {
             match rule {
                 Rule::Bash(pattern) => bash_patterns.push(pattern),
-                Rule::Domain(_) if condition::matches_call(rule, &call.facts(), &mut None) => {
+                Rule::Domain(_) | Rule::Named { .. }
+                    if condition::matches_call(rule, &call.facts(), &mut None) =>
+                {
                     return true;
                 }
                 Rule::Path { tools, pattern } => {
@@ -430,7 +443,9 @@ impl Permissions {
                     return Some(denied(text, None));
                 }
                 Rule::Path { .. } => {}
-                Rule::Domain(_) if condition::matches_call(rule, &call.facts(), &mut None) => {
+                Rule::Domain(_) | Rule::Named { .. }
+                    if condition::matches_call(rule, &call.facts(), &mut None) =>
+                {
                     return Some(denied(text, None));
                 }
                 _ if rule.names_tool(call.name()) => return Some(denied(text, None)),
@@ -557,3 +572,7 @@ mod tests;
 #[cfg(test)]
 #[path = "properties.rs"]
 mod properties;
+
+#[cfg(test)]
+#[path = "claude_syntax_tests.rs"]
+mod claude_syntax_tests;

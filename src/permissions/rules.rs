@@ -28,8 +28,39 @@ pub enum Rule {
     Tools(&'static [&'static str]),
     /// `web_fetch(domain:example.com)`: fetches of that host (`*.example.com`: of that domain).
     Domain(String),
+    /// `Skill(name)`, `Task(type)`/`Agent(type)`: calls of that tool naming a matching skill
+    /// or agent type (`*` anywhere, `:*` at the end for a prefix).
+    Named {
+        tool: &'static str,
+        pattern: NamePattern,
+    },
     /// A rule for a Claude Code tool Ling does not have: it matches nothing.
     Ignored,
+}
+
+/// The name pattern of a [`Rule::Named`].
+#[derive(Debug, Clone)]
+pub struct NamePattern(wildmatch::WildMatchPattern<'*', '\0'>);
+
+impl NamePattern {
+    pub fn matches(&self, name: &str) -> bool {
+        self.0.matches(name)
+    }
+}
+
+/// What a `skill` call (its `name`) or a `task` call (its `subagent_type`, the general agent
+/// when none) names, for [`Rule::Named`].
+pub fn named_in<'a>(tool: &str, input: &'a serde_json::Value) -> Option<&'a str> {
+    match tool {
+        "skill" => input.get("name").and_then(serde_json::Value::as_str),
+        "task" => Some(
+            input
+                .get("subagent_type")
+                .and_then(serde_json::Value::as_str)
+                .unwrap_or("general-purpose"),
+        ),
+        _ => None,
+    }
 }
 
 /// Claude Code tools Ling has no counterpart for: their rules are accepted and ignored.
@@ -56,6 +87,24 @@ impl Rule {
             }
             if name == "web_fetch" || name == "WebFetch" {
                 return domain_rule(inner).map_err(invalid);
+            }
+            let named_tool = match name {
+                "Skill" | "skill" => Some("skill"),
+                "Task" | "Agent" | "task" => Some("task"),
+                _ => None,
+            };
+            if let Some(tool) = named_tool {
+                let inner = inner.trim();
+                if inner.is_empty() || inner.contains(['\\', '\0']) {
+                    return Err(invalid("name a skill or agent type, as in `Skill(deploy)`"));
+                }
+                let text = inner
+                    .strip_suffix(":*")
+                    .map_or(inner.to_string(), |p| format!("{p}*"));
+                return Ok(Rule::Named {
+                    tool,
+                    pattern: NamePattern(wildmatch::WildMatchPattern::new(&text)),
+                });
             }
             if CLAUDE_ONLY_TOOLS.contains(&name) {
                 return Ok(Rule::Ignored);
@@ -113,7 +162,11 @@ impl Rule {
             Rule::Name(name) => tool == name,
             Rule::NamePrefix(prefix) => tool.starts_with(prefix.as_str()),
             Rule::Tools(tools) => tools.contains(&tool),
-            Rule::Bash(_) | Rule::Path { .. } | Rule::Domain(_) | Rule::Ignored => false,
+            Rule::Bash(_)
+            | Rule::Path { .. }
+            | Rule::Domain(_)
+            | Rule::Named { .. }
+            | Rule::Ignored => false,
         }
     }
 }
@@ -161,10 +214,17 @@ fn bash_rule(inner: &str) -> Result<Rule, &'static str> {
         return Err("the command pattern is empty; write `bash` to match every command");
     }
     // `:*` is Claude Code's older spelling of a prefix rule.
-    Ok(Rule::Bash(
-        match inner.strip_suffix(":*").or_else(|| inner.strip_suffix('*')) {
-            Some(prefix) => BashPattern::new(prefix, false),
-            None => BashPattern::new(inner, true),
-        },
-    ))
+    let prefix = inner.strip_suffix(":*").or_else(|| inner.strip_suffix('*'));
+    // A `*` anywhere but at the end: Claude Code's wildcard rule, matched on the text.
+    if prefix.unwrap_or(inner).contains('*') {
+        let text = match inner.strip_suffix(":*") {
+            Some(head) => format!("{head} *"),
+            None => inner.to_string(),
+        };
+        return BashPattern::wildcard(&text).map(Rule::Bash);
+    }
+    Ok(Rule::Bash(match prefix {
+        Some(prefix) => BashPattern::new(prefix, false),
+        None => BashPattern::new(inner, true),
+    }))
 }

@@ -8,6 +8,7 @@
 //! [`SetupError`].
 
 mod files;
+mod program;
 mod sandbox;
 mod session;
 
@@ -60,6 +61,9 @@ pub struct RunOptions {
     pub ephemeral: bool,
     /// `--plugin-dir` (Claude Code): plugin folders to load.
     pub plugin_dirs: Vec<PathBuf>,
+    /// What the program driving Ling gave in-process (stream-json's `initialize`): hook
+    /// callbacks, MCP servers, sub-agents.
+    pub program: crate::program::Program,
 }
 
 /// Which recorded session the run continues.
@@ -91,12 +95,22 @@ pub enum SetupError {
     Config(#[from] ConfigError),
     #[error(transparent)]
     Permissions(#[from] PermissionError),
+    #[error("{origin}: {source}")]
+    RuleIn {
+        /// The settings file the rule is in, or the flags that gave it.
+        origin: String,
+        #[source]
+        source: PermissionError,
+    },
     #[error(transparent)]
     Llm(#[from] LlmError),
     #[error(transparent)]
     Session(#[from] SessionError),
     #[error(transparent)]
     Sandbox(#[from] SandboxError),
+    /// Something the program driving Ling gave at `initialize` that Ling cannot honour.
+    #[error("{0}")]
+    Program(String),
 }
 
 /// A run ready to be driven: [`Setup::prepare`] builds it, a frontend runs the agent in it, and
@@ -222,15 +236,28 @@ impl Setup {
     ) -> Result<Self, SetupError> {
         let mut warnings = start_log(&paths, warn);
         let mut files = ConfigFiles::load(&paths, &project, options)?;
+        program::add_servers(&options.program, &mut files.servers)?;
         let confined = sandbox::confine(&paths, options, &project, &mut files)?;
-        let (hooks, hook_warnings) = hooks(&mut files, &paths, &confined.child_env)?;
+        program::add_agents(&options.program, &mut files.extensions)?;
+        let start_as = program::start_agent(&options.program, &files.extensions)?;
+        if let Some(def) = &start_as {
+            // The agent's model, as a sub-agent of this session would get it.
+            let (model, _) = crate::agent::subagent::resolve_model(
+                def.model.as_deref(),
+                &files.settings.model,
+                &files.settings.model_aliases,
+            );
+            files.settings.model = model;
+        }
+        let (hooks, hook_warnings) = hooks(&mut files, &paths, &confined.child_env, options)?;
         let trust_notice = project.skipped_notice(&paths);
         let file_warnings = files.settings.warnings.iter().chain(&hook_warnings);
         for warning in file_warnings.chain(&files.mcp_warnings) {
             warn(warning);
         }
         confined.warn(&paths, warn);
-        let permissions = permissions(&files.settings, &paths, &confined, warn)?;
+        let permissions = permissions(&files.settings, &paths, &confined, warn)
+            .map_err(|source| rule_origin(source, &paths))?;
         let llm = model_client(&files.settings)?;
         let ephemeral = options.ephemeral.then(session::EphemeralDir::new);
         let session = session::open(
@@ -251,7 +278,7 @@ impl Setup {
         for warning in &files.extensions.warnings {
             warn(warning);
         }
-        let agent_options = agent_options(
+        let mut agent_options = agent_options(
             options,
             &paths,
             &files.settings,
@@ -266,6 +293,11 @@ impl Setup {
         files.settings.user_compat_files.extend(extras);
         let plugin_roots = files.plugins.plugins.iter().map(|p| p.root.clone());
         files.settings.user_compat_files.extend(plugin_roots);
+        if let Some(def) = &start_as
+            && agent_options.prompt.replace.is_none()
+        {
+            agent_options.prompt.replace = Some(def.prompt.clone());
+        }
         let builtins = builtins(options, &files.settings, warn);
         let settings = &files.settings;
         let mut agent = Agent::new(llm, builtins, permissions, agent_options, session.session)
@@ -274,6 +306,13 @@ impl Setup {
             .with_tool_search(settings.tool_search)
             .with_extensions(Arc::new(std::mem::take(&mut files.extensions)))
             .with_delegation(settings.max_parallel_agents, settings.model_aliases.clone());
+        if let Some(tools) = start_as.as_ref().and_then(|def| def.tools.as_ref()) {
+            let origin = format!(
+                "the {} agent's tools",
+                start_as.as_ref().map_or("", |d| &d.name)
+            );
+            agent = agent.with_tool_filter(crate::agent::ToolFilter::new(tools, origin));
+        }
         agent.probe_context_window();
         warnings.extend(agent.take_warnings());
         let checkpoints =
@@ -288,6 +327,7 @@ impl Setup {
             &files.settings,
             &mcp_host,
             confined.child_env,
+            &options.program,
         );
         agent = agent.with_mcp(mcp.clone());
         mcp_host.set_notifier(agent.notifier());
@@ -331,12 +371,18 @@ fn hooks(
     files: &mut ConfigFiles,
     paths: &Paths,
     child_env: &ChildEnv,
+    options: &RunOptions,
 ) -> Result<(HookEngine, Vec<String>), SetupError> {
-    let (hooks, warnings) = HookEngine::from_config(std::mem::take(&mut files.hooks))?;
+    let mut config = std::mem::take(&mut files.hooks);
+    program::add_hooks(&options.program, &mut config)?;
+    let (hooks, warnings) = HookEngine::from_config(config)?;
     crate::agent::check_hook_conditions(&hooks, paths)?;
-    let hooks = hooks
+    let mut hooks = hooks
         .with_child_env(child_env.clone())
         .with_conditions(crate::agent::RuleConditions::new(paths));
+    if let Some(channel) = &options.program.channel {
+        hooks = hooks.with_program(channel.clone());
+    }
     Ok((hooks, warnings))
 }
 
@@ -363,6 +409,34 @@ fn permissions(
     permissions.hide(&decision.hidden);
     permissions.set_sandboxed(decision.is_on());
     Ok(permissions)
+}
+
+/// A rule Ling cannot read, placed: the first settings file that holds it (Ling's, the
+/// project's, Claude Code's), else the flags. Rules are merged from all of them before they
+/// are parsed, so the file is found again by its text.
+fn rule_origin(error: PermissionError, paths: &Paths) -> SetupError {
+    let PermissionError::InvalidRule { rule, .. } = &error;
+    let quoted = serde_json::Value::String(rule.clone()).to_string();
+    let mut files = vec![
+        paths.project_file("settings.json"),
+        paths.user_file("settings.json"),
+    ];
+    files.extend(
+        crate::config::claude::CLAUDE_SETTINGS_FILES
+            .iter()
+            .map(|name| paths.project_root.join(name)),
+    );
+    let origin = files
+        .iter()
+        .find(|file| std::fs::read_to_string(file).is_ok_and(|text| text.contains(&quoted)))
+        .map_or_else(
+            || "--allowed-tools, --disallowed-tools or --settings".to_string(),
+            |file| paths.display(file).into_owned(),
+        );
+    SetupError::RuleIn {
+        origin,
+        source: error,
+    }
 }
 
 /// The model client of the settings, checked before anything starts.
@@ -442,8 +516,10 @@ fn start_mcp(
     settings: &Settings,
     mcp_host: &Arc<McpHost>,
     child_env: ChildEnv,
+    program: &crate::program::Program,
 ) -> Arc<McpManager> {
     let mut manager_options = ManagerOptions::new(paths.clone());
+    manager_options.program = program.channel.clone();
     manager_options.handler = Some(mcp_host.clone());
     manager_options.output_cap = settings.tool_output_limit;
     manager_options.child_env = child_env;

@@ -87,6 +87,8 @@ pub struct ToolContext {
     /// find their line back to the agent and its turn here. Tools know nothing of the agent,
     /// so it has no type here; a tool of its own never looks.
     pub caller: Option<Arc<dyn std::any::Any + Send + Sync>>,
+    /// The session's id (a skill's `${CLAUDE_SESSION_ID}`); empty outside a session.
+    pub session_id: String,
 }
 
 impl ToolContext {
@@ -111,6 +113,7 @@ impl ToolContext {
             web_rules: HostRules::default(),
             model: None,
             caller: None,
+            session_id: String::new(),
         }
     }
 }

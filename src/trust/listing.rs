@@ -273,6 +273,8 @@ fn hook_items(
                     runs = Some(code::hook(&command, areas));
                     HookTarget::Command(command)
                 }
+                // Only the program gives these, never a file to trust.
+                HandlerKind::Callback { .. } => continue,
                 HandlerKind::Http { url, headers } => {
                     let mut variables = var_names(&url);
                     for (_, value) in &headers {

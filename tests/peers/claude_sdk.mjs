@@ -12,14 +12,68 @@
 // get `pathToClaudeCodeExecutable: $LING_BIN`. One JSON line per SDK message
 // (`{"message": ...}`), per canUseTool call (`{"canUseTool": {...}}`), per control call's answer
 // (`{"control": ...}`), then `{"end": "ok"}` or `{"error": "..."}`.
+//
+// In-process parts, written as programs write them: "helloWorldGuard": true passes the
+// PreToolUse write guard of Anthropic's hello-world demo as a callback hook (each call logged as
+// `{"hook": {...}}`); "sdkMcpServer": true an in-process MCP server made with
+// createSdkMcpServer, `calc`, with one tool `add` (each call logged as `{"sdkTool": {...}}`);
+// "agents": {...} goes to the `agents` option as it is.
+import path from "node:path";
 import { pathToFileURL } from "node:url";
 
 const [, , entry, scenarioText] = process.argv;
-const { query } = await import(pathToFileURL(entry).href);
+const sdk = await import(pathToFileURL(entry).href);
+const { query } = sdk;
 const scenario = JSON.parse(scenarioText);
 const out = (value) => process.stdout.write(JSON.stringify(value) + "\n");
 
 const options = { ...scenario.options, pathToClaudeCodeExecutable: process.env.LING_BIN };
+if (scenario.agents) options.agents = scenario.agents;
+if (scenario.helloWorldGuard) {
+  // As in anthropics/claude-agent-sdk-demos, hello-world: script files only under
+  // agent/custom_scripts.
+  options.hooks = {
+    PreToolUse: [
+      {
+        matcher: "Write|Edit|MultiEdit",
+        hooks: [
+          async (input) => {
+            const toolName = input.tool_name;
+            const toolInput = input.tool_input;
+            out({ hook: { event: input.hook_event_name, toolName, filePath: toolInput?.file_path } });
+            if (!["Write", "Edit", "MultiEdit"].includes(toolName)) return {};
+            const filePath = toolInput.file_path || "";
+            const ext = path.extname(filePath).toLowerCase();
+            if (ext === ".js" || ext === ".ts") {
+              const customScriptsPath = path.join(process.cwd(), "agent", "custom_scripts");
+              if (!filePath.startsWith(customScriptsPath)) {
+                return {
+                  decision: "block",
+                  stopReason: `Script files (.js and .ts) must be written to the custom_scripts directory. Please use the path: ${customScriptsPath}/${path.basename(filePath)}`,
+                  continue: false,
+                };
+              }
+            }
+            return {};
+          },
+        ],
+      },
+    ],
+  };
+}
+if (scenario.sdkMcpServer) {
+  const { z } = await import(
+    pathToFileURL(path.join(path.dirname(entry), "..", "..", "zod", "index.js")).href
+  );
+  const add = sdk.tool("add", "Adds two numbers", { a: z.number(), b: z.number() }, async (args) => {
+    out({ sdkTool: { name: "add", args } });
+    return { content: [{ type: "text", text: String(args.a + args.b) }] };
+  });
+  options.mcpServers = {
+    ...(options.mcpServers ?? {}),
+    calc: sdk.createSdkMcpServer({ name: "calc", version: "1.0.0", tools: [add] }),
+  };
+}
 if (scenario.canUseTool) {
   options.canUseTool = async (toolName, input, { toolUseID, suggestions, signal }) => {
     out({ canUseTool: { toolName, input, toolUseID, suggestions, aborted: signal.aborted } });
@@ -78,6 +132,8 @@ try {
       controlled = true;
       for (const call of scenario.afterFirstTurn) {
         if (call === "mcpServerStatus") out({ control: await q.mcpServerStatus() });
+        else if (call === "supportedCommands") out({ control: await q.supportedCommands() });
+        else if (call === "supportedAgents") out({ control: await q.supportedAgents() });
         else out({ control: await q.setPermissionMode(call) });
       }
     }

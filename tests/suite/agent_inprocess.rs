@@ -152,7 +152,8 @@ async fn a_text_answer_is_request_text_message_and_finish_in_order() {
             AgentEvent::RequestStarted { turn: 1 },
             AgentEvent::TextDelta("Hello there.".into()),
             AgentEvent::AssistantMessage {
-                text: "Hello there.".into()
+                text: "Hello there.".into(),
+                usage: Some(Usage::new(12, 3)),
             },
             AgentEvent::TurnFinished {
                 usage: Usage::new(12, 3),
@@ -188,7 +189,8 @@ async fn a_tool_call_begins_ends_with_its_result_and_the_model_reads_it() {
         vec![
             AgentEvent::RequestStarted { turn: 1 },
             AgentEvent::AssistantMessage {
-                text: String::new()
+                text: String::new(),
+                usage: None,
             },
             AgentEvent::ToolCallBegin {
                 id: "c1".into(),
@@ -207,7 +209,8 @@ async fn a_tool_call_begins_ends_with_its_result_and_the_model_reads_it() {
             AgentEvent::RequestStarted { turn: 2 },
             AgentEvent::TextDelta("It says hi.".into()),
             AgentEvent::AssistantMessage {
-                text: "It says hi.".into()
+                text: "It says hi.".into(),
+                usage: None,
             },
             AgentEvent::TurnFinished {
                 usage: Usage::default(),
@@ -270,7 +273,8 @@ async fn a_denied_call_is_an_error_result_and_the_file_is_not_written() {
         vec![
             AgentEvent::RequestStarted { turn: 1 },
             AgentEvent::AssistantMessage {
-                text: String::new()
+                text: String::new(),
+                usage: None,
             },
             AgentEvent::ToolCallBegin {
                 id: "w1".into(),
@@ -295,7 +299,10 @@ async fn a_denied_call_is_an_error_result_and_the_file_is_not_written() {
             },
             AgentEvent::RequestStarted { turn: 2 },
             AgentEvent::TextDelta("ok".into()),
-            AgentEvent::AssistantMessage { text: "ok".into() },
+            AgentEvent::AssistantMessage {
+                text: "ok".into(),
+                usage: None,
+            },
             AgentEvent::TurnFinished {
                 usage: Usage::default(),
                 num_turns: 2

@@ -17,7 +17,22 @@ use serde_json::{Value, json};
 
 /// Runs one scenario of the driver; returns its lines (`{"message"}`, `{"canUseTool"}`,
 /// `{"control"}`, and the last: `{"end"}` or `{"error"}`).
-pub fn sdk(project: &Project, server: &MockServer, scenario: Value) -> Vec<Value> {
+pub(super) fn sdk(project: &Project, server: &MockServer, scenario: Value) -> Vec<Value> {
+    let (lines, stderr) = sdk_lines(project, server, scenario);
+    assert_eq!(
+        lines.last().cloned(),
+        Some(json!({"end": "ok"})),
+        "the query did not end well; stderr:\n{stderr}"
+    );
+    lines
+}
+
+/// [`sdk`] without the check that the query ended well; with Ling's stderr.
+pub(super) fn sdk_lines(
+    project: &Project,
+    server: &MockServer,
+    scenario: Value,
+) -> (Vec<Value>, String) {
     let (node, entry) = peers::claude_agent_sdk();
     let script =
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/peers/claude_sdk.mjs");
@@ -44,23 +59,17 @@ pub fn sdk(project: &Project, server: &MockServer, scenario: Value) -> Vec<Value
                 .unwrap_or_else(|e| panic!("not JSON ({e}): {line}\nstderr: {}", out.stderr))
         })
         .collect();
-    assert_eq!(
-        lines.last().cloned(),
-        Some(json!({"end": "ok"})),
-        "the query did not end well; stderr:\n{}",
-        out.stderr
-    );
-    lines
+    (lines, out.stderr)
 }
 
-pub fn messages(lines: &[Value]) -> Vec<Value> {
+pub(super) fn messages(lines: &[Value]) -> Vec<Value> {
     lines
         .iter()
         .filter_map(|l| l.get("message").cloned())
         .collect()
 }
 
-fn of_type<'a>(messages: &'a [Value], kind: &str) -> Vec<&'a Value> {
+pub(super) fn of_type<'a>(messages: &'a [Value], kind: &str) -> Vec<&'a Value> {
     messages.iter().filter(|m| m["type"] == kind).collect()
 }
 

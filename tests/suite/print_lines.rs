@@ -162,28 +162,33 @@ fn a_ling_stream_json_run_writes_these_lines() {
 fn a_stream_json_run_writes_claude_codes_messages() {
     let (project, out) = eventful_run("stream-json");
     let failed = FAILED;
-    let tool_use = |id: &str, name: &str, input: &str| {
+    // Each block message carries its response's usage: the first 10 in, 2 out; the second 20, 3.
+    let tool_use = |id: &str, name: &str, input: &str, (i, o): (u32, u32)| {
         format!(
             concat!(
                 r#"{{"type":"assistant","message":{{"id":"msg_ID","type":"message","role":"assistant","model":"m1","#,
                 r#""content":[{{"type":"tool_use","id":"{id}","name":"{name}","input":{input}}}],"stop_reason":null,"stop_sequence":null,"#,
-                r#""usage":{{"input_tokens":0,"output_tokens":0,"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"prompt_tokens":0,"completion_tokens":0}}}},"#,
+                r#""usage":{{"input_tokens":{i},"output_tokens":{o},"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"prompt_tokens":{i},"completion_tokens":{o}}}}},"#,
                 r#""parent_tool_use_id":null,"session_id":"SESSION","uuid":"ID"}}"#
             ),
             id = id,
             name = name,
-            input = input
+            input = input,
+            i = i,
+            o = o
         )
     };
-    let text = |text: &str| {
+    let text = |text: &str, (i, o): (u32, u32)| {
         format!(
             concat!(
                 r#"{{"type":"assistant","message":{{"id":"msg_ID","type":"message","role":"assistant","model":"m1","#,
                 r#""content":[{{"type":"text","text":"{text}"}}],"stop_reason":null,"stop_sequence":null,"#,
-                r#""usage":{{"input_tokens":0,"output_tokens":0,"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"prompt_tokens":0,"completion_tokens":0}}}},"#,
+                r#""usage":{{"input_tokens":{i},"output_tokens":{o},"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"prompt_tokens":{i},"completion_tokens":{o}}}}},"#,
                 r#""parent_tool_use_id":null,"session_id":"SESSION","uuid":"ID"}}"#
             ),
-            text = text
+            text = text,
+            i = i,
+            o = o
         )
     };
     let expected = vec![
@@ -201,13 +206,13 @@ fn a_stream_json_run_writes_claude_codes_messages() {
             failed = failed,
             version = env!("CARGO_PKG_VERSION")
         ),
-        text("Looking."),
+        text("Looking.", (10, 2)),
         concat!(
             r#"{"type":"system","subtype":"hook_response","hook_id":"ID","hook_name":"PreToolUse:Bash","hook_event":"PreToolUse","#,
             r#""output":"checked","stdout":"","stderr":"","outcome":"success","decision":"message","message":"checked","tool":"bash","uuid":"ID","session_id":"SESSION"}"#
         )
         .to_string(),
-        tool_use("c1", "Bash", r#"{"command":"echo hi"}"#),
+        tool_use("c1", "Bash", r#"{"command":"echo hi"}"#, (10, 2)),
         concat!(
             r#"{"type":"user","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"c1","content":"hi\nExit code: 0","is_error":false}]},"#,
             r#""parent_tool_use_id":null,"session_id":"SESSION","uuid":"ID","#,
@@ -224,13 +229,14 @@ fn a_stream_json_run_writes_claude_codes_messages() {
             "c2",
             "Write",
             r#"{"path":"x.txt","content":"x","file_path":"x.txt"}"#,
+            (10, 2),
         ),
         concat!(
             r#"{"type":"user","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"c2","content":"blocked by hook: no writes","is_error":true}]},"#,
             r#""parent_tool_use_id":null,"session_id":"SESSION","uuid":"ID","tool_use_result":"blocked by hook: no writes"}"#
         )
         .to_string(),
-        text("Done."),
+        text("Done.", (20, 3)),
         format!(
             concat!(
                 r#"{{"type":"result","subtype":"success","is_error":false,"duration_ms":0,"duration_api_ms":0,"num_turns":2,"result":"Done.","#,

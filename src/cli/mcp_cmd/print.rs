@@ -111,6 +111,7 @@ fn masked_config(config: &ServerConfig, redactor: &Redactor) -> Value {
             let url = redact_urls(shown(raw.and_then(|r| r.url.as_deref()), url));
             json!({"url": url, "headers": mask(headers)})
         }
+        TransportConfig::Sdk => json!({"inProcess": true}),
     }
 }
 

@@ -1,8 +1,10 @@
 //! The YAML front matter of a Markdown file (`---` lines around `key: value` pairs), as Claude
-//! Code's commands, agents and skills write it. Read leniently, as those files are written by
-//! hand: plain, single- and double-quoted scalars, block scalars (`|`, `>`), flow lists
-//! (`[a, b]`) and block lists (`- a`); a value holding `: ` is kept whole; nested mappings
-//! (`hooks:`, `mcpServers:`) are skipped. A file without front matter is all body.
+//! Code's commands, agents and skills write it. Read by a real YAML parser (`serde_norway`):
+//! every scalar form, multi-line ones included, and lists; nested mappings (`hooks:`,
+//! `mcpServers:`) are skipped. Front matter that is not valid YAML, as hand-written files often
+//! are (`description: Use when: the user asks`), is read leniently instead: plain, quoted and
+//! block scalars, flow and block lists, a value holding `: ` kept whole. A file without front
+//! matter is all body.
 
 use std::collections::BTreeMap;
 
@@ -83,11 +85,42 @@ pub fn parse(text: &str) -> FrontMatter {
         };
     }
     FrontMatter {
-        fields: fields(&yaml),
+        fields: yaml_fields(&yaml.join("\n")).unwrap_or_else(|| fields(&yaml)),
         body: text[consumed..]
             .trim_start_matches(['\n', '\r'])
             .to_string(),
     }
+}
+
+/// The fields of front matter that is valid YAML (a mapping, or nothing); `None` otherwise.
+fn yaml_fields(text: &str) -> Option<BTreeMap<String, Value>> {
+    use serde_norway::Value as Yaml;
+    let scalar = |value: &Yaml| match value {
+        Yaml::String(s) => Some(s.clone()),
+        Yaml::Number(n) => Some(n.to_string()),
+        Yaml::Bool(b) => Some(b.to_string()),
+        _ => None,
+    };
+    let mapping = match serde_norway::from_str::<Yaml>(text).ok()? {
+        Yaml::Mapping(mapping) => mapping,
+        Yaml::Null => return Some(BTreeMap::new()),
+        _ => return None,
+    };
+    let mut out = BTreeMap::new();
+    for (key, value) in &mapping {
+        let Some(key) = scalar(key) else { continue };
+        let value = match value {
+            Yaml::Sequence(items) => Value::List(items.iter().filter_map(scalar).collect()),
+            // `description:` with nothing after it.
+            Yaml::Null => Value::Text(String::new()),
+            other => match scalar(other) {
+                Some(text) => Value::Text(text),
+                None => continue,
+            },
+        };
+        out.insert(key, value);
+    }
+    Some(out)
 }
 
 fn indent(line: &str) -> usize {
@@ -293,5 +326,33 @@ mod tests {
     fn a_list_written_with_blanks_splits_outside_parentheses() {
         let value = Value::Text("Bash(git add:*) Bash(git status:*)".into());
         assert_eq!(value.list(), ["Bash(git add:*)", "Bash(git status:*)"]);
+    }
+
+    #[test]
+    fn multi_line_descriptions_are_read_as_yaml_reads_them() {
+        let parsed = parse(
+            "---\nname: pdf\ndescription:\n  Extracts text from PDFs. Use when\n  the user mentions PDFs.\nallowed-tools:\n  - Read\n  - Bash(python:*)\nversion: 2\n---\nbody\n",
+        );
+        assert_eq!(
+            parsed.text("description").as_deref(),
+            Some("Extracts text from PDFs. Use when the user mentions PDFs.")
+        );
+        assert_eq!(
+            parsed.list("allowed-tools"),
+            Some(vec!["Read".to_string(), "Bash(python:*)".to_string()])
+        );
+        assert_eq!(parsed.text("version").as_deref(), Some("2"));
+        assert_eq!(parsed.body, "body\n");
+        let folded = parse("---\ndescription: >-\n  one\n  two\n\n  three\n---\n");
+        assert_eq!(
+            folded.text("description").as_deref(),
+            Some("one two\nthree")
+        );
+        // Not YAML (a second `: `), read leniently as before.
+        let loose = parse("---\ndescription: Use when: the user asks\n---\n");
+        assert_eq!(
+            loose.text("description").as_deref(),
+            Some("Use when: the user asks")
+        );
     }
 }

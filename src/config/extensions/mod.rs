@@ -554,6 +554,16 @@ pub fn describe_manifest(text: &str) -> Result<Vec<(&'static str, String, String
     Ok(out)
 }
 
+/// `${CLAUDE_SESSION_ID}` and `${CLAUDE_PROJECT_DIR}` (and Ling's `${LING_SESSION_ID}`,
+/// `${LING_PROJECT_DIR}`) in a command's or a skill's body, as Claude Code substitutes them.
+pub fn substitute_session(body: &str, session_id: &str, project_dir: &Path) -> String {
+    let dir = project_dir.to_string_lossy();
+    body.replace("${CLAUDE_SESSION_ID}", session_id)
+        .replace("${LING_SESSION_ID}", session_id)
+        .replace("${CLAUDE_PROJECT_DIR}", &dir)
+        .replace("${LING_PROJECT_DIR}", &dir)
+}
+
 /// The shell commands of a command body: lines starting with `!` and `` !`cmd` `` spans.
 pub fn shell_lines(body: &str) -> Vec<&str> {
     let mut out = Vec::new();

@@ -125,6 +125,9 @@ pub enum HandlerKind {
         url: String,
         headers: Vec<(String, String)>,
     },
+    /// A callback of the program driving Ling (the Agent SDK's `hooks` option), asked with a
+    /// `hook_callback` control request; never from a file.
+    Callback { id: String },
 }
 
 /// One handler with its defaults applied. Two equal handlers under the same event and matcher

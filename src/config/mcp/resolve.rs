@@ -33,6 +33,9 @@ pub enum TransportConfig {
         url: String,
         headers: Vec<(String, String)>,
     },
+    /// A server inside the program driving Ling (the Agent SDK's `createSdkMcpServer`),
+    /// reached over its control channel; never from a file.
+    Sdk,
 }
 
 impl TransportConfig {
@@ -42,6 +45,7 @@ impl TransportConfig {
             Self::Stdio { .. } => "stdio",
             Self::Http { .. } => "http",
             Self::Sse { .. } => "sse",
+            Self::Sdk => "sdk",
         }
     }
 }

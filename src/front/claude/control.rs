@@ -72,6 +72,18 @@ impl Control {
     }
 }
 
+/// The program's hook callbacks and in-process MCP servers are asked over this channel; such
+/// a request is never given up by Ling (its own timeout bounds it).
+#[async_trait]
+impl crate::program::ProgramChannel for Control {
+    async fn request(&self, request: Value) -> Result<Value, String> {
+        let never = CancellationToken::new();
+        Control::request(self, request, &never)
+            .await
+            .unwrap_or_else(|| Err("the request was cancelled".into()))
+    }
+}
+
 /// Answers a request the driver sent: `Ok` is a success with that `response`, `Err` an error.
 /// Answers a control request with a typed answer (serialised) or the error.
 pub fn answer<T: serde::Serialize>(request_id: &str, answer: Result<T, String>) {

@@ -144,6 +144,27 @@ fn handle_control(shared: &Arc<Shared>, id: &str, request: Request) {
         Request::RewindFiles { .. } => {
             respond(&id, Err("rewind_files needs a `user_message_id`".into()));
         }
+        // Ling reads the tools of an in-process server when it connects; a notification
+        // (`tools/list_changed`, a log line) is taken and let go, a request of the server's
+        // own (sampling, elicitation) refused.
+        Request::McpMessage { message, .. } => {
+            let is_request = message.as_ref().is_some_and(|m| {
+                m.get("method").is_some() && m.get("id").is_some_and(|id| !id.is_null())
+            });
+            if is_request {
+                respond(
+                    &id,
+                    Err("Ling does not answer requests of in-process MCP servers".into()),
+                );
+            } else {
+                respond(
+                    &id,
+                    Ok(
+                        serde_json::json!({"mcp_response": {"jsonrpc": "2.0", "result": {}, "id": 0}}),
+                    ),
+                );
+            }
+        }
         Request::Interrupt => {
             live.interrupt();
             answer(&id, Ok(Empty {}));

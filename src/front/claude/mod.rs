@@ -66,7 +66,15 @@ pub async fn run(
     let mut initialize = None;
     match rx.recv().await {
         Some(Inbound::Initialize { id, init }) => {
-            apply_initialize(&init, &mut options);
+            // What Ling cannot honour ends the session: a program's guard or option must
+            // never be dropped while its prompt runs anyway.
+            if let Some(refusal) = init.refusal() {
+                respond(&id, Err(refusal.clone()));
+                setup_failed(&refusal);
+                reader.abort();
+                return Err(SetupError::Program(refusal));
+            }
+            apply_initialize(&init, &mut options, &control);
             initialize = Some((id, init));
         }
         Some(other) => queued.push(other),
@@ -84,6 +92,7 @@ pub async fn run(
             if let Some((id, _)) = &initialize {
                 respond(id, Err(e.to_string()));
             }
+            setup_failed(&e.to_string());
             reader.abort();
             return Err(e);
         }
@@ -104,10 +113,29 @@ pub async fn run(
     Ok(outcome)
 }
 
+/// The session could not start: a `result` saying why, so that the program's `query()` ends
+/// with the reason rather than with a closed pipe.
+fn setup_failed(why: &str) {
+    crate::front::print::json_line(&json!({
+        "type": "result",
+        "subtype": "error_during_execution",
+        "is_error": true,
+        "duration_ms": 0,
+        "duration_api_ms": 0,
+        "num_turns": 0,
+        "result": why,
+        "errors": [why],
+        "session_id": "",
+        "total_cost_usd": 0,
+        "usage": {"input_tokens": 0, "output_tokens": 0},
+    }));
+}
+
 /// Takes the run's options out of `initialize`: a non-empty `systemPrompt` replaces Ling's
-/// (the SDK's default `[""]` keeps it), `appendSystemPrompt` is added, and `mcpServers` are
-/// one more MCP config.
-fn apply_initialize(init: &Initialize, options: &mut RunOptions) {
+/// (the SDK's default `[""]` keeps it), `appendSystemPrompt` is added, `mcpServers` are one
+/// more MCP config, and the program's hook callbacks, in-process MCP servers and agents are
+/// reached through `control`.
+fn apply_initialize(init: &Initialize, options: &mut RunOptions, control: &Arc<Control>) {
     let prompt = init
         .system_prompt
         .as_ref()
@@ -122,6 +150,28 @@ fn apply_initialize(init: &Initialize, options: &mut RunOptions) {
     if let Some(servers) = &init.mcp_servers {
         let inline = json!({ "mcpServers": servers }).to_string();
         options.mcp_config.push(inline.into());
+    }
+    if let Some(tools) = &init.disallowed_tools {
+        options
+            .overrides
+            .disallowed_tools
+            .extend(tools.iter().cloned());
+    }
+    let program = &mut options.program;
+    program.channel = Some(control.clone());
+    program.hooks = init
+        .hooks
+        .as_ref()
+        .and_then(serde_json::Value::as_object)
+        .filter(|h| !h.is_empty())
+        .cloned();
+    program.mcp_servers = init.sdk_mcp_servers.clone().unwrap_or_default();
+    // Those of `--agents` too; initialize's win a name both give.
+    if let Some(agents) = init.agents.as_ref().and_then(serde_json::Value::as_object) {
+        let all = program.agents.get_or_insert_with(Default::default);
+        for (name, definition) in agents {
+            all.insert(name.clone(), definition.clone());
+        }
     }
 }
 
@@ -143,11 +193,35 @@ impl Session {
             return;
         }
         let model = self.host.model().to_string();
+        let extensions = self.host.extensions();
+        // `supportedCommands()` and `supportedAgents()` read these.
+        let commands = extensions
+            .commands
+            .iter()
+            .map(|c| {
+                json!({
+                    "name": c.name,
+                    "description": c.description,
+                    "argumentHint": c.argument_hint.clone().unwrap_or_default(),
+                })
+            })
+            .collect();
+        let agents = extensions
+            .agents
+            .iter()
+            .map(|a| {
+                let mut info = json!({"name": a.name, "description": a.description});
+                if let Some(model) = &a.model {
+                    info["model"] = json!(model);
+                }
+                info
+            })
+            .collect();
         answer(
             id,
             Ok(InitializeAnswer {
-                commands: Vec::new(),
-                agents: Vec::new(),
+                commands,
+                agents,
                 output_style: "default",
                 available_output_styles: ["default"],
                 models: vec![ModelInfo {

@@ -32,6 +32,11 @@ pub enum Request {
         server_name: Option<String>,
         enabled: Option<bool>,
     },
+    /// A message from one of the program's in-process MCP servers that is not an answer to
+    /// Ling (a notification, or a request of its own).
+    McpMessage {
+        message: Option<Value>,
+    },
     /// The Agent SDK's `rewindFiles(userMessageId, {dryRun})`.
     RewindFiles {
         user_message_id: Option<String>,
@@ -64,12 +69,47 @@ pub struct Initialize {
     pub system_prompt: Option<SystemPrompt>,
     pub append_system_prompt: Option<String>,
     pub mcp_servers: Option<Map<String, Value>>,
-    /// What Ling cannot honour yet: [`Initialize::refusal`].
+    /// Hook callbacks: by event, matchers with `hookCallbackIds`.
     pub hooks: Option<Value>,
-    pub sdk_mcp_servers: Option<Value>,
-    pub json_schema: Option<Value>,
+    /// The names of the program's in-process MCP servers.
+    pub sdk_mcp_servers: Option<Vec<String>>,
+    /// Sub-agent definitions by name.
     pub agents: Option<Value>,
+    /// `disallowedTools` (the SDK's `disallowedToolsDelivery: "initialize"`).
+    pub disallowed_tools: Option<Vec<String>>,
+    /// What Ling cannot honour yet: [`Initialize::refusal`].
+    pub json_schema: Option<Value>,
+    /// The other fields, checked by [`Initialize::refusal`] against [`UNHONOURED`].
+    #[serde(flatten)]
+    pub rest: Map<String, Value>,
 }
+
+/// `initialize` fields that change what the session does and that Ling cannot honour: given
+/// (not null, not empty), the session ends with an error naming them instead of running
+/// without them.
+const UNHONOURED: [(&str, &str); 9] = [
+    (
+        "skills",
+        "a list of the skills to offer (Ling offers every skill it loads)",
+    ),
+    ("planModeInstructions", "plan mode instructions"),
+    ("toolAliases", "tool aliases"),
+    (
+        "appendSubagentSystemPrompt",
+        "a text added to sub-agents' system prompts",
+    ),
+    (
+        "excludeDynamicSections",
+        "a system prompt without its dynamic sections",
+    ),
+    ("systemPromptSnapshot", "system prompt snapshots"),
+    ("plugins", "plugins"),
+    ("managedSettings", "managed settings"),
+    (
+        "settings",
+        "settings sent in initialize (pass them with --settings)",
+    ),
+];
 
 /// `systemPrompt`: a text, or the SDK's list of parts.
 #[derive(Debug, Deserialize)]
@@ -105,25 +145,15 @@ impl Initialize {
                 _ => true,
             })
         };
-        let unsupported = [
-            (
-                &self.hooks,
-                "hook callbacks (the `hooks` option); use command or http hooks in .ling/hooks.json or .claude/settings.json",
-            ),
-            (
-                &self.sdk_mcp_servers,
-                "in-process MCP servers (createSdkMcpServer); run the server as a stdio or http MCP server",
-            ),
-            (
-                &self.json_schema,
-                "structured output (outputFormat json_schema)",
-            ),
-            (&self.agents, "custom subagents (the `agents` option)"),
-        ];
-        unsupported
+        if present(&self.json_schema) {
+            return Some(
+                "Ling does not support structured output (outputFormat json_schema)".into(),
+            );
+        }
+        UNHONOURED
             .iter()
-            .find(|(field, _)| present(field))
-            .map(|(_, what)| format!("Ling does not support {what}"))
+            .find(|(key, _)| present(&self.rest.get(*key).cloned()))
+            .map(|(key, what)| format!("Ling does not support {what} (initialize's `{key}`)"))
     }
 }
 
@@ -360,6 +390,12 @@ mod tests {
         assert_eq!(plain.refusal(), None);
         assert_eq!(plain.system_prompt.unwrap().text(), "");
         let hooks = init(json!({"subtype": "initialize", "hooks": {"Stop": []}}));
-        assert!(hooks.refusal().unwrap().contains("hook callbacks"));
+        assert_eq!(hooks.refusal(), None);
+        let schema = init(json!({"subtype": "initialize", "jsonSchema": {"type": "object"}}));
+        assert!(schema.refusal().unwrap().contains("structured output"));
+        let skills = init(json!({"subtype": "initialize", "skills": ["pdf"]}));
+        assert!(skills.refusal().unwrap().contains("`skills`"));
+        let unknown = init(json!({"subtype": "initialize", "captureSdkMcpManifests": true}));
+        assert_eq!(unknown.refusal(), None);
     }
 }

@@ -237,7 +237,7 @@ impl EventSink for CodexJsonl {
         let mut state = self.state();
         match event {
             AgentEvent::ReasoningDelta(text) => state.reasoning.push_str(&text),
-            AgentEvent::AssistantMessage { text } => {
+            AgentEvent::AssistantMessage { text, .. } => {
                 state.flush_reasoning();
                 state.flush_held();
                 if !text.is_empty() {

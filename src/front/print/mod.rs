@@ -218,7 +218,7 @@ impl EventSink for TextOutput {
                 state.0 = !text.ends_with('\n');
                 state.1 = true;
             }
-            AgentEvent::AssistantMessage { text } if !text.is_empty() => {
+            AgentEvent::AssistantMessage { text, .. } if !text.is_empty() => {
                 // Separate the texts of successive model responses.
                 let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
                 if state.0 {
@@ -344,7 +344,7 @@ impl StreamJsonOutput {
 /// The stream-json line of an event, when it has one.
 fn stream_line(event: &AgentEvent) -> Option<Line<'_>> {
     Some(match event {
-        AgentEvent::AssistantMessage { text } if !text.is_empty() => Line::Assistant { text },
+        AgentEvent::AssistantMessage { text, .. } if !text.is_empty() => Line::Assistant { text },
         AgentEvent::ToolCallBegin { id, name, input } => Line::ToolUse { id, name, input },
         AgentEvent::ToolCallEnd {
             id,

@@ -477,6 +477,7 @@ mod tests {
         ));
         events.push(AgentEvent::AssistantMessage {
             text: String::new(),
+            usage: None,
         });
         insta::assert_snapshot!(replay(events));
     }

@@ -93,7 +93,13 @@ impl McpManager {
         if let Ok(mut current) = slot.auth.lock() {
             current.clone_from(&auth);
         }
-        let connect = transport::connect(config, slot.log.clone(), &self.options.child_env, auth);
+        let connect = transport::connect(
+            config,
+            slot.log.clone(),
+            &self.options.child_env,
+            auth,
+            self.options.program.as_ref(),
+        );
         let connection = match tokio::time::timeout_at(deadline, connect).await {
             Err(_) => return Err(too_slow()),
             Ok(Err(e)) => return Err(slot.log.with_tail(&e.to_string())),

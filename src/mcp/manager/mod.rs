@@ -55,6 +55,8 @@ pub struct ManagerOptions {
     /// What stdio servers start with (no API key variable unless their `env` passes it; tied
     /// to Ling's life).
     pub child_env: ChildEnv,
+    /// The program driving Ling, which in-process (`sdk`) servers are reached through.
+    pub program: Option<Arc<dyn crate::program::ProgramChannel>>,
 }
 
 impl ManagerOptions {
@@ -66,6 +68,7 @@ impl ManagerOptions {
             output_cap: DEFAULT_OUTPUT_CAP,
             request_timeout: Duration::from_secs(60),
             child_env: ChildEnv::default(),
+            program: None,
         }
     }
 }

@@ -124,6 +124,7 @@ mod http_common;
 mod http_reply;
 mod http_session;
 pub(crate) mod lines;
+mod sdk;
 pub mod sse;
 
 /// Connects to one configured server with the transport its config names. For HTTP and SSE the
@@ -134,8 +135,15 @@ pub async fn connect(
     log: Arc<ServerLog>,
     child_env: &ChildEnv,
     auth: Option<Arc<super::auth::OAuth>>,
+    program: Option<&Arc<dyn crate::program::ProgramChannel>>,
 ) -> Result<Connection, TransportError> {
     match &config.transport {
+        TransportConfig::Sdk => match program {
+            Some(program) => Ok(sdk::connect(&config.name, program.clone())),
+            None => Err(TransportError::Closed(
+                "an in-process server needs the program that defines it".into(),
+            )),
+        },
         TransportConfig::Stdio {
             command,
             args,

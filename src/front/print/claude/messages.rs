@@ -73,7 +73,13 @@ pub fn usage(usage: Usage) -> Value {
 
 /// An `assistant` message holding one content block of a model response (Claude Code sends one
 /// message per block; the blocks of one response share `message.id`).
-pub fn assistant(session_id: &str, message_id: &str, model: &str, block: Value) -> Value {
+pub fn assistant(
+    session_id: &str,
+    message_id: &str,
+    model: &str,
+    block: Value,
+    response_usage: Usage,
+) -> Value {
     json!({
         "type": "assistant",
         "message": {
@@ -84,7 +90,7 @@ pub fn assistant(session_id: &str, message_id: &str, model: &str, block: Value) 
             "content": [block],
             "stop_reason": null,
             "stop_sequence": null,
-            "usage": usage(Usage::default()),
+            "usage": usage(response_usage),
         },
         "parent_tool_use_id": null,
         "session_id": session_id,

@@ -35,6 +35,7 @@ pub fn mcp_servers(statuses: &[ServerStatus]) -> Vec<Value> {
 /// The `system`/`init` message of a prepared run (its MCP servers ready).
 pub fn init_message(host: &Host) -> Value {
     let status = host.status();
+    let extensions = host.extensions();
     let init = messages::Init {
         kind: "system",
         subtype: "init",
@@ -49,7 +50,7 @@ pub fn init_message(host: &Host) -> Value {
         mcp_servers: mcp_servers(&status.servers),
         model: &status.model,
         permission_mode: status.mode.hook_name(),
-        slash_commands: Vec::new(),
+        slash_commands: extensions.commands.iter().map(|c| c.name.clone()).collect(),
         api_key_source: if host.settings().api_key.is_some() {
             "user"
         } else {
@@ -57,8 +58,8 @@ pub fn init_message(host: &Host) -> Value {
         },
         claude_code_version: env!("CARGO_PKG_VERSION"),
         output_style: "default",
-        agents: Vec::new(),
-        skills: Vec::new(),
+        agents: extensions.agents.iter().map(|a| a.name.clone()).collect(),
+        skills: extensions.skills.iter().map(|s| s.name.clone()).collect(),
         plugins: Vec::new(),
         uuid: messages::uuid(),
         project_trust: status.trust.as_str(),

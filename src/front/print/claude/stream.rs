@@ -18,6 +18,7 @@ use serde_json::{Value, json};
 use super::messages::{self, stream_event, system};
 use crate::front::print::{json_line, side_channel};
 use crate::hooks::claude::{claude_tool_name, tool_response, with_claude_fields};
+use crate::llm::Usage;
 use crate::session::{AgentEvent, EventSink};
 use crate::ui::style::Style;
 
@@ -101,6 +102,8 @@ struct State {
     /// The partial content block open, and the index the next one gets.
     open: Option<(usize, Block)>,
     next_index: usize,
+    /// The usage of the last complete model response.
+    usage: Usage,
 }
 
 /// The sink of `--output-format stream-json`.
@@ -163,13 +166,14 @@ impl ClaudeStream {
         json_line(&stream_event(&self.session_id, event));
     }
 
-    fn assistant(&self, message_id: &str, block: Value) {
+    fn assistant(&self, message_id: &str, block: Value, usage: Usage) {
         let model = lock(&self.model).clone();
         json_line(&messages::assistant(
             &self.session_id,
             message_id,
             &model,
             block,
+            usage,
         ));
     }
 
@@ -250,11 +254,14 @@ impl EventSink for ClaudeStream {
                     self.side(&event);
                 }
             }
-            AgentEvent::AssistantMessage { text } => {
+            AgentEvent::AssistantMessage { text, usage } => {
                 self.message_stop(&mut state);
+                // Each block message of the response carries its usage, as Claude Code's do
+                // (programs sum it by `message.id`).
+                state.usage = usage.unwrap_or_default();
                 if !text.is_empty() {
                     let id = state.message_id.clone();
-                    self.assistant(&id, json!({"type": "text", "text": text}));
+                    self.assistant(&id, json!({"type": "text", "text": text}), state.usage);
                 }
             }
             AgentEvent::ToolCallBegin { id, name, input } => {
@@ -267,6 +274,7 @@ impl EventSink for ClaudeStream {
                         "name": claude_name(name),
                         "input": with_claude_fields(name, input),
                     }),
+                    state.usage,
                 );
             }
             AgentEvent::ToolCallEnd {
@@ -399,6 +407,7 @@ impl ClaudeStream {
                     "name": claude_name(name),
                     "input": with_claude_fields(name, input),
                 }),
+                Usage::default(),
             ),
             AgentEvent::ToolCallEnd {
                 id,
@@ -413,12 +422,15 @@ impl ClaudeStream {
                 *is_error || command_failed(name, content),
                 Value::String(content.clone()),
             ),
-            AgentEvent::AssistantMessage { text } if !text.is_empty() => messages::assistant(
-                &self.session_id,
-                &messages::uuid(),
-                &model,
-                json!({"type": "text", "text": text}),
-            ),
+            AgentEvent::AssistantMessage { text, usage } if !text.is_empty() => {
+                messages::assistant(
+                    &self.session_id,
+                    &messages::uuid(),
+                    &model,
+                    json!({"type": "text", "text": text}),
+                    usage.unwrap_or_default(),
+                )
+            }
             _ => return,
         };
         let mut message = message;
