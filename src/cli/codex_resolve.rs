@@ -61,7 +61,7 @@ pub fn apply(args: &RunArgs, codex: &CodexSettings, options: &mut RunOptions) {
     }
     over.sandbox_network = codex.network_access;
     over.ignore_codex_rules = args.compat.codex.ignore_rules;
-    over.reasoning_effort = codex.reasoning_effort;
+    over.reasoning_effort = over.reasoning_effort.or(codex.reasoning_effort);
     if codex.web_search_disabled {
         over.disallowed_tools.push("web_search".into());
     }
