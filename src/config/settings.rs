@@ -14,7 +14,7 @@ use super::model_api::{ModelApiSettings, WireApi};
 pub use super::modes::{ElicitationPolicy, PermissionMode};
 use super::sandbox::SandboxSettings;
 use super::settings_raw::{
-    DEFAULT_IDLE_NOTIFY_MS, DEFAULT_MAX_PARALLEL_AGENTS, FlagSettings, Price, RawProjectState,
+    DEFAULT_IDLE_NOTIFY_MS, DEFAULT_MAX_AGENT_DEPTH, DEFAULT_MAX_PARALLEL_AGENTS, FlagSettings, Price, RawProjectState,
     RawSettings, SETTINGS_FILE, SettingsOverrides,
 };
 pub use super::settings_resolve::SettingsError;
@@ -105,6 +105,8 @@ pub struct Settings {
     pub model_aliases: std::collections::BTreeMap<String, String>,
     /// `maxParallelAgents`.
     pub max_parallel_agents: usize,
+    /// `maxAgentDepth`.
+    pub max_agent_depth: usize,
     /// `serverKind`, `maxOutputTokens`, `reasoningEffort`.
     pub model_api: ModelApiSettings,
     /// Unknown keys found in the settings files, for a warning.
@@ -292,6 +294,10 @@ impl Settings {
             .pick(|s| s.max_parallel_agents)
             .unwrap_or(DEFAULT_MAX_PARALLEL_AGENTS)
             .clamp(1, 64);
+        let max_agent_depth = layers
+            .pick(|s| s.max_agent_depth)
+            .unwrap_or(DEFAULT_MAX_AGENT_DEPTH)
+            .clamp(1, 8);
         Ok(Self {
             // `--settings` names no prices.
             prices: merged([Some(user), Some(project)], |s| s.prices.clone()),
@@ -299,6 +305,7 @@ impl Settings {
                 s.model_aliases.clone()
             }),
             max_parallel_agents,
+            max_agent_depth,
             api: endpoint.api,
             model,
             base_url: endpoint.base_url,

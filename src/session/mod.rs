@@ -35,6 +35,7 @@ pub use crate::agent::{
     RunResult, SKILL, SessionSummary, SubagentEvent, SubagentKind, TASK, attach_files, cap_middle,
     parse_rewind, session_list,
 };
+pub use crate::agent::subagent::AgentRow;
 pub use crate::setup::{
     DEFAULT_PRINT_MAX_TURNS, Resume, RunOptions, SetupError, locate, project_root,
 };
@@ -205,7 +206,36 @@ impl Host {
                 self.end(reason, io.sink).await;
                 Ok(Reply::Done)
             }
+            Command::Background => self.background(io).await,
+            Command::Agents => Ok(Reply::Agents(self.live.agents())),
+            Command::StopAgent(id) => {
+                self.live.stop_agent(&id)?;
+                Ok(Reply::Done)
+            }
         }
+    }
+
+    /// Whether background sub-agents run or ended unheard ([`Command::Background`] would
+    /// wait for them).
+    pub fn has_background(&self) -> bool {
+        self.setup.agent.has_background()
+    }
+
+    /// The next background sub-agent's end, as a turn; `Done` when none is to come.
+    async fn background(&mut self, io: &Io<'_>) -> Result<Reply, HostError> {
+        if !self.setup.agent.wait_background(io.cancel).await {
+            return Ok(Reply::Done);
+        }
+        let before = self.setup.agent.usage();
+        self.live.begin_turn(io.cancel.clone());
+        let result = self
+            .setup
+            .agent
+            .run_background(io.sink, io.approver, io.cancel)
+            .await;
+        self.live.end_turn();
+        let usage = self.setup.agent.usage().since(before);
+        Ok(Reply::Turn { result, usage })
     }
 
     /// SessionStart, once: `Some(reason)` when a hook stopped the session.
@@ -343,6 +373,7 @@ impl Host {
 
     /// SessionEnd (when the session started), then the MCP servers stop.
     async fn end(&mut self, reason: EndReason, sink: &dyn EventSink) {
+        self.setup.agent.agents().stop_all();
         self.end_session(reason, sink).await;
         self.setup.shutdown().await;
     }
@@ -397,6 +428,7 @@ impl Host {
             fresh.agent.sandbox().clone(),
             fresh.agent.mode_handle(),
         );
+        self.live.agents_are(fresh.agent.agents());
         self.live.model_is(fresh.agent.model());
         self.live.trust_is(fresh.project_trust);
         self.setup = fresh;
@@ -429,4 +461,5 @@ fn live_of(setup: &Setup) -> Live {
         setup.agent.session().id.clone(),
         setup.project_trust,
     )
+    .with_agents(setup.agent.agents())
 }

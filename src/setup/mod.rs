@@ -252,7 +252,11 @@ impl Setup {
             .with_hooks(hooks)
             .with_tool_search(settings.tool_search)
             .with_extensions(Arc::new(std::mem::take(&mut files.extensions)))
-            .with_delegation(settings.max_parallel_agents, settings.model_aliases.clone());
+            .with_delegation(
+                settings.max_parallel_agents,
+                settings.max_agent_depth,
+                settings.model_aliases.clone(),
+            );
         agent.probe_context_window();
         warnings.extend(agent.take_warnings());
         let checkpoints =

@@ -3,6 +3,7 @@
 
 mod acp;
 mod agent_inprocess;
+mod agents_background;
 mod checkpoints;
 mod claude_hooks;
 mod claude_mcp_import;

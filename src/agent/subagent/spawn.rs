@@ -1,9 +1,10 @@
 //! A sub-agent made from its parent: its model (its definition's, through `modelAliases`), its
 //! system prompt (its definition's body, or the general-purpose one), the tools it may use
-//! (never more than the parent has now, never `task`, and whatever narrows the parent), its
-//! mode (the parent's of the moment or stricter), its share of the run's requests, and the
-//! parent's hooks, MCP servers, files, terminals and checkpoints. SubagentStart fires before it
-//! runs, its context going into the child's system prompt.
+//! (never more than the parent has now, `task` only above settings `maxAgentDepth`, and
+//! whatever narrows the parent), its mode (the parent's of the moment or stricter), its share
+//! of the run's requests, and the parent's hooks, MCP servers, files, terminals and
+//! checkpoints. SubagentStart fires before it runs, its context going into the child's system
+//! prompt.
 
 use super::{GENERAL_PROMPT, Link, TASK, resolve_model};
 use crate::agent::filter::ToolFilter;
@@ -75,13 +76,14 @@ impl Agent {
         let llm = LlmClient::new(config)?;
         let agent = &link.agent;
         let origin = format!("the {agent} agent's tools");
-        // Never more than the parent has now, never `task`.
+        // Never more than the parent has now; `task` only above settings `maxAgentDepth`.
+        let nests = self.host.delegation.child_may_nest();
         let parent_tools: Vec<String> = self
             .host
             .tool_specs()
             .into_iter()
             .map(|spec| spec.name)
-            .filter(|name| name != TASK)
+            .filter(|name| nests || name != TASK)
             .collect();
         let wanted = def
             .and_then(|d| d.tools.as_ref())
@@ -113,6 +115,11 @@ impl Agent {
         child.host.tool_search = self.host.tool_search.fresh();
         child.host.mcp = self.host.mcp.clone();
         child.host.extensions = self.host.extensions.clone();
+        if nests {
+            // Its own children share the tree's slots and registry, one level deeper.
+            child.host.delegation = std::sync::Arc::new(self.host.delegation.for_child());
+            child.offer_task();
+        }
         child.host.approval_turn = self.host.approval_turn.clone();
         // The front end's files and terminals (an ACP editor's buffers), as the parent's.
         child.host.files = self.host.files.clone();

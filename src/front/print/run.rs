@@ -194,7 +194,19 @@ async fn drive(
         Output::Text(_) | Output::Json(_) => {}
     }
     let io = Io::unattended(output.sink(), cancel);
-    match host.submit(Command::Prompt(prompt.to_string()), &io).await {
+    let mut reply = host.submit(Command::Prompt(prompt.to_string()), &io).await;
+    // Background sub-agents still at work: each one's answer is a turn of its own, and the
+    // run ends with the last (as Claude Code's `-p` does).
+    while let Ok(Reply::Turn { result: Ok(run), .. }) = &reply
+        && run.end == crate::session::RunEnd::Completed
+        && host.has_background()
+    {
+        match host.submit(Command::Background, &io).await {
+            Ok(Reply::Done) => break,
+            next => reply = next,
+        }
+    }
+    match reply {
         Ok(Reply::Stopped(reason)) => {
             Ending::error(format!("stopped by hook: {reason}"), RunOutcome::Failed, 0)
         }
