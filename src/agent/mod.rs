@@ -251,11 +251,8 @@ impl Agent {
         max_depth: usize,
         aliases: std::collections::BTreeMap<String, String>,
     ) -> Self {
-        self.host.delegation = Arc::new(subagent::Delegation::new(
-            max_parallel,
-            max_depth,
-            aliases,
-        ));
+        self.host.delegation =
+            Arc::new(subagent::Delegation::new(max_parallel, max_depth, aliases));
         // `task` is offered with the extensions; it runs with this delegation from now on.
         if self.host.builtins.get(TASK).is_some() {
             self.offer_task();

@@ -14,8 +14,8 @@ use super::model_api::{ModelApiSettings, WireApi};
 pub use super::modes::{ElicitationPolicy, PermissionMode};
 use super::sandbox::SandboxSettings;
 use super::settings_raw::{
-    DEFAULT_IDLE_NOTIFY_MS, DEFAULT_MAX_AGENT_DEPTH, DEFAULT_MAX_PARALLEL_AGENTS, FlagSettings, Price, RawProjectState,
-    RawSettings, SETTINGS_FILE, SettingsOverrides,
+    DEFAULT_IDLE_NOTIFY_MS, DEFAULT_MAX_AGENT_DEPTH, DEFAULT_MAX_PARALLEL_AGENTS, FlagSettings,
+    Price, RawProjectState, RawSettings, SETTINGS_FILE, SettingsOverrides,
 };
 pub use super::settings_resolve::SettingsError;
 use super::settings_resolve::{Layers, Limits, Rules, model_id, resolve_endpoint};

@@ -28,6 +28,7 @@ pub use self::live::Live;
 pub use self::status::Status;
 pub use crate::agent::PromptOptions;
 pub use crate::agent::context::percent_of;
+pub use crate::agent::subagent::AgentRow;
 pub use crate::agent::{
     AgentError, AgentEvent, Approval, ApprovalRequest, Approver, Attached, Compaction,
     ContextUsage, DirectResult, EventSink, HookNotice, IdleNotice, McpAsker, NonInteractive,
@@ -35,7 +36,6 @@ pub use crate::agent::{
     RunResult, SKILL, SessionSummary, SubagentEvent, SubagentKind, TASK, attach_files, cap_middle,
     parse_rewind, session_list,
 };
-pub use crate::agent::subagent::AgentRow;
 pub use crate::setup::{
     DEFAULT_PRINT_MAX_TURNS, Resume, RunOptions, SetupError, locate, project_root,
 };
@@ -219,6 +219,11 @@ impl Host {
     /// wait for them).
     pub fn has_background(&self) -> bool {
         self.setup.agent.has_background()
+    }
+
+    /// Whether a background sub-agent ended and its answer waits for a turn.
+    pub fn background_ready(&self) -> bool {
+        self.setup.agent.background_ready()
     }
 
     /// The next background sub-agent's end, as a turn; `Done` when none is to come.

@@ -86,7 +86,11 @@ fn a_background_childs_answer_reaches_the_parent_after_the_parent_answered() {
         .iter()
         .position(|m| m["content"] == "PARENT-FIRST: it runs in the background")
         .expect("the parent's first answer is in its history");
-    assert_eq!(answered, messages.len() - 2, "the notice follows the answer");
+    assert_eq!(
+        answered,
+        messages.len() - 2,
+        "the notice follows the answer"
+    );
     // The output: the child's lines tagged with the call, its stop after the first answer,
     // and the run's result is the last turn's, with the child's tokens counted.
     let lines = out.json_lines();
@@ -175,4 +179,66 @@ fn by_default_a_child_has_no_task_tool() {
     // Its call of a tool it does not have is refused; the grandchild never runs.
     assert!(server.requests_for("NEST-GRANDCHILD").is_empty());
     server.expect_unasked(1);
+}
+
+#[test]
+fn the_repl_lists_a_running_background_agent_and_stops_it() {
+    use crate::support::repl;
+    let server = MockServer::start_blocking(vec![
+        task("bg1", "BG-SLOW: take your time", true),
+        Reply::text("PARENT: it started"),
+        Reply::text("PARENT: heard it was stopped"),
+    ]);
+    // The child's answer never comes on its own: only the stop ends it.
+    server.script_for(
+        "BG-SLOW",
+        vec![Reply::text("never seen").after("NOT-A-CONVERSATION", 1)],
+    );
+    let project = Project::new();
+    let mut p = repl::start(&project, &server, &[], &[]);
+    p.expect("> ");
+    p.send_line("REPL-PARENT: go");
+    p.expect("PARENT: it started");
+    p.expect("background agent(s) at work");
+    p.expect("> ");
+    p.send_line("/agents");
+    let shown = p.expect("Running now") + &p.expect("> ");
+    let shown = repl::without_escapes(&shown.replace('\r', ""));
+    let listed = shown
+        .lines()
+        .skip_while(|l| !l.contains("stops one)"))
+        .nth(1)
+        .unwrap_or_else(|| panic!("no running agent listed: {shown}"))
+        .to_string();
+    assert!(
+        listed.contains("general-purpose \"look it up\""),
+        "{listed}"
+    );
+    assert!(listed.contains("background"), "{listed}");
+    let id = listed.split_whitespace().next().unwrap().to_string();
+    assert!(id.starts_with('a') && id.len() == 12, "{listed}");
+    p.send_line("/agents stop nope");
+    p.expect("no sub-agent \"nope\" is running");
+    p.expect("> ");
+    p.send_line(&format!("/agents stop {id}"));
+    p.expect(&format!("stopping sub-agent {id}"));
+    // Once it has stopped its notice goes to the model as a turn of its own.
+    p.expect("> ");
+    let mut heard = false;
+    for _ in 0..100 {
+        p.send_line("/help");
+        let shown = p.expect("> ");
+        if shown.contains("PARENT: heard it was stopped") {
+            heard = true;
+            break;
+        }
+    }
+    assert!(heard, "the stopped agent's notice never reached the model");
+    let parent = server.requests_for("REPL-PARENT");
+    assert_eq!(parent.len(), 3);
+    let notice = last_user(&parent[2]);
+    assert!(notice.contains("<status>stopped</status>"), "{notice}");
+    assert!(notice.contains("the user stopped it (/agents)"), "{notice}");
+    p.send_line("/exit");
+    p.eof();
 }

@@ -72,6 +72,13 @@ impl Registry {
         }
     }
 
+    /// Whether the user stopped it.
+    pub(super) fn was_stopped(&self, agent_id: &str) -> bool {
+        lock(&self.running)
+            .get(agent_id)
+            .is_some_and(|running| running.stopped)
+    }
+
     /// It ended; true when the user had stopped it.
     pub(super) fn leave(&self, agent_id: &str) -> bool {
         lock(&self.running)
@@ -192,6 +199,10 @@ impl Inbox {
     pub fn is_empty(&self) -> bool {
         let state = lock(&self.state);
         state.running == 0 && state.notices.is_empty()
+    }
+
+    pub fn has_notices(&self) -> bool {
+        !lock(&self.state).notices.is_empty()
     }
 
     /// Waits until a background child's notice is there (true), or none runs any more (false),
@@ -340,7 +351,11 @@ mod tests {
         });
         assert!(waiter.await.unwrap());
         let (_, notices) = inbox.take();
-        assert!(notices[0].message().contains("<result>\nthe answer\n</result>"));
+        assert!(
+            notices[0]
+                .message()
+                .contains("<result>\nthe answer\n</result>")
+        );
         assert!(inbox.is_empty());
     }
 }

@@ -33,6 +33,11 @@ impl Agent {
         !self.host.delegation.inbox.is_empty()
     }
 
+    /// Whether a background child of this agent ended and was not heard yet.
+    pub fn background_ready(&self) -> bool {
+        self.host.delegation.inbox.has_notices()
+    }
+
     /// Waits until a background child of this agent has ended (true), or none runs (false),
     /// or `cancel`.
     pub async fn wait_background(&self, cancel: &CancellationToken) -> bool {

@@ -53,11 +53,7 @@ pub(super) async fn launch(
         let sink = StepSink::new(&registry, &link, &forward);
         let permit = delegation.slot(&cancel).await;
         let result = match permit {
-            Some(_) => {
-                child
-                    .run(&prompt, &sink, &NonInteractive, &cancel)
-                    .await
-            }
+            Some(_) => child.run(&prompt, &sink, &NonInteractive, &cancel).await,
             None => Ok(RunResult {
                 end: RunEnd::Interrupted,
                 text: String::new(),
@@ -73,7 +69,8 @@ pub(super) async fn launch(
             tool_calls: sink.tool_calls(),
             ok: matches!(&result, Ok(run) if run.end == RunEnd::Completed),
         });
-        let stopped = registry.leave(&link.agent_id);
+        let agent_id = link.agent_id.clone();
+        let stopped = registry.was_stopped(&agent_id);
         let (status, text) = ended(result, stopped, child.requests.exhausted());
         inbox.ended(Notice {
             link,
@@ -82,6 +79,8 @@ pub(super) async fn launch(
             text,
             usage,
         });
+        // Gone from `/agents` only once its answer waits for the parent.
+        registry.leave(&agent_id);
     });
     Ok(ToolOutput::text(answer))
 }

@@ -95,10 +95,7 @@ impl Delegation {
 
     /// Waits for a slot for a child of this agent: one of the tree's, or (when this agent is a
     /// sub-agent) its own, whichever is free first. `None` when `cancel` fires first.
-    pub(super) async fn slot(
-        &self,
-        cancel: &tokio_util::sync::CancellationToken,
-    ) -> Option<Slot> {
+    pub(super) async fn slot(&self, cancel: &tokio_util::sync::CancellationToken) -> Option<Slot> {
         let tree = self.permits.clone().acquire_owned();
         let lent = async {
             if self.depth == 0 {

@@ -197,7 +197,9 @@ async fn drive(
     let mut reply = host.submit(Command::Prompt(prompt.to_string()), &io).await;
     // Background sub-agents still at work: each one's answer is a turn of its own, and the
     // run ends with the last (as Claude Code's `-p` does).
-    while let Ok(Reply::Turn { result: Ok(run), .. }) = &reply
+    while let Ok(Reply::Turn {
+        result: Ok(run), ..
+    }) = &reply
         && run.end == crate::session::RunEnd::Completed
         && host.has_background()
     {

@@ -90,7 +90,15 @@ pub async fn run(
         described: false,
     };
     let notices = ServerNotices::default();
-    while let Some(line) = input.next(&mut host, &ui, &notices, style).await? {
+    loop {
+        // Background agents that ended meanwhile: their answers go to the model at once.
+        while input.queue.is_empty() && host.background_ready() {
+            let ahead = self::prompt::run_background_turn(&mut host, &ui).await;
+            input.typed_ahead(ahead, style);
+        }
+        let Some(line) = input.next(&mut host, &ui, &notices, style).await? else {
+            break;
+        };
         let prompt = if line.starts_with('/') {
             let slash = slash::parse(&line, |line| host.is_custom_command(line));
             match slash_command(&mut host, slash, style, &ui).await {
