@@ -93,6 +93,9 @@ pub enum CliError {
     /// The run could not be set up (bad rules, settings, session, model URL): exit 2.
     #[error(transparent)]
     Setup(#[from] SetupError),
+    /// `-w`'s worktree could not be made: exit 2.
+    #[error(transparent)]
+    Worktree(#[from] crate::setup::worktree::WorktreeError),
     /// The terminal failed the REPL or its questions: exit 1.
     #[error(transparent)]
     Terminal(#[from] TerminalError),
@@ -104,7 +107,11 @@ pub enum CliError {
 impl CliError {
     pub fn exit(&self) -> Exit {
         match self {
-            Self::Usage(_) | Self::Config(_) | Self::Trust(_) | Self::Setup(_) => Exit::Usage,
+            Self::Usage(_)
+            | Self::Config(_)
+            | Self::Trust(_)
+            | Self::Setup(_)
+            | Self::Worktree(_) => Exit::Usage,
             Self::Terminal(_) | Self::Failed(_) => Exit::Failure,
         }
     }
@@ -169,6 +176,20 @@ async fn dispatch(cli: Cli) -> Result<Exit, CliError> {
 }
 
 async fn run_agent(args: RunArgs) -> Result<Exit, CliError> {
+    let (exit, worktree) = run_agent_in(args).await?;
+    if let Some((worktree, may_remove)) = worktree {
+        for line in worktree.finish(may_remove) {
+            crate::ui::output::stderr_line(format!("ling: {line}"));
+        }
+    }
+    Ok(exit)
+}
+
+/// `-w`: the worktree made for the run, and whether it may be removed at the end when clean
+/// (the REPL's; a `-p` run keeps it).
+type RunWorktree = Option<(crate::setup::worktree::Worktree, bool)>;
+
+async fn run_agent_in(args: RunArgs) -> Result<(Exit, RunWorktree), CliError> {
     let resolved = compat_resolve::resolve(&args)?;
     let interactive = !args.print && std::io::stdin().is_terminal();
     let pick = args.resume.as_deref() == Some("");
@@ -194,6 +215,14 @@ async fn run_agent(args: RunArgs) -> Result<Exit, CliError> {
         let mut project = ProjectConfig::read(&paths)?;
         project.leave_out(&sources.left_out());
         Ok((paths, project))
+    };
+    let (located, worktree) = match &args.worktree {
+        None => (located, None),
+        Some(name) => {
+            let (paths, project) = read_project(located)?;
+            let (moved, worktree) = enter_worktree(name, &paths, &project, &options)?;
+            (moved, Some((worktree, interactive)))
+        }
     };
     let format = match resolved.output_format {
         OutputFormat::Text => crate::front::print::Format::Text,
@@ -226,7 +255,7 @@ async fn run_agent(args: RunArgs) -> Result<Exit, CliError> {
             replay_user_messages: args.compat.replay_user_messages,
         };
         let outcome = crate::front::claude::run(options, paths, project, stream, &warn).await?;
-        return Ok(outcome.into());
+        return Ok((outcome.into(), worktree));
     }
     if !interactive {
         let prompt = prompt::read_prompt(args.prompt.as_deref())?;
@@ -251,7 +280,7 @@ async fn run_agent(args: RunArgs) -> Result<Exit, CliError> {
             last_message: args.compat.output_last_message.clone(),
         };
         let outcome = crate::front::print::run(host, print, prompt).await;
-        return Ok(outcome.into());
+        return Ok((outcome.into(), worktree));
     }
     if resolved.output_format != OutputFormat::Text {
         return Err(CliError::Usage(
@@ -264,7 +293,7 @@ async fn run_agent(args: RunArgs) -> Result<Exit, CliError> {
         match crate::ui::trust::ask(&project, &paths).await? {
             crate::ui::trust::Answer::Trust => project.trust()?,
             crate::ui::trust::Answer::Open => {}
-            crate::ui::trust::Answer::Quit => return Ok(Exit::Success),
+            crate::ui::trust::Answer::Quit => return Ok((Exit::Success, worktree)),
         }
     }
     let start = Start {
@@ -275,7 +304,33 @@ async fn run_agent(args: RunArgs) -> Result<Exit, CliError> {
     };
     let host = Host::start(start, &warn).await?;
     let outcome = crate::front::repl::run(host, args.prompt.clone(), pick).await?;
-    Ok(outcome.into())
+    Ok((outcome.into(), worktree))
+}
+
+/// Makes (or enters again) the worktree `-w` names (`""`: a new name) and says where; the
+/// run's paths in it.
+fn enter_worktree(
+    name: &str,
+    paths: &Paths,
+    project: &ProjectConfig,
+    options: &RunOptions,
+) -> Result<(Paths, crate::setup::worktree::Worktree), CliError> {
+    use crate::setup::worktree::{Worktree, dir_setting, new_name};
+    let name = if name.trim().is_empty() {
+        new_name()
+    } else {
+        name.trim().to_string()
+    };
+    let dir = dir_setting(paths, project, &options.overrides);
+    let worktree = Worktree::create(&paths.project_root, &name, dir.as_deref())?;
+    let (moved, _) = worktree.enter(paths, project)?;
+    crate::ui::output::stderr_line(format!(
+        "ling: working in worktree {} at {} (branch {})",
+        worktree.name,
+        worktree.path.display(),
+        worktree.branch
+    ));
+    Ok((moved, worktree))
 }
 
 /// A problem of the configuration files, shown as soon as the run's setup finds it.

@@ -107,6 +107,8 @@ pub struct Settings {
     pub max_parallel_agents: usize,
     /// `maxAgentDepth`.
     pub max_agent_depth: usize,
+    /// `worktreeDir`.
+    pub worktree_dir: Option<std::path::PathBuf>,
     /// `serverKind`, `maxOutputTokens`, `reasoningEffort`.
     pub model_api: ModelApiSettings,
     /// Unknown keys found in the settings files, for a warning.
@@ -306,6 +308,7 @@ impl Settings {
             }),
             max_parallel_agents,
             max_agent_depth,
+            worktree_dir: layers.pick(|s| s.worktree_dir.clone()),
             api: endpoint.api,
             model,
             base_url: endpoint.base_url,

@@ -214,6 +214,9 @@ pub struct RawSettings {
     /// every agent of the tree.
     #[schemars(range(min = 1, max = 8), extend("default" = DEFAULT_MAX_AGENT_DEPTH))]
     pub max_agent_depth: Option<usize>,
+    /// Where `-w/--worktree` makes worktrees: a folder, relative to the repository's root
+    /// (default `../REPO-worktrees`, beside the repository).
+    pub worktree_dir: Option<std::path::PathBuf>,
     /// The wire API and what is sent to it (`api`, `serverKind`, `maxOutputTokens`,
     /// `reasoningEffort`).
     #[serde(flatten)]

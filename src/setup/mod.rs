@@ -10,6 +10,7 @@
 mod files;
 mod sandbox;
 mod session;
+pub mod worktree;
 
 use std::path::PathBuf;
 use std::sync::Arc;

@@ -4,6 +4,7 @@
 mod acp;
 mod agent_inprocess;
 mod agents_background;
+mod agents_worktree;
 mod checkpoints;
 mod claude_hooks;
 mod claude_mcp_import;
