@@ -15,9 +15,9 @@ use tokio::sync::{mpsc, oneshot};
 
 use super::filter::ToolFilter;
 use super::subagent::ChildOrder;
+use super::subagent::SpawnError;
 use super::turn::Turn;
 use super::{Agent, AgentEvent, Approval, ApprovalRequest};
-use crate::llm::LlmError;
 use crate::tools::ToolContext;
 
 /// What a tool asks of its agent and turn.
@@ -33,7 +33,7 @@ pub(super) enum Request {
     /// The rest of the run may use only what this admits (a loaded skill's `allowed-tools`).
     Narrow(ToolFilter),
     /// A sub-agent of the calling agent, ready to run (SubagentStart fired).
-    Child(ChildOrder, oneshot::Sender<Result<Agent, LlmError>>),
+    Child(ChildOrder, oneshot::Sender<Result<Agent, SpawnError>>),
 }
 
 /// The tool's end of the line.
@@ -104,7 +104,7 @@ impl CallLine {
 
     /// A sub-agent of the calling agent as `order` describes it; `None` when the call has
     /// ended meanwhile.
-    pub async fn child(&self, order: ChildOrder) -> Option<Result<Agent, LlmError>> {
+    pub async fn child(&self, order: ChildOrder) -> Option<Result<Agent, SpawnError>> {
         let (made, ready) = oneshot::channel();
         self.tx.send(Request::Child(order, made)).ok()?;
         ready.await.ok()

@@ -61,6 +61,8 @@ pub(super) struct ToolHost {
     pub checkpoints: Option<Checkpoints>,
     /// Where images are kept (`LING_HOME/images`); `None`: no images in this run.
     pub images: Option<ImageStore>,
+    /// The git worktree this agent works in (a sub-agent with `isolation: worktree`).
+    pub worktree: Option<crate::process::worktree::Worktree>,
 }
 
 impl ToolHost {
@@ -83,6 +85,8 @@ impl ToolHost {
             shell_host: None,
             checkpoints: None,
             images: None,
+
+            worktree: None,
         }
     }
 

@@ -95,7 +95,7 @@ pub enum CliError {
     Setup(#[from] SetupError),
     /// `-w`'s worktree could not be made: exit 2.
     #[error(transparent)]
-    Worktree(#[from] crate::setup::worktree::WorktreeError),
+    Worktree(#[from] crate::process::worktree::WorktreeError),
     /// The terminal failed the REPL or its questions: exit 1.
     #[error(transparent)]
     Terminal(#[from] TerminalError),
@@ -187,7 +187,7 @@ async fn run_agent(args: RunArgs) -> Result<Exit, CliError> {
 
 /// `-w`: the worktree made for the run, and whether it may be removed at the end when clean
 /// (the REPL's; a `-p` run keeps it).
-type RunWorktree = Option<(crate::setup::worktree::Worktree, bool)>;
+type RunWorktree = Option<(crate::process::worktree::Worktree, bool)>;
 
 async fn run_agent_in(args: RunArgs) -> Result<(Exit, RunWorktree), CliError> {
     let resolved = compat_resolve::resolve(&args)?;
@@ -308,22 +308,36 @@ async fn run_agent_in(args: RunArgs) -> Result<(Exit, RunWorktree), CliError> {
 }
 
 /// Makes (or enters again) the worktree `-w` names (`""`: a new name) and says where; the
-/// run's paths in it.
+/// run's paths in it, its project trusted when the main project is.
 fn enter_worktree(
     name: &str,
     paths: &Paths,
     project: &ProjectConfig,
     options: &RunOptions,
-) -> Result<(Paths, crate::setup::worktree::Worktree), CliError> {
-    use crate::setup::worktree::{Worktree, dir_setting, new_name};
+) -> Result<(Paths, crate::process::worktree::Worktree), CliError> {
+    use crate::process::worktree::{Worktree, dir_setting, new_name};
     let name = if name.trim().is_empty() {
         new_name()
     } else {
         name.trim().to_string()
     };
-    let dir = dir_setting(paths, project, &options.overrides);
+    let dir = dir_setting(paths, project.layer(), &options.overrides);
     let worktree = Worktree::create(&paths.project_root, &name, dir.as_deref())?;
-    let (moved, _) = worktree.enter(paths, project)?;
+    let inside = paths
+        .working_dir
+        .strip_prefix(&worktree.repo)
+        .ok()
+        .map(|rel| worktree.path.join(rel))
+        .filter(|dir| dir.is_dir())
+        .unwrap_or_else(|| worktree.path.clone());
+    let mut moved = Paths::with_home(worktree.path.clone(), paths.home.clone())
+        .in_working_dir(inside)
+        .with_add_dirs(paths.add_dirs.clone());
+    moved.user_config = paths.user_config;
+    let mut config = ProjectConfig::read(&moved)?;
+    if project.status() == TrustStatus::Trusted && config.status() != TrustStatus::Trusted {
+        config.trust()?;
+    }
     crate::ui::output::stderr_line(format!(
         "ling: working in worktree {} at {} (branch {})",
         worktree.name,

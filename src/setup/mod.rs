@@ -10,7 +10,6 @@
 mod files;
 mod sandbox;
 mod session;
-pub mod worktree;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -257,6 +256,7 @@ impl Setup {
                 settings.max_parallel_agents,
                 settings.max_agent_depth,
                 settings.model_aliases.clone(),
+                settings.worktree_dir.clone(),
             );
         agent.probe_context_window();
         warnings.extend(agent.take_warnings());

@@ -152,3 +152,81 @@ fn a_clean_worktree_is_kept_by_p_and_entered_again_by_name() {
         out.stderr
     );
 }
+
+#[test]
+fn a_child_with_isolation_worktree_edits_its_own_worktree_only() {
+    use crate::support::mock_openai::{MockServer, Reply};
+    use serde_json::json;
+    let door = repo(User::Root);
+    door.s.project.write(
+        ".ling/agents/iso.md",
+        "---\nname: iso\ndescription: works apart\nisolation: worktree\n---\nYou work apart.\n",
+    );
+    git(door.s.project.path(), &["add", "."]);
+    git(door.s.project.path(), &["commit", "-qm", "agent"]);
+    door.s.project.trust();
+    let main = door.s.project.file("a.txt");
+    let server = MockServer::start_blocking(vec![
+        Reply::tool_calls(vec![(
+            "t1",
+            "task",
+            json!({"description": "edit apart", "prompt": "ISO-CHILD: edit a.txt",
+                   "subagent_type": "iso"}),
+        )]),
+        Reply::text("parent done"),
+    ]);
+    let to_main = format!("echo from-child > {} && echo wrote", main.display());
+    server.script_for(
+        "ISO-CHILD",
+        vec![
+            Reply::tool_calls(vec![
+                ("b1", "bash", json!({"command": "echo iso > a.txt && pwd"})),
+                ("b2", "bash", json!({"command": to_main})),
+            ]),
+            Reply::text("edited apart"),
+        ],
+    );
+    let out = crate::support::project::run(door.command(&server.base_url(), &["-p", "ISO-PARENT"]));
+    assert_eq!(out.code, Some(0), "{out:?}");
+    assert_eq!(std::fs::read_to_string(&main).unwrap(), "main\n");
+    let trees: Vec<_> = std::fs::read_dir(door.home("wts"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(trees.len(), 1, "{trees:?}");
+    let tree = trees[0].canonicalize().unwrap();
+    assert!(
+        tree.file_name()
+            .unwrap()
+            .to_string_lossy()
+            .starts_with("agent-a")
+    );
+    assert_eq!(
+        std::fs::read_to_string(tree.join("a.txt")).unwrap(),
+        "iso\n"
+    );
+    let child = server.requests_for("ISO-CHILD");
+    let results: Vec<String> = child[1]
+        .messages()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap().to_string())
+        .collect();
+    assert!(
+        results[0].starts_with(&tree.display().to_string()),
+        "{results:?}"
+    );
+    assert!(!results[1].contains("wrote"), "{results:?}");
+    // The parent reads what changed and where.
+    let parent = server.requests_for("ISO-PARENT");
+    let result = parent[1].messages().last().unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(result.starts_with("edited apart"), "{result}");
+    assert!(
+        result.contains(&format!("({}, branch agent-a", tree.display())),
+        "{result}"
+    );
+    assert!(result.contains("kept, with 1 changed file(s)"), "{result}");
+}

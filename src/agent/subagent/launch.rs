@@ -71,7 +71,10 @@ pub(super) async fn launch(
         });
         let agent_id = link.agent_id.clone();
         let stopped = registry.was_stopped(&agent_id);
-        let (status, text) = ended(result, stopped, child.requests.exhausted());
+        let (status, mut text) = ended(result, stopped, child.requests.exhausted());
+        if let Some(worktree) = child.host.worktree.take() {
+            text.push_str(&format!("\n{}", worktree.finish(true).join("\n")));
+        }
         inbox.ended(Notice {
             link,
             description,

@@ -32,7 +32,7 @@ use crate::llm::{Message, Usage};
 
 pub use super::session::{ChildTranscript, Link};
 pub use background::{AgentRow, Inbox, Notice, Registry};
-pub use spawn::ChildOrder;
+pub use spawn::{ChildOrder, SpawnError};
 pub use tool::{GENERAL_PURPOSE, TASK, TaskTool};
 
 /// The system prompt of the builtin general-purpose agent, before the environment.
@@ -56,6 +56,8 @@ pub struct Delegation {
     pub depth: usize,
     /// How deep sub-agents may go (settings `maxAgentDepth`): 1, children of the main agent only.
     pub max_depth: usize,
+    /// Settings `worktreeDir`: where children with `isolation: worktree` get theirs.
+    pub worktree_dir: Option<std::path::PathBuf>,
     /// A sub-agent's own slot, lent to one of its children at a time: a sub-agent that waits
     /// for its children holds a slot of the tree, so without it a tree as deep as
     /// `maxParallelAgents` is wide would wait for itself.
@@ -89,6 +91,7 @@ impl Delegation {
             inbox: Arc::default(),
             depth: 0,
             max_depth: max_depth.max(1),
+            worktree_dir: None,
             lent: Arc::default(),
         }
     }
@@ -123,6 +126,7 @@ impl Delegation {
             inbox: Arc::default(),
             depth: self.depth + 1,
             max_depth: self.max_depth,
+            worktree_dir: self.worktree_dir.clone(),
             lent: Arc::default(),
         }
     }

@@ -14,6 +14,18 @@ use crate::config::PermissionMode;
 use crate::config::extensions::AgentDef;
 use crate::hooks::HookInput;
 use crate::llm::{LlmClient, LlmError, Message};
+use crate::process::worktree::{Worktree, WorktreeError};
+
+/// Why a sub-agent could not be made.
+#[derive(Debug, thiserror::Error)]
+pub enum SpawnError {
+    #[error(transparent)]
+    Llm(#[from] LlmError),
+    #[error("its worktree (isolation: worktree) could not be made: {0}")]
+    Worktree(#[from] WorktreeError),
+    #[error("isolation {0:?} is not one Ling knows; write `isolation: worktree` or leave it out")]
+    Isolation(String),
+}
 
 /// The sub-agent a `task` call asks its agent for.
 pub struct ChildOrder {
@@ -31,7 +43,7 @@ impl Agent {
         &self,
         order: ChildOrder,
         turn: &Turn<'_>,
-    ) -> Result<Agent, LlmError> {
+    ) -> Result<Agent, SpawnError> {
         let ChildOrder { def, link, history } = order;
         let (agent_id, agent_type) = (link.agent_id.clone(), link.agent.clone());
         let (mut child, warning) = self.spawn_child(def.as_ref(), link)?;
@@ -64,7 +76,7 @@ impl Agent {
         &self,
         def: Option<&AgentDef>,
         link: Link,
-    ) -> Result<(Agent, Option<String>), LlmError> {
+    ) -> Result<(Agent, Option<String>), SpawnError> {
         let (model, warning) = resolve_model(
             def.and_then(|d| d.model.as_deref()),
             self.model(),
@@ -106,6 +118,25 @@ impl Agent {
             _ => GENERAL_PROMPT.trim_end().to_string(),
         });
         options.prompt.append = None;
+        let worktree = match def.and_then(|d| d.isolation.as_deref()).map(str::trim) {
+            None | Some("" | "none") => None,
+            Some("worktree") => Some(Worktree::create(
+                &self.options.root,
+                &format!("agent-{}", link.agent_id),
+                self.host.delegation.worktree_dir.as_deref(),
+            )?),
+            Some(other) => return Err(SpawnError::Isolation(other.to_string())),
+        };
+        let mut permissions = permissions;
+        if let Some(worktree) = &worktree {
+            // Its project is its worktree: the file tools' root and the sandbox's writable one.
+            options.root = worktree.path.clone();
+            options.child_env = options
+                .child_env
+                .clone()
+                .with_sandbox(self.sandbox().clone(), worktree.path.clone());
+            permissions = permissions.rooted_at(&worktree.path);
+        }
         let session = self.conversation.session.child(link);
         let mut child = Agent::new(llm, builtins, permissions, options, session)
             .with_hooks(self.host.hooks.clone());
@@ -126,6 +157,11 @@ impl Agent {
         child.host.shell_host = self.host.shell_host.clone();
         // Its calls are recorded among the parent's (a rewind of the parent's turn undoes them).
         child.host.checkpoints = self.host.checkpoints.clone();
+        if worktree.is_some() {
+            // Its writes are in its worktree, which the parent's checkpoints do not cover.
+            child.host.checkpoints = None;
+        }
+        child.host.worktree = worktree;
         child.host.images = self.host.images.clone();
         // What narrows the parent narrows the child: its own filters and the run's (a
         // command's or a loaded skill's `allowed-tools`, with their argument rules).

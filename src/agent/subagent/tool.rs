@@ -234,7 +234,13 @@ impl Tool for TaskTool {
             )));
         }
         let exhausted = child.requests.exhausted();
-        outcome(result, &link, usage, exhausted, line)
+        let worktree = child.host.worktree.take().map(|w| w.finish(true));
+        let mut answer = outcome(result, &link, usage, exhausted, line)?;
+        if let Some(lines) = worktree {
+            // What it changed and where: its worktree, kept when it holds changes.
+            answer.content.push_str(&format!("\n{}", lines.join("\n")));
+        }
+        Ok(answer)
     }
 }
 

@@ -1,17 +1,16 @@
-//! `-w/--worktree [NAME]`: a session in a git worktree of its own. The worktree is made under
+//! Git worktrees for `-w/--worktree [NAME]` and for sub-agents with `isolation: worktree`. The worktree is made under
 //! settings `worktreeDir` (relative to the repository's root; default `../REPO-worktrees`, a
 //! sibling of the repository, so the main tree's tools never see it and it is not inside the
 //! project's protected `.ling`), on a new branch named after it from the current `HEAD`; an
-//! existing worktree of that name is entered again (its branch kept). The session's project
-//! root, and with it the sandbox's writable root, is the worktree; the main repository's trust
-//! carries over. At the end [`Worktree::finish`] says what changed and where, and removes the
-//! worktree only when nothing changed and the caller allows it.
+//! existing worktree of that name is entered again (its branch kept). The session's (or the
+//! sub-agent's) project root, and with it the sandbox's writable root, is the worktree. At the
+//! end [`Worktree::finish`] says what changed and where, and removes the worktree only when
+//! nothing changed and the caller allows it.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::config::Paths;
-use crate::trust::{ProjectConfig, TrustStatus};
+use crate::config::{Paths, Settings, SettingsOverrides};
 
 /// Why a worktree could not be made or entered.
 #[derive(Debug, thiserror::Error)]
@@ -29,8 +28,6 @@ pub enum WorktreeError {
     Occupied(PathBuf),
     #[error("git {args}: {message}")]
     Git { args: String, message: String },
-    #[error(transparent)]
-    Trust(#[from] crate::trust::TrustError),
 }
 
 /// A session's worktree.
@@ -97,13 +94,13 @@ fn valid_name(name: &str) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
 }
 
-/// Settings `worktreeDir` of the project at `paths` (its own only when it is trusted).
+/// Settings `worktreeDir` of the project at `paths`, its files as `project` holds them.
 pub fn dir_setting(
     paths: &Paths,
-    project: &ProjectConfig,
-    overrides: &crate::config::SettingsOverrides,
+    project: &crate::config::ProjectFiles,
+    overrides: &SettingsOverrides,
 ) -> Option<PathBuf> {
-    crate::config::Settings::load(paths, project.layer(), overrides)
+    Settings::load(paths, project, overrides)
         .ok()
         .and_then(|s| s.worktree_dir)
 }
@@ -159,31 +156,6 @@ impl Worktree {
         }
         let path = path.canonicalize().unwrap_or(path);
         Ok(worktree(path, base))
-    }
-
-    /// The session's paths in the worktree (the working directory at the same place inside it,
-    /// when it is there), and its project config, trusted when the main project's is.
-    pub fn enter(
-        &self,
-        paths: &Paths,
-        project: &ProjectConfig,
-    ) -> Result<(Paths, ProjectConfig), WorktreeError> {
-        let inside = paths
-            .working_dir
-            .strip_prefix(&self.repo)
-            .ok()
-            .map(|rel| self.path.join(rel))
-            .filter(|dir| dir.is_dir())
-            .unwrap_or_else(|| self.path.clone());
-        let mut moved = Paths::with_home(self.path.clone(), paths.home.clone())
-            .in_working_dir(inside)
-            .with_add_dirs(paths.add_dirs.clone());
-        moved.user_config = paths.user_config;
-        let mut config = ProjectConfig::read(&moved)?;
-        if project.status() == TrustStatus::Trusted && config.status() != TrustStatus::Trusted {
-            config.trust()?;
-        }
-        Ok((moved, config))
     }
 
     /// What changed in it since it started.
