@@ -16,6 +16,7 @@ mod sandbox_cmd;
 mod serve_cmd;
 mod sessions_cmd;
 mod trust_cmd;
+mod worktree_cmd;
 
 #[cfg(test)]
 mod man_tests;
@@ -177,17 +178,13 @@ async fn dispatch(cli: Cli) -> Result<Exit, CliError> {
 
 async fn run_agent(args: RunArgs) -> Result<Exit, CliError> {
     let (exit, worktree) = run_agent_in(args).await?;
-    if let Some((worktree, may_remove)) = worktree {
-        for line in worktree.finish(may_remove) {
-            crate::ui::output::stderr_line(format!("ling: {line}"));
-        }
+    if let Some(worktree) = worktree {
+        worktree.end().await;
     }
     Ok(exit)
 }
 
-/// `-w`: the worktree made for the run, and whether it may be removed at the end when clean
-/// (the REPL's; a `-p` run keeps it).
-type RunWorktree = Option<(crate::process::worktree::Worktree, bool)>;
+type RunWorktree = Option<worktree_cmd::RunWorktree>;
 
 async fn run_agent_in(args: RunArgs) -> Result<(Exit, RunWorktree), CliError> {
     let resolved = compat_resolve::resolve(&args)?;
@@ -220,8 +217,9 @@ async fn run_agent_in(args: RunArgs) -> Result<(Exit, RunWorktree), CliError> {
         None => (located, None),
         Some(name) => {
             let (paths, project) = read_project(located)?;
-            let (moved, worktree) = enter_worktree(name, &paths, &project, &options)?;
-            (moved, Some((worktree, interactive)))
+            let (moved, worktree) =
+                worktree_cmd::enter(name, &paths, &project, &options, interactive).await?;
+            (moved, Some(worktree))
         }
     };
     let format = match resolved.output_format {
@@ -305,46 +303,6 @@ async fn run_agent_in(args: RunArgs) -> Result<(Exit, RunWorktree), CliError> {
     let host = Host::start(start, &warn).await?;
     let outcome = crate::front::repl::run(host, args.prompt.clone(), pick).await?;
     Ok((outcome.into(), worktree))
-}
-
-/// Makes (or enters again) the worktree `-w` names (`""`: a new name) and says where; the
-/// run's paths in it, its project trusted when the main project is.
-fn enter_worktree(
-    name: &str,
-    paths: &Paths,
-    project: &ProjectConfig,
-    options: &RunOptions,
-) -> Result<(Paths, crate::process::worktree::Worktree), CliError> {
-    use crate::process::worktree::{Worktree, dir_setting, new_name};
-    let name = if name.trim().is_empty() {
-        new_name()
-    } else {
-        name.trim().to_string()
-    };
-    let dir = dir_setting(paths, project.layer(), &options.overrides);
-    let worktree = Worktree::create(&paths.project_root, &name, dir.as_deref())?;
-    let inside = paths
-        .working_dir
-        .strip_prefix(&worktree.repo)
-        .ok()
-        .map(|rel| worktree.path.join(rel))
-        .filter(|dir| dir.is_dir())
-        .unwrap_or_else(|| worktree.path.clone());
-    let mut moved = Paths::with_home(worktree.path.clone(), paths.home.clone())
-        .in_working_dir(inside)
-        .with_add_dirs(paths.add_dirs.clone());
-    moved.user_config = paths.user_config;
-    let mut config = ProjectConfig::read(&moved)?;
-    if project.status() == TrustStatus::Trusted && config.status() != TrustStatus::Trusted {
-        config.trust()?;
-    }
-    crate::ui::output::stderr_line(format!(
-        "ling: working in worktree {} at {} (branch {})",
-        worktree.name,
-        worktree.path.display(),
-        worktree.branch
-    ));
-    Ok((moved, worktree))
 }
 
 /// A problem of the configuration files, shown as soon as the run's setup finds it.

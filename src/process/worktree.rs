@@ -40,6 +40,16 @@ pub struct Worktree {
     pub repo: PathBuf,
     /// The commit it started from.
     pub base: String,
+    /// A WorktreeCreate hook made it (and WorktreeRemove hooks remove it), not git.
+    pub by_hook: bool,
+}
+
+/// How a worktree's session ended: what to tell the user, and whether it is to go (the
+/// caller fires WorktreeRemove then).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Finish {
+    pub lines: Vec<String>,
+    pub removed: bool,
 }
 
 /// What a worktree holds that its start did not.
@@ -133,6 +143,7 @@ impl Worktree {
             branch: name.to_string(),
             repo: repo.clone(),
             base,
+            by_hook: false,
         };
         if path.exists() {
             if !path.join(".git").is_file() {
@@ -158,6 +169,21 @@ impl Worktree {
         Ok(worktree(path, base))
     }
 
+    /// The worktree a WorktreeCreate hook made at `path` (what it printed) for `name`.
+    pub fn by_hook(root: &Path, name: &str, path: &str) -> Self {
+        let path = PathBuf::from(path.trim());
+        let base = git(&path, &["rev-parse", "HEAD"]).unwrap_or_default();
+        let branch = git(&path, &["branch", "--show-current"]).unwrap_or_else(|_| name.into());
+        Self {
+            name: name.to_string(),
+            path: path.canonicalize().unwrap_or(path),
+            branch,
+            repo: root.to_path_buf(),
+            base,
+            by_hook: true,
+        }
+    }
+
     /// What changed in it since it started.
     pub fn changes(&self) -> Changes {
         let files = git(&self.path, &["status", "--short"])
@@ -179,9 +205,9 @@ impl Worktree {
         Ok(())
     }
 
-    /// The end of a session in it: removed when nothing changed and `may_remove`, else kept.
-    /// The lines to tell the user.
-    pub fn finish(&self, may_remove: bool) -> Vec<String> {
+    /// The end of a session in it: removed when nothing changed and `may_remove` (git's
+    /// worktree by git; a hook's by the WorktreeRemove hooks the caller fires), else kept.
+    pub fn finish(&self, may_remove: bool) -> Finish {
         let changes = self.changes();
         let at = format!(
             "worktree {} ({}, branch {})",
@@ -189,17 +215,32 @@ impl Worktree {
             self.path.display(),
             self.branch
         );
+        let kept = |lines: Vec<String>| Finish {
+            lines,
+            removed: false,
+        };
         if changes.is_clean() {
-            if may_remove {
-                return match self.remove() {
-                    Ok(()) => vec![format!("{at}: nothing changed; removed")],
-                    Err(e) => vec![format!("{at}: nothing changed; kept: {e}")],
+            if !may_remove {
+                return kept(vec![format!(
+                    "{at}: nothing changed; kept (-p keeps it; `git worktree remove {}` removes it)",
+                    self.path.display()
+                )]);
+            }
+            if self.by_hook {
+                return Finish {
+                    lines: vec![format!(
+                        "{at}: nothing changed; removed by the WorktreeRemove hooks"
+                    )],
+                    removed: true,
                 };
             }
-            return vec![format!(
-                "{at}: nothing changed; kept (-p keeps it; `git worktree remove {}` removes it)",
-                self.path.display()
-            )];
+            return match self.remove() {
+                Ok(()) => Finish {
+                    lines: vec![format!("{at}: nothing changed; removed")],
+                    removed: true,
+                },
+                Err(e) => kept(vec![format!("{at}: nothing changed; kept: {e}")]),
+            };
         }
         let mut lines = vec![format!(
             "{at}: kept, with {} changed file(s) not committed and {} commit(s) since it started",
@@ -213,7 +254,7 @@ impl Worktree {
             self.repo.display(),
             self.path.display()
         ));
-        lines
+        kept(lines)
     }
 }
 

@@ -230,3 +230,86 @@ fn a_child_with_isolation_worktree_edits_its_own_worktree_only() {
     );
     assert!(result.contains("kept, with 1 changed file(s)"), "{result}");
 }
+
+#[test]
+fn worktree_hooks_make_and_remove_a_childs_worktree_with_claudes_contract() {
+    use crate::support::mock_openai::{MockServer, Reply};
+    use serde_json::{Value, json};
+    let door = repo(User::Root);
+    let root = door.s.project.path().to_path_buf();
+    door.s.project.write(
+        ".ling/agents/iso.md",
+        "---\nname: iso\ndescription: works apart\nisolation: worktree\n---\nYou work apart.\n",
+    );
+    git(&root, &["add", "."]);
+    git(&root, &["commit", "-qm", "agent"]);
+    door.s.project.trust();
+    let h = door.home("hooked-area");
+    std::fs::create_dir_all(&h).unwrap();
+    let tree = h.join("hooked");
+    let create = format!(
+        "cat > {h}/create.json; git -C {root} worktree add -q -b hooked {tree} HEAD >&2; echo {tree}",
+        h = h.display(),
+        root = root.display(),
+        tree = tree.display()
+    );
+    let remove = format!(
+        "cat > {h}/remove.json; git -C {root} worktree remove {tree}",
+        h = h.display(),
+        root = root.display(),
+        tree = tree.display()
+    );
+    let command = |c: &str| json!([{"hooks": [{"type": "command", "command": c}]}]);
+    std::fs::write(
+        door.s.project.home.path().join("hooks.json"),
+        json!({"hooks": {"WorktreeCreate": command(&create), "WorktreeRemove": command(&remove)}})
+            .to_string(),
+    )
+    .unwrap();
+    let server = MockServer::start_blocking(vec![
+        Reply::tool_calls(vec![(
+            "t1",
+            "task",
+            json!({"description": "look apart", "prompt": "ISO-CHILD: where are you",
+                   "subagent_type": "iso"}),
+        )]),
+        Reply::text("parent done"),
+    ]);
+    server.script_for(
+        "ISO-CHILD",
+        vec![
+            Reply::tool_calls(vec![("b1", "bash", json!({"command": "pwd"}))]),
+            Reply::text("looked only"),
+        ],
+    );
+    let out = crate::support::project::run(door.command(&server.base_url(), &["-p", "ISO-PARENT"]));
+    assert_eq!(out.code, Some(0), "{out:?}");
+    let created: Value =
+        serde_json::from_str(&std::fs::read_to_string(h.join("create.json")).unwrap()).unwrap();
+    assert_eq!(created["hook_event_name"], "WorktreeCreate");
+    let name = created["name"].as_str().unwrap();
+    assert!(name.starts_with("agent-a"), "{created}");
+    // The child worked where the hook said, and git made nothing under worktreeDir.
+    let child = server.requests_for("ISO-CHILD");
+    let pwd = child[1].messages().last().unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(pwd.starts_with(&tree.display().to_string()), "{pwd}");
+    assert_eq!(std::fs::read_dir(door.home("wts")).unwrap().count(), 0);
+    // Clean at the end: the WorktreeRemove hook was told its path, and removed it.
+    let removed: Value =
+        serde_json::from_str(&std::fs::read_to_string(h.join("remove.json")).unwrap()).unwrap();
+    assert_eq!(removed["hook_event_name"], "WorktreeRemove");
+    assert_eq!(removed["worktree_path"], tree.display().to_string());
+    assert!(!tree.exists());
+    let parent = server.requests_for("ISO-PARENT");
+    let result = parent[1].messages().last().unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        result.contains("nothing changed; removed by the WorktreeRemove hooks"),
+        "{result}"
+    );
+}

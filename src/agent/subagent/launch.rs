@@ -13,7 +13,7 @@ use tokio_util::sync::CancellationToken;
 use super::background::{Notice, StepSink};
 use super::{ChildOrder, Delegation};
 use crate::agent::call_line::CallLine;
-use crate::agent::{AgentError, NonInteractive, RunEnd, RunResult, SubagentKind};
+use crate::agent::{Agent, AgentError, NonInteractive, RunEnd, RunResult, SubagentKind};
 use crate::tools::{ToolError, ToolOutput};
 
 /// Starts the child `order` describes in the background; what the parent's model reads now.
@@ -72,8 +72,9 @@ pub(super) async fn launch(
         let agent_id = link.agent_id.clone();
         let stopped = registry.was_stopped(&agent_id);
         let (status, mut text) = ended(result, stopped, child.requests.exhausted());
-        if let Some(worktree) = child.host.worktree.take() {
-            text.push_str(&format!("\n{}", worktree.finish(true).join("\n")));
+        let worktree = child.host.worktree.take();
+        if let Some(lines) = Agent::end_worktree(worktree, &child, &sink).await {
+            text.push_str(&format!("\n{lines}"));
         }
         inbox.ended(Notice {
             link,

@@ -25,6 +25,8 @@ pub enum SpawnError {
     Worktree(#[from] WorktreeError),
     #[error("isolation {0:?} is not one Ling knows; write `isolation: worktree` or leave it out")]
     Isolation(String),
+    #[error("a WorktreeCreate hook refused its worktree: {0}")]
+    Refused(String),
 }
 
 /// The sub-agent a `task` call asks its agent for.
@@ -46,7 +48,8 @@ impl Agent {
     ) -> Result<Agent, SpawnError> {
         let ChildOrder { def, link, history } = order;
         let (agent_id, agent_type) = (link.agent_id.clone(), link.agent.clone());
-        let (mut child, warning) = self.spawn_child(def.as_ref(), link)?;
+        let worktree = self.child_worktree(def.as_ref(), &agent_id, turn).await?;
+        let (mut child, warning) = self.spawn_child(def.as_ref(), link, worktree)?;
         if let Some(warning) = warning {
             turn.emit(AgentEvent::Warning(format!(
                 "agent {agent_type}: {warning}"
@@ -71,11 +74,63 @@ impl Agent {
         Ok(child)
     }
 
+    /// The worktree of a child whose definition says `isolation: worktree`: the one a
+    /// WorktreeCreate hook made (the path it printed), else git's, `agent-AGENT_ID`.
+    async fn child_worktree(
+        &self,
+        def: Option<&AgentDef>,
+        agent_id: &str,
+        turn: &Turn<'_>,
+    ) -> Result<Option<Worktree>, SpawnError> {
+        match def.and_then(|d| d.isolation.as_deref()).map(str::trim) {
+            None | Some("" | "none") => return Ok(None),
+            Some("worktree") => {}
+            Some(other) => return Err(SpawnError::Isolation(other.to_string())),
+        }
+        let name = format!("agent-{agent_id}");
+        let made = self
+            .fire_in(HookInput::WorktreeCreate { name: name.clone() }, turn)
+            .await;
+        if made.is_blocked() {
+            return Err(SpawnError::Refused(made.reason.unwrap_or_default()));
+        }
+        if let Some(path) = made.additional_context.last() {
+            return Ok(Some(Worktree::by_hook(&self.options.root, &name, path)));
+        }
+        Ok(Some(Worktree::create(
+            &self.options.root,
+            &name,
+            self.host.delegation.worktree_dir.as_deref(),
+        )?))
+    }
+
+    /// Fires WorktreeRemove when a child's worktree went; its lines for the parent.
+    pub(super) async fn end_worktree(
+        worktree: Option<Worktree>,
+        child: &Agent,
+        sink: &dyn crate::agent::EventSink,
+    ) -> Option<String> {
+        let worktree = worktree?;
+        let finish = worktree.finish(true);
+        if finish.removed {
+            child
+                .fire(
+                    HookInput::WorktreeRemove {
+                        worktree_path: worktree.path.clone(),
+                    },
+                    sink,
+                )
+                .await;
+        }
+        Some(finish.lines.join("\n"))
+    }
+
     /// The child agent for `def` (`None`: general-purpose), and a warning about its model.
     fn spawn_child(
         &self,
         def: Option<&AgentDef>,
         link: Link,
+        worktree: Option<Worktree>,
     ) -> Result<(Agent, Option<String>), SpawnError> {
         let (model, warning) = resolve_model(
             def.and_then(|d| d.model.as_deref()),
@@ -118,15 +173,6 @@ impl Agent {
             _ => GENERAL_PROMPT.trim_end().to_string(),
         });
         options.prompt.append = None;
-        let worktree = match def.and_then(|d| d.isolation.as_deref()).map(str::trim) {
-            None | Some("" | "none") => None,
-            Some("worktree") => Some(Worktree::create(
-                &self.options.root,
-                &format!("agent-{}", link.agent_id),
-                self.host.delegation.worktree_dir.as_deref(),
-            )?),
-            Some(other) => return Err(SpawnError::Isolation(other.to_string())),
-        };
         let mut permissions = permissions;
         if let Some(worktree) = &worktree {
             // Its project is its worktree: the file tools' root and the sandbox's writable one.

@@ -17,7 +17,7 @@ use super::spawn::ChildOrder;
 use super::{Delegation, Link, new_agent_id};
 use crate::agent::call_line::CallLine;
 use crate::agent::listing::within_budget;
-use crate::agent::{AgentError, RunEnd, RunResult, SubagentKind};
+use crate::agent::{Agent, AgentError, RunEnd, RunResult, SubagentKind};
 use crate::config::extensions::Extensions;
 use crate::llm::Usage;
 use crate::tools::{Tool, ToolContext, ToolError, ToolKind, ToolOutput, args_schema, parse_args};
@@ -234,11 +234,12 @@ impl Tool for TaskTool {
             )));
         }
         let exhausted = child.requests.exhausted();
-        let worktree = child.host.worktree.take().map(|w| w.finish(true));
+        let worktree = child.host.worktree.take();
+        let worktree = Agent::end_worktree(worktree, &child, &sink).await;
         let mut answer = outcome(result, &link, usage, exhausted, line)?;
         if let Some(lines) = worktree {
             // What it changed and where: its worktree, kept when it holds changes.
-            answer.content.push_str(&format!("\n{}", lines.join("\n")));
+            answer.content.push_str(&format!("\n{lines}"));
         }
         Ok(answer)
     }
