@@ -224,16 +224,21 @@ fn the_repl_lists_a_running_background_agent_and_stops_it() {
     p.expect(&format!("stopping sub-agent {id}"));
     // Once it has stopped its notice goes to the model as a turn of its own.
     p.expect("> ");
-    let mut heard = false;
-    for _ in 0..100 {
+    // Each line typed brings the REPL back to the top of its loop, where an answer that came
+    // is taken; the output is read whole, however the turn's lines were cut.
+    let mut seen = String::new();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !repl::without_escapes(&seen).contains("PARENT: heard it was stopped")
+        && std::time::Instant::now() < deadline
+    {
         p.send_line("/help");
-        let shown = p.expect("> ");
-        if shown.contains("PARENT: heard it was stopped") {
-            heard = true;
-            break;
-        }
+        seen.push_str(&p.expect("/quit"));
+        seen.push_str(&p.expect("> "));
     }
-    assert!(heard, "the stopped agent's notice never reached the model");
+    assert!(
+        repl::without_escapes(&seen).contains("PARENT: heard it was stopped"),
+        "the stopped agent's notice never reached the model: {seen}"
+    );
     let parent = server.requests_for("REPL-PARENT");
     assert_eq!(parent.len(), 3);
     let notice = last_user(&parent[2]);
