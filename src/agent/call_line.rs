@@ -18,10 +18,10 @@ use super::ask_user::{QuestionAnswer, QuestionRequest};
 use super::filter::ToolFilter;
 use super::plan_tool::{PlanAnswer, PlanRequest};
 use super::subagent::ChildOrder;
+use super::subagent::SpawnError;
 use super::todos::Todo;
 use super::turn::Turn;
 use super::{Agent, AgentEvent, Approval, ApprovalRequest};
-use crate::llm::LlmError;
 use crate::tools::ToolContext;
 
 /// What a tool asks of its agent and turn.
@@ -37,7 +37,7 @@ pub(super) enum Request {
     /// The rest of the run may use only what this admits (a loaded skill's `allowed-tools`).
     Narrow(ToolFilter),
     /// A sub-agent of the calling agent, ready to run (SubagentStart fired).
-    Child(ChildOrder, oneshot::Sender<Result<Agent, LlmError>>),
+    Child(ChildOrder, oneshot::Sender<Result<Agent, SpawnError>>),
     /// The session's to-do list is now this (`todo_write`).
     Todos(Vec<Todo>),
     /// A plan for the turn's approver (`exit_plan_mode`); the answer goes back.
@@ -126,7 +126,7 @@ impl CallLine {
 
     /// A sub-agent of the calling agent as `order` describes it; `None` when the call has
     /// ended meanwhile.
-    pub async fn child(&self, order: ChildOrder) -> Option<Result<Agent, LlmError>> {
+    pub async fn child(&self, order: ChildOrder) -> Option<Result<Agent, SpawnError>> {
         let (made, ready) = oneshot::channel();
         self.tx.send(Request::Child(order, made)).ok()?;
         ready.await.ok()

@@ -272,13 +272,19 @@ impl Agent {
         self.host.tools = self.host.builtins.clone();
     }
 
-    /// Runs at most `max_parallel` sub-agents at once, their models named through `aliases`.
+    /// Runs at most `max_parallel` sub-agents at once in the whole tree, nested at most
+    /// `max_depth` deep, their models named through `aliases`, those with `isolation:
+    /// worktree` in worktrees under `worktree_dir` (settings `worktreeDir`).
     pub fn with_delegation(
         mut self,
         max_parallel: usize,
+        max_depth: usize,
         aliases: std::collections::BTreeMap<String, String>,
+        worktree_dir: Option<std::path::PathBuf>,
     ) -> Self {
-        self.host.delegation = Arc::new(subagent::Delegation::new(max_parallel, aliases));
+        let mut delegation = subagent::Delegation::new(max_parallel, max_depth, aliases);
+        delegation.worktree_dir = worktree_dir;
+        self.host.delegation = Arc::new(delegation);
         // `task` is offered with the extensions; it runs with this delegation from now on.
         if self.host.builtins.get(TASK).is_some() {
             self.offer_task();

@@ -65,6 +65,8 @@ pub(super) struct ToolHost {
     pub images: Option<ImageStore>,
     /// The session's background commands (shared with the sub-agents).
     pub shells: Shells,
+    /// The git worktree this agent works in (a sub-agent with `isolation: worktree`).
+    pub worktree: Option<crate::process::worktree::Worktree>,
 }
 
 impl ToolHost {
@@ -88,6 +90,7 @@ impl ToolHost {
             checkpoints: None,
             images: None,
             shells,
+            worktree: None,
         }
     }
 

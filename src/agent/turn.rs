@@ -101,11 +101,29 @@ impl Agent {
         approver: &dyn Approver,
         cancel: &CancellationToken,
     ) -> Result<RunResult, AgentError> {
+        self.run_turn(Some(prompt), sink, approver, cancel).await
+    }
+
+    /// A run for `prompt`, or with no prompt for what background sub-agents left (their
+    /// answers are taken at the first step).
+    pub(super) async fn run_turn(
+        &mut self,
+        prompt: Option<&str>,
+        sink: &dyn EventSink,
+        approver: &dyn Approver,
+        cancel: &CancellationToken,
+    ) -> Result<RunResult, AgentError> {
         let turn = Turn::new(sink, approver, cancel);
         let mut tally = Tally::default();
         self.requests.begin(self.options.max_turns);
-        let before = self.checkpoint_turn(&turn).await;
-        let end = match self.submit(prompt, &turn, before).await {
+        let submitted = match prompt {
+            Some(prompt) => {
+                let before = self.checkpoint_turn(&turn).await;
+                self.submit(prompt, &turn, before).await
+            }
+            None => None,
+        };
+        let end = match submitted {
             Some(end) => Ok(end),
             None => self.request_loop(&turn, &mut tally).await,
         };
@@ -176,6 +194,8 @@ impl Agent {
         // How many times the Stop hooks sent the model back to work in this run.
         let mut stop_blocks = 0u32;
         loop {
+            // What background sub-agents that ended left: their answers are this step's input.
+            self.take_background(turn);
             // Its own limit (a sub-agent definition's `maxTurns`), then the run's, which its
             // sub-agents' requests count toward.
             let own_limit = self
@@ -203,6 +223,13 @@ impl Agent {
             if calls.is_empty() {
                 // Stop hooks may send the model back to work until they allow the stop.
                 match self.stop_hooks(turn, tally, stop_blocks > 0).await {
+                    // A sub-agent's run ends with its answer: its background children are
+                    // waited for first, and it goes on with what they said.
+                    AfterStop::End(RunEnd::Completed)
+                        if self.is_subagent() && self.wait_background(turn.cancel).await =>
+                    {
+                        continue;
+                    }
                     AfterStop::End(end) => return Ok(end),
                     AfterStop::Continue(reason) => {
                         stop_blocks += 1;

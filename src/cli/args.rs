@@ -110,6 +110,11 @@ pub struct RunArgs {
     #[arg(short = 'r', long, value_name = "ID", num_args = 0..=1, default_missing_value = "")]
     pub resume: Option<String>,
 
+    /// Work in a new git worktree of the project, on a branch named after it (default name:
+    /// ling-XXXXXXXX; folder: settings worktreeDir, default ../REPO-worktrees)
+    #[arg(short = 'w', long = "worktree", value_name = "NAME", num_args = 0..=1, default_missing_value = "")]
+    pub worktree: Option<String>,
+
     /// More detail on stderr
     #[arg(long)]
     pub verbose: bool,

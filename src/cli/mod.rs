@@ -19,6 +19,7 @@ mod sandbox_cmd;
 mod serve_cmd;
 mod sessions_cmd;
 mod trust_cmd;
+mod worktree_cmd;
 
 #[cfg(test)]
 mod man_tests;
@@ -100,6 +101,9 @@ pub enum CliError {
     /// The run could not be set up (bad rules, settings, session, model URL): exit 2.
     #[error(transparent)]
     Setup(#[from] SetupError),
+    /// `-w`'s worktree could not be made: exit 2.
+    #[error(transparent)]
+    Worktree(#[from] crate::process::worktree::WorktreeError),
     /// The terminal failed the REPL or its questions: exit 1.
     #[error(transparent)]
     Terminal(#[from] TerminalError),
@@ -111,7 +115,11 @@ pub enum CliError {
 impl CliError {
     pub fn exit(&self) -> Exit {
         match self {
-            Self::Usage(_) | Self::Config(_) | Self::Trust(_) | Self::Setup(_) => Exit::Usage,
+            Self::Usage(_)
+            | Self::Config(_)
+            | Self::Trust(_)
+            | Self::Setup(_)
+            | Self::Worktree(_) => Exit::Usage,
             Self::Terminal(_) | Self::Failed(_) => Exit::Failure,
         }
     }
@@ -220,6 +228,16 @@ fn exec_action(run: &mut RunArgs, action: codex_args::ExecAction) -> Result<(), 
 }
 
 async fn run_agent(args: RunArgs) -> Result<Exit, CliError> {
+    let (exit, worktree) = run_agent_in(args).await?;
+    if let Some(worktree) = worktree {
+        worktree.end().await;
+    }
+    Ok(exit)
+}
+
+type RunWorktree = Option<worktree_cmd::RunWorktree>;
+
+async fn run_agent_in(args: RunArgs) -> Result<(Exit, RunWorktree), CliError> {
     let mut resolved = compat_resolve::resolve(&args)?;
     let codex = codex_resolve::settings(&args)?;
     codex_resolve::fill(&args, &codex, &mut resolved);
@@ -272,6 +290,15 @@ async fn run_agent(args: RunArgs) -> Result<Exit, CliError> {
         project.leave_out(&sources.left_out());
         Ok((paths, project))
     };
+    let (located, worktree) = match &args.worktree {
+        None => (located, None),
+        Some(name) => {
+            let (paths, project) = read_project(located)?;
+            let (moved, worktree) =
+                worktree_cmd::enter(name, &paths, &project, &options, interactive).await?;
+            (moved, Some(worktree))
+        }
+    };
     let format = match resolved.output_format {
         OutputFormat::Text => crate::front::print::Format::Text,
         OutputFormat::Json => crate::front::print::Format::Json,
@@ -313,7 +340,7 @@ async fn run_agent(args: RunArgs) -> Result<Exit, CliError> {
             replay_user_messages: args.compat.replay_user_messages,
         };
         let outcome = crate::front::claude::run(options, paths, project, stream, &warn).await?;
-        return Ok(outcome.into());
+        return Ok((outcome.into(), worktree));
     }
     if !interactive {
         let prompt = prompt::read_prompt(args.prompt.as_deref())?;
@@ -340,7 +367,7 @@ async fn run_agent(args: RunArgs) -> Result<Exit, CliError> {
             output_schema,
         };
         let outcome = crate::front::print::run(host, print, prompt).await;
-        return Ok(outcome.into());
+        return Ok((outcome.into(), worktree));
     }
     if resolved.output_format != OutputFormat::Text {
         return Err(CliError::Usage(
@@ -358,7 +385,7 @@ async fn run_agent(args: RunArgs) -> Result<Exit, CliError> {
         match crate::ui::trust::ask(&project, &paths).await? {
             crate::ui::trust::Answer::Trust => project.trust()?,
             crate::ui::trust::Answer::Open => {}
-            crate::ui::trust::Answer::Quit => return Ok(Exit::Success),
+            crate::ui::trust::Answer::Quit => return Ok((Exit::Success, worktree)),
         }
     }
     let start = Start {
@@ -369,7 +396,7 @@ async fn run_agent(args: RunArgs) -> Result<Exit, CliError> {
     };
     let host = Host::start(start, &warn).await?;
     let outcome = crate::front::repl::run(host, args.prompt.clone(), pick).await?;
-    Ok(outcome.into())
+    Ok((outcome.into(), worktree))
 }
 
 /// A problem of the configuration files, shown as soon as the run's setup finds it.

@@ -14,8 +14,8 @@ use super::model_api::{ModelApiSettings, WireApi};
 pub use super::modes::{ElicitationPolicy, PermissionMode};
 use super::sandbox::SandboxSettings;
 use super::settings_raw::{
-    DEFAULT_IDLE_NOTIFY_MS, DEFAULT_MAX_PARALLEL_AGENTS, FlagSettings, Price, RawProjectState,
-    RawSettings, SETTINGS_FILE, SettingsOverrides,
+    DEFAULT_IDLE_NOTIFY_MS, DEFAULT_MAX_AGENT_DEPTH, DEFAULT_MAX_PARALLEL_AGENTS, FlagSettings,
+    Price, RawProjectState, RawSettings, SETTINGS_FILE, SettingsOverrides,
 };
 pub use super::settings_resolve::SettingsError;
 use super::settings_resolve::{Layers, Limits, Rules, model_id, resolve_endpoint};
@@ -110,6 +110,10 @@ pub struct Settings {
     pub model_aliases: std::collections::BTreeMap<String, String>,
     /// `maxParallelAgents`.
     pub max_parallel_agents: usize,
+    /// `maxAgentDepth`.
+    pub max_agent_depth: usize,
+    /// `worktreeDir`.
+    pub worktree_dir: Option<std::path::PathBuf>,
     /// `serverKind`, `maxOutputTokens`, `reasoningEffort`.
     pub model_api: ModelApiSettings,
     /// Unknown keys found in the settings files, for a warning.
@@ -307,6 +311,10 @@ impl Settings {
             .pick(|s| s.max_parallel_agents)
             .unwrap_or(DEFAULT_MAX_PARALLEL_AGENTS)
             .clamp(1, 64);
+        let max_agent_depth = layers
+            .pick(|s| s.max_agent_depth)
+            .unwrap_or(DEFAULT_MAX_AGENT_DEPTH)
+            .clamp(1, 8);
         Ok(Self {
             // `--settings` names no prices.
             prices: merged([Some(user), Some(project)], |s| s.prices.clone()),
@@ -314,6 +322,8 @@ impl Settings {
                 s.model_aliases.clone()
             }),
             max_parallel_agents,
+            max_agent_depth,
+            worktree_dir: layers.pick(|s| s.worktree_dir.clone()),
             api: endpoint.api,
             model,
             base_url: endpoint.base_url,

@@ -26,6 +26,9 @@ pub const DEFAULT_API_KEY_ENV: &str = "OPENAI_API_KEY";
 pub const DEFAULT_TOOL_OUTPUT_LIMIT: usize = 100_000;
 /// Sub-agents that run at once when settings `maxParallelAgents` does not say.
 pub const DEFAULT_MAX_PARALLEL_AGENTS: usize = 4;
+/// How deep sub-agents go when settings `maxAgentDepth` does not say: children of the main
+/// agent only.
+pub const DEFAULT_MAX_AGENT_DEPTH: usize = 1;
 /// The default `connectTimeoutMs`.
 pub const DEFAULT_CONNECT_TIMEOUT_MS: u64 = 10_000;
 /// The default `firstByteTimeoutMs`.
@@ -228,6 +231,14 @@ pub struct RawSettings {
     /// Default 4.
     #[schemars(range(min = 1, max = 64), extend("default" = DEFAULT_MAX_PARALLEL_AGENTS))]
     pub max_parallel_agents: Option<usize>,
+    /// How deep sub-agents may nest: 1 (default) lets only the main agent start them, 2 lets
+    /// its children start their own, and so on. `maxParallelAgents` and `--max-turns` count
+    /// every agent of the tree.
+    #[schemars(range(min = 1, max = 8), extend("default" = DEFAULT_MAX_AGENT_DEPTH))]
+    pub max_agent_depth: Option<usize>,
+    /// Where `-w/--worktree` makes worktrees: a folder, relative to the repository's root
+    /// (default `../REPO-worktrees`, beside the repository).
+    pub worktree_dir: Option<std::path::PathBuf>,
     /// The wire API and what is sent to it (`api`, `serverKind`, `maxOutputTokens`,
     /// `reasoningEffort`).
     #[serde(flatten)]

@@ -90,6 +90,14 @@ pub enum HookInput {
     SessionEnd {
         reason: String,
     },
+    /// A worktree is wanted: a handler may make it and print its path (Claude Code's contract).
+    WorktreeCreate {
+        name: String,
+    },
+    /// A worktree is removed.
+    WorktreeRemove {
+        worktree_path: PathBuf,
+    },
 }
 
 impl HookInput {
@@ -106,6 +114,8 @@ impl HookInput {
             Self::Notification { .. } => HookEventName::Notification,
             Self::PreCompact { .. } => HookEventName::PreCompact,
             Self::SessionEnd { .. } => HookEventName::SessionEnd,
+            Self::WorktreeCreate { .. } => HookEventName::WorktreeCreate,
+            Self::WorktreeRemove { .. } => HookEventName::WorktreeRemove,
         }
     }
 
@@ -278,6 +288,10 @@ impl HookInput {
                 custom_instructions,
             } => json!({ "trigger": trigger, "custom_instructions": custom_instructions }),
             Self::SessionEnd { reason } => json!({ "reason": reason }),
+            Self::WorktreeCreate { name } => json!({ "name": name }),
+            Self::WorktreeRemove { worktree_path } => {
+                json!({ "worktree_path": worktree_path.to_string_lossy() })
+            }
         }
     }
 }
@@ -406,6 +420,12 @@ pub fn made_up_input(
         },
         HookEventName::SessionEnd => HookInput::SessionEnd {
             reason: text(&mut fields, "reason", "other")?,
+        },
+        HookEventName::WorktreeCreate => HookInput::WorktreeCreate {
+            name: text(&mut fields, "name", "ling-hooks-run")?,
+        },
+        HookEventName::WorktreeRemove => HookInput::WorktreeRemove {
+            worktree_path: PathBuf::from(text(&mut fields, "worktree_path", "")?),
         },
     };
     Ok(made)

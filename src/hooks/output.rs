@@ -106,6 +106,7 @@ impl Reader<'_> {
                 HookEventName::SessionStart
                     | HookEventName::UserPromptSubmit
                     | HookEventName::SubagentStart
+                    | HookEventName::WorktreeCreate
             );
             if plain_is_context && !text.is_empty() {
                 self.effect.context = Some(cap(text));

@@ -8,6 +8,7 @@
 //! fetch as [`crate::web::HostRules`] (`web_rules.rs`).
 
 use serde_json::Value;
+use std::path::Path;
 
 use crate::config::{Access, Paths, PermissionMode};
 use crate::tools::{Tool, ToolKind};
@@ -203,6 +204,13 @@ impl Permissions {
 
     pub fn sandboxed(&self) -> bool {
         self.sandboxed
+    }
+
+    /// The same permissions for an agent whose project root is `root` (a sub-agent in a
+    /// worktree of its own): file tools stay inside it; path rules keep the paths they named.
+    pub fn rooted_at(mut self, root: &Path) -> Self {
+        self.scope.moved_to(root);
+        self
     }
 
     /// File tools stay inside the project root in every mode but `bypass`.

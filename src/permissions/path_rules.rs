@@ -82,6 +82,11 @@ impl Scope {
         }
     }
 
+    /// The same scope around another root (a sub-agent's worktree).
+    pub fn moved_to(&mut self, root: &Path) {
+        self.root = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
+    }
+
     /// Also protects the `.git`, `.ling` and `.claude` of these folders (`--add-dir`).
     pub fn protect_areas(&mut self, dirs: &[PathBuf]) {
         self.areas.extend(dirs.iter().map(|d| resolved(d)));

@@ -12,6 +12,7 @@ pub mod exec;
 pub mod lookup;
 pub mod sandbox;
 pub mod supervise;
+pub mod worktree;
 
 pub use env::{ChildEnv, DEFAULT_KEY_VAR, Outside, Session};
 pub use exec::Trampoline;

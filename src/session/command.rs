@@ -52,6 +52,13 @@ pub enum Command {
     Fork,
     /// SessionEnd hooks, then the MCP servers stop.
     End(EndReason),
+    /// After a turn: waits for the next background sub-agent to end and runs a turn on what it
+    /// said ([`Reply::Turn`]); [`Reply::Done`] at once when none runs or waits to be heard.
+    Background,
+    /// The sub-agents running now ([`Reply::Agents`]).
+    Agents,
+    /// Stops the running sub-agent of this id (`/agents stop ID`).
+    StopAgent(String),
 }
 
 /// What a front end may do to one MCP server.
@@ -104,6 +111,8 @@ pub enum Reply {
     Rewound(RewindReport),
     /// The new session's id.
     Forked(String),
+    /// The sub-agents running now, oldest first.
+    Agents(Vec<crate::agent::subagent::AgentRow>),
 }
 
 /// A command that could not be carried out; each says what to change.
@@ -131,4 +140,6 @@ pub enum HostError {
     Setup(#[from] crate::setup::SetupError),
     #[error(transparent)]
     Rewind(#[from] RewindError),
+    #[error("no sub-agent {0:?} is running; /agents lists those that are")]
+    NoSuchAgent(String),
 }

@@ -11,6 +11,7 @@ use tokio_util::sync::CancellationToken;
 use super::command::{HostError, McpCommand};
 use super::status::Status;
 use crate::agent::ModeHandle;
+use crate::agent::subagent::{AgentRow, Registry};
 use crate::config::{Paths, PermissionMode};
 use crate::llm::LlmConfig;
 use crate::mcp::McpManager;
@@ -46,6 +47,8 @@ struct State {
     /// An MCP server was reconnected or switched while a prompt ran: the tools the model sees
     /// are brought up to date before the next prompt.
     tools_stale: bool,
+    /// The sub-agents running in the session's tree.
+    agents: Arc<Registry>,
 }
 
 impl Live {
@@ -74,8 +77,33 @@ impl Live {
                     session_id,
                     trust,
                     tools_stale: false,
+                    agents: Arc::default(),
                 }),
             }),
+        }
+    }
+
+    pub(super) fn with_agents(self, agents: Arc<Registry>) -> Self {
+        self.agents_are(agents);
+        self
+    }
+
+    pub(super) fn agents_are(&self, agents: Arc<Registry>) {
+        self.state().agents = agents;
+    }
+
+    /// The sub-agents running now (foreground and background, every depth), oldest first.
+    pub fn agents(&self) -> Vec<AgentRow> {
+        self.state().agents.list()
+    }
+
+    /// Stops the running sub-agent `id`; also while a prompt runs.
+    pub fn stop_agent(&self, id: &str) -> Result<(), HostError> {
+        let agents = self.state().agents.clone();
+        if agents.stop(id) {
+            Ok(())
+        } else {
+            Err(HostError::NoSuchAgent(id.trim().to_string()))
         }
     }
 

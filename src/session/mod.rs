@@ -30,6 +30,7 @@ pub use self::live::Live;
 pub use self::status::Status;
 pub use crate::agent::PromptOptions;
 pub use crate::agent::context::percent_of;
+pub use crate::agent::subagent::AgentRow;
 pub use crate::agent::{
     ASK_USER, AgentError, AgentEvent, Approval, ApprovalRequest, Approver, Attached, CheckRun,
     Compaction, ContextUsage, DirectResult, EXIT_PLAN_MODE, EventSink, HookNotice, IdleNotice,
@@ -221,7 +222,46 @@ impl Host {
                 self.end(reason, io.sink).await;
                 Ok(Reply::Done)
             }
+            Command::Background => self.background(io).await,
+            Command::Agents => Ok(Reply::Agents(self.live.agents())),
+            Command::StopAgent(id) => {
+                self.live.stop_agent(&id)?;
+                Ok(Reply::Done)
+            }
         }
+    }
+
+    /// Whether background sub-agents run or ended unheard ([`Command::Background`] would
+    /// wait for them).
+    pub fn has_background(&self) -> bool {
+        self.setup.agent.has_background()
+    }
+
+    /// Whether a background sub-agent ended and its answer waits for a turn.
+    pub fn background_ready(&self) -> bool {
+        self.setup.agent.background_ready()
+    }
+
+    /// The next background sub-agent's end, as a turn; `Done` when none is to come.
+    async fn background(&mut self, io: &Io<'_>) -> Result<Reply, HostError> {
+        if !self.setup.agent.wait_background(io.cancel).await {
+            return Ok(Reply::Done);
+        }
+        let before = self.setup.agent.usage();
+        self.live.begin_turn(io.cancel.clone());
+        let result = self
+            .setup
+            .agent
+            .run_background(io.sink, io.approver, io.cancel)
+            .await;
+        self.live.end_turn();
+        let usage = self.setup.agent.usage().since(before);
+        // A background answer is not a prompt of the user's: the goal's check waits for one.
+        Ok(Reply::Turn {
+            result,
+            usage,
+            goal: None,
+        })
     }
 
     /// SessionStart, once: `Some(reason)` when a hook stopped the session.
@@ -368,6 +408,7 @@ impl Host {
     /// SessionEnd (when the session started) and the background commands ended, then the MCP
     /// servers stop.
     async fn end(&mut self, reason: EndReason, sink: &dyn EventSink) {
+        self.setup.agent.agents().stop_all();
         self.end_session(reason, sink).await;
         self.setup.shutdown().await;
     }
@@ -423,6 +464,7 @@ impl Host {
             fresh.agent.sandbox().clone(),
             fresh.agent.mode_handle(),
         );
+        self.live.agents_are(fresh.agent.agents());
         self.live.model_is(fresh.agent.model());
         self.live.trust_is(fresh.project_trust);
         self.setup = fresh;
@@ -455,4 +497,5 @@ fn live_of(setup: &Setup) -> Live {
         setup.agent.session().id.clone(),
         setup.project_trust,
     )
+    .with_agents(setup.agent.agents())
 }

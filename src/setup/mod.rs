@@ -305,7 +305,12 @@ impl Setup {
             .with_hooks(hooks)
             .with_tool_search(settings.tool_search)
             .with_extensions(Arc::new(std::mem::take(&mut files.extensions)))
-            .with_delegation(settings.max_parallel_agents, settings.model_aliases.clone());
+            .with_delegation(
+                settings.max_parallel_agents,
+                settings.max_agent_depth,
+                settings.model_aliases.clone(),
+                settings.worktree_dir.clone(),
+            );
         if let Some(tools) = start_as.as_ref().and_then(|def| def.tools.as_ref()) {
             let origin = format!(
                 "the {} agent's tools",

@@ -119,6 +119,7 @@ fn agent_def(name: &str, definition: &Value) -> Result<AgentDef, String> {
         tools,
         model: text("model"),
         permission_mode: text("permissionMode"),
+        isolation: text("isolation"),
         max_turns: fields
             .get("maxTurns")
             .and_then(Value::as_u64)

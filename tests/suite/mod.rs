@@ -4,6 +4,8 @@
 mod acp;
 mod acp_session_tools;
 mod agent_inprocess;
+mod agents_background;
+mod agents_worktree;
 mod ask_user;
 mod background_bash;
 mod checkpoints;

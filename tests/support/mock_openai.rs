@@ -119,6 +119,9 @@ pub struct Reply {
     pub(super) chunk_delay: Duration,
     /// The message of an HTTP error, written in each API's error shape.
     error: Option<String>,
+    /// Held until this many requests of the conversation whose first user message holds the
+    /// text were received ([`Reply::after`]).
+    gate: Option<(String, usize)>,
 }
 
 /// `{"choices":[{"index":0,"delta":...,"finish_reason":...}]}` as OpenAI streams it.
@@ -189,6 +192,7 @@ impl Reply {
             delay: Duration::ZERO,
             chunk_delay: Duration::ZERO,
             error: None,
+            gate: None,
         }
     }
 
@@ -335,6 +339,14 @@ impl Reply {
     /// Wait before sending anything (status line included).
     pub fn delay(mut self, delay: Duration) -> Self {
         self.delay = delay;
+        self
+    }
+
+    /// Sent only once `count` requests of the conversation whose first user message contains
+    /// `needle` were received (at most 30 s): one conversation waits on another's progress,
+    /// an event rather than a delay.
+    pub fn after(mut self, needle: &str, count: usize) -> Self {
+        self.gate = Some((needle.to_string(), count));
         self
     }
 
@@ -740,6 +752,20 @@ async fn handle_connection(mut socket: TcpStream, state: Arc<Mutex<State>>) {
     };
     let reply =
         reply.unwrap_or_else(|| Reply::status(500).message("mock: no scripted response left"));
+    if let Some((needle, count)) = &reply.gate {
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        while std::time::Instant::now() < deadline {
+            let seen = lock(&state)
+                .requests
+                .iter()
+                .filter(|r| first_user_text(r).contains(needle.as_str()))
+                .count();
+            if seen >= *count {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    }
     // A client that went away (a timeout, a dropped future) is not the mock's failure.
     let _ = write_reply(&mut socket, &reply, api.unwrap_or(Api::Chat), input).await;
 }

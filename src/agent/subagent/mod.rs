@@ -13,6 +13,9 @@
 //! asks for over the call's line. This file holds what a run shares with its sub-agents
 //! ([`Delegation`]) and what an agent knows of being one.
 
+mod background;
+mod deliver;
+mod launch;
 mod relay;
 mod spawn;
 mod tool;
@@ -28,7 +31,8 @@ use crate::hooks::HookInput;
 use crate::llm::{Message, Usage};
 
 pub use super::session::{ChildTranscript, Link};
-pub use spawn::ChildOrder;
+pub use background::{AgentRow, Inbox, Notice, Registry};
+pub use spawn::{ChildOrder, SpawnError};
 pub use tool::{GENERAL_PURPOSE, TASK, TaskTool};
 
 /// The system prompt of the builtin general-purpose agent, before the environment.
@@ -44,22 +48,105 @@ pub struct Delegation {
     pub children: Arc<Mutex<BTreeMap<String, ChildTranscript>>>,
     /// Tokens the sub-agents of the current calls used, added to the run's usage after them.
     pub child_usage: Mutex<Usage>,
+    /// The sub-agents running in the whole tree (`/agents`).
+    pub registry: Arc<Registry>,
+    /// What this agent's background children left for it.
+    pub inbox: Arc<Inbox>,
+    /// How deep the agent holding this is: 0 for the main agent, 1 for its children, ...
+    pub depth: usize,
+    /// How deep sub-agents may go (settings `maxAgentDepth`): 1, children of the main agent only.
+    pub max_depth: usize,
+    /// Settings `worktreeDir`: where children with `isolation: worktree` get theirs.
+    pub worktree_dir: Option<std::path::PathBuf>,
+    /// A sub-agent's own slot, lent to one of its children at a time: a sub-agent that waits
+    /// for its children holds a slot of the tree, so without it a tree as deep as
+    /// `maxParallelAgents` is wide would wait for itself.
+    lent: Arc<tokio::sync::Mutex<()>>,
+}
+
+/// A slot a sub-agent runs in: one of the tree's, or its parent's own, lent.
+pub(super) enum Slot {
+    Tree(#[allow(dead_code)] tokio::sync::OwnedSemaphorePermit),
+    Lent(#[allow(dead_code)] tokio::sync::OwnedMutexGuard<()>),
 }
 
 impl Default for Delegation {
     fn default() -> Self {
-        Self::new(crate::config::DEFAULT_MAX_PARALLEL_AGENTS, BTreeMap::new())
+        Self::new(
+            crate::config::DEFAULT_MAX_PARALLEL_AGENTS,
+            crate::config::DEFAULT_MAX_AGENT_DEPTH,
+            BTreeMap::new(),
+        )
     }
 }
 
 impl Delegation {
-    pub fn new(max_parallel: usize, aliases: BTreeMap<String, String>) -> Self {
+    pub fn new(max_parallel: usize, max_depth: usize, aliases: BTreeMap<String, String>) -> Self {
         Self {
             permits: Arc::new(Semaphore::new(max_parallel.max(1))),
             aliases: Arc::new(aliases),
             children: Arc::default(),
             child_usage: Mutex::default(),
+            registry: Arc::default(),
+            inbox: Arc::default(),
+            depth: 0,
+            max_depth: max_depth.max(1),
+            worktree_dir: None,
+            lent: Arc::default(),
         }
+    }
+
+    /// Waits for a slot for a child of this agent: one of the tree's, or (when this agent is a
+    /// sub-agent) its own, whichever is free first. `None` when `cancel` fires first.
+    pub(super) async fn slot(&self, cancel: &tokio_util::sync::CancellationToken) -> Option<Slot> {
+        let tree = self.permits.clone().acquire_owned();
+        let lent = async {
+            if self.depth == 0 {
+                std::future::pending::<()>().await;
+            }
+            self.lent.clone().lock_owned().await
+        };
+        tokio::select! {
+            permit = tree => permit.ok().map(Slot::Tree),
+            guard = lent => Some(Slot::Lent(guard)),
+            () = cancel.cancelled() => None,
+        }
+    }
+
+    /// The delegation of a child that may start children of its own: the tree's slots
+    /// (`maxParallelAgents` counts every agent of it), aliases and registry; its own
+    /// sub-agents, usage and inbox, one level deeper.
+    pub(super) fn for_child(&self) -> Self {
+        Self {
+            permits: self.permits.clone(),
+            aliases: self.aliases.clone(),
+            children: Arc::default(),
+            child_usage: Mutex::default(),
+            registry: self.registry.clone(),
+            inbox: Arc::default(),
+            depth: self.depth + 1,
+            max_depth: self.max_depth,
+            worktree_dir: self.worktree_dir.clone(),
+            lent: Arc::default(),
+        }
+    }
+
+    /// How `/agents` shows a child of this agent starting on `description`.
+    pub(super) fn row(&self, link: &Link, description: &str, background: bool) -> AgentRow {
+        AgentRow {
+            agent_id: link.agent_id.clone(),
+            agent: link.agent.clone(),
+            description: description.to_string(),
+            background,
+            depth: self.depth + 1,
+            last_step: "starting".into(),
+            seconds: 0,
+        }
+    }
+
+    /// Whether a child of this agent may start children of its own (`maxAgentDepth`).
+    pub(super) fn child_may_nest(&self) -> bool {
+        self.depth + 2 <= self.max_depth
     }
 
     /// Adds what a sub-agent used, for the run's usage after the calls.

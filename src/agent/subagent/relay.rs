@@ -1,58 +1,12 @@
-//! A running sub-agent's side of its parent's turn, over the `task` call's line: its events
-//! reach the parent's sink tagged with the call ([`ChildSink`], which also counts its tool
-//! calls), and its questions reach the user naming it ([`ChildApprover`]).
-
-use std::sync::atomic::{AtomicU32, Ordering};
+//! A running foreground sub-agent's questions, over the `task` call's line: they reach the
+//! user naming it ([`ChildApprover`]). Its events go the same way, tagged with the call
+//! (`background.rs`'s `StepSink`, which also keeps its last step for `/agents`).
 
 use async_trait::async_trait;
 
-use super::Link;
 use crate::agent::ask_user::{QuestionAnswer, QuestionRequest};
 use crate::agent::call_line::CallLine;
-use crate::agent::{
-    AgentEvent, Approval, ApprovalRequest, Approver, EventSink, SubagentEvent, SubagentKind,
-};
-
-/// Forwards a sub-agent's events to the parent's turn, tagged with its call; counts its calls.
-pub(super) struct ChildSink<'a> {
-    line: &'a CallLine,
-    link: &'a Link,
-    tool_calls: AtomicU32,
-}
-
-impl<'a> ChildSink<'a> {
-    pub fn new(line: &'a CallLine, link: &'a Link) -> Self {
-        Self {
-            line,
-            link,
-            tool_calls: AtomicU32::new(0),
-        }
-    }
-
-    /// Tells the parent's turn `kind`, about this sub-agent.
-    pub fn tell(&self, kind: SubagentKind) {
-        self.line.emit(AgentEvent::Subagent(SubagentEvent {
-            call_id: self.link.parent_tool_use_id.clone(),
-            agent: self.link.agent.clone(),
-            agent_id: self.link.agent_id.clone(),
-            kind,
-        }));
-    }
-
-    /// The tool calls the sub-agent began so far.
-    pub fn tool_calls(&self) -> u32 {
-        self.tool_calls.load(Ordering::Relaxed)
-    }
-}
-
-impl EventSink for ChildSink<'_> {
-    fn emit(&self, event: AgentEvent) {
-        if matches!(event, AgentEvent::ToolCallBegin { .. }) {
-            self.tool_calls.fetch_add(1, Ordering::Relaxed);
-        }
-        self.tell(SubagentKind::Event(Box::new(event)));
-    }
-}
+use crate::agent::{Approval, ApprovalRequest, Approver};
 
 /// Asks the parent's approver, naming the sub-agent that asks.
 pub(super) struct ChildApprover<'a> {

@@ -1,9 +1,10 @@
 //! A sub-agent made from its parent: its model (its definition's, through `modelAliases`), its
 //! system prompt (its definition's body, or the general-purpose one), the tools it may use
-//! (never more than the parent has now, never `task`, and whatever narrows the parent), its
-//! mode (the parent's of the moment or stricter), its share of the run's requests, and the
-//! parent's hooks, MCP servers, files, terminals and checkpoints. SubagentStart fires before it
-//! runs, its context going into the child's system prompt.
+//! (never more than the parent has now, `task` only above settings `maxAgentDepth`, and
+//! whatever narrows the parent), its mode (the parent's of the moment or stricter), its share
+//! of the run's requests, and the parent's hooks, MCP servers, files, terminals and
+//! checkpoints. SubagentStart fires before it runs, its context going into the child's system
+//! prompt.
 
 use super::{GENERAL_PROMPT, Link, TASK, resolve_model};
 use crate::agent::filter::ToolFilter;
@@ -14,6 +15,20 @@ use crate::config::PermissionMode;
 use crate::config::extensions::AgentDef;
 use crate::hooks::HookInput;
 use crate::llm::{LlmClient, LlmError, Message};
+use crate::process::worktree::{Worktree, WorktreeError};
+
+/// Why a sub-agent could not be made.
+#[derive(Debug, thiserror::Error)]
+pub enum SpawnError {
+    #[error(transparent)]
+    Llm(#[from] LlmError),
+    #[error("its worktree (isolation: worktree) could not be made: {0}")]
+    Worktree(#[from] WorktreeError),
+    #[error("isolation {0:?} is not one Ling knows; write `isolation: worktree` or leave it out")]
+    Isolation(String),
+    #[error("a WorktreeCreate hook refused its worktree: {0}")]
+    Refused(String),
+}
 
 /// The sub-agent a `task` call asks its agent for.
 pub struct ChildOrder {
@@ -31,10 +46,11 @@ impl Agent {
         &self,
         order: ChildOrder,
         turn: &Turn<'_>,
-    ) -> Result<Agent, LlmError> {
+    ) -> Result<Agent, SpawnError> {
         let ChildOrder { def, link, history } = order;
         let (agent_id, agent_type) = (link.agent_id.clone(), link.agent.clone());
-        let (mut child, warning) = self.spawn_child(def.as_ref(), link)?;
+        let worktree = self.child_worktree(def.as_ref(), &agent_id, turn).await?;
+        let (mut child, warning) = self.spawn_child(def.as_ref(), link, worktree)?;
         if let Some(warning) = warning {
             turn.emit(AgentEvent::Warning(format!(
                 "agent {agent_type}: {warning}"
@@ -59,12 +75,64 @@ impl Agent {
         Ok(child)
     }
 
+    /// The worktree of a child whose definition says `isolation: worktree`: the one a
+    /// WorktreeCreate hook made (the path it printed), else git's, `agent-AGENT_ID`.
+    async fn child_worktree(
+        &self,
+        def: Option<&AgentDef>,
+        agent_id: &str,
+        turn: &Turn<'_>,
+    ) -> Result<Option<Worktree>, SpawnError> {
+        match def.and_then(|d| d.isolation.as_deref()).map(str::trim) {
+            None | Some("" | "none") => return Ok(None),
+            Some("worktree") => {}
+            Some(other) => return Err(SpawnError::Isolation(other.to_string())),
+        }
+        let name = format!("agent-{agent_id}");
+        let made = self
+            .fire_in(HookInput::WorktreeCreate { name: name.clone() }, turn)
+            .await;
+        if made.is_blocked() {
+            return Err(SpawnError::Refused(made.reason.unwrap_or_default()));
+        }
+        if let Some(path) = made.additional_context.last() {
+            return Ok(Some(Worktree::by_hook(&self.options.root, &name, path)));
+        }
+        Ok(Some(Worktree::create(
+            &self.options.root,
+            &name,
+            self.host.delegation.worktree_dir.as_deref(),
+        )?))
+    }
+
+    /// Fires WorktreeRemove when a child's worktree went; its lines for the parent.
+    pub(super) async fn end_worktree(
+        worktree: Option<Worktree>,
+        child: &Agent,
+        sink: &dyn crate::agent::EventSink,
+    ) -> Option<String> {
+        let worktree = worktree?;
+        let finish = worktree.finish(true);
+        if finish.removed {
+            child
+                .fire(
+                    HookInput::WorktreeRemove {
+                        worktree_path: worktree.path.clone(),
+                    },
+                    sink,
+                )
+                .await;
+        }
+        Some(finish.lines.join("\n"))
+    }
+
     /// The child agent for `def` (`None`: general-purpose), and a warning about its model.
     fn spawn_child(
         &self,
         def: Option<&AgentDef>,
         link: Link,
-    ) -> Result<(Agent, Option<String>), LlmError> {
+        worktree: Option<Worktree>,
+    ) -> Result<(Agent, Option<String>), SpawnError> {
         let (model, warning) = resolve_model(
             def.and_then(|d| d.model.as_deref()),
             self.model(),
@@ -76,13 +144,14 @@ impl Agent {
         let llm = LlmClient::new(config)?;
         let agent = &link.agent;
         let origin = format!("the {agent} agent's tools");
-        // Never more than the parent has now, never `task`.
+        // Never more than the parent has now; `task` only above settings `maxAgentDepth`.
+        let nests = self.host.delegation.child_may_nest();
         let parent_tools: Vec<String> = self
             .host
             .tool_specs()
             .into_iter()
             .map(|spec| spec.name)
-            .filter(|name| name != TASK)
+            .filter(|name| nests || name != TASK)
             .collect();
         let wanted = def
             .and_then(|d| d.tools.as_ref())
@@ -113,6 +182,16 @@ impl Agent {
             _ => GENERAL_PROMPT.trim_end().to_string(),
         });
         options.prompt.append = None;
+        let mut permissions = permissions;
+        if let Some(worktree) = &worktree {
+            // Its project is its worktree: the file tools' root and the sandbox's writable one.
+            options.root = worktree.path.clone();
+            options.child_env = options
+                .child_env
+                .clone()
+                .with_sandbox(self.sandbox().clone(), worktree.path.clone());
+            permissions = permissions.rooted_at(&worktree.path);
+        }
         let session = self.conversation.session.child(link);
         let mut child = Agent::new(llm, builtins, permissions, options, session)
             .with_hooks(self.host.hooks.clone());
@@ -122,12 +201,22 @@ impl Agent {
         child.host.tool_search = self.host.tool_search.fresh();
         child.host.mcp = self.host.mcp.clone();
         child.host.extensions = self.host.extensions.clone();
+        if nests {
+            // Its own children share the tree's slots and registry, one level deeper.
+            child.host.delegation = std::sync::Arc::new(self.host.delegation.for_child());
+            child.offer_task();
+        }
         child.host.approval_turn = self.host.approval_turn.clone();
         // The front end's files and terminals (an ACP editor's buffers), as the parent's.
         child.host.files = self.host.files.clone();
         child.host.shell_host = self.host.shell_host.clone();
         // Its calls are recorded among the parent's (a rewind of the parent's turn undoes them).
         child.host.checkpoints = self.host.checkpoints.clone();
+        if worktree.is_some() {
+            // Its writes are in its worktree, which the parent's checkpoints do not cover.
+            child.host.checkpoints = None;
+        }
+        child.host.worktree = worktree;
         child.host.images = self.host.images.clone();
         // The session's background commands: what a sub-agent starts outlives it, for the
         // parent to read or end (docs/tools.md).

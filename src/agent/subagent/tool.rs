@@ -11,12 +11,13 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::relay::{ChildApprover, ChildSink};
+use super::background::StepSink;
+use super::relay::ChildApprover;
 use super::spawn::ChildOrder;
 use super::{Delegation, Link, new_agent_id};
 use crate::agent::call_line::CallLine;
 use crate::agent::listing::within_budget;
-use crate::agent::{AgentError, RunEnd, RunResult, SubagentKind};
+use crate::agent::{Agent, AgentError, RunEnd, RunResult, SubagentKind};
 use crate::config::extensions::Extensions;
 use crate::llm::Usage;
 use crate::tools::{Tool, ToolContext, ToolError, ToolKind, ToolOutput, args_schema, parse_args};
@@ -43,6 +44,10 @@ struct TaskArgs {
     /// The agent id of an earlier sub-agent of this session, to continue its conversation.
     #[serde(default)]
     pub resume: Option<String>,
+    /// Run it in the background: the call returns at once and you go on; its final answer
+    /// comes to you as a message when it ends.
+    #[serde(default)]
+    pub run_in_background: bool,
 }
 
 pub struct TaskTool {
@@ -74,7 +79,9 @@ impl TaskTool {
             description: format!(
                 "Run a sub-agent on a task, with a fresh context of its own; only its final \
                  answer comes back. Use it for searches and self-contained work that would \
-                 fill your context. Several calls in one response run at once. Agent types:\n\
+                 fill your context. Several calls in one response run at once; with \
+                 run_in_background you go on at once and its answer comes as a message when it \
+                 ends. Agent types:\n\
                  {listed}"
             ),
             extensions,
@@ -157,7 +164,8 @@ impl Tool for TaskTool {
     }
 
     /// Runs the sub-agent, its events and questions relayed to the parent's turn; returns its
-    /// final answer with what it used.
+    /// final answer with what it used. In the background it returns at once, and the answer
+    /// reaches the parent as a message when the sub-agent ends (`launch.rs`).
     async fn call(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let Some(line) = CallLine::of(ctx) else {
             return Err(ToolError::failed(
@@ -166,12 +174,18 @@ impl Tool for TaskTool {
         };
         let args: TaskArgs = parse_args(TASK, input)?;
         let order = self.order(&args, ctx.call_id.as_deref().unwrap_or_default())?;
+        if args.run_in_background {
+            return super::launch::launch(
+                &self.delegation,
+                line,
+                order,
+                args.description,
+                args.prompt,
+            )
+            .await;
+        }
         // Waits for a free slot; Ctrl-C ends the wait.
-        let permit = tokio::select! {
-            permit = self.delegation.permits.clone().acquire_owned() => permit.ok(),
-            () = ctx.cancel.cancelled() => None,
-        };
-        let Some(permit) = permit else {
+        let Some(permit) = self.delegation.slot(&ctx.cancel).await else {
             return Err(ToolError::Interrupted);
         };
         let link = order.link.clone();
@@ -179,7 +193,15 @@ impl Tool for TaskTool {
             return Err(ToolError::Interrupted);
         };
         let mut child = made.map_err(|e| ToolError::failed(e.to_string()))?;
-        let sink = ChildSink::new(line, &link);
+        let registry = &self.delegation.registry;
+        // Its own cancel, under the parent's: `/agents` can stop it alone.
+        let cancel = ctx.cancel.child_token();
+        registry.enter(
+            self.delegation.row(&link, &args.description, false),
+            cancel.clone(),
+        );
+        let forward = |event| line.emit(event);
+        let sink = StepSink::new(registry, &link, &forward);
         sink.tell(SubagentKind::Started {
             description: args.description.clone(),
             model: child.model().to_string(),
@@ -191,9 +213,10 @@ impl Tool for TaskTool {
         };
         let result = {
             let _running = line.running_agent();
-            child.run(&args.prompt, &sink, &approver, &ctx.cancel).await
+            child.run(&args.prompt, &sink, &approver, &cancel).await
         };
         drop(permit);
+        let stopped = registry.leave(&link.agent_id) && !ctx.cancel.is_cancelled();
         let usage = child.usage();
         self.delegation.add_usage(usage);
         self.delegation.remember(&link, child.history().to_vec());
@@ -204,8 +227,22 @@ impl Tool for TaskTool {
             tool_calls: sink.tool_calls(),
             ok: matches!(&result, Ok(run) if run.end == RunEnd::Completed),
         });
+        if stopped {
+            let said = result.map(|r| r.text).unwrap_or_default();
+            return Err(ToolError::Failed(format!(
+                "the user stopped the {} agent (/agents) before it finished; its last words: {said}",
+                link.agent
+            )));
+        }
         let exhausted = child.requests.exhausted();
-        outcome(result, &link, usage, exhausted, line)
+        let worktree = child.host.worktree.take();
+        let worktree = Agent::end_worktree(worktree, &child, &sink).await;
+        let mut answer = outcome(result, &link, usage, exhausted, line)?;
+        if let Some(lines) = worktree {
+            // What it changed and where: its worktree, kept when it holds changes.
+            answer.content.push_str(&format!("\n{lines}"));
+        }
+        Ok(answer)
     }
 }
 

@@ -114,6 +114,8 @@ pub struct AgentDef {
     /// `permissionMode` as written; never looser than the parent's mode.
     pub permission_mode: Option<String>,
     pub max_turns: Option<u32>,
+    /// `isolation`: `worktree` runs each child in a git worktree of its own.
+    pub isolation: Option<String>,
     /// The body: the agent's system prompt.
     pub prompt: String,
     pub path: PathBuf,
@@ -340,6 +342,7 @@ impl Extensions {
             model: parsed.text("model"),
             permission_mode: parsed.text("permissionMode"),
             max_turns: parsed.text("maxTurns").and_then(|t| t.trim().parse().ok()),
+            isolation: parsed.text("isolation"),
             prompt: parsed.body.trim().to_string(),
             path: path.to_path_buf(),
             scope,

@@ -25,10 +25,14 @@ pub enum HookEventName {
     Notification,
     PreCompact,
     SessionEnd,
+    /// A worktree is wanted (`-w`, `isolation: worktree`): a handler that prints a path made it.
+    WorktreeCreate,
+    /// A worktree Ling made (or a WorktreeCreate hook made) is being removed.
+    WorktreeRemove,
 }
 
 impl HookEventName {
-    pub const ALL: [Self; 11] = [
+    pub const ALL: [Self; 13] = [
         Self::SessionStart,
         Self::UserPromptSubmit,
         Self::PreToolUse,
@@ -40,6 +44,8 @@ impl HookEventName {
         Self::Notification,
         Self::PreCompact,
         Self::SessionEnd,
+        Self::WorktreeCreate,
+        Self::WorktreeRemove,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -55,6 +61,8 @@ impl HookEventName {
             Self::Notification => "Notification",
             Self::PreCompact => "PreCompact",
             Self::SessionEnd => "SessionEnd",
+            Self::WorktreeCreate => "WorktreeCreate",
+            Self::WorktreeRemove => "WorktreeRemove",
         }
     }
 
@@ -94,6 +102,7 @@ impl HookEventName {
                 | Self::Stop
                 | Self::SubagentStop
                 | Self::PreCompact
+                | Self::WorktreeCreate
         )
     }
 

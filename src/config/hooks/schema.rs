@@ -96,6 +96,15 @@ fn event_description(event: HookEventName) -> &'static str {
         HookEventName::SessionEnd => {
             "When a session ends (`reason`: prompt_input_exit, clear, other)."
         }
+        HookEventName::WorktreeCreate => {
+            "When a worktree is wanted (`-w`, an agent with `isolation: worktree`; `name`). A \
+             handler that prints an absolute path on stdout made the worktree there instead of \
+             git; exit 2 (or a failure) refuses it."
+        }
+        HookEventName::WorktreeRemove => {
+            "When a worktree is removed (`worktree_path`), for cleaning up after it. Cannot \
+             block."
+        }
     }
 }
 

@@ -264,7 +264,21 @@ async fn drive(
 
 /// One prompt of the run, and how it ended.
 async fn submit(host: &mut Host, io: &Io<'_>, prompt: &str, default_turn_limit: bool) -> Ending {
-    match host.submit(Command::Prompt(prompt.to_string()), io).await {
+    let mut reply = host.submit(Command::Prompt(prompt.to_string()), io).await;
+    // Background sub-agents still at work: each one's answer is a turn of its own, and the
+    // run ends with the last (as Claude Code's `-p` does).
+    while let Ok(Reply::Turn {
+        result: Ok(run), ..
+    }) = &reply
+        && run.end == crate::session::RunEnd::Completed
+        && host.has_background()
+    {
+        match host.submit(Command::Background, io).await {
+            Ok(Reply::Done) => break,
+            next => reply = next,
+        }
+    }
+    match reply {
         Ok(Reply::Stopped(reason)) => {
             Ending::error(format!("stopped by hook: {reason}"), RunOutcome::Failed, 0)
         }

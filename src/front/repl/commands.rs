@@ -33,7 +33,11 @@ pub(super) async fn slash_command(
     match slash {
         Slash::Exit => return Flow::Exit,
         Slash::Help => help(host, style).await,
-        Slash::Agents => super::extension_commands::print_agents(host, style),
+        Slash::Agents(None) => super::extension_commands::print_agents(host, style),
+        Slash::Agents(Some(id)) => match host.live().stop_agent(&id) {
+            Ok(()) => stdout_line(style.dim(&format!("stopping sub-agent {id}"))),
+            Err(e) => stdout_line(term![style.red("error:"), " ", e.to_string()]),
+        },
         Slash::Skills => super::extension_commands::print_skills(host, style),
         Slash::Mcp(mcp) => mcp_command(host, mcp, style, ui).await,
         Slash::Tools => print_tools(host, style).await,

@@ -74,6 +74,25 @@ pub fn print_agents(host: &Host, style: Style) {
             ))
         ]);
     }
+    let running = host.live().agents();
+    if !running.is_empty() {
+        stdout_line(style.bold("\nRunning now (/agents stop ID stops one)"));
+        for row in running {
+            let indent = "  ".repeat(row.depth);
+            let kind = if row.background { ", background" } else { "" };
+            stdout_line(term![
+                indent,
+                style.bold(&row.agent_id),
+                "  ",
+                format!(
+                    "{} {:?} ({}s{kind})",
+                    row.agent, row.description, row.seconds
+                ),
+                "  ",
+                style.dim(&row.last_step)
+            ]);
+        }
+    }
     let children = host.children();
     if !children.is_empty() {
         stdout_line(style.bold("\nSub-agents of this session (task resume=ID continues one)"));

@@ -96,7 +96,15 @@ pub async fn run(
         status_line: status_line::StatusLine::default(),
     };
     let notices = ServerNotices::default();
-    while let Some(line) = input.next(&mut host, &ui, &notices, style).await? {
+    loop {
+        // Background agents that ended meanwhile: their answers go to the model at once.
+        while input.queue.is_empty() && host.background_ready() {
+            let ahead = self::prompt::run_background_turn(&mut host, &ui).await;
+            input.typed_ahead(ahead, style);
+        }
+        let Some(line) = input.next(&mut host, &ui, &notices, style).await? else {
+            break;
+        };
         // A pasted absolute path (`/Users/me/shot.png`) is a prompt, not a command.
         let prompt = if line.starts_with('/') && !image_input::starts_with_path(&line) {
             let slash = slash::parse(&line, |line| host.is_custom_command(line));

@@ -74,6 +74,22 @@ pub(super) async fn run_turn(host: &mut Host, ui: &Arc<ReplUi>, prompt: &str) ->
     for warning in &attached.warnings {
         stdout_line(term![style.yellow("warning:"), " ", warning]);
     }
+    drive(host, ui, Command::Prompt(attached.prompt)).await
+}
+
+/// A turn on what background sub-agents that ended said (their answers arrived while the
+/// REPL was idle).
+pub(super) async fn run_background_turn(host: &mut Host, ui: &Arc<ReplUi>) -> Typed {
+    stdout_line(
+        ui.style
+            .dim("a background agent ended; its answer goes to the model"),
+    );
+    drive(host, ui, Command::Background).await
+}
+
+/// The turn of `command` under the live view, the footer and how it ended.
+async fn drive(host: &mut Host, ui: &Arc<ReplUi>, command: Command) -> Typed {
+    let style = ui.style;
     let started = std::time::Instant::now();
     let cancel = CancellationToken::new();
     // The session's list of the moment (a resumed one's, none after /clear) under the spinner.
@@ -91,7 +107,7 @@ pub(super) async fn run_turn(host: &mut Host, ui: &Arc<ReplUi>, prompt: &str) ->
         cancel: &cancel,
         trust: None,
     };
-    let reply = host.submit(Command::Prompt(attached.prompt), &io).await;
+    let reply = host.submit(command, &io).await;
     watcher.abort();
     let typed = ui.end_turn();
     let mut goal = None;
@@ -121,6 +137,13 @@ pub(super) async fn run_turn(host: &mut Host, ui: &Arc<ReplUi>, prompt: &str) ->
         turn,
         Some((context.used, context.window)),
     ));
+    let running = host.live().agents().iter().filter(|a| a.background).count();
+    if running > 0 {
+        stdout_line(style.dim(&format!(
+            "{running} background agent(s) at work (/agents); an answer that came goes to the \
+             model before your next message"
+        )));
+    }
     let run = match result {
         Ok(Ok(run)) => run,
         Ok(Err(e)) => {

@@ -7,7 +7,10 @@ use crate::config::ThemeSetting;
 /// The slash commands and their one-line help, in `/help`'s order.
 pub const COMMANDS: &[(&str, &str)] = &[
     ("/help", "show this help"),
-    ("/agents", "list the sub-agent types the task tool offers"),
+    (
+        "/agents",
+        "the sub-agent types, and those running now (/agents stop ID)",
+    ),
     ("/skills", "list the skills the model can load"),
     ("/tools", "list the tools the model can call"),
     ("/hooks", "list the loaded hooks"),
@@ -78,7 +81,8 @@ pub const COMMANDS: &[(&str, &str)] = &[
 pub enum Slash {
     Exit,
     Help,
-    Agents,
+    /// `/agents`, or `/agents stop ID`.
+    Agents(Option<String>),
     Skills,
     Tools,
     Hooks,
@@ -142,7 +146,11 @@ pub fn parse(line: &str, custom: impl Fn(&str) -> bool) -> Slash {
     match command {
         "/exit" | "/quit" => Slash::Exit,
         "/help" => Slash::Help,
-        "/agents" => Slash::Agents,
+        "/agents" => Slash::Agents(
+            rest.strip_prefix("stop")
+                .map(|id| id.trim().to_string())
+                .filter(|id| !id.is_empty()),
+        ),
         "/skills" => Slash::Skills,
         "/tools" => Slash::Tools,
         "/hooks" => Slash::Hooks,
