@@ -29,6 +29,8 @@ mod mode;
 mod options;
 mod prompt;
 mod request_cap;
+mod spend_cap;
+mod budget;
 mod rewind;
 mod sandbox_glue;
 mod session;
@@ -67,7 +69,7 @@ pub use mcp::{
     ToolSearch,
 };
 pub use mode::ModeHandle;
-pub use options::AgentOptions;
+pub use options::{AgentOptions, BudgetOptions};
 pub use prompt::{PromptOptions, build_system_prompt};
 pub use rewind::{
     RewindError, RewindPoint, RewindReport, RewindRequest, RewindScope, parse_rewind,
@@ -96,6 +98,9 @@ pub enum RunEnd {
     PromptBlocked(String),
     /// The user said no to a call: the model was told, and waits for the user's next prompt.
     Declined,
+    /// The next request would have passed `--max-budget-usd` (settings `maxBudgetUsd`): why,
+    /// and how to raise it.
+    MaxBudget(String),
 }
 
 #[derive(Debug, Clone)]
@@ -138,6 +143,8 @@ pub struct Agent {
     options: AgentOptions,
     /// Model requests of the run, counted with the sub-agents' (`--max-turns`).
     requests: request_cap::RequestCap,
+    /// What the session spent, with the sub-agents' (`--max-budget-usd`).
+    spend: spend_cap::SpendCap,
     /// What was said, the system prompt, the context window, the usage.
     conversation: conversation::Conversation,
     /// What the model can call, and under which rules.
@@ -153,10 +160,13 @@ impl Agent {
         session: Session,
     ) -> Self {
         let conversation = conversation::Conversation::new(session, &options, &llm.config().model);
+        let spend = spend_cap::SpendCap::default();
+        spend.set_cap(options.budget.cap);
         Self {
             llm,
             options,
             requests: request_cap::RequestCap::new(),
+            spend,
             conversation,
             host: tool_host::ToolHost::new(tools, permissions),
         }

@@ -182,7 +182,13 @@ impl Agent {
                 .options
                 .max_turns
                 .is_some_and(|max| tally.num_turns >= max);
-            if own_limit || !self.requests.take() {
+            if own_limit {
+                return Ok(RunEnd::MaxTurns);
+            }
+            if let Some(end) = self.over_budget() {
+                return Ok(end);
+            }
+            if !self.requests.take() {
                 return Ok(RunEnd::MaxTurns);
             }
             tally.num_turns += 1;
@@ -245,6 +251,7 @@ impl Agent {
         tally: &mut Tally,
     ) -> Vec<ToolCall> {
         if let Some(usage) = completion.usage {
+            self.spend_on(usage);
             self.conversation.usage += usage;
             self.conversation.context_tokens = usage.prompt_tokens + usage.completion_tokens;
         }

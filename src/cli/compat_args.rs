@@ -148,8 +148,6 @@ pub struct Unsupported {
     #[arg(long, hide = true, value_name = "X")]
     fallback_model: Option<String>,
     #[arg(long, hide = true, value_name = "X")]
-    max_budget_usd: Option<String>,
-    #[arg(long, hide = true, value_name = "X")]
     json_schema: Option<String>,
     #[arg(long, hide = true, value_name = "X")]
     max_thinking_tokens: Option<String>,
@@ -199,10 +197,9 @@ pub struct Unsupported {
 
 impl Unsupported {
     /// Whether each flag of [`REFUSED`] was given, in its order.
-    fn given(&self) -> [bool; 22] {
+    fn given(&self) -> [bool; 21] {
         [
             self.fallback_model.is_some(),
-            self.max_budget_usd.is_some(),
             self.json_schema.is_some(),
             self.max_thinking_tokens.is_some()
                 || self.thinking.is_some()
@@ -243,14 +240,10 @@ impl Unsupported {
 
 /// Why each Claude Code flag of [`Unsupported`] is refused, in the order of
 /// [`Unsupported::given`]: (the flag as named in the refusal, the reason).
-const REFUSED: [(&str, &str); 22] = [
+const REFUSED: [(&str, &str); 21] = [
     (
         "--fallback-model",
         "Ling talks to one model; choose it with --model",
-    ),
-    (
-        "--max-budget-usd",
-        "Ling cannot stop at a cost (it knows prices only from settings `prices`); bound a run with --max-turns",
     ),
     ("--json-schema", "structured output is not supported"),
     (

@@ -56,3 +56,4 @@ pub use settings_raw::{
 #[cfg(test)]
 #[path = "properties.rs"]
 mod properties;
+pub mod prices;

@@ -49,6 +49,9 @@ pub enum Command {
     Fork,
     /// SessionEnd hooks, then the MCP servers stop.
     End(EndReason),
+    /// What the session may spend from now on, in US dollars (`None`: no cap); what it spent
+    /// stays counted. The REPL's answer when `maxBudgetUsd` was reached.
+    SetBudget(Option<f64>),
 }
 
 /// What a front end may do to one MCP server.

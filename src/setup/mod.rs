@@ -404,6 +404,10 @@ fn agent_options(
         stop_hook_limit: settings.max_stop_hook_blocks,
         subagent: None,
         idle_notify_after: settings.idle_notify_after,
+        budget: crate::agent::BudgetOptions {
+            cap: settings.max_budget_usd,
+            prices: settings.prices.clone(),
+        },
     }
 }
 

@@ -52,6 +52,7 @@ fn agent(server: &MockServer, mode: PermissionMode) -> Setup {
         stop_hook_limit: 20,
         subagent: None,
         idle_notify_after: std::time::Duration::from_secs(60),
+        budget: Default::default(),
     };
     let session = Session::new(&paths.sessions_dir(), &project_root, "m");
     Setup {

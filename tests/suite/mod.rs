@@ -15,6 +15,7 @@ mod context_repl;
 mod context_sessions;
 mod debug_log;
 mod extensions;
+mod fleet_budget;
 mod hooks_claude_contract;
 mod hooks_config;
 mod hooks_e2e;

@@ -249,6 +249,8 @@ fn outcome(
              before it finished; its last words: {}",
             run.text
         )),
+        // The budget is the run's: the parent meets it at its own next request.
+        RunEnd::MaxBudget(reason) => failed(format!("the {agent_type} agent stopped: {reason}")),
         RunEnd::Stopped(reason) | RunEnd::PromptBlocked(reason) => {
             line.stop(reason.clone());
             failed(format!(

@@ -3,6 +3,7 @@
 //! Ctrl-C that interrupts the running turn (a second Ctrl-C at an empty prompt, or Ctrl-D, exits).
 
 mod approval;
+mod budget;
 mod commands;
 mod context;
 mod dialog_queue;

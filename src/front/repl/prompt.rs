@@ -115,6 +115,7 @@ pub(super) async fn run_turn(host: &mut Host, ui: &Arc<ReplUi>, prompt: &str) ->
         RunEnd::PromptBlocked(reason) => {
             stdout_line(term![style.yellow("prompt blocked by hook:"), " ", reason])
         }
+        RunEnd::MaxBudget(reason) => super::budget::reached(host, style, &reason).await,
     }
     typed
 }

@@ -149,6 +149,7 @@ pub fn stream_event(session_id: &str, event: Value) -> Value {
 pub enum ResultSubtype {
     Success,
     ErrorMaxTurns,
+    ErrorMaxBudgetUsd,
     ErrorDuringExecution,
 }
 
