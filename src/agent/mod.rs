@@ -9,6 +9,7 @@
 
 mod approval;
 mod authorize;
+mod budget;
 mod call_line;
 mod checkpoint_glue;
 mod commands;
@@ -29,12 +30,11 @@ mod mode;
 mod options;
 mod prompt;
 mod request_cap;
-mod spend_cap;
-mod budget;
 mod rewind;
 mod sandbox_glue;
 mod session;
 mod skill_tool;
+mod spend_cap;
 pub mod subagent;
 mod tool_host;
 mod truncate;

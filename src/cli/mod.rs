@@ -45,6 +45,8 @@ pub enum Exit {
     Terminated,
     /// The exit code of the command `ling sandbox run` ran.
     Command(u8),
+    /// `--replay`: the run sent a request the recording does not have.
+    ReplayMismatch,
 }
 
 impl Exit {
@@ -57,6 +59,7 @@ impl Exit {
             Self::HungUp => 129,
             Self::Terminated => 143,
             Self::Command(code) => code,
+            Self::ReplayMismatch => 3,
         }
     }
 }
@@ -168,7 +171,38 @@ async fn dispatch(cli: Cli) -> Result<Exit, CliError> {
     }
 }
 
+/// A run, through `--record`'s or `--replay`'s tape when one is given: a replay that met a
+/// request it does not have says so last and exits 3, whatever the run made of the error.
 async fn run_agent(args: RunArgs) -> Result<Exit, CliError> {
+    let mode = match (&args.record, &args.replay) {
+        (Some(file), _) => Some(crate::llm::tape::TapeMode::Record(file.clone())),
+        (None, Some(file)) => Some(crate::llm::tape::TapeMode::Replay(file.clone())),
+        (None, None) => None,
+    };
+    let Some(mode) = mode else {
+        return run_agent_now(args).await;
+    };
+    let located = crate::session::locate(args.cwd.as_ref(), &args.add_dir)?;
+    let home = crate::config::ling_home();
+    let norm = crate::llm::tape::Normaliser::new(&[
+        (located.project_root.as_path(), "$ROOT"),
+        (located.working_dir.as_path(), "$CWD"),
+        (home.as_path(), "$LING_HOME"),
+    ]);
+    crate::llm::tape::install(mode, norm)
+        .await
+        .map_err(|e| CliError::Usage(e.to_string()))?;
+    let exit = run_agent_now(args).await;
+    match crate::llm::tape::failure() {
+        Some(said) => {
+            crate::ui::output::stderr_line(format!("error: {said}"));
+            Ok(Exit::ReplayMismatch)
+        }
+        None => exit,
+    }
+}
+
+async fn run_agent_now(args: RunArgs) -> Result<Exit, CliError> {
     let resolved = compat_resolve::resolve(&args)?;
     let interactive = !args.print && std::io::stdin().is_terminal();
     let pick = args.resume.as_deref() == Some("");

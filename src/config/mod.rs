@@ -53,7 +53,7 @@ pub use settings_raw::{
     RawProjectState, RawSettings, SETTINGS_FILE, SettingsOverrides,
 };
 
+pub mod prices;
 #[cfg(test)]
 #[path = "properties.rs"]
 mod properties;
-pub mod prices;

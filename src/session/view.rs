@@ -36,10 +36,7 @@ impl Host {
 
     /// What the session spent (US dollars, its sub-agents included) and its cap, if any.
     pub fn spending(&self) -> (f64, Option<f64>) {
-        (
-            self.setup.agent.spent_usd(),
-            self.setup.agent.budget_usd(),
-        )
+        (self.setup.agent.spent_usd(), self.setup.agent.budget_usd())
     }
 
     /// Whether the session continues a recorded one.

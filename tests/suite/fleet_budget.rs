@@ -10,8 +10,7 @@ use project::{Project, run};
 use serde_json::json;
 
 /// $10,000 per million tokens: a request of 100 in and 10 out costs $1.10.
-const PRICES: &str =
-    r#"{"prices": {"priced": {"inputPerMTok": 10000, "outputPerMTok": 10000}}}"#;
+const PRICES: &str = r#"{"prices": {"priced": {"inputPerMTok": 10000, "outputPerMTok": 10000}}}"#;
 
 fn priced_project() -> Project {
     let project = Project::new();
@@ -111,7 +110,14 @@ fn a_cap_on_a_model_without_a_price_is_refused_before_any_request() {
     server.allow_unasked(1);
     let project = Project::new();
     let mut cmd = project.command(&server.base_url());
-    cmd.args(["-p", "go", "--model", "unknown-model", "--max-budget-usd", "1"]);
+    cmd.args([
+        "-p",
+        "go",
+        "--model",
+        "unknown-model",
+        "--max-budget-usd",
+        "1",
+    ]);
     let out = run(cmd);
     assert_eq!(out.code, Some(1), "{}", out.stderr);
     assert!(

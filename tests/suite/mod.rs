@@ -16,6 +16,7 @@ mod context_sessions;
 mod debug_log;
 mod extensions;
 mod fleet_budget;
+mod fleet_replay;
 mod hooks_claude_contract;
 mod hooks_config;
 mod hooks_e2e;

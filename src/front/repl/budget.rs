@@ -29,7 +29,11 @@ pub(super) async fn reached(host: &mut Host, style: Style, reason: &str) {
         cancel: &quiet,
         trust: None,
     };
-    if host.submit(Command::SetBudget(Some(new)), &io).await.is_ok() {
+    if host
+        .submit(Command::SetBudget(Some(new)), &io)
+        .await
+        .is_ok()
+    {
         stdout_line(style.dim(&format!(
             "budget raised to ${new:.2}; send a message to go on"
         )));
