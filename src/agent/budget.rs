@@ -14,9 +14,11 @@ impl Agent {
 
     /// Counts one response's cost against the session's budget (when the model has a price).
     pub(super) fn spend_on(&self, usage: Usage) {
-        if let Some(price) = self.price() {
-            self.spend.add(usage.cost(price));
+        let cost = self.price().map(|price| usage.cost(price));
+        if let Some(cost) = cost {
+            self.spend.add(cost);
         }
+        crate::telemetry::tokens_and_cost(&self.llm.config().model, usage, cost);
     }
 
     /// `Some` when the next request must not be made: it would pass the cap, or the cap cannot

@@ -36,6 +36,7 @@ mod session;
 mod skill_tool;
 mod spend_cap;
 pub mod subagent;
+mod telemetry_glue;
 mod tool_host;
 mod truncate;
 mod turn;

@@ -30,6 +30,7 @@ impl Agent {
             total_lines: output.total_lines,
             told: None,
             images: output.images,
+            decision: "accept",
         };
         // A mode that refuses what runs outside the sandbox never offers it (plan).
         let mode = self.host.lock_permissions().mode();
@@ -70,6 +71,7 @@ impl Agent {
                 total_lines: output.total_lines,
                 told: None,
                 images: output.images,
+                decision: "accept",
             },
             Err(e @ ToolError::Interrupted) | Err(e @ ToolError::Failed(_)) => CallResult {
                 content: e.to_string(),
@@ -78,6 +80,7 @@ impl Agent {
                 total_lines: None,
                 told: None,
                 images: Vec::new(),
+                decision: "accept",
             },
         }
     }

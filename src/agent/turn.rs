@@ -101,6 +101,21 @@ impl Agent {
         approver: &dyn Approver,
         cancel: &CancellationToken,
     ) -> Result<RunResult, AgentError> {
+        let span = crate::telemetry::Span::start("ling.turn", || self.turn_attributes(prompt));
+        let result = span
+            .run(self.run_in_span(prompt, sink, approver, cancel))
+            .await;
+        super::telemetry_glue::run_outcome(&span, &result);
+        result
+    }
+
+    async fn run_in_span(
+        &mut self,
+        prompt: &str,
+        sink: &dyn EventSink,
+        approver: &dyn Approver,
+        cancel: &CancellationToken,
+    ) -> Result<RunResult, AgentError> {
         let turn = Turn::new(sink, approver, cancel);
         let mut tally = Tally::default();
         self.requests.begin(self.options.max_turns);
@@ -349,6 +364,18 @@ impl Agent {
 
     /// One model request, streamed. `Ok(None)` when the user interrupted it.
     async fn request_once(&mut self, turn: &Turn<'_>) -> Result<Option<Completion>, AgentError> {
+        let span =
+            crate::telemetry::Span::start("ling.model_request", || self.request_attributes());
+        let started = std::time::Instant::now();
+        let result = span.run(self.request_once_in_span(turn)).await;
+        self.request_outcome(&span, &result, started);
+        result
+    }
+
+    async fn request_once_in_span(
+        &mut self,
+        turn: &Turn<'_>,
+    ) -> Result<Option<Completion>, AgentError> {
         let mut messages = Vec::with_capacity(self.conversation.history.len() + 1);
         messages.push(Message::system(self.conversation.system_prompt.clone()));
         messages.extend(context::rebuild::with_elisions(

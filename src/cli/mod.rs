@@ -136,7 +136,15 @@ pub fn run() -> Result<Exit, CliError> {
         .enable_all()
         .build()
         .map_err(|e| CliError::Failed(format!("cannot start the async runtime: {e}")))?;
-    runtime.block_on(dispatch(cli))
+    runtime.block_on(async {
+        let exit = dispatch(cli).await;
+        // What is left of the run's telemetry goes out before the process ends.
+        crate::telemetry::shutdown().await;
+        if let Some(failure) = crate::telemetry::failure() {
+            warn(&failure);
+        }
+        exit
+    })
 }
 
 async fn dispatch(cli: Cli) -> Result<Exit, CliError> {

@@ -223,6 +223,12 @@ impl Setup {
             warn(warning);
         }
         confined.warn(&paths, warn);
+        // Telemetry first, so that everything after it can be seen; off, this reads a few
+        // variables and returns.
+        if let Err(e) = crate::telemetry::init(&files.settings.env) {
+            warn(&format!("telemetry is off: {e}"));
+        }
+        crate::telemetry::session_started();
         let permissions = permissions(&files.settings, &paths, &confined, warn)?;
         let llm = model_client(&files.settings)?;
         let session = session::open(options, &paths, &llm.config().model, &mut warnings)?;

@@ -178,25 +178,7 @@ fn count(lines: usize) -> String {
 
 /// Lines added and removed by a unified diff (or a created file's `(+N lines)` note).
 pub fn diff_counts(display: &str) -> Option<(usize, usize)> {
-    if let Some(rest) = display.split("(+").nth(1)
-        && display.starts_with("created ")
-    {
-        let n = rest.split(' ').next()?.parse().ok()?;
-        return Some((n, 0));
-    }
-    if !display.starts_with("--- ") {
-        return None;
-    }
-    let mut added = 0;
-    let mut removed = 0;
-    for line in display.lines() {
-        if line.starts_with('+') && !line.starts_with("+++") {
-            added += 1;
-        } else if line.starts_with('-') && !line.starts_with("---") {
-            removed += 1;
-        }
-    }
-    Some((added, removed))
+    crate::tools::diff::display_counts(display)
 }
 
 /// The first line of `text`, cut to `max` characters with an ellipsis.

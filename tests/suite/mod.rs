@@ -17,6 +17,7 @@ mod debug_log;
 mod extensions;
 mod fleet_budget;
 mod fleet_replay;
+mod fleet_telemetry;
 mod hooks_claude_contract;
 mod hooks_config;
 mod hooks_e2e;

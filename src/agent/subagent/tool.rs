@@ -188,10 +188,19 @@ impl Tool for TaskTool {
             line,
             label: format!("{} (task {})", link.agent, link.parent_tool_use_id),
         };
+        let span = crate::telemetry::Span::start("ling.subagent", || {
+            vec![
+                opentelemetry::KeyValue::new("ling.agent.type", link.agent.clone()),
+                opentelemetry::KeyValue::new("gen_ai.request.model", child.model().to_string()),
+            ]
+        });
         let result = {
             let _running = line.running_agent();
-            child.run(&args.prompt, &sink, &approver, &ctx.cancel).await
+            span.run(child.run(&args.prompt, &sink, &approver, &ctx.cancel))
+                .await
         };
+        super::super::telemetry_glue::run_outcome(&span, &result);
+        drop(span);
         drop(permit);
         let usage = child.usage();
         self.delegation.add_usage(usage);
