@@ -18,7 +18,13 @@ impl Agent {
         if let Some(cost) = cost {
             self.spend.add(cost);
         }
-        crate::telemetry::tokens_and_cost(&self.llm.config().model, usage, cost);
+        let tokens = [
+            usage.prompt_tokens,
+            usage.completion_tokens,
+            usage.cache_read_tokens,
+            usage.cache_write_tokens,
+        ];
+        crate::telemetry::tokens_and_cost(&self.llm.config().model, tokens, cost);
     }
 
     /// `Some` when the next request must not be made: it would pass the cap, or the cap cannot

@@ -112,16 +112,12 @@ impl Drop for Span {
     }
 }
 
-/// One model response's tokens and cost, by model.
-pub fn tokens_and_cost(model: &str, usage: crate::llm::Usage, cost: Option<f64>) {
+/// One model response's tokens and cost, by model: `tokens` are (input, output, cache read,
+/// cache write).
+pub fn tokens_and_cost(model: &str, tokens: [u64; 4], cost: Option<f64>) {
     let Some(state) = state() else { return };
-    let kinds = [
-        ("input", usage.prompt_tokens),
-        ("output", usage.completion_tokens),
-        ("cache_read", usage.cache_read_tokens),
-        ("cache_write", usage.cache_write_tokens),
-    ];
-    for (kind, n) in kinds {
+    let kinds = ["input", "output", "cache_read", "cache_write"];
+    for (kind, n) in kinds.into_iter().zip(tokens) {
         if n > 0 {
             let attrs = [
                 KeyValue::new("type", kind),

@@ -15,6 +15,7 @@ mod context_repl;
 mod context_sessions;
 mod debug_log;
 mod extensions;
+mod fleet_action;
 mod fleet_budget;
 mod fleet_replay;
 mod fleet_telemetry;
