@@ -1,11 +1,11 @@
 //! OpenTelemetry: spans (turn, model request, tool call, hook, MCP call, sub-agent), metrics
 //! (tokens, cost, sessions, tool calls and their decisions, lines changed) and log events, sent
 //! over OTLP/HTTP by the OpenTelemetry crates when `OTEL_EXPORTER_OTLP_ENDPOINT` (or settings
-//! `env`) asks for them ([`config`]); docs/telemetry.md lists every name.
+//! `env`) asks for them (`config.rs`); docs/telemetry.md lists every name.
 //!
 //! Off, nothing is set up: [`init`] reads a few variables and returns, and every recording
-//! call is one relaxed load of [`ON`]. On, the SDK's batch processors and periodic reader
-//! export from their own threads through [`client::RuntimeClient`], so a run never waits on
+//! call is one relaxed load of a flag. On, the SDK's batch processors and periodic reader
+//! export from their own threads through Ling's HTTP client (`client.rs`), so a run never waits on
 //! the collector; a collector that fails is remembered once ([`failure`]) for the front end to
 //! say. The providers are process-wide, as the OpenTelemetry API means them to be: every agent
 //! and sub-agent of the process records into the same ones.
