@@ -291,7 +291,7 @@ fn the_result_line_says_how_a_run_ended() {
             concat!(
                 r#"{{"type":"result","subtype":"error_during_execution","is_error":true,"result":{},"#,
                 r#""session_id":"SESSION","num_turns":1,"duration_ms":0,"usage":{{"prompt_tokens":0,"completion_tokens":0}},"#,
-                r#""mcp_servers":[],"project_trust":"none"}}"#
+                r#""cost_usd":0.0,"mcp_servers":[],"project_trust":"none"}}"#
             ),
             serde_json::Value::String(message)
         )
