@@ -41,7 +41,7 @@ impl Normaliser {
                 replace.push((real.display().to_string(), *name));
             }
         }
-        replace.sort_by(|a, b| b.0.len().cmp(&a.0.len()));
+        replace.sort_by_key(|r| std::cmp::Reverse(r.0.len()));
         replace.dedup();
         Self {
             replace,
