@@ -84,9 +84,14 @@ pub fn init(settings_env: &std::collections::BTreeMap<String, String>) -> Result
         return Ok(());
     };
     let runtime = tokio::runtime::Handle::try_current().map_err(|e| e.to_string())?;
-    let http = crate::http_client::build(crate::http_client::ClientOptions::new(
-        crate::http_client::Target::Model,
-    ))
+    // A plain-http collector (a local agent or sidecar, the usual case) needs no TLS roots,
+    // whose loading costs more than everything else here.
+    let endpoints = [&config.traces, &config.metrics, &config.logs];
+    let plain = endpoints.iter().all(|e| e.starts_with("http://"));
+    let http = crate::http_client::build(
+        crate::http_client::ClientOptions::new(crate::http_client::Target::Model)
+            .plain_http(plain),
+    )
     .map_err(|e| e.to_string())?;
     let client = client::RuntimeClient { http, runtime };
     let resource = resource(&config);
@@ -194,14 +199,12 @@ pub async fn shutdown() {
         return;
     }
     ON.store(false, Ordering::Relaxed);
-    let _ = tokio::task::spawn_blocking(|| {
-        if let Some(state) = STATE.get() {
-            let _ = state.traces.shutdown();
-            let _ = state.metrics.shutdown();
-            let _ = state.logs.shutdown();
-        }
-    })
-    .await;
+    // The three at once: each waits for its own last export.
+    let Some(state) = STATE.get() else { return };
+    let traces = tokio::task::spawn_blocking(|| state.traces.shutdown());
+    let metrics = tokio::task::spawn_blocking(|| state.metrics.shutdown());
+    let logs = tokio::task::spawn_blocking(|| state.logs.shutdown());
+    let _ = tokio::join!(traces, metrics, logs);
 }
 
 #[cfg(test)]
