@@ -15,7 +15,7 @@ setup
 agent trust
 permissions rpc
 tools hooks mcp llm
-process checkpoint web
+process checkpoint web telemetry
 log http_client error_chain sse pending media program
 config redact test_support'
 

@@ -34,6 +34,7 @@ pub mod rpc;
 pub mod session;
 pub mod setup;
 pub mod sse;
+pub mod telemetry;
 pub mod tools;
 pub mod trust;
 pub mod ui;

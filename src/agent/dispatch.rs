@@ -73,6 +73,9 @@ pub(super) struct CallResult {
     pub told: Option<String>,
     /// Images for the model besides the text.
     pub images: Vec<ImageRef>,
+    /// Who let it run or stopped it, for telemetry: `accept`, `reject_config`, `reject_hook`,
+    /// `reject_user`.
+    pub decision: &'static str,
 }
 
 impl From<CallError> for CallResult {
@@ -83,6 +86,16 @@ impl From<CallError> for CallResult {
             CallError::AfterDecline => Some("not run: you declined an earlier call".into()),
             _ => None,
         };
+        let decision = match &error {
+            CallError::NotAdmitted(_) | CallError::Denied(_) | CallError::NobodyToAsk(_) => {
+                "reject_config"
+            }
+            CallError::BlockedByHook(_) => "reject_hook",
+            CallError::UserDenied(_) | CallError::UserInstead { .. } | CallError::AfterDecline => {
+                "reject_user"
+            }
+            _ => "accept",
+        };
         Self {
             content: error.to_string(),
             is_error: true,
@@ -90,6 +103,7 @@ impl From<CallError> for CallResult {
             total_lines: None,
             told,
             images: Vec::new(),
+            decision,
         }
     }
 }
@@ -124,7 +138,18 @@ impl Agent {
 
     /// One call through every step; returns what the model reads, and the images it returned.
     async fn dispatch_one(&self, call: &ToolCall, turn: &Turn<'_>) -> (String, Vec<ImageRef>) {
-        let result = match parse_arguments(call.arguments()) {
+        let span = crate::telemetry::Span::start("ling.tool_call", || {
+            super::telemetry_glue::tool_attributes(call)
+        });
+        let started = std::time::Instant::now();
+        let result = span.run(self.dispatch_result(call, turn)).await;
+        super::telemetry_glue::tool_outcome(&span, call, &result, started);
+        drop(span);
+        self.finish_call(call, turn, result)
+    }
+
+    async fn dispatch_result(&self, call: &ToolCall, turn: &Turn<'_>) -> CallResult {
+        match parse_arguments(call.arguments()) {
             Err(error) => {
                 begin(call, &Value::String(call.arguments().to_string()), turn);
                 error.into()
@@ -141,7 +166,16 @@ impl Agent {
                 self.checkpointed(call, turn, self.run_call(call, input, turn))
                     .await
             }
-        };
+        }
+    }
+
+    /// The call's result as the model reads it, and its end told.
+    fn finish_call(
+        &self,
+        call: &ToolCall,
+        turn: &Turn<'_>,
+        result: CallResult,
+    ) -> (String, Vec<ImageRef>) {
         // MCP results are cut by the manager, which also saves the whole output to a file.
         let content = if self
             .host
@@ -253,6 +287,7 @@ impl Agent {
                 display,
                 total_lines,
                 told: None,
+                decision: "accept",
                 images,
             },
             Err(e) => CallError::Tool(e).into(),

@@ -10,6 +10,7 @@
 mod approval;
 mod ask_user;
 mod authorize;
+mod budget;
 mod call_line;
 mod checkpoint_glue;
 mod claude_rules;
@@ -37,7 +38,9 @@ mod rewind;
 mod sandbox_glue;
 mod session;
 mod skill_tool;
+mod spend_cap;
 pub mod subagent;
+mod telemetry_glue;
 mod todos;
 mod tool_host;
 mod truncate;
@@ -75,7 +78,7 @@ pub use mcp::{
     ToolSearch,
 };
 pub use mode::ModeHandle;
-pub use options::AgentOptions;
+pub use options::{AgentOptions, BudgetOptions};
 pub use plan_tool::{EXIT_PLAN_MODE, PlanAnswer, PlanRequest};
 pub use prompt::{PromptOptions, build_system_prompt};
 pub use rewind::{
@@ -117,6 +120,9 @@ pub enum RunEnd {
     PromptBlocked(String),
     /// The user said no to a call: the model was told, and waits for the user's next prompt.
     Declined,
+    /// The next request would have passed `--max-budget-usd` (settings `maxBudgetUsd`): why,
+    /// and how to raise it.
+    MaxBudget(String),
 }
 
 #[derive(Debug, Clone)]
@@ -159,6 +165,8 @@ pub struct Agent {
     options: AgentOptions,
     /// Model requests of the run, counted with the sub-agents' (`--max-turns`).
     requests: request_cap::RequestCap,
+    /// What the session spent, with the sub-agents' (`--max-budget-usd`).
+    spend: spend_cap::SpendCap,
     /// What was said, the system prompt, the context window, the usage.
     conversation: conversation::Conversation,
     /// What the model can call, and under which rules.
@@ -176,10 +184,13 @@ impl Agent {
         let conversation = conversation::Conversation::new(session, &options, &llm.config().model);
         // Named after the session it starts in, so a spill file's path can be told in advance.
         let shells = Shells::new(options.background_buffer, &conversation.session.id);
+        let spend = spend_cap::SpendCap::default();
+        spend.set_cap(options.budget.cap);
         Self {
             llm,
             options,
             requests: request_cap::RequestCap::new(),
+            spend,
             conversation,
             host: tool_host::ToolHost::new(tools, permissions, shells),
         }

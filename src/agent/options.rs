@@ -37,4 +37,15 @@ pub struct AgentOptions {
     /// How long the REPL waits at its prompt before Notification hooks hear `idle_prompt`
     /// (settings `idleNotifyMs`).
     pub idle_notify_after: std::time::Duration,
+    /// What the session may spend and what models cost.
+    pub budget: BudgetOptions,
+}
+
+/// `--max-budget-usd` (settings `maxBudgetUsd`) and the prices it is counted in.
+#[derive(Debug, Clone, Default)]
+pub struct BudgetOptions {
+    /// US dollars the session may spend, its sub-agents' requests included; `None`: no cap.
+    pub cap: Option<f64>,
+    /// Settings `prices`; models missing there are looked up in Ling's table.
+    pub prices: std::collections::BTreeMap<String, crate::config::Price>,
 }

@@ -59,6 +59,7 @@ impl Agent {
             total_lines: output.total_lines,
             told: None,
             images: output.images,
+            decision: "accept",
         };
         // A mode that refuses what runs outside the sandbox never offers it (plan).
         let mode = self.host.lock_permissions().mode();
@@ -99,6 +100,7 @@ impl Agent {
                 total_lines: output.total_lines,
                 told: None,
                 images: output.images,
+                decision: "accept",
             },
             Err(e @ ToolError::Interrupted) | Err(e @ ToolError::Failed(_)) => CallResult {
                 content: e.to_string(),
@@ -107,6 +109,7 @@ impl Agent {
                 total_lines: None,
                 told: None,
                 images: Vec::new(),
+                decision: "accept",
             },
         }
     }

@@ -105,8 +105,25 @@ impl Agent {
     }
 
     /// A run for `prompt`, or with no prompt for what background sub-agents left (their
-    /// answers are taken at the first step).
+    /// answers are taken at the first step), in its telemetry span.
     pub(super) async fn run_turn(
+        &mut self,
+        prompt: Option<&str>,
+        sink: &dyn EventSink,
+        approver: &dyn Approver,
+        cancel: &CancellationToken,
+    ) -> Result<RunResult, AgentError> {
+        let span = crate::telemetry::Span::start("ling.turn", || {
+            self.turn_attributes(prompt.unwrap_or_default())
+        });
+        let result = span
+            .run(self.run_in_span(prompt, sink, approver, cancel))
+            .await;
+        super::telemetry_glue::run_outcome(&span, &result);
+        result
+    }
+
+    async fn run_in_span(
         &mut self,
         prompt: Option<&str>,
         sink: &dyn EventSink,
@@ -202,7 +219,13 @@ impl Agent {
                 .options
                 .max_turns
                 .is_some_and(|max| tally.num_turns >= max);
-            if own_limit || !self.requests.take() {
+            if own_limit {
+                return Ok(RunEnd::MaxTurns);
+            }
+            if let Some(end) = self.over_budget() {
+                return Ok(end);
+            }
+            if !self.requests.take() {
                 return Ok(RunEnd::MaxTurns);
             }
             tally.num_turns += 1;
@@ -272,6 +295,7 @@ impl Agent {
         tally: &mut Tally,
     ) -> Vec<ToolCall> {
         if let Some(usage) = completion.usage {
+            self.spend_on(usage);
             self.conversation.usage += usage;
             self.conversation.context_tokens = usage.prompt_tokens + usage.completion_tokens;
         }
@@ -370,6 +394,18 @@ impl Agent {
 
     /// One model request, streamed. `Ok(None)` when the user interrupted it.
     async fn request_once(&mut self, turn: &Turn<'_>) -> Result<Option<Completion>, AgentError> {
+        let span =
+            crate::telemetry::Span::start("ling.model_request", || self.request_attributes());
+        let started = std::time::Instant::now();
+        let result = span.run(self.request_once_in_span(turn)).await;
+        self.request_outcome(&span, &result, started);
+        result
+    }
+
+    async fn request_once_in_span(
+        &mut self,
+        turn: &Turn<'_>,
+    ) -> Result<Option<Completion>, AgentError> {
         let mut messages = Vec::with_capacity(self.conversation.history.len() + 1);
         messages.push(Message::system(self.conversation.system_prompt.clone()));
         messages.extend(context::rebuild::with_elisions(

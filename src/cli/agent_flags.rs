@@ -30,6 +30,11 @@ pub struct AgentFlags {
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub max_turns: Option<u32>,
 
+    /// Stop before a model request that would take the run past this many US dollars (prices:
+    /// settings `prices`, else Ling's table) [settings: maxBudgetUsd]
+    #[arg(long, value_name = "USD", value_parser = budget)]
+    pub max_budget_usd: Option<f64>,
+
     /// Permission mode
     #[arg(long, value_enum, value_name = "MODE")]
     pub permission_mode: Option<PermissionMode>,
@@ -76,6 +81,7 @@ impl AgentFlags {
                 allowed_tools: split_rules(&self.allowed_tools),
                 disallowed_tools: split_rules(&self.disallowed_tools),
                 max_turns: self.max_turns,
+                max_budget_usd: self.max_budget_usd,
                 no_hooks: self.no_hooks,
                 allow_sampling: self.allow_sampling,
                 sandbox: self.sandbox,
@@ -97,6 +103,16 @@ impl AgentFlags {
             plugin_dirs: Vec::new(),
             program: Default::default(),
         }
+    }
+}
+
+/// `--max-budget-usd`'s value: US dollars, 0 or more.
+fn budget(text: &str) -> Result<f64, String> {
+    match text.trim().trim_start_matches('$').parse::<f64>() {
+        Ok(usd) if usd.is_finite() && usd >= 0.0 => Ok(usd),
+        _ => Err(format!(
+            "{text:?} is not an amount of US dollars; give one like 5 or 0.50"
+        )),
     }
 }
 

@@ -94,6 +94,16 @@ pub struct RunArgs {
     #[arg(long, value_name = "CMD")]
     pub until: Option<String>,
 
+    /// Write the model's side of the session (each request's hash, each streamed response) to
+    /// FILE, JSONL, for --replay
+    #[arg(long, value_name = "FILE", conflicts_with = "replay")]
+    pub record: Option<PathBuf>,
+
+    /// Answer the model's requests from a --record FILE instead of a model; a request it does
+    /// not have ends the run with exit 4
+    #[arg(long, value_name = "FILE")]
+    pub replay: Option<PathBuf>,
+
     /// Extra MCP config: a file, or the JSON itself (repeatable)
     #[arg(long, value_name = "FILE|JSON")]
     pub mcp_config: Vec<PathBuf>,

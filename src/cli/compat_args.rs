@@ -171,8 +171,6 @@ pub struct Unsupported {
     #[arg(long, hide = true, value_name = "X")]
     fallback_model: Option<String>,
     #[arg(long, hide = true, value_name = "X")]
-    max_budget_usd: Option<String>,
-    #[arg(long, hide = true, value_name = "X")]
     json_schema: Option<String>,
     #[arg(long, hide = true, value_name = "X")]
     max_thinking_tokens: Option<String>,
@@ -218,10 +216,9 @@ pub struct Unsupported {
 
 impl Unsupported {
     /// Whether each flag of [`REFUSED`] was given, in its order.
-    fn given(&self) -> [bool; 20] {
+    fn given(&self) -> [bool; 19] {
         [
             self.fallback_model.is_some(),
-            self.max_budget_usd.is_some(),
             self.json_schema.is_some(),
             self.max_thinking_tokens.is_some()
                 || self.thinking.is_some()
@@ -260,14 +257,10 @@ impl Unsupported {
 
 /// Why each Claude Code flag of [`Unsupported`] is refused, in the order of
 /// [`Unsupported::given`]: (the flag as named in the refusal, the reason).
-const REFUSED: [(&str, &str); 20] = [
+const REFUSED: [(&str, &str); 19] = [
     (
         "--fallback-model",
         "Ling talks to one model; choose it with --model",
-    ),
-    (
-        "--max-budget-usd",
-        "Ling cannot stop at a cost (it knows prices only from settings `prices`); bound a run with --max-turns",
     ),
     ("--json-schema", "structured output is not supported"),
     (

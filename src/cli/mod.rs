@@ -51,6 +51,8 @@ pub enum Exit {
     Command(u8),
     /// `--until`'s check never passed.
     CheckFailed,
+    /// `--replay`: the run sent a request the recording does not have.
+    ReplayMismatch,
 }
 
 impl Exit {
@@ -64,6 +66,7 @@ impl Exit {
             Self::Terminated => 143,
             Self::Command(code) => code,
             Self::CheckFailed => 3,
+            Self::ReplayMismatch => 4,
         }
     }
 }
@@ -149,7 +152,15 @@ pub fn run() -> Result<Exit, CliError> {
         .enable_all()
         .build()
         .map_err(|e| CliError::Failed(format!("cannot start the async runtime: {e}")))?;
-    runtime.block_on(dispatch(cli))
+    runtime.block_on(async {
+        let exit = dispatch(cli).await;
+        // What is left of the run's telemetry goes out before the process ends.
+        crate::telemetry::shutdown().await;
+        if let Some(failure) = crate::telemetry::failure() {
+            warn(&failure);
+        }
+        exit
+    })
 }
 
 async fn dispatch(cli: Cli) -> Result<Exit, CliError> {
@@ -227,7 +238,39 @@ fn exec_action(run: &mut RunArgs, action: codex_args::ExecAction) -> Result<(), 
     Ok(())
 }
 
+/// A run, through `--record`'s or `--replay`'s tape when one is given: a replay that met a
+/// request it does not have says so last and exits 4, whatever the run made of the error.
 async fn run_agent(args: RunArgs) -> Result<Exit, CliError> {
+    let mode = match (&args.record, &args.replay) {
+        (Some(file), _) => Some(crate::llm::tape::TapeMode::Record(file.clone())),
+        (None, Some(file)) => Some(crate::llm::tape::TapeMode::Replay(file.clone())),
+        (None, None) => None,
+    };
+    let Some(mode) = mode else {
+        return run_agent_now(args).await;
+    };
+    let located = crate::session::locate(args.cwd.as_ref(), &args.add_dir)?;
+    let home = crate::config::ling_home();
+    let norm = crate::llm::tape::Normaliser::new(&[
+        (located.project_root.as_path(), "$ROOT"),
+        (located.working_dir.as_path(), "$CWD"),
+        (home.as_path(), "$LING_HOME"),
+    ]);
+    crate::llm::tape::install(mode, norm)
+        .await
+        .map_err(|e| CliError::Usage(e.to_string()))?;
+    let exit = run_agent_now(args).await;
+    match crate::llm::tape::failure() {
+        Some(said) => {
+            crate::ui::output::stderr_line(format!("error: {said}"));
+            Ok(Exit::ReplayMismatch)
+        }
+        None => exit,
+    }
+}
+
+/// A run in its worktree (`-w`), which is ended (kept or removed) after it.
+async fn run_agent_now(args: RunArgs) -> Result<Exit, CliError> {
     let (exit, worktree) = run_agent_in(args).await?;
     if let Some(worktree) = worktree {
         worktree.end().await;

@@ -59,6 +59,7 @@ pub use settings_raw::{
     SettingsOverrides,
 };
 
+pub mod prices;
 #[cfg(test)]
 #[path = "properties.rs"]
 mod properties;

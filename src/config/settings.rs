@@ -67,6 +67,8 @@ pub struct Settings {
     /// The project's hooks off: `disableAllHooks` in the project's settings (never the user's).
     pub project_hooks_disabled: bool,
     pub max_turns: Option<u32>,
+    /// `maxBudgetUsd` or `--max-budget-usd`: US dollars a run may spend.
+    pub max_budget_usd: Option<f64>,
     /// `maxStopHookBlocks`.
     pub max_stop_hook_blocks: u32,
     /// `backgroundOutputBytes`.
@@ -131,6 +133,11 @@ pub struct Settings {
 }
 
 impl Settings {
+    /// What `model` costs: settings `prices`, else Ling's table of well-known models.
+    pub fn price(&self, model: &str) -> Option<Price> {
+        super::prices::price_of(&self.prices, model)
+    }
+
     /// Reads `~/.ling/settings.json` and the project's: all of it in a trusted project, only
     /// its `permissions.deny` rules (which only narrow) otherwise.
     pub fn load(
@@ -343,6 +350,7 @@ impl Settings {
                 || flag.and_then(|f| f.disable_all_hooks).unwrap_or(false),
             project_hooks_disabled: project.disable_all_hooks.unwrap_or(false),
             max_turns: overrides.max_turns.or(limits.max_turns),
+            max_budget_usd: budget(overrides, &layers)?,
             max_stop_hook_blocks: limits.max_stop_hook_blocks,
             background_output_bytes: layers
                 .pick(|s| s.background_output_bytes)
@@ -434,3 +442,17 @@ fn culprit(
 #[cfg(test)]
 #[path = "settings_tests.rs"]
 mod tests;
+
+/// `--max-budget-usd`, else settings `maxBudgetUsd`: a negative or NaN cap is refused.
+fn budget(
+    overrides: &SettingsOverrides,
+    layers: &super::settings_resolve::Layers<'_>,
+) -> Result<Option<f64>, SettingsError> {
+    match overrides
+        .max_budget_usd
+        .or_else(|| layers.pick(|s| s.max_budget_usd))
+    {
+        Some(usd) if usd.is_nan() || usd < 0.0 => Err(SettingsError::MaxBudget(usd)),
+        cap => Ok(cap),
+    }
+}

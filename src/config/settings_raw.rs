@@ -119,6 +119,11 @@ pub struct RawSettings {
     /// in the REPL, 100 in `-p` runs.
     #[schemars(range(min = 1))]
     pub max_turns: Option<u32>,
+    /// Stop spending at this many US dollars: a run (a `-p` run, a REPL or ACP session, with
+    /// every sub-agent it starts) ends before a model request that would pass it. Costs come
+    /// from `prices`, else Ling's table of well-known models. Default: no cap.
+    #[schemars(range(min = 0))]
+    pub max_budget_usd: Option<f64>,
     /// How long the REPL waits at its prompt before Notification hooks hear `idle_prompt`, in
     /// milliseconds. Default 60000.
     #[schemars(range(min = 1), extend("default" = DEFAULT_IDLE_NOTIFY_MS))]
@@ -407,6 +412,8 @@ pub struct SettingsOverrides {
     pub allowed_tools: Vec<String>,
     pub disallowed_tools: Vec<String>,
     pub max_turns: Option<u32>,
+    /// `--max-budget-usd`.
+    pub max_budget_usd: Option<f64>,
     pub no_hooks: bool,
     pub allow_sampling: bool,
     /// `--sandbox`.

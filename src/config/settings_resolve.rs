@@ -53,6 +53,11 @@ pub enum SettingsError {
          window at which to compact (default {DEFAULT_AUTO_COMPACT_PERCENT})"
     )]
     AutoCompactPercent(u8),
+    #[error(
+        "maxBudgetUsd {0} is not a number of US dollars of 0 or more; set it to what a run may \
+         spend (e.g. 5), or remove it for no cap"
+    )]
+    MaxBudget(f64),
     #[error("theme {0:?} is not one of auto, dark, light")]
     Theme(String),
     /// `maxOutputTokens` (the message names the key).

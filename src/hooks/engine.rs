@@ -231,6 +231,26 @@ impl HookEngine {
         if handlers.is_empty() {
             return HookOutcome::default();
         }
+        let span = crate::telemetry::Span::start("ling.hook", || {
+            vec![
+                opentelemetry::KeyValue::new("ling.hook.event", event.as_str()),
+                opentelemetry::KeyValue::new("ling.hook.handlers", handlers.len() as i64),
+            ]
+        });
+        let outcome = span.run(self.run_handlers(input, ctx, handlers)).await;
+        if let Some(decision) = outcome.decision {
+            span.set("ling.hook.decision", decision.as_str());
+        }
+        outcome
+    }
+
+    async fn run_handlers(
+        &self,
+        input: &HookInput,
+        ctx: &HookContext,
+        handlers: Vec<Arc<Handler>>,
+    ) -> HookOutcome {
+        let event = input.event();
         if handlers.iter().any(|h| h.dialect == HookDialect::Claude) {
             self.sync_claude_transcript(ctx);
         }

@@ -30,7 +30,9 @@ pub struct LlmClient {
 }
 
 impl LlmClient {
-    pub fn new(config: LlmConfig) -> Result<Self, LlmError> {
+    pub fn new(mut config: LlmConfig) -> Result<Self, LlmError> {
+        // Through `--record`'s or `--replay`'s server when one is on.
+        config.base_url = super::tape::route(&config.base_url);
         let invalid = |reason: String| LlmError::InvalidBaseUrl {
             base_url: redact::url(&config.base_url),
             reason,

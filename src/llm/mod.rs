@@ -22,6 +22,7 @@ mod probe;
 mod responses;
 mod retry;
 mod stream;
+pub mod tape;
 mod types;
 mod window;
 mod wire;

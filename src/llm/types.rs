@@ -199,6 +199,23 @@ pub struct Usage {
     pub reasoning_tokens: u64,
 }
 
+impl Usage {
+    /// What these tokens cost at `price`, in US dollars: cache reads and writes at their own
+    /// prices where it gives them, else at the input price.
+    pub fn cost(&self, price: crate::config::Price) -> f64 {
+        let read = price.cache_read_per_m_tok.unwrap_or(price.input_per_m_tok);
+        let write = price.cache_write_per_m_tok.unwrap_or(price.input_per_m_tok);
+        let plain = self
+            .prompt_tokens
+            .saturating_sub(self.cache_read_tokens + self.cache_write_tokens);
+        (plain as f64 * price.input_per_m_tok
+            + self.cache_read_tokens as f64 * read
+            + self.cache_write_tokens as f64 * write
+            + self.completion_tokens as f64 * price.output_per_m_tok)
+            / 1e6
+    }
+}
+
 fn is_zero(n: &u64) -> bool {
     *n == 0
 }

@@ -59,6 +59,9 @@ pub enum Command {
     Agents,
     /// Stops the running sub-agent of this id (`/agents stop ID`).
     StopAgent(String),
+    /// What the session may spend from now on, in US dollars (`None`: no cap); what it spent
+    /// stays counted. The REPL's answer when `maxBudgetUsd` was reached.
+    SetBudget(Option<f64>),
 }
 
 /// What a front end may do to one MCP server.

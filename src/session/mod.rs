@@ -213,6 +213,10 @@ impl Host {
                 let report = self.setup.agent.rewind(request).await?;
                 Ok(Reply::Rewound(report))
             }
+            Command::SetBudget(cap) => {
+                self.setup.agent.set_budget_usd(cap);
+                Ok(Reply::Done)
+            }
             Command::Fork => {
                 let id = self.setup.fork()?;
                 self.live.session_is(&id);

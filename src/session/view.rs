@@ -34,6 +34,11 @@ impl Host {
         self.setup.add_dirs_line()
     }
 
+    /// What the session spent (US dollars, its sub-agents included) and its cap, if any.
+    pub fn spending(&self) -> (f64, Option<f64>) {
+        (self.setup.agent.spent_usd(), self.setup.agent.budget_usd())
+    }
+
     /// Whether the session continues a recorded one.
     pub fn resumed(&self) -> bool {
         self.setup.resumed

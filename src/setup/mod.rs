@@ -256,6 +256,12 @@ impl Setup {
             warn(warning);
         }
         confined.warn(&paths, warn);
+        // Telemetry first, so that everything after it can be seen; off, this reads a few
+        // variables and returns.
+        if let Err(e) = crate::telemetry::init(&files.settings.env) {
+            warn(&format!("telemetry is off: {e}"));
+        }
+        crate::telemetry::session_started();
         let permissions = permissions(&files.settings, &paths, &confined, warn)
             .map_err(|source| rule_origin(source, &paths))?;
         let llm = model_client(&files.settings)?;
@@ -510,6 +516,10 @@ fn agent_options(
         background_buffer: settings.background_output_bytes,
         subagent: None,
         idle_notify_after: settings.idle_notify_after,
+        budget: crate::agent::BudgetOptions {
+            cap: settings.max_budget_usd,
+            prices: settings.prices.clone(),
+        },
     }
 }
 

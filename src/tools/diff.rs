@@ -67,6 +67,29 @@ pub fn unified_diff_within(old: &str, new: &str, path: &str, max_lines: usize) -
     out.join("\n")
 }
 
+/// Lines added and removed by a unified diff (or a created file's `(+N lines)` note).
+pub fn display_counts(display: &str) -> Option<(usize, usize)> {
+    if let Some(rest) = display.split("(+").nth(1)
+        && display.starts_with("created ")
+    {
+        let n = rest.split(' ').next()?.parse().ok()?;
+        return Some((n, 0));
+    }
+    if !display.starts_with("--- ") {
+        return None;
+    }
+    let mut added = 0;
+    let mut removed = 0;
+    for line in display.lines() {
+        if line.starts_with('+') && !line.starts_with("+++") {
+            added += 1;
+        } else if line.starts_with('-') && !line.starts_with("---") {
+            removed += 1;
+        }
+    }
+    Some((added, removed))
+}
+
 /// Counts (added, removed) lines of a change, for one-line summaries.
 pub fn line_counts(old: &str, new: &str) -> (usize, usize) {
     let diff = line_diff(old, new);

@@ -196,25 +196,7 @@ fn count(lines: usize) -> String {
 
 /// Lines added and removed by a unified diff (or a created file's `(+N lines)` note).
 pub fn diff_counts(display: &str) -> Option<(usize, usize)> {
-    if let Some(rest) = display.split("(+").nth(1)
-        && display.starts_with("created ")
-    {
-        let n = rest.split(' ').next()?.parse().ok()?;
-        return Some((n, 0));
-    }
-    if !display.starts_with("--- ") {
-        return None;
-    }
-    let mut added = 0;
-    let mut removed = 0;
-    for line in display.lines() {
-        if line.starts_with('+') && !line.starts_with("+++") {
-            added += 1;
-        } else if line.starts_with('-') && !line.starts_with("---") {
-            removed += 1;
-        }
-    }
-    Some((added, removed))
+    crate::tools::diff::display_counts(display)
 }
 
 /// The first line of `text`, cut to `max` characters with an ellipsis.
@@ -320,16 +302,7 @@ pub fn hook_line(style: Style, notice: &HookNotice) -> Term {
 /// What `usage` cost at `price`, in dollars: cache reads and writes at their own prices where
 /// the settings give them, else at the input price.
 pub fn cost(usage: crate::llm::Usage, price: crate::config::Price) -> f64 {
-    let read = price.cache_read_per_m_tok.unwrap_or(price.input_per_m_tok);
-    let write = price.cache_write_per_m_tok.unwrap_or(price.input_per_m_tok);
-    let plain = usage
-        .prompt_tokens
-        .saturating_sub(usage.cache_read_tokens + usage.cache_write_tokens);
-    (plain as f64 * price.input_per_m_tok
-        + usage.cache_read_tokens as f64 * read
-        + usage.cache_write_tokens as f64 * write
-        + usage.completion_tokens as f64 * price.output_per_m_tok)
-        / 1e6
+    usage.cost(price)
 }
 
 #[cfg(test)]

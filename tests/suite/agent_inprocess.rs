@@ -53,6 +53,7 @@ fn agent(server: &MockServer, mode: PermissionMode) -> Setup {
         background_buffer: 1 << 20,
         subagent: None,
         idle_notify_after: std::time::Duration::from_secs(60),
+        budget: Default::default(),
     };
     let session = Session::new(&paths.sessions_dir(), &project_root, "m");
     Setup {

@@ -462,6 +462,7 @@ fn a_subagent_s_end_of_turn_fires_subagent_stop_which_loops_like_stop() {
             agent_type: "reviewer".into(),
         }),
         idle_notify_after: std::time::Duration::from_secs(60),
+        budget: Default::default(),
     };
     let llm = LlmClient::new(LlmConfig::new(server.base_url(), "m")).unwrap();
     let permissions = Permissions::new(PermissionMode::Default, &[], &[], &paths).unwrap();

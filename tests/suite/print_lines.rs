@@ -274,7 +274,7 @@ fn the_result_line_says_how_a_run_ended() {
             r#""modelUsage":{"gpt-4o-mini":{"inputTokens":0,"outputTokens":0,"cacheReadInputTokens":0,"cacheCreationInputTokens":0,"webSearchRequests":0,"costUSD":0.0,"contextWindow":128000,"maxOutputTokens":0}},"#,
             r#""permission_denials":[],"#,
             r#""errors":["stopped after 1 model requests (the limit set by --max-turns or settings `maxTurns`) before the model finished; raise it with --max-turns N or settings `maxTurns`"],"#,
-            r#""uuid":"ID","mcp_servers":[],"project_trust":"none"}"#
+            r#""uuid":"ID","mcp_servers":[],"project_trust":"none","cost_usd":0.0}"#
         )]
     );
 
@@ -297,7 +297,7 @@ fn the_result_line_says_how_a_run_ended() {
             concat!(
                 r#"{{"type":"result","subtype":"error_during_execution","is_error":true,"result":{},"#,
                 r#""session_id":"SESSION","num_turns":1,"duration_ms":0,"usage":{{"prompt_tokens":0,"completion_tokens":0}},"#,
-                r#""mcp_servers":[],"project_trust":"none"}}"#
+                r#""cost_usd":0.0,"mcp_servers":[],"project_trust":"none"}}"#
             ),
             serde_json::Value::String(message)
         )

@@ -438,7 +438,12 @@ fn json_output_is_one_result_object() {
         json!({"input_tokens": 30, "output_tokens": 5, "cache_creation_input_tokens": 0,
                "cache_read_input_tokens": 0, "prompt_tokens": 30, "completion_tokens": 5})
     );
-    assert_eq!(result["total_cost_usd"], json!(0.0));
+    // gpt-4o-mini (the default model) at the price of Ling's table: $0.15 in, $0.60 out.
+    let cost = result["total_cost_usd"].as_f64().unwrap_or(-1.0);
+    assert!(
+        (cost - (30.0 * 0.15 + 5.0 * 0.6) / 1e6).abs() < 1e-12,
+        "{result}"
+    );
     assert_eq!(result["permission_denials"], json!([]));
     assert_eq!(result["mcp_servers"], json!([]));
     assert!(result["duration_ms"].is_u64());

@@ -51,11 +51,25 @@ impl Tool for McpTool {
             let callback: ProgressCallback = Arc::new(move |p: Progress| report(describe(&p)));
             callback
         });
-        match self
-            .manager
-            .call_tool(&self.info.exposed_name, input, &ctx.cancel, progress)
-            .await
-        {
+        let span = crate::telemetry::Span::start("ling.mcp_call", || {
+            vec![
+                opentelemetry::KeyValue::new("ling.mcp.server", self.info.server.clone()),
+                opentelemetry::KeyValue::new("ling.mcp.tool", self.info.exposed_name.clone()),
+            ]
+        });
+        let answer = span
+            .run(
+                self.manager
+                    .call_tool(&self.info.exposed_name, input, &ctx.cancel, progress),
+            )
+            .await;
+        match &answer {
+            Ok(result) if result.is_error => span.fail("the tool returned isError"),
+            Ok(_) => {}
+            Err(e) => span.fail(e.to_string()),
+        }
+        drop(span);
+        match answer {
             Ok(result) if result.is_error => Err(ToolError::Failed(result.text)),
             Ok(result) => Ok(ToolOutput::text(result.text)),
             Err(McpError::Cancelled) => Err(ToolError::Interrupted),

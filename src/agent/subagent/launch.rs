@@ -125,6 +125,7 @@ fn ended(
             ),
         ),
         RunEnd::Declined => ("failed", "a call it needed was refused".into()),
+        RunEnd::MaxBudget(reason) => ("failed", format!("the spend cap stopped it: {reason}")),
         RunEnd::Stopped(reason) | RunEnd::PromptBlocked(reason) => {
             ("failed", format!("a hook stopped it: {reason}"))
         }

@@ -198,6 +198,7 @@ impl Agent {
         // Its mode is the parent's of the moment (or stricter), its requests the run's.
         child.host.mode = child.host.mode.following(self.host.mode.clone(), asked);
         child.requests = self.requests.for_child();
+        child.spend = self.spend.for_child();
         child.host.tool_search = self.host.tool_search.fresh();
         child.host.mcp = self.host.mcp.clone();
         child.host.extensions = self.host.extensions.clone();

@@ -211,10 +211,19 @@ impl Tool for TaskTool {
             // Named as the user reads it: the agent and its description, not the call's id.
             label: format!("{}: {}", link.agent, args.description),
         };
+        let span = crate::telemetry::Span::start("ling.subagent", || {
+            vec![
+                opentelemetry::KeyValue::new("ling.agent.type", link.agent.clone()),
+                opentelemetry::KeyValue::new("gen_ai.request.model", child.model().to_string()),
+            ]
+        });
         let result = {
             let _running = line.running_agent();
-            child.run(&args.prompt, &sink, &approver, &cancel).await
+            span.run(child.run(&args.prompt, &sink, &approver, &cancel))
+                .await
         };
+        super::super::telemetry_glue::run_outcome(&span, &result);
+        drop(span);
         drop(permit);
         let stopped = registry.leave(&link.agent_id) && !ctx.cancel.is_cancelled();
         let usage = child.usage();
@@ -287,6 +296,8 @@ fn outcome(
              before it finished; its last words: {}",
             run.text
         )),
+        // The budget is the run's: the parent meets it at its own next request.
+        RunEnd::MaxBudget(reason) => failed(format!("the {agent_type} agent stopped: {reason}")),
         RunEnd::Stopped(reason) | RunEnd::PromptBlocked(reason) => {
             line.stop(reason.clone());
             failed(format!(

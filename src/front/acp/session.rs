@@ -428,6 +428,11 @@ impl AcpSession {
         Ok(match end {
             RunEnd::Completed | RunEnd::Declined => StopReason::EndTurn,
             RunEnd::MaxTurns => StopReason::MaxTurnRequests,
+            // ACP has no reason for a spent budget; the client is told why in the message.
+            RunEnd::MaxBudget(reason) => {
+                self.say(&reason);
+                StopReason::MaxTurnRequests
+            }
             RunEnd::Interrupted => StopReason::Cancelled,
             RunEnd::Stopped(reason) => {
                 self.say(&format!("Stopped by a hook: {reason}"));

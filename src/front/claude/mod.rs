@@ -472,7 +472,7 @@ impl Session {
                 duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
                 api_ms,
                 usage,
-                price: self.host.settings().prices.get(&model).copied(),
+                price: self.host.settings().price(&model),
                 model: &model,
                 context_window: window,
                 denials: &denials,

@@ -87,6 +87,13 @@ impl Ending {
                 num_turns: run.num_turns,
                 goal: None,
             },
+            RunEnd::MaxBudget(reason) => Self {
+                subtype: Subtype::ErrorMaxBudgetUsd,
+                text: reason,
+                outcome: RunOutcome::Failed,
+                num_turns: run.num_turns,
+                goal: None,
+            },
             RunEnd::Interrupted => interrupted(run.num_turns),
             RunEnd::Stopped(reason) | RunEnd::PromptBlocked(reason) => {
                 Self::error(reason, RunOutcome::Failed, run.num_turns)
@@ -172,6 +179,7 @@ pub fn claude_result(ending: &Ending, facts: &ResultFacts<'_>) -> Value {
     let subtype = match ending.subtype {
         Subtype::Success => ResultSubtype::Success,
         Subtype::ErrorMaxTurns => ResultSubtype::ErrorMaxTurns,
+        Subtype::ErrorMaxBudgetUsd => ResultSubtype::ErrorMaxBudgetUsd,
         Subtype::ErrorDuringExecution => ResultSubtype::ErrorDuringExecution,
     };
     let message = ResultMessage {
@@ -185,7 +193,7 @@ pub fn claude_result(ending: &Ending, facts: &ResultFacts<'_>) -> Value {
         stop_reason: match ending.subtype {
             Subtype::Success => Some("end_turn"),
             Subtype::ErrorMaxTurns => Some("tool_use"),
-            Subtype::ErrorDuringExecution => None,
+            Subtype::ErrorMaxBudgetUsd | Subtype::ErrorDuringExecution => None,
         },
         session_id: facts.session_id,
         total_cost_usd: cost,

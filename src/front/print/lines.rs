@@ -81,6 +81,7 @@ pub enum System<'a> {
 pub enum Subtype {
     Success,
     ErrorMaxTurns,
+    ErrorMaxBudgetUsd,
     ErrorDuringExecution,
 }
 

@@ -152,9 +152,8 @@ async fn write_result(
             usage: host.usage(),
             cost_usd: host
                 .settings()
-                .prices
-                .get(&status.model)
-                .map(|price| crate::ui::render::cost(host.usage(), *price)),
+                .price(&status.model)
+                .map(|price| crate::ui::render::cost(host.usage(), price)),
             mcp_servers: &McpServer::list(statuses),
             project_trust: status.trust.as_str(),
             until: ending.goal.as_ref().map(super::ending::goal_json),
@@ -169,7 +168,7 @@ async fn write_result(
                     duration_ms,
                     api_ms,
                     usage: host.usage(),
-                    price: host.settings().prices.get(&model).copied(),
+                    price: host.settings().price(&model),
                     model: &model,
                     context_window: window,
                     denials: &denials,

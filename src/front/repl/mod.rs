@@ -5,6 +5,7 @@
 mod agent_rows;
 mod approval;
 mod ask_user;
+mod budget;
 mod commands;
 mod context;
 mod dialog_queue;

@@ -175,6 +175,7 @@ async fn drive(host: &mut Host, ui: &Arc<ReplUi>, command: Command) -> Typed {
         RunEnd::PromptBlocked(reason) => {
             stdout_line(term![style.yellow("prompt blocked by hook:"), " ", reason])
         }
+        RunEnd::MaxBudget(reason) => super::budget::reached(host, style, &reason).await,
     }
     if let Some(goal) = goal {
         stdout_line(super::tasks::goal_line(&goal, style));

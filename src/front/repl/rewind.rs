@@ -179,7 +179,7 @@ async fn overwrite_changed(
 }
 
 /// One answer typed at `prompt`; empty on Ctrl-C, Ctrl-D or Esc.
-async fn read(prompt: String) -> String {
+pub(super) async fn read(prompt: String) -> String {
     tokio::task::spawn_blocking(move || {
         let mut editor = rustyline::DefaultEditor::new().ok()?;
         editor.readline(&prompt).ok()

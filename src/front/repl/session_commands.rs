@@ -114,10 +114,10 @@ pub fn cost_report(host: &Host, style: Style) {
             usage.cache_read_tokens, usage.cache_write_tokens, usage.reasoning_tokens
         ));
     }
-    match host.settings().prices.get(host.model()) {
+    match host.settings().price(host.model()) {
         Some(price) => stdout_line(format!(
             "cost: ${:.4} at ${}/M in, ${}/M out ({})",
-            cost(usage, *price),
+            cost(usage, price),
             price.input_per_m_tok,
             price.output_per_m_tok,
             host.model()

@@ -374,6 +374,7 @@ async fn drive(
                 true,
                 result.num_turns,
             ),
+            RunEnd::MaxBudget(reason) => (reason, true, result.num_turns),
             RunEnd::Interrupted => ("interrupted".into(), true, result.num_turns),
             RunEnd::Stopped(reason) | RunEnd::PromptBlocked(reason) => (
                 format!("stopped by a hook: {reason}"),

@@ -155,6 +155,7 @@ pub fn stream_event(session_id: &str, event: Value) -> Value {
 pub enum ResultSubtype {
     Success,
     ErrorMaxTurns,
+    ErrorMaxBudgetUsd,
     ErrorDuringExecution,
 }
 
