@@ -454,17 +454,28 @@ fn run_print(ling: &str, deltas: &[String]) -> anyhow::Result<(Duration, Duratio
         .take()
         .context("no stdout")?
         .read_to_end(&mut out)?;
-    // Read before `wait`: the exited child's times are still there.
-    std::thread::sleep(Duration::from_millis(50));
+    // The answer is all out when stdout closes, as the REPL's is at its footer: timed here, not
+    // after the pause below (which once added 50 ms to every -p time and hid most of the gap).
+    let done = Instant::now();
+    // Read before `wait`, once the child has exited: its times are still there.
+    while !exited(&child) {
+        std::thread::sleep(Duration::from_millis(1));
+    }
     let cpu = child_cpu();
     child.wait()?;
-    let done = Instant::now();
     let request = match sent.lock() {
         Ok(s) => s.request.context("the mock got no chat request")?,
         Err(_) => bail!("the mock failed"),
     };
     anyhow::ensure!(out.len() >= SIZE, "-p printed {} bytes", out.len());
     Ok((done.saturating_duration_since(request), cpu))
+}
+
+/// Whether `child` has exited (a zombie, not yet waited for: its times still readable).
+fn exited(child: &std::process::Child) -> bool {
+    let stat = std::fs::read_to_string(format!("/proc/{}/stat", child.id())).unwrap_or_default();
+    stat.rsplit_once(") ")
+        .is_none_or(|(_, rest)| rest.starts_with('Z'))
 }
 
 /// The CPU time (user and system) of this process's children named `ling` (`/proc`, Linux).

@@ -74,6 +74,12 @@ pub fn terminal_width() -> Option<usize> {
     Some(usize::from(size.ws_col)).filter(|w| *w > 0)
 }
 
+/// The height of the terminal on stdout in rows, when it is one and says.
+pub fn terminal_height() -> Option<usize> {
+    let size = rustix::termios::tcgetwinsize(std::io::stdout()).ok()?;
+    Some(usize::from(size.ws_row)).filter(|h| *h > 0)
+}
+
 /// Writes and flushes `bytes` on stdout, unless it was found closed.
 fn write_stdout(bytes: &[u8]) {
     if stdout_closed() {

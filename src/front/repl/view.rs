@@ -46,6 +46,9 @@ pub(super) struct ReplUi {
     floor: tokio::sync::Mutex<()>,
     /// Questions waiting for the floor.
     waiting: AtomicUsize,
+    /// Rows printed under the open question since it was drawn (hints, questions waiting):
+    /// what its collapse must wipe besides its frame.
+    printed_under: Arc<AtomicUsize>,
 }
 
 /// The floor for one question: the terminal is the question's until this is dropped, when the
@@ -92,6 +95,7 @@ impl ReplUi {
             dialogs: super::dialog_queue::DialogQueue::default(),
             floor: tokio::sync::Mutex::new(()),
             waiting: AtomicUsize::new(0),
+            printed_under: Arc::default(),
         }
     }
 
@@ -173,6 +177,7 @@ impl ReplUi {
             Err(_) => {
                 // Said under the open question, whose keys still answer it.
                 stdout_line(self.style.dim(&format!("  ({})", waiting_words(waiting))));
+                self.printed_under.fetch_add(1, Ordering::SeqCst);
                 self.floor.lock().await
             }
         };
@@ -271,15 +276,27 @@ impl Approver for ReplUi {
         let cancel = self.lock().cancel.clone();
         self.lock().view.previewed = request.preview.is_some();
         approval::forget_typed_ahead();
-        for line in approval::question(style, request, width()) {
+        let frame = approval::question(style, request, width());
+        let frame_rows: usize = frame.iter().map(|line| rows_of(line, width())).sum();
+        for line in frame {
             stdout_line(line);
         }
+        self.printed_under.store(0, Ordering::SeqCst);
         let session_rule = request.session_rule.clone();
         let ask_cancel = cancel.clone();
-        let answer = tokio::task::spawn_blocking(move || ask(style, &session_rule, ask_cancel))
-            .await
-            .ok()
-            .flatten();
+        let under = self.printed_under.clone();
+        let answer =
+            tokio::task::spawn_blocking(move || ask(style, &session_rule, ask_cancel, &under))
+                .await
+                .ok()
+                .flatten();
+        if let Some((answer @ (Approval::Once | Approval::Deny), Keep::Session)) = &answer {
+            let rows = frame_rows + self.printed_under.load(Ordering::SeqCst);
+            if collapse(style, request, answer, rows) {
+                // The diff went with the frame: the call's line shows it.
+                self.lock().view.previewed = false;
+            }
+        }
         drop(floor);
         match answer {
             Some((answer, keep)) => {
@@ -316,6 +333,39 @@ impl Approver for ReplUi {
     }
 }
 
+/// The terminal rows `line` takes at `width` columns.
+fn rows_of(line: &Term, width: usize) -> usize {
+    crate::ui::markdown::term_width(line)
+        .max(1)
+        .div_ceil(width.max(1))
+}
+
+/// An answered question's frame (and what was printed under it, `rows` in all) wiped when it
+/// is all on the screen: a yes leaves one line, `● bash(cargo test)  ✓ approved once`; a no
+/// leaves nothing, the call's own line saying `✗ denied by you`. Whether it was wiped.
+fn collapse(style: Style, request: &ApprovalRequest, answer: &Approval, rows: usize) -> bool {
+    let fits = crate::ui::output::terminal_height().is_some_and(|height| rows < height);
+    if !crate::ui::output::stdout_is_terminal() || !fits {
+        return false;
+    }
+    crate::ui::output::stdout(Term::wipe_rows_above(rows));
+    if matches!(answer, Approval::Once) {
+        let room = width().saturating_sub(22).max(20);
+        let (summary, _) =
+            crate::ui::render::call_summary_within(&request.tool, &request.input, room);
+        stdout_line(term![
+            style.cyan("●"),
+            " ",
+            style.dim(&summary),
+            "  ",
+            style.green("✓"),
+            " ",
+            style.dim("approved once")
+        ]);
+    }
+    true
+}
+
 /// `1 more question waiting`, `2 more questions waiting`.
 fn waiting_words(n: usize) -> String {
     match n {
@@ -329,8 +379,12 @@ fn ask(
     style: Style,
     session_rule: &str,
     cancel: Option<CancellationToken>,
+    printed: &AtomicUsize,
 ) -> Option<(Approval, Keep)> {
-    let hint = |key: &str| stdout_line(approval::not_a_choice(style, key));
+    let hint = |key: &str| {
+        stdout_line(approval::not_a_choice(style, key));
+        printed.fetch_add(1, Ordering::SeqCst);
+    };
     loop {
         let (choice, next) = approval::read_choice(cancel.as_ref(), &hint);
         match choice {
