@@ -176,7 +176,11 @@ impl Attempt<'_> {
                 message: redact::scrub(&server_message(&text)),
                 retry_after,
                 overflow,
-                refusal: FinalRefusal::of(&text),
+                // A server error (5xx) quoting such words is still the server's: retried.
+                refusal: (400..500)
+                    .contains(&status.as_u16())
+                    .then(|| FinalRefusal::of(&text))
+                    .flatten(),
             });
         }
         Ok(response)

@@ -21,6 +21,19 @@ pub fn user_settings(project: &Project, settings: Value) {
     .unwrap();
 }
 
+/// Settings with this context window and only the tools these runs use offered: the windows
+/// are sized for what the conversation holds, so the tools Ling gains over time (their schemas
+/// are sent with every request) must not move where compaction starts.
+fn small_window(tokens: u64) -> Value {
+    json!({
+        "contextWindow": tokens,
+        "permissions": {"deny": [
+            "todo_write", "ask_user", "exit_plan_mode", "bash_output", "kill_shell",
+            "web_fetch", "web_search", "task",
+        ]},
+    })
+}
+
 /// User hooks for PreCompact and SessionStart that append their input to `hook-events.jsonl`.
 pub fn log_compaction_hooks(project: &Project) {
     let log = project.file("hook-events.jsonl");
@@ -86,7 +99,7 @@ fn auto_compaction_sends_the_summary_and_the_recent_messages_verbatim() {
     server.allow_unasked(11);
     server.answer_summaries("SUMMARY");
     let project = Project::new();
-    user_settings(&project, json!({ "contextWindow": 9000 }));
+    user_settings(&project, small_window(9000));
     log_compaction_hooks(&project);
 
     let mut compacted_at = None;
@@ -296,7 +309,7 @@ fn forty_turns_with_large_tool_outputs_finish_under_a_small_window() {
         ));
     }
     project.write("big.rs", &big);
-    user_settings(&project, json!({ "contextWindow": 16000 }));
+    user_settings(&project, small_window(16000));
 
     let out = run_turn(&project, &server, "read big.rs forty times", false);
     assert_eq!(out.code, Some(0), "{}", out.stderr);

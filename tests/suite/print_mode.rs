@@ -356,7 +356,7 @@ fn a_spent_quota_a_wrong_key_and_a_missing_model_are_final() {
             "key",
         ),
         (
-            503,
+            400,
             r#"{"error":{"message":"The model `gpt-9` does not exist or you do not have access to it.","type":"invalid_request_error","code":"model_not_found"}}"#,
             "--model",
         ),
