@@ -57,7 +57,7 @@ pub(super) struct CallLine {
     tx: mpsc::UnboundedSender<Request>,
     /// Whether the turn's approver can ask anybody.
     can_ask: bool,
-    /// Whether it orders its questions itself ([`Approver::orders_questions`]).
+    /// Whether it orders its questions itself ([`Approver::orders_questions`](crate::agent::Approver::orders_questions)).
     orders_questions: bool,
     /// Set while an agent of the tool's own runs (a sub-agent): at a cancel the call is then
     /// waited for, since that agent stops its own calls within their grace.

@@ -3,7 +3,7 @@
 //! child waits for a slot like any (`maxParallelAgents` counts the whole tree), asks nobody
 //! (what would need a question is denied, as in a `-p` run: Claude Code's background agents
 //! work with the permissions they were given), and is stopped only by `/agents` or the end of
-//! the session. Its events and, at its end, its answer go to the parent's [`Inbox`], which the
+//! the session. Its events and, at its end, its answer go to the parent's [`Inbox`](super::background::Inbox), which the
 //! parent takes at its next step.
 
 use std::sync::Arc;
