@@ -11,7 +11,7 @@ mod tools;
 mod watch;
 
 use std::collections::BTreeMap;
-use std::os::unix::fs::DirBuilderExt;
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -247,7 +247,15 @@ impl Shells {
         let id = format!("bash_{number}");
         let dir = self.dir()?;
         let output_file = dir.join(format!("{id}.log"));
-        let file = std::fs::File::create(&output_file)?;
+        // Created new, never opened through what is there: the folder is in the temp dir, which
+        // sandboxed commands may write, and a link planted under this name must not have Ling
+        // (outside the sandbox) write a command's output into the file it points at.
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(&output_file)?;
         let shell = Arc::new(Shell {
             id,
             command: command.to_string(),
@@ -317,5 +325,25 @@ impl Drop for Inner {
         if let Some(dir) = dir.take() {
             let _ = std::fs::remove_dir_all(dir);
         }
+    }
+}
+
+#[cfg(test)]
+mod spill_tests {
+    use super::*;
+
+    /// A link planted where the next spill file goes (a sandboxed command can write the temp
+    /// dir) makes the command fail to start; the file it points at is left as it was.
+    #[test]
+    fn a_planted_link_is_never_written_through() {
+        let shells = Shells::new(1024, &format!("spill-test-{}", std::process::id()));
+        let (first, _) = shells.add("true").unwrap();
+        let dir = first.output_file.parent().unwrap().to_path_buf();
+        let target = tempfile::NamedTempFile::new().unwrap();
+        std::fs::write(target.path(), "mine\n").unwrap();
+        std::os::unix::fs::symlink(target.path(), dir.join("bash_2.log")).unwrap();
+        assert!(shells.add("echo pwned").is_err());
+        assert_eq!(std::fs::read_to_string(target.path()).unwrap(), "mine\n");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }
