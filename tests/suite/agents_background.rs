@@ -222,11 +222,12 @@ fn the_repl_lists_a_running_background_agent_and_stops_it() {
     p.expect("> ");
     p.send_line(&format!("/agents stop {id}"));
     p.expect(&format!("stopping sub-agent {id}"));
-    // Once it has stopped its notice goes to the model as a turn of its own.
-    p.expect("> ");
+    // Once it has stopped its notice goes to the model as a turn of its own: at once, when
+    // the child ended before the REPL came back to the top of its loop, so what comes before
+    // the next prompt is kept too.
+    let mut seen = p.expect("> ");
     // Each line typed brings the REPL back to the top of its loop, where an answer that came
     // is taken; the output is read whole, however the turn's lines were cut.
-    let mut seen = String::new();
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
     while !repl::without_escapes(&seen).contains("PARENT: heard it was stopped")
         && std::time::Instant::now() < deadline

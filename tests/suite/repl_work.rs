@@ -350,3 +350,18 @@ fn after_a_yes_the_spinner_runs_again_with_the_way_out() {
     p.expect("finished");
     p.exit();
 }
+
+#[test]
+fn a_line_typed_right_after_an_empty_enter_is_kept() {
+    // The Enter and the next line come in one read of the terminal: the line editor must keep
+    // what followed the Enter for the next prompt, not drop it with the first line's reader.
+    let server = MockServer::start_blocking(vec![Reply::text("TYPED-AHEAD-SEEN")]);
+    let project = Project::new();
+    let mut p = start(&project, &server, &[]);
+    p.prompt();
+    p.typ("\rsecond line typed at once\r");
+    p.expect("TYPED-AHEAD-SEEN");
+    p.exit();
+    let asked = server.requests_for("second line typed at once");
+    assert_eq!(asked.len(), 1, "the line typed after the Enter was lost");
+}
