@@ -1,6 +1,7 @@
 //! `--max-budget-usd` and settings `maxBudgetUsd`: a run stops before the request that would
 //! pass the cap, with Claude Code's `error_max_budget_usd`, counting its sub-agents' requests
-//! on the same purse; and a model with no price cannot run under a cap.
+//! on the same purse; a model with no price cannot run under a cap; the REPL asks to raise a
+//! spent cap and goes on under the new one.
 
 use crate::support::{mock_openai, project};
 
@@ -131,4 +132,44 @@ fn a_cap_on_a_model_without_a_price_is_refused_before_any_request() {
     cmd.args(["-p", "go", "--max-budget-usd", "-1"]);
     let out = run(cmd);
     assert_eq!(out.code, Some(2), "{}", out.stderr);
+}
+
+#[test]
+fn the_repl_asks_to_raise_a_spent_budget_and_goes_on_under_the_new_cap() {
+    use crate::support::repl;
+    let project = Project::new();
+    std::fs::write(
+        project.home.path().join("settings.json"),
+        PRICES.replace("{\"prices\"", "{\"maxBudgetUsd\": 1.5, \"prices\""),
+    )
+    .unwrap();
+    let server =
+        MockServer::start_blocking(vec![bash("true"), Reply::text("BUDGET-DONE").usage(1, 1)]);
+    let mut p = repl::start(
+        &project,
+        &server,
+        &["--model", "priced", "--allowedTools", "bash"],
+        &[],
+    );
+    p.expect("> ");
+    p.send_line("go");
+    // $1.10 spent; the next request would pass $1.50: the turn stops and the REPL asks.
+    let said = p.expect("raise the budget to $3.00?");
+    assert!(said.contains("budget reached:"), "{said}");
+    assert_eq!(server.requests().len(), 1);
+    p.send_line("n");
+    p.expect("the budget stays $1.50");
+    p.send_line("go on");
+    p.expect("raise the budget to $3.00?");
+    assert_eq!(
+        server.requests().len(),
+        1,
+        "a request past the cap was sent"
+    );
+    p.send_line("y");
+    p.expect("budget raised to $3.00");
+    p.send_line("go on");
+    p.expect("BUDGET-DONE");
+    assert_eq!(server.requests().len(), 2);
+    p.exit();
 }
