@@ -1,7 +1,8 @@
 //! `--record FILE` and `--replay FILE`: a session with hooks and an MCP server recorded against
 //! the mock model, then replayed in another project directory and `LING_HOME` with no model at
 //! all gives the same answer, its hooks and MCP calls running again; a changed prompt is a
-//! request the recording does not have, which fails the run with exit 3 naming the part.
+//! request the recording does not have, which fails the run with exit 4 naming the part. The
+//! Anthropic Messages and OpenAI Responses APIs record and replay the same way.
 
 use crate::support::mcp::test_server;
 use crate::support::{hooks_e2e, mock_openai, project};
@@ -157,4 +158,77 @@ fn a_missing_or_broken_recording_is_a_usage_error() {
         "{}",
         out.stderr
     );
+}
+
+#[test]
+fn anthropic_and_responses_sessions_record_and_replay_too() {
+    for (api, path) in [
+        ("anthropic", "/v1/messages"),
+        ("responses", "/v1/responses"),
+    ] {
+        let server = MockServer::start_blocking(vec![
+            Reply::tool_calls(vec![("b1", "bash", json!({"command": "echo from-bash"}))]),
+            Reply::text("bash said from-bash"),
+        ]);
+        let tapes = tempfile::tempdir().unwrap();
+        let tape = tapes.path().join("session.jsonl");
+        let tape_arg = tape.to_str().unwrap();
+        let run_on = |project: &Project, base_url: &str, prompt: &str, tape: &[&str]| {
+            let mut cmd = project.command(base_url);
+            cmd.args([
+                "--api",
+                api,
+                "--model",
+                "test-model",
+                "--base-url",
+                base_url,
+            ])
+            .args(["-p", prompt, "--allowed-tools", "bash", "--sandbox", "off"])
+            .args(tape);
+            run(cmd)
+        };
+        let recorded = run_on(
+            &Project::new(),
+            &server.base_url(),
+            "echo it",
+            &["--record", tape_arg],
+        );
+        assert_eq!(recorded.code, Some(0), "{api}: {}", recorded.stderr);
+        assert_eq!(recorded.stdout, "bash said from-bash\n", "{api}");
+        let first: serde_json::Value = serde_json::from_str(
+            std::fs::read_to_string(&tape)
+                .unwrap()
+                .lines()
+                .next()
+                .unwrap(),
+        )
+        .unwrap();
+        assert_eq!(first["path"], path, "{api}");
+        drop(server);
+
+        let elsewhere = Project::new();
+        let replayed = run_on(
+            &elsewhere,
+            "http://127.0.0.1:9/v1",
+            "echo it",
+            &["--replay", tape_arg],
+        );
+        assert_eq!(replayed.code, Some(0), "{api}: {}", replayed.stderr);
+        assert_eq!(replayed.stdout, recorded.stdout, "{api}");
+
+        let changed = run_on(
+            &elsewhere,
+            "http://127.0.0.1:9/v1",
+            "echo that",
+            &["--replay", tape_arg],
+        );
+        assert_eq!(changed.code, Some(4), "{api}: {}", changed.stderr);
+        assert!(
+            changed
+                .stderr
+                .contains(&format!("request 1 (POST {path}) is not in")),
+            "{api}: {}",
+            changed.stderr
+        );
+    }
 }
