@@ -2,8 +2,10 @@
 //! `OTEL_EXPORTER_OTLP_PROTOCOL=http/json` against a loopback OTLP/HTTP collector written here,
 //! which keeps every request. The spans continue `TRACEPARENT`'s trace; the metrics and log
 //! events arrive; the prompt's text is exported only when `OTEL_LOG_USER_PROMPTS` says so; a
-//! dead collector is said once and fails nothing.
+//! dead collector is said once and fails nothing. MCP calls and sub-agents have spans of their
+//! own, the sub-agent's turn under its `ling.subagent` span.
 
+use crate::support::mcp::test_server;
 use crate::support::{hooks_e2e, mock_openai, project};
 
 use std::io::{Read, Write};
@@ -195,5 +197,84 @@ fn a_dead_collector_is_said_once_and_the_run_succeeds() {
         1,
         "{}",
         out.stderr
+    );
+}
+
+#[test]
+fn mcp_calls_and_sub_agents_have_spans_of_their_own() {
+    let project = Project::new();
+    let config = json!({"mcpServers": {"test": {"command": test_server(), "args": []}}});
+    project.write(".ling/mcp.json", &config.to_string());
+    project.trust();
+    let server = MockServer::start_blocking(vec![
+        Reply::tool_calls(vec![("m1", "mcp__test__add", json!({"a": 2, "b": 3}))]),
+        Reply::tool_calls(vec![(
+            "t1",
+            "task",
+            json!({"description": "look it up", "prompt": "SPAN-CHILD: look"}),
+        )]),
+        Reply::text("all done"),
+    ]);
+    server.script_for("SPAN-CHILD", vec![Reply::text("child answer")]);
+    let (endpoint, received) = collector();
+    let mut cmd = project.command(&server.base_url());
+    cmd.args(["-p", "go", "--allowed-tools", "mcp__test__*,task"])
+        .env("OTEL_EXPORTER_OTLP_ENDPOINT", &endpoint)
+        .env("OTEL_EXPORTER_OTLP_PROTOCOL", "http/json");
+    let out = run(cmd);
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert_eq!(out.stdout, "all done\n");
+    let second = serde_json::to_string(&server.requests()[1].messages()).unwrap();
+    assert!(
+        second.contains("\"5\""),
+        "the MCP call failed: {}",
+        out.stderr
+    );
+    let traces = bodies(&received, "/v1/traces");
+    let spans: Vec<serde_json::Value> = received
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|(path, _)| path == "/v1/traces")
+        .filter_map(|(_, body)| serde_json::from_str::<serde_json::Value>(body).ok())
+        .flat_map(|body| {
+            let mut spans = Vec::new();
+            for resource in body["resourceSpans"].as_array().into_iter().flatten() {
+                for scope in resource["scopeSpans"].as_array().into_iter().flatten() {
+                    spans.extend(scope["spans"].as_array().into_iter().flatten().cloned());
+                }
+            }
+            spans
+        })
+        .collect();
+    let named = |name: &str| -> Vec<&serde_json::Value> {
+        spans.iter().filter(|s| s["name"] == name).collect()
+    };
+    let mcp = named("ling.mcp_call");
+    assert_eq!(mcp.len(), 1, "{traces}");
+    let mcp_text = mcp[0].to_string();
+    assert!(
+        mcp_text.contains("ling.mcp.server") && mcp_text.contains("\"test\""),
+        "{mcp_text}"
+    );
+    assert!(mcp_text.contains("\"add\""), "{mcp_text}");
+    let call = named("ling.tool_call")
+        .into_iter()
+        .find(|s| s.to_string().contains("mcp__test__add"))
+        .expect("the MCP tool's call span");
+    assert_eq!(mcp[0]["parentSpanId"], call["spanId"], "{traces}");
+    let subagent = named("ling.subagent");
+    assert_eq!(subagent.len(), 1, "{traces}");
+    assert!(
+        subagent[0].to_string().contains("general-purpose"),
+        "{}",
+        subagent[0]
+    );
+    // The child's own turn hangs under the sub-agent's span.
+    let id = subagent[0]["spanId"].as_str().unwrap();
+    let turns = named("ling.turn");
+    assert!(
+        turns.iter().any(|t| t["parentSpanId"] == id),
+        "no turn under the sub-agent's span: {traces}"
     );
 }

@@ -54,7 +54,7 @@ impl Tool for McpTool {
         let span = crate::telemetry::Span::start("ling.mcp_call", || {
             vec![
                 opentelemetry::KeyValue::new("ling.mcp.server", self.info.server.clone()),
-                opentelemetry::KeyValue::new("ling.mcp.tool", self.info.exposed_name.clone()),
+                opentelemetry::KeyValue::new("ling.mcp.tool", self.info.original_name.clone()),
             ]
         });
         let answer = span
