@@ -215,3 +215,44 @@ fn hooks_see_todo_write_by_claude_s_name() {
         "a denied list was kept"
     );
 }
+
+#[test]
+fn a_rewound_conversation_takes_its_to_do_list_back_too() {
+    let first = json!({"todos": [
+        {"content": "First plan", "status": "pending", "activeForm": "Planning first"}
+    ]});
+    let server = MockServer::start_blocking(vec![
+        Reply::tool_calls(vec![("t1", "todo_write", first.clone())]),
+        Reply::text("planned"),
+        Reply::tool_calls(vec![("t2", "todo_write", list())]),
+        Reply::text("replanned"),
+    ]);
+    let project = Project::new();
+    let turn = |args: &[&str]| {
+        let mut cmd = project.command(&server.base_url());
+        cmd.args(["--output-format", "json"]).args(args);
+        let out = run(cmd);
+        assert_eq!(out.code, Some(0), "{}", out.stderr);
+        out.json()
+    };
+    let id = turn(&["-p", "plan"])["session_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    turn(&["-p", "plan again", "--resume", &id]);
+    assert_eq!(
+        transcript_lists(&project).last(),
+        Some(&list()["todos"]),
+        "the second list was not written"
+    );
+    // Back to before the second message: the list written before it is the list again.
+    turn(&["-p", "/rewind 2 conversation", "--resume", &id]);
+    assert_eq!(transcript_lists(&project).last(), Some(&first["todos"]));
+    let mut p = repl::start(&project, &server, &["--resume", &id], &[]);
+    p.expect("> ");
+    p.send_line("/todos");
+    let listed = p.expect("First plan");
+    assert!(!listed.contains("Ship it"), "{listed}");
+    p.expect("> ");
+    p.exit();
+}

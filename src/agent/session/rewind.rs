@@ -1,7 +1,7 @@
 //! A transcript taken back or copied: `/rewind` appends a `rewind` line holding the history as
 //! it was before a user message (loading then starts over from it, as from a compaction, and
 //! the lines above it stay), and `--fork-session` copies a transcript under a new id, the
-//! original left as it was.
+//! original left as it was. The to-do list goes back with the conversation.
 
 use std::path::Path;
 
@@ -63,6 +63,8 @@ impl Session {
             });
         }
         self.prompts.truncate(n - 1);
+        // The to-do list goes back with the conversation: the one written last before it.
+        self.set_todos(&before.todos);
         Ok(Rewound {
             messages: before.messages,
             children: before.children,
