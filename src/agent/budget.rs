@@ -27,6 +27,22 @@ impl Agent {
         crate::telemetry::tokens_and_cost(&self.llm.config().model, tokens, cost);
     }
 
+    /// Counts what the tools' own model requests used since the last step (`web_fetch`'s
+    /// question over a long page, native web search) in the usage and against the budget.
+    pub(super) fn take_side_usage(&mut self) {
+        let used = std::mem::take(
+            &mut *self
+                .host
+                .side_usage
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        );
+        if used != Usage::default() {
+            self.spend_on(used);
+            self.conversation.usage += used;
+        }
+    }
+
     /// `Some` when the next request must not be made: it would pass the cap, or the cap cannot
     /// be kept because the model has no price.
     pub(super) fn over_budget(&self) -> Option<RunEnd> {

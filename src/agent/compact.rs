@@ -384,6 +384,8 @@ impl Agent {
         };
         let completion = result?;
         if let Some(usage) = completion.usage {
+            // A summary is paid for like any request: it counts against the spend cap.
+            self.spend_on(usage);
             self.conversation.usage += usage;
         }
         let summary = completion.content.trim().to_string();

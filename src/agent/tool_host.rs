@@ -21,7 +21,7 @@ use super::web_model::SideModel;
 use crate::checkpoint::Checkpoints;
 use crate::config::extensions::Extensions;
 use crate::hooks::HookEngine;
-use crate::llm::{LlmClient, Message, ToolCall, ToolSpec};
+use crate::llm::{LlmClient, Message, ToolCall, ToolSpec, Usage};
 use crate::mcp::McpManager;
 use crate::media::ImageStore;
 use crate::permissions::Permissions;
@@ -67,6 +67,9 @@ pub(super) struct ToolHost {
     pub shells: Shells,
     /// The git worktree this agent works in (a sub-agent with `isolation: worktree`).
     pub worktree: Option<crate::process::worktree::Worktree>,
+    /// What the tools' own model requests used (`web_fetch`'s question, native web search),
+    /// not yet counted in the conversation's usage and the spend cap.
+    pub side_usage: Arc<Mutex<Usage>>,
 }
 
 impl ToolHost {
@@ -91,6 +94,7 @@ impl ToolHost {
             images: None,
             shells,
             worktree: None,
+            side_usage: Arc::default(),
         }
     }
 
@@ -222,7 +226,10 @@ impl ToolHost {
             call_id: None,
             images: self.images.clone(),
             web_rules,
-            model: Some(Arc::new(SideModel::new(llm.clone()))),
+            model: Some(Arc::new(SideModel::new(
+                llm.clone(),
+                self.side_usage.clone(),
+            ))),
             caller: None,
             session_id: String::new(),
         }

@@ -213,6 +213,8 @@ impl Agent {
         loop {
             // What background sub-agents that ended left: their answers are this step's input.
             self.take_background(turn);
+            // What the tools' own requests used is paid for like the agent's.
+            self.take_side_usage();
             // Its own limit (a sub-agent definition's `maxTurns`), then the run's, which its
             // sub-agents' requests count toward.
             let own_limit = self

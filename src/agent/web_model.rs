@@ -1,12 +1,15 @@
 //! The model as the tools may ask it ([`crate::tools::ModelAccess`]): a small request of its own
 //! for `web_fetch`'s question over a long page, and the API's own web search for `web_search`
 //! (Anthropic's server-side tool, the Responses API's `web_search`), whose answer and cited
-//! sources become the tool's result. Neither goes into the conversation's history.
+//! sources become the tool's result. Neither goes into the conversation's history; what they
+//! use is kept for the agent, which counts it in the run's usage and against its spend cap.
+
+use std::sync::{Arc, Mutex, PoisonError};
 
 use async_trait::async_trait;
 
 use crate::config::WireApi;
-use crate::llm::{LlmClient, Message};
+use crate::llm::{Completion, LlmClient, Message, Usage};
 use crate::tools::{Cited, ModelAccess};
 
 /// The most tokens a side answer may take.
@@ -14,11 +17,19 @@ const SIDE_ANSWER_TOKENS: u32 = 4096;
 
 pub(super) struct SideModel {
     llm: LlmClient,
+    /// Shared with the agent's tool host ([`super::tool_host::ToolHost::side_usage`]).
+    used: Arc<Mutex<Usage>>,
 }
 
 impl SideModel {
-    pub(super) fn new(llm: LlmClient) -> Self {
-        Self { llm }
+    pub(super) fn new(llm: LlmClient, used: Arc<Mutex<Usage>>) -> Self {
+        Self { llm, used }
+    }
+
+    fn count(&self, completion: &Completion) {
+        if let Some(usage) = completion.usage {
+            *self.used.lock().unwrap_or_else(PoisonError::into_inner) += usage;
+        }
     }
 }
 
@@ -31,6 +42,7 @@ impl ModelAccess for SideModel {
             .stream_chat_with(&messages, &[], Some(SIDE_ANSWER_TOKENS), &mut |_| {})
             .await
             .map_err(|e| e.to_string())?;
+        self.count(&completion);
         Ok(completion.content)
     }
 
@@ -39,6 +51,9 @@ impl ModelAccess for SideModel {
             return None;
         }
         let found = self.llm.search_web(query, SIDE_ANSWER_TOKENS).await;
+        if let Ok(completion) = &found {
+            self.count(completion);
+        }
         Some(found.map_err(|e| e.to_string()).map(|completion| Cited {
             text: completion.content,
             sources: completion.citations,

@@ -222,9 +222,10 @@ fn a_long_page_with_a_prompt_is_answered_by_a_follow_up_request() {
             "call_1",
             "web_fetch",
             json!({"url": url, "prompt": "what is new_fn called before?"}),
-        )]),
-        Reply::text("It was old_fn."),
-        Reply::text("Done."),
+        )])
+        .usage(100, 10),
+        Reply::text("It was old_fn.").usage(1000, 50),
+        Reply::text("Done.").usage(200, 5),
     ]);
     let project = Project::new();
     let settings = r#"{"webFetch": {"promptOverChars": 20}}"#;
@@ -236,11 +237,17 @@ fn a_long_page_with_a_prompt_is_answered_by_a_follow_up_request() {
             settings,
             "--allowed-tools",
             "WebFetch(domain:localhost)",
+            "--output-format",
+            "json",
             "-p",
             "go",
         ],
     );
     assert_eq!(out.code, Some(0), "{}", out.stderr);
+    // The side request is paid for like the others: counted in the run's usage.
+    let usage = &out.json()["usage"];
+    assert_eq!(usage["input_tokens"], 1300, "{usage}");
+    assert_eq!(usage["output_tokens"], 65, "{usage}");
     let requests = server.requests();
     let side = &requests[1];
     assert!(side.tool_names().is_empty());

@@ -103,7 +103,11 @@ const UNHONOURED: [(&str, &str); 9] = [
         "a system prompt without its dynamic sections",
     ),
     ("systemPromptSnapshot", "system prompt snapshots"),
-    ("plugins", "plugins"),
+    (
+        "plugins",
+        "plugins sent in initialize (leave pluginDelivery at its default, 'argv': Ling loads \
+         each --plugin-dir)",
+    ),
     ("managedSettings", "managed settings"),
     (
         "settings",
