@@ -314,6 +314,7 @@ pub mod grep;
 mod model_access;
 mod output;
 pub mod paths;
+pub mod pdf_text;
 pub mod read_file;
 mod shell_host;
 pub mod web_fetch;

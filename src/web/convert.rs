@@ -1,7 +1,8 @@
 //! A fetched body as text the model can read: HTML as Markdown (htmd: headings, lists, code
 //! blocks, links, tables; scripts, styles and other parts nobody reads left out), Markdown,
 //! plain text, JSON, XML and other text as they are. Anything else is refused with what to do
-//! instead; images are the caller's (they go to the model as images).
+//! instead; images and PDFs are the caller's (images go to the model as images, a PDF's text
+//! is read by `tools::pdf_text`).
 
 use super::WebError;
 

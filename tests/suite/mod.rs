@@ -106,4 +106,5 @@ mod trust_workspace;
 mod trust_workspace_repl;
 mod until_goal;
 mod user_setups;
+mod web_fetch_pdf;
 mod web_tools;

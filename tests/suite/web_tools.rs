@@ -19,14 +19,14 @@ const PAGE: &str = r#"<!doctype html><html><head><title>Migration guide</title>
 <table><tr><th>from</th><th>to</th></tr><tr><td>1.x</td><td>2.0</td></tr></table>
 </body></html>"#;
 
-fn ling(project: &Project, server: &MockServer, args: &[&str]) -> project::Output {
+pub(super) fn ling(project: &Project, server: &MockServer, args: &[&str]) -> project::Output {
     let mut cmd = project.command(&server.base_url());
     cmd.args(["--model", "test-model"]).args(args);
     run(cmd)
 }
 
 /// The text of the tool result the second request carries (chat completions).
-fn tool_result(request: &Recorded) -> String {
+pub(super) fn tool_result(request: &Recorded) -> String {
     request
         .messages()
         .iter()
@@ -36,7 +36,7 @@ fn tool_result(request: &Recorded) -> String {
         .to_string()
 }
 
-fn fetch_call(url: &str) -> Reply {
+pub(super) fn fetch_call(url: &str) -> Reply {
     Reply::tool_calls(vec![("call_1", "web_fetch", json!({ "url": url }))])
 }
 
