@@ -118,8 +118,11 @@ pub fn init(settings_env: &std::collections::BTreeMap<String, String>) -> Result
         .with_headers(config.headers.clone())
         .build()
         .map_err(|e| e.to_string())?;
+    let spans = opentelemetry_sdk::trace::BatchSpanProcessor::builder(spans)
+        .with_batch_config(span_batches())
+        .build();
     let traces = SdkTracerProvider::builder()
-        .with_batch_exporter(spans)
+        .with_span_processor(spans)
         .with_resource(resource.clone())
         .build();
     let mut reader = opentelemetry_sdk::metrics::PeriodicReader::builder(metrics);
@@ -130,8 +133,11 @@ pub fn init(settings_env: &std::collections::BTreeMap<String, String>) -> Result
         .with_reader(reader.build())
         .with_resource(resource.clone())
         .build();
+    let logs = opentelemetry_sdk::logs::BatchLogProcessor::builder(logs)
+        .with_batch_config(log_batches())
+        .build();
     let logs = SdkLoggerProvider::builder()
-        .with_batch_exporter(logs)
+        .with_log_processor(logs)
         .with_resource(resource)
         .build();
     let instruments = record::Instruments::new(&metrics);
@@ -153,6 +159,41 @@ pub fn init(settings_env: &std::collections::BTreeMap<String, String>) -> Result
         ON.store(true, Ordering::Relaxed);
     }
     Ok(())
+}
+
+/// The batch processors' queues, unless `OTEL_BSP_*`/`OTEL_BLRP_*` size them: the SDK's 2048
+/// slots are allocated and touched at start (a span's slot is several hundred bytes, about a
+/// megabyte in all, most of telemetry's start-up cost); a run makes far fewer spans between
+/// two exports, and a batch goes out as soon as [`EXPORT_BATCH`] are waiting.
+const QUEUE: usize = 256;
+const EXPORT_BATCH: usize = 64;
+
+fn span_batches() -> opentelemetry_sdk::trace::BatchConfig {
+    use opentelemetry_sdk::trace::{
+        BatchConfigBuilder, OTEL_BSP_MAX_EXPORT_BATCH_SIZE, OTEL_BSP_MAX_QUEUE_SIZE,
+    };
+    let mut config = BatchConfigBuilder::default();
+    if std::env::var_os(OTEL_BSP_MAX_QUEUE_SIZE).is_none() {
+        config = config.with_max_queue_size(QUEUE);
+    }
+    if std::env::var_os(OTEL_BSP_MAX_EXPORT_BATCH_SIZE).is_none() {
+        config = config.with_max_export_batch_size(EXPORT_BATCH);
+    }
+    config.build()
+}
+
+fn log_batches() -> opentelemetry_sdk::logs::BatchConfig {
+    use opentelemetry_sdk::logs::{
+        BatchConfigBuilder, OTEL_BLRP_MAX_EXPORT_BATCH_SIZE, OTEL_BLRP_MAX_QUEUE_SIZE,
+    };
+    let mut config = BatchConfigBuilder::default();
+    if std::env::var_os(OTEL_BLRP_MAX_QUEUE_SIZE).is_none() {
+        config = config.with_max_queue_size(QUEUE);
+    }
+    if std::env::var_os(OTEL_BLRP_MAX_EXPORT_BATCH_SIZE).is_none() {
+        config = config.with_max_export_batch_size(EXPORT_BATCH);
+    }
+    config.build()
 }
 
 fn resource(config: &OtelConfig) -> Resource {
