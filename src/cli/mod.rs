@@ -382,6 +382,7 @@ async fn run_agent_in(args: RunArgs) -> Result<(Exit, RunWorktree), CliError> {
             stdio_prompt: resolved.stdio_prompt,
             replay_user_messages: args.compat.replay_user_messages,
         };
+        crate::ui::signals::install_early();
         let outcome = crate::front::claude::run(options, paths, project, stream, &warn).await?;
         return Ok((outcome.into(), worktree));
     }
@@ -395,6 +396,7 @@ async fn run_agent_in(args: RunArgs) -> Result<(Exit, RunWorktree), CliError> {
             project,
             interactive: false,
         };
+        crate::ui::signals::install_early();
         let mut host = Host::start(start, &warn).await?;
         for image in &args.image {
             let path = located.working_dir.join(image);

@@ -23,15 +23,46 @@ pub fn received() -> Signal {
     }
 }
 
-/// Waits for the next of the three signals; `None` if the signal handlers could not be
-/// installed.
-async fn next() -> Option<Signal> {
-    let mut term = signal(SignalKind::terminate()).ok()?;
-    let mut hup = signal(SignalKind::hangup()).ok()?;
-    tokio::select! {
-        result = tokio::signal::ctrl_c() => result.ok().map(|()| Signal::Interrupt),
-        _ = term.recv() => Some(Signal::Terminate),
-        _ = hup.recv() => Some(Signal::HangUp),
+/// The three signals' handlers. Installed, a signal no longer ends the process: it is kept
+/// until the next [`Signals::next`], even one that comes before anybody waits.
+pub struct Signals {
+    interrupt: tokio::signal::unix::Signal,
+    terminate: tokio::signal::unix::Signal,
+    hang_up: tokio::signal::unix::Signal,
+}
+
+/// Handlers installed before the run could watch ([`install_early`]), for [`watch`] to take.
+static EARLY: std::sync::Mutex<Option<Signals>> = std::sync::Mutex::new(None);
+
+impl Signals {
+    /// Installs the handlers now (inside the runtime); `None` if they could not be.
+    pub fn install() -> Option<Self> {
+        Some(Self {
+            interrupt: signal(SignalKind::interrupt()).ok()?,
+            terminate: signal(SignalKind::terminate()).ok()?,
+            hang_up: signal(SignalKind::hangup()).ok()?,
+        })
+    }
+
+    /// Waits for the next of the three.
+    async fn next(&mut self) -> Option<Signal> {
+        tokio::select! {
+            got = self.interrupt.recv() => got.map(|()| Signal::Interrupt),
+            got = self.terminate.recv() => got.map(|()| Signal::Terminate),
+            got = self.hang_up.recv() => got.map(|()| Signal::HangUp),
+        }
+    }
+}
+
+/// For a run nobody types into (`-p`, stream-json): takes the signals now, before its MCP
+/// servers start, so that a Ctrl-C while it starts them ends it through [`watch`] (exit 130,
+/// servers told) instead of killing it on the spot.
+pub fn install_early() {
+    let mut early = EARLY
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if early.is_none() {
+        *early = Signals::install();
     }
 }
 
@@ -95,15 +126,27 @@ pub fn restore_terminal_on_panic() {
     }));
 }
 
-/// Cancels `cancel` on the first signal; exits on the second.
-pub async fn watch(cancel: CancellationToken) {
-    let Some(first) = next().await else {
-        return;
-    };
-    RECEIVED.store(first.code(), Ordering::Relaxed);
-    cancel.cancel();
-    if let Some(second) = next().await {
-        stderr_line("error: interrupted twice; exiting now");
-        std::process::exit(second.status());
+/// Cancels `cancel` on the first signal; exits on the second. The handlers are installed when
+/// this is called (or were, by [`install_early`]), not when the future is first polled: a
+/// signal in between is not lost.
+pub fn watch(cancel: CancellationToken) -> impl std::future::Future<Output = ()> + Send {
+    let early = EARLY
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .take();
+    let signals = early.or_else(Signals::install);
+    async move {
+        let Some(mut signals) = signals else {
+            return;
+        };
+        let Some(first) = signals.next().await else {
+            return;
+        };
+        RECEIVED.store(first.code(), Ordering::Relaxed);
+        cancel.cancel();
+        if let Some(second) = signals.next().await {
+            stderr_line("error: interrupted twice; exiting now");
+            std::process::exit(second.status());
+        }
     }
 }
