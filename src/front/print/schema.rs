@@ -360,4 +360,42 @@ mod tests {
         assert!(nullable.check("null").is_ok());
         assert!(nullable.check("3").is_err());
     }
+
+    #[test]
+    fn judge_asks_again_then_gives_up_and_keeps_the_text_for_claude() {
+        let answer = |text: &str| Ending {
+            subtype: Subtype::Success,
+            text: text.into(),
+            outcome: RunOutcome::Success,
+            num_turns: 1,
+            goal: None,
+            structured: None,
+        };
+        let claude = OutputSchema::from_arg(r#"{"type": "object", "required": ["a"]}"#).unwrap();
+        let Next::Done(done) = claude.judge(answer("{\"a\": 1}"), 0) else {
+            panic!("a matching answer ends the run");
+        };
+        assert_eq!(done.text, "{\"a\": 1}");
+        assert_eq!(done.structured, Some(serde_json::json!({"a": 1})));
+        let Next::Again(prompt) = claude.judge(answer("{}"), 0) else {
+            panic!("a mismatch is asked again");
+        };
+        assert!(
+            prompt.contains("lacks the required property `a`"),
+            "{prompt}"
+        );
+        let Next::Done(failed) = claude.judge(answer("{}"), RETRIES) else {
+            panic!("the last mismatch ends the run");
+        };
+        assert_eq!(failed.subtype, Subtype::ErrorMaxStructuredOutputRetries);
+        assert_eq!(failed.outcome, RunOutcome::Failed);
+        assert!(failed.text.contains("--json-schema"), "{}", failed.text);
+        let codex = schema(serde_json::json!({"type": "object"}));
+        let Next::Done(done) = codex.judge(answer("{\"a\": 1}"), 0) else {
+            panic!("a matching answer ends the run");
+        };
+        assert_eq!(done.text, r#"{"a":1}"#);
+        assert!(OutputSchema::from_arg("[1]").is_err());
+        assert!(OutputSchema::from_value(serde_json::json!("object")).is_err());
+    }
 }
