@@ -144,6 +144,11 @@ pub struct CompatArgs {
     #[arg(short = 'o', long, value_name = "FILE")]
     pub output_last_message: Option<PathBuf>,
 
+    /// The final answer must be JSON matching this JSON Schema (given as JSON); the result's
+    /// `structured_output` carries it (Claude Code)
+    #[arg(long, value_name = "SCHEMA")]
+    pub json_schema: Option<String>,
+
     /// Start the session as this agent: its prompt, tools and model (Claude Code)
     #[arg(long, value_name = "NAME")]
     pub agent: Option<String>,
@@ -170,8 +175,6 @@ pub struct CompatArgs {
 pub struct Unsupported {
     #[arg(long, hide = true, value_name = "X")]
     fallback_model: Option<String>,
-    #[arg(long, hide = true, value_name = "X")]
-    json_schema: Option<String>,
     #[arg(long, hide = true, value_name = "X")]
     max_thinking_tokens: Option<String>,
     #[arg(long, hide = true, value_name = "X", num_args = 0..=1, require_equals = true)]
@@ -216,10 +219,9 @@ pub struct Unsupported {
 
 impl Unsupported {
     /// Whether each flag of [`REFUSED`] was given, in its order.
-    fn given(&self) -> [bool; 19] {
+    fn given(&self) -> [bool; 18] {
         [
             self.fallback_model.is_some(),
-            self.json_schema.is_some(),
             self.max_thinking_tokens.is_some()
                 || self.thinking.is_some()
                 || self.thinking_display.is_some(),
@@ -257,12 +259,11 @@ impl Unsupported {
 
 /// Why each Claude Code flag of [`Unsupported`] is refused, in the order of
 /// [`Unsupported::given`]: (the flag as named in the refusal, the reason).
-const REFUSED: [(&str, &str); 19] = [
+const REFUSED: [(&str, &str); 18] = [
     (
         "--fallback-model",
         "Ling talks to one model; choose it with --model",
     ),
-    ("--json-schema", "structured output is not supported"),
     (
         "--max-thinking-tokens/--thinking",
         "Ling sends no thinking budget to an OpenAI-compatible server",

@@ -280,6 +280,29 @@ async fn run_agent_now(args: RunArgs) -> Result<Exit, CliError> {
 
 type RunWorktree = Option<worktree_cmd::RunWorktree>;
 
+/// The schema the final answer must match: Codex's `--output-schema FILE` or Claude Code's
+/// `--json-schema SCHEMA` (one of them).
+fn output_schema(
+    args: &RunArgs,
+) -> Result<Option<crate::front::print::schema::OutputSchema>, CliError> {
+    use crate::front::print::schema::OutputSchema;
+    match (&args.compat.codex.output_schema, &args.compat.json_schema) {
+        (Some(_), Some(_)) => Err(CliError::Usage(
+            "--output-schema and --json-schema both give the answer's schema; keep one".into(),
+        )),
+        (Some(file), None) => OutputSchema::read(file)
+            .map(Some)
+            .map_err(|e| CliError::Usage(format!("--output-schema {}: {e}", file.display()))),
+        (None, Some(text)) => OutputSchema::from_arg(text).map(Some).map_err(|e| {
+            CliError::Usage(format!(
+                "--json-schema: {e}; give the JSON Schema itself as JSON, e.g. \
+                 --json-schema '{{\"type\":\"object\"}}'"
+            ))
+        }),
+        (None, None) => Ok(None),
+    }
+}
+
 async fn run_agent_in(args: RunArgs) -> Result<(Exit, RunWorktree), CliError> {
     let mut resolved = compat_resolve::resolve(&args)?;
     let codex = codex_resolve::settings(&args)?;
@@ -294,13 +317,7 @@ async fn run_agent_in(args: RunArgs) -> Result<(Exit, RunWorktree), CliError> {
                 .into(),
         ));
     }
-    let output_schema = match &args.compat.codex.output_schema {
-        Some(file) => Some(
-            crate::front::print::schema::OutputSchema::read(file)
-                .map_err(|e| CliError::Usage(format!("--output-schema {}: {e}", file.display())))?,
-        ),
-        None => None,
-    };
+    let output_schema = output_schema(&args)?;
     let interactive = !args.print && std::io::stdin().is_terminal();
     let pick = args.resume.as_deref() == Some("");
     if !interactive && pick {
@@ -322,7 +339,10 @@ async fn run_agent_in(args: RunArgs) -> Result<(Exit, RunWorktree), CliError> {
     codex_resolve::apply(&args, &codex, &mut options);
     options.ephemeral = args.compat.codex.ephemeral;
     options.plugin_dirs = args.compat.plugin_dir.clone();
-    if let Some(schema) = &output_schema {
+    let stream_input = resolved.input_format == compat_args::InputFormat::StreamJson;
+    // Under stream-json input `initialize` may still bring one, and its own system prompt
+    // texts: the stream-json front end tells the model.
+    if let Some(schema) = output_schema.as_ref().filter(|_| !stream_input) {
         let append = options.prompt.append.take().unwrap_or_default();
         options.prompt.append = Some(format!("{append}\n\n{}", schema.instruction()));
     }
@@ -381,6 +401,7 @@ async fn run_agent_in(args: RunArgs) -> Result<(Exit, RunWorktree), CliError> {
             partial: args.compat.include_partial_messages,
             stdio_prompt: resolved.stdio_prompt,
             replay_user_messages: args.compat.replay_user_messages,
+            output_schema,
         };
         crate::ui::signals::install_early();
         let outcome = crate::front::claude::run(options, paths, project, stream, &warn).await?;
@@ -421,7 +442,9 @@ async fn run_agent_in(args: RunArgs) -> Result<(Exit, RunWorktree), CliError> {
     }
     if output_schema.is_some() {
         return Err(CliError::Usage(
-            "--output-schema applies to `ling exec` and -p runs; add -p \"PROMPT\"".into(),
+            "--output-schema and --json-schema apply to `ling exec` and -p runs; add -p \
+             \"PROMPT\""
+                .into(),
         ));
     }
     let (paths, mut project) = read_project(located)?;

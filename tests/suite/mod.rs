@@ -18,6 +18,7 @@ mod claude_sdk;
 mod claude_sdk_options;
 mod claude_sdk_program;
 mod claude_sdk_session_tools;
+mod claude_structured_output;
 mod cli_spellings;
 mod codex_exec;
 mod codex_sdk;

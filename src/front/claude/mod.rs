@@ -3,7 +3,7 @@
 //! message is one turn; each turn ends with its `result`, and the next waits on stdin. A
 //! message's `image` blocks (base64) go with its prompt as images. Control requests are
 //! answered at once, also while a turn runs: `initialize` (its `systemPrompt`,
-//! `appendSystemPrompt` and `mcpServers` apply to the run), `interrupt`, `set_permission_mode`,
+//! `appendSystemPrompt`, `mcpServers` and `jsonSchema` apply to the run), `interrupt`, `set_permission_mode`,
 //! `set_model`, `mcp_status`, `mcp_reconnect` and `mcp_toggle`; any other is an error naming
 //! it. MCP config files edited during the session are picked up before the next turn. The end
 //! of stdin ends the run after the turns already sent.
@@ -17,18 +17,20 @@ use tokio_util::sync::CancellationToken;
 
 mod control;
 mod inbound;
+mod turn;
 mod wire;
 
-use self::control::{Control, StdioApprover, answer, respond};
+use self::control::{Control, answer, respond};
 use self::inbound::{Inbound, Shared, read_stdin};
-use self::wire::{Initialize, InitializeAnswer, ModelInfo, RewindFilesAnswer, UserInput};
+use self::wire::{Initialize, InitializeAnswer, ModelInfo, RewindFilesAnswer};
 use crate::config::Paths;
 use crate::front::print::claude::{ClaudeStream, init_message, mcp_servers};
 use crate::front::print::ending::{Ending, ResultFacts, claude_result};
 use crate::front::print::run::report_failed_servers;
+use crate::front::print::schema::OutputSchema;
 use crate::session::{
-    AgentEvent, Approver, Command, EndReason, EventSink, Host, Io, Live, NonInteractive, Reply,
-    RewindRequest, RewindScope, Start,
+    AgentEvent, Command, EndReason, EventSink, Host, Io, Live, Reply, RewindRequest, RewindScope,
+    Start,
 };
 use crate::session::{RunOptions, SetupError};
 use crate::trust::ProjectConfig;
@@ -37,7 +39,7 @@ use crate::ui::output::stderr_line;
 use crate::ui::signals;
 
 /// How the stream-json session runs.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct StreamOptions {
     pub verbose: bool,
     /// `--include-partial-messages`.
@@ -46,6 +48,9 @@ pub struct StreamOptions {
     pub stdio_prompt: bool,
     /// `--replay-user-messages`: each user message is written back before its turn.
     pub replay_user_messages: bool,
+    /// `--json-schema` (or `initialize`'s `jsonSchema`, which wins): each turn's answer must
+    /// match it.
+    pub output_schema: Option<OutputSchema>,
 }
 
 /// Runs the session: reads the first message (an `initialize` is applied before anything is
@@ -54,7 +59,7 @@ pub async fn run(
     mut options: RunOptions,
     paths: Paths,
     project: ProjectConfig,
-    stream_options: StreamOptions,
+    mut stream_options: StreamOptions,
     warn: &dyn Fn(&str),
 ) -> Result<RunOutcome, SetupError> {
     let control = Arc::new(Control::default());
@@ -75,10 +80,18 @@ pub async fn run(
                 return Err(SetupError::Program(refusal));
             }
             apply_initialize(&init, &mut options, &control);
+            if let Ok(Some(schema)) = init.output_schema() {
+                stream_options.output_schema = Some(schema);
+            }
             initialize = Some((id, init));
         }
         Some(other) => queued.push(other),
         None => {}
+    }
+    // After initialize's system prompt texts, which replace those of the command line.
+    if let Some(schema) = &stream_options.output_schema {
+        let append = options.prompt.append.take().unwrap_or_default();
+        options.prompt.append = Some(format!("{append}\n\n{}", schema.instruction()));
     }
     let start = Start {
         options,
@@ -354,80 +367,6 @@ impl Session {
             self.outcome
         };
         self.finish(&stream, watcher, outcome).await
-    }
-
-    /// One turn: the prompt through the session, then its `result`. MCP config files edited
-    /// since the last turn are reloaded first; nobody can be asked, so a changed project file
-    /// whose trust lapsed is left out (its servers stop) until `ling trust`.
-    async fn turn(
-        &mut self,
-        input: &UserInput,
-        stream: &Arc<ClaudeStream>,
-        cancel: &CancellationToken,
-    ) {
-        let started = Instant::now();
-        if let Err(why) = self.attach_images(&input.images) {
-            // Refused whole: the prompt does not go without a picture it was sent with.
-            let ending = Ending::error(why, RunOutcome::Failed, self.host.total_turns());
-            self.write_result(stream, &ending, started, Default::default())
-                .await;
-            self.outcome = ending.outcome;
-            return;
-        }
-        let prompt = input.text.as_str();
-        let token = cancel.child_token();
-        let approver: Box<dyn Approver> = if self.options.stdio_prompt {
-            Box::new(StdioApprover::new(self.control.clone(), token.clone()))
-        } else {
-            Box::new(NonInteractive)
-        };
-        let io = Io {
-            sink: stream.as_ref(),
-            approver: approver.as_ref(),
-            cancel: &token,
-            trust: None,
-        };
-        let reply = self
-            .host
-            .submit(Command::Prompt(prompt.to_string()), &io)
-            .await;
-        let default_limit = self.host.settings().max_turns.is_none();
-        let by_signal = cancel.is_cancelled();
-        let total = self.host.total_turns();
-        let (mut ending, usage) = match reply {
-            Ok(Reply::Turn { result, usage, .. }) => (
-                Ending::of(result, default_limit, total, |turns| {
-                    if by_signal {
-                        Ending::interrupted(turns)
-                    } else {
-                        // Asked for: the turn ends, the session goes on, and it is no failure.
-                        Ending::error("interrupted by the driver", RunOutcome::Success, turns)
-                    }
-                }),
-                usage,
-            ),
-            Ok(Reply::Stopped(reason)) => (
-                Ending::error(
-                    format!("stopped by hook: {reason}"),
-                    RunOutcome::Failed,
-                    total,
-                ),
-                Default::default(),
-            ),
-            Ok(_) => (
-                Ending::error("the prompt did not run", RunOutcome::Failed, total),
-                Default::default(),
-            ),
-            Err(e) => (
-                Ending::error(e.to_string(), RunOutcome::Failed, total),
-                Default::default(),
-            ),
-        };
-        if ending.is_error() {
-            ending.text = crate::redact::scrub(&ending.text);
-        }
-        self.write_result(stream, &ending, started, usage).await;
-        self.outcome = ending.outcome;
     }
 
     /// Attaches a message's images to its prompt; none when one cannot go.

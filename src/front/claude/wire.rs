@@ -1,12 +1,13 @@
 //! The messages of `--input-format stream-json` as types: the control requests a driver (the
 //! Claude Agent SDK) sends Ling ([`Request`], by their `subtype`), `initialize`'s options
-//! ([`Initialize`]) and the answers Ling writes back ([`InitializeAnswer`], [`ModeAnswer`],
+//! ([`Initialize`], its `jsonSchema` as an [`OutputSchema`]) and the answers Ling writes back ([`InitializeAnswer`], [`ModeAnswer`],
 //! [`McpStatusAnswer`]); and the prompt of a `user` message, its text and images
 //! ([`prompt_of`]).
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use crate::front::print::schema::OutputSchema;
 use crate::ui::output::stderr_line;
 
 /// A control request, by its `subtype`. A field a request needs is optional here, so that its
@@ -77,7 +78,7 @@ pub struct Initialize {
     pub agents: Option<Value>,
     /// `disallowedTools` (the SDK's `disallowedToolsDelivery: "initialize"`).
     pub disallowed_tools: Option<Vec<String>>,
-    /// What Ling cannot honour yet: [`Initialize::refusal`].
+    /// The SDK's `outputFormat` schema: [`Initialize::output_schema`].
     pub json_schema: Option<Value>,
     /// The other fields, checked by [`Initialize::refusal`] against [`UNHONOURED`].
     #[serde(flatten)]
@@ -149,15 +150,26 @@ impl Initialize {
                 _ => true,
             })
         };
-        if present(&self.json_schema) {
-            return Some(
-                "Ling does not support structured output (outputFormat json_schema)".into(),
-            );
+        if let Err(why) = self.output_schema() {
+            return Some(why);
         }
         UNHONOURED
             .iter()
             .find(|(key, _)| present(&self.rest.get(*key).cloned()))
             .map(|(key, what)| format!("Ling does not support {what} (initialize's `{key}`)"))
+    }
+}
+
+impl Initialize {
+    /// `jsonSchema` (the SDK's `outputFormat: {type: 'json_schema', schema}`), when given;
+    /// an error saying what to change when it is no schema.
+    pub fn output_schema(&self) -> Result<Option<OutputSchema>, String> {
+        match self.json_schema.clone() {
+            None | Some(Value::Null) => Ok(None),
+            Some(schema) => OutputSchema::from_value(schema)
+                .map(Some)
+                .map_err(|e| format!("initialize's `jsonSchema` (outputFormat's `schema`): {e}")),
+        }
     }
 }
 
@@ -396,7 +408,10 @@ mod tests {
         let hooks = init(json!({"subtype": "initialize", "hooks": {"Stop": []}}));
         assert_eq!(hooks.refusal(), None);
         let schema = init(json!({"subtype": "initialize", "jsonSchema": {"type": "object"}}));
-        assert!(schema.refusal().unwrap().contains("structured output"));
+        assert_eq!(schema.refusal(), None);
+        assert!(schema.output_schema().unwrap().is_some());
+        let bad = init(json!({"subtype": "initialize", "jsonSchema": "object"}));
+        assert!(bad.refusal().unwrap().contains("`jsonSchema`"));
         let skills = init(json!({"subtype": "initialize", "skills": ["pdf"]}));
         assert!(skills.refusal().unwrap().contains("`skills`"));
         let unknown = init(json!({"subtype": "initialize", "captureSdkMcpManifests": true}));

@@ -20,6 +20,8 @@ pub struct Ending {
     pub num_turns: u32,
     /// How `--until`'s check went, when there was one.
     pub goal: Option<GoalOutcome>,
+    /// The answer's value, when a schema asked for one and it matched (`structured_output`).
+    pub structured: Option<Value>,
 }
 
 impl Ending {
@@ -30,6 +32,7 @@ impl Ending {
             outcome,
             num_turns,
             goal: None,
+            structured: None,
         }
     }
 
@@ -79,6 +82,7 @@ impl Ending {
                 outcome: RunOutcome::Success,
                 num_turns: run.num_turns,
                 goal: None,
+                structured: None,
             },
             RunEnd::MaxTurns => Self {
                 subtype: Subtype::ErrorMaxTurns,
@@ -86,6 +90,7 @@ impl Ending {
                 outcome: RunOutcome::Failed,
                 num_turns: run.num_turns,
                 goal: None,
+                structured: None,
             },
             RunEnd::MaxBudget(reason) => Self {
                 subtype: Subtype::ErrorMaxBudgetUsd,
@@ -93,6 +98,7 @@ impl Ending {
                 outcome: RunOutcome::Failed,
                 num_turns: run.num_turns,
                 goal: None,
+                structured: None,
             },
             RunEnd::Interrupted => interrupted(run.num_turns),
             RunEnd::Stopped(reason) | RunEnd::PromptBlocked(reason) => {
@@ -181,6 +187,7 @@ pub fn claude_result(ending: &Ending, facts: &ResultFacts<'_>) -> Value {
         Subtype::ErrorMaxTurns => ResultSubtype::ErrorMaxTurns,
         Subtype::ErrorMaxBudgetUsd => ResultSubtype::ErrorMaxBudgetUsd,
         Subtype::ErrorDuringExecution => ResultSubtype::ErrorDuringExecution,
+        Subtype::ErrorMaxStructuredOutputRetries => ResultSubtype::ErrorMaxStructuredOutputRetries,
     };
     let message = ResultMessage {
         kind: "result",
@@ -191,7 +198,7 @@ pub fn claude_result(ending: &Ending, facts: &ResultFacts<'_>) -> Value {
         num_turns: ending.num_turns,
         result: &ending.text,
         stop_reason: match ending.subtype {
-            Subtype::Success => Some("end_turn"),
+            Subtype::Success | Subtype::ErrorMaxStructuredOutputRetries => Some("end_turn"),
             Subtype::ErrorMaxTurns => Some("tool_use"),
             Subtype::ErrorMaxBudgetUsd | Subtype::ErrorDuringExecution => None,
         },
@@ -205,6 +212,7 @@ pub fn claude_result(ending: &Ending, facts: &ResultFacts<'_>) -> Value {
         uuid: messages::uuid(),
         mcp_servers: facts.mcp_servers,
         project_trust: facts.project_trust,
+        structured_output: ending.structured.as_ref(),
     };
     let mut value = serde_json::to_value(message).unwrap_or_default();
     if let (Some(goal), Some(object)) = (&ending.goal, value.as_object_mut()) {

@@ -83,6 +83,9 @@ pub enum Subtype {
     ErrorMaxTurns,
     ErrorMaxBudgetUsd,
     ErrorDuringExecution,
+    /// The answer did not match the schema of `--json-schema`/`--output-schema`, also when
+    /// asked again.
+    ErrorMaxStructuredOutputRetries,
 }
 
 /// The `result` object.

@@ -8,6 +8,7 @@ use tokio_util::sync::CancellationToken;
 use super::codex::CodexJsonl;
 use super::ending::{Ending, ResultFacts, claude_result};
 use super::lines::{Line, McpServer, RunResult, SandboxLine, System};
+use super::schema::Next;
 use super::{Format, JsonOutput, PrintOptions, StreamJsonOutput, TextOutput, json_line};
 use crate::front::print::claude::{ClaudeStream, init_message, mcp_servers};
 use crate::mcp::client::Shutdown;
@@ -221,43 +222,20 @@ async fn drive(
             .submit(Command::SetGoal(Some(check.clone())), &io)
             .await;
     }
-    let ending = submit(host, &io, prompt, default_turn_limit).await;
+    let mut ending = submit(host, &io, prompt, default_turn_limit).await;
     let Some(schema) = &options.output_schema else {
         return ending;
     };
-    if ending.is_error() {
-        return ending;
-    }
-    // A mismatch goes back to the model once; a second one fails the run.
-    let problem = match schema.check(&ending.text) {
-        Ok(json) => {
-            return Ending {
-                text: json,
-                ..ending
-            };
+    // A mismatch goes back to the model, saying what is wrong, a bounded number of times.
+    let mut retries = 0;
+    loop {
+        match schema.judge(ending, retries) {
+            Next::Done(done) => return done,
+            Next::Again(prompt) => {
+                retries += 1;
+                ending = submit(host, &io, &prompt, default_turn_limit).await;
+            }
         }
-        Err(problem) => problem,
-    };
-    let again = submit(
-        host,
-        &io,
-        &schema.retry_prompt(&problem),
-        default_turn_limit,
-    )
-    .await;
-    if again.is_error() {
-        return again;
-    }
-    match schema.check(&again.text) {
-        Ok(json) => Ending {
-            text: json,
-            ..again
-        },
-        Err(problem) => Ending::error(
-            format!("the final answer does not match --output-schema: {problem}"),
-            RunOutcome::Failed,
-            again.num_turns,
-        ),
     }
 }
 

@@ -1,29 +1,120 @@
-//! `--output-schema FILE` (Codex): the final answer of a run must be JSON matching a JSON
-//! Schema. The schema is told to the model in the system prompt ([`OutputSchema::instruction`]),
-//! the answer is checked here ([`OutputSchema::check`]: the subset of JSON Schema that OpenAI's
+//! Structured output: the final answer of a run must be JSON matching a JSON Schema, given
+//! by Codex's `--output-schema FILE` or Claude Code's `--json-schema SCHEMA` (and the Agent
+//! SDK's `outputFormat`, which arrives as `--json-schema` and in `initialize`'s `jsonSchema`).
+//! The schema is told to the model in the system prompt ([`OutputSchema::instruction`]), the
+//! answer is checked here ([`OutputSchema::check`]: the subset of JSON Schema that OpenAI's
 //! structured outputs accept: `type`, `properties`, `required`, `additionalProperties`, `items`,
 //! `enum`, `const`, `anyOf`, string and number bounds), and a mismatch is sent back to the model
-//! once before the run fails.
+//! ([`RETRIES`] times, [`OutputSchema::judge`]) before the run fails with
+//! `error_max_structured_output_retries`.
 
 use std::path::Path;
 
 use serde_json::Value;
 
-/// A schema read from its file.
+use super::ending::Ending;
+use super::lines::Subtype;
+use crate::ui::RunOutcome;
+
+/// How many times an answer that does not match the schema is sent back to the model before
+/// the run fails.
+pub const RETRIES: u32 = 1;
+
+/// Which flag gave the schema: it names the schema in messages and decides what `result` holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Origin {
+    /// Codex's `--output-schema FILE`: the final message becomes the compact JSON.
+    Codex,
+    /// Claude Code's `--json-schema` (or `initialize`'s `jsonSchema`): `result` keeps the
+    /// model's text and `structured_output` carries the value.
+    Claude,
+}
+
+/// A schema, and where it came from.
 #[derive(Debug, Clone, PartialEq)]
 pub struct OutputSchema {
     schema: Value,
+    origin: Origin,
+}
+
+/// What follows an answer: the run's end, or one more prompt.
+pub enum Next {
+    Done(Ending),
+    /// Ask again with this prompt (it says what is wrong).
+    Again(String),
 }
 
 impl OutputSchema {
-    /// The schema of `file`, which must hold a JSON object.
+    /// The schema of `file` (`--output-schema`), which must hold a JSON object.
     pub fn read(file: &Path) -> Result<Self, String> {
         let text = std::fs::read_to_string(file).map_err(|e| e.to_string())?;
-        let schema: Value = serde_json::from_str(&text).map_err(|e| format!("not JSON: {e}"))?;
+        Self::parse(&text, Origin::Codex)
+    }
+
+    /// The schema given as JSON text (`--json-schema`), which must be an object.
+    pub fn from_arg(text: &str) -> Result<Self, String> {
+        Self::parse(text, Origin::Claude)
+    }
+
+    /// The schema of `initialize`'s `jsonSchema`.
+    pub fn from_value(schema: Value) -> Result<Self, String> {
         if !schema.is_object() {
-            return Err("a JSON Schema is an object".into());
+            return Err(format!("a JSON Schema is an object, not {schema}"));
         }
-        Ok(Self { schema })
+        Ok(Self {
+            schema,
+            origin: Origin::Claude,
+        })
+    }
+
+    fn parse(text: &str, origin: Origin) -> Result<Self, String> {
+        let schema: Value = serde_json::from_str(text).map_err(|e| format!("not JSON: {e}"))?;
+        if !schema.is_object() {
+            return Err("a JSON Schema is an object ({\"type\": \"object\", ...})".into());
+        }
+        Ok(Self { schema, origin })
+    }
+
+    /// The flag that names the schema in messages.
+    fn flag(&self) -> &'static str {
+        match self.origin {
+            Origin::Codex => "--output-schema",
+            Origin::Claude => "--json-schema",
+        }
+    }
+
+    /// What follows `ending`, the answer after `retries` retries: a failed run stays as it
+    /// ended; a matching answer ends the run with its value (`structured_output`); a mismatch
+    /// is asked again while retries remain, and ends the run with
+    /// `error_max_structured_output_retries` after that.
+    pub fn judge(&self, ending: Ending, retries: u32) -> Next {
+        if ending.is_error() {
+            return Next::Done(ending);
+        }
+        match self.value(&ending.text) {
+            Ok(value) => {
+                let text = match self.origin {
+                    Origin::Codex => value.to_string(),
+                    Origin::Claude => ending.text,
+                };
+                Next::Done(Ending {
+                    text,
+                    structured: Some(value),
+                    ..ending
+                })
+            }
+            Err(problem) if retries < RETRIES => Next::Again(self.retry_prompt(&problem)),
+            Err(problem) => Next::Done(Ending {
+                subtype: Subtype::ErrorMaxStructuredOutputRetries,
+                text: format!(
+                    "the final answer does not match {} after {} attempts: {problem}",
+                    self.flag(),
+                    retries + 1
+                ),
+                outcome: RunOutcome::Failed,
+                ..ending
+            }),
+        }
     }
 
     /// What the system prompt tells the model.
@@ -38,13 +129,19 @@ impl OutputSchema {
     /// The answer as compact JSON when it matches (a code fence around it is dropped), else
     /// what is wrong with it.
     pub fn check(&self, answer: &str) -> Result<String, String> {
+        self.value(answer).map(|value| value.to_string())
+    }
+
+    /// The answer's value when it matches (a code fence around it is dropped), else what is
+    /// wrong with it.
+    fn value(&self, answer: &str) -> Result<Value, String> {
         let text = unfenced(answer.trim());
         let value: Value =
             serde_json::from_str(text).map_err(|e| format!("the answer is not JSON ({e})"))?;
         let mut problems = Vec::new();
         check_value(&self.schema, &value, "$", &mut problems);
         match problems.is_empty() {
-            true => Ok(value.to_string()),
+            true => Ok(value),
             false => Err(problems.join("; ")),
         }
     }
@@ -224,7 +321,10 @@ mod tests {
     use serde_json::json;
 
     fn schema(value: Value) -> OutputSchema {
-        OutputSchema { schema: value }
+        OutputSchema {
+            schema: value,
+            origin: Origin::Codex,
+        }
     }
 
     #[test]
@@ -259,5 +359,43 @@ mod tests {
         let nullable = schema(json!({"type": ["string", "null"]}));
         assert!(nullable.check("null").is_ok());
         assert!(nullable.check("3").is_err());
+    }
+
+    #[test]
+    fn judge_asks_again_then_gives_up_and_keeps_the_text_for_claude() {
+        let answer = |text: &str| Ending {
+            subtype: Subtype::Success,
+            text: text.into(),
+            outcome: RunOutcome::Success,
+            num_turns: 1,
+            goal: None,
+            structured: None,
+        };
+        let claude = OutputSchema::from_arg(r#"{"type": "object", "required": ["a"]}"#).unwrap();
+        let Next::Done(done) = claude.judge(answer("{\"a\": 1}"), 0) else {
+            panic!("a matching answer ends the run");
+        };
+        assert_eq!(done.text, "{\"a\": 1}");
+        assert_eq!(done.structured, Some(serde_json::json!({"a": 1})));
+        let Next::Again(prompt) = claude.judge(answer("{}"), 0) else {
+            panic!("a mismatch is asked again");
+        };
+        assert!(
+            prompt.contains("lacks the required property `a`"),
+            "{prompt}"
+        );
+        let Next::Done(failed) = claude.judge(answer("{}"), RETRIES) else {
+            panic!("the last mismatch ends the run");
+        };
+        assert_eq!(failed.subtype, Subtype::ErrorMaxStructuredOutputRetries);
+        assert_eq!(failed.outcome, RunOutcome::Failed);
+        assert!(failed.text.contains("--json-schema"), "{}", failed.text);
+        let codex = schema(serde_json::json!({"type": "object"}));
+        let Next::Done(done) = codex.judge(answer("{\"a\": 1}"), 0) else {
+            panic!("a matching answer ends the run");
+        };
+        assert_eq!(done.text, r#"{"a":1}"#);
+        assert!(OutputSchema::from_arg("[1]").is_err());
+        assert!(OutputSchema::from_value(serde_json::json!("object")).is_err());
     }
 }

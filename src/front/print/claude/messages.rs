@@ -157,6 +157,7 @@ pub enum ResultSubtype {
     ErrorMaxTurns,
     ErrorMaxBudgetUsd,
     ErrorDuringExecution,
+    ErrorMaxStructuredOutputRetries,
 }
 
 /// The `result` message: Claude Code's fields, then Ling's (`mcp_servers`, `project_trust`).
@@ -187,6 +188,9 @@ pub struct ResultMessage<'a> {
     /// Ling's own `cost_usd`: only when settings `prices` has the model.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cost_usd: Option<f64>,
+    /// The answer's value under `--json-schema` (the SDK's `outputFormat`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub structured_output: Option<&'a Value>,
 }
 
 /// `modelUsage`: the one model of the run, in the SDK's `ModelUsage` shape.
