@@ -84,6 +84,8 @@ fn a_wrong_answer_is_explained_and_asked_again() {
     let result = out.json();
     assert_eq!(result["subtype"], json!("success"));
     assert_eq!(result["structured_output"], json!({"answer": 42}));
+    // Both attempts are the run's turns.
+    assert_eq!(result["num_turns"], json!(2), "{result}");
     let requests = server.requests();
     assert_eq!(requests.len(), 2);
     let retry = requests[1]

@@ -51,13 +51,21 @@ impl Session {
         if let Some(schema) = self.options.output_schema.clone() {
             // A mismatch goes back to the model, saying what is wrong, a bounded number of times.
             let mut retries = 0;
+            // The turns are every attempt's, not the last one's.
+            let mut turns = ending.num_turns;
             ending = loop {
                 match schema.judge(ending, retries) {
-                    Next::Done(done) => break done,
+                    Next::Done(done) => {
+                        break Ending {
+                            num_turns: turns,
+                            ..done
+                        };
+                    }
                     Next::Again(prompt) => {
                         retries += 1;
                         let (next, more) = self.ask(&prompt, &io, cancel).await;
                         usage += more;
+                        turns += next.num_turns;
                         ending = next;
                     }
                 }

@@ -228,12 +228,20 @@ async fn drive(
     };
     // A mismatch goes back to the model, saying what is wrong, a bounded number of times.
     let mut retries = 0;
+    // The run's turns are every attempt's, not the last one's.
+    let mut turns = ending.num_turns;
     loop {
         match schema.judge(ending, retries) {
-            Next::Done(done) => return done,
+            Next::Done(done) => {
+                return Ending {
+                    num_turns: turns,
+                    ..done
+                };
+            }
             Next::Again(prompt) => {
                 retries += 1;
                 ending = submit(host, &io, &prompt, default_turn_limit).await;
+                turns += ending.num_turns;
             }
         }
     }
