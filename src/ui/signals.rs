@@ -24,7 +24,7 @@ pub fn received() -> Signal {
 }
 
 /// The three signals' handlers. Installed, a signal no longer ends the process: it is kept
-/// until the next [`Signals::next`], even one that comes before anybody waits.
+/// until the next wait, even one that comes before anybody waits.
 pub struct Signals {
     interrupt: tokio::signal::unix::Signal,
     terminate: tokio::signal::unix::Signal,
