@@ -79,7 +79,29 @@ pub enum ServerTarget {
 pub struct FileListing {
     pub name: &'static str,
     pub path: PathBuf,
-    pub items: Result<Vec<Item>, String>,
+    pub items: Result<Vec<Item>, ListingError>,
+}
+
+/// Why a project file lists nothing: it cannot be read as what its name says it is. The
+/// message names the file and what is wrong in it, for the user to fix it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ListingError {
+    /// Hooks, MCP servers, Claude Code's rules or an extension manifest its own reader refused
+    /// (the reader's message).
+    #[error("{0}")]
+    Invalid(String),
+    /// A server entry whose transport cannot be told.
+    #[error("{}: {reason}", path.display())]
+    Server { path: PathBuf, reason: String },
+    /// A settings file that is not a JSON object.
+    #[error("{}: {reason}", path.display())]
+    Settings { path: PathBuf, reason: String },
+}
+
+impl ListingError {
+    fn invalid(error: impl std::fmt::Display) -> Self {
+        Self::Invalid(error.to_string())
+    }
 }
 
 /// The project files that exist, in the order of [`ALL_PROJECT_FILES`].
@@ -103,7 +125,7 @@ pub struct FileChange {
     pub added: Vec<Item>,
     pub removed: Vec<Item>,
     /// The new file cannot be parsed.
-    pub error: Option<String>,
+    pub error: Option<ListingError>,
 }
 
 /// What changed since the project was trusted.
@@ -208,10 +230,11 @@ fn items_of(
     path: &Path,
     text: &str,
     context: &Context<'_>,
-) -> Result<Vec<Item>, String> {
+) -> Result<Vec<Item>, ListingError> {
     let areas = context.areas;
     match name {
-        super::EXTENSIONS => Ok(crate::config::extensions::describe_manifest(text)?
+        super::EXTENSIONS => Ok(crate::config::extensions::describe_manifest(text)
+            .map_err(ListingError::Invalid)?
             .into_iter()
             .map(|(kind, name, detail)| Item::Extension { kind, name, detail })
             .collect()),
@@ -224,9 +247,13 @@ fn items_of(
 
 /// A Claude Code settings file brings its hooks and its allow and ask rules (its deny rules
 /// only narrow); Ling reads nothing else of it.
-fn claude_settings_items(path: &Path, text: &str, areas: &Areas) -> Result<Vec<Item>, String> {
+fn claude_settings_items(
+    path: &Path,
+    text: &str,
+    areas: &Areas,
+) -> Result<Vec<Item>, ListingError> {
     let mut items = hook_items(HooksConfig::parse_claude(path, text), areas)?;
-    let rules = ClaudeRules::parse(path, text).map_err(|e| e.to_string())?;
+    let rules = ClaudeRules::parse(path, text).map_err(ListingError::invalid)?;
     items.extend(environment_item(&rules.env, areas));
     for rule in rules.allow {
         items.push(Item::Setting {
@@ -262,8 +289,8 @@ fn claude_settings_items(path: &Path, text: &str, areas: &Areas) -> Result<Vec<I
 fn hook_items(
     config: Result<HooksConfig, crate::config::ConfigError>,
     areas: &Areas,
-) -> Result<Vec<Item>, String> {
-    let config = config.map_err(|e| e.to_string())?;
+) -> Result<Vec<Item>, ListingError> {
+    let config = config.map_err(ListingError::invalid)?;
     let mut items = Vec::new();
     for group in config.groups {
         for handler in group.handlers {
@@ -299,12 +326,14 @@ fn server_items(
     text: &str,
     user_servers: &[String],
     areas: &Areas,
-) -> Result<Vec<Item>, String> {
-    let raw = parse_mcp_text(path, text, &mut Vec::new()).map_err(|e| e.to_string())?;
+) -> Result<Vec<Item>, ListingError> {
+    let raw = parse_mcp_text(path, text, &mut Vec::new()).map_err(ListingError::invalid)?;
     let mut items = Vec::new();
     for (name, server) in raw.mcp_servers.0 {
-        let transport =
-            transport_kind(&name, &server).map_err(|e| format!("{}: {e}", path.display()))?;
+        let transport = transport_kind(&name, &server).map_err(|e| ListingError::Server {
+            path: path.to_path_buf(),
+            reason: e.to_string(),
+        })?;
         let runs = (transport == "stdio")
             .then(|| server_runs(&server, areas))
             .flatten();
@@ -432,12 +461,18 @@ fn setting_items(
     text: &str,
     user: &RawSettings,
     areas: &Areas,
-) -> Result<Vec<Item>, String> {
-    let shown = |e: serde_json::Error| format!("{}: {e}", path.display());
+) -> Result<Vec<Item>, ListingError> {
+    let shown = |e: serde_json::Error| ListingError::Settings {
+        path: path.to_path_buf(),
+        reason: e.to_string(),
+    };
     let value: Value = serde_json::from_str(text).map_err(shown)?;
     let raw: RawSettings = serde_json::from_str(text).map_err(shown)?;
     let Value::Object(fields) = value else {
-        return Err(format!("{}: expected a JSON object", path.display()));
+        return Err(ListingError::Settings {
+            path: path.to_path_buf(),
+            reason: "expected a JSON object".into(),
+        });
     };
     let mut items: Vec<Item> = raw
         .env

@@ -33,8 +33,8 @@ use crate::config::{ConfigError, Paths, ProjectFiles, read_config_text};
 use code::{Areas, CodeFile, FileState};
 use listing::FileText;
 pub use listing::{
-    Changes, CodeChange, FileChange, FileChangeKind, FileListing, HookTarget, Item, ProjectListing,
-    ServerTarget,
+    Changes, CodeChange, FileChange, FileChangeKind, FileListing, HookTarget, Item, ListingError,
+    ProjectListing, ServerTarget,
 };
 pub use store::StoredCode;
 use store::{TrustRecord, TrustStore};
