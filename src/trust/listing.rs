@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use super::code::{self, Areas, Runs};
+pub use super::listing_error::ListingError;
 use crate::config::claude::{CLAUDE_MCP_FILE, CLAUDE_SETTINGS_FILES, ClaudeRules};
 use crate::config::hooks::{HandlerKind, HooksConfig};
 use crate::config::mcp::{RawServer, parse_mcp_text, transport_kind};
@@ -80,28 +81,6 @@ pub struct FileListing {
     pub name: &'static str,
     pub path: PathBuf,
     pub items: Result<Vec<Item>, ListingError>,
-}
-
-/// Why a project file lists nothing: it cannot be read as what its name says it is. The
-/// message names the file and what is wrong in it, for the user to fix it.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum ListingError {
-    /// Hooks, MCP servers, Claude Code's rules or an extension manifest its own reader refused
-    /// (the reader's message).
-    #[error("{0}")]
-    Invalid(String),
-    /// A server entry whose transport cannot be told.
-    #[error("{}: {reason}", path.display())]
-    Server { path: PathBuf, reason: String },
-    /// A settings file that is not a JSON object.
-    #[error("{}: {reason}", path.display())]
-    Settings { path: PathBuf, reason: String },
-}
-
-impl ListingError {
-    fn invalid(error: impl std::fmt::Display) -> Self {
-        Self::Invalid(error.to_string())
-    }
 }
 
 /// The project files that exist, in the order of [`ALL_PROJECT_FILES`].
@@ -462,17 +441,11 @@ fn setting_items(
     user: &RawSettings,
     areas: &Areas,
 ) -> Result<Vec<Item>, ListingError> {
-    let shown = |e: serde_json::Error| ListingError::Settings {
-        path: path.to_path_buf(),
-        reason: e.to_string(),
-    };
+    let shown = |e: serde_json::Error| ListingError::settings(path, e);
     let value: Value = serde_json::from_str(text).map_err(shown)?;
     let raw: RawSettings = serde_json::from_str(text).map_err(shown)?;
     let Value::Object(fields) = value else {
-        return Err(ListingError::Settings {
-            path: path.to_path_buf(),
-            reason: "expected a JSON object".into(),
-        });
+        return Err(ListingError::settings(path, "expected a JSON object"));
     };
     let mut items: Vec<Item> = raw
         .env

@@ -14,6 +14,7 @@
 pub mod code;
 pub mod guard;
 pub mod listing;
+mod listing_error;
 mod programs;
 pub mod store;
 pub mod surface;
