@@ -10,7 +10,7 @@ use async_trait::async_trait;
 
 use crate::config::WireApi;
 use crate::llm::{Completion, LlmClient, Message, Usage};
-use crate::tools::{Cited, ModelAccess};
+use crate::tools::{Cited, ModelAccess, ModelError};
 
 /// The most tokens a side answer may take.
 const SIDE_ANSWER_TOKENS: u32 = 4096;
@@ -35,18 +35,18 @@ impl SideModel {
 
 #[async_trait]
 impl ModelAccess for SideModel {
-    async fn ask(&self, system: &str, prompt: &str) -> Result<String, String> {
+    async fn ask(&self, system: &str, prompt: &str) -> Result<String, ModelError> {
         let messages = [Message::system(system), Message::user(prompt)];
         let completion = self
             .llm
             .stream_chat_with(&messages, &[], Some(SIDE_ANSWER_TOKENS), &mut |_| {})
             .await
-            .map_err(|e| e.to_string())?;
+            .map_err(ModelError::new)?;
         self.count(&completion);
         Ok(completion.content)
     }
 
-    async fn search(&self, query: &str) -> Option<Result<Cited, String>> {
+    async fn search(&self, query: &str) -> Option<Result<Cited, ModelError>> {
         if self.llm.config().api == WireApi::Chat {
             return None;
         }
@@ -54,7 +54,7 @@ impl ModelAccess for SideModel {
         if let Ok(completion) = &found {
             self.count(completion);
         }
-        Some(found.map_err(|e| e.to_string()).map(|completion| Cited {
+        Some(found.map_err(ModelError::new).map(|completion| Cited {
             text: completion.content,
             sources: completion.citations,
         }))

@@ -61,6 +61,28 @@ pub enum CheckpointError {
     Broken(String),
 }
 
+/// Why nothing is recorded in this run: the warning the user is given once, in place of the
+/// checkpoints.
+#[derive(Debug, thiserror::Error)]
+enum Unrecorded {
+    #[error("checkpoints: cannot start ({0}); nothing is recorded in this run")]
+    CannotStart(std::io::Error),
+    #[error("checkpoints: the first look at the folders failed; nothing is recorded in this run")]
+    FirstLookFailed,
+    #[error("checkpoints: cannot open {} ({source}); nothing is recorded in this run", path.display())]
+    CannotOpen {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    /// Another process holds the session's journal (a `--resume` of a running session).
+    #[error(
+        "checkpoints: another Ling is recording this session ({} is locked), so this one \
+         records no checkpoints",
+        path.display()
+    )]
+    Busy { path: PathBuf },
+}
+
 /// What a session's checkpoints cover and where they go.
 #[derive(Debug, Clone)]
 pub struct OpenOptions {
@@ -99,10 +121,10 @@ enum Slot {
     /// No look yet: the first is taken when something needs the store.
     Idle(Box<OpenOptions>),
     /// The first look, on its own thread.
-    Starting(std::thread::JoinHandle<Result<Store, String>>),
+    Starting(std::thread::JoinHandle<Result<Store, Unrecorded>>),
     Ready(Box<Store>),
     /// Nothing is recorded in this run; the warning says why, once.
-    Gone(Option<String>),
+    Gone(Option<Unrecorded>),
 }
 
 impl Checkpoints {
@@ -119,9 +141,7 @@ impl Checkpoints {
             .spawn(move || first_look(options));
         let slot = match thread {
             Ok(handle) => Slot::Starting(handle),
-            Err(e) => Slot::Gone(Some(format!(
-                "checkpoints: cannot start ({e}); nothing is recorded in this run"
-            ))),
+            Err(e) => Slot::Gone(Some(Unrecorded::CannotStart(e))),
         };
         Self {
             slot: Arc::new(Mutex::new(slot)),
@@ -161,11 +181,7 @@ impl Checkpoints {
             *slot = match handle.join() {
                 Ok(Ok(store)) => Slot::Ready(Box::new(store)),
                 Ok(Err(warning)) => Slot::Gone(Some(warning)),
-                Err(_) => Slot::Gone(Some(
-                    "checkpoints: the first look at the folders failed; nothing is recorded in \
-                     this run"
-                        .into(),
-                )),
+                Err(_) => Slot::Gone(Some(Unrecorded::FirstLookFailed)),
             };
         }
         match &mut *slot {
@@ -228,7 +244,7 @@ impl Checkpoints {
         };
         match &mut *slot {
             Slot::Ready(store) => std::mem::take(&mut store.warnings),
-            Slot::Gone(warning) => warning.take().into_iter().collect(),
+            Slot::Gone(warning) => warning.take().map(|w| w.to_string()).into_iter().collect(),
             Slot::Starting(_) | Slot::Idle(_) => Vec::new(),
         }
     }
@@ -329,21 +345,13 @@ fn changes_by_turn(journal: &Journal) -> HashMap<u64, TurnChanges> {
 const LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// The journal's lock, held while a process records into it; waits up to [`LOCK_WAIT`].
-fn lock_journal(path: &Path) -> Result<Flock<std::fs::File>, String> {
-    let busy = || {
-        format!(
-            "checkpoints: another Ling is recording this session ({} is locked), so this one \
-             records no checkpoints",
-            path.display()
-        )
-    };
+fn lock_journal(path: &Path) -> Result<Flock<std::fs::File>, Unrecorded> {
     let started = std::time::Instant::now();
-    let mut file = crate::config::private_fs::open_append(path).map_err(|e| {
-        format!(
-            "checkpoints: cannot open {} ({e}); nothing is recorded in this run",
-            path.display()
-        )
-    })?;
+    let mut file =
+        crate::config::private_fs::open_append(path).map_err(|source| Unrecorded::CannotOpen {
+            path: path.to_path_buf(),
+            source,
+        })?;
     loop {
         match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
             Ok(lock) => return Ok(lock),
@@ -351,14 +359,18 @@ fn lock_journal(path: &Path) -> Result<Flock<std::fs::File>, String> {
                 file = again;
                 std::thread::sleep(std::time::Duration::from_millis(50));
             }
-            Err(_) => return Err(busy()),
+            Err(_) => {
+                return Err(Unrecorded::Busy {
+                    path: path.to_path_buf(),
+                });
+            }
         }
     }
 }
 
 /// The first look of a session: its journal found again or begun, the folders walked, and
 /// the storage bound checked now and then.
-fn first_look(options: OpenOptions) -> Result<Store, String> {
+fn first_look(options: OpenOptions) -> Result<Store, Unrecorded> {
     let journal_path = Journal::path_of(&options.dir, &options.session_id);
     let lock = lock_journal(&journal_path)?;
     let known = if Journal::load(&journal_path).latest().is_some() {

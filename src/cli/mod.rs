@@ -15,6 +15,7 @@ mod hooks_cmd;
 pub mod mcp_cmd;
 mod plugin_cmd;
 mod prompt;
+mod run_agent;
 mod sandbox_cmd;
 mod serve_cmd;
 mod sessions_cmd;
@@ -24,16 +25,14 @@ mod worktree_cmd;
 #[cfg(test)]
 mod man_tests;
 
-use std::io::IsTerminal;
-
 use clap::Parser;
 
 pub use args::{Cli, Command, HooksCommand, OutputFormat, RunArgs};
 pub use mcp_cmd::McpCommand;
 
-use crate::config::{ConfigError, Paths};
-use crate::session::{Host, Resume, RunOptions, SetupError, Start};
-use crate::trust::{ProjectConfig, TrustError, TrustStatus};
+use crate::config::ConfigError;
+use crate::session::SetupError;
+use crate::trust::TrustError;
 use crate::ui::{RunOutcome, Signal, TerminalError};
 
 /// Exit codes of `docs/cli.md`.
@@ -271,249 +270,16 @@ async fn run_agent(args: RunArgs) -> Result<Exit, CliError> {
 
 /// A run in its worktree (`-w`), which is ended (kept or removed) after it.
 async fn run_agent_now(args: RunArgs) -> Result<Exit, CliError> {
-    let (exit, worktree) = run_agent_in(args).await?;
+    let (exit, worktree) = run_agent::run_agent_in(args).await?;
     if let Some(worktree) = worktree {
         worktree.end().await;
     }
     Ok(exit)
 }
 
-type RunWorktree = Option<worktree_cmd::RunWorktree>;
-
-/// The schema the final answer must match: Codex's `--output-schema FILE` or Claude Code's
-/// `--json-schema SCHEMA` (one of them).
-fn output_schema(
-    args: &RunArgs,
-) -> Result<Option<crate::front::print::schema::OutputSchema>, CliError> {
-    use crate::front::print::schema::OutputSchema;
-    match (&args.compat.codex.output_schema, &args.compat.json_schema) {
-        (Some(_), Some(_)) => Err(CliError::Usage(
-            "--output-schema and --json-schema both give the answer's schema; keep one".into(),
-        )),
-        (Some(file), None) => OutputSchema::read(file)
-            .map(Some)
-            .map_err(|e| CliError::Usage(format!("--output-schema {}: {e}", file.display()))),
-        (None, Some(text)) => OutputSchema::from_arg(text).map(Some).map_err(|e| {
-            CliError::Usage(format!(
-                "--json-schema: {e}; give the JSON Schema itself as JSON, e.g. \
-                 --json-schema '{{\"type\":\"object\"}}'"
-            ))
-        }),
-        (None, None) => Ok(None),
-    }
-}
-
-async fn run_agent_in(args: RunArgs) -> Result<(Exit, RunWorktree), CliError> {
-    let mut resolved = compat_resolve::resolve(&args)?;
-    let codex = codex_resolve::settings(&args)?;
-    codex_resolve::fill(&args, &codex, &mut resolved);
-    if args.compat.codex.ignore_user_config {
-        resolved.setting_sources.user = false;
-    }
-    if args.compat.codex.ephemeral && (args.resume.is_some() || args.continue_session) {
-        return Err(CliError::Usage(
-            "--ephemeral records no session, so it cannot continue one; drop --ephemeral or \
-             the resume"
-                .into(),
-        ));
-    }
-    let output_schema = output_schema(&args)?;
-    let interactive = !args.print && std::io::stdin().is_terminal();
-    let pick = args.resume.as_deref() == Some("");
-    if !interactive && pick {
-        return Err(CliError::Usage(
-            "--resume needs a session ID in a -p run (`ling sessions list` shows them); \
-             without one it opens the REPL's picker"
-                .into(),
-        ));
-    }
-    if pick && args.compat.fork_session {
-        return Err(CliError::Usage(
-            "--fork-session needs the session's id (--resume ID) or --continue; the REPL's \
-             picker does not fork"
-                .into(),
-        ));
-    }
-    let located = crate::session::locate(args.cwd.as_ref(), &args.add_dir)?;
-    let mut options = run_options(&args, &resolved, &located.project_root)?;
-    codex_resolve::apply(&args, &codex, &mut options);
-    options.ephemeral = args.compat.codex.ephemeral;
-    options.plugin_dirs = args.compat.plugin_dir.clone();
-    let stream_input = resolved.input_format == compat_args::InputFormat::StreamJson;
-    // Under stream-json input `initialize` may still bring one, and its own system prompt
-    // texts: the stream-json front end tells the model.
-    if let Some(schema) = output_schema.as_ref().filter(|_| !stream_input) {
-        let append = options.prompt.append.take().unwrap_or_default();
-        options.prompt.append = Some(format!("{append}\n\n{}", schema.instruction()));
-    }
-    let sources = resolved.setting_sources;
-    let read_project = |mut paths: Paths| -> Result<(Paths, ProjectConfig), CliError> {
-        paths.user_config = sources.user;
-        let mut project = ProjectConfig::read(&paths)?;
-        project.leave_out(&sources.left_out());
-        Ok((paths, project))
-    };
-    let (located, worktree) = match &args.worktree {
-        None => (located, None),
-        Some(name) => {
-            let (paths, project) = read_project(located)?;
-            let (moved, worktree) =
-                worktree_cmd::enter(name, &paths, &project, &options, interactive).await?;
-            (moved, Some(worktree))
-        }
-    };
-    let format = match resolved.output_format {
-        OutputFormat::Text => crate::front::print::Format::Text,
-        OutputFormat::Json => crate::front::print::Format::Json,
-        OutputFormat::StreamJson => crate::front::print::Format::StreamJson,
-        OutputFormat::LingStreamJson => crate::front::print::Format::LingStreamJson,
-        OutputFormat::CodexJson => crate::front::print::Format::CodexJson,
-    };
-    if !args.image.is_empty()
-        && (interactive || resolved.input_format == compat_args::InputFormat::StreamJson)
-    {
-        return Err(CliError::Usage(
-            "--image attaches images to the prompt of a -p run (with a prompt argument or one on \
-             stdin); in the REPL, ask the model to read the image file instead"
-                .into(),
-        ));
-    }
-    if args.until.is_some()
-        && (interactive || resolved.input_format == compat_args::InputFormat::StreamJson)
-    {
-        return Err(CliError::Usage(
-            "--until works until a check passes in a -p run with a prompt argument or one on \
-             stdin; in the REPL, type /goal CMD instead"
-                .into(),
-        ));
-    }
-    if resolved.input_format == compat_args::InputFormat::StreamJson {
-        if args.prompt.is_some() {
-            return Err(CliError::Usage(
-                "with --input-format stream-json the prompts come on stdin as JSON lines; drop \
-                 the prompt argument"
-                    .into(),
-            ));
-        }
-        let (paths, project) = read_project(located.clone())?;
-        let stream = crate::front::claude::StreamOptions {
-            verbose: args.verbose,
-            partial: args.compat.include_partial_messages,
-            stdio_prompt: resolved.stdio_prompt,
-            replay_user_messages: args.compat.replay_user_messages,
-            output_schema,
-        };
-        crate::ui::signals::install_early();
-        let outcome = crate::front::claude::run(options, paths, project, stream, &warn).await?;
-        return Ok((outcome.into(), worktree));
-    }
-    if !interactive {
-        let prompt = prompt::read_prompt(args.prompt.as_deref())?;
-        // Nobody to ask: an untrusted project runs without its config (and is told so).
-        let (paths, project) = read_project(located.clone())?;
-        let start = Start {
-            options,
-            paths,
-            project,
-            interactive: false,
-        };
-        crate::ui::signals::install_early();
-        let mut host = Host::start(start, &warn).await?;
-        for image in &args.image {
-            let path = located.working_dir.join(image);
-            host.attach_image(&path)
-                .map_err(|e| CliError::Usage(format!("--image {}: {e}", image.display())))?;
-        }
-        let print = crate::front::print::PrintOptions {
-            format,
-            verbose: args.verbose,
-            partial: args.compat.include_partial_messages,
-            last_message: args.compat.output_last_message.clone(),
-            until: args.until.clone(),
-            output_schema,
-        };
-        let outcome = crate::front::print::run(host, print, prompt).await;
-        return Ok((outcome.into(), worktree));
-    }
-    if resolved.output_format != OutputFormat::Text {
-        return Err(CliError::Usage(
-            "--output-format applies to -p runs; add -p \"PROMPT\"".into(),
-        ));
-    }
-    if output_schema.is_some() {
-        return Err(CliError::Usage(
-            "--output-schema and --json-schema apply to `ling exec` and -p runs; add -p \
-             \"PROMPT\""
-                .into(),
-        ));
-    }
-    let (paths, mut project) = read_project(located)?;
-    // Asked before anything of the project runs: no hook has fired, no server has started.
-    if project.status() == TrustStatus::Untrusted {
-        match crate::ui::trust::ask(&project, &paths).await? {
-            crate::ui::trust::Answer::Trust => project.trust()?,
-            crate::ui::trust::Answer::Open => {}
-            crate::ui::trust::Answer::Quit => return Ok((Exit::Success, worktree)),
-        }
-    }
-    let start = Start {
-        options,
-        paths,
-        project,
-        interactive: true,
-    };
-    let host = Host::start(start, &warn).await?;
-    let outcome = crate::front::repl::run(host, args.prompt.clone(), pick).await?;
-    Ok((outcome.into(), worktree))
-}
-
 /// A problem of the configuration files, shown as soon as the run's setup finds it.
 fn warn(warning: &str) {
     crate::ui::output::stderr_line(format!("warning: {warning}"));
-}
-
-/// What the flags ask of an agent run: the shared flags' options, with what the run's other
-/// spellings resolved to.
-fn run_options(
-    args: &RunArgs,
-    resolved: &compat_resolve::Resolved,
-    root: &std::path::Path,
-) -> Result<RunOptions, CliError> {
-    let mut options = args
-        .agent
-        .run_options(&args.mcp_config, args.strict_mcp_config);
-    options.overrides.settings = match &args.compat.settings {
-        Some(value) => Some(crate::config::FlagSettings::read(value, root)?),
-        None => None,
-    };
-    options.overrides.permission_mode = resolved.permission_mode;
-    options.overrides.sandbox = resolved.sandbox;
-    options.overrides.never_ask = resolved.never_ask;
-    options.overrides.reasoning_effort = resolved.reasoning_effort;
-    options.program.agent.clone_from(&args.compat.agent);
-    if let Some(json) = &args.compat.agents {
-        let agents: serde_json::Map<String, serde_json::Value> = serde_json::from_str(json)
-            .map_err(|e| {
-                CliError::Usage(format!(
-                    "--agents: not a JSON object of agent definitions ({e}); write \
-                     {{\"NAME\": {{\"description\": \"...\", \"prompt\": \"...\"}}}}"
-                ))
-            })?;
-        options.program.agents = Some(agents);
-    }
-    options.prompt.replace = resolved.system_prompt.clone();
-    options.prompt.append = resolved.append_system_prompt.clone();
-    options.tools = resolved.tools.clone();
-    options.session_id = resolved.session_id.clone();
-    options.fork_session = args.compat.fork_session;
-    options.resume = match (&args.resume, args.continue_session) {
-        // `--resume` alone: the REPL's picker chooses, after setup.
-        (Some(id), _) if id.is_empty() => Resume::New,
-        (Some(id), _) => Resume::Id(id.clone()),
-        (None, true) => Resume::Latest,
-        (None, false) => Resume::New,
-    };
-    Ok(options)
 }
 
 #[cfg(test)]

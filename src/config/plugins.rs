@@ -236,8 +236,32 @@ impl Plugins {
     }
 }
 
+/// Why an enabled plugin is not loaded: its folder is not on disk, and Ling fetches nothing.
+#[derive(Debug, thiserror::Error)]
+enum NotOnDisk {
+    #[error("{} has no .claude-plugin/marketplace.json", dir.display())]
+    NoCatalog { dir: PathBuf },
+    #[error("marketplace {market} lists no plugin {name}")]
+    NotListed { market: String, name: String },
+    #[error(
+        "it would be fetched from {0} (Ling installs no plugins; install it with Claude Code or \
+         give its folder with --plugin-dir)"
+    )]
+    PluginFetched(String),
+    #[error("no marketplace {0} is known (extraKnownMarketplaces)")]
+    UnknownMarketplace(String),
+    #[error("marketplace {0}'s folder does not exist")]
+    NoMarketplaceFolder(String),
+    #[error("marketplace {market} would be fetched from {from} (Ling fetches nothing)")]
+    MarketplaceFetched { market: String, from: String },
+}
+
 /// The folder of `NAME@MARKETPLACE`, or why it is not on disk.
-fn locate(id: &str, settings: &[Value], claude_plugins: Option<&Path>) -> Result<PathBuf, String> {
+fn locate(
+    id: &str,
+    settings: &[Value],
+    claude_plugins: Option<&Path>,
+) -> Result<PathBuf, NotOnDisk> {
     let (name, market) = id.split_once('@').unwrap_or((id, ""));
     if let Some(dir) = claude_plugins {
         let installed = read_json(&dir.join("installed_plugins.json"));
@@ -257,24 +281,22 @@ fn locate(id: &str, settings: &[Value], claude_plugins: Option<&Path>) -> Result
     let market_dir = marketplace_dir(market, settings, claude_plugins)?;
     let catalog =
         read_json(&market_dir.join(".claude-plugin/marketplace.json")).ok_or_else(|| {
-            format!(
-                "{} has no .claude-plugin/marketplace.json",
-                market_dir.display()
-            )
+            NotOnDisk::NoCatalog {
+                dir: market_dir.clone(),
+            }
         })?;
     let entry = catalog["plugins"]
         .as_array()
         .into_iter()
         .flatten()
         .find(|p| p["name"] == name)
-        .ok_or_else(|| format!("marketplace {market} lists no plugin {name}"))?;
+        .ok_or_else(|| NotOnDisk::NotListed {
+            market: market.to_string(),
+            name: name.to_string(),
+        })?;
     match &entry["source"] {
         Value::String(rel) => Ok(market_dir.join(rel)),
-        other => Err(format!(
-            "it would be fetched from {} (Ling installs no plugins; install it with Claude Code \
-             or give its folder with --plugin-dir)",
-            fetched(other)
-        )),
+        other => Err(NotOnDisk::PluginFetched(fetched(other))),
     }
 }
 
@@ -283,7 +305,7 @@ fn marketplace_dir(
     market: &str,
     settings: &[Value],
     claude_plugins: Option<&Path>,
-) -> Result<PathBuf, String> {
+) -> Result<PathBuf, NotOnDisk> {
     let declared = settings
         .iter()
         .find_map(|v| v["extraKnownMarketplaces"].get(market).cloned());
@@ -301,17 +323,17 @@ fn marketplace_dir(
     let source = declared
         .or(known)
         .map(|m| m["source"].clone())
-        .ok_or_else(|| format!("no marketplace {market} is known (extraKnownMarketplaces)"))?;
+        .ok_or_else(|| NotOnDisk::UnknownMarketplace(market.to_string()))?;
     match source["source"].as_str() {
         Some("directory") => source["path"]
             .as_str()
             .map(PathBuf::from)
             .filter(|p| p.is_dir())
-            .ok_or_else(|| format!("marketplace {market}'s folder does not exist")),
-        _ => Err(format!(
-            "marketplace {market} would be fetched from {} (Ling fetches nothing)",
-            fetched(&source)
-        )),
+            .ok_or_else(|| NotOnDisk::NoMarketplaceFolder(market.to_string())),
+        _ => Err(NotOnDisk::MarketplaceFetched {
+            market: market.to_string(),
+            from: fetched(&source),
+        }),
     }
 }
 

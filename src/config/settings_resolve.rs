@@ -73,8 +73,8 @@ pub enum SettingsError {
     #[error("{0}")]
     Checkpoints(String),
     /// `webSearch` (its message names the key).
-    #[error("{0}")]
-    WebSearch(String),
+    #[error(transparent)]
+    WebSearch(#[from] super::web::WebSearchError),
 }
 
 /// The layers, strongest first: `--settings`, the project's file, the user's.

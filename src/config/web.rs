@@ -136,6 +136,23 @@ pub struct WebSearchSettings {
     pub max_results: u32,
 }
 
+/// A `webSearch` setting Ling cannot use; the message names the key and what to write.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum WebSearchError {
+    #[error(
+        "webSearch.provider `native`: the chat-completions API has no search tool of its own; \
+         use `searxng`, `brave` or `tavily` there"
+    )]
+    NoNativeSearch,
+    #[error(
+        "webSearch.provider `searxng` needs `url`, the instance's address, e.g. {{\"provider\": \
+         \"searxng\", \"url\": \"http://localhost:8888\"}}"
+    )]
+    SearxngWithoutUrl,
+    #[error("webSearch.provider {0:?} is not one of native, searxng, brave, tavily, off")]
+    UnknownProvider(String),
+}
+
 impl WebSearchSettings {
     /// `raw` (the strongest layer's `webSearch`) for a model speaking `api`; `env` reads the
     /// key's variable. A provider Ling does not know, or `searxng` without a URL, is an error
@@ -144,7 +161,7 @@ impl WebSearchSettings {
         raw: Option<&RawWebSearch>,
         api: WireApi,
         env: &dyn Fn(&str) -> Option<String>,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, WebSearchError> {
         let max_results = raw
             .and_then(|r| r.max_results)
             .unwrap_or(DEFAULT_SEARCH_RESULTS)
@@ -167,25 +184,14 @@ impl WebSearchSettings {
         };
         let provider = match raw.and_then(|r| r.provider.as_deref()) {
             None => native,
-            Some("native") => Some(native.ok_or(
-                "webSearch.provider `native`: the chat-completions API has no search tool of its \
-                 own; use `searxng`, `brave` or `tavily` there",
-            )?),
+            Some("native") => Some(native.ok_or(WebSearchError::NoNativeSearch)?),
             Some("off") => None,
             Some("searxng") => Some(SearchProvider::Searxng {
-                url: url.ok_or(
-                    "webSearch.provider `searxng` needs `url`, the instance's address, e.g. \
-                     {\"provider\": \"searxng\", \"url\": \"http://localhost:8888\"}",
-                )?,
+                url: url.ok_or(WebSearchError::SearxngWithoutUrl)?,
             }),
             Some("brave") => Some(keyed(KeyedProvider::Brave, BRAVE_URL, "BRAVE_API_KEY")),
             Some("tavily") => Some(keyed(KeyedProvider::Tavily, TAVILY_URL, "TAVILY_API_KEY")),
-            Some(other) => {
-                return Err(format!(
-                    "webSearch.provider {other:?} is not one of native, searxng, brave, tavily, \
-                     off"
-                ));
-            }
+            Some(other) => return Err(WebSearchError::UnknownProvider(other.to_string())),
         };
         Ok(Self {
             provider,
@@ -247,7 +253,7 @@ mod tests {
         serde_json::from_str(json).unwrap()
     }
 
-    fn resolve(json: Option<&str>, api: WireApi) -> Result<WebSearchSettings, String> {
+    fn resolve(json: Option<&str>, api: WireApi) -> Result<WebSearchSettings, WebSearchError> {
         let raw = json.map(raw);
         WebSearchSettings::resolve(raw.as_ref(), api, &|name| {
             (name == "BRAVE_API_KEY").then(|| "k".to_string())
@@ -287,13 +293,21 @@ mod tests {
                 url: "http://127.0.0.1:1".into()
             })
         );
-        assert!(resolve(Some(r#"{"provider":"searxng"}"#), WireApi::Chat).is_err());
+        assert_eq!(
+            resolve(Some(r#"{"provider":"searxng"}"#), WireApi::Chat)
+                .unwrap_err()
+                .to_string(),
+            "webSearch.provider `searxng` needs `url`, the instance's address, e.g. \
+             {\"provider\": \"searxng\", \"url\": \"http://localhost:8888\"}"
+        );
         let brave = resolve(Some(r#"{"provider":"brave"}"#), WireApi::Chat).unwrap();
         assert!(brave.offered());
         let tavily = resolve(Some(r#"{"provider":"tavily"}"#), WireApi::Chat).unwrap();
         assert!(!tavily.offered());
         assert!(tavily.describe().contains("$TAVILY_API_KEY is not set"));
-        let error = resolve(Some(r#"{"provider":"google"}"#), WireApi::Chat).unwrap_err();
+        let error = resolve(Some(r#"{"provider":"google"}"#), WireApi::Chat)
+            .unwrap_err()
+            .to_string();
         assert!(error.contains("\"google\" is not one of"), "{error}");
     }
 }

@@ -39,7 +39,7 @@ pub(crate) async fn run_command(
 ) -> RunResult {
     // The files it runs are still the ones trusted (or seen when the session started).
     if let Some(Err(why)) = code.map(CodeCheck::verify) {
-        return RunResult::Failed(why);
+        return RunResult::Failed(why.to_string());
     }
     let mut cmd = match hook_command(command, ctx, child_env, code) {
         Ok(cmd) => cmd,
@@ -99,7 +99,7 @@ fn hook_command(
         Some(policy) => child_env.sandboxed_command("sh", &policy),
         None => child_env.command("sh"),
     };
-    let mut cmd = cmd.map_err(RunResult::Failed)?;
+    let mut cmd = cmd.map_err(|e| RunResult::Failed(e.to_string()))?;
     let (set, removed) = hardened_env(code);
     for var in removed {
         cmd.env_remove(var);

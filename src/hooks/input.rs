@@ -337,6 +337,18 @@ pub fn made_up_input(
         event: event.to_string(),
         valid: HookEventName::ALL.map(HookEventName::as_str).join(", "),
     })?;
+    let (mut fields, tool_name) = made_up_fields(event, tool, input)?;
+    let tool_use_id = text(&mut fields, "tool_use_id", "call_ling_hooks_run")?;
+    made_up_event(event, &mut fields, tool_name, tool_use_id)
+}
+
+/// The fields of `--input` (the tool input wrapped as `tool_input` for a tool event) and the
+/// tool's name in Ling's spelling.
+fn made_up_fields(
+    event: HookEventName,
+    tool: Option<&str>,
+    input: Option<Value>,
+) -> Result<(Map<String, Value>, String), MadeUpError> {
     let mut fields = match input {
         None => Map::new(),
         Some(Value::Object(map)) => map,
@@ -361,28 +373,37 @@ pub fn made_up_input(
         }
         None => String::new(),
     };
-    let tool_use_id = text(&mut fields, "tool_use_id", "call_ling_hooks_run")?;
+    Ok((fields, tool_name))
+}
+
+/// The event's input from its fields, each missing one defaulted.
+fn made_up_event(
+    event: HookEventName,
+    fields: &mut Map<String, Value>,
+    tool_name: String,
+    tool_use_id: String,
+) -> Result<HookInput, MadeUpError> {
     let made = match event {
         HookEventName::SessionStart => HookInput::SessionStart {
-            source: text(&mut fields, "source", "startup")?,
+            source: text(fields, "source", "startup")?,
         },
         HookEventName::UserPromptSubmit => HookInput::UserPromptSubmit {
-            prompt: text(&mut fields, "prompt", "")?,
+            prompt: text(fields, "prompt", "")?,
         },
         HookEventName::PreToolUse => HookInput::PreToolUse {
             tool_name,
-            tool_input: take_value(&mut fields, "tool_input"),
+            tool_input: take_value(fields, "tool_input"),
             tool_use_id,
         },
         HookEventName::PostToolUse => HookInput::PostToolUse {
             tool_name,
-            tool_input: take_value(&mut fields, "tool_input"),
+            tool_input: take_value(fields, "tool_input"),
             tool_response: fields.remove("tool_response").unwrap_or(json!("")),
             tool_use_id,
         },
         HookEventName::PostToolUseFailure => HookInput::PostToolUseFailure {
-            tool_input: take_value(&mut fields, "tool_input"),
-            error: text(&mut fields, "error", "the tool failed")?,
+            tool_input: take_value(fields, "tool_input"),
+            error: text(fields, "error", "the tool failed")?,
             tool_name,
             tool_use_id,
         },
@@ -391,41 +412,41 @@ pub fn made_up_input(
                 .remove("stop_hook_active")
                 .and_then(|v| v.as_bool())
                 .unwrap_or(false),
-            last_assistant_message: text(&mut fields, "last_assistant_message", "")?,
+            last_assistant_message: text(fields, "last_assistant_message", "")?,
         },
         HookEventName::SubagentStart => HookInput::SubagentStart {
-            agent_id: text(&mut fields, "agent_id", "agent_ling_hooks_run")?,
-            agent_type: text(&mut fields, "agent_type", "general-purpose")?,
+            agent_id: text(fields, "agent_id", "agent_ling_hooks_run")?,
+            agent_type: text(fields, "agent_type", "general-purpose")?,
         },
         HookEventName::SubagentStop => HookInput::SubagentStop {
             stop_hook_active: fields
                 .remove("stop_hook_active")
                 .and_then(|v| v.as_bool())
                 .unwrap_or(false),
-            agent_id: text(&mut fields, "agent_id", "agent_ling_hooks_run")?,
-            agent_type: text(&mut fields, "agent_type", "general-purpose")?,
-            agent_transcript_path: PathBuf::from(text(&mut fields, "agent_transcript_path", "")?),
-            last_assistant_message: text(&mut fields, "last_assistant_message", "")?,
+            agent_id: text(fields, "agent_id", "agent_ling_hooks_run")?,
+            agent_type: text(fields, "agent_type", "general-purpose")?,
+            agent_transcript_path: PathBuf::from(text(fields, "agent_transcript_path", "")?),
+            last_assistant_message: text(fields, "last_assistant_message", "")?,
         },
         HookEventName::Notification => HookInput::Notification {
-            message: text(&mut fields, "message", "Ling needs your attention")?,
+            message: text(fields, "message", "Ling needs your attention")?,
             title: fields
                 .remove("title")
                 .and_then(|v| v.as_str().map(str::to_string)),
-            notification_type: text(&mut fields, "notification_type", "idle_prompt")?,
+            notification_type: text(fields, "notification_type", "idle_prompt")?,
         },
         HookEventName::PreCompact => HookInput::PreCompact {
-            trigger: text(&mut fields, "trigger", "manual")?,
-            custom_instructions: text(&mut fields, "custom_instructions", "")?,
+            trigger: text(fields, "trigger", "manual")?,
+            custom_instructions: text(fields, "custom_instructions", "")?,
         },
         HookEventName::SessionEnd => HookInput::SessionEnd {
-            reason: text(&mut fields, "reason", "other")?,
+            reason: text(fields, "reason", "other")?,
         },
         HookEventName::WorktreeCreate => HookInput::WorktreeCreate {
-            name: text(&mut fields, "name", "ling-hooks-run")?,
+            name: text(fields, "name", "ling-hooks-run")?,
         },
         HookEventName::WorktreeRemove => HookInput::WorktreeRemove {
-            worktree_path: PathBuf::from(text(&mut fields, "worktree_path", "")?),
+            worktree_path: PathBuf::from(text(fields, "worktree_path", "")?),
         },
     };
     Ok(made)

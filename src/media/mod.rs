@@ -335,7 +335,7 @@ pub fn encoded(image: &ImageRef, limits: &Limits) -> Result<Encoded, MediaError>
         resize::PNG_PREFERRED_BYTES,
         Effort::Send,
     )
-    .map_err(encode_error)?;
+    .map_err(|e| encode_error(e.to_string()))?;
     // Best effort: without the copy the next request makes it again.
     let _ = crate::config::private_fs::write_atomic(&variant_of(made.format), &made.bytes);
     Ok(Encoded {

@@ -113,7 +113,7 @@ pub fn shrink(
     limits: &Limits,
     png_up_to: usize,
     effort: Effort,
-) -> Result<Made, String> {
+) -> Result<Made, ShrinkError> {
     let (mut width, mut height) = fit(image.width(), image.height(), limits);
     let lossless = matches!(source, Format::Png | Format::Gif | Format::Webp);
     for _ in 0..8 {
@@ -147,13 +147,23 @@ pub fn shrink(
             break;
         }
     }
-    Err(format!(
-        "it does not fit in {} bytes even when downscaled",
-        limits.max_bytes
-    ))
+    Err(ShrinkError::TooLarge {
+        max_bytes: limits.max_bytes,
+    })
 }
 
-fn encode_png(image: &DynamicImage, effort: Effort) -> Result<Vec<u8>, String> {
+/// Why [`shrink`] made no image.
+#[derive(Debug, thiserror::Error)]
+pub enum ShrinkError {
+    /// Even the eighth downscaling is over the limit (an image of extreme proportions).
+    #[error("it does not fit in {max_bytes} bytes even when downscaled")]
+    TooLarge { max_bytes: usize },
+    /// The encoder refused the pixels.
+    #[error("{0}")]
+    Encode(#[from] image::ImageError),
+}
+
+fn encode_png(image: &DynamicImage, effort: Effort) -> Result<Vec<u8>, ShrinkError> {
     let mut out = Vec::new();
     let encoder = match effort {
         Effort::Keep => PngEncoder::new(&mut out),
@@ -169,21 +179,19 @@ fn encode_png(image: &DynamicImage, effort: Effort) -> Result<Vec<u8>, String> {
         let rgb = image.to_rgb8();
         encoder.write_image(&rgb, width, height, image::ExtendedColorType::Rgb8)
     };
-    result.map_err(|e| e.to_string())?;
+    result?;
     Ok(out)
 }
 
-fn encode_jpeg(image: &DynamicImage) -> Result<Vec<u8>, String> {
+fn encode_jpeg(image: &DynamicImage) -> Result<Vec<u8>, ShrinkError> {
     let mut out = Vec::new();
     // JPEG has no alpha: transparent parts go on black, as most viewers show them.
     let rgb = image.to_rgb8();
-    JpegEncoder::new_with_quality(&mut out, JPEG_QUALITY)
-        .write_image(
-            &rgb,
-            image.width(),
-            image.height(),
-            image::ExtendedColorType::Rgb8,
-        )
-        .map_err(|e| e.to_string())?;
+    JpegEncoder::new_with_quality(&mut out, JPEG_QUALITY).write_image(
+        &rgb,
+        image.width(),
+        image.height(),
+        image::ExtendedColorType::Rgb8,
+    )?;
     Ok(out)
 }

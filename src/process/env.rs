@@ -13,6 +13,7 @@ use std::sync::{Arc, LazyLock, Mutex, OnceLock};
 
 use tokio::process::Command;
 
+use super::ChildError;
 use super::code_vars::read_at_start;
 use super::exec::{PASS_PREFIX, Trampoline};
 use super::lookup::Writable;
@@ -22,9 +23,6 @@ use crate::config::code_check::CodeCheck;
 
 /// The variable the model API key is read from unless settings `apiKeyEnv` names another.
 pub const DEFAULT_KEY_VAR: &str = crate::config::DEFAULT_API_KEY_ENV;
-
-const NO_TRAMPOLINE: &str = "the shell sandbox needs Ling's trampoline (`ling __ling-exec`), \
-                             which this process cannot start; use --sandbox off";
 
 /// The environment children start in: Ling's own minus the variables that hold the model API
 /// key (unless settings `shareApiKeyWithTools`), and, from the `ling` binary, the trampoline
@@ -203,8 +201,8 @@ impl ChildEnv {
 
     /// The files the settings' `env` makes every program load are still what they were
     /// trusted as (or what they were when the session started).
-    fn check_env_files(&self) -> Result<(), String> {
-        self.outside().env_check.verify()
+    fn check_env_files(&self) -> Result<(), ChildError> {
+        Ok(self.outside().env_check.verify()?)
     }
 
     /// Starts tied children through `trampoline` (none: directly).
@@ -256,11 +254,11 @@ impl ChildEnv {
 
     /// The sandbox of a stdio MCP server whose entry asks for `mode`: an error when this
     /// kernel cannot enforce it (the server then does not start).
-    pub fn server_policy(&self, mode: SandboxMode) -> Result<Option<Policy>, String> {
+    pub fn server_policy(&self, mode: SandboxMode) -> Result<Option<Policy>, sandbox::Unavailable> {
         if mode == SandboxMode::Off {
             return Ok(None);
         }
-        sandbox::availability().map_err(|e| e.to_string())?;
+        sandbox::availability()?;
         let Some(run) = self.sandbox.as_deref() else {
             // No run (library users): the sandbox of a run in the working directory.
             let mut decision = Decision::off();
@@ -281,9 +279,9 @@ impl ChildEnv {
         &self,
         program: impl AsRef<OsStr>,
         policy: &Policy,
-    ) -> Result<Command, String> {
+    ) -> Result<Command, ChildError> {
         let Some(trampoline) = &self.trampoline else {
-            return Err(NO_TRAMPOLINE.into());
+            return Err(ChildError::NoTrampoline);
         };
         let policy = self.joined(trampoline, policy);
         let mut options = vec![OsString::from("--supervise")];
@@ -345,12 +343,15 @@ impl ChildEnv {
     /// removed variables: found on `PATH` without a folder a sandboxed command can write, with
     /// that `PATH`, and only while the files the settings' `env` makes it load are as checked.
     /// Arguments, stdio, working directory and further variables are the caller's.
-    pub fn command(&self, program: impl AsRef<OsStr>) -> Result<Command, String> {
+    pub fn command(&self, program: impl AsRef<OsStr>) -> Result<Command, ChildError> {
         self.check_env_files()?;
         let program = program.as_ref();
         let found = self
             .find_outside(program, None)
-            .map_err(|e| format!("cannot run `{}`: {e}", program.to_string_lossy()))?;
+            .map_err(|source| ChildError::NotFound {
+                program: program.to_string_lossy().into_owned(),
+                source,
+            })?;
         let mut cmd = Command::new(found);
         cmd.arg0(program);
         self.strip(&mut cmd);
@@ -380,7 +381,7 @@ impl ChildEnv {
     /// (a stdio server's, on its own `PATH`). Spawn it from async code (a runtime worker or the
     /// main thread), never from a `spawn_blocking` thread: the kernel signals the child when
     /// the spawning *thread* ends, and blocking-pool threads end when idle.
-    pub fn tied_command(&self, program: impl AsRef<OsStr>) -> Result<Command, String> {
+    pub fn tied_command(&self, program: impl AsRef<OsStr>) -> Result<Command, ChildError> {
         self.check_env_files()?;
         let mut cmd = match &self.trampoline {
             // Supervised: what the program starts ends with it, or with Ling.
@@ -438,7 +439,7 @@ impl ChildEnv {
         &self,
         program: impl AsRef<OsStr>,
         sandbox: Option<&Policy>,
-    ) -> Result<Session, String> {
+    ) -> Result<Session, ChildError> {
         let (mut cmd, report) = match &self.trampoline {
             Some(trampoline) => {
                 let mut options: Vec<OsString> = vec!["--setsid".into(), "--report".into()];
@@ -450,15 +451,13 @@ impl ChildEnv {
                     None => self.find_bash_outside(program.as_ref())?,
                 };
                 let mut cmd = trampoline.command_with(program.as_os_str(), &options);
-                let (writer, reader) = tokio::net::unix::pipe::pipe()
-                    .map_err(|e| format!("cannot make the report pipe: {e}"))?;
-                let writer = writer
-                    .into_blocking_fd()
-                    .map_err(|e| format!("cannot make the report pipe: {e}"))?;
+                let (writer, reader) =
+                    tokio::net::unix::pipe::pipe().map_err(ChildError::ReportPipe)?;
+                let writer = writer.into_blocking_fd().map_err(ChildError::ReportPipe)?;
                 cmd.stdin(Stdio::from(writer));
                 (cmd, Some(reader))
             }
-            None if sandbox.is_some() => return Err(NO_TRAMPOLINE.into()),
+            None if sandbox.is_some() => return Err(ChildError::NoTrampoline),
             None => {
                 let mut cmd = Command::new(self.find_bash_outside(program.as_ref())?);
                 cmd.arg0(program.as_ref())
@@ -474,9 +473,12 @@ impl ChildEnv {
         })
     }
 
-    fn find_bash_outside(&self, program: &OsStr) -> Result<PathBuf, String> {
+    fn find_bash_outside(&self, program: &OsStr) -> Result<PathBuf, ChildError> {
         self.find_outside(program, None)
-            .map_err(|e| format!("cannot run {}: {e}", program.to_string_lossy()))
+            .map_err(|source| ChildError::NotFound {
+                program: program.to_string_lossy().into_owned(),
+                source,
+            })
     }
 
     fn strip(&self, cmd: &mut Command) {

@@ -6,6 +6,7 @@
 //! list of the variables that load code, and [`lookup`] finds the program a child outside the
 //! sandbox runs without a `PATH` folder a sandboxed command can write.
 
+mod child_error;
 pub mod code_vars;
 mod env;
 pub mod exec;
@@ -14,6 +15,7 @@ pub mod sandbox;
 pub mod supervise;
 pub mod worktree;
 
+pub use child_error::ChildError;
 pub use env::{ChildEnv, DEFAULT_KEY_VAR, Outside, Session};
 pub use exec::Trampoline;
 pub use lookup::Writable;

@@ -29,9 +29,28 @@ pub struct OtelConfig {
     pub metric_interval_ms: Option<u64>,
 }
 
+/// Why the run goes on without telemetry (said as a warning).
+#[derive(Debug, thiserror::Error)]
+pub enum TelemetryError {
+    #[error(
+        "OTEL_EXPORTER_OTLP_PROTOCOL {0:?} is not supported; Ling sends http/protobuf (the \
+         default) or http/json"
+    )]
+    Protocol(String),
+    /// Telemetry was set up outside the tokio runtime (a library user's mistake).
+    #[error("{0}")]
+    NoRuntime(#[from] tokio::runtime::TryCurrentError),
+    /// The HTTP client for the collector cannot be built (its TLS roots).
+    #[error("{0}")]
+    Http(#[from] reqwest::Error),
+    /// An exporter refused the endpoint or headers.
+    #[error("{0}")]
+    Exporter(#[from] opentelemetry_otlp::ExporterBuildError),
+}
+
 /// The telemetry settings, or `None` when it is off. `settings_env`: settings `env`, read for
 /// the variables Ling's own environment lacks.
-pub fn read(settings_env: &BTreeMap<String, String>) -> Result<Option<OtelConfig>, String> {
+pub fn read(settings_env: &BTreeMap<String, String>) -> Result<Option<OtelConfig>, TelemetryError> {
     let var = |name: &str| {
         std::env::var(name)
             .ok()
@@ -58,10 +77,7 @@ pub fn read(settings_env: &BTreeMap<String, String>) -> Result<Option<OtelConfig
         None | Some("http/protobuf") => Protocol::HttpBinary,
         Some("http/json") => Protocol::HttpJson,
         Some(other) => {
-            return Err(format!(
-                "OTEL_EXPORTER_OTLP_PROTOCOL {other:?} is not supported; Ling sends \
-                 http/protobuf (the default) or http/json"
-            ));
+            return Err(TelemetryError::Protocol(other.to_string()));
         }
     };
     let flag = |name: &str| var(name).is_some_and(|v| matches!(v.as_str(), "1" | "true"));

@@ -14,6 +14,8 @@ mod client;
 mod config;
 mod record;
 
+pub use config::TelemetryError;
+
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, OnceLock, PoisonError};
 
@@ -76,22 +78,23 @@ pub fn failure() -> Option<String> {
 /// Sets up the exporters when the environment (or settings `env`) asks for them; at most once
 /// a process. Must run inside the tokio runtime. `Err`: the configuration is unusable (said as
 /// a warning; the run goes on without telemetry).
-pub fn init(settings_env: &std::collections::BTreeMap<String, String>) -> Result<(), String> {
+pub fn init(
+    settings_env: &std::collections::BTreeMap<String, String>,
+) -> Result<(), TelemetryError> {
     if STATE.get().is_some() {
         return Ok(());
     }
     let Some(config) = config::read(settings_env)? else {
         return Ok(());
     };
-    let runtime = tokio::runtime::Handle::try_current().map_err(|e| e.to_string())?;
+    let runtime = tokio::runtime::Handle::try_current()?;
     // A plain-http collector (a local agent or sidecar, the usual case) needs no TLS roots,
     // whose loading costs more than everything else here.
     let endpoints = [&config.traces, &config.metrics, &config.logs];
     let plain = endpoints.iter().all(|e| e.starts_with("http://"));
     let http = crate::http_client::build(
         crate::http_client::ClientOptions::new(crate::http_client::Target::Model).plain_http(plain),
-    )
-    .map_err(|e| e.to_string())?;
+    )?;
     let client = client::RuntimeClient { http, runtime };
     let resource = resource(&config);
     let spans = opentelemetry_otlp::SpanExporter::builder()
@@ -100,24 +103,21 @@ pub fn init(settings_env: &std::collections::BTreeMap<String, String>) -> Result
         .with_protocol(config.protocol)
         .with_endpoint(config.traces.clone())
         .with_headers(config.headers.clone())
-        .build()
-        .map_err(|e| e.to_string())?;
+        .build()?;
     let metrics = opentelemetry_otlp::MetricExporter::builder()
         .with_http()
         .with_http_client(client.clone())
         .with_protocol(config.protocol)
         .with_endpoint(config.metrics.clone())
         .with_headers(config.headers.clone())
-        .build()
-        .map_err(|e| e.to_string())?;
+        .build()?;
     let logs = opentelemetry_otlp::LogExporter::builder()
         .with_http()
         .with_http_client(client)
         .with_protocol(config.protocol)
         .with_endpoint(config.logs.clone())
         .with_headers(config.headers.clone())
-        .build()
-        .map_err(|e| e.to_string())?;
+        .build()?;
     let spans = opentelemetry_sdk::trace::BatchSpanProcessor::builder(spans)
         .with_batch_config(span_batches())
         .build();

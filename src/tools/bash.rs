@@ -227,7 +227,7 @@ pub(super) fn start(command: &str, ctx: &ToolContext) -> Result<Started, ToolErr
     let session = ctx
         .child_env
         .session_command("bash", ctx.sandbox.as_ref())
-        .map_err(ToolError::failed)?;
+        .map_err(|e| ToolError::failed(e.to_string()))?;
     let mut cmd = session.command;
     cmd.arg("-c")
         .arg(command)

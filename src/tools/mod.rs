@@ -324,7 +324,7 @@ pub mod write_file;
 pub use background::{Shells, TaskInfo, TaskState};
 pub use file_access::{FileAccess, LocalFiles};
 pub use files::check_write_path;
-pub use model_access::{Cited, ModelAccess};
+pub use model_access::{Cited, ModelAccess, ModelError};
 pub use shell_host::{HostedCommand, HostedRun, ShellHost};
 pub use web_fetch::WebFetch;
 pub use web_search::WebSearch;

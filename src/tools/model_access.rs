@@ -13,13 +13,24 @@ pub struct Cited {
     pub sources: Vec<(String, String)>,
 }
 
+/// Why a side request to the model failed: the model client's own error (its message says
+/// what to change: a key, a limit, the endpoint), kept whole for its cause chain.
+#[derive(Debug, thiserror::Error)]
+#[error(transparent)]
+pub struct ModelError(Box<dyn std::error::Error + Send + Sync>);
+
+impl ModelError {
+    pub fn new(error: impl std::error::Error + Send + Sync + 'static) -> Self {
+        Self(Box::new(error))
+    }
+}
+
 #[async_trait]
 pub trait ModelAccess: Send + Sync {
-    /// One request without tools: `system`, then `prompt`; the answer's text. The error is
-    /// the failure in a sentence.
-    async fn ask(&self, system: &str, prompt: &str) -> Result<String, String>;
+    /// One request without tools: `system`, then `prompt`; the answer's text.
+    async fn ask(&self, system: &str, prompt: &str) -> Result<String, ModelError>;
 
     /// One request with the API's own web search tool: what the model found for `query`,
     /// with its sources. `None` when the API has no search tool of its own.
-    async fn search(&self, query: &str) -> Option<Result<Cited, String>>;
+    async fn search(&self, query: &str) -> Option<Result<Cited, ModelError>>;
 }

@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use super::code::{self, Areas, Runs};
+pub use super::listing_error::ListingError;
 use crate::config::claude::{CLAUDE_MCP_FILE, CLAUDE_SETTINGS_FILES, ClaudeRules};
 use crate::config::hooks::{HandlerKind, HooksConfig};
 use crate::config::mcp::{RawServer, parse_mcp_text, transport_kind};
@@ -79,7 +80,7 @@ pub enum ServerTarget {
 pub struct FileListing {
     pub name: &'static str,
     pub path: PathBuf,
-    pub items: Result<Vec<Item>, String>,
+    pub items: Result<Vec<Item>, ListingError>,
 }
 
 /// The project files that exist, in the order of [`ALL_PROJECT_FILES`].
@@ -103,7 +104,7 @@ pub struct FileChange {
     pub added: Vec<Item>,
     pub removed: Vec<Item>,
     /// The new file cannot be parsed.
-    pub error: Option<String>,
+    pub error: Option<ListingError>,
 }
 
 /// What changed since the project was trusted.
@@ -208,10 +209,11 @@ fn items_of(
     path: &Path,
     text: &str,
     context: &Context<'_>,
-) -> Result<Vec<Item>, String> {
+) -> Result<Vec<Item>, ListingError> {
     let areas = context.areas;
     match name {
-        super::EXTENSIONS => Ok(crate::config::extensions::describe_manifest(text)?
+        super::EXTENSIONS => Ok(crate::config::extensions::describe_manifest(text)
+            .map_err(ListingError::Invalid)?
             .into_iter()
             .map(|(kind, name, detail)| Item::Extension { kind, name, detail })
             .collect()),
@@ -224,9 +226,13 @@ fn items_of(
 
 /// A Claude Code settings file brings its hooks and its allow and ask rules (its deny rules
 /// only narrow); Ling reads nothing else of it.
-fn claude_settings_items(path: &Path, text: &str, areas: &Areas) -> Result<Vec<Item>, String> {
+fn claude_settings_items(
+    path: &Path,
+    text: &str,
+    areas: &Areas,
+) -> Result<Vec<Item>, ListingError> {
     let mut items = hook_items(HooksConfig::parse_claude(path, text), areas)?;
-    let rules = ClaudeRules::parse(path, text).map_err(|e| e.to_string())?;
+    let rules = ClaudeRules::parse(path, text).map_err(ListingError::invalid)?;
     items.extend(environment_item(&rules.env, areas));
     for rule in rules.allow {
         items.push(Item::Setting {
@@ -262,8 +268,8 @@ fn claude_settings_items(path: &Path, text: &str, areas: &Areas) -> Result<Vec<I
 fn hook_items(
     config: Result<HooksConfig, crate::config::ConfigError>,
     areas: &Areas,
-) -> Result<Vec<Item>, String> {
-    let config = config.map_err(|e| e.to_string())?;
+) -> Result<Vec<Item>, ListingError> {
+    let config = config.map_err(ListingError::invalid)?;
     let mut items = Vec::new();
     for group in config.groups {
         for handler in group.handlers {
@@ -299,12 +305,14 @@ fn server_items(
     text: &str,
     user_servers: &[String],
     areas: &Areas,
-) -> Result<Vec<Item>, String> {
-    let raw = parse_mcp_text(path, text, &mut Vec::new()).map_err(|e| e.to_string())?;
+) -> Result<Vec<Item>, ListingError> {
+    let raw = parse_mcp_text(path, text, &mut Vec::new()).map_err(ListingError::invalid)?;
     let mut items = Vec::new();
     for (name, server) in raw.mcp_servers.0 {
-        let transport =
-            transport_kind(&name, &server).map_err(|e| format!("{}: {e}", path.display()))?;
+        let transport = transport_kind(&name, &server).map_err(|e| ListingError::Server {
+            path: path.to_path_buf(),
+            reason: e.to_string(),
+        })?;
         let runs = (transport == "stdio")
             .then(|| server_runs(&server, areas))
             .flatten();
@@ -432,12 +440,12 @@ fn setting_items(
     text: &str,
     user: &RawSettings,
     areas: &Areas,
-) -> Result<Vec<Item>, String> {
-    let shown = |e: serde_json::Error| format!("{}: {e}", path.display());
+) -> Result<Vec<Item>, ListingError> {
+    let shown = |e: serde_json::Error| ListingError::settings(path, e);
     let value: Value = serde_json::from_str(text).map_err(shown)?;
     let raw: RawSettings = serde_json::from_str(text).map_err(shown)?;
     let Value::Object(fields) = value else {
-        return Err(format!("{}: expected a JSON object", path.display()));
+        return Err(ListingError::settings(path, "expected a JSON object"));
     };
     let mut items: Vec<Item> = raw
         .env

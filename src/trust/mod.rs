@@ -14,6 +14,7 @@
 pub mod code;
 pub mod guard;
 pub mod listing;
+mod listing_error;
 mod programs;
 pub mod store;
 pub mod surface;
@@ -33,8 +34,8 @@ use crate::config::{ConfigError, Paths, ProjectFiles, read_config_text};
 use code::{Areas, CodeFile, FileState};
 use listing::FileText;
 pub use listing::{
-    Changes, CodeChange, FileChange, FileChangeKind, FileListing, HookTarget, Item, ProjectListing,
-    ServerTarget,
+    Changes, CodeChange, FileChange, FileChangeKind, FileListing, HookTarget, Item, ListingError,
+    ProjectListing, ServerTarget,
 };
 pub use store::StoredCode;
 use store::{TrustRecord, TrustStore};

@@ -103,7 +103,7 @@ pub fn render_listing(listing: &ProjectListing, style: Style) -> Term {
                     "    ",
                     style.red("cannot be parsed:"),
                     " ",
-                    shown(error).as_ref(),
+                    shown(&error.to_string()).as_ref(),
                     "\n"
                 ]
             }

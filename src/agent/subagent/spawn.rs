@@ -146,28 +146,7 @@ impl Agent {
         let origin = format!("the {agent} agent's tools");
         // Never more than the parent has now; `task` only above settings `maxAgentDepth`.
         let nests = self.host.delegation.child_may_nest();
-        let parent_tools: Vec<String> = self
-            .host
-            .tool_specs()
-            .into_iter()
-            .map(|spec| spec.name)
-            .filter(|name| nests || name != TASK)
-            .collect();
-        let wanted = def
-            .and_then(|d| d.tools.as_ref())
-            .map(|tools| ToolFilter::new(tools, format!("the {agent} agent's tools")));
-        // The user's own questions only where the definition names them; a plan to approve
-        // never (its mode follows the parent's, so it cannot leave plan mode).
-        let named = |tool: &str| {
-            def.and_then(|d| d.tools.as_ref())
-                .is_some_and(|tools| tools.iter().any(|t| t == tool))
-        };
-        let allowed: Vec<String> = parent_tools
-            .into_iter()
-            .filter(|name| wanted.as_ref().is_none_or(|w| w.admits(name)))
-            .filter(|name| name != EXIT_PLAN_MODE)
-            .filter(|name| name != ASK_USER || named(ASK_USER) || named("AskUserQuestion"))
-            .collect();
+        let (allowed, wanted) = self.child_tools(def, agent, nests);
         let mut builtins = self.host.builtins.clone();
         builtins.retain(|tool| tool.name() != TASK);
         let permissions = self.host.lock_permissions().clone();
@@ -232,5 +211,38 @@ impl Agent {
         // The instruction files were read (and warned about) for the parent already.
         child.conversation.warnings.clear();
         Ok((child, warning))
+    }
+
+    /// The tools the child may call: the parent's of now (`task` only where it may nest) as its
+    /// definition narrows them, and that narrowing as a filter of its own.
+    fn child_tools(
+        &self,
+        def: Option<&AgentDef>,
+        agent: &str,
+        nests: bool,
+    ) -> (Vec<String>, Option<ToolFilter>) {
+        let parent_tools: Vec<String> = self
+            .host
+            .tool_specs()
+            .into_iter()
+            .map(|spec| spec.name)
+            .filter(|name| nests || name != TASK)
+            .collect();
+        let wanted = def
+            .and_then(|d| d.tools.as_ref())
+            .map(|tools| ToolFilter::new(tools, format!("the {agent} agent's tools")));
+        // The user's own questions only where the definition names them; a plan to approve
+        // never (its mode follows the parent's, so it cannot leave plan mode).
+        let named = |tool: &str| {
+            def.and_then(|d| d.tools.as_ref())
+                .is_some_and(|tools| tools.iter().any(|t| t == tool))
+        };
+        let allowed: Vec<String> = parent_tools
+            .into_iter()
+            .filter(|name| wanted.as_ref().is_none_or(|w| w.admits(name)))
+            .filter(|name| name != EXIT_PLAN_MODE)
+            .filter(|name| name != ASK_USER || named(ASK_USER) || named("AskUserQuestion"))
+            .collect();
+        (allowed, wanted)
     }
 }

@@ -425,7 +425,13 @@ impl AcpSession {
             Ok(_) => RunEnd::Completed,
             Err(e) => return Err(failed(crate::redact::scrub(&e.to_string()))),
         };
-        Ok(match end {
+        Ok(self.stop_reason(end))
+    }
+
+    /// The ACP stop reason of how a turn ended; what ACP has no reason for is said in the
+    /// answer.
+    fn stop_reason(&self, end: RunEnd) -> StopReason {
+        match end {
             RunEnd::Completed | RunEnd::Declined => StopReason::EndTurn,
             RunEnd::MaxTurns => StopReason::MaxTurnRequests,
             // ACP has no reason for a spent budget; the client is told why in the message.
@@ -442,7 +448,7 @@ impl AcpSession {
                 self.say(&format!("A hook blocked the prompt: {reason}"));
                 StopReason::Refusal
             }
-        })
+        }
     }
 
     /// Ling's own words in the answer (why a turn stopped).

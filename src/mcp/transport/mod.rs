@@ -151,12 +151,13 @@ pub async fn connect(
             cwd,
         } => {
             if let Some(code) = &config.code {
-                code.verify().map_err(TransportError::CodeChanged)?;
+                code.verify()
+                    .map_err(|e| TransportError::CodeChanged(e.to_string()))?;
             }
             let sandbox = match config.sandbox {
                 Some(mode) => child_env
                     .server_policy(mode)
-                    .map_err(TransportError::Sandbox)?,
+                    .map_err(|e| TransportError::Sandbox(e.to_string()))?,
                 None => None,
             };
             let start = stdio::Start {

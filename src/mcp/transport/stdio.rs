@@ -156,7 +156,7 @@ fn server_command(
             }
             child_env
                 .sandboxed_command(command, policy)
-                .map_err(TransportError::Sandbox)?
+                .map_err(|e| TransportError::Sandbox(e.to_string()))?
         }
         None => {
             // Outside the sandbox: never a program a sandboxed command could have put on PATH.
@@ -168,7 +168,7 @@ fn server_command(
             }
             child_env
                 .tied_command(program)
-                .map_err(TransportError::CodeChanged)?
+                .map_err(|e| TransportError::CodeChanged(e.to_string()))?
         }
     };
     let (set, removed) = hardened_env(code);
