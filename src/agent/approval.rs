@@ -5,8 +5,7 @@
 use async_trait::async_trait;
 use serde_json::Value;
 
-use super::ask_user::{QuestionAnswer, QuestionRequest};
-use super::plan_tool::{PlanAnswer, PlanRequest};
+use super::asks::{PlanAnswer, PlanRequest, QuestionAnswer, QuestionRequest};
 
 #[derive(Debug, Clone)]
 pub struct ApprovalRequest {

@@ -8,57 +8,14 @@
 
 use async_trait::async_trait;
 use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use serde_json::Value;
 
+pub use super::asks::{Question, QuestionAnswer, QuestionOption, QuestionRequest};
 use super::call_line::CallLine;
 use crate::tools::{Tool, ToolContext, ToolError, ToolKind, ToolOutput, args_schema, parse_args};
 
 pub const ASK_USER: &str = "ask_user";
-
-/// One choice of a question.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-pub struct QuestionOption {
-    /// What the user picks (1-5 words).
-    pub label: String,
-    /// What choosing it means.
-    #[serde(default)]
-    pub description: String,
-}
-
-/// One question, in Claude Code's shape.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct Question {
-    /// The whole question, ending with a question mark.
-    pub question: String,
-    /// A very short label for it (at most 12 characters): "Library", "Approach".
-    #[serde(default)]
-    pub header: String,
-    /// Two to four distinct choices; "other" (the user's own words) is always offered too.
-    pub options: Vec<QuestionOption>,
-    /// Whether several options may be chosen.
-    #[serde(default)]
-    pub multi_select: bool,
-}
-
-/// Questions for the user.
-#[derive(Debug, Clone, PartialEq)]
-pub struct QuestionRequest {
-    pub questions: Vec<Question>,
-    /// The call's id (the model's `tool_call_id`).
-    pub tool_use_id: String,
-}
-
-/// What the user answered.
-#[derive(Debug, Clone, PartialEq)]
-pub enum QuestionAnswer {
-    /// Each question's text with its answer (the chosen label, labels joined by `, `, or the
-    /// user's own words), in the order asked.
-    Answered(Vec<(String, String)>),
-    /// The user chose not to answer.
-    Declined,
-}
 
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]

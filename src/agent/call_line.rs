@@ -14,12 +14,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use tokio::sync::{mpsc, oneshot};
 
-use super::ask_user::{QuestionAnswer, QuestionRequest};
+use super::asks::{PlanAnswer, PlanRequest, QuestionAnswer, QuestionRequest, Todo};
 use super::filter::ToolFilter;
-use super::plan_tool::{PlanAnswer, PlanRequest};
 use super::subagent::ChildOrder;
 use super::subagent::SpawnError;
-use super::todos::Todo;
 use super::turn::Turn;
 use super::{Agent, AgentEvent, Approval, ApprovalRequest};
 use crate::tools::ToolContext;

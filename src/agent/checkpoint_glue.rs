@@ -6,7 +6,7 @@
 
 use std::future::Future;
 
-use super::dispatch::CallResult;
+use super::call_result::CallResult;
 use super::turn::Turn;
 use super::{Agent, AgentEvent};
 use crate::checkpoint::Checkpoints;

@@ -10,6 +10,7 @@ use futures::future::join_all;
 use serde_json::Value;
 
 use super::call_line::CallLine;
+use super::call_result::CallResult;
 use super::filter::Refusal;
 use super::turn::Turn;
 use super::{Agent, AgentEvent, cap_middle};
@@ -61,21 +62,6 @@ pub(super) enum CallError {
     /// The tool failed, or was interrupted.
     #[error(transparent)]
     Tool(#[from] ToolError),
-}
-
-/// The result of one call, as the model and the user will see it.
-pub(super) struct CallResult {
-    pub content: String,
-    pub is_error: bool,
-    pub display: Option<String>,
-    pub total_lines: Option<usize>,
-    /// The outcome in the user's words, when the model's text is not for them.
-    pub told: Option<String>,
-    /// Images for the model besides the text.
-    pub images: Vec<ImageRef>,
-    /// Who let it run or stopped it, for telemetry: `accept`, `reject_config`, `reject_hook`,
-    /// `reject_user`.
-    pub decision: &'static str,
 }
 
 impl From<CallError> for CallResult {

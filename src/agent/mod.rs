@@ -9,9 +9,11 @@
 
 mod approval;
 mod ask_user;
+mod asks;
 mod authorize;
 mod budget;
 mod call_line;
+mod call_result;
 mod checkpoint_glue;
 mod claude_rules;
 mod commands;

@@ -13,30 +13,12 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 
+pub use super::asks::{PlanAnswer, PlanRequest};
 use super::call_line::CallLine;
 use crate::config::PermissionMode;
 use crate::tools::{Tool, ToolContext, ToolError, ToolKind, ToolOutput, args_schema, parse_args};
 
 pub const EXIT_PLAN_MODE: &str = "exit_plan_mode";
-
-/// A plan for the user to approve.
-#[derive(Debug, Clone, PartialEq)]
-pub struct PlanRequest {
-    /// The plan, in markdown.
-    pub plan: String,
-    /// The call's id (the model's `tool_call_id`).
-    pub tool_use_id: String,
-}
-
-/// What the user decided about a plan.
-#[derive(Debug, Clone, PartialEq)]
-pub enum PlanAnswer {
-    /// Approved: the work goes on in this mode (`default` or `accept-edits`).
-    Approve(PermissionMode),
-    /// Not yet: the model keeps planning, with the user's feedback when there is some (none:
-    /// the turn ends and the model waits for the user's next message).
-    KeepPlanning(Option<String>),
-}
 
 /// Whether `exit_plan_mode` is offered to the model in `mode`: only while planning.
 pub fn offered(mode: PermissionMode) -> bool {

@@ -5,7 +5,7 @@
 
 use serde_json::Value;
 
-use super::dispatch::CallResult;
+use super::call_result::CallResult;
 use super::turn::Turn;
 use super::{Agent, Approval, ApprovalRequest};
 use crate::config::Access;

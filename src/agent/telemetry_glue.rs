@@ -8,7 +8,7 @@ use std::time::Instant;
 use opentelemetry::KeyValue;
 use opentelemetry::logs::AnyValue;
 
-use super::dispatch::CallResult;
+use super::call_result::CallResult;
 use super::{Agent, AgentError, RunEnd, RunResult};
 use crate::llm::{Completion, ToolCall};
 use crate::telemetry::{self, Span};

@@ -10,64 +10,14 @@
 
 use async_trait::async_trait;
 use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use serde_json::Value;
 
+pub use super::asks::{Todo, TodoStatus};
 use super::call_line::CallLine;
 use crate::tools::{Tool, ToolContext, ToolError, ToolKind, ToolOutput, args_schema, parse_args};
 
 pub const TODO_WRITE: &str = "todo_write";
-
-/// Where one item stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum TodoStatus {
-    Pending,
-    InProgress,
-    Completed,
-}
-
-impl TodoStatus {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Pending => "pending",
-            Self::InProgress => "in_progress",
-            Self::Completed => "completed",
-        }
-    }
-
-    /// The item's mark in a listing: `☐` to do, `▸` under way, `☑` done.
-    pub fn mark(self) -> &'static str {
-        match self {
-            Self::Pending => "☐",
-            Self::InProgress => "▸",
-            Self::Completed => "☑",
-        }
-    }
-}
-
-/// One item of the list, in Claude Code's shape.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct Todo {
-    /// What is to be done, in the imperative ("Run the tests").
-    pub content: String,
-    pub status: TodoStatus,
-    /// The same in the present continuous ("Running the tests"), shown while it is in progress.
-    #[serde(default)]
-    pub active_form: String,
-}
-
-impl Todo {
-    /// What the item says while it runs: its `activeForm`, else its content.
-    pub fn doing(&self) -> &str {
-        if self.active_form.trim().is_empty() {
-            &self.content
-        } else {
-            &self.active_form
-        }
-    }
-}
 
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]

@@ -9,7 +9,7 @@
 //! [`ChildEnv::session_command`]: crate::process::ChildEnv::session_command
 
 use std::os::unix::process::ExitStatusExt;
-use std::process::{ExitStatus, Stdio};
+use std::process::ExitStatus;
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -18,10 +18,9 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 use tokio::io::AsyncReadExt;
-use tokio::process::Child;
 use tokio::time::Instant;
 
-use super::bash_group::Group;
+use super::bash_start::{Started, start};
 use super::output::CappedOutput;
 use super::{
     HostedCommand, ShellHost, Tool, ToolContext, ToolError, ToolKind, ToolOutput, args_schema,
@@ -32,8 +31,7 @@ use crate::process::supervise::Report;
 
 pub const DEFAULT_TIMEOUT_MS: u64 = 120_000;
 pub const MAX_TIMEOUT_MS: u64 = 600_000;
-/// Characters of output kept (half from the start, half from the end).
-pub const OUTPUT_CAP: usize = 30_000;
+use super::bash_start::OUTPUT_CAP;
 /// After the shell exits, output still arriving is read this long; a background child that keeps
 /// the pipe open past that is stopped so the call cannot hang.
 const DRAIN_AFTER_EXIT: Duration = Duration::from_millis(250);
@@ -189,14 +187,6 @@ async fn run(command: &str, ctx: &ToolContext, timeout_ms: u64) -> Result<Run, T
     watch(started, ctx, command, timeout_ms, git_existed).await
 }
 
-/// The shell started, with the read end of its output and its supervisor's report pipe.
-pub(super) struct Started {
-    pub child: Child,
-    pub output: tokio::net::unix::pipe::Receiver,
-    pub report: Option<tokio::net::unix::pipe::Receiver>,
-    pub group: Group,
-}
-
 /// Runs `command` as a `bash` call does, to its end or `timeout_ms` (the `--until` check):
 /// its output capped as a call's, and whether it exited 0.
 pub async fn run_check(
@@ -211,42 +201,6 @@ pub async fn run_check(
     }
     text.push_str(&status_line(run.status));
     Ok((text, run.status.success()))
-}
-
-/// Starts `bash -c command` in the project root, its stdout and stderr on one pipe.
-pub(super) fn start(command: &str, ctx: &ToolContext) -> Result<Started, ToolError> {
-    let spawn_error = |e: std::io::Error| ToolError::failed(format!("cannot run bash: {e}"));
-    // One pipe for both streams keeps stdout and stderr in the order they were written.
-    let (writer, reader) = tokio::net::unix::pipe::pipe().map_err(spawn_error)?;
-    let stdout = writer.into_blocking_fd().map_err(spawn_error)?;
-    let stderr = stdout.try_clone().map_err(spawn_error)?;
-    // Spawned right here in the tool's async task, on a runtime thread that lives as long as Ling:
-    // the parent-death signal follows the spawning thread, so never move this to a blocking one.
-    // A session of its own (so its pid is its group, and it has no controlling terminal), in
-    // the sandbox when there is one.
-    let session = ctx
-        .child_env
-        .session_command("bash", ctx.sandbox.as_ref())
-        .map_err(|e| ToolError::failed(e.to_string()))?;
-    let mut cmd = session.command;
-    cmd.arg("-c")
-        .arg(command)
-        .current_dir(&ctx.root)
-        .stdout(Stdio::from(stdout))
-        .stderr(Stdio::from(stderr));
-    let child = ctx.child_env.spawn(&mut cmd).map_err(spawn_error)?;
-    // The command holds our copies of the write ends; they must close for the readers to see EOF.
-    drop(cmd);
-    let pid = child
-        .id()
-        .ok_or_else(|| ToolError::failed("bash exited before it started"))?;
-    let group = Group::new(pid, session.report.is_some());
-    Ok(Started {
-        child,
-        output: reader,
-        report: session.report,
-        group,
-    })
 }
 
 /// Reads the shell's output until it exits and its output ends (or, once it exited, until

@@ -303,6 +303,7 @@ impl ToolRegistry {
 pub mod background;
 pub mod bash;
 mod bash_group;
+mod bash_start;
 mod beneath;
 mod builtin;
 pub mod diff;

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::Link;
-use crate::agent::todos::Todo;
+use crate::agent::asks::Todo;
 use crate::llm::Message;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -14,7 +14,7 @@ use super::write::Writer;
 use super::{
     ChildTranscript, INTERRUPTED_RESULT, Link, PromptMark, Resumed, Session, SessionError,
 };
-use crate::agent::todos::Todo;
+use crate::agent::asks::Todo;
 use crate::llm::Message;
 
 impl Session {

@@ -36,7 +36,7 @@ use std::sync::{Arc, Mutex};
 
 use serde::{Deserialize, Serialize};
 
-use crate::agent::todos::Todo;
+use crate::agent::asks::Todo;
 use crate::llm::Message;
 
 use self::lines::{Header, transcript_path};

@@ -7,7 +7,7 @@ use std::io::Write;
 
 use super::lines::{Header, Line, to_line};
 use super::{PromptMark, Session};
-use crate::agent::todos::Todo;
+use crate::agent::asks::Todo;
 use crate::llm::Message;
 
 /// The appending side of a transcript.

@@ -4,7 +4,7 @@
 
 use async_trait::async_trait;
 
-use crate::agent::ask_user::{QuestionAnswer, QuestionRequest};
+use crate::agent::asks::{QuestionAnswer, QuestionRequest};
 use crate::agent::call_line::CallLine;
 use crate::agent::{Approval, ApprovalRequest, Approver};
 

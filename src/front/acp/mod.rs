@@ -9,6 +9,7 @@
 //! project is asked as a permission request before its first prompt runs. This file owns the
 //! connection: `initialize`, the method table, and shutting every session down at the end.
 
+mod asking;
 mod client_fs;
 mod mcp_servers;
 mod permission;

@@ -11,7 +11,7 @@ use agent_client_protocol_schema::v1::{
     PermissionOption, PermissionOptionKind, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields,
 };
 
-use super::permission::{ClientApprover, ask, text};
+use super::asking::{ClientApprover, ask, text};
 use crate::config::PermissionMode;
 use crate::session::{PlanAnswer, PlanRequest, QuestionAnswer, QuestionRequest};
 

@@ -18,8 +18,9 @@ use agent_client_protocol_schema::v1::{
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use super::asking::ClientApprover;
 use super::client_fs::ClientFiles;
-use super::permission::{ClientApprover, SessionAsker, ask_trust};
+use super::permission::{SessionAsker, ask_trust};
 use super::terminal::ClientTerminals;
 use super::updates::{UpdateSink, chunk};
 use super::{Shared, check_recorded, encode, locate, mcp_servers, prompt};

@@ -43,7 +43,7 @@ impl AgentRow {
                 text.push_str(part);
             }
         }
-        super::screen::cut(&text, width)
+        cut(&text, width)
     }
 }
 
@@ -228,6 +228,18 @@ fn seconds(took: Duration) -> String {
     } else {
         format!("{}m {:02}s", s / 60, s % 60)
     }
+}
+
+/// `text` on one row of `width` columns, cut at its end with `…` (the screen's rows too).
+pub(super) fn cut(text: &str, width: usize) -> String {
+    let max = width.saturating_sub(1).max(10);
+    let one_line: String = text.replace(['\n', '\r'], " ");
+    if one_line.chars().count() <= max {
+        return one_line;
+    }
+    let mut out: String = one_line.chars().take(max - 1).collect();
+    out.push('…');
+    out
 }
 
 #[cfg(test)]

@@ -13,7 +13,7 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use super::agent_rows::AgentRow;
+use super::agent_rows::{AgentRow, cut};
 use crate::ui::output::{stderr, stderr_is_terminal, stdout, terminal_width};
 use crate::ui::style::Style;
 use crate::ui::term::Term;
@@ -319,18 +319,6 @@ fn cut_middle(text: &str, max: usize) -> String {
     let mut out: String = text.chars().take(head).collect();
     out.push('…');
     out.extend(text.chars().skip(count - tail));
-    out
-}
-
-/// `text` on one row of `width` columns, cut at its end with `…`.
-pub(super) fn cut(text: &str, width: usize) -> String {
-    let max = width.saturating_sub(1).max(10);
-    let one_line: String = text.replace(['\n', '\r'], " ");
-    if one_line.chars().count() <= max {
-        return one_line;
-    }
-    let mut out: String = one_line.chars().take(max - 1).collect();
-    out.push('…');
     out
 }
 

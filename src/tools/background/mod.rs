@@ -71,7 +71,7 @@ pub(super) fn start(command: &str, ctx: &ToolContext) -> Result<ToolOutput, Tool
         )
     })?;
     // Started first: if the entry cannot be made, the dropped group ends it.
-    let started = super::bash::start(command, ctx)?;
+    let started = super::bash_start::start(command, ctx)?;
     let (shell, file) = shells.add(command).map_err(|e| {
         ToolError::failed(format!(
             "cannot make the output file of a background command in the temp dir: {e}"
@@ -101,7 +101,7 @@ pub(super) async fn keep_on_timeout(ctx: &ToolContext, command: &str) -> bool {
 pub(super) fn adopt(
     ctx: &ToolContext,
     command: &str,
-    started: crate::tools::bash::Started,
+    started: crate::tools::bash_start::Started,
     earlier: String,
 ) -> Result<String, ToolError> {
     let shells = ctx

@@ -10,7 +10,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::{Shell, Shells, TaskState};
-use crate::tools::bash::OUTPUT_CAP;
+use crate::tools::bash_start::OUTPUT_CAP;
 use crate::tools::output::CappedOutput;
 use crate::tools::{Tool, ToolContext, ToolError, ToolKind, ToolOutput, args_schema, parse_args};
 

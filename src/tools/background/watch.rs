@@ -11,7 +11,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use super::{Shell, TaskState};
 use crate::process::supervise::Report;
-use crate::tools::bash::Started;
+use crate::tools::bash_start::Started;
 
 /// Follows `started` until it ended and its output ran out, or it is killed. Spawned: it must
 /// not hold the tool call.
