@@ -386,3 +386,59 @@ fn in_print_mode_a_command_past_its_timeout_is_killed_as_before() {
     let pid = process::read_pid(&pid_file, "the slow command wrote no pid");
     assert!(process::gone_within(pid, Duration::from_secs(5)));
 }
+
+#[test]
+fn through_the_agent_sdk_a_background_command_is_started_read_and_killed() {
+    use crate::suite::claude_sdk::{messages, of_type, sdk};
+    let (project, _tmp) = project_with_tmp();
+    let pid_file = project.path().join("sdk-bg.pid");
+    // A marker of this run's own: the spill folders of other runs share the temp dir.
+    let marker = format!(
+        "from-the-background-{}",
+        project.path().file_name().unwrap().to_string_lossy()
+    );
+    let server = MockServer::start_blocking(vec![
+        Reply::tool_calls(vec![(
+            "b1",
+            "bash",
+            json!({"command": format!("echo $$ > sdk-bg.pid; echo {marker}; exec sleep 1000"),
+                   "run_in_background": true}),
+        )]),
+        Reply::tool_calls(vec![(
+            "w",
+            "bash",
+            json!({"command": format!(
+                "until grep -qs {marker} \"${{TMPDIR:-/tmp}}\"/ling-bg-*/bash_1.log; do sleep 0.02; done; echo seen"
+            )}),
+        )]),
+        Reply::tool_calls(vec![("o", "bash_output", json!({"id": "bash_1"}))]),
+        Reply::tool_calls(vec![("k", "kill_shell", json!({"id": "bash_1"}))]),
+        Reply::text("SDK-BG-DONE"),
+    ]);
+    // The program allows them by Claude Code's names.
+    let lines = sdk(
+        &project,
+        &server,
+        json!({"prompts": ["start it"],
+               "options": {"allowedTools": ["Bash", "BashOutput", "KillShell"]}}),
+    );
+    let messages = messages(&lines);
+    let results = of_type(&messages, "result");
+    assert_eq!(results.len(), 1, "{messages:#?}");
+    assert_eq!(results[0]["subtype"], json!("success"));
+    assert_eq!(results[0]["result"], json!("SDK-BG-DONE"));
+    let tool_text = serde_json::to_string(&of_type(&messages, "user")).unwrap();
+    assert!(
+        tool_text.contains("id: bash_1") && tool_text.contains(&marker),
+        "{tool_text}"
+    );
+    assert!(
+        tool_text.contains("killed `echo $$ > sdk-bg.pid"),
+        "{tool_text}"
+    );
+    let pid = process::read_pid(&pid_file, "the background command wrote no pid");
+    assert!(
+        process::gone_within(pid, Duration::from_secs(5)),
+        "the background command (pid {pid}) outlived kill_shell"
+    );
+}
