@@ -5,18 +5,16 @@
 //! a missing or undecodable picture and an image by URL are refused with nothing sent. `/status`
 //! says where `web_search` searches, or how to add a provider.
 
-use std::process::Command;
-use std::time::Duration;
-
 use base64::Engine;
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
+use crate::suite::claude_sdk::sdk;
 use crate::support::acp::run as acp_run;
 use crate::support::repl::{self, without_escapes};
-use crate::support::{mock_images, mock_openai, peers, project};
+use crate::support::{mock_images, mock_openai, project};
 use mock_openai::{Api, MockServer, Recorded, Reply};
-use project::{Project, ling_bin, run_with};
+use project::Project;
 
 /// A `width` x `height` PNG.
 fn png(width: u32, height: u32) -> Vec<u8> {
@@ -150,40 +148,6 @@ fn status_says_where_web_search_searches_or_how_to_add_a_provider() {
         assert!(status.contains(expected), "{expected:?} not in {status}");
         p.exit();
     }
-}
-
-/// Runs the Agent SDK driver (tests/peers/claude_sdk.mjs) on `scenario`; its output lines.
-fn sdk(project: &Project, server: &MockServer, scenario: Value) -> Vec<Value> {
-    let (node, entry) = peers::claude_agent_sdk();
-    let script =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/peers/claude_sdk.mjs");
-    let mut cmd = Command::new(node);
-    cmd.arg(script)
-        .arg(entry)
-        .arg(scenario.to_string())
-        .current_dir(project.path())
-        .env("LING_BIN", ling_bin())
-        .env("LING_HOME", project.home.path())
-        .env("OPENAI_BASE_URL", server.base_url())
-        .env("LING_RETRY_BASE_MS", "5")
-        .env("NO_COLOR", "1")
-        .env_remove("OPENAI_API_KEY")
-        .env_remove("LING_BASE_URL")
-        .env_remove("LING_MODEL")
-        .env_remove("LING_LOG");
-    let out = run_with(cmd, None, Duration::from_secs(90));
-    let lines: Vec<Value> = out
-        .stdout
-        .lines()
-        .map(|line| serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}")))
-        .collect();
-    assert_eq!(
-        lines.last().cloned(),
-        Some(json!({"end": "ok"})),
-        "stderr:\n{}",
-        out.stderr
-    );
-    lines
 }
 
 #[test]
